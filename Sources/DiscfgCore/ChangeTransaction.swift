@@ -1,0 +1,115 @@
+import Foundation
+
+/// The write side of a store, seen from inside one atomic transaction on one config.
+///
+/// Stores supply the reads and ``record(_:)``; the rules of a change (conditions,
+/// versions, TTL, one revision per change, expiring due keys first) are written once,
+/// in this protocol's extension, so every store behaves the same.
+public protocol ChangeTransaction {
+    /// The config being changed.
+    var config: ConfigName { get }
+    /// The time of this transaction.
+    var now: Date { get }
+    /// The config's revision, including changes recorded in this transaction.
+    func currentRevision() throws -> Revision
+    /// The stored item at `key`, expired or not, including this transaction's changes.
+    func storedItem(_ key: Key) throws -> Item?
+    /// The stored items under `prefix`, in key order, including this transaction's changes.
+    func storedItems(under prefix: KeyPrefix) throws -> [Item]
+    /// The stored items whose TTL has run out at ``now``, in key order.
+    func dueExpirations() throws -> [Item]
+    /// Makes a change: moves the config to `event.revision`, writes `event.item` at
+    /// `event.key` (or removes the key when it is nil) and appends the event to history.
+    mutating func record(_ event: Event) throws
+}
+
+extension ChangeTransaction {
+    /// Records an `expire` event for every key whose TTL has run out.
+    public mutating func expireDue() throws -> [Event] {
+        var events: [Event] = []
+        for item in try dueExpirations() {
+            let event = Event(kind: .expire, revision: try currentRevision().next, key: item.key, at: now, item: nil, prevItem: item)
+            try record(event)
+            events.append(event)
+        }
+        return events
+    }
+
+    /// Sets `key` to `value` if the conditions hold against the live item.
+    public mutating func set(_ key: Key, to value: Data, options: SetOptions) throws -> Event {
+        try Limits.validateValue(value)
+        try options.validate()
+        _ = try expireDue()
+        let current = try storedItem(key)
+        try options.conditions.check(against: current, key: key)
+        let revision = try currentRevision().next
+        let item = Item(
+            key: key, value: value, contentType: options.contentType,
+            version: (current?.version ?? 0) + 1,
+            createRevision: current?.createRevision ?? revision,
+            modRevision: revision, modifiedAt: now,
+            expiresAt: options.ttlSeconds.map { Date(milliseconds: now.milliseconds + $0 * 1000) }
+        )
+        let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current)
+        try record(event)
+        return event
+    }
+
+    /// Deletes `key` if it exists and the conditions hold.
+    public mutating func delete(_ key: Key, conditions: [Condition]) throws -> Event {
+        _ = try expireDue()
+        let current = try storedItem(key)
+        try conditions.check(against: current, key: key)
+        guard let current else { throw DiscfgError.keyNotFound(key, in: config) }
+        let event = Event(kind: .delete, revision: try currentRevision().next, key: key, at: now, item: nil, prevItem: current)
+        try record(event)
+        return event
+    }
+
+    /// Deletes every live key under `prefix`, one revision each, in key order.
+    public mutating func deletePrefix(_ prefix: KeyPrefix) throws -> [Event] {
+        _ = try expireDue()
+        var events: [Event] = []
+        for item in try storedItems(under: prefix) {
+            let event = Event(kind: .delete, revision: try currentRevision().next, key: item.key, at: now, item: nil, prevItem: item)
+            try record(event)
+            events.append(event)
+        }
+        return events
+    }
+
+    /// Writes a snapshot's entries, skipping those already equal and those already
+    /// expired; with `replace`, deletes live keys the snapshot does not name.
+    public mutating func importSnapshot(_ snapshot: ConfigSnapshot, replace: Bool) throws -> ImportResult {
+        try snapshot.validate()
+        _ = try expireDue()
+        var events: [Event] = []
+        var unchanged = 0
+        let named = Set(snapshot.items.map(\.key))
+        if replace {
+            for item in try storedItems(under: .root) where !named.contains(item.key) {
+                let event = Event(kind: .delete, revision: try currentRevision().next, key: item.key, at: now, item: nil, prevItem: item)
+                try record(event)
+                events.append(event)
+            }
+        }
+        for entry in snapshot.items.sorted(by: { $0.key < $1.key }) {
+            if let expiresAt = entry.expiresAt, expiresAt <= now { continue }
+            let current = try storedItem(entry.key)
+            if let current, current.value == entry.value, current.contentType == entry.contentType, current.expiresAt == entry.expiresAt {
+                unchanged += 1
+                continue
+            }
+            let revision = try currentRevision().next
+            let item = Item(
+                key: entry.key, value: entry.value, contentType: entry.contentType,
+                version: (current?.version ?? 0) + 1, createRevision: current?.createRevision ?? revision,
+                modRevision: revision, modifiedAt: now, expiresAt: entry.expiresAt
+            )
+            let event = Event(kind: .put, revision: revision, key: entry.key, at: now, item: item, prevItem: current)
+            try record(event)
+            events.append(event)
+        }
+        return ImportResult(events: events, unchanged: unchanged, revision: try currentRevision())
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+
+/// How long a config keeps its history of changes.
+///
+/// History is what answers reads at a past revision, a key's past versions and watches
+/// that resume from an old revision; older events are dropped ("compacted").
+public enum HistoryRetention: Hashable, Sendable {
+    /// Keep events younger than this many days.
+    case days(Int)
+    /// Keep the newest N events of the config.
+    case last(Int)
+    /// Never drop history.
+    case forever
+
+    /// Thirty days, the default.
+    public static let `default` = HistoryRetention.days(30)
+
+    /// Parses `30d`, `500` (the last 500 changes) or `forever`.
+    public init(parsing text: String) throws {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if trimmed == "forever" {
+            self = .forever
+        } else if trimmed.hasSuffix("d"), let days = Int(trimmed.dropLast()), days > 0, days <= 36500 {
+            self = .days(days)
+        } else if let count = Int(trimmed), count > 0 {
+            self = .last(count)
+        } else {
+            throw DiscfgError.invalid("history", "history retention \"\(text.debugEscaped)\" is not one of: Nd (days, e.g. 30d), N (last N changes), forever")
+        }
+    }
+
+    /// The text form accepted by ``init(parsing:)``.
+    public var text: String {
+        switch self {
+        case .days(let days): "\(days)d"
+        case .last(let count): String(count)
+        case .forever: "forever"
+        }
+    }
+}
+
+extension HistoryRetention: Codable {
+    public init(from decoder: any Decoder) throws {
+        try self.init(parsing: decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
+}
+
+/// A config's settings, set at creation and changed with `update`.
+public struct ConfigSettings: Hashable, Sendable, Codable {
+    /// How long history is kept.
+    public var history: HistoryRetention
+    /// What the config is for, shown by `info`.
+    public var description: String?
+
+    /// Creates settings; the defaults keep 30 days of history.
+    public init(history: HistoryRetention = .default, description: String? = nil) {
+        self.history = history
+        self.description = description
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        history = try container.decodeIfPresent(HistoryRetention.self, forKey: .history) ?? .default
+        description = try container.decodeIfPresent(String.self, forKey: .description)
+    }
+}
+
+/// A change to some of a config's settings; nil fields stay as they are.
+public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
+    /// New history retention.
+    public var history: HistoryRetention?
+    /// New description; an empty string clears it.
+    public var description: String?
+
+    /// Creates a patch.
+    public init(history: HistoryRetention? = nil, description: String? = nil) {
+        self.history = history
+        self.description = description
+    }
+
+    /// Whether the patch changes nothing.
+    public var isEmpty: Bool { history == nil && description == nil }
+
+    /// `settings` with this patch applied.
+    public func applied(to settings: ConfigSettings) -> ConfigSettings {
+        var result = settings
+        if let history { result.history = history }
+        if let description { result.description = description.isEmpty ? nil : description }
+        return result
+    }
+}
+
+/// What a store knows about one configuration.
+public struct ConfigInfo: Hashable, Sendable {
+    /// The config's name.
+    public var name: ConfigName
+    /// The revision of its latest change (0 when it never changed).
+    public var revision: Revision
+    /// History at or below this revision has been dropped.
+    public var compactedRevision: Revision
+    /// When the config was created.
+    public var createdAt: Date
+    /// When it last changed (a key or its settings).
+    public var modifiedAt: Date
+    /// Its settings.
+    public var settings: ConfigSettings
+
+    /// Creates a config description.
+    public init(
+        name: ConfigName, revision: Revision, compactedRevision: Revision = .zero,
+        createdAt: Date, modifiedAt: Date, settings: ConfigSettings
+    ) {
+        self.name = name
+        self.revision = revision
+        self.compactedRevision = compactedRevision
+        self.createdAt = createdAt
+        self.modifiedAt = modifiedAt
+        self.settings = settings
+    }
+}
+
+extension HistoryRetention {
+    /// Events older than this may be dropped; nil when age is not the rule.
+    public func cutoff(now: Date) -> Date? {
+        guard case .days(let days) = self else { return nil }
+        return Date(milliseconds: now.milliseconds - Int64(days) * 86_400_000)
+    }
+
+    /// Events at or below this revision may be dropped; nil when count is not the rule.
+    public func lastDroppable(revision: Revision) -> Revision? {
+        guard case .last(let count) = self, revision.rawValue > UInt64(count) else { return nil }
+        return Revision(revision.rawValue - UInt64(count))
+    }
+}

@@ -1,0 +1,37 @@
+/// How many events a watcher reads from history at a time.
+let watchBatchSize = 500
+
+extension ConfigStore {
+    /// Builds a watch from ``events(in:scope:from:limit:)`` and wake-ups: read every
+    /// event from the start revision on, then sleep until woken and read again.
+    ///
+    /// Because each read starts right after the last revision accounted for, an event
+    /// is delivered exactly once however wake-ups arrive. Subscribe `wakeUps` before
+    /// calling so no change between subscribing and the first read is missed.
+    public func followEvents(
+        _ config: ConfigName, scope: WatchScope, from: Revision?, wakeUps: AsyncStream<Void>
+    ) -> AsyncThrowingStream<Event, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var next: Revision
+                    if let from { next = from } else { next = try await configInfo(config).revision.next }
+                    var wakeIterator = wakeUps.makeAsyncIterator()
+                    while !Task.isCancelled {
+                        let batch = try await events(in: config, scope: scope, from: next, limit: watchBatchSize)
+                        for event in batch.events { continuation.yield(event) }
+                        next = Swift.max(next, batch.through.next)
+                        if batch.hasMore { continue }
+                        guard await wakeIterator.next() != nil else { break }
+                    }
+                    continuation.finish()
+                } catch is CancellationError {
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+
+/// The one interface every store implements: the embedded SQLite file, DynamoDB, a
+/// remote discfg server, and memory. Every face (CLI, HTTP server, Lambda) talks to a
+/// `ConfigStore`, so every feature works on every store; `StoreConformanceTests` holds
+/// each store to the same behaviour.
+///
+/// Reads never return an expired item. Every change advances the config's revision by
+/// one and is recorded as an ``Event``.
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "/tmp/discfg.db")
+/// let app = try ConfigName("myapp")
+/// _ = try await store.createConfig(app, settings: ConfigSettings())
+/// let change = try await store.set(Key("/db/host"), to: Data("db1".utf8), in: app)
+/// print(change.revision) // 1
+/// ```
+public protocol ConfigStore: Sendable {
+    /// Creates a config. Throws `configExists` if the name is taken.
+    func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo
+    /// Deletes a config with all its keys and history. Throws `configNotFound`.
+    func deleteConfig(_ name: ConfigName) async throws
+    /// Changes some settings of a config and returns the result.
+    func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo
+    /// All configs, sorted by name.
+    func listConfigs() async throws -> [ConfigInfo]
+    /// One config's revision, times and settings. Throws `configNotFound`.
+    func configInfo(_ name: ConfigName) async throws -> ConfigInfo
+
+    /// The item at `key`, or nil when it does not exist or has expired.
+    /// - Parameter revision: read the key as it was at this past revision; throws
+    ///   `compacted` when that history is gone, `invalidArgument` for a future revision.
+    func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item?
+    /// One page of the keys under a prefix, in key order.
+    func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage
+
+    /// Sets a key's value if every condition holds, at a new revision.
+    /// Throws `conditionFailed` (carrying the current item) and changes nothing otherwise.
+    func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event
+    /// Deletes a key if every condition holds. Throws `keyNotFound` when it is absent.
+    func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
+    /// Deletes every key under a prefix atomically, one revision per key, in key order.
+    func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event]
+
+    /// A key's past changes, newest first.
+    func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage
+    /// The config's events from a revision on, oldest first, for watchers and long polls.
+    /// Throws `compacted` when `from` is at or below the compacted revision.
+    func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch
+    /// Follows a config's changes as they happen.
+    /// - Parameter from: the first revision to deliver; nil means changes after now.
+    /// The sequence ends when the consuming task is cancelled, or with an error when the
+    /// config is deleted or the start revision was compacted.
+    func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error>
+
+    /// Every live item of a config, at one revision.
+    func export(_ config: ConfigName) async throws -> ConfigSnapshot
+    /// Writes a snapshot's items into a config in one transaction, one revision per
+    /// changed key; unchanged keys are skipped. With `replace`, keys not in the snapshot
+    /// are deleted.
+    func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult
+
+    /// Removes keys whose TTL ran out, each as one `expire` event at a new revision.
+    /// Returns the events it made; a key is expired exactly once, however many sweepers run.
+    func sweepExpired() async throws -> [Event]
+}
+
+extension ConfigStore {
+    /// The current item at `key`, or nil.
+    public func get(_ key: Key, in config: ConfigName) async throws -> Item? {
+        try await get(key, in: config, atRevision: nil)
+    }
+
+    /// Sets a key with no conditions and no TTL.
+    public func set(_ key: Key, to value: Data, in config: ConfigName) async throws -> Event {
+        try await set(key, to: value, in: config, options: SetOptions())
+    }
+}
+
+/// How a value is set.
+public struct SetOptions: Hashable, Sendable {
+    /// Every condition must hold for the set to happen.
+    public var conditions: [Condition]
+    /// Seconds until the key expires; nil for never. A set without a TTL clears any
+    /// earlier one.
+    public var ttlSeconds: Int64?
+    /// The value's media type, kept with it and returned by raw reads.
+    public var contentType: String?
+
+    /// Creates options.
+    public init(conditions: [Condition] = [], ttlSeconds: Int64? = nil, contentType: String? = nil) {
+        self.conditions = conditions
+        self.ttlSeconds = ttlSeconds
+        self.contentType = contentType
+    }
+
+    /// Checks the TTL and content type.
+    public func validate() throws {
+        if let ttlSeconds { try Limits.validateTTL(seconds: ttlSeconds) }
+        if let contentType { try Limits.validateContentType(contentType) }
+    }
+}
+
+/// Which keys a list returns.
+public struct ListQuery: Hashable, Sendable {
+    /// The directory to list.
+    public var prefix: KeyPrefix
+    /// All keys below the prefix, or only its direct children (deeper keys are then
+    /// summarized as sub-prefixes, like `ls`).
+    public var recursive: Bool
+    /// The most entries (keys plus sub-prefixes) in one page.
+    public var limit: Int
+    /// Continue after this entry: the `nextCursor` of the previous page.
+    public var cursor: String?
+
+    /// Creates a query.
+    public init(prefix: KeyPrefix = .root, recursive: Bool = true, limit: Int = Limits.defaultPageSize, cursor: String? = nil) {
+        self.prefix = prefix
+        self.recursive = recursive
+        self.limit = limit
+        self.cursor = cursor
+    }
+}
+
+/// One page of a listing.
+public struct ListPage: Hashable, Sendable {
+    /// The keys, in key order.
+    public var items: [Item]
+    /// For a non-recursive list: the sub-directories that hold deeper keys.
+    public var prefixes: [KeyPrefix]
+    /// The config's revision when the page was read.
+    public var revision: Revision
+    /// Pass as ``ListQuery/cursor`` to get the next page; nil on the last page.
+    public var nextCursor: String?
+
+    /// Creates a page.
+    public init(items: [Item], prefixes: [KeyPrefix] = [], revision: Revision, nextCursor: String?) {
+        self.items = items
+        self.prefixes = prefixes
+        self.revision = revision
+        self.nextCursor = nextCursor
+    }
+}
+
+/// Which past versions of a key to return.
+public struct HistoryQuery: Hashable, Sendable {
+    /// The most events in one page.
+    public var limit: Int
+    /// Only events before this revision (the `nextBefore` of the previous page).
+    public var before: Revision?
+
+    /// Creates a query.
+    public init(limit: Int = Limits.defaultPageSize, before: Revision? = nil) {
+        self.limit = limit
+        self.before = before
+    }
+}
+
+/// One page of a key's history.
+public struct HistoryPage: Hashable, Sendable {
+    /// The events, newest first.
+    public var events: [Event]
+    /// Pass as ``HistoryQuery/before`` for older events; nil when there are none.
+    public var nextBefore: Revision?
+    /// History at or below this revision has been dropped.
+    public var compactedRevision: Revision
+
+    /// Creates a page.
+    public init(events: [Event], nextBefore: Revision?, compactedRevision: Revision) {
+        self.events = events
+        self.nextBefore = nextBefore
+        self.compactedRevision = compactedRevision
+    }
+}
+
+/// Which keys a watch follows.
+public enum WatchScope: Hashable, Sendable, CustomStringConvertible {
+    /// One key.
+    case key(Key)
+    /// Every key under a prefix (`.prefix(.root)` for the whole config).
+    case prefix(KeyPrefix)
+
+    /// Whether an event on `key` is in scope.
+    public func matches(_ key: Key) -> Bool {
+        switch self {
+        case .key(let watched): watched == key
+        case .prefix(let prefix): prefix.contains(key)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .key(let key): key.path
+        case .prefix(let prefix): prefix.path
+        }
+    }
+}
+
+/// Events read from a config's history for a watcher.
+public struct EventBatch: Hashable, Sendable {
+    /// The matching events, oldest first.
+    public var events: [Event]
+    /// The last revision this batch accounted for, matching or not; the next batch
+    /// starts after it. Equal to `from - 1` when nothing new has happened.
+    public var through: Revision
+    /// Whether more events may be read right away.
+    public var hasMore: Bool
+
+    /// Creates a batch.
+    public init(events: [Event], through: Revision, hasMore: Bool) {
+        self.events = events
+        self.through = through
+        self.hasMore = hasMore
+    }
+}
+
+/// What an import did.
+public struct ImportResult: Hashable, Sendable {
+    /// The changes it made, oldest first.
+    public var events: [Event]
+    /// Keys whose value was already the same, left alone.
+    public var unchanged: Int
+    /// The config's revision afterwards.
+    public var revision: Revision
+
+    /// Creates a result.
+    public init(events: [Event], unchanged: Int, revision: Revision) {
+        self.events = events
+        self.unchanged = unchanged
+        self.revision = revision
+    }
+}

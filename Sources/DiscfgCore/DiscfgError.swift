@@ -1,0 +1,75 @@
+import Foundation
+
+/// A failure a person can act on: what went wrong, in which field, and (for a failed
+/// condition) the item as it is now.
+///
+/// Errors are data. Faces map ``Code`` to an HTTP status or a CLI exit code at the edge;
+/// stores and the core only say what happened.
+///
+/// ```swift
+/// throw DiscfgError(.invalidArgument, "key must not contain \"..\"", field: "key")
+/// ```
+public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public enum Code: String, Sendable, Hashable, Codable, CaseIterable {
+        /// A name, key, value, flag or request is malformed.
+        case invalidArgument
+        /// The named configuration does not exist.
+        case configNotFound
+        /// The key does not exist (or has expired).
+        case keyNotFound
+        /// A configuration with that name already exists.
+        case configExists
+        /// A compare-and-swap condition did not hold; nothing was changed.
+        case conditionFailed
+        /// A value or request body is over its size limit.
+        case tooLarge
+        /// The requested revision is older than the retained history.
+        case compacted
+        /// No credentials were presented.
+        case unauthenticated
+        /// The credentials may not do this.
+        case permissionDenied
+        /// The backing store is throttling requests.
+        case throttled
+        /// The backing store cannot be reached or failed.
+        case unavailable
+        /// A fault inside discfg; never caused by input.
+        case `internal`
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// One sentence a person can act on.
+    public var message: String
+    /// The offending input, e.g. `key`, `value`, `--ttl`.
+    public var field: String?
+    /// For ``Code/conditionFailed``: the item as it is now (nil when absent).
+    public var currentItem: Item?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, field: String? = nil, currentItem: Item? = nil) {
+        self.code = code
+        self.message = message
+        self.field = field
+        self.currentItem = currentItem
+    }
+
+    public var description: String { message }
+}
+
+extension DiscfgError {
+    static func invalid(_ field: String, _ message: String) -> DiscfgError {
+        DiscfgError(.invalidArgument, message, field: field)
+    }
+
+    /// The configuration `name` does not exist.
+    public static func configNotFound(_ name: ConfigName) -> DiscfgError {
+        DiscfgError(.configNotFound, "config \"\(name)\" does not exist (create it with `discfg create \(name)`)", field: "config")
+    }
+
+    /// The key does not exist in the configuration.
+    public static func keyNotFound(_ key: Key, in config: ConfigName) -> DiscfgError {
+        DiscfgError(.keyNotFound, "key \"\(key)\" not found in config \"\(config)\"", field: "key")
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+
+/// The JSON form of an ``Item``: what the CLI's `-f json` and the REST API print.
+///
+/// A value that is valid UTF-8 is a JSON string; any other value is base64 with
+/// `"encoding": "base64"`.
+public struct ItemDocument: Codable, Hashable, Sendable {
+    public var key: String
+    public var value: String
+    public var encoding: String?
+    public var contentType: String?
+    public var version: UInt64
+    public var createRevision: Revision
+    public var modRevision: Revision
+    public var modified: Date
+    public var expiresAt: Date?
+
+    /// The document for an item.
+    public init(_ item: Item) {
+        key = item.key.path
+        (value, encoding) = ValueEncoding.encode(item.value)
+        contentType = item.contentType
+        version = item.version
+        createRevision = item.createRevision
+        modRevision = item.modRevision
+        modified = item.modifiedAt
+        expiresAt = item.expiresAt
+    }
+
+    /// The item this document describes.
+    public func item() throws -> Item {
+        Item(
+            key: try Key(key), value: try ValueEncoding.decode(value, encoding: encoding), contentType: contentType,
+            version: version, createRevision: createRevision, modRevision: modRevision, modifiedAt: modified, expiresAt: expiresAt
+        )
+    }
+}
+
+/// The JSON form of an ``Event``.
+public struct EventDocument: Codable, Hashable, Sendable {
+    public var type: Event.Kind
+    public var revision: Revision
+    public var key: String
+    public var at: Date
+    public var item: ItemDocument?
+    public var prevItem: ItemDocument?
+
+    /// The document for an event.
+    public init(_ event: Event) {
+        type = event.kind
+        revision = event.revision
+        key = event.key.path
+        at = event.at
+        item = event.item.map(ItemDocument.init)
+        prevItem = event.prevItem.map(ItemDocument.init)
+    }
+
+    /// The event this document describes.
+    public func event() throws -> Event {
+        Event(kind: type, revision: revision, key: try Key(key), at: at, item: try item?.item(), prevItem: try prevItem?.item())
+    }
+}
+
+/// The JSON form of a ``ConfigInfo``.
+public struct ConfigDocument: Codable, Hashable, Sendable {
+    public var name: String
+    public var revision: Revision
+    public var compactedRevision: Revision
+    public var created: Date
+    public var modified: Date
+    public var settings: ConfigSettings
+
+    /// The document for a config.
+    public init(_ info: ConfigInfo) {
+        name = info.name.rawValue
+        revision = info.revision
+        compactedRevision = info.compactedRevision
+        created = info.createdAt
+        modified = info.modifiedAt
+        settings = info.settings
+    }
+
+    /// The config description this document holds.
+    public func info() throws -> ConfigInfo {
+        ConfigInfo(name: try ConfigName(name), revision: revision, compactedRevision: compactedRevision, createdAt: created, modifiedAt: modified, settings: settings)
+    }
+}
+
+/// The JSON form of a ``DiscfgError``.
+public struct ErrorDocument: Codable, Hashable, Sendable {
+    public var code: DiscfgError.Code
+    public var message: String
+    public var field: String?
+
+    /// The document for an error.
+    public init(_ error: DiscfgError) {
+        code = error.code
+        message = error.message
+        field = error.field
+    }
+}
+
+/// The one response shape of discfg, as the original had it: an `action`, the `item`
+/// and `prevItem` it touched, and the config `revision`, plus whatever else the action
+/// returns. Fields that do not apply are left out.
+public struct Envelope: Codable, Hashable, Sendable {
+    public var action: String
+    public var config: String?
+    public var currentDiscfg: String?
+    public var item: ItemDocument?
+    public var prevItem: ItemDocument?
+    public var revision: Revision?
+    public var items: [ItemDocument]?
+    public var prefixes: [String]?
+    public var cursor: String?
+    public var events: [EventDocument]?
+    public var event: EventDocument?
+    public var configInfo: ConfigDocument?
+    public var configs: [ConfigDocument]?
+    public var unchanged: Int?
+    public var message: String?
+    public var error: ErrorDocument?
+
+    /// Creates an envelope for `action`.
+    public init(action: String) {
+        self.action = action
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case action, config, currentDiscfg, item, prevItem, revision, items, prefixes, cursor, events, event
+        case configInfo = "info"
+        case configs, unchanged, message, error
+    }
+
+    /// The envelope for a change: the item after, the item before, the new revision.
+    public init(action: String, config: ConfigName, change: Event) {
+        self.init(action: action)
+        self.config = config.rawValue
+        item = change.item.map(ItemDocument.init)
+        prevItem = change.prevItem.map(ItemDocument.init)
+        revision = change.revision
+    }
+
+    /// The envelope for a failure, carrying the current item of a failed condition.
+    public init(action: String, error: DiscfgError) {
+        self.init(action: action)
+        self.error = ErrorDocument(error)
+        item = error.currentItem.map(ItemDocument.init)
+    }
+}
+
+/// How values are put in JSON and YAML text.
+public enum ValueEncoding {
+    /// A UTF-8 value as itself; anything else as base64 with encoding `base64`.
+    public static func encode(_ value: Data) -> (text: String, encoding: String?) {
+        if let text = String(validating: value, as: UTF8.self) { return (text, nil) }
+        return (value.base64EncodedString(), "base64")
+    }
+
+    /// The bytes for a `value` and its `encoding`.
+    public static func decode(_ text: String, encoding: String?) throws -> Data {
+        switch encoding {
+        case nil, "utf-8", "utf8": return Data(text.utf8)
+        case "base64":
+            guard let data = Data(base64Encoded: text) else { throw DiscfgError.invalid("value", "value is not valid base64") }
+            return data
+        case let other?: throw DiscfgError.invalid("encoding", "unknown value encoding \"\(other.debugEscaped)\"; use base64 or leave it out")
+        }
+    }
+}
+
+extension JSONEncoder {
+    /// The encoder for discfg's JSON: ISO 8601 dates with milliseconds, readable slashes.
+    public static func discfg(pretty: Bool = true) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = pretty ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(TimestampFormat.string(from: date))
+        }
+        return encoder
+    }
+}
+
+extension JSONDecoder {
+    /// The decoder for discfg's JSON.
+    public static func discfg() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = TimestampFormat.date(from: text) else {
+                throw DecodingError.dataCorruptedError(in: container, debugDescription: "\"\(text)\" is not an ISO 8601 time such as 2026-01-31T12:00:00Z")
+            }
+            return date
+        }
+        return decoder
+    }
+}
+
+/// ISO 8601 timestamps in UTC with milliseconds, e.g. `2026-11-21T20:15:03.120Z`.
+public enum TimestampFormat {
+    /// The text for a date.
+    public static func string(from date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+    }
+
+    /// The date for a text, with or without fractional seconds.
+    public static func date(from text: String) -> Date? {
+        if let date = try? Date(text, strategy: .iso8601.year().month().day().time(includingFractionalSeconds: true)) {
+            return Date(milliseconds: date.milliseconds)
+        }
+        return try? Date(text, strategy: .iso8601)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// `NAME=value` files, as shells, Docker and dotenv libraries read them.
+enum EnvFile {
+    /// Writes one line per key; `/db/host` becomes `DB_HOST`.
+    static func encode(_ snapshot: ConfigSnapshot) throws -> String {
+        var lines: [String] = []
+        var owners: [String: Key] = [:]
+        for entry in snapshot.items {
+            let name = variableName(for: entry.key)
+            if let other = owners[name] {
+                throw DiscfgError.invalid("format", "keys \(other) and \(entry.key) both become \(name) in env format; use --to json or yaml")
+            }
+            owners[name] = entry.key
+            guard let text = String(validating: entry.value, as: UTF8.self) else {
+                throw DiscfgError.invalid("format", "key \(entry.key) holds binary data, which env format cannot carry; use --to json or yaml")
+            }
+            lines.append("\(name)=\(quoted(text))")
+        }
+        return lines.map { $0 + "\n" }.joined()
+    }
+
+    /// The variable name for a key: letters and digits upper-cased, everything else `_`.
+    static func variableName(for key: Key) -> String {
+        var name = String(key.path.dropFirst().unicodeScalars.map { scalar -> Character in
+            scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar)) ? Character(String(scalar).uppercased()) : "_"
+        })
+        if name.first?.isNumber == true { name = "_" + name }
+        return name
+    }
+
+    private static func quoted(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_-./:@,+%".unicodeScalars.contains($0)) }
+        if plain && !text.isEmpty { return text }
+        var out = "\""
+        for character in text {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "$": out += "\\$"
+            case "`": out += "\\`"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default: out.append(character)
+            }
+        }
+        return out + "\""
+    }
+
+    /// Reads `NAME=value` lines: `export` prefixes, `#` comments, blank lines, and
+    /// single (literal) or double (escaped) quotes.
+    static func decode(_ text: String) throws -> ConfigSnapshot {
+        var entries: [ConfigSnapshot.Entry] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            var line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.hasSuffix("\r") { line.removeLast() }
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            if line.hasPrefix("export ") { line = String(line.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw DiscfgError.invalid("file", "line \(index + 1) is not NAME=value")
+            }
+            let name = line[..<equals].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty, name.unicodeScalars.allSatisfy({ $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "_") }) else {
+                throw DiscfgError.invalid("file", "line \(index + 1): \"\(name.debugEscaped)\" is not a variable name")
+            }
+            let value = try unquote(String(line[line.index(after: equals)...]).trimmingCharacters(in: .whitespaces), line: index + 1)
+            entries.append(ConfigSnapshot.Entry(key: try Key(name), value: Data(value.utf8)))
+        }
+        return ConfigSnapshot(items: entries)
+    }
+
+    private static func unquote(_ raw: String, line: Int) throws -> String {
+        guard let quote = raw.first, quote == "\"" || quote == "'" else {
+            // Unquoted: a trailing ` # comment` is not part of the value.
+            if let comment = raw.range(of: " #") { return raw[..<comment.lowerBound].trimmingCharacters(in: .whitespaces) }
+            return raw
+        }
+        guard raw.count >= 2, raw.last == quote else {
+            throw DiscfgError.invalid("file", "line \(line): the quoted value is not closed")
+        }
+        let inner = raw.dropFirst().dropLast()
+        if quote == "'" { return String(inner) }
+        var out = ""
+        var escaping = false
+        for character in inner {
+            if escaping {
+                switch character {
+                case "n": out += "\n"
+                case "r": out += "\r"
+                case "t": out += "\t"
+                default: out.append(character)
+                }
+                escaping = false
+            } else if character == "\\" {
+                escaping = true
+            } else {
+                out.append(character)
+            }
+        }
+        return out
+    }
+}

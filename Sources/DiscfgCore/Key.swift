@@ -1,0 +1,119 @@
+import Foundation
+
+/// An absolute key path such as `/db/host`.
+///
+/// Keys are normalized on the way in: a missing leading slash is added (as the original
+/// discfg did) and the text is put in Unicode NFC so that keys which look the same are
+/// the same. A key is at most 1024 bytes of UTF-8, has no empty, `.` or `..` segment, no
+/// control characters and no trailing slash; `/` alone is not a key.
+///
+/// Keys sort by their UTF-8 bytes, the order SQLite and DynamoDB use.
+public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    /// The longest key allowed, in bytes of UTF-8.
+    public static let maxBytes = 1024
+
+    /// The normalized path, always starting with `/`.
+    public let path: String
+
+    /// Normalizes and validates `raw` as a key.
+    /// - Throws: ``DiscfgError`` with code `invalidArgument` naming what is wrong.
+    public init(_ raw: String) throws {
+        let path = try Self.normalize(raw, field: "key", what: "key")
+        if path == "/" {
+            throw DiscfgError.invalid("key", "\"/\" is not a key; name a key such as /app/name")
+        }
+        if path.hasSuffix("/") {
+            throw DiscfgError.invalid("key", "key \"\(raw.debugEscaped)\" ends with '/'; a key names a value, not a directory")
+        }
+        self.path = path
+    }
+
+    /// A key read back from storage, which validated it when it was written.
+    public init(stored path: String) {
+        self.path = path
+    }
+
+    /// The path's segments, e.g. `["db", "host"]` for `/db/host`.
+    public var segments: [Substring] { path.dropFirst().split(separator: "/", omittingEmptySubsequences: false) }
+
+    public var description: String { path }
+
+    public static func < (lhs: Key, rhs: Key) -> Bool { lhs.path.utf8.lexicographicallyPrecedes(rhs.path.utf8) }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(path)
+    }
+
+    /// Adds the leading slash, applies NFC, and checks length, characters and segments.
+    /// A trailing slash is allowed here; ``Key`` and ``KeyPrefix`` decide what it means.
+    static func normalize(_ raw: String, field: String, what: String) throws -> String {
+        var path = raw.precomposedStringWithCanonicalMapping
+        if !path.hasPrefix("/") { path = "/" + path }
+        guard path.utf8.count <= maxBytes else {
+            throw DiscfgError.invalid(field, "\(what) is \(path.utf8.count) bytes; the limit is \(maxBytes)")
+        }
+        if let bad = path.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw DiscfgError.invalid(field, "\(what) \"\(raw.debugEscaped)\" contains the control character U+\(String(format: "%04X", bad.value))")
+        }
+        var segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        if path.count > 1, path.hasSuffix("/") { segments.removeLast() }
+        if path == "/" { segments = [] }
+        for segment in segments {
+            switch segment {
+            case "": throw DiscfgError.invalid(field, "\(what) \"\(raw.debugEscaped)\" has an empty segment (\"//\")")
+            case ".", "..": throw DiscfgError.invalid(field, "\(what) \"\(raw.debugEscaped)\" has a \"\(segment)\" segment")
+            default: continue
+            }
+        }
+        return path
+    }
+}
+
+/// A directory of keys: `/` for all keys, or a path ending in `/` such as `/db/`.
+///
+/// `/db` and `/db/` name the same prefix, so a prefix never matches a sibling that only
+/// shares leading characters (`/db/` does not match `/dbx`).
+public struct KeyPrefix: Hashable, Comparable, Sendable, CustomStringConvertible, Codable {
+    /// Every key in a config.
+    public static let root = KeyPrefix(validated: "/")
+
+    /// The normalized path, always starting and ending with `/`.
+    public let path: String
+
+    /// Normalizes and validates `raw` as a prefix; `""` and `"/"` both mean the root.
+    /// - Throws: ``DiscfgError`` with code `invalidArgument` naming what is wrong.
+    public init(_ raw: String) throws {
+        var path = try Key.normalize(raw, field: "prefix", what: "prefix")
+        if !path.hasSuffix("/") { path += "/" }
+        self.path = path
+    }
+
+    init(validated path: String) {
+        self.path = path
+    }
+
+    /// Whether `key` lies under this prefix.
+    public func contains(_ key: Key) -> Bool { key.path.hasPrefix(path) }
+
+    /// The first path after every key under this prefix, for range scans: the prefix
+    /// with its trailing `/` replaced by the next byte, `0`.
+    public var upperBound: String { String(path.dropLast()) + "0" }
+
+    public var description: String { path }
+
+    public static func < (lhs: KeyPrefix, rhs: KeyPrefix) -> Bool { lhs.path.utf8.lexicographicallyPrecedes(rhs.path.utf8) }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(path)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The size and shape rules every store enforces, so a value accepted by one store is
+/// accepted by all of them (DynamoDB's 400 KB item limit is what bounds the value).
+public enum Limits {
+    /// The largest value, in bytes: 256 KiB.
+    public static let maxValueBytes = 256 * 1024
+    /// The longest content type.
+    public static let maxContentTypeLength = 255
+    /// The longest TTL: ten years.
+    public static let maxTTLSeconds: Int64 = 10 * 365 * 24 * 3600
+    /// The most entries one list or history page returns.
+    public static let maxPageSize = 1000
+    /// The page size when a caller does not say.
+    public static let defaultPageSize = 100
+
+    /// Checks a value's size.
+    public static func validateValue(_ value: Data) throws {
+        guard value.count <= maxValueBytes else {
+            throw DiscfgError(.tooLarge, "value is \(value.count) bytes; the limit is \(maxValueBytes) bytes (256 KiB)", field: "value")
+        }
+    }
+
+    /// Checks a content type looks like `type/subtype` with optional parameters.
+    public static func validateContentType(_ contentType: String) throws {
+        let parts = contentType.split(separator: ";", maxSplits: 1)
+        let media = parts.first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let pieces = media.split(separator: "/", omittingEmptySubsequences: false)
+        let isToken: (Substring) -> Bool = { piece in
+            !piece.isEmpty && piece.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 32 && $0.value < 127 && !"()<>@,;:\\\"/[]?={}".unicodeScalars.contains($0) }
+        }
+        guard contentType.count <= maxContentTypeLength, pieces.count == 2, isToken(pieces[0]), isToken(pieces[1]),
+              contentType.unicodeScalars.allSatisfy({ $0.isASCII && $0.value >= 32 && $0.value < 127 })
+        else {
+            throw DiscfgError.invalid("contentType", "content type \"\(contentType.debugEscaped)\" is not a media type such as application/json")
+        }
+    }
+
+    /// Checks a TTL in seconds is positive and at most ten years.
+    public static func validateTTL(seconds: Int64) throws {
+        guard seconds > 0, seconds <= maxTTLSeconds else {
+            throw DiscfgError.invalid("ttl", "ttl must be between 1 second and 10 years, got \(seconds) seconds")
+        }
+    }
+
+    /// Checks a page size.
+    public static func validatePageSize(_ limit: Int) throws {
+        guard (1...maxPageSize).contains(limit) else {
+            throw DiscfgError.invalid("limit", "limit must be between 1 and \(maxPageSize), got \(limit)")
+        }
+    }
+}

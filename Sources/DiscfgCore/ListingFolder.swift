@@ -1,0 +1,66 @@
+/// Turns keys, offered in key order, into one page of a listing: items, and for a
+/// non-recursive list the sub-prefixes that stand for deeper keys.
+///
+/// Stores feed it keys from their own range scans; ``resumeAfter`` tells a scan where it
+/// may jump to, so a directory with many deep keys is skipped, not read.
+public struct ListingFolder {
+    /// The query being answered.
+    public let query: ListQuery
+    /// Items gathered so far.
+    public private(set) var items: [Item] = []
+    /// Sub-prefixes gathered so far.
+    public private(set) var prefixes: [KeyPrefix] = []
+    /// Set once a page is full and one more entry exists.
+    public private(set) var hasMore = false
+    private var lastEntry: String?
+
+    /// Starts a page; throws `invalidArgument` for a bad limit or a cursor outside the prefix.
+    public init(_ query: ListQuery) throws {
+        try Limits.validatePageSize(query.limit)
+        if let cursor = query.cursor, !cursor.hasPrefix(query.prefix.path) {
+            throw DiscfgError.invalid("cursor", "cursor \"\(cursor.debugEscaped)\" does not belong to a listing of \(query.prefix)")
+        }
+        self.query = query
+        lastEntry = query.cursor
+    }
+
+    /// The path a scan starts at (inclusive), honouring the cursor.
+    public var scanStart: String {
+        guard let cursor = query.cursor else { return query.prefix.path }
+        // After a sub-prefix, skip everything under it; after a key, start just past it.
+        return cursor.hasSuffix("/") ? String(cursor.dropLast()) + "0" : cursor + "\u{0}"
+    }
+
+    /// Whether the page is complete.
+    public var isDone: Bool { hasMore }
+
+    private var entryCount: Int { items.count + prefixes.count }
+
+    /// Offers the next live item in key order. Returns a path the scan may jump to
+    /// (inclusive) when the item was folded into a sub-prefix, else nil.
+    public mutating func offer(_ item: Item) -> String? {
+        let rest = item.key.path.dropFirst(query.prefix.path.count)
+        var entry = item.key.path
+        var subPrefix: KeyPrefix?
+        if !query.recursive, let slash = rest.firstIndex(of: "/") {
+            let path = query.prefix.path + rest[..<slash] + "/"
+            subPrefix = KeyPrefix(validated: path)
+            entry = path
+        }
+        if let lastEntry, !(lastEntry.utf8.lexicographicallyPrecedes(entry.utf8)) {
+            return subPrefix?.upperBound
+        }
+        if entryCount == query.limit {
+            hasMore = true
+            return nil
+        }
+        if let subPrefix { prefixes.append(subPrefix) } else { items.append(item) }
+        lastEntry = entry
+        return subPrefix?.upperBound
+    }
+
+    /// The finished page.
+    public func page(revision: Revision) -> ListPage {
+        ListPage(items: items, prefixes: prefixes, revision: revision, nextCursor: hasMore ? lastEntry : nil)
+    }
+}

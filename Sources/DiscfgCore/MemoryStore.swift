@@ -1,0 +1,243 @@
+import Foundation
+import Synchronization
+
+/// A store that keeps everything in this process's memory: for tests, demos and
+/// `--store memory:`. It follows the same rules as every other store.
+public final class MemoryStore: ConfigStore {
+    struct ConfigState {
+        var info: ConfigInfo
+        var items: [Key: Item] = [:]
+        /// Oldest first.
+        var history: [Event] = []
+    }
+
+    private let state = Mutex<[ConfigName: ConfigState]>([:])
+    private let clock: any WallClock
+    private let notifier = ChangeNotifier()
+    private let sweeper = ExpirySweeper()
+
+    /// Creates an empty store.
+    public init(clock: any WallClock = SystemClock()) {
+        self.clock = clock
+    }
+
+    public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
+        let now = clock.now()
+        return try state.withLock { configs in
+            guard configs[name] == nil else {
+                throw DiscfgError(.configExists, "config \"\(name)\" already exists", field: "config")
+            }
+            let info = ConfigInfo(name: name, revision: .zero, createdAt: now, modifiedAt: now, settings: settings)
+            configs[name] = ConfigState(info: info)
+            return info
+        }
+    }
+
+    public func deleteConfig(_ name: ConfigName) async throws {
+        try state.withLock { configs in
+            guard configs.removeValue(forKey: name) != nil else { throw DiscfgError.configNotFound(name) }
+        }
+        notifier.notify(name)
+    }
+
+    public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        let now = clock.now()
+        return try withConfig(name) { config in
+            config.info.settings = patch.applied(to: config.info.settings)
+            config.info.modifiedAt = now
+            Self.prune(&config, now: now)
+            return config.info
+        }
+    }
+
+    public func listConfigs() async throws -> [ConfigInfo] {
+        state.withLock { $0.values.map(\.info) }.sorted { $0.name < $1.name }
+    }
+
+    public func configInfo(_ name: ConfigName) async throws -> ConfigInfo {
+        try withConfig(name) { $0.info }
+    }
+
+    public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
+        let now = clock.now()
+        return try withConfig(config) { state in
+            let current = state.items[key]
+            guard let revision else { return current?.isExpired(at: now) == false ? current : nil }
+            return try PastRead.resolve(
+                key: key, at: revision, configRevision: state.info.revision, compacted: state.info.compactedRevision,
+                current: current, now: now,
+                firstEventAfter: { after in state.history.first { $0.revision > after && $0.key == key } }
+            )
+        }
+    }
+
+    public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        var folder = try ListingFolder(query)
+        let now = clock.now()
+        let (items, revision) = try withConfig(config) { state in
+            (state.items.values.filter { query.prefix.contains($0.key) && !$0.isExpired(at: now) }, state.info.revision)
+        }
+        var skipUntil = folder.scanStart
+        for item in items.sorted(by: { $0.key < $1.key }) where !folder.isDone {
+            if item.key.path.utf8.lexicographicallyPrecedes(skipUntil.utf8) { continue }
+            if let jump = folder.offer(item) { skipUntil = jump }
+        }
+        return folder.page(revision: revision)
+    }
+
+    public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        try change(config) { try $0.set(key, to: value, options: options) }
+    }
+
+    public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        try change(config) { try $0.delete(key, conditions: conditions) }
+    }
+
+    public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
+        try change(config) { try $0.deletePrefix(prefix) }
+    }
+
+    public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
+        try Limits.validatePageSize(query.limit)
+        return try withConfig(config) { state in
+            let matching = state.history.reversed().filter { $0.key == key && $0.revision < (query.before ?? Revision(.max)) }
+            let page = Array(matching.prefix(query.limit))
+            let more = matching.count > query.limit
+            return HistoryPage(events: page, nextBefore: more ? page.last?.revision : nil, compactedRevision: state.info.compactedRevision)
+        }
+    }
+
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+        try Limits.validatePageSize(limit)
+        let from = Swift.max(from, Revision(1))
+        return try withConfig(config) { state in
+            guard from > state.info.compactedRevision else {
+                throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(state.info.compactedRevision))", field: "fromRevision")
+            }
+            let start = state.history.firstIndex { $0.revision >= from } ?? state.history.endIndex
+            let matching = state.history[start...].lazy.filter { scope.matches($0.key) }
+            let events = Array(matching.prefix(limit))
+            let hasMore = events.count == limit && matching.count > limit
+            let through = hasMore ? events[events.count - 1].revision : Swift.max(state.info.revision, Revision(from.rawValue - 1))
+            return EventBatch(events: events, through: through, hasMore: hasMore)
+        }
+    }
+
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
+        let stream = followEvents(config, scope: scope, from: from, wakeUps: notifier.subscribe(config))
+        sweeper.ensureRunning(while: notifier) { [weak self] in _ = try? await self?.sweepExpired() }
+        return stream
+    }
+
+    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+        let now = clock.now()
+        return try withConfig(config) { state in
+            let items = state.items.values.filter { !$0.isExpired(at: now) }.sorted { $0.key < $1.key }
+            return ConfigSnapshot(config: config, revision: state.info.revision, exportedAt: now, items: items.map(ConfigSnapshot.Entry.init))
+        }
+    }
+
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try change(config) { try $0.importSnapshot(snapshot, replace: replace) }
+    }
+
+    public func sweepExpired() async throws -> [Event] {
+        let names = state.withLock { Array($0.keys) }
+        var events: [Event] = []
+        for name in names {
+            do {
+                events += try change(name) { try $0.expireDue() }
+            } catch let error as DiscfgError where error.code == .configNotFound {
+                continue
+            }
+        }
+        return events
+    }
+
+    private func withConfig<T>(_ name: ConfigName, _ body: (inout ConfigState) throws -> T) throws -> T {
+        try state.withLock { configs in
+            guard var config = configs[name] else { throw DiscfgError.configNotFound(name) }
+            configs[name] = nil
+            defer { configs[name] = config }
+            return try body(&config)
+        }
+    }
+
+    /// Runs one change atomically: it works on a transaction that records events, and
+    /// only a transaction that finished is applied.
+    private func change<T>(_ name: ConfigName, _ body: (inout MemoryTransaction) throws -> T) throws -> T {
+        let now = clock.now()
+        let result: T = try withConfig(name) { config in
+            var transaction = MemoryTransaction(base: config, now: now)
+            let result = try body(&transaction)
+            guard !transaction.recorded.isEmpty else { return result }
+            for event in transaction.recorded {
+                config.items[event.key] = event.item
+                config.history.append(event)
+            }
+            config.info.revision = transaction.revision
+            config.info.modifiedAt = now
+            Self.prune(&config, now: now)
+            return result
+        }
+        notifier.notify(name)
+        return result
+    }
+
+    private static func prune(_ config: inout ConfigState, now: Date) {
+        let retention = config.info.settings.history
+        var dropThrough: Revision?
+        if let last = retention.lastDroppable(revision: config.info.revision) {
+            dropThrough = last
+        } else if let cutoff = retention.cutoff(now: now) {
+            dropThrough = config.history.last(where: { $0.at < cutoff })?.revision
+        }
+        guard let dropThrough, dropThrough > config.info.compactedRevision else { return }
+        config.history.removeAll { $0.revision <= dropThrough }
+        config.info.compactedRevision = dropThrough
+    }
+}
+
+/// A change to one config of a ``MemoryStore``, recorded and applied only if it finishes.
+struct MemoryTransaction: ChangeTransaction {
+    let base: MemoryStore.ConfigState
+    let now: Date
+    var overlay: [Key: Item?] = [:]
+    var recorded: [Event] = []
+    var revision: Revision
+
+    init(base: MemoryStore.ConfigState, now: Date) {
+        self.base = base
+        self.now = now
+        revision = base.info.revision
+    }
+
+    var config: ConfigName { base.info.name }
+
+    func currentRevision() throws -> Revision { revision }
+
+    func storedItem(_ key: Key) throws -> Item? {
+        if let overlaid = overlay[key] { return overlaid }
+        return base.items[key]
+    }
+
+    private func allItems() -> [Item] {
+        var merged = base.items
+        for (key, item) in overlay { merged[key] = item }
+        return merged.values.sorted { $0.key < $1.key }
+    }
+
+    func storedItems(under prefix: KeyPrefix) throws -> [Item] {
+        allItems().filter { prefix.contains($0.key) }
+    }
+
+    func dueExpirations() throws -> [Item] {
+        allItems().filter { $0.isExpired(at: now) }
+    }
+
+    mutating func record(_ event: Event) throws {
+        overlay[event.key] = .some(event.item)
+        recorded.append(event)
+        revision = event.revision
+    }
+}

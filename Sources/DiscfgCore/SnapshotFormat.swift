@@ -1,0 +1,203 @@
+import Foundation
+import Yams
+
+/// The file formats `export` writes and `import` reads.
+///
+/// - `json` / `yaml`: `{config, revision, exportedAt, items: [{key, value, encoding?,
+///   contentType?, expiresAt?}]}`, lossless. For import, a plain mapping of keys to
+///   values (`{"/db/host": "db1", "port": 5432}`) is accepted too; a non-string value is
+///   stored as its JSON text with content type `application/json`.
+/// - `env`: `NAME=value` lines for handing configuration to a process. Export turns
+///   `/db/host` into `DB_HOST`; import makes one key per variable (`DB_HOST` →
+///   `/DB_HOST`). Binary values cannot be written as env.
+public enum SnapshotFormat: String, CaseIterable, Sendable {
+    case json, yaml, env
+
+    /// The format a file name's extension implies, if any.
+    public init?(fileExtension path: String) {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "json": self = .json
+        case "yaml", "yml": self = .yaml
+        case "env": self = .env
+        default:
+            if (path as NSString).lastPathComponent.hasPrefix(".env") { self = .env } else { return nil }
+        }
+    }
+
+    /// Parses `json`, `yaml`/`yml` or `env`.
+    public init(parsing text: String, field: String) throws {
+        let lowered = text.lowercased()
+        guard let format = SnapshotFormat(rawValue: lowered == "yml" ? "yaml" : lowered) else {
+            throw DiscfgError.invalid(field, "unknown format \"\(text.debugEscaped)\"; use json, yaml or env")
+        }
+        self = format
+    }
+
+    /// Writes a snapshot in this format.
+    public func encode(_ snapshot: ConfigSnapshot) throws -> Data {
+        switch self {
+        case .json:
+            var data = try JSONEncoder.discfg().encode(SnapshotDocument(snapshot))
+            data.append(UInt8(ascii: "\n"))
+            return data
+        case .yaml:
+            let document = SnapshotDocument(snapshot)
+            var root: Node.Mapping = [:]
+            if let config = document.config { root["config"] = Node(config, Tag(.str), .doubleQuoted) }
+            if let revision = document.revision { root["revision"] = Node(String(revision.rawValue), Tag(.int)) }
+            if let exportedAt = document.exportedAt { root["exportedAt"] = Node(TimestampFormat.string(from: exportedAt), Tag(.str), .doubleQuoted) }
+            root["items"] = Node.sequence(Node.Sequence(document.items.map { entry in
+                var mapping: Node.Mapping = ["key": Node(entry.key, Tag(.str), .doubleQuoted)]
+                mapping["value"] = Node(entry.value, Tag(.str), entry.value.contains("\n") ? .literal : .doubleQuoted)
+                if let encoding = entry.encoding { mapping["encoding"] = Node(encoding) }
+                if let contentType = entry.contentType { mapping["contentType"] = Node(contentType, Tag(.str), .doubleQuoted) }
+                if let expiresAt = entry.expiresAt { mapping["expiresAt"] = Node(TimestampFormat.string(from: expiresAt), Tag(.str), .doubleQuoted) }
+                return Node.mapping(mapping)
+            }))
+            return Data(try Yams.serialize(node: .mapping(root), sortKeys: false).utf8)
+        case .env:
+            return Data(try EnvFile.encode(snapshot).utf8)
+        }
+    }
+
+    /// Reads a snapshot in this format.
+    /// - Throws: `invalidArgument` naming what in the file is wrong.
+    public func decode(_ data: Data) throws -> ConfigSnapshot {
+        switch self {
+        case .json:
+            let object: Any
+            do {
+                object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            } catch {
+                throw DiscfgError.invalid("file", "the file is not valid JSON (\(Self.reason(error)))")
+            }
+            return try SnapshotDocument.snapshot(from: object)
+        case .yaml:
+            guard let text = String(validating: data, as: UTF8.self) else {
+                throw DiscfgError.invalid("file", "the file is not UTF-8 text")
+            }
+            let object: Any?
+            do {
+                object = try Yams.load(yaml: text)
+            } catch {
+                throw DiscfgError.invalid("file", "the file is not valid YAML (\(String(describing: error).split(separator: "\n").first ?? ""))")
+            }
+            return try SnapshotDocument.snapshot(from: object as Any)
+        case .env:
+            guard let text = String(validating: data, as: UTF8.self) else {
+                throw DiscfgError.invalid("file", "the file is not UTF-8 text")
+            }
+            return try EnvFile.decode(text)
+        }
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        return (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
+    }
+}
+
+/// The lossless JSON and YAML shape of a snapshot.
+struct SnapshotDocument: Codable {
+    struct Entry: Codable {
+        var key: String
+        var value: String
+        var encoding: String?
+        var contentType: String?
+        var expiresAt: Date?
+    }
+
+    var config: String?
+    var revision: Revision?
+    var exportedAt: Date?
+    var items: [Entry]
+
+    init(_ snapshot: ConfigSnapshot) {
+        config = snapshot.config?.rawValue
+        revision = snapshot.revision
+        exportedAt = snapshot.exportedAt
+        items = snapshot.items.map { entry in
+            let (value, encoding) = ValueEncoding.encode(entry.value)
+            return Entry(key: entry.key.path, value: value, encoding: encoding, contentType: entry.contentType, expiresAt: entry.expiresAt)
+        }
+    }
+
+    /// Reads either the full document (with `items`) or a plain key → value mapping.
+    static func snapshot(from object: Any) throws -> ConfigSnapshot {
+        guard let root = object as? [String: Any] else {
+            throw DiscfgError.invalid("file", "the file must hold a mapping: either {\"items\": [...]} as export writes it, or {\"/key\": value, ...}")
+        }
+        guard let rawItems = root["items"] else { return try plainMapping(root) }
+        guard let list = rawItems as? [Any] else {
+            throw DiscfgError.invalid("items", "\"items\" must be a list of {key, value} entries")
+        }
+        var entries: [ConfigSnapshot.Entry] = []
+        for (index, raw) in list.enumerated() {
+            guard let fields = raw as? [String: Any] else {
+                throw DiscfgError.invalid("items", "items[\(index)] is not a mapping with key and value")
+            }
+            guard let key = fields["key"] as? String else {
+                throw DiscfgError.invalid("items", "items[\(index)] has no \"key\" string")
+            }
+            guard let value = fields["value"] as? String else {
+                throw DiscfgError.invalid("items", "items[\(index)] (\(key)) has no \"value\" string")
+            }
+            var expiresAt: Date?
+            if let text = fields["expiresAt"] {
+                guard let text = text as? String, let date = TimestampFormat.date(from: text) else {
+                    throw DiscfgError.invalid("items", "items[\(index)] (\(key)) has an expiresAt that is not an ISO 8601 time")
+                }
+                expiresAt = date
+            }
+            if let contentType = fields["contentType"], !(contentType is String) {
+                throw DiscfgError.invalid("items", "items[\(index)] (\(key)) has a contentType that is not a string")
+            }
+            entries.append(ConfigSnapshot.Entry(
+                key: try itemKey(key, index: index),
+                value: try ValueEncoding.decode(value, encoding: fields["encoding"] as? String),
+                contentType: fields["contentType"] as? String, expiresAt: expiresAt
+            ))
+        }
+        var revision: Revision?
+        if let number = root["revision"] as? Int, number >= 0 { revision = Revision(UInt64(number)) }
+        return ConfigSnapshot(
+            config: (root["config"] as? String).flatMap { try? ConfigName($0) }, revision: revision,
+            exportedAt: (root["exportedAt"] as? String).flatMap(TimestampFormat.date(from:)), items: entries
+        )
+    }
+
+    private static func itemKey(_ raw: String, index: Int) throws -> Key {
+        do {
+            return try Key(raw)
+        } catch let error as DiscfgError {
+            throw DiscfgError.invalid("items", "items[\(index)]: \(error.message)")
+        }
+    }
+
+    private static func plainMapping(_ root: [String: Any]) throws -> ConfigSnapshot {
+        var entries: [ConfigSnapshot.Entry] = []
+        for (rawKey, value) in root.sorted(by: { $0.key < $1.key }) {
+            let key = try Key(rawKey)
+            if let text = value as? String {
+                entries.append(ConfigSnapshot.Entry(key: key, value: Data(text.utf8)))
+            } else {
+                let json = try JSONSerialization.data(withJSONObject: jsonCompatible(value), options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
+                entries.append(ConfigSnapshot.Entry(key: key, value: json, contentType: "application/json"))
+            }
+        }
+        return ConfigSnapshot(items: entries)
+    }
+
+    /// YAML gives dates and other non-JSON scalars; turn them into JSON-safe values.
+    private static func jsonCompatible(_ value: Any) -> Any {
+        switch value {
+        case let dictionary as [String: Any]: dictionary.mapValues(jsonCompatible)
+        case let array as [Any]: array.map(jsonCompatible)
+        case let date as Date: TimestampFormat.string(from: date)
+        case is String, is NSNumber, is Int, is Double, is Bool, is NSNull: value
+        case Optional<Any>.none: NSNull()
+        default: String(describing: value)
+        }
+    }
+}
+

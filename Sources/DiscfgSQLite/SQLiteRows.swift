@@ -1,0 +1,71 @@
+import DiscfgCore
+import Foundation
+
+/// Column lists and row decoding shared by the store's queries.
+enum SQLiteRows {
+    static let itemColumns = "key, value, content_type, version, create_revision, mod_revision, modified_at, expires_at"
+
+    static let eventColumns = """
+    revision, kind, key, at, value, content_type, version, create_revision, expires_at, \
+    prev_value, prev_content_type, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at, prev_expires_at
+    """
+
+    static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings"
+
+    /// Decodes a row selected with ``itemColumns``.
+    static func item(_ row: SQLiteRow) -> Item {
+        Item(
+            key: Key(stored: row.text(0)), value: row.blob(1), contentType: row.optionalText(2),
+            version: UInt64(row.integer(3)), createRevision: Revision(UInt64(row.integer(4))),
+            modRevision: Revision(UInt64(row.integer(5))), modifiedAt: Date(milliseconds: row.integer(6)),
+            expiresAt: row.optionalInteger(7).map(Date.init(milliseconds:))
+        )
+    }
+
+    /// Decodes a row selected with ``eventColumns``.
+    static func event(_ row: SQLiteRow) -> Event {
+        let revision = Revision(UInt64(row.integer(0)))
+        let key = Key(stored: row.text(2))
+        let at = Date(milliseconds: row.integer(3))
+        let item = row.optionalBlob(4).map { value in
+            Item(
+                key: key, value: value, contentType: row.optionalText(5), version: UInt64(row.integer(6)),
+                createRevision: Revision(UInt64(row.integer(7))), modRevision: revision, modifiedAt: at,
+                expiresAt: row.optionalInteger(8).map(Date.init(milliseconds:))
+            )
+        }
+        let prevItem = row.optionalBlob(9).map { value in
+            Item(
+                key: key, value: value, contentType: row.optionalText(10), version: UInt64(row.integer(11)),
+                createRevision: Revision(UInt64(row.integer(12))), modRevision: Revision(UInt64(row.integer(13))),
+                modifiedAt: Date(milliseconds: row.integer(14)), expiresAt: row.optionalInteger(15).map(Date.init(milliseconds:))
+            )
+        }
+        return Event(kind: Event.Kind(rawValue: row.text(1)) ?? .put, revision: revision, key: key, at: at, item: item, prevItem: prevItem)
+    }
+
+    /// Decodes a row selected with ``configColumns``.
+    static func config(_ row: SQLiteRow) throws -> ConfigInfo {
+        let settings = try JSONDecoder().decode(ConfigSettings.self, from: Data(row.text(5).utf8))
+        return ConfigInfo(
+            name: try ConfigName(row.text(0)), revision: Revision(UInt64(row.integer(1))),
+            compactedRevision: Revision(UInt64(row.integer(2))), createdAt: Date(milliseconds: row.integer(3)),
+            modifiedAt: Date(milliseconds: row.integer(4)), settings: settings
+        )
+    }
+
+    /// The bound values for ``eventColumns`` after `config`.
+    static func eventArguments(_ config: ConfigName, _ event: Event) -> [SQLiteValue] {
+        let item = event.item
+        let prev = event.prevItem
+        return [
+            .text(config.rawValue), .integer(Int64(event.revision.rawValue)), .text(event.kind.rawValue), .text(event.key.path),
+            .integer(event.at.milliseconds),
+            .optional(item?.value), .optional(item?.contentType), .optional(item.map { Int64($0.version) }),
+            .optional(item.map { Int64($0.createRevision.rawValue) }), .optional(item?.expiresAt?.milliseconds),
+            .optional(prev?.value), .optional(prev?.contentType), .optional(prev.map { Int64($0.version) }),
+            .optional(prev.map { Int64($0.createRevision.rawValue) }), .optional(prev.map { Int64($0.modRevision.rawValue) }),
+            .optional(prev?.modifiedAt.milliseconds), .optional(prev?.expiresAt?.milliseconds),
+        ]
+    }
+}

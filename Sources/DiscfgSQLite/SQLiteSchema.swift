@@ -1,0 +1,74 @@
+import DiscfgCore
+
+/// The SQLite store's tables, created or migrated when a file is opened.
+///
+/// Times are whole milliseconds since 1970; revisions and versions are integers.
+/// History rows carry the item before the change, so a read at a past revision and an
+/// event's `prevItem` survive compaction of older rows.
+enum SQLiteSchema {
+    static let version = 1
+
+    static let create = """
+    CREATE TABLE IF NOT EXISTS configs (
+        name TEXT PRIMARY KEY,
+        revision INTEGER NOT NULL DEFAULT 0,
+        compacted_revision INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL,
+        modified_at INTEGER NOT NULL,
+        settings TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS kv (
+        config TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value BLOB NOT NULL,
+        content_type TEXT,
+        version INTEGER NOT NULL,
+        create_revision INTEGER NOT NULL,
+        mod_revision INTEGER NOT NULL,
+        modified_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        PRIMARY KEY (config, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS kv_expiry ON kv (expires_at, config) WHERE expires_at IS NOT NULL;
+    CREATE TABLE IF NOT EXISTS history (
+        config TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        value BLOB,
+        content_type TEXT,
+        version INTEGER,
+        create_revision INTEGER,
+        expires_at INTEGER,
+        prev_value BLOB,
+        prev_content_type TEXT,
+        prev_version INTEGER,
+        prev_create_revision INTEGER,
+        prev_mod_revision INTEGER,
+        prev_modified_at INTEGER,
+        prev_expires_at INTEGER,
+        PRIMARY KEY (config, revision)
+    ) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS history_by_key ON history (config, key, revision);
+    """
+
+    /// Creates the tables on a new file; refuses a file written by a newer discfg.
+    static func migrate(_ connection: SQLiteConnection) throws {
+        let current = try connection.first("PRAGMA user_version") { $0.integer(0) } ?? 0
+        guard current <= version else {
+            throw DiscfgError(.unavailable, "SQLite store \(connection.path) has schema version \(current); this discfg understands up to \(version) — upgrade discfg", field: "store")
+        }
+        guard current < version else { return }
+        try connection.execute("BEGIN IMMEDIATE")
+        do {
+            try connection.execute(create)
+            try connection.execute("PRAGMA user_version = \(version)")
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+}
+

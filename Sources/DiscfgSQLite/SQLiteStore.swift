@@ -1,0 +1,299 @@
+import DiscfgCore
+import Foundation
+import Synchronization
+
+/// The embedded store: one SQLite file, the default for a single machine.
+///
+/// The file is in WAL mode with `synchronous=FULL`, so an acknowledged change survives
+/// a crash or power loss. One writer thread commits changes in groups; reads run in
+/// parallel and never wait for it. Several processes may use the file at once (the CLI
+/// while `discfg serve` runs): SQLite locks the writes, and watchers notice other
+/// processes' commits by polling the file's data version every 100 ms.
+///
+/// ```swift
+/// let store = try SQLiteStore(path: "/var/lib/discfg/discfg.db")
+/// ```
+public final class SQLiteStore: ConfigStore {
+    /// Where the file is.
+    public let path: String
+    private let readers: SQLiteReaderPool
+    private let writer: SQLiteWriter
+    private let clock: any WallClock
+    private let notifier: ChangeNotifier
+    private let sweeper = ExpirySweeper()
+
+    /// Opens the store at `path`, creating the file, its directory and tables if needed.
+    /// - Throws: `unavailable` when the file cannot be opened or is not a discfg store.
+    public init(path: String, clock: any WallClock = SystemClock()) throws {
+        self.path = path
+        self.clock = clock
+        let directory = (path as NSString).deletingLastPathComponent
+        if !directory.isEmpty {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        let connection = try SQLiteConnection(path: path, create: true)
+        let mode = try connection.first("PRAGMA journal_mode = WAL") { $0.text(0) }
+        guard mode == "wal" else {
+            throw DiscfgError(.unavailable, "SQLite store \(path) cannot use write-ahead logging (journal mode \(mode ?? "unknown"))", field: "store")
+        }
+        try connection.execute("PRAGMA synchronous = FULL")
+        try SQLiteSchema.migrate(connection)
+        writer = SQLiteWriter(connection: connection)
+        let readers = SQLiteReaderPool(path: path)
+        self.readers = readers
+        let watcher = DataVersionWatcher(path: path)
+        notifier = ChangeNotifier(pollInterval: .milliseconds(100)) { watcher.changed() }
+    }
+
+    public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
+        let now = clock.now()
+        let settingsJSON = try String(decoding: JSONEncoder().encode(settings), as: UTF8.self)
+        return try await writer.write { connection in
+            let inserted = try connection.run(
+                "INSERT OR IGNORE INTO configs (name, revision, compacted_revision, created_at, modified_at, settings) VALUES (?, 0, 0, ?, ?, ?)",
+                [.text(name.rawValue), .integer(now.milliseconds), .integer(now.milliseconds), .text(settingsJSON)]
+            )
+            guard inserted == 1 else { throw DiscfgError(.configExists, "config \"\(name)\" already exists", field: "config") }
+            return ConfigInfo(name: name, revision: .zero, createdAt: now, modifiedAt: now, settings: settings)
+        }
+    }
+
+    public func deleteConfig(_ name: ConfigName) async throws {
+        try await writer.write { connection in
+            let name = SQLiteValue.text(name.rawValue)
+            try connection.run("DELETE FROM kv WHERE config = ?", [name])
+            try connection.run("DELETE FROM history WHERE config = ?", [name])
+            guard try connection.run("DELETE FROM configs WHERE name = ?", [name]) == 1 else {
+                throw DiscfgError.configNotFound(try ConfigName(name.text))
+            }
+        }
+        notifier.notify(name)
+    }
+
+    public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        let now = clock.now()
+        let info = try await writer.write { connection in
+            guard var info = try Self.configInfo(name, connection) else { throw DiscfgError.configNotFound(name) }
+            info.settings = patch.applied(to: info.settings)
+            info.modifiedAt = now
+            let settingsJSON = try String(decoding: JSONEncoder().encode(info.settings), as: UTF8.self)
+            try connection.run(
+                "UPDATE configs SET settings = ?, modified_at = ? WHERE name = ?",
+                [.text(settingsJSON), .integer(now.milliseconds), .text(name.rawValue)]
+            )
+            try SQLiteTransaction(connection: connection, config: name, now: now).pruneHistory(retention: info.settings.history)
+            return try Self.configInfo(name, connection) ?? info
+        }
+        notifier.notify(name)
+        return info
+    }
+
+    public func listConfigs() async throws -> [ConfigInfo] {
+        try readers.read { try $0.query("SELECT \(SQLiteRows.configColumns) FROM configs ORDER BY name", [], SQLiteRows.config) }
+    }
+
+    public func configInfo(_ name: ConfigName) async throws -> ConfigInfo {
+        try readers.read { try Self.requireConfig(name, $0) }
+    }
+
+    public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
+        let now = clock.now()
+        return try readers.read { connection in
+            let current = try connection.first(
+                "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key = ?",
+                [.text(config.rawValue), .text(key.path)], SQLiteRows.item
+            )
+            guard let revision else {
+                if let current, !current.isExpired(at: now) { return current }
+                // Absent: tell a missing key from a missing config.
+                _ = try Self.requireConfig(config, connection)
+                return nil
+            }
+            let info = try Self.requireConfig(config, connection)
+            return try PastRead.resolve(
+                key: key, at: revision, configRevision: info.revision, compacted: info.compactedRevision,
+                current: current, now: now,
+                firstEventAfter: { after in
+                    try connection.first(
+                        "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision > ? ORDER BY revision LIMIT 1",
+                        [.text(config.rawValue), .text(key.path), .integer(Int64(after.rawValue))], SQLiteRows.event
+                    )
+                }
+            )
+        }
+    }
+
+    public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        var folder = try ListingFolder(query)
+        let now = clock.now()
+        return try readers.read { connection in
+            let info = try Self.requireConfig(config, connection)
+            var start = folder.scanStart
+            let batch = query.recursive ? query.limit + 1 : 64
+            scan: while !folder.isDone {
+                let items = try connection.query(
+                    "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?",
+                    [.text(config.rawValue), .text(start), .text(query.prefix.upperBound), .integer(Int64(batch))], SQLiteRows.item
+                )
+                for item in items where !item.isExpired(at: now) {
+                    if let jump = folder.offer(item) {
+                        start = jump
+                        continue scan
+                    }
+                    if folder.isDone { break scan }
+                }
+                guard items.count == batch, let last = items.last else { break }
+                start = last.key.path + "\u{0}"
+            }
+            return folder.page(revision: info.revision)
+        }
+    }
+
+    public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        try await change(config) { try $0.set(key, to: value, options: options) }
+    }
+
+    public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        try await change(config) { try $0.delete(key, conditions: conditions) }
+    }
+
+    public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
+        try await change(config) { try $0.deletePrefix(prefix) }
+    }
+
+    public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
+        try Limits.validatePageSize(query.limit)
+        return try readers.read { connection in
+            let info = try Self.requireConfig(config, connection)
+            let before = Int64(clamping: query.before?.rawValue ?? UInt64(Int64.max))
+            let events = try connection.query(
+                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision < ? ORDER BY revision DESC LIMIT ?",
+                [.text(config.rawValue), .text(key.path), .integer(before), .integer(Int64(query.limit + 1))], SQLiteRows.event
+            )
+            let page = Array(events.prefix(query.limit))
+            return HistoryPage(events: page, nextBefore: events.count > query.limit ? page.last?.revision : nil, compactedRevision: info.compactedRevision)
+        }
+    }
+
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+        try Limits.validatePageSize(limit)
+        let from = max(from, Revision(1))
+        return try readers.read { connection in
+            let info = try Self.requireConfig(config, connection)
+            guard from > info.compactedRevision else {
+                throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
+            }
+            let (low, high): (String, String) = switch scope {
+            case .key(let key): (key.path, key.path + "\u{0}")
+            case .prefix(let prefix): (prefix.path, prefix.upperBound)
+            }
+            let events = try connection.query(
+                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision LIMIT ?",
+                [.text(config.rawValue), .integer(Int64(from.rawValue)), .text(low), .text(high), .integer(Int64(limit))], SQLiteRows.event
+            )
+            let hasMore = events.count == limit
+            let through = hasMore ? events[events.count - 1].revision : max(info.revision, Revision(from.rawValue - 1))
+            return EventBatch(events: events, through: through, hasMore: hasMore)
+        }
+    }
+
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
+        let stream = followEvents(config, scope: scope, from: from, wakeUps: notifier.subscribe(config))
+        sweeper.ensureRunning(while: notifier) { [weak self] in _ = try? await self?.sweepExpired() }
+        return stream
+    }
+
+    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+        let now = clock.now()
+        return try readers.read { connection in
+            let info = try Self.requireConfig(config, connection)
+            let items = try connection.query(
+                "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? ORDER BY key", [.text(config.rawValue)], SQLiteRows.item
+            )
+            let live = items.filter { !$0.isExpired(at: now) }.map(ConfigSnapshot.Entry.init)
+            return ConfigSnapshot(config: config, revision: info.revision, exportedAt: now, items: live)
+        }
+    }
+
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await change(config) { try $0.importSnapshot(snapshot, replace: replace) }
+    }
+
+    public func sweepExpired() async throws -> [Event] {
+        let now = clock.now()
+        let due = try readers.read { connection in
+            try connection.query(
+                "SELECT DISTINCT config FROM kv WHERE expires_at <= ?", [.integer(now.milliseconds)]
+            ) { try ConfigName($0.text(0)) }
+        }
+        var events: [Event] = []
+        for config in due {
+            do {
+                events += try await change(config) { try $0.expireDue() }
+            } catch let error as DiscfgError where error.code == .configNotFound {
+                continue
+            }
+        }
+        return events
+    }
+
+    /// Runs one change in the writer's next group, prunes history, and wakes watchers.
+    private func change<T: Sendable>(_ config: ConfigName, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T) async throws -> T {
+        let now = clock.now()
+        let result = try await writer.write { connection in
+            var transaction = try SQLiteTransaction(connection: connection, config: config, now: now)
+            let before = try transaction.currentRevision()
+            let result = try body(&transaction)
+            if try transaction.currentRevision() != before, let info = try Self.configInfo(config, connection) {
+                try transaction.pruneHistory(retention: info.settings.history)
+            }
+            return result
+        }
+        notifier.notify(config)
+        return result
+    }
+
+    private static func configInfo(_ name: ConfigName, _ connection: SQLiteConnection) throws -> ConfigInfo? {
+        try connection.first("SELECT \(SQLiteRows.configColumns) FROM configs WHERE name = ?", [.text(name.rawValue)], SQLiteRows.config)
+    }
+
+    private static func requireConfig(_ name: ConfigName, _ connection: SQLiteConnection) throws -> ConfigInfo {
+        guard let info = try configInfo(name, connection) else { throw DiscfgError.configNotFound(name) }
+        return info
+    }
+}
+
+/// Notices commits made through any other connection to the file — another process, or
+/// this process's writer — by watching SQLite's `data_version`.
+private final class DataVersionWatcher: Sendable {
+    private let path: String
+    private let state = Mutex<(box: ConnectionBox?, version: Int64?)>((nil, nil))
+
+    init(path: String) {
+        self.path = path
+    }
+
+    /// Whether the file changed since the last call.
+    func changed() -> Bool {
+        state.withLock { state in
+            do {
+                let box = try state.box ?? ConnectionBox(SQLiteConnection(path: path, create: false))
+                state.box = box
+                let version = try box.connection.first("PRAGMA data_version") { $0.integer(0) }
+                defer { state.version = version }
+                return state.version != nil && version != state.version
+            } catch {
+                // A file that cannot be read now is retried on the next tick.
+                state.box = nil
+                return false
+            }
+        }
+    }
+}
+
+extension SQLiteValue {
+    fileprivate var text: String {
+        if case .text(let text) = self { return text }
+        return ""
+    }
+}

@@ -1,0 +1,92 @@
+import DiscfgCore
+import Foundation
+
+/// A change to one config inside the writer's transaction.
+struct SQLiteTransaction: ChangeTransaction {
+    let connection: SQLiteConnection
+    let config: ConfigName
+    let now: Date
+    private var revision: Revision
+
+    /// Starts a change; throws `configNotFound` when the config does not exist.
+    init(connection: SQLiteConnection, config: ConfigName, now: Date) throws {
+        self.connection = connection
+        self.config = config
+        self.now = now
+        guard let revision = try connection.first("SELECT revision FROM configs WHERE name = ?", [.text(config.rawValue)], { Revision(UInt64($0.integer(0))) }) else {
+            throw DiscfgError.configNotFound(config)
+        }
+        self.revision = revision
+    }
+
+    func currentRevision() throws -> Revision { revision }
+
+    func storedItem(_ key: Key) throws -> Item? {
+        try connection.first(
+            "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key = ?",
+            [.text(config.rawValue), .text(key.path)], SQLiteRows.item
+        )
+    }
+
+    func storedItems(under prefix: KeyPrefix) throws -> [Item] {
+        try connection.query(
+            "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key",
+            [.text(config.rawValue), .text(prefix.path), .text(prefix.upperBound)], SQLiteRows.item
+        )
+    }
+
+    func dueExpirations() throws -> [Item] {
+        try connection.query(
+            "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE expires_at <= ? AND config = ? ORDER BY key",
+            [.integer(now.milliseconds), .text(config.rawValue)], SQLiteRows.item
+        )
+    }
+
+    mutating func record(_ event: Event) throws {
+        let name = SQLiteValue.text(config.rawValue)
+        try connection.run(
+            "UPDATE configs SET revision = ?, modified_at = ? WHERE name = ?",
+            [.integer(Int64(event.revision.rawValue)), .integer(now.milliseconds), name]
+        )
+        if let item = event.item {
+            try connection.run(
+                "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    name, .text(item.key.path), .blob(item.value), .optional(item.contentType), .integer(Int64(item.version)),
+                    .integer(Int64(item.createRevision.rawValue)), .integer(Int64(item.modRevision.rawValue)),
+                    .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds),
+                ]
+            )
+        } else {
+            try connection.run("DELETE FROM kv WHERE config = ? AND key = ?", [name, .text(event.key.path)])
+        }
+        try connection.run(
+            "INSERT INTO history (config, \(SQLiteRows.eventColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            SQLiteRows.eventArguments(config, event)
+        )
+        revision = event.revision
+    }
+
+    /// Drops history the config's retention no longer keeps, and records how far.
+    func pruneHistory(retention: HistoryRetention) throws {
+        let name = SQLiteValue.text(config.rawValue)
+        var dropThrough = retention.lastDroppable(revision: revision)
+        if dropThrough == nil, let cutoff = retention.cutoff(now: now) {
+            // History is in time order, so the oldest row tells whether there is work.
+            let oldest = try connection.first("SELECT at FROM history WHERE config = ? ORDER BY revision LIMIT 1", [name]) { $0.integer(0) }
+            if let oldest, oldest < cutoff.milliseconds {
+                dropThrough = try connection.first(
+                    "SELECT max(revision) FROM history WHERE config = ? AND at < ?", [name, .integer(cutoff.milliseconds)]
+                ) { $0.optionalInteger(0).map { Revision(UInt64($0)) } } ?? nil
+            }
+        }
+        guard let dropThrough else { return }
+        let changed = try connection.run(
+            "UPDATE configs SET compacted_revision = ? WHERE name = ? AND compacted_revision < ?",
+            [.integer(Int64(dropThrough.rawValue)), name, .integer(Int64(dropThrough.rawValue))]
+        )
+        if changed > 0 {
+            try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [name, .integer(Int64(dropThrough.rawValue))])
+        }
+    }
+}

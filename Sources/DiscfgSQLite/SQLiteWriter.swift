@@ -1,0 +1,95 @@
+import Dispatch
+import DiscfgCore
+import Synchronization
+
+/// The one writer of a SQLite store: a dedicated thread that commits changes in groups.
+///
+/// Changes that arrive while a commit is in progress wait, then go into the next
+/// transaction together, each inside its own savepoint so a failed condition undoes only
+/// that change. One fsync then makes the whole group durable (group commit); no caller
+/// hears back before its change is on disk. Blocking SQLite calls stay off Swift's
+/// cooperative threads.
+final class SQLiteWriter: Sendable {
+    /// A change waiting for the next group, and how to tell its caller the outcome.
+    private struct Job: Sendable {
+        /// Runs the change inside its savepoint and returns what to do once the group's
+        /// commit succeeded (nil) or failed (the error).
+        let run: @Sendable (SQLiteConnection) -> @Sendable ((any Error)?) -> Void
+        /// Tells the caller the group could not start; the change never ran.
+        let fail: @Sendable (any Error) -> Void
+    }
+
+    private struct Queue {
+        var jobs: [Job] = []
+        var draining = false
+    }
+
+    private let thread = DispatchQueue(label: "discfg.sqlite.writer", qos: .userInitiated)
+    private let box: ConnectionBox
+    private let queue = Mutex(Queue())
+
+    init(connection: SQLiteConnection) {
+        box = ConnectionBox(connection)
+    }
+
+    /// Runs `body` in a write transaction and returns its result once it is committed.
+    /// If `body` throws, its changes are undone and the error is rethrown; others in the
+    /// same group are unaffected.
+    func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let job = Job(run: { connection in
+                do {
+                    try connection.execute("SAVEPOINT change")
+                    let value = try body(connection)
+                    try connection.execute("RELEASE change")
+                    return { commitError in
+                        if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
+                    }
+                } catch {
+                    try? connection.execute("ROLLBACK TO change")
+                    try? connection.execute("RELEASE change")
+                    return { _ in continuation.resume(throwing: error) }
+                }
+            }, fail: { continuation.resume(throwing: $0) })
+            let startDraining = queue.withLock { queue in
+                queue.jobs.append(job)
+                defer { queue.draining = true }
+                return !queue.draining
+            }
+            if startDraining {
+                thread.async { [self] in drain() }
+            }
+        }
+    }
+
+    private func drain() {
+        while true {
+            let jobs = queue.withLock { queue in
+                defer { queue.jobs.removeAll(keepingCapacity: true) }
+                if queue.jobs.isEmpty { queue.draining = false }
+                return queue.jobs
+            }
+            if jobs.isEmpty { return }
+            commit(jobs)
+        }
+    }
+
+    private func commit(_ jobs: [Job]) {
+        let connection = box.connection
+        do {
+            try connection.execute("BEGIN IMMEDIATE")
+        } catch {
+            for job in jobs { job.fail(error) }
+            return
+        }
+        let completions = jobs.map { $0.run(connection) }
+        var commitError: (any Error)?
+        do {
+            try connection.execute("COMMIT")
+        } catch {
+            commitError = error
+            try? connection.execute("ROLLBACK")
+        }
+        for complete in completions { complete(commitError) }
+    }
+}

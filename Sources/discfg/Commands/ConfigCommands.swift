@@ -1,0 +1,227 @@
+import ArgumentParser
+import DiscfgCore
+import Foundation
+
+/// Settings flags shared by `create` and `update`.
+struct SettingsOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("History to keep: Nd (days), N (last N changes) or forever. Default 30d.", valueName: "retention"))
+    var history: String?
+
+    @Option(name: .long, help: "What the config is for.")
+    var description: String?
+
+    /// The patch the flags and an optional JSON argument (`{"history": "7d"}`) describe.
+    func patch(json: String?) throws -> ConfigSettingsPatch {
+        var patch = ConfigSettingsPatch()
+        if let json {
+            do {
+                patch = try JSONDecoder().decode(ConfigSettingsPatch.self, from: Data(json.utf8))
+            } catch let error as DiscfgError {
+                throw error
+            } catch {
+                throw usage("settings \"\(json)\" are not a JSON object such as {\"history\": \"7d\", \"description\": \"...\"}", field: "settings")
+            }
+        }
+        if let history { patch.history = try HistoryRetention(parsing: history) }
+        if let description { patch.description = description }
+        return patch
+    }
+}
+
+struct CreateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "create",
+        abstract: "Create a config.",
+        discussion: """
+        A config is a named set of keys, e.g. one per application and environment.
+        Examples:
+          discfg create myapp-prod
+          discfg create myapp-dev --history 7d --description "dev settings"
+          discfg create myapp '{"history": "1000"}'
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var settings: SettingsOptions
+    @Argument(help: "The config's name: letters, digits, '_', '.', '-'.") var name: String
+    @Argument(help: "Settings as JSON, as the original discfg took them.") var settingsJSON: String?
+
+    func run() async throws {
+        try await global.run("create") { output in
+            let name = try ConfigName(name)
+            let patch = try settings.patch(json: settingsJSON)
+            let info = try await global.openStore().createConfig(name, settings: patch.applied(to: ConfigSettings()))
+            var envelope = Envelope(action: "create")
+            envelope.config = name.rawValue
+            envelope.configInfo = ConfigDocument(info)
+            output.emit(envelope) { "created config \(name) (history: \(info.settings.history.text))" }
+        }
+    }
+}
+
+struct DeleteConfigCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete-config",
+        abstract: "Delete a config with all its keys and history.",
+        discussion: "Asks for confirmation unless --yes is given. This cannot be undone; 'discfg export' first to keep a copy."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
+    @Argument(help: "The config to delete.") var name: String
+
+    func run() async throws {
+        try await global.run("delete-config") { output in
+            let name = try ConfigName(name)
+            let store = try global.openStore()
+            let info = try await store.configInfo(name)
+            try Confirmation.require("delete config \(name) (revision \(info.revision)) with all its keys and history", yes: yes)
+            try await store.deleteConfig(name)
+            var envelope = Envelope(action: "delete-config")
+            envelope.config = name.rawValue
+            output.emit(envelope) { "deleted config \(name)" }
+        }
+    }
+}
+
+struct ConfigsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "configs", abstract: "List configs.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await global.run("configs") { output in
+            let configs = try await global.openStore().listConfigs()
+            let selected = try? global.selectedConfig()
+            var envelope = Envelope(action: "configs")
+            envelope.configs = configs.map(ConfigDocument.init)
+            output.emit(envelope) {
+                guard !configs.isEmpty else { return "no configs yet; create one with 'discfg create NAME'" }
+                let now = Date()
+                return Show.table(
+                    ["", "NAME", "REVISION", "MODIFIED", "HISTORY"],
+                    configs.map { info in
+                        [info.name == selected?.name ? "*" : "", info.name.rawValue, String(info.revision.rawValue),
+                         Show.relative(info.modifiedAt, now: now), info.settings.history.text]
+                    }
+                )
+            }
+        }
+    }
+}
+
+struct UseCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "use",
+        abstract: "Use a config for commands run in this directory (writes .discfg).",
+        discussion: "Then 'discfg set KEY VALUE' and 'discfg get KEY' need no config name here or in subdirectories."
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The config to use.") var name: String
+
+    func run() async throws {
+        try await global.run("use") { output in
+            let name = try ConfigName(name)
+            _ = try await global.openStore().configInfo(name)
+            let path = try ConfigSelection.write(name)
+            var envelope = Envelope(action: "use")
+            envelope.currentDiscfg = name.rawValue
+            output.emit(envelope) { "using config \(name) (saved in \(path))" }
+        }
+    }
+}
+
+struct WhichCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "which", abstract: "Show which config commands here use, and why.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await global.run("which") { output in
+            guard let selection = try global.selectedConfig() else {
+                throw DiscfgError(.configNotFound, "no config selected here; run 'discfg use NAME' or pass --config NAME", field: "config")
+            }
+            var envelope = Envelope(action: "which")
+            envelope.currentDiscfg = selection.name.rawValue
+            output.emit(envelope) { "\(selection.name) (from \(selection.source))" }
+        }
+    }
+}
+
+struct InfoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "info", abstract: "Show a config's revision, times and settings.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The config (default: the selected one).") var name: String?
+
+    func run() async throws {
+        try await global.run("info") { output in
+            let name = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
+            let info = try await global.openStore().configInfo(name)
+            var envelope = Envelope(action: "info")
+            envelope.config = name.rawValue
+            envelope.revision = info.revision
+            envelope.configInfo = ConfigDocument(info)
+            output.emit(envelope) {
+                let now = Date()
+                var rows: [[String]] = [
+                    ["config", name.rawValue],
+                    ["revision", String(info.revision.rawValue)],
+                    ["modified", "\(TimestampFormat.string(from: info.modifiedAt)) (\(Show.relative(info.modifiedAt, now: now)))"],
+                    ["created", "\(TimestampFormat.string(from: info.createdAt)) (\(Show.relative(info.createdAt, now: now)))"],
+                    ["history", info.settings.history.text + (info.compactedRevision > .zero ? " (kept after revision \(info.compactedRevision))" : "")],
+                ]
+                if let description = info.settings.description { rows.append(["description", description]) }
+                return rows.map { "\($0[0].padding(toLength: 12, withPad: " ", startingAt: 0))\($0[1])" }.joined(separator: "\n")
+            }
+        }
+    }
+}
+
+struct UpdateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "update",
+        abstract: "Change a config's settings.",
+        discussion: """
+        Examples:
+          discfg update myapp --history 90d
+          discfg update --description "payments service"        # the selected config
+          discfg update myapp '{"history": "forever"}'
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var settings: SettingsOptions
+    @Argument(help: "[CONFIG] [SETTINGS-JSON]") var arguments: [String] = []
+
+    func run() async throws {
+        try await global.run("update") { output in
+            var arguments = arguments
+            var json: String?
+            if let last = arguments.last, last.hasPrefix("{") { json = arguments.removeLast() }
+            let name = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
+            let patch = try settings.patch(json: json)
+            guard !patch.isEmpty else { throw usage("nothing to update: pass --history, --description or settings JSON") }
+            let info = try await global.openStore().updateConfig(name, patch)
+            var envelope = Envelope(action: "update")
+            envelope.config = name.rawValue
+            envelope.configInfo = ConfigDocument(info)
+            output.emit(envelope) { "updated config \(name) (history: \(info.settings.history.text))" }
+        }
+    }
+}
+
+struct VersionCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print discfg's version.")
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        try await global.run("version") { output in
+            var envelope = Envelope(action: "version")
+            envelope.message = "discfg v\(DiscfgVersion.current)"
+            output.emit(envelope) { "discfg v\(DiscfgVersion.current)" }
+        }
+    }
+}

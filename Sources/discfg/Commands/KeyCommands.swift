@@ -1,0 +1,230 @@
+import ArgumentParser
+import DiscfgCore
+import Foundation
+
+/// Compare-and-swap flags shared by `set` and `delete`.
+struct ConditionOptions: ParsableArguments {
+    @Option(name: .customLong("if-version"), help: ArgumentHelp("Only if the key's version is N (0: only if it does not exist).", valueName: "n"))
+    var ifVersion: UInt64?
+
+    @Option(name: .customLong("if-mod-revision"), help: ArgumentHelp("Only if the key was last written at revision R.", valueName: "r"))
+    var ifModRevision: UInt64?
+
+    @Option(
+        name: [.customLong("if-value"), .customLong("condition"), .customShort("c")],
+        help: ArgumentHelp("Only if the key's current value is exactly this (the original's --condition).", valueName: "value")
+    )
+    var ifValue: String?
+
+    @Flag(name: .customLong("if-absent"), help: "Only if the key does not exist (same as --if-version 0).")
+    var ifAbsent = false
+
+    @Flag(name: .customLong("if-exists"), help: "Only if the key exists.")
+    var ifExists = false
+
+    /// The conditions, after rejecting combinations that can never hold.
+    func conditions() throws -> [Condition] {
+        if ifAbsent, ifExists { throw usage("--if-absent and --if-exists contradict each other", field: "--if-absent") }
+        if ifAbsent, let version = ifVersion, version != 0 {
+            throw usage("--if-absent and --if-version \(version) contradict each other", field: "--if-absent")
+        }
+        if ifAbsent || ifVersion == 0, ifValue != nil || ifModRevision != nil || ifExists {
+            throw usage("a condition that the key must not exist cannot be combined with conditions on its value, revision or existence", field: "--if-absent")
+        }
+        var conditions: [Condition] = []
+        if ifAbsent { conditions.append(.version(0)) }
+        if let ifVersion, !(ifAbsent && ifVersion == 0) { conditions.append(.version(ifVersion)) }
+        if let ifModRevision { conditions.append(.modRevision(Revision(ifModRevision))) }
+        if let ifValue { conditions.append(.value(Data(ifValue.utf8))) }
+        if ifExists { conditions.append(.exists) }
+        return conditions
+    }
+}
+
+struct SetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Set a key's value.",
+        discussion: """
+        The value comes from the argument, from a file (-d FILE, '-d -' for standard
+        input), or from standard input when it is piped. A key without a leading slash
+        gets one: 'db/host' is /db/host.
+
+        Examples:
+          discfg set mykey '{"json": "works"}'
+          discfg set mykey -d file.json --content-type application/json
+          discfg set mycfg mykey VALUE                 # name the config explicitly
+          discfg set session/token abc --ttl 15m       # expires in 15 minutes
+          discfg set counter 2 --if-version 1          # compare-and-swap
+          discfg set lock me --if-absent
+          cat cert.pem | discfg set tls/cert
+
+        \(ExitStatus.help)
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var condition: ConditionOptions
+
+    @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("Read the value from FILE ('-' for standard input).", valueName: "file"))
+    var dataFile: String?
+
+    @Option(name: [.customShort("t"), .long], help: ArgumentHelp("Expire the key after this long: seconds, or 30s, 5m, 2h, 7d.", valueName: "duration"))
+    var ttl: String?
+
+    @Option(name: .customLong("content-type"), help: ArgumentHelp("The value's media type, e.g. application/json.", valueName: "type"))
+    var contentType: String?
+
+    @Argument(help: "[CONFIG] KEY [VALUE]") var arguments: [String] = []
+
+    func run() async throws {
+        try await global.run("set") { output in
+            let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+            let key = try Key(rawKey)
+            let options = SetOptions(
+                conditions: try condition.conditions(),
+                ttlSeconds: try ttl.map(TTLParser.seconds),
+                contentType: contentType
+            )
+            try options.validate()
+            let value = try readValue(argumentValue)
+            try Limits.validateValue(value)
+            let change = try await global.openStore().set(key, to: value, in: config, options: options)
+            output.emit(Envelope(action: "set", config: config, change: change)) {
+                let item = change.item!
+                let expiry = Show.expiry(item)
+                return "set \(key) = \(Show.preview(value, limit: 60)) (version \(item.version), revision \(change.revision)\(expiry.isEmpty ? "" : ", \(expiry)"))"
+            }
+        }
+    }
+
+    private func readValue(_ argument: String?) throws -> Data {
+        switch (argument, dataFile) {
+        case (.some, .some):
+            throw usage("give the value either as an argument or with -d, not both", field: "--data")
+        case (let value?, nil):
+            return Data(value.utf8)
+        case (nil, let file?):
+            return try ValueInput.readFile(file, field: "--data")
+        case (nil, nil):
+            guard ValueInput.standardInputHasData else {
+                throw usage("no value given: pass it as an argument, with -d FILE, or on standard input", field: "value")
+            }
+            return ValueInput.readStandardInput()
+        }
+    }
+}
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Get a key's value.",
+        discussion: """
+        Prints the value; -f json prints the envelope with the item's version and
+        revisions; --raw prints the exact bytes with nothing added.
+
+        Examples:
+          discfg get mykey
+          discfg get mykey -f json
+          discfg get mycfg mykey --revision 12         # as it was at revision 12
+          discfg get tls/cert --raw > cert.pem
+
+        \(ExitStatus.help)
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("Read the key as it was at this config revision.", valueName: "r"))
+    var revision: UInt64?
+
+    @Flag(name: .long, help: "Print the value's exact bytes, with no newline added.")
+    var raw = false
+
+    @Argument(help: "[CONFIG] KEY") var arguments: [String] = []
+
+    func run() async throws {
+        try await global.run("get") { output in
+            let (config, rawKey) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "KEY")
+            let key = try Key(rawKey)
+            guard let item = try await global.openStore().get(key, in: config, atRevision: revision.map { Revision($0) }) else {
+                let at = revision.map { " at revision \($0)" } ?? ""
+                throw DiscfgError(.keyNotFound, "key \(key) not found in config \(config)\(at)", field: "key")
+            }
+            if raw {
+                output.raw(item.value)
+                return
+            }
+            var envelope = Envelope(action: "get")
+            envelope.config = config.rawValue
+            envelope.item = ItemDocument(item)
+            envelope.revision = revision.map { Revision($0) }
+            output.emit(envelope) {
+                guard let text = item.text else { return "<\(item.value.count) bytes of binary data; use --raw to write them out>" }
+                return text
+            }
+        }
+    }
+}
+
+struct DeleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete a key, or every key under a prefix.",
+        discussion: """
+        Examples:
+          discfg delete mykey
+          discfg delete mykey --if-version 3
+          discfg delete --prefix /feature-flags/ --yes
+
+        \(ExitStatus.help)
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @OptionGroup var condition: ConditionOptions
+
+    @Flag(name: .long, help: "Delete every key under the prefix (a directory such as /db/).")
+    var prefix = false
+
+    @Flag(name: [.short, .long], help: "With --prefix: do not ask for confirmation.")
+    var yes = false
+
+    @Argument(help: "[CONFIG] KEY (or PREFIX with --prefix)") var arguments: [String] = []
+
+    func run() async throws {
+        try await global.run("delete") { output in
+            let (config, target) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: prefix ? "PREFIX" : "KEY")
+            let store = try global.openStore()
+            if prefix {
+                let conditions = try condition.conditions()
+                guard conditions.isEmpty else { throw usage("conditions apply to one key; they cannot be used with --prefix", field: "--prefix") }
+                let keyPrefix = try KeyPrefix(target)
+                let count = try await Self.count(under: keyPrefix, in: config, store: store)
+                guard count > 0 else { throw DiscfgError(.keyNotFound, "no keys under \(keyPrefix) in config \(config)", field: "prefix") }
+                try Confirmation.require("delete \(count) key\(count == 1 ? "" : "s") under \(keyPrefix) in config \(config)", yes: yes)
+                let events = try await store.deletePrefix(keyPrefix, in: config)
+                var envelope = Envelope(action: "delete")
+                envelope.config = config.rawValue
+                envelope.events = events.map(EventDocument.init)
+                envelope.revision = events.last?.revision
+                output.emit(envelope) { "deleted \(events.count) key\(events.count == 1 ? "" : "s") under \(keyPrefix)" + (events.last.map { " (revision \($0.revision))" } ?? "") }
+            } else {
+                let key = try Key(target)
+                let change = try await store.delete(key, in: config, conditions: condition.conditions())
+                output.emit(Envelope(action: "delete", config: config, change: change)) { "deleted \(key) (revision \(change.revision))" }
+            }
+        }
+    }
+
+    private static func count(under prefix: KeyPrefix, in config: ConfigName, store: any ConfigStore) async throws -> Int {
+        var count = 0
+        var cursor: String?
+        repeat {
+            let page = try await store.list(in: config, ListQuery(prefix: prefix, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
+            count += page.items.count
+            cursor = page.nextCursor
+        } while cursor != nil
+        return count
+    }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import DiscfgCore
+import Foundation
+
+extension SnapshotFormat: ExpressibleByArgument {
+    public init?(argument: String) {
+        try? self.init(parsing: argument, field: "format")
+    }
+}
+
+struct ExportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write a config's keys as JSON, YAML or env.",
+        discussion: """
+        json and yaml keep everything (binary values, content types, TTLs) and import
+        back exactly; env writes NAME=value lines (/db/host becomes DB_HOST) for handing
+        configuration to a process.
+
+        Examples:
+          discfg export > myapp.json
+          discfg export myapp --to yaml -o myapp.yaml
+          discfg export --to env > .env
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: "Format: json, yaml or env. Default: from -o's extension, else json.")
+    var to: SnapshotFormat?
+
+    @Option(name: [.short, .long], help: ArgumentHelp("Write to FILE instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Argument(help: "[CONFIG]") var arguments: [String] = []
+
+    func run() async throws {
+        try await global.run("export") { printer in
+            let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
+            let format = to ?? output.flatMap(SnapshotFormat.init(fileExtension:)) ?? .json
+            let snapshot = try await global.openStore().export(config)
+            let data = try format.encode(snapshot)
+            if let output {
+                do {
+                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
+                } catch {
+                    throw DiscfgError(.unavailable, "cannot write \(output): \(error.localizedDescription)", field: "--output")
+                }
+                printer.note("exported \(snapshot.items.count) keys of config \(config) at revision \(snapshot.revision ?? .zero) to \(output)")
+            } else {
+                printer.raw(data)
+            }
+        }
+    }
+}
+
+struct ImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Set keys from a JSON, YAML or env file.",
+        discussion: """
+        All keys are written in one transaction, one revision per changed key; keys whose
+        value is already the same are left alone. The file may be what 'discfg export'
+        wrote, or a plain mapping such as {"/db/host": "db1", "/db/port": 5432}.
+
+        Examples:
+          discfg import myapp.json
+          discfg import myapp settings.yaml --replace     # also delete keys not in the file
+          discfg import --from env .env
+          cat snapshot.json | discfg import -
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: "Format: json, yaml or env. Default: from the file's extension.")
+    var from: SnapshotFormat?
+
+    @Flag(name: .long, help: "Delete keys that the file does not contain.")
+    var replace = false
+
+    @Argument(help: "[CONFIG] FILE ('-' for standard input)") var arguments: [String] = []
+
+    func run() async throws {
+        try await global.run("import") { output in
+            let (config, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "FILE")
+            guard let format = from ?? SnapshotFormat(fileExtension: file) ?? (file == "-" ? .json : nil) else {
+                throw usage("cannot tell the format of \(file) from its extension; pass --from json, yaml or env", field: "--from")
+            }
+            let data = try ValueInput.readFile(file, field: "file")
+            let snapshot: ConfigSnapshot
+            do {
+                snapshot = try format.decode(data)
+            } catch let error as DiscfgError {
+                throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
+            }
+            let result = try await global.openStore().importSnapshot(snapshot, into: config, replace: replace)
+            var envelope = Envelope(action: "import")
+            envelope.config = config.rawValue
+            envelope.events = result.events.map(EventDocument.init)
+            envelope.unchanged = result.unchanged
+            envelope.revision = result.revision
+            output.emit(envelope) {
+                let deleted = result.events.filter { $0.kind == .delete }.count
+                let written = result.events.count - deleted
+                return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+import ArgumentParser
+
+/// The `discfg` command line.
+struct Discfg: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "discfg",
+        abstract: "A distributed configuration service: keep configuration out of your code.",
+        discussion: """
+        Configuration lives in named configs of keys (/db/host) with versions, revisions,
+        compare-and-swap, TTLs, history and watch. By default it is kept in an embedded
+        SQLite file; choose another store with --store or DISCFG_STORE.
+
+        QUICK START:
+          discfg create myapp
+          discfg use myapp                     # remember myapp for this directory (.discfg)
+          discfg set db/host db1.internal
+          discfg get db/host
+          discfg get db/host -f json           # the JSON envelope: action, item, prevItem
+          discfg set db/host db2 --if-version 1
+          discfg watch /db/                    # print changes as they happen
+
+        STORES (--store URL or DISCFG_STORE):
+          sqlite:///path/file.db   embedded file (default: $XDG_DATA_HOME/discfg/discfg.db)
+          memory:                  nothing kept after the command ends
+
+        \(ExitStatus.help)
+        """,
+        version: DiscfgVersion.current,
+        subcommands: [
+            CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
+            InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self,
+            ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self,
+            VersionCommand.self,
+        ]
+    )
+}
+
+/// This build's version.
+enum DiscfgVersion {
+    static let current = "0.1.0"
+}

@@ -1,0 +1,71 @@
+import ArgumentParser
+import DiscfgCore
+import DiscfgSQLite
+import Foundation
+
+/// How results are printed: `human` (default), `json` (the API's envelope) or `silent`.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case human, json, silent
+    // The original's help spelled it "slient"; accept that too.
+    case slient
+
+    var normalized: OutputFormat { self == .slient ? .silent : self }
+
+    static var allValueStrings: [String] { ["human", "json", "silent"] }
+}
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Store URL (sqlite:///path.db, memory:). Env: DISCFG_STORE.", valueName: "url"))
+    var store: String?
+
+    @Option(name: [.customShort("f"), .long], help: "Output format: human, json or silent.")
+    var format: OutputFormat = .human
+
+    @Option(name: .long, help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use'. Env: DISCFG_CONFIG.", valueName: "name"))
+    var config: String?
+
+    /// The environment, read once.
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    /// The store the options name.
+    func openStore() throws -> any ConfigStore {
+        let location: StoreLocation
+        if let url = store ?? environment["DISCFG_STORE"], !url.isEmpty {
+            location = try StoreLocation(parsing: url)
+        } else {
+            location = StoreLocation.defaultLocation(environment: environment)
+        }
+        switch location {
+        case .sqlite(let path): return try SQLiteStore(path: path)
+        case .memory: return MemoryStore()
+        }
+    }
+
+    /// The config chosen by `--config`, `DISCFG_CONFIG` or a `.discfg` file, if any.
+    func selectedConfig() throws -> ConfigSelection? {
+        try ConfigSelection.find(explicit: config, environment: environment)
+    }
+
+    /// Runs a command body, printing its failure in the chosen format and exiting with
+    /// the documented code.
+    func run(_ action: String, _ body: (Output) async throws -> Void) async throws {
+        let output = Output(format: format.normalized)
+        do {
+            try await body(output)
+        } catch let error as DiscfgError {
+            output.fail(action: action, error)
+            throw ExitCode(ExitStatus.code(for: error))
+        } catch let exit as ExitCode {
+            throw exit
+        } catch {
+            output.fail(action: action, DiscfgError(.internal, String(describing: error)))
+            throw ExitCode(ExitStatus.error)
+        }
+    }
+}
+
+/// A usage error raised while interpreting arguments: exit code 2.
+func usage(_ message: String, field: String = "arguments") -> DiscfgError {
+    DiscfgError(.invalidArgument, message, field: field)
+}

@@ -1,0 +1,56 @@
+import ArgumentParser
+import DiscfgCore
+import Foundation
+
+/// Runs the CLI and turns every failure into one line and a documented exit code.
+@main
+enum Main {
+    static func main() async {
+        do {
+            var command = try Discfg.parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
+        } catch {
+            let code = Discfg.exitCode(for: error)
+            if code == .success {
+                Discfg.exit(withError: error)
+            }
+            // Usage errors: one line naming the problem, then where to read more.
+            let message = Discfg.message(for: error)
+            FileHandle.standardError.write(Data("discfg: \(message)\nSee 'discfg --help' or 'discfg help <command>'.\n".utf8))
+            Foundation.exit(ExitStatus.usage)
+        }
+    }
+}
+
+/// The exit codes every command documents.
+enum ExitStatus {
+    static let ok: Int32 = 0
+    static let error: Int32 = 1
+    static let usage: Int32 = 2
+    static let notFound: Int32 = 3
+    static let conditionFailed: Int32 = 4
+
+    static let help = """
+    EXIT CODES:
+      0  success
+      1  error (store unavailable, value too large, ...)
+      2  bad usage or input (unknown flag, bad name, key, value, file)
+      3  not found (config or key)
+      4  condition failed (--if-version, --if-value, ...); nothing was changed
+    """
+
+    static func code(for error: DiscfgError) -> Int32 {
+        switch error.code {
+        case .invalidArgument, .compacted: usage
+        case .configNotFound, .keyNotFound: notFound
+        case .conditionFailed: conditionFailed
+        default: Self.error
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import DiscfgCore
+import Foundation
+
+/// Prints results in the chosen format: human text, the JSON envelope, or nothing.
+/// Every write goes straight to the file descriptor, so output piped to another
+/// program (as `watch` is) arrives as it happens.
+struct Output {
+    let format: OutputFormat
+
+    /// Prints `envelope` as JSON, or `human()` as text.
+    func emit(_ envelope: Envelope, human: () -> String) {
+        switch format {
+        case .json: writeJSON(envelope, pretty: true)
+        case .human: line(human())
+        default: break
+        }
+    }
+
+    /// Prints one envelope per line (for streams such as `watch`), or `human()`.
+    func emitStreaming(_ envelope: Envelope, human: () -> String) {
+        switch format {
+        case .json: writeJSON(envelope, pretty: false)
+        case .human: line(human())
+        default: break
+        }
+    }
+
+    /// Writes raw bytes to standard output, whatever the format.
+    func raw(_ data: Data) {
+        FileHandle.standardOutput.write(data)
+    }
+
+    /// Tells a human something on standard error (progress, notes); silent otherwise.
+    func note(_ text: String) {
+        guard format == .human else { return }
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+
+    /// Reports a failure: the error envelope in JSON, one line on standard error otherwise.
+    func fail(action: String, _ error: DiscfgError) {
+        switch format {
+        case .json: writeJSON(Envelope(action: action, error: error), pretty: true)
+        case .silent, .slient: break
+        case .human:
+            var text = "discfg: \(error.message)"
+            if let current = error.currentItem {
+                text += "\n  current: version \(current.version), modRevision \(current.modRevision), value \(Show.preview(current.value, limit: 60))"
+            }
+            FileHandle.standardError.write(Data((text + "\n").utf8))
+        }
+    }
+
+    private func line(_ text: String) {
+        guard !text.isEmpty else { return }
+        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    }
+
+    private func writeJSON(_ envelope: Envelope, pretty: Bool) {
+        guard var data = try? JSONEncoder.discfg(pretty: pretty).encode(envelope) else { return }
+        data.append(UInt8(ascii: "\n"))
+        FileHandle.standardOutput.write(data)
+    }
+}
+
+/// Human renderings of values, times and tables.
+enum Show {
+    /// A value as text for a table cell or a line: UTF-8 on one line, cut at `limit`
+    /// characters; binary as its size.
+    static func preview(_ value: Data, limit: Int) -> String {
+        guard let text = String(validating: value, as: UTF8.self) else { return "<\(value.count) bytes of binary data>" }
+        let oneLine = text.replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "\t", with: " ")
+        return oneLine.count > limit ? String(oneLine.prefix(limit - 1)) + "…" : oneLine
+    }
+
+    /// A time relative to `now`: `just now`, `5m ago`, `in 2h`, or a date when far.
+    static func relative(_ date: Date, now: Date = Date()) -> String {
+        let seconds = Int(now.timeIntervalSince(date).rounded())
+        let magnitude = abs(seconds)
+        let amount: String
+        switch magnitude {
+        case ..<5: return "just now"
+        case ..<60: amount = "\(magnitude)s"
+        case ..<3600: amount = "\(magnitude / 60)m"
+        case ..<86_400: amount = "\(magnitude / 3600)h"
+        case ..<(86_400 * 60): amount = "\(magnitude / 86_400)d"
+        default: return TimestampFormat.string(from: date).prefix(10) + ""
+        }
+        return seconds >= 0 ? "\(amount) ago" : "in \(amount)"
+    }
+
+    /// Rows as aligned columns under a header; the last column is not padded.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+
+    /// A byte count as `512 B`, `3.2 KiB`.
+    static func size(_ bytes: Int) -> String {
+        bytes < 1024 ? "\(bytes) B" : String(format: "%.1f KiB", Double(bytes) / 1024)
+    }
+
+    /// `expires in 5m` / `expired`, or "" without a TTL.
+    static func expiry(_ item: Item, now: Date = Date()) -> String {
+        guard let expiresAt = item.expiresAt else { return "" }
+        return expiresAt <= now ? "expired" : "expires \(relative(expiresAt, now: now))"
+    }
+}

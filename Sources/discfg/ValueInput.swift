@@ -1,0 +1,80 @@
+import DiscfgCore
+import Foundation
+
+/// Where `set` and `import` read their bytes from.
+enum ValueInput {
+    /// Reads a whole file, or standard input for `-`.
+    static func readFile(_ path: String, field: String) throws -> Data {
+        if path == "-" { return readStandardInput() }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw DiscfgError.invalidInput(field, "cannot read \(path): no such file")
+        }
+        guard !isDirectory.boolValue else {
+            throw DiscfgError.invalidInput(field, "cannot read \(path): it is a directory")
+        }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw DiscfgError.invalidInput(field, "cannot read \(path): permission denied or unreadable")
+        }
+        return data
+    }
+
+    /// Whether standard input is a pipe or a file (not a terminal or /dev/null), so a
+    /// value may be read from it.
+    static var standardInputHasData: Bool {
+        var status = stat()
+        guard fstat(STDIN_FILENO, &status) == 0 else { return false }
+        let type = status.st_mode & S_IFMT
+        return type == S_IFIFO || type == S_IFREG || type == S_IFSOCK
+    }
+
+    static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
+
+    static func readStandardInput() -> Data {
+        FileHandle.standardInput.readDataToEndOfFile()
+    }
+}
+
+extension DiscfgError {
+    /// Bad input from the command line: exit code 2.
+    static func invalidInput(_ field: String, _ message: String) -> DiscfgError {
+        DiscfgError(.invalidArgument, message, field: field)
+    }
+}
+
+/// Asks before something that cannot be undone.
+enum Confirmation {
+    /// Returns when confirmed by `--yes` or by typing `y` at a terminal; otherwise
+    /// throws, changing nothing.
+    static func require(_ question: String, yes: Bool) throws {
+        if yes { return }
+        guard ValueInput.standardInputIsTerminal else {
+            throw usage("refusing to \(question) without confirmation; pass --yes", field: "--yes")
+        }
+        FileHandle.standardError.write(Data("\(question)? [y/N] ".utf8))
+        let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        guard answer == "y" || answer == "yes" else {
+            throw DiscfgError(.invalidArgument, "aborted; nothing was changed", field: "--yes")
+        }
+    }
+}
+
+/// Parses a TTL: seconds (`300`) or a number with a unit (`30s`, `5m`, `2h`, `7d`).
+enum TTLParser {
+    static func seconds(_ text: String) throws -> Int64 {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        var digits = Substring(text.trimmingCharacters(in: .whitespaces))
+        var multiplier: Int64 = 1
+        if let last = digits.last, let unit = units[last] {
+            multiplier = unit
+            digits = digits.dropLast()
+        }
+        guard let number = Int64(digits), number > 0 else {
+            throw usage("ttl \"\(text)\" is not a duration such as 300, 30s, 5m, 2h or 7d", field: "--ttl")
+        }
+        let (seconds, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else { throw usage("ttl \"\(text)\" is too long", field: "--ttl") }
+        try Limits.validateTTL(seconds: seconds)
+        return seconds
+    }
+}

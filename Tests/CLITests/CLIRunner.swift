@@ -1,0 +1,102 @@
+import DiscfgCore
+import Foundation
+import Testing
+
+/// Runs the built `discfg` binary in a scratch directory with its own store and HOME,
+/// the way a person would from a shell.
+struct CLIRunner {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var stdoutData: Data
+
+        /// The JSON envelope printed with `-f json`.
+        func envelope() throws -> Envelope {
+            try JSONDecoder.discfg().decode(Envelope.self, from: stdoutData)
+        }
+    }
+
+    let directory: URL
+    var environment: [String: String]
+
+    /// A fresh directory and SQLite store for one test.
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = directory.path
+        environment["DISCFG_STORE"] = "sqlite://\(directory.path)/store.db"
+        environment.removeValue(forKey: "DISCFG_CONFIG")
+        environment.removeValue(forKey: "XDG_DATA_HOME")
+        self.environment = environment
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The built binary: next to the test bundle in the build products directory.
+    static let executable: URL = {
+        var candidates: [URL] = []
+        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
+            var url = start
+            for _ in 0..<4 {
+                url = url.deletingLastPathComponent()
+                candidates.append(url.appendingPathComponent("discfg"))
+            }
+        }
+        candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/discfg").standardized)
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            fatalError("the discfg binary was not built; looked in \(candidates.map(\.path))")
+        }
+        return found
+    }()
+
+    /// Runs `discfg arguments…` to completion.
+    @discardableResult
+    func run(_ arguments: String..., stdin: Data? = nil, in subdirectory: String? = nil) throws -> Result {
+        try run(arguments, stdin: stdin, in: subdirectory)
+    }
+
+    func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) throws -> Result {
+        let process = start(arguments, in: subdirectory)
+        let input = Pipe()
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        if let stdin {
+            input.fileHandleForWriting.write(stdin)
+            try input.fileHandleForWriting.close()
+        }
+        // Read both pipes to the end before waiting, so a large output cannot block.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var out = Data()
+        nonisolated(unsafe) var err = Data()
+        DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { err = errors.fileHandleForReading.readDataToEndOfFile() }
+        group.wait()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self), stdoutData: out)
+    }
+
+    /// A process set up to run `discfg arguments…`, not yet started.
+    func start(_ arguments: [String], in subdirectory: String? = nil) -> Process {
+        let process = Process()
+        process.executableURL = Self.executable
+        process.arguments = arguments
+        process.environment = environment
+        process.currentDirectoryURL = subdirectory.map { directory.appendingPathComponent($0) } ?? directory
+        return process
+    }
+
+    /// Writes a file in the scratch directory and returns its path.
+    func write(_ name: String, _ contents: Data) throws -> String {
+        let url = directory.appendingPathComponent(name)
+        try contents.write(to: url)
+        return url.path
+    }
+}
