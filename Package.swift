@@ -12,10 +12,17 @@ let package = Package(
         .executable(name: "discfg", targets: ["discfg"]),
         .library(name: "DiscfgCore", targets: ["DiscfgCore"]),
         .library(name: "DiscfgSQLite", targets: ["DiscfgSQLite"]),
+        .library(name: "DiscfgAPI", targets: ["DiscfgAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         .target(
@@ -29,11 +36,26 @@ let package = Package(
             dependencies: ["DiscfgCore", "CSQLite"],
             swiftSettings: strict
         ),
+        .target(
+            name: "DiscfgAPI",
+            dependencies: [
+                "DiscfgCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "discfg",
             dependencies: [
                 "DiscfgCore",
                 "DiscfgSQLite",
+                "DiscfgAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -46,6 +68,15 @@ let package = Package(
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: ["DiscfgCore", "DiscfgSQLite"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "APITests",
+            dependencies: [
+                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

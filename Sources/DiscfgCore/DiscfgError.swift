@@ -59,7 +59,8 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 extension DiscfgError {
-    static func invalid(_ field: String, _ message: String) -> DiscfgError {
+    /// Bad input in `field`: code `invalidArgument`.
+    public static func invalid(_ field: String, _ message: String) -> DiscfgError {
         DiscfgError(.invalidArgument, message, field: field)
     }
 

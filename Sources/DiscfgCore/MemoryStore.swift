@@ -12,6 +12,7 @@ public final class MemoryStore: ConfigStore {
     }
 
     private let state = Mutex<[ConfigName: ConfigState]>([:])
+    let tokens = Mutex<[String: AccessToken]>([:])
     private let clock: any WallClock
     private let notifier = ChangeNotifier()
     private let sweeper = ExpirySweeper()
@@ -124,7 +125,11 @@ public final class MemoryStore: ConfigStore {
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
-        let stream = followEvents(config, scope: scope, from: from, wakeUps: notifier.subscribe(config))
+        let wakeUps = notifier.subscribe(config)
+        // "Now" is when watch is called, not when the stream's task first runs; an unknown
+        // config is left to the stream, which ends with `configNotFound`.
+        let start = from ?? state.withLock { $0[config]?.info.revision.next }
+        let stream = followEvents(config, scope: scope, from: start, wakeUps: wakeUps)
         sweeper.ensureRunning(while: notifier) { [weak self] in _ = try? await self?.sweepExpired() }
         return stream
     }

@@ -120,7 +120,9 @@ final class SQLiteConnection {
             let status: Int32
             switch argument {
             case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
-            case .text(let value): status = sqlite3_bind_text(statement, index, value, -1, transient)
+            // An explicit length, so a bound string keeps a trailing NUL (range ends such as
+            // `key + "\u{0}"`) instead of being cut at it.
+            case .text(let value): status = sqlite3_bind_text(statement, index, value, Int32(value.utf8.count), transient)
             case .blob(let value):
                 status = value.withUnsafeBytes { buffer in
                     sqlite3_bind_blob(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)

@@ -6,7 +6,7 @@ import DiscfgCore
 /// History rows carry the item before the change, so a read at a past revision and an
 /// event's `prevItem` survive compaction of older rows.
 enum SQLiteSchema {
-    static let version = 1
+    static let version = 2
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -53,6 +53,20 @@ enum SQLiteSchema {
     CREATE INDEX IF NOT EXISTS history_by_key ON history (config, key, revision);
     """
 
+    /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
+    static let migrations = [create, tokens]
+
+    static let tokens = """
+    CREATE TABLE IF NOT EXISTS tokens (
+        id TEXT PRIMARY KEY,
+        hash BLOB NOT NULL,
+        role TEXT NOT NULL,
+        configs TEXT,
+        description TEXT,
+        created_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    """
+
     /// Creates the tables on a new file; refuses a file written by a newer discfg.
     static func migrate(_ connection: SQLiteConnection) throws {
         let current = try connection.first("PRAGMA user_version") { $0.integer(0) } ?? 0
@@ -62,7 +76,7 @@ enum SQLiteSchema {
         guard current < version else { return }
         try connection.execute("BEGIN IMMEDIATE")
         do {
-            try connection.execute(create)
+            for migration in migrations[Int(current)...] { try connection.execute(migration) }
             try connection.execute("PRAGMA user_version = \(version)")
             try connection.execute("COMMIT")
         } catch {

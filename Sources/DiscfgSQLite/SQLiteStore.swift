@@ -16,8 +16,8 @@ import Synchronization
 public final class SQLiteStore: ConfigStore {
     /// Where the file is.
     public let path: String
-    private let readers: SQLiteReaderPool
-    private let writer: SQLiteWriter
+    let readers: SQLiteReaderPool
+    let writer: SQLiteWriter
     private let clock: any WallClock
     private let notifier: ChangeNotifier
     private let sweeper = ExpirySweeper()
@@ -198,7 +198,11 @@ public final class SQLiteStore: ConfigStore {
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
-        let stream = followEvents(config, scope: scope, from: from, wakeUps: notifier.subscribe(config))
+        let wakeUps = notifier.subscribe(config)
+        // "Now" is when watch is called, not when the stream's task first runs; an unknown
+        // config is left to the stream, which ends with `configNotFound`.
+        let start = from ?? (try? readers.read { try Self.requireConfig(config, $0) })?.revision.next
+        let stream = followEvents(config, scope: scope, from: start, wakeUps: wakeUps)
         sweeper.ensureRunning(while: notifier) { [weak self] in _ = try? await self?.sweepExpired() }
         return stream
     }
@@ -281,7 +285,10 @@ private final class DataVersionWatcher: Sendable {
                 state.box = box
                 let version = try box.connection.first("PRAGMA data_version") { $0.integer(0) }
                 defer { state.version = version }
-                return state.version != nil && version != state.version
+                // The first reading has nothing to compare with; report a change so a write
+                // made between subscribing and this first poll is not missed (a spurious
+                // wake-up only makes watchers look again).
+                return version != state.version
             } catch {
                 // A file that cannot be read now is retried on the next tick.
                 state.box = nil

@@ -30,7 +30,7 @@ struct Discfg: AsyncParsableCommand {
             CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self,
             ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self,
-            VersionCommand.self,
+            ServeCommand.self, TokenCommand.self, VersionCommand.self,
         ]
     )
 }

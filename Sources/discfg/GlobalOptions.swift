@@ -28,18 +28,31 @@ struct GlobalOptions: ParsableArguments {
     /// The environment, read once.
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
+    /// Where the options say the store is.
+    func storeLocation() throws -> StoreLocation {
+        if let url = store ?? environment["DISCFG_STORE"], !url.isEmpty {
+            return try StoreLocation(parsing: url)
+        }
+        return StoreLocation.defaultLocation(environment: environment)
+    }
+
+    /// The store's URL, for messages.
+    var storeDescription: String { (try? storeLocation().description) ?? "the store" }
+
     /// The store the options name.
     func openStore() throws -> any ConfigStore {
-        let location: StoreLocation
-        if let url = store ?? environment["DISCFG_STORE"], !url.isEmpty {
-            location = try StoreLocation(parsing: url)
-        } else {
-            location = StoreLocation.defaultLocation(environment: environment)
-        }
-        switch location {
+        switch try storeLocation() {
         case .sqlite(let path): return try SQLiteStore(path: path)
         case .memory: return MemoryStore()
         }
+    }
+
+    /// The store, as the keeper of bearer tokens.
+    func openTokenStore() throws -> any TokenStore {
+        guard let tokens = try openStore() as? any TokenStore else {
+            throw DiscfgError(.invalidArgument, "the store \(storeDescription) keeps no tokens", field: "store")
+        }
+        return tokens
     }
 
     /// The config chosen by `--config`, `DISCFG_CONFIG` or a `.discfg` file, if any.

@@ -1,0 +1,114 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+/// Builds the API's responses: the JSON envelope, raw values, and errors.
+enum APIResponse {
+    static let jsonContentType = "application/json; charset=utf-8"
+
+    /// The envelope as JSON.
+    static func json(_ envelope: Envelope, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var data = (try? JSONEncoder.discfg(pretty: false).encode(envelope)) ?? Data("{}".utf8)
+        data.append(UInt8(ascii: "\n"))
+        return bytes(data, contentType: jsonContentType, status: status, headers: headers)
+    }
+
+    /// A body of bytes with a content type.
+    static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        var headers = headers
+        headers[.contentType] = contentType
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+    }
+
+    /// The error envelope with the status its code maps to.
+    static func error(_ error: DiscfgError, action: String) -> Response {
+        var headers: HTTPFields = [:]
+        if error.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer realm=\"discfg\"" }
+        if let current = error.currentItem { headers[.eTag] = ETag.value(current.modRevision) }
+        return json(Envelope(action: action, error: error), status: status(for: error.code), headers: headers)
+    }
+
+    /// The HTTP status for each kind of failure.
+    static func status(for code: DiscfgError.Code) -> HTTPResponse.Status {
+        switch code {
+        case .invalidArgument: .badRequest
+        case .configNotFound, .keyNotFound: .notFound
+        case .configExists: .conflict
+        case .conditionFailed: .preconditionFailed
+        case .tooLarge: .contentTooLarge
+        case .compacted: .gone
+        case .unauthenticated: .unauthorized
+        case .permissionDenied: .forbidden
+        case .throttled: .tooManyRequests
+        case .unavailable: .serviceUnavailable
+        case .internal: .internalServerError
+        }
+    }
+}
+
+/// Entity tags: a key's modRevision, quoted.
+enum ETag {
+    static func value(_ revision: Revision) -> String { "\"\(revision.rawValue)\"" }
+
+    /// The revision in an `If-Match` / `If-None-Match` value such as `"12"`, `W/"12"` or `12`.
+    static func revision(in text: Substring, header: String) throws -> Revision {
+        var value = text.trimmingCharacters(in: .whitespaces)
+        if value.hasPrefix("W/") { value.removeFirst(2) }
+        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
+        guard let number = UInt64(value) else {
+            throw DiscfgError(.invalidArgument, "\(header) must be * or a quoted revision such as \"12\", got \(text)", field: header)
+        }
+        return Revision(number)
+    }
+}
+
+/// Turns every failure inside a route into the JSON error envelope, so no request ever
+/// gets a bare 500 or an HTML page: route-not-found, bad bodies and store errors alike.
+struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as DiscfgError {
+            if error.code == .internal || error.code == .unavailable {
+                context.logger.error("request failed", metadata: ["error": "\(error.message)"])
+            }
+            return APIResponse.error(error, action: Self.action(for: request))
+        } catch let error as HTTPError {
+            let code: DiscfgError.Code = switch error.status {
+            case .notFound: .keyNotFound
+            case .contentTooLarge: .tooLarge
+            case .unauthorized: .unauthenticated
+            case .forbidden: .permissionDenied
+            case .tooManyRequests: .throttled
+            case .serviceUnavailable: .unavailable
+            default: error.status.code < 500 ? .invalidArgument : .internal
+            }
+            let message = error.status == .notFound ? "no route for \(request.method) \(request.uri.path)" : (error.body ?? error.status.reasonPhrase)
+            var response = APIResponse.error(DiscfgError(code, message, field: error.status == .notFound ? "path" : nil), action: Self.action(for: request))
+            response.status = error.status
+            return response
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.error("request failed", metadata: ["error": "\(String(describing: error))"])
+            return APIResponse.error(DiscfgError(.internal, "internal error: \(error)"), action: Self.action(for: request))
+        }
+    }
+
+    /// A name for the action a request attempted, for error envelopes.
+    static func action(for request: Request) -> String {
+        let path = request.uri.path
+        if path.contains("/watch") { return "watch" }
+        if path.contains("/history/") { return "history" }
+        if path.hasSuffix("/export") { return "export" }
+        if path.hasSuffix("/import") { return "import" }
+        if path.contains("/keys") {
+            switch request.method {
+            case .put: return "set"
+            case .delete: return "delete"
+            default: return "get"
+            }
+        }
+        return request.method.rawValue.lowercased()
+    }
+}

@@ -1,0 +1,142 @@
+import Crypto
+import DiscfgCore
+import Foundation
+import Hummingbird
+import Synchronization
+
+/// Checks bearer tokens against the store's token records.
+///
+/// Tokens look like `dcfg_<id>_<secret>`; the store keeps only SHA-256 of the whole
+/// token, looked up by id and compared in constant time. Records are cached for a
+/// couple of seconds so a busy server does not read the token table on every request;
+/// a revoked token stops working within that time.
+public final class Authenticator: Sendable {
+    /// When tokens are required.
+    public enum Mode: Sendable, Equatable {
+        /// Nobody needs a token (loopback development, or `--insecure`).
+        case open
+        /// Every request needs a valid token.
+        case required
+        /// Open until the first token exists, then required.
+        case onceTokensExist
+    }
+
+    private struct Cache {
+        var tokens: [String: AccessToken] = [:]
+        var loadedAt: ContinuousClock.Instant?
+    }
+
+    public let mode: Mode
+    private let store: (any TokenStore)?
+    private let cacheLifetime: Duration
+    private let cache = Mutex(Cache())
+
+    /// Creates an authenticator.
+    /// - Parameters:
+    ///   - mode: when tokens are required.
+    ///   - store: where token records are; nil only with `.open`.
+    ///   - cacheLifetime: how long token records are trusted before reading them again.
+    public init(mode: Mode, store: (any TokenStore)?, cacheLifetime: Duration = .seconds(2)) {
+        self.mode = store == nil ? .open : mode
+        self.store = store
+        self.cacheLifetime = cacheLifetime
+    }
+
+    /// An authenticator that lets everyone in.
+    public static let open = Authenticator(mode: .open, store: nil)
+
+    /// The caller, if allowed to act with `role` on `config`; throws `unauthenticated`
+    /// (401) without a valid token and `permissionDenied` (403) for a token that may not.
+    public func authorize(_ request: Request, context: some DiscfgRequestContext, role: Role, config: ConfigName?) async throws -> Caller {
+        let caller = try await identify(request, context: context)
+        guard caller.allows(role, on: config) else {
+            let target = config.map { "config \($0)" } ?? "the list of configs"
+            throw DiscfgError(.permissionDenied, "\(caller.name) has role \(caller.role.rawValue) and may not \(role.verb) \(target)", field: "authorization")
+        }
+        return caller
+    }
+
+    /// Who is calling: the transport's caller, the token's holder, or anonymous.
+    public func identify(_ request: Request, context: some DiscfgRequestContext) async throws -> Caller {
+        if let caller = context.authenticatedCaller { return caller }
+        let header = request.headers[.authorization]
+        if mode == .open { return .anonymous }
+        let tokens = try await currentTokens()
+        if mode == .onceTokensExist, tokens.isEmpty, header == nil { return .anonymous }
+        guard let header else {
+            throw DiscfgError(.unauthenticated, "this server needs a bearer token: send 'Authorization: Bearer <token>' (create one with 'discfg token create')", field: "authorization")
+        }
+        guard header.count > 7, header.prefix(7).lowercased() == "bearer " else {
+            throw DiscfgError(.unauthenticated, "the Authorization header must be 'Bearer <token>'", field: "authorization")
+        }
+        let presented = String(header.dropFirst(7)).trimmingCharacters(in: .whitespaces)
+        guard let id = TokenFormat.id(of: presented), let record = tokens[id],
+              TokenFormat.constantTimeEqual(TokenFormat.hash(presented), record.hash)
+        else {
+            throw DiscfgError(.unauthenticated, "the bearer token is not valid (unknown, revoked or mistyped)", field: "authorization")
+        }
+        return Caller(name: "token:\(record.id)", role: record.role, configs: record.configs)
+    }
+
+    private func currentTokens() async throws -> [String: AccessToken] {
+        let now = ContinuousClock.now
+        if let cached = cache.withLock({ cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? cache.tokens : nil }) {
+            return cached
+        }
+        guard let store else { return [:] }
+        let tokens = Dictionary(uniqueKeysWithValues: try await store.listTokens().map { ($0.id, $0) })
+        cache.withLock { $0 = Cache(tokens: tokens, loadedAt: now) }
+        return tokens
+    }
+}
+
+extension Role {
+    fileprivate var verb: String {
+        switch self {
+        case .read: "read"
+        case .write: "change keys in"
+        case .admin: "administer"
+        }
+    }
+}
+
+/// How bearer tokens are made, parsed and hashed.
+public enum TokenFormat {
+    static let prefix = "dcfg_"
+    static let idLength = 12
+
+    /// A new token and its record: `dcfg_<12 hex id>_<43 base64url secret>`.
+    public static func generate(role: Role, configs: [ConfigName]?, description: String?, now: Date) -> (token: String, record: AccessToken) {
+        var generator = SystemRandomNumberGenerator()
+        let idBytes = (0..<(idLength / 2)).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let secretBytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let id = idBytes.map { String(format: "%02x", $0) }.joined()
+        let secret = Data(secretBytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let token = prefix + id + "_" + secret
+        return (token, AccessToken(id: id, hash: hash(token), role: role, configs: configs, description: description, createdAt: now))
+    }
+
+    /// The id part of a well-formed token, or nil.
+    public static func id(of token: String) -> String? {
+        guard token.hasPrefix(prefix) else { return nil }
+        let rest = token.dropFirst(prefix.count)
+        guard rest.count > idLength + 1, rest[rest.index(rest.startIndex, offsetBy: idLength)] == "_" else { return nil }
+        let id = rest.prefix(idLength)
+        guard id.allSatisfy(\.isHexDigit) else { return nil }
+        return String(id)
+    }
+
+    /// SHA-256 of the token's text.
+    public static func hash(_ token: String) -> Data {
+        Data(SHA256.hash(data: Data(token.utf8)))
+    }
+
+    /// Compares two hashes without stopping at the first difference.
+    static func constantTimeEqual(_ lhs: Data, _ rhs: Data) -> Bool {
+        guard lhs.count == rhs.count else { return false }
+        var difference: UInt8 = 0
+        for (left, right) in zip(lhs, rhs) { difference |= left ^ right }
+        return difference == 0
+    }
+}

@@ -1,0 +1,52 @@
+import DiscfgCore
+import Hummingbird
+
+/// Who is making a request and what they may do.
+public struct Caller: Sendable, Hashable {
+    /// How the caller is named in logs: `token:ab12…`, `iam:arn:…`, `anonymous`.
+    public var name: String
+    /// What the caller may do.
+    public var role: Role
+    /// The configs the caller may touch; nil for all.
+    public var configs: [ConfigName]?
+
+    /// Creates a caller.
+    public init(name: String, role: Role, configs: [ConfigName]? = nil) {
+        self.name = name
+        self.role = role
+        self.configs = configs
+    }
+
+    /// A caller on a server without authentication: may do anything.
+    public static let anonymous = Caller(name: "anonymous", role: .admin)
+
+    /// Whether the caller may act with `needed` on `config` (nil: the list of configs).
+    public func allows(_ needed: Role, on config: ConfigName?) -> Bool {
+        guard role >= needed else { return false }
+        guard let configs, let config else { return true }
+        return configs.contains(config)
+    }
+}
+
+/// A request context the API's routes run in.
+///
+/// The server uses ``APIRequestContext``; other faces (Lambda) bring their own, and may
+/// report a caller their transport already authenticated, such as an IAM principal
+/// behind API Gateway.
+public protocol DiscfgRequestContext: RequestContext {
+    /// A caller authenticated by the transport; nil to check the bearer token.
+    var authenticatedCaller: Caller? { get }
+}
+
+extension DiscfgRequestContext {
+    public var authenticatedCaller: Caller? { nil }
+}
+
+/// The request context of `discfg serve`.
+public struct APIRequestContext: DiscfgRequestContext {
+    public var coreContext: CoreRequestContextStorage
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+    }
+}

@@ -1,0 +1,71 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+extension DiscfgAPI {
+    func listConfigs(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let caller = try await authenticator.authorize(request, context: context, role: .read, config: nil)
+        let configs = try await store.listConfigs().filter { caller.configs?.contains($0.name) ?? true }
+        var envelope = Envelope(action: "configs")
+        envelope.configs = configs.map(ConfigDocument.init)
+        return APIResponse.json(envelope)
+    }
+
+    func createConfig(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let name = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
+        let patch = try await settingsPatch(&request)
+        let info = try await store.createConfig(name, settings: patch.applied(to: ConfigSettings()))
+        var envelope = Envelope(action: "create")
+        envelope.config = name.rawValue
+        envelope.configInfo = ConfigDocument(info)
+        envelope.revision = info.revision
+        return APIResponse.json(envelope, status: .created, headers: [.location: "/v1/\(name)"])
+    }
+
+    func configInfo(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let name = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .read, config: name)
+        let info = try await store.configInfo(name)
+        var envelope = Envelope(action: "info")
+        envelope.config = name.rawValue
+        envelope.configInfo = ConfigDocument(info)
+        envelope.revision = info.revision
+        return APIResponse.json(envelope)
+    }
+
+    func updateConfig(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let name = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
+        let patch = try await settingsPatch(&request)
+        guard !patch.isEmpty else { throw DiscfgError.invalid("body", "nothing to update: send {\"history\": \"30d\"} and/or {\"description\": \"...\"}") }
+        let info = try await store.updateConfig(name, patch)
+        var envelope = Envelope(action: "update")
+        envelope.config = name.rawValue
+        envelope.configInfo = ConfigDocument(info)
+        envelope.revision = info.revision
+        return APIResponse.json(envelope)
+    }
+
+    func deleteConfig(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let name = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
+        try await store.deleteConfig(name)
+        var envelope = Envelope(action: "delete-config")
+        envelope.config = name.rawValue
+        return APIResponse.json(envelope)
+    }
+
+    /// Settings from a JSON body; an empty body is no change.
+    private func settingsPatch(_ request: inout Request) async throws -> ConfigSettingsPatch {
+        let body = try await request.bodyData(limit: options.maxSettingsBytes)
+        guard !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else { return ConfigSettingsPatch() }
+        do {
+            return try JSONDecoder().decode(ConfigSettingsPatch.self, from: body)
+        } catch let error as DiscfgError {
+            throw error
+        } catch {
+            throw DiscfgError.invalid("body", "settings must be a JSON object such as {\"history\": \"30d\", \"description\": \"...\"}")
+        }
+    }
+}

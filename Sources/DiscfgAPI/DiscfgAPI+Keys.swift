@@ -1,0 +1,115 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+extension DiscfgAPI {
+    /// `GET keys/{key}`: the item; with `?recursive` or a trailing slash, a listing.
+    func getOrList(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let path = request.pathRemainder(context)
+        if try request.flag("recursive") { return try await list(request, context, prefix: path, recursive: true) }
+        if request.endsWithSlash || path.isEmpty { return try await list(request, context, prefix: path, recursive: false) }
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
+        let key = try Key(path)
+        let revision = try request.integer("revision").map { Revision($0) }
+        guard let item = try await store.get(key, in: config, atRevision: revision) else {
+            let at = revision.map { " at revision \($0)" } ?? ""
+            throw DiscfgError(.keyNotFound, "key \(key) not found in config \(config)\(at)", field: "key")
+        }
+        let etag = ETag.value(item.modRevision)
+        if let ifNoneMatch = request.headers[.ifNoneMatch], ifNoneMatch.split(separator: ",").contains(where: { (try? ETag.revision(in: $0, header: "If-None-Match")) == item.modRevision }) {
+            return Response(status: .notModified, headers: [.eTag: etag])
+        }
+        if try request.flag("raw") {
+            return APIResponse.bytes(item.value, contentType: item.contentType ?? "application/octet-stream", headers: [.eTag: etag])
+        }
+        var envelope = Envelope(action: "get")
+        envelope.config = config.rawValue
+        envelope.item = ItemDocument(item)
+        envelope.revision = revision
+        let response = APIResponse.json(envelope, headers: [.eTag: etag])
+        return try request.query("format") == "json" ? parsedValues(response, envelope) : response
+    }
+
+    func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
+        let limit = try request.integer("limit").map { Int(clamping: $0) } ?? Limits.defaultPageSize
+        let page = try await store.list(in: config, ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor")))
+        var envelope = Envelope(action: "list")
+        envelope.config = config.rawValue
+        envelope.items = page.items.map(ItemDocument.init)
+        envelope.prefixes = recursive ? nil : page.prefixes.map(\.path)
+        envelope.revision = page.revision
+        envelope.cursor = page.nextCursor
+        return APIResponse.json(envelope)
+    }
+
+    /// `PUT keys/{key}`: the body is the value.
+    func set(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
+        let key = try Key(request.pathRemainder(context))
+        let ttl = try request.integer("ttl").map { Int64(clamping: $0) }
+        var contentType = request.headers[.contentType]
+        // curl -d sends this when told nothing; it says nothing about the value.
+        if contentType?.hasPrefix("application/x-www-form-urlencoded") == true { contentType = nil }
+        let options = SetOptions(conditions: try request.conditions(), ttlSeconds: ttl, contentType: contentType)
+        try options.validate()
+        let value = try await request.bodyData(limit: Limits.maxValueBytes)
+        let change = try await store.set(key, to: value, in: config, options: options)
+        let created = change.prevItem == nil
+        return APIResponse.json(
+            Envelope(action: "set", config: config, change: change), status: created ? .created : .ok,
+            headers: [.eTag: ETag.value(change.revision)]
+        )
+    }
+
+    /// `DELETE keys/{key}`; with `?recursive`, every key under the path.
+    func delete(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
+        let path = request.pathRemainder(context)
+        let conditions = try request.conditions()
+        if try request.flag("recursive") {
+            guard conditions.isEmpty else { throw DiscfgError.invalid("recursive", "conditions apply to one key; they cannot be used with recursive") }
+            let events = try await store.deletePrefix(try KeyPrefix(path), in: config)
+            var envelope = Envelope(action: "delete")
+            envelope.config = config.rawValue
+            envelope.events = events.map(EventDocument.init)
+            envelope.revision = events.last?.revision
+            return APIResponse.json(envelope)
+        }
+        let change = try await store.delete(try Key(path), in: config, conditions: conditions)
+        return APIResponse.json(Envelope(action: "delete", config: config, change: change))
+    }
+
+    /// `GET history/{key}`: the key's changes, newest first.
+    func history(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
+        let key = try Key(request.pathRemainder(context))
+        let limit = try request.integer("limit").map { Int(clamping: $0) } ?? Limits.defaultPageSize
+        let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.integer("before").map { Revision($0) }))
+        var envelope = Envelope(action: "history")
+        envelope.config = config.rawValue
+        envelope.events = page.events.map(EventDocument.init)
+        envelope.cursor = page.nextBefore.map { String($0.rawValue) }
+        return APIResponse.json(envelope)
+    }
+
+    /// With `?format=json`, values that are JSON text are returned as JSON, not strings.
+    private func parsedValues(_ response: Response, _ envelope: Envelope) throws -> Response {
+        guard let item = envelope.item, item.encoding == nil,
+              let parsed = try? JSONSerialization.jsonObject(with: Data(item.value.utf8), options: [.fragmentsAllowed]),
+              let data = try? JSONEncoder.discfg(pretty: false).encode(envelope),
+              var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              var itemObject = object["item"] as? [String: Any]
+        else { return response }
+        itemObject["value"] = parsed
+        object["item"] = itemObject
+        var body = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+        body.append(UInt8(ascii: "\n"))
+        return APIResponse.bytes(body, contentType: APIResponse.jsonContentType, headers: response.headers)
+    }
+}

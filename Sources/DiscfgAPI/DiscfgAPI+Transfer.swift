@@ -1,0 +1,40 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+extension DiscfgAPI {
+    /// `GET export?format=json|yaml|env`.
+    func export(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
+        let format = try SnapshotFormat(parsing: request.query("format") ?? "json", field: "format")
+        let data = try format.encode(try await store.export(config))
+        let contentType = switch format {
+        case .json: APIResponse.jsonContentType
+        case .yaml: "application/yaml"
+        case .env: "text/plain; charset=utf-8"
+        }
+        return APIResponse.bytes(data, contentType: contentType)
+    }
+
+    /// `POST import?format=&replace=`: the body is a snapshot file.
+    func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
+        let format: SnapshotFormat
+        if let named = request.query("format") {
+            format = try SnapshotFormat(parsing: named, field: "format")
+        } else {
+            let type = request.headers[.contentType] ?? ""
+            format = type.contains("yaml") ? .yaml : type.hasPrefix("text/plain") ? .env : .json
+        }
+        let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
+        let result = try await store.importSnapshot(snapshot, into: config, replace: try request.flag("replace"))
+        var envelope = Envelope(action: "import")
+        envelope.config = config.rawValue
+        envelope.events = result.events.map(EventDocument.init)
+        envelope.unchanged = result.unchanged
+        envelope.revision = result.revision
+        return APIResponse.json(envelope)
+    }
+}

@@ -1,0 +1,122 @@
+import DiscfgCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+extension DiscfgAPI {
+    /// `GET watch?key=|prefix=&fromRevision=&timeout=`: a long poll, or with
+    /// `Accept: text/event-stream` a Server-Sent Events stream whose event ids are
+    /// revisions, so `Last-Event-ID` resumes exactly after the last event seen.
+    func watch(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
+        let scope: WatchScope = if let key = request.query("key") {
+            .key(try Key(key))
+        } else {
+            .prefix(try KeyPrefix(request.query("prefix") ?? "/"))
+        }
+        var from = try request.integer("fromRevision").map { Revision($0) }
+        if from == nil, let lastEventID = request.headers[.lastEventID] {
+            guard let last = UInt64(lastEventID.trimmingCharacters(in: .whitespaces)) else {
+                throw DiscfgError.invalid("Last-Event-ID", "Last-Event-ID must be the revision of the last event received, got \(lastEventID)")
+            }
+            from = Revision(last).next
+        }
+        let start: Revision
+        if let from { start = from } else { start = try await store.configInfo(config).revision.next }
+        if request.headers[.accept]?.contains("text/event-stream") == true {
+            let heartbeat = try request.integer("heartbeat").map { Duration.seconds(max(1, Int64(clamping: $0))) } ?? options.heartbeat
+            // Fail before the stream starts when the start revision is already gone.
+            _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
+            return serverSentEvents(config: config, scope: scope, from: start, heartbeat: heartbeat)
+        }
+        let timeout = try request.integer("timeout").map { Duration.seconds(Int64(clamping: $0)) } ?? options.defaultPollTimeout
+        return try await longPoll(config: config, scope: scope, from: start, timeout: min(timeout, options.maxPollTimeout))
+    }
+
+    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration) async throws -> Response {
+        var batch = try await store.events(in: config, scope: scope, from: from, limit: 500)
+        if batch.events.isEmpty {
+            let stream = store.watch(config, scope: scope, from: from)
+            let first = try await withThrowingTaskGroup(of: Event?.self) { group in
+                group.addTask {
+                    var iterator = stream.makeAsyncIterator()
+                    return try await iterator.next()
+                }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
+            }
+            if let first {
+                batch = try await store.events(in: config, scope: scope, from: first.revision, limit: 500)
+            } else {
+                batch = try await store.events(in: config, scope: scope, from: from, limit: 500)
+            }
+        }
+        var envelope = Envelope(action: "watch")
+        envelope.config = config.rawValue
+        envelope.events = batch.events.map(EventDocument.init)
+        envelope.revision = batch.through
+        return APIResponse.json(envelope)
+    }
+
+    private enum StreamItem: Sendable {
+        case event(Event)
+        case heartbeat
+        case failure(DiscfgError)
+    }
+
+    private func serverSentEvents(config: ConfigName, scope: WatchScope, from: Revision, heartbeat: Duration) -> Response {
+        let store = store
+        let body = ResponseBody { writer in
+            let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .unbounded)
+            let events = Task {
+                do {
+                    for try await event in store.watch(config, scope: scope, from: from) { continuation.yield(.event(event)) }
+                } catch let error as DiscfgError {
+                    continuation.yield(.failure(error))
+                } catch {}
+                continuation.finish()
+            }
+            let beats = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: heartbeat)
+                    continuation.yield(.heartbeat)
+                }
+            }
+            defer {
+                events.cancel()
+                beats.cancel()
+            }
+            try await writer.write(ByteBuffer(string: "retry: 1000\n: watching \(scope) in \(config) from revision \(from)\n\n"))
+            let encoder = JSONEncoder.discfg(pretty: false)
+            for await item in items {
+                switch item {
+                case .event(let event):
+                    let data = try encoder.encode(EventDocument(event))
+                    try await writer.write(ByteBuffer(string: "id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+                case .heartbeat:
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                case .failure(let error):
+                    let data = try encoder.encode(Envelope(action: "watch", error: error))
+                    try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+                    try await writer.finish(nil)
+                    return
+                }
+            }
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
+            body: body
+        )
+    }
+}
+
+extension HTTPField.Name {
+    static let lastEventID = HTTPField.Name("Last-Event-ID")!
+}

@@ -1,0 +1,146 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+/// The discfg REST API (v1): one router that `discfg serve` runs over HTTP and the
+/// Lambda function runs behind API Gateway.
+///
+/// It is generic over the request context, holds no server state, and can be called
+/// without a server (`router.buildResponder().respond(to:context:)`).
+///
+/// ```swift
+/// let api = DiscfgAPI(store: try SQLiteStore(path: "discfg.db"), authenticator: .open)
+/// let router = Router(context: APIRequestContext.self)
+/// api.register(on: router)
+/// ```
+public struct DiscfgAPI: Sendable {
+    /// Limits and timings.
+    public struct Options: Sendable {
+        /// The largest import body, in bytes.
+        public var maxImportBytes = 16 * 1024 * 1024
+        /// The largest settings body, in bytes.
+        public var maxSettingsBytes = 64 * 1024
+        /// How often an idle Server-Sent Events stream sends a comment line.
+        public var heartbeat: Duration = .seconds(15)
+        /// A long poll's wait when the request names none.
+        public var defaultPollTimeout: Duration = .seconds(30)
+        /// The longest long poll.
+        public var maxPollTimeout: Duration = .seconds(300)
+        /// The longest any other request may take before it is abandoned with 503.
+        public var requestTimeout: Duration = .seconds(30)
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// One route: its method and its path in OpenAPI form.
+    public struct Route: Hashable, Sendable, CustomStringConvertible {
+        public var method: HTTPRequest.Method
+        public var path: String
+        public var description: String { "\(method.rawValue) \(path)" }
+    }
+
+    public let store: any ConfigStore
+    public let authenticator: Authenticator
+    public let options: Options
+
+    /// Creates the API over a store.
+    public init(store: any ConfigStore, authenticator: Authenticator, options: Options = Options()) {
+        self.store = store
+        self.authenticator = authenticator
+        self.options = options
+    }
+
+    /// The OpenAPI document describing every route, served at `/openapi.yaml`.
+    public static var openAPIDocument: String { OpenAPIDocument.yaml }
+
+    /// Every route the API serves, for documentation checks.
+    public static var routes: [Route] {
+        paths.flatMap { path, methods in methods.map { Route(method: $0, path: path) } }
+    }
+
+    /// Paths (OpenAPI form) and their methods; `register(on:)` follows this table.
+    static let paths: [(String, [HTTPRequest.Method])] = [
+        ("/openapi.yaml", [.get]),
+        ("/v1/configs", [.get]),
+        ("/v1/{config}", [.put, .get, .patch, .delete]),
+        ("/v1/{config}/keys", [.get]),
+        ("/v1/{config}/keys/{key}", [.get, .put, .delete]),
+        ("/v1/{config}/history/{key}", [.get]),
+        ("/v1/{config}/watch", [.get]),
+        ("/v1/{config}/export", [.get]),
+        ("/v1/{config}/import", [.post]),
+    ]
+
+    /// Adds every route to `router`, with JSON errors for failures, unknown paths and
+    /// methods a path does not allow (405 with `Allow`).
+    public func register<Context: DiscfgRequestContext>(on router: Router<Context>) {
+        router.add(middleware: ErrorEnvelopeMiddleware<Context>())
+        for (path, methods) in Self.paths {
+            let pattern = Self.hummingbirdPattern(path)
+            for method in methods {
+                let timeout: Duration? = path.hasSuffix("/watch") ? nil : options.requestTimeout
+                router.on(RouterPath(pattern), method: method) { request, context in
+                    guard let timeout else { return try await handle(method, path, request, context) }
+                    return try await withTimeout(timeout) { try await handle(method, path, request, context) }
+                }
+            }
+            let allow = methods.map(\.rawValue).joined(separator: ", ")
+            for method in [HTTPRequest.Method.get, .put, .post, .patch, .delete] where !methods.contains(method) {
+                router.on(RouterPath(pattern), method: method) { _, _ in
+                    var response = APIResponse.error(
+                        DiscfgError(.invalidArgument, "\(method.rawValue) is not allowed on \(path); use \(allow)", field: "method"),
+                        action: method.rawValue.lowercased()
+                    )
+                    response.status = .methodNotAllowed
+                    response.headers[.allow] = allow
+                    return response
+                }
+            }
+        }
+    }
+
+    /// Runs `body`, abandoning it with 503 when it takes longer than `timeout`.
+    private func withTimeout(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Response) async throws -> Response {
+        try await withThrowingTaskGroup(of: Response?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let response = try await group.next() ?? nil else {
+                throw DiscfgError(.unavailable, "the request took longer than \(timeout) and was abandoned", field: "timeout")
+            }
+            return response
+        }
+    }
+
+    static func hummingbirdPattern(_ path: String) -> String {
+        path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**")
+    }
+
+    private func handle<Context: DiscfgRequestContext>(
+        _ method: HTTPRequest.Method, _ path: String, _ request: Request, _ context: Context
+    ) async throws -> Response {
+        var request = request
+        switch (method, path) {
+        case (.get, "/openapi.yaml"):
+            return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
+        case (.get, "/v1/configs"): return try await listConfigs(request, context)
+        case (.put, "/v1/{config}"): return try await createConfig(&request, context)
+        case (.get, "/v1/{config}"): return try await configInfo(request, context)
+        case (.patch, "/v1/{config}"): return try await updateConfig(&request, context)
+        case (.delete, "/v1/{config}"): return try await deleteConfig(request, context)
+        case (.get, "/v1/{config}/keys"): return try await list(request, context, prefix: request.query("prefix") ?? "/", recursive: request.flag("recursive"))
+        case (.get, "/v1/{config}/keys/{key}"): return try await getOrList(request, context)
+        case (.put, "/v1/{config}/keys/{key}"): return try await set(&request, context)
+        case (.delete, "/v1/{config}/keys/{key}"): return try await delete(request, context)
+        case (.get, "/v1/{config}/history/{key}"): return try await history(request, context)
+        case (.get, "/v1/{config}/watch"): return try await watch(request, context)
+        case (.get, "/v1/{config}/export"): return try await export(request, context)
+        case (.post, "/v1/{config}/import"): return try await importSnapshot(&request, context)
+        default: throw DiscfgError(.internal, "route \(method) \(path) has no handler")
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// `discfg serve`: the API over HTTP, with health, metrics, access logs, and a background sweeper that turns expired keys into `expire` events.
+public enum DiscfgServer {
+    /// How the server runs.
+    public struct Configuration: Sendable {
+        /// Address to listen on; `127.0.0.1` as the original.
+        public var host = "127.0.0.1"
+        /// Port to listen on; 8899 as the original.
+        public var port = 8899
+        /// How often expired keys are swept.
+        public var sweepInterval: Duration = .seconds(1)
+        /// API limits and timings.
+        public var api = DiscfgAPI.Options()
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// The router `serve` runs: the API plus `/healthz` and `/metrics`.
+    public static func makeRouter(
+        store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration
+    ) -> Router<APIRequestContext> {
+        let router = Router(context: APIRequestContext.self)
+        router.add(middleware: AccessLogMiddleware(metrics: metrics))
+        router.get("/healthz") { _, _ in
+            _ = try await store.listConfigs()
+            return APIResponse.bytes(Data("{\"status\":\"ok\"}\n".utf8), contentType: APIResponse.jsonContentType)
+        }
+        router.get("/metrics") { _, _ in
+            APIResponse.bytes(Data(metrics.render().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
+        }
+        DiscfgAPI(store: InstrumentedStore(store, metrics: metrics), authenticator: authenticator, options: configuration.api)
+            .register(on: router)
+        return router
+    }
+
+    /// The application: server, sweeper, graceful shutdown on SIGTERM and SIGINT
+    /// (`runService()`).
+    public static func makeApplication(
+        store: any ConfigStore, authenticator: Authenticator, configuration: Configuration, logger: Logger,
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) -> some ApplicationProtocol {
+        let metrics = APIMetrics()
+        let router = makeRouter(store: store, authenticator: authenticator, metrics: metrics, configuration: configuration)
+        return Application(
+            router: router,
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "discfg"),
+            services: [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)],
+            onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
+            logger: logger
+        )
+    }
+}
+
+/// Logs one line per request with its id, and counts it in the metrics.
+struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: APIMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            record(request, context, status: (error as? any HTTPResponseError)?.status.code ?? 500, start: start)
+            throw error
+        }
+        record(request, context, status: response.status.code, start: start)
+        return response
+    }
+
+    private func record(_ request: Request, _ context: Context, status: Int, start: ContinuousClock.Instant) {
+        let seconds = (ContinuousClock.now - start).seconds
+        metrics.recordRequest(route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: status, seconds: seconds)
+        context.logger.info(
+            "\(request.method) \(request.uri.path) \(status) \(String(format: "%.2f", seconds * 1000))ms",
+            metadata: ["status": "\(status)"]
+        )
+    }
+}
+
+/// Sweeps expired keys into `expire` events while the server runs.
+struct ExpirySweepService: Service {
+    let store: any ConfigStore
+    let interval: Duration
+    let logger: Logger
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let events = try await store.sweepExpired()
+                    if !events.isEmpty { logger.info("expired \(events.count) key(s)") }
+                } catch {
+                    logger.warning("expiry sweep failed: \(error)")
+                }
+                try await Task.sleep(for: interval)
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import DiscfgCore
+import Foundation
+
+/// A store that times every operation of another into ``APIMetrics``.
+public struct InstrumentedStore: ConfigStore {
+    public let base: any ConfigStore
+    public let metrics: APIMetrics
+
+    /// Wraps `base`.
+    public init(_ base: any ConfigStore, metrics: APIMetrics) {
+        self.base = base
+        self.metrics = metrics
+    }
+
+    private func timed<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        let start = ContinuousClock.now
+        do {
+            let result = try await body()
+            metrics.recordStoreOperation(operation, seconds: (ContinuousClock.now - start).seconds, failed: false)
+            return result
+        } catch let error as DiscfgError where error.code != .unavailable && error.code != .internal && error.code != .throttled {
+            // Not-found and failed conditions are answers, not store failures.
+            metrics.recordStoreOperation(operation, seconds: (ContinuousClock.now - start).seconds, failed: false)
+            throw error
+        } catch {
+            metrics.recordStoreOperation(operation, seconds: (ContinuousClock.now - start).seconds, failed: true)
+            throw error
+        }
+    }
+
+    public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
+        try await timed("createConfig") { try await base.createConfig(name, settings: settings) }
+    }
+    public func deleteConfig(_ name: ConfigName) async throws {
+        try await timed("deleteConfig") { try await base.deleteConfig(name) }
+    }
+    public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        try await timed("updateConfig") { try await base.updateConfig(name, patch) }
+    }
+    public func listConfigs() async throws -> [ConfigInfo] {
+        try await timed("listConfigs") { try await base.listConfigs() }
+    }
+    public func configInfo(_ name: ConfigName) async throws -> ConfigInfo {
+        try await timed("configInfo") { try await base.configInfo(name) }
+    }
+    public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
+        try await timed("get") { try await base.get(key, in: config, atRevision: revision) }
+    }
+    public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        try await timed("list") { try await base.list(in: config, query) }
+    }
+    public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        try await timed("set") { try await base.set(key, to: value, in: config, options: options) }
+    }
+    public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        try await timed("delete") { try await base.delete(key, in: config, conditions: conditions) }
+    }
+    public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
+        try await timed("deletePrefix") { try await base.deletePrefix(prefix, in: config) }
+    }
+    public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
+        try await timed("history") { try await base.history(of: key, in: config, query) }
+    }
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+        try await timed("events") { try await base.events(in: config, scope: scope, from: from, limit: limit) }
+    }
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
+        base.watch(config, scope: scope, from: from)
+    }
+    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+        try await timed("export") { try await base.export(config) }
+    }
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await timed("import") { try await base.importSnapshot(snapshot, into: config, replace: replace) }
+    }
+    public func sweepExpired() async throws -> [Event] {
+        try await timed("sweepExpired") { try await base.sweepExpired() }
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a floating-point number.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,83 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+/// Reading names, keys, query parameters, conditions and bodies out of requests, each
+/// failure a 400 (or 413) naming the parameter.
+extension Request {
+    /// The `{config}` path parameter as a config name.
+    func configName(_ context: some RequestContext) throws -> ConfigName {
+        guard let raw = context.parameters.get("config") else { throw DiscfgError.invalid("config", "no config in the path") }
+        return try ConfigName(raw.removingPercentEncoding ?? raw)
+    }
+
+    /// The rest of the path after `keys/` or `history/`, percent-decoded.
+    func pathRemainder(_ context: some RequestContext) -> String {
+        let segments = context.parameters.getCatchAll().map { String($0).removingPercentEncoding ?? String($0) }
+        return segments.joined(separator: "/")
+    }
+
+    /// Whether the request path ends with a slash (a directory).
+    var endsWithSlash: Bool { uri.path.count > 1 && uri.path.hasSuffix("/") }
+
+    /// A query parameter's value.
+    func query(_ name: String) -> String? {
+        uri.queryParameters.get(name)
+    }
+
+    /// A flag such as `?recursive` or `?recursive=true`.
+    func flag(_ name: String) throws -> Bool {
+        guard let value = uri.queryParameters.get(name) else { return false }
+        switch value.lowercased() {
+        case "", "true", "1", "yes": return true
+        case "false", "0", "no": return false
+        default: throw DiscfgError.invalid(name, "\(name) must be true or false, got \(value)")
+        }
+    }
+
+    /// A non-negative integer query parameter.
+    func integer(_ name: String) throws -> UInt64? {
+        guard let value = uri.queryParameters.get(name) else { return nil }
+        guard let number = UInt64(value) else { throw DiscfgError.invalid(name, "\(name) must be a whole number, got \(value.isEmpty ? "nothing" : value)") }
+        return number
+    }
+
+    /// The compare-and-swap conditions of a set or delete: `If-Match`, `If-None-Match: *`,
+    /// `prevValue`, `prevVersion`, `prevIndex` and `prevExist` (the latter as in etcd v2).
+    func conditions() throws -> [Condition] {
+        var conditions: [Condition] = []
+        if let ifMatch = headers[.ifMatch] {
+            if ifMatch.trimmingCharacters(in: .whitespaces) == "*" {
+                conditions.append(.exists)
+            } else {
+                conditions.append(.modRevision(try ETag.revision(in: Substring(ifMatch), header: "If-Match")))
+            }
+        }
+        if let ifNoneMatch = headers[.ifNoneMatch] {
+            guard ifNoneMatch.trimmingCharacters(in: .whitespaces) == "*" else {
+                throw DiscfgError.invalid("If-None-Match", "on a change, If-None-Match must be * (only if the key does not exist)")
+            }
+            conditions.append(.version(0))
+        }
+        if let value = query("prevValue") { conditions.append(.value(Data(value.utf8))) }
+        if let version = try integer("prevVersion") { conditions.append(.version(version)) }
+        if let index = try integer("prevIndex") { conditions.append(.modRevision(Revision(index))) }
+        if uri.queryParameters.get("prevExist") != nil { conditions.append(try flag("prevExist") ? .exists : .version(0)) }
+        return conditions
+    }
+
+    /// The body, refusing more than `limit` bytes with 413 before reading them all.
+    mutating func bodyData(limit: Int) async throws -> Data {
+        if let length = headers[.contentLength].flatMap(Int.init), length > limit {
+            throw DiscfgError(.tooLarge, "the request body is \(length) bytes; the limit is \(limit) bytes", field: "body")
+        }
+        var data = Data()
+        for try await buffer in body {
+            guard data.count + buffer.readableBytes <= limit else {
+                throw DiscfgError(.tooLarge, "the request body is over the limit of \(limit) bytes", field: "body")
+            }
+            data.append(contentsOf: buffer.readableBytesView)
+        }
+        return data
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+
+/// What a bearer token may do.
+public enum Role: String, Codable, Hashable, Sendable, CaseIterable, Comparable {
+    /// Read keys, history, watch and export.
+    case read
+    /// Also set, delete and import keys.
+    case write
+    /// Also create, update and delete configs.
+    case admin
+
+    private var rank: Int {
+        switch self {
+        case .read: 0
+        case .write: 1
+        case .admin: 2
+        }
+    }
+
+    public static func < (lhs: Role, rhs: Role) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// A bearer token's record. The token itself is shown once when created; only its
+/// SHA-256 hash is stored, so a copy of the store reveals no usable token.
+public struct AccessToken: Hashable, Sendable, Codable {
+    /// The public part of the token, used to name it in `token list` and `token revoke`.
+    public var id: String
+    /// SHA-256 of the whole token.
+    public var hash: Data
+    /// What the token may do.
+    public var role: Role
+    /// The configs it may touch; nil for all.
+    public var configs: [ConfigName]?
+    /// A note about who holds it.
+    public var description: String?
+    /// When it was created.
+    public var createdAt: Date
+
+    /// Creates a token record.
+    public init(id: String, hash: Data, role: Role, configs: [ConfigName]? = nil, description: String? = nil, createdAt: Date) {
+        self.id = id
+        self.hash = hash
+        self.role = role
+        self.configs = configs
+        self.description = description
+        self.createdAt = createdAt
+    }
+
+    /// Whether this token may act with `role` on `config` (nil: on the list of configs).
+    public func allows(_ needed: Role, on config: ConfigName?) -> Bool {
+        guard role >= needed else { return false }
+        guard let configs, let config else { return true }
+        return configs.contains(config)
+    }
+}
+
+/// Where bearer tokens are kept: the same store as the configuration they guard.
+public protocol TokenStore: Sendable {
+    /// Saves a new token; throws `configExists`-style `invalidArgument` if the id is taken.
+    func saveToken(_ token: AccessToken) async throws
+    /// The token with this id, or nil.
+    func token(id: String) async throws -> AccessToken?
+    /// Every token, oldest first.
+    func listTokens() async throws -> [AccessToken]
+    /// Deletes a token; throws `invalidArgument` naming the id when there is none.
+    func revokeToken(id: String) async throws
+}

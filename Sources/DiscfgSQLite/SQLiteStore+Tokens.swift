@@ -1,0 +1,41 @@
+import DiscfgCore
+import Foundation
+
+extension SQLiteStore: TokenStore {
+    public func saveToken(_ token: AccessToken) async throws {
+        let configs = try token.configs.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        try await writer.write { connection in
+            let inserted = try connection.run(
+                "INSERT OR IGNORE INTO tokens (id, hash, role, configs, description, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [.text(token.id), .blob(token.hash), .text(token.role.rawValue), .optional(configs), .optional(token.description), .integer(token.createdAt.milliseconds)]
+            )
+            guard inserted == 1 else { throw DiscfgError(.invalidArgument, "a token with id \(token.id) already exists", field: "token") }
+        }
+    }
+
+    public func token(id: String) async throws -> AccessToken? {
+        try readers.read { try $0.first("SELECT \(Self.tokenColumns) FROM tokens WHERE id = ?", [.text(id)], Self.token) }
+    }
+
+    public func listTokens() async throws -> [AccessToken] {
+        try readers.read { try $0.query("SELECT \(Self.tokenColumns) FROM tokens ORDER BY created_at, id", [], Self.token) }
+    }
+
+    public func revokeToken(id: String) async throws {
+        try await writer.write { connection in
+            guard try connection.run("DELETE FROM tokens WHERE id = ?", [.text(id)]) == 1 else {
+                throw DiscfgError(.invalidArgument, "no token with id \(id)", field: "token")
+            }
+        }
+    }
+
+    private static let tokenColumns = "id, hash, role, configs, description, created_at"
+
+    private static func token(_ row: SQLiteRow) throws -> AccessToken {
+        AccessToken(
+            id: row.text(0), hash: row.blob(1), role: Role(rawValue: row.text(2)) ?? .read,
+            configs: try row.optionalText(3).map { try JSONDecoder().decode([ConfigName].self, from: Data($0.utf8)) },
+            description: row.optionalText(4), createdAt: Date(milliseconds: row.integer(5))
+        )
+    }
+}
