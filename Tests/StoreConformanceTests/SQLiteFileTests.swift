@@ -1,0 +1,109 @@
+import DiscfgCore
+import DiscfgSQLite
+import Foundation
+import Testing
+
+/// What only the SQLite store promises: several instances (processes) on one file, and
+/// durability across reopening.
+@Suite("SQLite file")
+struct SQLiteFileTests {
+    /// A temporary directory, removed when the test is done.
+    static func withDirectory<T>(_ body: (URL) async throws -> T) async throws -> T {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-sqlite-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        return try await body(directory)
+    }
+
+    @Test func twoInstancesOnOneFileSeeEachOthersWrites() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("shared.db").path
+            let clock = ManualClock()
+            let first = try SQLiteStore(path: path, clock: clock)
+            let second = try SQLiteStore(path: path, clock: clock)
+            let config = try await first.makeConfig("shared")
+
+            #expect(try await second.configInfo(config).revision == .zero)
+            try await second.set("/from/second", "2", in: config)
+            try await first.set("/from/first", "1", in: config)
+            #expect(try await first.get(Key("/from/second"), in: config)?.value == Data(text: "2"))
+            #expect(try await second.get(Key("/from/first"), in: config)?.item(revision: 2) == true)
+            #expect(try await second.revision(of: config) == 2)
+            await expectError(.configExists) { try await second.createConfig(config, settings: ConfigSettings()) }
+        }
+    }
+
+    @Test func aWatcherOnOneInstanceSeesWritesThroughAnother() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("shared.db").path
+            let clock = ManualClock()
+            let watched = try SQLiteStore(path: path, clock: clock)
+            let writer = try SQLiteStore(path: path, clock: clock)
+            let config = try await watched.makeConfig("shared")
+
+            let live = WatchRecorder(watched.watch(config, scope: .prefix(.root), from: nil))
+            try await writer.set("/a", "1", in: config)
+            try await writer.set("/b", "2", in: config)
+            #expect(try await live.waitForEvents(2).map(\.revision) == [1, 2])
+
+            let replay = try WatchRecorder(watched.watch(config, scope: .key(Key("/b")), from: 1))
+            #expect(try await replay.waitForEvents(1).map(\.revision) == [2])
+            try await writer.set("/b", "3", in: config)
+            #expect(try await replay.waitForEvents(2).map(\.revision) == [2, 3])
+            #expect(try await live.waitForEvents(3).map(\.revision) == [1, 2, 3])
+
+            try await writer.deleteConfig(config)
+            #expect(try await live.waitForEnding().code == .configNotFound)
+        }
+    }
+
+    @Test func dataSurvivesReopening() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("nested/dir/durable.db").path
+            let clock = ManualClock()
+            let written: Item
+            let config: ConfigName
+            do {
+                let store = try SQLiteStore(path: path, clock: clock)
+                config = try await store.makeConfig("durable", settings: ConfigSettings(history: .last(100), description: "kept"))
+                try await store.set("/k", "v1", in: config)
+                written = try #require(try await store.set(Key("/k"), to: Data([0, 1, 2]), in: config, options: SetOptions(ttlSeconds: 60, contentType: "application/octet-stream")).item)
+            }
+            let reopened = try SQLiteStore(path: path, clock: clock)
+            let info = try await reopened.configInfo(config)
+            #expect(info.revision == 2)
+            #expect(info.settings == ConfigSettings(history: .last(100), description: "kept"))
+            #expect(try await reopened.get(Key("/k"), in: config) == written)
+            #expect(try await reopened.get(Key("/k"), in: config, atRevision: 1)?.value == Data(text: "v1"))
+            #expect(try await reopened.fullHistory(of: Key("/k"), in: config).count == 2)
+            #expect(try await reopened.set("/k", "v3", in: config).revision == 3)
+        }
+    }
+
+    @Test func openingADirectoryFailsAsUnavailable() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("a-directory").path
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            let error = try #require(throws: DiscfgError.self) { try SQLiteStore(path: path) }
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains(path), "\(error.message)")
+        }
+    }
+
+    @Test func openingAFileThatIsNotSQLiteFailsAsUnavailable() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("notes.txt").path
+            let text = String(repeating: "These are my notes, not a database.\n", count: 200)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            let error = try #require(throws: DiscfgError.self) { try SQLiteStore(path: path) }
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains(path), "\(error.message)")
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(text.utf8), "the file is left as it was")
+        }
+    }
+}
+
+extension Item {
+    /// Whether this item was written at `revision`.
+    fileprivate func item(revision: Revision) -> Bool { modRevision == revision }
+}

@@ -1,0 +1,106 @@
+import DiscfgCore
+import Foundation
+import Synchronization
+import Testing
+
+/// Consumes a watch in the background and records what it delivers, so a test can write
+/// and then wait, with a deadline, for the events it expects. Every wait fails the test
+/// clearly after its timeout instead of hanging.
+final class WatchRecorder: Sendable {
+    /// How a watch ended.
+    enum Ending: Sendable {
+        case finished
+        case failed(any Error)
+
+        /// The error's code when it ended with a ``DiscfgError``.
+        var code: DiscfgError.Code? {
+            if case .failed(let error as DiscfgError) = self { error.code } else { nil }
+        }
+    }
+
+    private struct State {
+        var events: [Event] = []
+        var ending: Ending?
+    }
+
+    /// Shared with the consuming task, which must not keep the recorder alive.
+    private final class Log: Sendable {
+        let state = Mutex(State())
+    }
+
+    private let log: Log
+    private let task: Task<Void, Never>
+
+    /// Starts consuming `stream`.
+    init(_ stream: AsyncThrowingStream<Event, any Error>) {
+        let log = Log()
+        self.log = log
+        task = Task {
+            do {
+                for try await event in stream {
+                    log.state.withLock { $0.events.append(event) }
+                }
+                log.state.withLock { $0.ending = .finished }
+            } catch {
+                log.state.withLock { $0.ending = .failed(error) }
+            }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    /// What was delivered so far.
+    var events: [Event] { log.state.withLock { $0.events } }
+
+    /// How the watch ended, or nil while it runs.
+    var ending: Ending? { log.state.withLock { $0.ending } }
+
+    /// Cancels the consuming task.
+    func cancel() { task.cancel() }
+
+    /// Waits until at least `count` events arrived and returns all of them.
+    func waitForEvents(
+        _ count: Int, timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [Event] {
+        try await waitUntil("\(count) events", timeout: timeout, sourceLocation: sourceLocation) { $0.events.count >= count }
+        return events
+    }
+
+    /// Waits until the watch ends and returns how.
+    func waitForEnding(timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Ending {
+        try await waitUntil("the watch to end", timeout: timeout, sourceLocation: sourceLocation) { $0.ending != nil }
+        return try #require(ending, sourceLocation: sourceLocation)
+    }
+
+    private func waitUntil(
+        _ what: String, timeout: Duration, sourceLocation: SourceLocation, _ done: (State) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !log.state.withLock({ done($0) }) {
+            guard ContinuousClock.now < deadline else {
+                let seen = log.state.withLock { state in (state.events.map(\.revision.rawValue), state.ending.map { "\($0)" } ?? "still running") }
+                Issue.record("timed out after \(timeout) waiting for \(what); got revisions \(seen.0), watch \(seen.1)", sourceLocation: sourceLocation)
+                throw WatchTimeout()
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+}
+
+/// Thrown when a bounded wait gives up.
+struct WatchTimeout: Error {}
+
+/// Polls `condition` until it holds or `timeout` passes; records a clear failure then.
+func eventually(
+    _ what: String, timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation,
+    _ condition: () async throws -> Bool
+) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while try await !condition() {
+        guard ContinuousClock.now < deadline else {
+            Issue.record("timed out after \(timeout) waiting for \(what)", sourceLocation: sourceLocation)
+            throw WatchTimeout()
+        }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+}
