@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "discfg", targets: ["discfg"]),
         .library(name: "DiscfgCore", targets: ["DiscfgCore"]),
         .library(name: "DiscfgSQLite", targets: ["DiscfgSQLite"]),
+        .library(name: "DiscfgAWS", targets: ["DiscfgAWS"]),
         .library(name: "DiscfgAPI", targets: ["DiscfgAPI"]),
     ],
     dependencies: [
@@ -23,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         .target(
@@ -34,6 +36,16 @@ let package = Package(
         .target(
             name: "DiscfgSQLite",
             dependencies: ["DiscfgCore", "CSQLite"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgAWS",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -61,6 +73,22 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "DiscfgAWSTests",
+            dependencies: [
+                "DiscfgAWS",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            resources: [
+                .copy("Resources/aws-sig-v4-test-suite"),
+                .copy("Resources/botocore_sign.py"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "DiscfgCoreTests",
             dependencies: ["DiscfgCore"],
             swiftSettings: strict
@@ -76,6 +104,8 @@ let package = Package(
                 "DiscfgCore", "DiscfgSQLite", "DiscfgAPI",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),

@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A signed, retrying client for AWS "JSON 1.0" protocol services such as DynamoDB.
+///
+/// discfg needs only a handful of calls, so instead of an SDK it posts JSON to `/` with an
+/// `X-Amz-Target` header, signs with SigV4, retries throttling and transient failures with
+/// full-jitter backoff, turns error bodies into ``AWSError`` and records consumed capacity.
+/// The client owns one `HTTPClient`; call ``shutdown()`` when done.
+public final class AWSJSONClient: Sendable {
+    /// Where and how to talk to the service.
+    public struct Configuration: Sendable {
+        /// The signing region.
+        public var region: String
+        /// The signing service name, e.g. `dynamodb`.
+        public var service: String
+        /// The `X-Amz-Target` prefix, e.g. `DynamoDB_20120810`; the operation name follows a dot.
+        public var targetPrefix: String
+        /// A custom endpoint (e.g. `http://127.0.0.1:8000` for a local server); nil for the AWS one.
+        public var endpoint: URL?
+        /// The `Content-Type`, which carries the JSON protocol version.
+        public var contentType: String
+        /// Deadline for each HTTP attempt.
+        public var timeout: Duration
+        /// Retry budget and backoff.
+        public var retryPolicy: RetryPolicy
+        /// Largest response body accepted, to bound memory on a misbehaving endpoint.
+        public var maxResponseBytes: Int
+
+        /// Creates a configuration.
+        public init(
+            region: String,
+            service: String,
+            targetPrefix: String,
+            endpoint: URL? = nil,
+            contentType: String = "application/x-amz-json-1.0",
+            timeout: Duration = .seconds(10),
+            retryPolicy: RetryPolicy = RetryPolicy(),
+            maxResponseBytes: Int = 32 << 20
+        ) {
+            self.region = region
+            self.service = service
+            self.targetPrefix = targetPrefix
+            self.endpoint = endpoint
+            self.contentType = contentType
+            self.timeout = timeout
+            self.retryPolicy = retryPolicy
+            self.maxResponseBytes = maxResponseBytes
+        }
+
+        /// The DynamoDB settings (service `dynamodb`, target prefix `DynamoDB_20120810`).
+        public static func dynamoDB(
+            region: String,
+            endpoint: URL? = nil,
+            timeout: Duration = .seconds(10),
+            retryPolicy: RetryPolicy = RetryPolicy()
+        ) -> Configuration {
+            Configuration(region: region, service: "dynamodb", targetPrefix: "DynamoDB_20120810",
+                          endpoint: endpoint, timeout: timeout, retryPolicy: retryPolicy)
+        }
+
+        /// The endpoint in use: the custom one, or `https://SERVICE.REGION.amazonaws.com` (`.com.cn` in China).
+        public var resolvedEndpoint: URL {
+            if let endpoint { return endpoint }
+            let suffix = region.hasPrefix("cn-") ? "amazonaws.com.cn" : "amazonaws.com"
+            return URL(string: "https://\(service).\(region).\(suffix)")!
+        }
+    }
+
+    /// The settings this client was created with.
+    public let configuration: Configuration
+    /// Where credentials come from for every attempt (cached by the provider, not here).
+    public let credentialProvider: any CredentialProvider
+    /// Round trips and consumed capacity per operation.
+    public let metrics: ConsumedCapacityRecorder
+    private let httpClient: HTTPClient
+    private let signer: SigV4Signer
+    private let now: @Sendable () -> Date
+
+    /// Creates a client and its `HTTPClient`.
+    ///
+    /// - Parameters:
+    ///   - configuration: Endpoint, signing names, timeout and retries.
+    ///   - credentialProvider: Usually a ``CredentialChain``.
+    ///   - metrics: A recorder to share across clients, or a fresh one.
+    ///   - now: The signing clock, injectable for tests.
+    public init(
+        configuration: Configuration,
+        credentialProvider: any CredentialProvider,
+        metrics: ConsumedCapacityRecorder = ConsumedCapacityRecorder(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.configuration = configuration
+        self.credentialProvider = credentialProvider
+        self.metrics = metrics
+        self.now = now
+        self.signer = SigV4Signer(region: configuration.region, service: configuration.service)
+        var httpConfiguration = HTTPClient.Configuration()
+        httpConfiguration.timeout.connect = .seconds(5)
+        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+    }
+
+    /// Closes the connection pool; required before the client is released.
+    public func shutdown() async throws {
+        try await httpClient.shutdown()
+    }
+
+    /// Calls `operation` with a JSON `body` and returns the raw JSON response.
+    ///
+    /// Retries throttling, 5xx and connection failures within the retry policy; any other
+    /// failure is thrown at once as an ``AWSError``. Credential failures are thrown unchanged.
+    public func send(operation: String, body: Data) async throws -> Data {
+        let policy = configuration.retryPolicy
+        var retries = 0
+        var roundTrips = 0
+        var refreshedExpiredCredentials = false
+        while true {
+            let credentials = try await credentialProvider.credentials()
+            let outcome: Result<Data, AWSError>
+            do {
+                roundTrips += 1
+                outcome = try await attempt(operation: operation, body: body, credentials: credentials)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                outcome = .failure(AWSError(code: .network, awsCode: "NetworkError",
+                                            message: describeTransportError(error), httpStatus: nil))
+            }
+            switch outcome {
+            case .success(let data):
+                await metrics.record(operation: operation, roundTrips: roundTrips, retries: retries, failed: false,
+                                     capacity: ConsumedCapacity.parse(responseBody: data))
+                return data
+            case .failure(let error):
+                if error.isRetryable, retries + 1 < policy.maxAttempts {
+                    try await policy.sleep(policy.delay(forRetry: retries))
+                    retries += 1
+                    continue
+                }
+                // Temporary credentials can expire between the cache check and the call; refresh once.
+                if error.code == .authentication, error.awsCode.hasPrefix("ExpiredToken"), !refreshedExpiredCredentials,
+                   let chain = credentialProvider as? CredentialChain {
+                    refreshedExpiredCredentials = true
+                    await chain.invalidate()
+                    retries += 1
+                    continue
+                }
+                await metrics.record(operation: operation, roundTrips: roundTrips, retries: retries, failed: true, capacity: [])
+                throw error.withRetries(retries)
+            }
+        }
+    }
+
+    /// Encodes `input`, calls `operation`, and decodes the response as `Output`.
+    public func send<Input: Encodable, Output: Decodable>(
+        operation: String,
+        input: Input,
+        as output: Output.Type = Output.self,
+        encoder: JSONEncoder = JSONEncoder(),
+        decoder: JSONDecoder = JSONDecoder()
+    ) async throws -> Output {
+        let data = try await send(operation: operation, body: try encoder.encode(input))
+        return try decoder.decode(Output.self, from: data)
+    }
+
+    /// One signed HTTP exchange: success data, or the service's error for a non-2xx answer.
+    private func attempt(operation: String, body: Data, credentials: AWSCredentials) async throws -> Result<Data, AWSError> {
+        let endpoint = configuration.resolvedEndpoint
+        let unsigned = SigV4Request(method: "POST", url: endpoint, headers: [
+            HTTPHeaderField(name: "Content-Type", value: configuration.contentType),
+            HTTPHeaderField(name: "X-Amz-Target", value: "\(configuration.targetPrefix).\(operation)"),
+        ])
+        let signed = signer.sign(unsigned, payload: .bytes(body), credentials: credentials, date: now())
+
+        var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false)
+        if components?.path.isEmpty ?? false { components?.path = "/" }
+        var request = HTTPClientRequest(url: components?.string ?? endpoint.absoluteString)
+        request.method = .POST
+        for field in signed.headers { request.headers.add(name: field.name, value: field.value) }
+        request.headers.add(name: "User-Agent", value: "discfg")
+        request.body = .bytes(ByteBuffer(bytes: body))
+
+        let response = try await httpClient.execute(request, timeout: TimeAmount(configuration.timeout))
+        let buffer = try await response.body.collect(upTo: configuration.maxResponseBytes)
+        let data = Data(buffer.readableBytesView)
+        if (200..<300).contains(response.status.code) {
+            return .success(data)
+        }
+        return .failure(AWSError.from(
+            status: Int(response.status.code),
+            body: data,
+            errorTypeHeader: response.headers.first(name: "x-amzn-ErrorType"),
+            requestID: response.headers.first(name: "x-amzn-RequestId")
+        ))
+    }
+}

@@ -1,0 +1,135 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A real DynamoDB-API server (`moto_server`) on a free loopback port, for client tests.
+///
+/// Failing to start is a test failure, never a skip: the tests exist to prove the client against
+/// a real implementation of the protocol.
+// Process is not marked Sendable, but isRunning, terminate and waitUntilExit are safe from any thread.
+final class MotoServer: @unchecked Sendable {
+    struct StartError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static let installHint = "install it with: pip install 'moto[server]'"
+
+    let port: Int
+    private let process: Process
+    private let logPath: String
+
+    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+
+    private init(port: Int, process: Process, logPath: String) {
+        self.port = port
+        self.process = process
+        self.logPath = logPath
+    }
+
+    /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers HTTP.
+    static func start(timeout: Duration = .seconds(20)) async throws -> MotoServer {
+        let port = try freeLoopbackPort()
+        let logPath = NSTemporaryDirectory() + "discfg-moto-\(port).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        guard let log = FileHandle(forWritingAtPath: logPath) else {
+            throw StartError(description: "cannot create moto log file \(logPath)")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["moto_server", "-H", "127.0.0.1", "-p", String(port)]
+        process.standardOutput = log
+        process.standardError = log
+        process.standardInput = FileHandle.nullDevice
+        do {
+            try process.run()
+        } catch {
+            throw StartError(description: "cannot launch moto_server (\(error)); \(installHint)")
+        }
+        let server = MotoServer(port: port, process: process, logPath: logPath)
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while clock.now < deadline {
+            if !process.isRunning {
+                let output = server.logTail()
+                let missing = process.terminationStatus == 127
+                    ? "moto_server was not found on PATH; \(installHint)"
+                    : "moto_server exited with status \(process.terminationStatus); \(installHint) if it is missing"
+                throw StartError(description: "\(missing)\n\(output)")
+            }
+            if await server.answers() { return server }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        server.stop()
+        throw StartError(description: "moto_server did not answer on port \(port) within \(timeout); \(installHint)\n\(server.logTail())")
+    }
+
+    /// Kills the server and waits for it to exit.
+    ///
+    /// SIGKILL rather than SIGTERM: started from the test process, moto_server was seen to ignore
+    /// SIGTERM (a child inherits the blocked-signal mask of the thread that spawns it, and Dispatch
+    /// threads block signals), which left `waitUntilExit` hanging. SIGKILL cannot be blocked, and
+    /// moto keeps nothing worth flushing.
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    private func answers() async -> Bool {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/moto-api/")
+        request.method = .GET
+        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(1)) else { return false }
+        _ = try? await response.body.collect(upTo: 1 << 20)
+        return true
+    }
+
+    private func logTail() -> String {
+        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        return String(text.suffix(2_000))
+    }
+
+    /// Asks the kernel for an unused loopback port by binding port 0.
+    static func freeLoopbackPort() throws -> Int {
+        #if canImport(Glibc)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let fd = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard fd >= 0 else { throw StartError(description: "socket() failed") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw StartError(description: "bind() failed") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw StartError(description: "getsockname() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Runs `body` against a fresh moto server and always stops the server afterwards.
+func withMotoServer<T>(_ body: (MotoServer) async throws -> T) async throws -> T {
+    let server = try await MotoServer.start()
+    do {
+        let result = try await body(server)
+        server.stop()
+        return result
+    } catch {
+        server.stop()
+        throw error
+    }
+}
