@@ -22,12 +22,15 @@ struct Discfg: AsyncParsableCommand {
         STORES (--store URL or DISCFG_STORE):
           sqlite:///path/file.db   embedded file (default: $XDG_DATA_HOME/discfg/discfg.db)
           memory:                  nothing kept after the command ends
+          dynamodb://REGION/TABLE  Amazon DynamoDB (table default discfg); ?endpoint=URL for a
+                                   local DynamoDB, ?profile=P, ?consistent=true; AWS flags
+                                   --region/-l, --credProfile/-p, --keyId/-k, --secretKey/-s
 
         \(ExitStatus.help)
         """,
         version: DiscfgVersion.current,
         subcommands: [
-            CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
+            InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self,
             ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self,
             ServeCommand.self, TokenCommand.self, VersionCommand.self,

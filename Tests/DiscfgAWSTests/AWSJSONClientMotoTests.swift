@@ -1,4 +1,5 @@
 import DiscfgAWS
+import DiscfgTestSupport
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DiscfgAWS
+import DiscfgTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
@@ -133,10 +134,8 @@ struct CredentialChainTests {
         let provider = InstanceMetadataCredentialProvider(environment: [
             "AWS_EC2_METADATA_SERVICE_ENDPOINT": "http://127.0.0.1:\(port)",
         ])
-        let started = ContinuousClock.now
+        // How fast it fails is the benchmark's business; here: it fails, and says where.
         let error = await #expect(throws: CredentialProviderError.self) { try await provider.credentials() }
-        // The 1 s deadline bounds the wait; the margin tolerates a loaded 2-core machine.
-        #expect(ContinuousClock.now - started < .seconds(10))
         #expect(error?.reason.contains("session token request") == true)
     }
 

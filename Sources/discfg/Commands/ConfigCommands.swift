@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgDynamoDB
 import Foundation
 
 /// Settings flags shared by `create` and `update`.
@@ -38,11 +39,15 @@ struct CreateCommand: AsyncParsableCommand {
           discfg create myapp-prod
           discfg create myapp-dev --history 7d --description "dev settings"
           discfg create myapp '{"history": "1000"}'
+          discfg create myapp --store dynamodb://us-east-1/discfg --read-capacity 5 --write-capacity 5
+        On a dynamodb:// store the table is created first if it is missing (on-demand,
+        or provisioned with --read-capacity/--write-capacity).
         """
     )
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
+    @OptionGroup var capacity: CapacityOptions
     @Argument(help: "The config's name: letters, digits, '_', '.', '-'.") var name: String
     @Argument(help: "Settings as JSON, as the original discfg took them.") var settingsJSON: String?
 
@@ -50,7 +55,7 @@ struct CreateCommand: AsyncParsableCommand {
         try await global.run("create") { output in
             let name = try ConfigName(name)
             let patch = try settings.patch(json: settingsJSON)
-            let info = try await global.openStore().createConfig(name, settings: patch.applied(to: ConfigSettings()))
+            let info = try await global.openStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
             var envelope = Envelope(action: "create")
             envelope.config = name.rawValue
             envelope.configInfo = ConfigDocument(info)
@@ -158,11 +163,14 @@ struct InfoCommand: AsyncParsableCommand {
     func run() async throws {
         try await global.run("info") { output in
             let name = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
-            let info = try await global.openStore().configInfo(name)
+            let store = try global.openStore()
+            let info = try await store.configInfo(name)
             var envelope = Envelope(action: "info")
             envelope.config = name.rawValue
             envelope.revision = info.revision
             envelope.configInfo = ConfigDocument(info)
+            if let dynamo = store as? DynamoDBStore { envelope.table = try await dynamo.table.describe().map(TableDocument.init) }
+            let tableRows = envelope.table?.rows.map { ["table " + $0[0], $0[1]] } ?? []
             output.emit(envelope) {
                 let now = Date()
                 var rows: [[String]] = [
@@ -173,7 +181,8 @@ struct InfoCommand: AsyncParsableCommand {
                     ["history", info.settings.history.text + (info.compactedRevision > .zero ? " (kept after revision \(info.compactedRevision))" : "")],
                 ]
                 if let description = info.settings.description { rows.append(["description", description]) }
-                return rows.map { "\($0[0].padding(toLength: 12, withPad: " ", startingAt: 0))\($0[1])" }.joined(separator: "\n")
+                rows += tableRows
+                return rows.map { "\($0[0].padding(toLength: 15, withPad: " ", startingAt: 0))\($0[1])" }.joined(separator: "\n")
             }
         }
     }
@@ -188,11 +197,13 @@ struct UpdateCommand: AsyncParsableCommand {
           discfg update myapp --history 90d
           discfg update --description "payments service"        # the selected config
           discfg update myapp '{"history": "forever"}'
+          discfg update --read-capacity 10 --write-capacity 5   # a dynamodb:// store's table
         """
     )
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
+    @OptionGroup var capacity: CapacityOptions
     @Argument(help: "[CONFIG] [SETTINGS-JSON]") var arguments: [String] = []
 
     func run() async throws {
@@ -202,12 +213,26 @@ struct UpdateCommand: AsyncParsableCommand {
             if let last = arguments.last, last.hasPrefix("{") { json = arguments.removeLast() }
             let name = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             let patch = try settings.patch(json: json)
-            guard !patch.isEmpty else { throw usage("nothing to update: pass --history, --description or settings JSON") }
-            let info = try await global.openStore().updateConfig(name, patch)
+            let capacity = try capacity.capacity()
+            guard !patch.isEmpty || capacity != nil else {
+                throw usage("nothing to update: pass --history, --description, settings JSON or --read-capacity/--write-capacity")
+            }
+            let store = try global.openStore(tableCapacity: capacity)
             var envelope = Envelope(action: "update")
             envelope.config = name.rawValue
-            envelope.configInfo = ConfigDocument(info)
-            output.emit(envelope) { "updated config \(name) (history: \(info.settings.history.text))" }
+            var lines: [String] = []
+            if let capacity, let dynamo = store as? DynamoDBStore {
+                _ = try await dynamo.configInfo(name)
+                try await dynamo.table.updateCapacity(capacity, progress: dynamo.configuration.progress)
+                envelope.table = try await dynamo.table.describe().map(TableDocument.init)
+                lines.append("table \(dynamo.table.name) is now \(capacity)")
+            }
+            if !patch.isEmpty {
+                let info = try await store.updateConfig(name, patch)
+                envelope.configInfo = ConfigDocument(info)
+                lines.append("updated config \(name) (history: \(info.settings.history.text))")
+            }
+            output.emit(envelope) { lines.joined(separator: "\n") }
         }
     }
 }

@@ -81,7 +81,8 @@ struct HistoryCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: [.short, .long], help: ArgumentHelp("Show at most this many changes (1-1000).", valueName: "n"))
+    // -l is the original discfg's --region, so the short form of --limit is -n.
+    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("Show at most this many changes (1-1000).", valueName: "n"))
     var limit: Int = 20
 
     @Argument(help: "[CONFIG] KEY") var arguments: [String] = []

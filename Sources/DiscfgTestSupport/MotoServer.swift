@@ -1,29 +1,35 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// A real DynamoDB-API server (`moto_server`) on a free loopback port, for client tests.
+/// A real DynamoDB-API server (`moto_server`) on a free loopback port, for tests and the benchmark.
 ///
 /// Failing to start is a test failure, never a skip: the tests exist to prove the client against
 /// a real implementation of the protocol.
 // Process is not marked Sendable, but isRunning, terminate and waitUntilExit are safe from any thread.
-final class MotoServer: @unchecked Sendable {
-    struct StartError: Error, CustomStringConvertible {
-        let description: String
+public final class MotoServer: @unchecked Sendable {
+    /// Why moto_server could not be started.
+    public struct StartError: Error, CustomStringConvertible {
+        /// What went wrong and how to fix it.
+        public let description: String
     }
 
-    static let installHint = "install it with: pip install 'moto[server]'"
+    /// How to install moto.
+    public static let installHint = "install it with: pip install 'moto[server]'"
 
-    let port: Int
+    /// The loopback port it listens on.
+    public let port: Int
     private let process: Process
     private let logPath: String
 
-    var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
+    /// `http://127.0.0.1:PORT`.
+    public var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     private init(port: Int, process: Process, logPath: String) {
         self.port = port
@@ -32,7 +38,7 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers HTTP.
-    static func start(timeout: Duration = .seconds(20)) async throws -> MotoServer {
+    public static func start(timeout: Duration = .seconds(20)) async throws -> MotoServer {
         let port = try freeLoopbackPort()
         let logPath = NSTemporaryDirectory() + "discfg-moto-\(port).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -41,7 +47,7 @@ final class MotoServer: @unchecked Sendable {
         }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["moto_server", "-H", "127.0.0.1", "-p", String(port)]
+        process.arguments = ["python3", "-c", serializedServer, "-H", "127.0.0.1", "-p", String(port)]
         process.standardOutput = log
         process.standardError = log
         process.standardInput = FileHandle.nullDevice
@@ -57,7 +63,7 @@ final class MotoServer: @unchecked Sendable {
             if !process.isRunning {
                 let output = server.logTail()
                 let missing = process.terminationStatus == 127
-                    ? "moto_server was not found on PATH; \(installHint)"
+                    ? "python3 was not found on PATH; \(installHint)"
                     : "moto_server exited with status \(process.terminationStatus); \(installHint) if it is missing"
                 throw StartError(description: "\(missing)\n\(output)")
             }
@@ -68,13 +74,32 @@ final class MotoServer: @unchecked Sendable {
         throw StartError(description: "moto_server did not answer on port \(port) within \(timeout); \(installHint)\n\(server.logTail())")
     }
 
+    /// `moto_server`, with one change: requests are handled one at a time.
+    ///
+    /// moto's server is threaded and its DynamoDB backend takes no lock, so two concurrent
+    /// `TransactWriteItems` can both pass their conditions — the atomicity real DynamoDB
+    /// guarantees and discfg's optimistic locking relies on. Serializing requests gives
+    /// moto DynamoDB's semantics; connections are still accepted concurrently.
+    static let serializedServer = """
+        import sys, threading
+        from moto.moto_server import werkzeug_app
+        lock = threading.Lock()
+        handle = werkzeug_app.DomainDispatcherApplication.__call__
+        def serialized(self, environ, start_response):
+            with lock:
+                return handle(self, environ, start_response)
+        werkzeug_app.DomainDispatcherApplication.__call__ = serialized
+        from moto.server import main
+        main(sys.argv[1:])
+        """
+
     /// Kills the server and waits for it to exit.
     ///
     /// SIGKILL rather than SIGTERM: started from the test process, moto_server was seen to ignore
     /// SIGTERM (a child inherits the blocked-signal mask of the thread that spawns it, and Dispatch
     /// threads block signals), which left `waitUntilExit` hanging. SIGKILL cannot be blocked, and
     /// moto keeps nothing worth flushing.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -96,7 +121,7 @@ final class MotoServer: @unchecked Sendable {
     }
 
     /// Asks the kernel for an unused loopback port by binding port 0.
-    static func freeLoopbackPort() throws -> Int {
+    public static func freeLoopbackPort() throws -> Int {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -122,7 +147,7 @@ final class MotoServer: @unchecked Sendable {
 }
 
 /// Runs `body` against a fresh moto server and always stops the server afterwards.
-func withMotoServer<T>(_ body: (MotoServer) async throws -> T) async throws -> T {
+public func withMotoServer<T>(_ body: (MotoServer) async throws -> T) async throws -> T {
     let server = try await MotoServer.start()
     do {
         let result = try await body(server)
@@ -131,5 +156,46 @@ func withMotoServer<T>(_ body: (MotoServer) async throws -> T) async throws -> T
     } catch {
         server.stop()
         throw error
+    }
+}
+
+/// One moto server shared by every test of this process, started on first use and
+/// killed when the process exits; tests isolate themselves with fresh table names.
+public actor SharedMotoServer {
+    /// The process-wide instance.
+    public static let shared = SharedMotoServer()
+
+    private var server: Task<MotoServer, any Error>?
+
+    /// The running server, starting it on first use. A failure to start is thrown to
+    /// every caller (never a skip), naming how to install moto.
+    public func server() async throws -> MotoServer {
+        if let server { return try await server.value }
+        let task = Task { () async throws -> MotoServer in
+            let started = try await MotoServer.start(timeout: .seconds(60))
+            MotoServer.killAtExit(started)
+            return started
+        }
+        server = task
+        return try await task.value
+    }
+}
+
+/// Servers to kill when the process exits; `atexit` takes a plain C function, so the
+/// list is global.
+private let motoServersToKill = Mutex<[MotoServer]>([])
+
+extension MotoServer {
+    /// Kills `server` when this process exits normally.
+    static func killAtExit(_ server: MotoServer) {
+        let first = motoServersToKill.withLock { servers in
+            servers.append(server)
+            return servers.count == 1
+        }
+        if first {
+            atexit {
+                for server in motoServersToKill.withLock({ $0 }) { server.stop() }
+            }
+        }
     }
 }

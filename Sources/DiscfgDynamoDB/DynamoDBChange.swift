@@ -1,0 +1,186 @@
+import DiscfgCore
+import Foundation
+
+/// One change to one config, seen through the shared ``ChangeTransaction`` rules.
+///
+/// It reads only what was fetched before it started — the meta item, the keys the change
+/// names, a whole prefix for prefix operations, and the due keys from the expiry index —
+/// all strongly consistent, and collects the events; ``plan(retention:)`` then turns them
+/// into the actions of one `TransactWriteItems`.
+///
+/// `dueExpirations()` returns the keys due at ``now`` from the `byExpiry` index, which is
+/// queried only when the meta item's `expiryCheckAt` says one may be due, plus any due key
+/// the change read itself.
+struct DynamoDBChange: ChangeTransaction {
+    let config: ConfigName
+    let now: Date
+    let meta: ConfigMeta
+    /// The keys read, with what was stored (nil: absent).
+    let stored: [Key: Item?]
+    /// A prefix read completely, if any.
+    let scannedPrefix: KeyPrefix?
+    /// Due keys from the expiry index, in key order; nil when the index was not queried.
+    let due: [Item]?
+    /// The earliest expiry after ``now`` in the index, when it was queried.
+    let nextExpiry: Date?
+    private(set) var overlay: [Key: Item?] = [:]
+    private(set) var recorded: [Event] = []
+    private var revision: Revision
+
+    init(config: ConfigName, now: Date, meta: ConfigMeta, stored: [Key: Item?], scannedPrefix: KeyPrefix?, due: [Item]?, nextExpiry: Date?) {
+        self.config = config
+        self.now = now
+        self.meta = meta
+        self.stored = stored
+        self.scannedPrefix = scannedPrefix
+        self.due = due
+        self.nextExpiry = nextExpiry
+        revision = meta.info.revision
+    }
+
+    func currentRevision() throws -> Revision { revision }
+
+    func storedItem(_ key: Key) throws -> Item? {
+        if let overlaid = overlay[key] { return overlaid }
+        if let read = stored[key] { return read }
+        if let scannedPrefix, scannedPrefix.contains(key) { return nil }
+        throw DiscfgError(.internal, "key \(key) was not read before the change to config \"\(config)\"")
+    }
+
+    func storedItems(under prefix: KeyPrefix) throws -> [Item] {
+        guard let scannedPrefix, prefix.path.hasPrefix(scannedPrefix.path) else {
+            throw DiscfgError(.internal, "prefix \(prefix) was not read before the change to config \"\(config)\"")
+        }
+        var merged: [Key: Item] = [:]
+        for (key, item) in stored where prefix.contains(key) { merged[key] = item }
+        for (key, item) in overlay where prefix.contains(key) { merged[key] = item }
+        return merged.values.sorted { $0.key < $1.key }
+    }
+
+    func dueExpirations() throws -> [Item] {
+        var candidates: [Key: Item] = [:]
+        for item in due ?? [] { candidates[item.key] = item }
+        for case (let key, let item?) in stored { candidates[key] = item }
+        for (key, item) in overlay { candidates[key] = item }
+        return candidates.values.filter { $0.isExpired(at: now) }.sorted { $0.key < $1.key }
+    }
+
+    mutating func record(_ event: Event) throws {
+        overlay[event.key] = .some(event.item)
+        recorded.append(event)
+        revision = event.revision
+    }
+
+    /// What the item at `key` was before this change.
+    private func original(_ key: Key) -> Item? {
+        if let read = stored[key] { return read }
+        return due?.first { $0.key == key }
+    }
+
+    /// The actions of the transaction that commits this change, the meta item first,
+    /// and the meta item as it will be.
+    ///
+    /// Each key is written once, with its final state, conditioned on its state as read
+    /// (`mr = old modRevision`, or absence); the meta item is conditioned on its lock.
+    /// - Parameter compacted: `meta` with its retention applied (see `compact`).
+    /// - Throws: `tooLarge` when the change needs more than DynamoDB's 100 actions or
+    ///   4 MB in one transaction (it is refused, never split: a change is all or nothing).
+    func plan(compacted: ConfigMeta) throws -> (actions: [WriteAction], meta: ConfigMeta) {
+        var meta = compacted
+        meta.lock = self.meta.lock + 1
+        meta.info.revision = revision
+        meta.info.modifiedAt = now
+        let retention = meta.info.settings.history
+        if case .days = retention, meta.oldestEventAt == nil { meta.oldestEventAt = now }
+
+        var keyActions: [WriteAction] = []
+        var written = Set<Key>()
+        for event in recorded where !written.contains(event.key) {
+            written.insert(event.key)
+            let final = overlay[event.key] ?? nil
+            let condition = original(event.key).map { old in
+                Expression(text: "#mr = :mr", names: ["#mr": "mr"], values: [":mr": .number(old.modRevision.rawValue)])
+            } ?? Expression(text: "attribute_not_exists(pk)")
+            if let final {
+                keyActions.append(.put(ItemCodec.attributes(final, in: config), condition: condition))
+            } else {
+                keyActions.append(.delete(key: DynamoDBLayout.itemKey(config, event.key), condition: condition))
+            }
+        }
+
+        var historyActions: [WriteAction] = []
+        let ttl = retention.historyTTL(at: now)
+        for event in recorded {
+            let (item, overflow) = EventCodec.attributes(event, in: config, ttl: ttl)
+            historyActions.append(.put(item, condition: nil))
+            if let overflow {
+                historyActions.append(.put(overflow, condition: nil))
+                if ttl == nil { meta.overflowRevisions.insert(event.revision.rawValue) }
+            }
+        }
+
+        // The expiry lower bound: the index's next expiry when it was read, the old bound
+        // otherwise, and every TTL this change sets.
+        var bound = due == nil ? self.meta.expiryCheckAt : nextExpiry
+        for case let item? in overlay.values {
+            if let expiresAt = item.expiresAt { bound = min(bound ?? expiresAt, expiresAt) }
+        }
+        meta.expiryCheckAt = bound
+
+        var actions: [WriteAction] = [.put(meta.attributes, condition: nil)]
+        actions += keyActions + historyActions
+        actions += purgeActions(&meta, room: Self.maxActions - actions.count)
+        actions[0] = .put(meta.attributes, condition: Self.lockCondition(self.meta))
+
+        guard actions.count <= Self.maxActions else {
+            throw DiscfgError(
+                .tooLarge,
+                "this change makes \(recorded.count) changes to config \"\(config)\" (\(actions.count) DynamoDB writes), more than one DynamoDB transaction holds (\(Self.maxActions) writes, about \(Self.maxActions / 2 - 1) keys); it was refused, not split, so nothing was written: delete a narrower prefix or import in parts",
+                field: "change"
+            )
+        }
+        let bytes = actions.reduce(0) { $0 + $1.itemSize }
+        guard bytes <= Self.maxTransactionBytes else {
+            throw DiscfgError(
+                .tooLarge,
+                "this change to config \"\(config)\" writes about \(bytes) bytes, more than one DynamoDB transaction holds (4 MB); it was refused, so nothing was written: import in parts",
+                field: "change"
+            )
+        }
+        return (actions, meta)
+    }
+
+    /// Deletes of events that `.last(N)` retention dropped, as many as fit in `room`.
+    private func purgeActions(_ meta: inout ConfigMeta, room: Int) -> [WriteAction] {
+        guard case .last = meta.info.settings.history else { return [] }
+        var actions: [WriteAction] = []
+        var next = meta.purgedRevision.next
+        while next <= meta.info.compactedRevision {
+            let overflow = meta.overflowRevisions.contains(next.rawValue)
+            guard actions.count + (overflow ? 2 : 1) <= min(room, Self.maxPurgePerChange) else { break }
+            actions.append(.delete(key: DynamoDBLayout.eventKey(config, next), condition: nil))
+            if overflow {
+                actions.append(.delete(key: DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(next)), condition: nil))
+                meta.overflowRevisions.remove(next.rawValue)
+            }
+            meta.purgedRevision = next
+            next = next.next
+        }
+        return actions
+    }
+
+    /// The condition every meta write carries: the lock as read, and not being deleted.
+    static func lockCondition(_ meta: ConfigMeta) -> Expression {
+        Expression(
+            text: "#lock = :lock AND attribute_not_exists(#deleting)",
+            names: ["#lock": "lock", "#deleting": "deleting"], values: [":lock": .number(meta.lock)]
+        )
+    }
+
+    /// DynamoDB's limit of actions in one transaction.
+    static let maxActions = 100
+    /// DynamoDB's limit of bytes in one transaction (4 MB), with room for names.
+    static let maxTransactionBytes = 4_000_000
+    /// At most this many purge deletes ride along with one change.
+    static let maxPurgePerChange = 40
+}

@@ -1,0 +1,173 @@
+import DiscfgAWS
+import DiscfgCore
+import Foundation
+
+/// What a change must read before the rules run.
+struct ChangeReads: Sendable {
+    /// Keys read one by one (with the meta item, in one `BatchGetItem`).
+    var keys: [Key] = []
+    /// A prefix read completely with a `Query`.
+    var prefix: KeyPrefix?
+}
+
+extension DynamoDBStore {
+    public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        try Limits.validateValue(value)
+        try options.validate()
+        return try await change(config, ChangeReads(keys: [key])) { try $0.set(key, to: value, options: options) }
+    }
+
+    public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        try await change(config, ChangeReads(keys: [key])) { try $0.delete(key, conditions: conditions) }
+    }
+
+    /// Deletes every key under a prefix in one transaction. DynamoDB holds at most 100
+    /// writes in a transaction (two per key: the key and its history event), so a prefix
+    /// with more than about 49 live keys is refused with `tooLarge` — never split into
+    /// several transactions, which could leave it half-deleted.
+    public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
+        try await change(config, ChangeReads(prefix: prefix)) { try $0.deletePrefix(prefix) }
+    }
+
+    /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
+    /// with `tooLarge` when it needs more than one DynamoDB transaction holds.
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try snapshot.validate()
+        let reads = replace ? ChangeReads(prefix: .root) : ChangeReads(keys: snapshot.items.map(\.key))
+        return try await change(config, reads) { try $0.importSnapshot(snapshot, replace: replace) }
+    }
+
+    /// Expires due keys of every config. The registry (`pk=#configs`) lists the configs
+    /// with a `Query`, their meta items are read in batches, and only configs whose
+    /// `expiryCheckAt` has passed are changed — each change finds its due keys with a
+    /// `Query` on the expiry index. Never a `Scan`.
+    public func sweepExpired() async throws -> [Event] {
+        let registry = try await connection.queryAll(QueryInput(
+            TableName: connection.table, KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: [":pk": .s(DynamoDBLayout.registryPK)], ConsistentRead: true
+        ))
+        let names = registry.compactMap { $0["sk"]?.string.flatMap { try? ConfigName($0) } }
+        return try await sweep(names)
+    }
+
+    /// Expires due keys of `names`, skipping configs with nothing due.
+    func sweep(_ names: [ConfigName]) async throws -> [Event] {
+        let now = clock.now()
+        let metas = try await connection.batchGet(names.map(DynamoDBLayout.metaKey), consistent: true).compactMap(ConfigMeta.init)
+        var events: [Event] = []
+        for meta in metas.sorted(by: { $0.info.name < $1.info.name }) where !meta.deleting {
+            guard let check = meta.expiryCheckAt, check <= now else { continue }
+            do {
+                events += try await change(meta.info.name, ChangeReads()) { try $0.expireDue() }
+            } catch let error as DiscfgError where error.code == .configNotFound {
+                continue
+            }
+        }
+        return events
+    }
+
+    /// Runs one change: read (strongly consistent), apply the shared rules, commit with one
+    /// `TransactWriteItems`; a lost race starts over after a jittered pause.
+    func change<T>(_ config: ConfigName, _ reads: ChangeReads, _ body: (inout DynamoDBChange) throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            let now = clock.now()
+            var transaction = try await prepare(config, reads, now: now)
+            let result = try body(&transaction)
+            var target = transaction.meta
+            target.info.revision = try transaction.currentRevision()
+            if transaction.recorded.isEmpty {
+                try await refreshExpiryBound(transaction)
+                return result
+            }
+            try await compact(&target, now: now, exact: false)
+            let (actions, committed) = try transaction.plan(compacted: target)
+            if let hook = beforeCommit.withLock({ hook in defer { hook = nil }; return hook }) { try await hook() }
+            do {
+                try await transactWrite(actions)
+                remember(config, committed.info.revision)
+                notifier.notify(config)
+                return result
+            } catch let error as AWSError where error.code == .transactionCanceled && Self.lostRace(error) {
+                attempt += 1
+                try await raceBackoff(attempt, config: config)
+            } catch {
+                throw connection.mapped(error, operation: "TransactWriteItems")
+            }
+        }
+    }
+
+    /// Whether a cancelled transaction lost a race (a condition on the meta item or a key
+    /// failed, or another transaction held an item) rather than failing for good.
+    static func lostRace(_ error: AWSError) -> Bool {
+        let codes = Set(error.cancellationReasons.map(\.code))
+        return codes.isEmpty || codes.contains("ConditionalCheckFailed") || codes.contains("TransactionConflict")
+    }
+
+    /// Reads what a change needs: the meta item and named keys in one strongly
+    /// consistent `BatchGetItem`, a prefix with a `Query`, and — only when the meta item
+    /// says a key may be due — the due keys and the next expiry from the expiry index.
+    func prepare(_ config: ConfigName, _ reads: ChangeReads, now: Date) async throws -> DynamoDBChange {
+        let unique = Array(Set(reads.keys))
+        let found = try await connection.batchGet([DynamoDBLayout.metaKey(config)] + unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
+        guard let metaAttributes = found.first(where: { $0["sk"]?.string == DynamoDBLayout.metaSK }),
+              let meta = ConfigMeta(metaAttributes), !meta.deleting
+        else { throw DiscfgError.configNotFound(config) }
+        var stored: [Key: Item?] = Dictionary(uniqueKeysWithValues: unique.map { ($0, nil) })
+        for item in found.compactMap(ItemCodec.item) { stored[item.key] = item }
+        if let prefix = reads.prefix {
+            for item in try await connection.queryAll(keyRange(config, from: prefix.path, to: prefix.upperBound, consistent: true)).compactMap(ItemCodec.item)
+            where prefix.contains(item.key) {
+                stored[item.key] = item
+            }
+        }
+        var due: [Item]?
+        var nextExpiry: Date?
+        if let check = meta.expiryCheckAt, check <= now {
+            (due, nextExpiry) = try await expiryIndex(config, now: now)
+        }
+        return DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedPrefix: reads.prefix, due: due, nextExpiry: nextExpiry)
+    }
+
+    /// The keys due at `now` (whole items, key order) and the first expiry after it.
+    func expiryIndex(_ config: ConfigName, now: Date) async throws -> ([Item], Date?) {
+        let dueQuery = QueryInput(
+            TableName: connection.table, IndexName: DynamoDBLayout.expiryIndex, KeyConditionExpression: "pk = :pk AND #exp <= :now",
+            ExpressionAttributeNames: ["#exp": "exp"], ExpressionAttributeValues: [":pk": .s(config.rawValue), ":now": .number(now.milliseconds)],
+            ConsistentRead: true
+        )
+        var nextQuery = dueQuery
+        nextQuery.KeyConditionExpression = "pk = :pk AND #exp > :now"
+        nextQuery.Limit = 1
+        nextQuery.ProjectionExpression = "pk, sk, #exp"
+        async let dueItems = connection.queryAll(dueQuery)
+        async let nextPage = connection.queryPage(nextQuery)
+        let due = try await dueItems.compactMap(ItemCodec.item).sorted { $0.key < $1.key }
+        let next = try await nextPage.Items?.first?["exp"]?.int64.map { Date(milliseconds: $0) }
+        return (due, next)
+    }
+
+    /// After a change that changed nothing but read the expiry index, stores the fresher
+    /// expiry bound so later changes do not query the index again for nothing.
+    private func refreshExpiryBound(_ transaction: DynamoDBChange) async throws {
+        guard transaction.due != nil, transaction.nextExpiry != transaction.meta.expiryCheckAt else { return }
+        var meta = transaction.meta
+        meta.expiryCheckAt = transaction.nextExpiry
+        meta.lock += 1
+        do {
+            try await putMeta(meta, expectedLock: transaction.meta.lock)
+        } catch let error as AWSError where error.code == .conditionalCheckFailed {
+            // Someone else changed the config; the bound is only a hint.
+        }
+    }
+
+    /// A query of key items with sort keys in `from...to` (meta item and the bound
+    /// itself filtered out by callers that need a half-open range).
+    func keyRange(_ config: ConfigName, from: String, to: String, consistent: Bool, limit: Int? = nil) -> QueryInput {
+        QueryInput(
+            TableName: connection.table, KeyConditionExpression: "pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues: [":pk": .s(config.rawValue), ":low": .s(from), ":high": .s(to)],
+            Limit: limit, ConsistentRead: consistent
+        )
+    }
+}

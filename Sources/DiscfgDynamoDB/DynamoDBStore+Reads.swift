@@ -1,0 +1,166 @@
+import DiscfgCore
+import Foundation
+
+extension DynamoDBStore {
+    /// The current item is one `GetItem` (eventually consistent unless configured
+    /// otherwise: 0.5 RCU for a value up to 4 KB). Only when it misses does a second
+    /// `GetItem` of the meta item tell a missing key from a missing config. A read at a
+    /// past revision reads meta and key strongly consistently and, when the key changed
+    /// since, the first later event on the key from the `byKey` index.
+    public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
+        let now = clock.now()
+        guard let revision else {
+            let attributes = try await connection.getItem(DynamoDBLayout.itemKey(config, key), consistent: configuration.consistentReads)
+            if let item = attributes.flatMap(ItemCodec.item) {
+                return item.isExpired(at: now) ? nil : item
+            }
+            guard try await meta(config, consistent: configuration.consistentReads) != nil else { throw DiscfgError.configNotFound(config) }
+            return nil
+        }
+        let found = try await connection.batchGet([DynamoDBLayout.metaKey(config), DynamoDBLayout.itemKey(config, key)], consistent: true)
+        guard let meta = found.compactMap(ConfigMeta.init).first, !meta.deleting else { throw DiscfgError.configNotFound(config) }
+        let current = found.compactMap(ItemCodec.item).first
+        let info = meta.info
+        var later: Event?
+        let needsHistory = revision <= info.revision && revision >= info.compactedRevision && !(current.map { $0.modRevision <= revision } ?? false)
+        if needsHistory {
+            later = try await firstEvent(on: key, in: config, after: max(revision, info.compactedRevision))
+        }
+        return try PastRead.resolve(
+            key: key, at: revision, configRevision: info.revision, compacted: info.compactedRevision,
+            current: current, now: now, firstEventAfter: { _ in later }
+        )
+    }
+
+    /// The oldest retained event on `key` after `revision`: a `Query` of the `byKey` index
+    /// (keys only), then the event itself.
+    func firstEvent(on key: Key, in config: ConfigName, after revision: Revision) async throws -> Event? {
+        let page = try await connection.queryPage(historyByKey(key, in: config, from: revision.next, through: Revision(UInt64.max), newestFirst: false, limit: 1))
+        guard let sk = page.Items?.first?["sk"]?.string, let found = DynamoDBLayout.revision(ofHistorySK: sk) else { return nil }
+        return try await events(at: [found], in: config).first
+    }
+
+    /// A strongly consistent query of the `byKey` index for `key`'s events in `from...through`.
+    func historyByKey(_ key: Key, in config: ConfigName, from: Revision, through: Revision, newestFirst: Bool, limit: Int) -> QueryInput {
+        QueryInput(
+            TableName: connection.table, IndexName: DynamoDBLayout.historyByKeyIndex,
+            KeyConditionExpression: "pk = :pk AND lsk BETWEEN :low AND :high",
+            ExpressionAttributeValues: [
+                ":pk": .s(DynamoDBLayout.historyPK(config)),
+                ":low": .s(DynamoDBLayout.historyKeySK(key, from)),
+                ":high": .s(DynamoDBLayout.historyKeySK(key, through)),
+            ],
+            Limit: limit, ScanIndexForward: !newestFirst, ConsistentRead: true
+        )
+    }
+
+    /// The events at these revisions, in the order given, with overflowed values put back.
+    func events(at revisions: [Revision], in config: ConfigName) async throws -> [Event] {
+        guard !revisions.isEmpty else { return [] }
+        let items = try await connection.batchGet(revisions.map { DynamoDBLayout.eventKey(config, $0) }, consistent: true)
+        let overflowKeys = items.filter(EventCodec.hasOverflow).compactMap { $0["sk"]?.string }
+            .map { DynamoDBLayout.key(DynamoDBLayout.historyPK(config), $0 + "#prev") }
+        let overflow = try await connection.batchGet(overflowKeys, consistent: true)
+        var bySK: [String: Attributes] = [:]
+        for item in overflow { if let sk = item["sk"]?.string { bySK[sk] = item } }
+        var byRevision: [Revision: Event] = [:]
+        for item in items {
+            guard let sk = item["sk"]?.string, let event = EventCodec.event(item, overflow: bySK[sk + "#prev"]) else { continue }
+            byRevision[event.revision] = event
+        }
+        return revisions.compactMap { byRevision[$0] }
+    }
+
+    public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        var folder = try ListingFolder(query)
+        let now = clock.now()
+        guard let meta = try await meta(config, consistent: configuration.consistentReads) else { throw DiscfgError.configNotFound(config) }
+        let end = query.prefix.upperBound
+        var start = folder.scanStart
+        let batch = query.recursive ? query.limit + 1 : 64
+        scan: while !folder.isDone, start.utf8.lexicographicallyPrecedes(end.utf8) {
+            var input = keyRange(config, from: start, to: end, consistent: configuration.consistentReads, limit: batch)
+            while true {
+                let page = try await connection.queryPage(input)
+                for item in (page.Items ?? []).compactMap(ItemCodec.item) where query.prefix.contains(item.key) && !item.isExpired(at: now) {
+                    if let jump = folder.offer(item) {
+                        start = jump
+                        continue scan
+                    }
+                    if folder.isDone { break scan }
+                }
+                guard let next = page.LastEvaluatedKey else { break scan }
+                input.ExclusiveStartKey = next
+            }
+        }
+        return folder.page(revision: meta.info.revision)
+    }
+
+    /// A key's events, newest first: the `byKey` index names the revisions, then one
+    /// `BatchGetItem` fetches the events.
+    public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
+        try Limits.validatePageSize(query.limit)
+        guard let meta = try await meta(config, consistent: true) else { throw DiscfgError.configNotFound(config) }
+        let compacted = meta.info.compactedRevision
+        let before = query.before.map { $0.rawValue > 0 ? Revision($0.rawValue - 1) : nil } ?? Revision(UInt64.max)
+        guard let through = before, through > compacted else {
+            return HistoryPage(events: [], nextBefore: nil, compactedRevision: compacted)
+        }
+        let page = try await connection.queryPage(historyByKey(key, in: config, from: compacted.next, through: through, newestFirst: true, limit: query.limit + 1))
+        let revisions = (page.Items ?? []).compactMap { $0["sk"]?.string.flatMap(DynamoDBLayout.revision(ofHistorySK:)) }
+        let events = try await self.events(at: Array(revisions.prefix(query.limit)), in: config)
+        return HistoryPage(events: events, nextBefore: revisions.count > query.limit ? events.last?.revision : nil, compactedRevision: compacted)
+    }
+
+    /// The config's events from `from` on, oldest first, read with strongly consistent
+    /// `Query`s of the history partition. The meta item is read first, and only events up
+    /// to its revision are returned, so a batch never runs ahead of what is committed.
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+        try Limits.validatePageSize(limit)
+        let from = max(from, Revision(1))
+        guard let meta = try await meta(config, consistent: true) else { throw DiscfgError.configNotFound(config) }
+        let info = meta.info
+        guard from > info.compactedRevision else {
+            throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
+        }
+        var matching: [Event] = []
+        if from <= info.revision {
+            var input = historyRange(config, from: from, through: info.revision)
+            input.Limit = min(1000, limit * 2 + 2)
+            var items: [Attributes] = []
+            var count = 0
+            pages: while true {
+                let page = try await connection.queryPage(input)
+                for attributes in page.Items ?? [] {
+                    items.append(attributes)
+                    if let sk = attributes["sk"]?.string, DynamoDBLayout.revision(ofHistorySK: sk) != nil,
+                       let key = attributes["key"]?.string, scope.matches(Key(stored: key)) {
+                        count += 1
+                        if count == limit { break pages }
+                    }
+                }
+                guard let next = page.LastEvaluatedKey else { break }
+                input.ExclusiveStartKey = next
+            }
+            var (decoded, missing) = EventCodec.events(items)
+            if !missing.isEmpty {
+                let refetched = try await events(at: missing, in: config)
+                decoded = decoded.map { event in refetched.first { $0.revision == event.revision } ?? event }
+            }
+            matching = Array(decoded.filter { scope.matches($0.key) }.prefix(limit))
+        }
+        let hasMore = matching.count == limit
+        let through = hasMore ? matching[matching.count - 1].revision : max(info.revision, Revision(from.rawValue - 1))
+        return EventBatch(events: matching, through: through, hasMore: hasMore)
+    }
+
+    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+        let now = clock.now()
+        guard let meta = try await meta(config, consistent: configuration.consistentReads) else { throw DiscfgError.configNotFound(config) }
+        let items = try await connection.queryAll(keyRange(config, from: KeyPrefix.root.path, to: KeyPrefix.root.upperBound, consistent: configuration.consistentReads))
+            .compactMap(ItemCodec.item)
+            .filter { !$0.isExpired(at: now) && KeyPrefix.root.contains($0.key) }
+            .sorted { $0.key < $1.key }
+        return ConfigSnapshot(config: config, revision: meta.info.revision, exportedAt: now, items: items.map(ConfigSnapshot.Entry.init))
+    }
+}

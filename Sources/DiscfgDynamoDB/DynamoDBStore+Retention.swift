@@ -1,0 +1,115 @@
+import DiscfgAWS
+import DiscfgCore
+import Foundation
+
+/// History retention on DynamoDB.
+///
+/// - `.days(N)`: every event carries DynamoDB's native `ttl` (its time + N days + the
+///   compaction grace + one day), so DynamoDB deletes old history by itself, never before
+///   `compactedRevision` has moved past it. `compactedRevision` moves during changes:
+///   the meta item remembers when the oldest retained event happened, so a change knows
+///   without a read whether anything fell out; when it did (at most once per
+///   ``HistoryRetention/compactionGrace``), one extra `Query` of event times finds the
+///   exact new boundary. `updateConfig` compacts exactly, at once.
+/// - `.last(N)`: `compactedRevision` is `revision - N`, moved in the same transaction;
+///   the events that fell out are deleted in that transaction too, as far as
+///   DynamoDB's 100-action limit leaves room (the meta item's `purged` tracks how far),
+///   the rest by the next changes. Readers never look at or below `compactedRevision`,
+///   so a not-yet-deleted event is never visible.
+/// - `.forever`: nothing is dropped.
+extension DynamoDBStore {
+    /// Moves `meta`'s compacted revision as its retention says at `now`.
+    /// - Parameter exact: compact everything due now, ignoring the grace interval.
+    func compact(_ meta: inout ConfigMeta, now: Date, exact: Bool) async throws {
+        let retention = meta.info.settings.history
+        switch retention {
+        case .forever:
+            meta.oldestEventAt = nil
+        case .last:
+            if let drop = retention.lastDroppable(revision: meta.info.revision), drop > meta.info.compactedRevision {
+                meta.info.compactedRevision = drop
+            }
+            meta.oldestEventAt = nil
+        case .days:
+            guard meta.info.compactedRevision < meta.info.revision else {
+                meta.oldestEventAt = nil
+                return
+            }
+            let cutoff = retention.cutoff(now: now)?.milliseconds ?? 0
+            let grace = Int64((exact ? 0 : retention.compactionGrace) * 1000)
+            if let oldest = meta.oldestEventAt, oldest.milliseconds >= cutoff - grace { return }
+            var query = historyRange(meta.info.name, from: meta.info.compactedRevision.next, through: meta.info.revision)
+            query.ProjectionExpression = "#sk, #at"
+            query.ExpressionAttributeNames = ["#sk": "sk", "#at": "at"]
+            query.Limit = 200
+            var oldest: Date?
+            scan: while true {
+                let page = try await connection.queryPage(query)
+                for attributes in page.Items ?? [] {
+                    guard let sk = attributes["sk"]?.string, let revision = DynamoDBLayout.revision(ofHistorySK: sk),
+                          let at = attributes["at"]?.int64 else { continue }
+                    if at < cutoff {
+                        meta.info.compactedRevision = max(meta.info.compactedRevision, revision)
+                    } else {
+                        oldest = Date(milliseconds: at)
+                        break scan
+                    }
+                }
+                guard let next = page.LastEvaluatedKey else { break }
+                query.ExclusiveStartKey = next
+            }
+            meta.oldestEventAt = oldest
+        }
+    }
+
+    /// A strongly consistent query of the history items (events and their overflow items)
+    /// from `from` through `through`, in revision order.
+    func historyRange(_ name: ConfigName, from: Revision, through: Revision) -> QueryInput {
+        QueryInput(
+            TableName: connection.table, KeyConditionExpression: "pk = :pk AND sk BETWEEN :low AND :high",
+            ExpressionAttributeValues: [
+                ":pk": .s(DynamoDBLayout.historyPK(name)),
+                ":low": .s(DynamoDBLayout.revisionSK(from)),
+                ":high": .s(DynamoDBLayout.overflowSK(through)),
+            ],
+            ConsistentRead: true
+        )
+    }
+
+    /// Deletes the history items of revisions `from...through` (after they were compacted).
+    func deleteHistory(_ name: ConfigName, from: Revision, through: Revision) async throws {
+        guard from <= through else { return }
+        var query = historyRange(name, from: from, through: through)
+        query.ProjectionExpression = "pk, sk"
+        try await connection.batchDelete(try await connection.queryAll(query))
+    }
+
+    /// Gives every retained history item the native `ttl` its retention asks for (none
+    /// unless it is kept by age), after the retention changed.
+    func retimeHistory(_ name: ConfigName, after: Revision, retention: HistoryRetention) async throws {
+        var query = historyRange(name, from: after.next, through: Revision(UInt64.max))
+        query.ProjectionExpression = "pk, sk, #at"
+        query.ExpressionAttributeNames = ["#at": "at"]
+        var lastAt = clock.now()
+        for attributes in try await connection.queryAll(query) {
+            if let at = attributes["at"]?.int64 { lastAt = Date(milliseconds: at) }
+            let key = DynamoDBLayout.key(attributes["pk"]?.string ?? "", attributes["sk"]?.string ?? "")
+            // Conditioned on existence, so an item DynamoDB's TTL just removed is not recreated.
+            var input = UpdateItemInput(
+                TableName: connection.table, Key: key, UpdateExpression: "REMOVE #ttl",
+                ConditionExpression: "attribute_exists(pk)", ExpressionAttributeNames: ["#ttl": "ttl"]
+            )
+            if let ttl = retention.historyTTL(at: lastAt) {
+                input.UpdateExpression = "SET #ttl = :ttl"
+                input.ExpressionAttributeValues = [":ttl": .number(ttl)]
+            }
+            do {
+                _ = try await connection.raw("UpdateItem", input, as: IgnoredOutput.self)
+            } catch let error as AWSError where error.code == .conditionalCheckFailed {
+                continue
+            } catch {
+                throw connection.mapped(error, operation: "UpdateItem")
+            }
+        }
+    }
+}

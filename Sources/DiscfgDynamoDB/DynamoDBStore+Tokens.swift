@@ -1,0 +1,57 @@
+import DiscfgAWS
+import DiscfgCore
+import Foundation
+
+/// Bearer tokens live in the same table, under `pk=#tokens, sk=ID`, so the store that
+/// holds the configuration also guards it.
+extension DynamoDBStore: TokenStore {
+    public func saveToken(_ token: AccessToken) async throws {
+        var item = DynamoDBLayout.key(DynamoDBLayout.tokensPK, token.id)
+        item["hash"] = .b(token.hash)
+        item["role"] = .s(token.role.rawValue)
+        item["created"] = .number(token.createdAt.milliseconds)
+        if let configs = token.configs { item["configs"] = .l(configs.map { .s($0.rawValue) }) }
+        if let description = token.description { item["description"] = .s(description) }
+        let input = PutItemInput(TableName: connection.table, Item: item, ConditionExpression: "attribute_not_exists(pk)")
+        do {
+            _ = try await connection.raw("PutItem", input, as: IgnoredOutput.self)
+        } catch let error as AWSError where error.code == .conditionalCheckFailed {
+            throw DiscfgError(.invalidArgument, "a token with id \(token.id) already exists", field: "token")
+        } catch {
+            throw connection.mapped(error, operation: "PutItem")
+        }
+    }
+
+    public func token(id: String) async throws -> AccessToken? {
+        try await connection.getItem(DynamoDBLayout.key(DynamoDBLayout.tokensPK, id), consistent: true).flatMap(Self.token)
+    }
+
+    public func listTokens() async throws -> [AccessToken] {
+        let items = try await connection.queryAll(QueryInput(
+            TableName: connection.table, KeyConditionExpression: "pk = :pk",
+            ExpressionAttributeValues: [":pk": .s(DynamoDBLayout.tokensPK)], ConsistentRead: true
+        ))
+        return items.compactMap(Self.token).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
+    }
+
+    public func revokeToken(id: String) async throws {
+        let input = DeleteItemInput(TableName: connection.table, Key: DynamoDBLayout.key(DynamoDBLayout.tokensPK, id), ConditionExpression: "attribute_exists(pk)")
+        do {
+            _ = try await connection.raw("DeleteItem", input, as: IgnoredOutput.self)
+        } catch let error as AWSError where error.code == .conditionalCheckFailed {
+            throw DiscfgError(.invalidArgument, "no token with id \(id)", field: "token")
+        } catch {
+            throw connection.mapped(error, operation: "DeleteItem")
+        }
+    }
+
+    private static func token(_ item: Attributes) -> AccessToken? {
+        guard let id = item["sk"]?.string, let hash = item["hash"]?.data, let created = item["created"]?.int64 else { return nil }
+        var configs: [ConfigName]?
+        if case .l(let names)? = item["configs"] { configs = names.compactMap { $0.string.flatMap { try? ConfigName($0) } } }
+        return AccessToken(
+            id: id, hash: hash, role: item["role"]?.string.flatMap(Role.init(rawValue:)) ?? .read,
+            configs: configs, description: item["description"]?.string, createdAt: Date(milliseconds: created)
+        )
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import DiscfgAWS
+import DiscfgCore
+import DiscfgDynamoDB
+import Foundation
+import Synchronization
+
+/// The original discfg's AWS flags, for `dynamodb://` stores.
+struct AWSOptions: ParsableArguments {
+    @Option(name: [.customShort("l"), .long], help: ArgumentHelp("AWS region of a dynamodb:// store (overrides the URL's). Env: AWS_REGION.", valueName: "region"))
+    var region: String?
+
+    @Option(name: [.customShort("p"), .customLong("credProfile")], help: ArgumentHelp("AWS credentials profile. Env: AWS_PROFILE.", valueName: "profile"))
+    var credProfile: String?
+
+    @Option(name: [.customShort("k"), .customLong("keyId")], help: ArgumentHelp("AWS access key ID (with --secretKey).", valueName: "id"))
+    var keyID: String?
+
+    @Option(name: [.customShort("s"), .customLong("secretKey")], help: ArgumentHelp("AWS secret access key (with --keyId).", valueName: "secret"))
+    var secretKey: String?
+}
+
+/// Opens DynamoDB stores for the CLI.
+///
+/// A store's AWS client lives as long as the process: commands are short, `serve` keeps
+/// its store to the end, and the HTTP client must not be released without a shutdown.
+enum DynamoDBStoreOpener {
+    private static let open = Mutex<[DynamoDBStore]>([])
+
+    /// The store at `location`, with flags and environment applied.
+    static func store(
+        _ location: DynamoDBLocation, aws: AWSOptions, environment: [String: String],
+        capacity: TableCapacity?, progress: @escaping @Sendable (String) -> Void
+    ) throws -> DynamoDBStore {
+        let profile = aws.credProfile ?? location.profile
+        let region: String
+        do {
+            region = try RegionResolver.resolve(explicit: aws.region ?? location.region, environment: environment, profile: profile)
+        } catch let error as RegionResolver.NotFound {
+            throw DiscfgError.invalid("region", "\(error.description), e.g. --region us-east-1 or dynamodb://us-east-1/\(location.table)")
+        }
+        var explicit: AWSCredentials?
+        switch (aws.keyID, aws.secretKey) {
+        case (nil, nil): break
+        case (let id?, let secret?): explicit = AWSCredentials(accessKeyID: id, secretAccessKey: secret)
+        default: throw DiscfgError.invalid("keyId", "give both --keyId and --secretKey, or neither")
+        }
+        let client = AWSJSONClient(
+            configuration: .dynamoDB(region: region, endpoint: location.endpoint),
+            credentialProvider: CredentialChain.standard(explicit: explicit, environment: environment, profile: profile)
+        )
+        let store = DynamoDBStore(client: client, configuration: DynamoDBStore.Configuration(
+            table: location.table, consistentReads: location.consistentReads,
+            tableCapacity: capacity ?? .onDemand, progress: progress
+        ))
+        open.withLock { $0.append(store) }
+        return store
+    }
+}
+
+/// `--read-capacity` / `--write-capacity`.
+struct CapacityOptions: ParsableArguments {
+    @Option(name: .customLong("read-capacity"), help: ArgumentHelp("DynamoDB table: provisioned read capacity units (with --write-capacity). Default: on-demand.", valueName: "units"))
+    var readCapacity: Int?
+
+    @Option(name: .customLong("write-capacity"), help: ArgumentHelp("DynamoDB table: provisioned write capacity units (with --read-capacity).", valueName: "units"))
+    var writeCapacity: Int?
+
+    /// The capacity the flags ask for, or nil.
+    func capacity() throws -> TableCapacity? {
+        try TableCapacity(read: readCapacity, write: writeCapacity)
+    }
+}
+
+extension TableDocument {
+    /// The document for a table status.
+    init(_ status: TableStatus) {
+        var read: Int?
+        var write: Int?
+        if case .provisioned(let r, let w) = status.capacity {
+            read = r
+            write = w
+        }
+        self.init(
+            name: status.name, status: status.status, billingMode: read == nil ? "PAY_PER_REQUEST" : "PROVISIONED",
+            readCapacity: read, writeCapacity: write, itemCount: status.itemCount, stream: status.streamViewType, timeToLive: status.timeToLive
+        )
+    }
+
+    /// Rows for human output.
+    var rows: [[String]] {
+        [
+            ["table", name],
+            ["status", status],
+            ["capacity", readCapacity.map { "provisioned: \($0) RCU, \(writeCapacity ?? 0) WCU" } ?? "on-demand"],
+            ["items", "\(itemCount) (approximate)"],
+            ["stream", stream ?? "off"],
+            ["ttl", timeToLive],
+        ]
+    }
+}

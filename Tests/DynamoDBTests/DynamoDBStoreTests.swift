@@ -1,0 +1,145 @@
+import DiscfgAWS
+import DiscfgCore
+@testable import DiscfgDynamoDB
+import Foundation
+import Testing
+
+@Suite("DynamoDB store behaviour")
+struct DynamoDBStoreTests {
+    @Test func getIsOneGetItemAndSetIsOneBatchGetPlusOneTransaction() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        _ = try await store.set(Key("/k"), to: Data("v".utf8), in: config)
+        await store.metrics.reset()
+        store.estimatedCapacity.reset()
+
+        _ = try await store.get(Key("/k"), in: config)
+        var metrics = await store.metrics.snapshot()
+        #expect(metrics.keys.sorted() == ["GetItem"])
+        #expect(metrics["GetItem"]?.roundTrips == 1)
+        #expect(store.estimatedCapacity.snapshot()["GetItem"]?.read == 0.5, "an eventually consistent read of ≤ 4 KB")
+
+        await store.metrics.reset()
+        _ = try await store.set(Key("/k"), to: Data("w".utf8), in: config)
+        metrics = await store.metrics.snapshot()
+        #expect(metrics.keys.sorted() == ["BatchGetItem", "TransactWriteItems"])
+        #expect(metrics["BatchGetItem"]?.roundTrips == 1)
+        #expect(metrics["TransactWriteItems"]?.roundTrips == 1)
+    }
+
+    @Test func noScanOnAnyRequestPath() async throws {
+        let clock = ManualClock()
+        let store = try await makeStore(clock: clock)
+        let config = try await store.makeConfig()
+        await store.metrics.reset()
+        for index in 0..<5 { _ = try await store.set(Key("/a/k\(index)"), to: Data("v".utf8), in: config, options: SetOptions(ttlSeconds: index == 0 ? 1 : nil)) }
+        _ = try await store.get(Key("/a/k1"), in: config)
+        _ = try await store.get(Key("/a/k1"), in: config, atRevision: 1)
+        _ = try await store.list(in: config, ListQuery(prefix: KeyPrefix("/a/"), recursive: false))
+        _ = try await store.history(of: Key("/a/k1"), in: config, HistoryQuery())
+        _ = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10)
+        _ = try await store.export(config)
+        _ = try await store.listConfigs()
+        clock.advance(seconds: 2)
+        #expect(try await store.sweepExpired().count == 1)
+        _ = try await store.deletePrefix(KeyPrefix("/a/"), in: config)
+        let metrics = await store.metrics.snapshot()
+        #expect(metrics["Scan"] == nil)
+        #expect(Set(metrics.keys).isSubset(of: ["GetItem", "BatchGetItem", "Query", "TransactWriteItems"]), "\(metrics.keys.sorted())")
+    }
+
+    @Test func historyEventsFitTheItemLimitWithTwoFullSizeValues() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig("big", settings: ConfigSettings(history: .forever))
+        let first = Data((0..<Limits.maxValueBytes).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        let second = Data((0..<Limits.maxValueBytes).map { UInt8(truncatingIfNeeded: $0 &* 13) })
+        let one = try await store.set(Key("/blob"), to: first, in: config)
+        let two = try await store.set(Key("/blob"), to: second, in: config)
+        #expect(two.prevItem == one.item)
+        let history = try await store.history(of: Key("/blob"), in: config, HistoryQuery())
+        #expect(history.events == [two, one])
+        #expect(history.events.first?.prevItem?.value == first)
+        let events = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10).events
+        #expect(events == [one, two])
+        #expect(try await store.get(Key("/blob"), in: config, atRevision: 1)?.value == first)
+        let deleted = try await store.delete(Key("/blob"), in: config, conditions: [])
+        #expect(deleted.prevItem?.value == second)
+        // Both history items exist: the event and its overflowed previous value.
+        let raw = try await store.connection.queryAll(store.historyRange(config, from: 2, through: 2))
+        #expect(raw.compactMap { $0["sk"]?.string } == ["00000000000000000002", "00000000000000000002#prev"])
+    }
+
+    @Test func aLostRaceOnTheMetaItemIsRetried() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        let rival = DynamoDBStore(client: store.client, configuration: store.configuration, clock: ManualClock())
+        store.beforeCommit.withLock { $0 = { _ = try await rival.set(Key("/rival"), to: Data("r".utf8), in: config) } }
+        await store.metrics.reset()
+        let event = try await store.set(Key("/mine"), to: Data("m".utf8), in: config)
+        #expect(event.revision == 2, "the rival's change took revision 1; this one was retried")
+        let metrics = await store.metrics.snapshot()
+        #expect(metrics["TransactWriteItems"]?.failures == 1, "the first attempt lost the race")
+        #expect(metrics["BatchGetItem"]?.calls == 3, "the rival's read, and this change's read twice")
+        #expect(try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10).events.map(\.key.path) == ["/rival", "/mine"])
+    }
+
+    @Test func aDeletePrefixTooLargeForOneTransactionIsRefusedAndChangesNothing() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        for index in 0..<60 { _ = try await store.set(Key("/many/\(index < 30 ? "a" : "b")/k\(index)"), to: Data("v".utf8), in: config) }
+        do {
+            _ = try await store.deletePrefix(KeyPrefix("/many/"), in: config)
+            Issue.record("a 60-key deletePrefix fitted in one transaction")
+        } catch let error as DiscfgError {
+            #expect(error.code == .tooLarge)
+            #expect(error.message.contains("100"))
+        }
+        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.count == 60)
+        #expect(try await store.revision(of: config) == 60)
+        #expect(try await store.deletePrefix(KeyPrefix("/many/a/"), in: config).count == 30, "a smaller prefix fits")
+    }
+
+    @Test func keepLastNDeletesDroppedHistoryItems() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig("app", settings: ConfigSettings(history: .last(2)))
+        for value in 1...5 { _ = try await store.set(Key("/k"), to: Data("\(value)".utf8), in: config) }
+        let raw = try await store.connection.queryAll(store.historyRange(config, from: 1, through: 5))
+        #expect(raw.compactMap { $0["sk"]?.string } == ["00000000000000000004", "00000000000000000005"])
+    }
+
+    @Test func keepDaysSetsTheNativeTTL() async throws {
+        let clock = ManualClock()
+        let store = try await makeStore(clock: clock)
+        let config = try await store.makeConfig("app", settings: ConfigSettings(history: .days(7)))
+        _ = try await store.set(Key("/k"), to: Data("v".utf8), in: config)
+        let raw = try await store.connection.queryAll(store.historyRange(config, from: 1, through: 1))
+        let ttl = try #require(raw.first?["ttl"]?.int64)
+        #expect(ttl > clock.now().milliseconds / 1000 + 7 * 86_400, "never before the retention and its grace")
+        let forever = try await store.updateConfig(config, ConfigSettingsPatch(history: .forever))
+        #expect(forever.settings.history == .forever)
+        let retimed = try await store.connection.queryAll(store.historyRange(config, from: 1, through: 1))
+        #expect(retimed.first?["ttl"] == nil, "history kept forever has no TTL")
+    }
+
+    @Test func tokensLiveInTheTable() async throws {
+        let store = try await makeStore()
+        let token = AccessToken(id: "abc", hash: Data([1, 2, 3]), role: .write, configs: [try ConfigName("app")], description: "ci", createdAt: Date(milliseconds: 1000))
+        try await store.saveToken(token)
+        #expect(try await store.token(id: "abc") == token)
+        #expect(try await store.listTokens() == [token])
+        await #expect(throws: DiscfgError.self) { try await store.saveToken(token) }
+        try await store.revokeToken(id: "abc")
+        #expect(try await store.token(id: "abc") == nil)
+        await #expect(throws: DiscfgError.self) { try await store.revokeToken(id: "abc") }
+    }
+}
+
+extension DynamoDBStore {
+    func makeConfig(_ name: String = "app", settings: ConfigSettings = ConfigSettings()) async throws -> ConfigName {
+        let config = try ConfigName(name)
+        _ = try await createConfig(config, settings: settings)
+        return config
+    }
+
+    func revision(of config: ConfigName) async throws -> Revision { try await configInfo(config).revision }
+}
