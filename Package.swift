@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "DiscfgSQLite", targets: ["DiscfgSQLite"]),
         .library(name: "DiscfgAWS", targets: ["DiscfgAWS"]),
         .library(name: "DiscfgAPI", targets: ["DiscfgAPI"]),
+        .library(name: "DiscfgClient", targets: ["DiscfgClient"]),
+        .library(name: "DiscfgDynamoDB", targets: ["DiscfgDynamoDB"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -49,6 +51,34 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgDynamoDB",
+            dependencies: ["DiscfgCore", "DiscfgAWS"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgTestSupport",
+            dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "discfg-bench",
+            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgClient",
+            dependencies: [
+                "DiscfgCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgAPI",
             dependencies: [
                 "DiscfgCore",
@@ -66,6 +96,9 @@ let package = Package(
                 "DiscfgCore",
                 "DiscfgSQLite",
                 "DiscfgAPI",
+                "DiscfgAWS",
+                "DiscfgDynamoDB",
+                "DiscfgClient",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -76,6 +109,7 @@ let package = Package(
             name: "DiscfgAWSTests",
             dependencies: [
                 "DiscfgAWS",
+                "DiscfgTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -95,23 +129,34 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreConformanceTests",
-            dependencies: ["DiscfgCore", "DiscfgSQLite"],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "DiscfgCore", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgAPI", "DiscfgClient",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
+            name: "APITests",
+            dependencies: [
+                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "DynamoDBTests",
+            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "CLITests",
-            dependencies: ["DiscfgCore", "discfg"],
+            dependencies: ["DiscfgCore", "discfg", "DiscfgTestSupport"],
             swiftSettings: strict
         ),
     ],

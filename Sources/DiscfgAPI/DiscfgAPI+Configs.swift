@@ -11,6 +11,15 @@ extension DiscfgAPI {
         return APIResponse.json(envelope)
     }
 
+    /// `POST /admin/sweep`: expire due keys now, rather than at the next scheduled sweep.
+    func sweep(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        _ = try await authenticator.authorize(request, context: context, role: .admin, config: nil)
+        let events = try await store.sweepExpired()
+        var envelope = Envelope(action: "sweep")
+        envelope.events = events.map(EventDocument.init)
+        return APIResponse.json(envelope)
+    }
+
     func createConfig(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)

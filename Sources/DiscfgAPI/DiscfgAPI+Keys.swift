@@ -95,6 +95,7 @@ extension DiscfgAPI {
         envelope.config = config.rawValue
         envelope.events = page.events.map(EventDocument.init)
         envelope.cursor = page.nextBefore.map { String($0.rawValue) }
+        envelope.compactedRevision = page.compactedRevision
         return APIResponse.json(envelope)
     }
 
@@ -110,6 +111,9 @@ extension DiscfgAPI {
         object["item"] = itemObject
         var body = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
         body.append(UInt8(ascii: "\n"))
-        return APIResponse.bytes(body, contentType: APIResponse.jsonContentType, headers: response.headers)
+        // Only the ETag carries over: the length and type belong to the old body.
+        var headers: HTTPFields = [:]
+        headers[.eTag] = response.headers[.eTag]
+        return APIResponse.bytes(body, contentType: APIResponse.jsonContentType, headers: headers)
     }
 }

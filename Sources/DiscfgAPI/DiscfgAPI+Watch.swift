@@ -2,6 +2,7 @@ import DiscfgCore
 import Foundation
 import HTTPTypes
 import Hummingbird
+import ServiceLifecycle
 
 extension DiscfgAPI {
     /// `GET watch?key=|prefix=&fromRevision=&timeout=`: a long poll, or with
@@ -44,7 +45,8 @@ extension DiscfgAPI {
                     return try await iterator.next()
                 }
                 group.addTask {
-                    try await Task.sleep(for: timeout)
+                    // Wait out the timeout, or less when the server shuts down.
+                    try? await cancelWhenGracefulShutdown { try await Task.sleep(for: timeout) }
                     return nil
                 }
                 defer { group.cancelAll() }
@@ -93,6 +95,10 @@ extension DiscfgAPI {
             }
             try await writer.write(ByteBuffer(string: "retry: 1000\n: watching \(scope) in \(config) from revision \(from)\n\n"))
             let encoder = JSONEncoder.discfg(pretty: false)
+            // A server shutting down ends streams, so graceful shutdown does not wait on them;
+            // clients reconnect elsewhere with Last-Event-ID.
+            let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
+            defer { shutdown.cancel() }
             for await item in items {
                 switch item {
                 case .event(let event):

@@ -62,6 +62,7 @@ public struct DiscfgAPI: Sendable {
     /// Paths (OpenAPI form) and their methods; `register(on:)` follows this table.
     static let paths: [(String, [HTTPRequest.Method])] = [
         ("/openapi.yaml", [.get]),
+        ("/admin/sweep", [.post]),
         ("/v1/configs", [.get]),
         ("/v1/{config}", [.put, .get, .patch, .delete]),
         ("/v1/{config}/keys", [.get]),
@@ -127,6 +128,7 @@ public struct DiscfgAPI: Sendable {
         switch (method, path) {
         case (.get, "/openapi.yaml"):
             return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
+        case (.post, "/admin/sweep"): return try await sweep(request, context)
         case (.get, "/v1/configs"): return try await listConfigs(request, context)
         case (.put, "/v1/{config}"): return try await createConfig(&request, context)
         case (.get, "/v1/{config}"): return try await configInfo(request, context)

@@ -11,10 +11,19 @@ extension Request {
         return try ConfigName(raw.removingPercentEncoding ?? raw)
     }
 
-    /// The rest of the path after `keys/` or `history/`, percent-decoded.
+    /// The rest of the path after `/v1/{config}/keys/` or `…/history/`, percent-decoded.
+    /// Read from the raw path, so empty segments (`a//b`) reach key validation instead
+    /// of being silently collapsed by routing.
     func pathRemainder(_ context: some RequestContext) -> String {
-        let segments = context.parameters.getCatchAll().map { String($0).removingPercentEncoding ?? String($0) }
-        return segments.joined(separator: "/")
+        let path = uri.path
+        var slashes = 0
+        var index = path.startIndex
+        while index < path.endIndex, slashes < 4 {
+            if path[index] == "/" { slashes += 1 }
+            index = path.index(after: index)
+        }
+        let rest = path[index...]
+        return rest.removingPercentEncoding ?? String(rest)
     }
 
     /// Whether the request path ends with a slash (a directory).

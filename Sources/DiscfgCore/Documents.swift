@@ -110,6 +110,8 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var item: ItemDocument?
     public var prevItem: ItemDocument?
     public var revision: Revision?
+    public var compactedRevision: Revision?
+    public var at: Date?
     public var items: [ItemDocument]?
     public var prefixes: [String]?
     public var cursor: String?
@@ -120,6 +122,8 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var unchanged: Int?
     public var message: String?
     public var error: ErrorDocument?
+    /// The DynamoDB table behind the store (`init`, `info`, `update` on a DynamoDB store).
+    public var table: TableDocument?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -127,9 +131,9 @@ public struct Envelope: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case action, config, currentDiscfg, item, prevItem, revision, items, prefixes, cursor, events, event
+        case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event
         case configInfo = "info"
-        case configs, unchanged, message, error
+        case configs, unchanged, message, error, table
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.
@@ -139,6 +143,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         item = change.item.map(ItemDocument.init)
         prevItem = change.prevItem.map(ItemDocument.init)
         revision = change.revision
+        at = change.at
     }
 
     /// The envelope for a failure, carrying the current item of a failed condition.

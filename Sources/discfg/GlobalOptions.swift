@@ -1,5 +1,7 @@
 import ArgumentParser
+import DiscfgClient
 import DiscfgCore
+import DiscfgDynamoDB
 import DiscfgSQLite
 import Foundation
 
@@ -16,11 +18,16 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Store URL (sqlite:///path.db, memory:). Env: DISCFG_STORE.", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("Store URL (sqlite:///path.db, dynamodb://REGION/TABLE, memory:). Env: DISCFG_STORE.", valueName: "url"))
     var store: String?
+
+    @Option(name: .long, help: ArgumentHelp("Bearer token for an http(s) store. Env: DISCFG_TOKEN.", valueName: "token"))
+    var token: String?
 
     @Option(name: [.customShort("f"), .long], help: "Output format: human, json or silent.")
     var format: OutputFormat = .human
+
+    @OptionGroup(title: "AWS (dynamodb:// stores)") var aws: AWSOptions
 
     @Option(name: .long, help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use'. Env: DISCFG_CONFIG.", valueName: "name"))
     var config: String?
@@ -44,7 +51,27 @@ struct GlobalOptions: ParsableArguments {
         switch try storeLocation() {
         case .sqlite(let path): return try SQLiteStore(path: path)
         case .memory: return MemoryStore()
+        case .dynamodb(let location): return try openDynamoDBStore(location, capacity: nil)
+        case .server(let url): return try RemoteStore(url: url, token: token ?? environment["DISCFG_TOKEN"])
         }
+    }
+
+    /// A DynamoDB store; progress (table creation, waiting for ACTIVE) goes to stderr in
+    /// human format.
+    func openDynamoDBStore(_ location: DynamoDBLocation, capacity: TableCapacity?) throws -> DynamoDBStore {
+        let human = format.normalized == .human
+        return try DynamoDBStoreOpener.store(location, aws: aws, environment: environment, capacity: capacity) { message in
+            if human { FileHandle.standardError.write(Data("discfg: \(message)\n".utf8)) }
+        }
+    }
+
+    /// The store, creating a DynamoDB table with `capacity` when it is missing.
+    func openStore(tableCapacity capacity: TableCapacity?) throws -> any ConfigStore {
+        guard case .dynamodb(let location) = try storeLocation() else {
+            if capacity != nil { throw usage("--read-capacity and --write-capacity apply only to dynamodb:// stores", field: "capacity") }
+            return try openStore()
+        }
+        return try openDynamoDBStore(location, capacity: capacity)
     }
 
     /// The store, as the keeper of bearer tokens.

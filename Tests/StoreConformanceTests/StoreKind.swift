@@ -1,12 +1,25 @@
+import DiscfgAPI
+import DiscfgAWS
+import DiscfgClient
 import DiscfgCore
+import DiscfgDynamoDB
 import DiscfgSQLite
+import DiscfgTestSupport
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// The stores the conformance suite runs against. A new store joins the suite by adding
 /// a case here; every test then runs against it too.
 enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case memory
     case sqlite
+    /// DynamoDB, served by one `moto_server` shared by the test process; a fresh table per
+    /// test keeps tests apart. A moto that cannot start fails the test.
+    case dynamodb
+    /// The HTTP store: `RemoteStore` talking to `discfg serve` (over SQLite) in this
+    /// process on a free loopback port.
+    case remote
 
     var description: String { rawValue }
 
@@ -23,6 +36,18 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
             return StoreFixture(store: store, clock: clock, cleanup: {
                 try? FileManager.default.removeItem(at: directory)
             })
+        case .dynamodb:
+            let client = try await MotoClient.shared.client()
+            let table = "conformance-\(UUID().uuidString.prefix(13))"
+            let store = DynamoDBStore(
+                client: client,
+                configuration: DynamoDBStore.Configuration(table: table, pollInterval: .milliseconds(200)),
+                clock: clock
+            )
+            try await store.table.ensure()
+            return StoreFixture(store: store, clock: clock, cleanup: {})
+        case .remote:
+            return try await RemoteFixture.start(clock: clock)
         }
     }
 
@@ -30,6 +55,10 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     func withStore<T>(
         _ body: (_ store: any ConfigStore, _ clock: ManualClock) async throws -> T
     ) async throws -> T {
+        // moto is one Python process: run only a few DynamoDB tests at once, so each
+        // test's requests stay fast enough for the suite's watch deadlines.
+        if self == .dynamodb { await MotoClient.gate.enter() }
+        defer { if self == .dynamodb { Task { await MotoClient.gate.leave() } } }
         let fixture = try await make(clock: ManualClock())
         defer { fixture.cleanup() }
         return try await body(fixture.store, fixture.clock)
@@ -41,4 +70,83 @@ struct StoreFixture: Sendable {
     let store: any ConfigStore
     let clock: ManualClock
     let cleanup: @Sendable () -> Void
+}
+
+/// One AWS client on the shared moto server for the whole test process (its HTTP client
+/// lives as long as the process, so it never needs shutting down).
+actor MotoClient {
+    static let shared = MotoClient()
+    static let gate = TestGate(limit: 4)
+    private var made: Task<AWSJSONClient, any Error>?
+
+    func client() async throws -> AWSJSONClient {
+        if let made { return try await made.value }
+        // A task, so concurrent first callers share one client instead of racing.
+        let task = Task { () async throws -> AWSJSONClient in
+            let moto = try await SharedMotoServer.shared.server()
+            return AWSJSONClient(
+                configuration: .dynamoDB(region: "us-east-1", endpoint: moto.endpoint, retryPolicy: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(2), maxDelay: .milliseconds(50))),
+                credentialProvider: StaticCredentialProvider(AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "discfg-test"))
+            )
+        }
+        made = task
+        return try await task.value
+    }
+}
+
+/// A counting semaphore for async tests.
+actor TestGate {
+    private let limit: Int
+    private var running = 0
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(limit: Int) { self.limit = limit }
+
+    func enter() async {
+        if running < limit {
+            running += 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty {
+            running -= 1
+        } else {
+            waiting.removeFirst().resume()
+        }
+    }
+}
+
+/// `discfg serve` in this process over a fresh SQLite file, and a `RemoteStore` on it.
+enum RemoteFixture {
+    static func start(clock: ManualClock) async throws -> StoreFixture {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("discfg-remote-\(UUID().uuidString)", isDirectory: true)
+        let backing = try SQLiteStore(path: directory.appendingPathComponent("store.db").path, clock: clock)
+        var configuration = DiscfgServer.Configuration()
+        configuration.port = 0
+        // Sweeps happen when the suite asks (and while watching), not on the server's timer.
+        configuration.sweepInterval = .seconds(3600)
+        var logger = Logger(label: "discfg-conformance")
+        logger.logLevel = .critical
+        let (ports, announce) = AsyncStream.makeStream(of: Int.self)
+        let app = DiscfgServer.makeApplication(
+            store: backing, authenticator: .open, configuration: configuration, logger: logger,
+            onServerRunning: { announce.yield($0) }
+        )
+        let group = ServiceGroup(services: [app], logger: logger)
+        let running = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw DiscfgError(.unavailable, "the test server did not start") }
+        let store = try RemoteStore(url: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
+        return StoreFixture(store: store, clock: clock, cleanup: {
+            Task {
+                await group.triggerGracefulShutdown()
+                _ = try? await running.value
+                try? FileManager.default.removeItem(at: directory)
+            }
+        })
+    }
 }

@@ -1,0 +1,102 @@
+import AsyncHTTPClient
+import DiscfgCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Sends discfg API requests and turns replies into envelopes or ``DiscfgError``s.
+struct HTTPTransport: Sendable {
+    struct Reply: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+    }
+
+    let baseURL: String
+    let token: String?
+    let client: HTTPClient
+    let timeout: TimeAmount
+
+    init(url: URL, token: String?, client: HTTPClient, timeout: TimeAmount) throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
+            throw DiscfgError.invalid("store", "\(url) is not an http:// or https:// server address")
+        }
+        var base = url.absoluteString
+        while base.hasSuffix("/") { base.removeLast() }
+        baseURL = base
+        self.token = token
+        self.client = client
+        self.timeout = timeout
+    }
+
+    /// The request for `path` (already encoded) with the token and `headers`.
+    func makeRequest(_ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = []) -> HTTPClientRequest {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+        request.headers.add(name: "User-Agent", value: "discfg-client")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        return request
+    }
+
+    /// Sends a request and reads the whole reply; network failures are `unavailable`.
+    func send(_ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = [], timeout: TimeAmount? = nil) async throws -> Reply {
+        let request = makeRequest(method, path, body: body, headers: headers)
+        do {
+            let response = try await client.execute(request, timeout: timeout ?? self.timeout)
+            let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+            return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+        } catch let error as DiscfgError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw DiscfgError(.unavailable, "cannot reach the discfg server at \(baseURL): \(error)", field: "store")
+        }
+    }
+
+    /// Sends a request and decodes the envelope, throwing the server's error as a
+    /// ``DiscfgError`` (with the current item of a failed condition).
+    func envelope(_ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = [], timeout: TimeAmount? = nil) async throws -> Envelope {
+        let reply = try await send(method, path, body: body, headers: headers, timeout: timeout)
+        return try Self.decode(reply, baseURL: baseURL)
+    }
+
+    static func decode(_ reply: Reply, baseURL: String) throws -> Envelope {
+        let envelope: Envelope
+        do {
+            envelope = try JSONDecoder.discfg().decode(Envelope.self, from: reply.body)
+        } catch {
+            throw DiscfgError(.unavailable, "the server at \(baseURL) answered \(reply.status) with something that is not a discfg envelope", field: "store")
+        }
+        if let error = envelope.error {
+            throw DiscfgError(error.code, error.message, field: error.field, currentItem: try envelope.item?.item())
+        }
+        guard (200..<300).contains(reply.status) else {
+            throw DiscfgError(.unavailable, "the server at \(baseURL) answered \(reply.status)", field: "store")
+        }
+        return envelope
+    }
+}
+
+/// Percent-encoding for the parts of API URLs.
+enum URLPart {
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// One path segment or query value.
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+    }
+
+    /// A key path without its leading slash, each segment encoded.
+    static func keyPath(_ key: Key) -> String {
+        key.path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }.joined(separator: "/")
+    }
+
+    /// `?a=b&c=d` from the pairs whose value is not nil.
+    static func query(_ pairs: [(String, String?)]) -> String {
+        let present = pairs.compactMap { name, value in value.map { "\(name)=\(encode($0))" } }
+        return present.isEmpty ? "" : "?" + present.joined(separator: "&")
+    }
+}

@@ -1,0 +1,147 @@
+import DiscfgCore
+import Foundation
+
+/// One config as an application sees it: typed reads through an in-memory cache, and a
+/// live mode that follows the server's changes so reads never wait on the network.
+public actor RemoteConfig {
+    private struct Cached {
+        var item: Item?
+        var fetchedAt: ContinuousClock.Instant
+    }
+
+    /// The config's name.
+    public nonisolated let name: ConfigName
+    private let store: any ConfigStore
+    private let maxAge: Duration
+    private var cache: [Key: Cached] = [:]
+    private var live: Task<Void, Never>?
+    private var liveRevision: Revision?
+    private var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
+
+    init(store: any ConfigStore, name: ConfigName, maxAge: Duration) {
+        self.store = store
+        self.name = name
+        self.maxAge = maxAge
+    }
+
+    deinit {
+        live?.cancel()
+    }
+
+    /// The item at `key`, from the cache when it is fresh (or when following changes).
+    public func item(_ key: String) async throws -> Item? {
+        let key = try Key(key)
+        if let cached = cache[key], liveRevision != nil || ContinuousClock.now - cached.fetchedAt < maxAge {
+            return cached.item
+        }
+        if liveRevision != nil { return nil }
+        let item = try await store.get(key, in: name)
+        cache[key] = Cached(item: item, fetchedAt: .now)
+        return item
+    }
+
+    /// The raw bytes at `key`, or nil.
+    public func data(_ key: String) async throws -> Data? { try await item(key)?.value }
+
+    /// The value as text, or nil when absent; throws when it is not UTF-8.
+    public func string(_ key: String) async throws -> String? {
+        guard let item = try await item(key) else { return nil }
+        guard let text = item.text else { throw DiscfgError.invalid("value", "\(key) holds binary data, not text") }
+        return text
+    }
+
+    /// The value as an integer, or nil when absent; throws when it is not one.
+    public func int(_ key: String) async throws -> Int? {
+        guard let text = try await string(key) else { return nil }
+        guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw DiscfgError.invalid("value", "\(key) is \"\(text)\", not an integer")
+        }
+        return number
+    }
+
+    /// The value as a boolean (`true/false`, `yes/no`, `on/off`, `1/0`), or nil when absent.
+    public func bool(_ key: String) async throws -> Bool? {
+        guard let text = try await string(key) else { return nil }
+        switch text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw DiscfgError.invalid("value", "\(key) is \"\(text)\", not a boolean")
+        }
+    }
+
+    /// The value decoded from JSON, or nil when absent.
+    public func decode<T: Decodable>(_ key: String, as type: T.Type = T.self) async throws -> T? {
+        guard let data = try await data(key) else { return nil }
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw DiscfgError.invalid("value", "\(key) does not decode as \(T.self): \(error)")
+        }
+    }
+
+    /// Loads every key, then follows the server's changes in the background, keeping the
+    /// cache current; reconnects and resumes from the last revision after a dropped
+    /// connection. Returns once the first snapshot is loaded.
+    public func followChanges() async throws {
+        guard live == nil else { return }
+        let revision = try await loadSnapshot()
+        liveRevision = revision
+        let stream = store.watch(name, scope: .prefix(.root), from: revision.next)
+        live = Task { [weak self] in
+            do {
+                for try await event in stream { await self?.apply(event) }
+            } catch {
+                // Compacted or config gone: reload and follow again.
+                await self?.restartFollowing()
+            }
+        }
+    }
+
+    /// Stops following changes; reads go back to the cache with its max age.
+    public func stopFollowing() {
+        live?.cancel()
+        live = nil
+        liveRevision = nil
+    }
+
+    /// The config revision the cache reflects while following changes.
+    public var revision: Revision? { liveRevision }
+
+    /// Every change applied to the cache from now on, while following changes.
+    public func updates() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let id = UUID()
+        subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.unsubscribe(id) } }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UUID) { subscribers[id] = nil }
+
+    private func apply(_ event: Event) {
+        cache[event.key] = Cached(item: event.item, fetchedAt: .now)
+        liveRevision = event.revision
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    private func restartFollowing() async {
+        live = nil
+        liveRevision = nil
+        try? await Task.sleep(for: .seconds(1))
+        try? await followChanges()
+    }
+
+    private func loadSnapshot() async throws -> Revision {
+        var cursor: String?
+        var fresh: [Key: Cached] = [:]
+        var revision = Revision.zero
+        repeat {
+            let page = try await store.list(in: name, ListQuery(prefix: .root, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
+            for item in page.items { fresh[item.key] = Cached(item: item, fetchedAt: .now) }
+            revision = page.revision
+            cursor = page.nextCursor
+        } while cursor != nil
+        cache = fresh
+        return revision
+    }
+}

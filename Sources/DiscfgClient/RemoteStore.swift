@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import DiscfgCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A store that is a discfg server: every operation is a request to its REST API.
+///
+/// With it, every CLI command works against `discfg serve` (`--store http://host:8899`)
+/// and, later, against the Lambda function behind API Gateway. Watch follows the
+/// server's Server-Sent Events, reconnecting and resuming from the last revision seen.
+///
+/// ```swift
+/// let store = try RemoteStore(url: URL(string: "http://127.0.0.1:8899")!, token: nil)
+/// let item = try await store.get(Key("/db/host"), in: ConfigName("myapp"))
+/// ```
+public final class RemoteStore: ConfigStore {
+    let transport: HTTPTransport
+    private let ownsClient: Bool
+
+    /// Connects to the server at `url`.
+    /// - Parameters:
+    ///   - token: a bearer token, when the server needs one.
+    ///   - client: an HTTP client to share; by default the store makes its own.
+    ///   - timeout: how long one request may take (watches excepted).
+    public init(url: URL, token: String?, client: HTTPClient? = nil, timeout: Duration = .seconds(30)) throws {
+        ownsClient = client == nil
+        let seconds = timeout.components.seconds
+        transport = try HTTPTransport(
+            url: url, token: token, client: client ?? HTTPClient(eventLoopGroupProvider: .singleton),
+            timeout: .seconds(max(1, seconds))
+        )
+    }
+
+    deinit {
+        if ownsClient { transport.client.shutdown { _ in } }
+    }
+
+    private func configPath(_ name: ConfigName) -> String { "/v1/\(URLPart.encode(name.rawValue))" }
+
+    public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
+        let body = try JSONEncoder().encode(settings)
+        return try await transport.envelope(.PUT, configPath(name), body: body, headers: [("Content-Type", "application/json")]).requireInfo()
+    }
+
+    public func deleteConfig(_ name: ConfigName) async throws {
+        _ = try await transport.envelope(.DELETE, configPath(name))
+    }
+
+    public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        let body = try JSONEncoder().encode(patch)
+        return try await transport.envelope(.PATCH, configPath(name), body: body, headers: [("Content-Type", "application/json")]).requireInfo()
+    }
+
+    public func listConfigs() async throws -> [ConfigInfo] {
+        try await transport.envelope(.GET, "/v1/configs").configs?.map { try $0.info() } ?? []
+    }
+
+    public func configInfo(_ name: ConfigName) async throws -> ConfigInfo {
+        try await Self.configInfo(transport, path: configPath(name))
+    }
+
+    static func configInfo(_ transport: HTTPTransport, path: String) async throws -> ConfigInfo {
+        try await transport.envelope(.GET, path).requireInfo()
+    }
+
+    public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
+        let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query([("revision", revision.map { String($0.rawValue) })])
+        do {
+            return try await transport.envelope(.GET, path).item?.item()
+        } catch let error as DiscfgError where error.code == .keyNotFound {
+            return nil
+        }
+    }
+
+    public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        let path = configPath(config) + "/keys" + URLPart.query([
+            ("prefix", query.prefix.path), ("recursive", String(query.recursive)), ("limit", String(query.limit)), ("cursor", query.cursor),
+        ])
+        let envelope = try await transport.envelope(.GET, path)
+        return ListPage(
+            items: try envelope.items?.map { try $0.item() } ?? [],
+            prefixes: try envelope.prefixes?.map(KeyPrefix.init) ?? [],
+            revision: envelope.revision ?? .zero, nextCursor: envelope.cursor
+        )
+    }
+
+    public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        try options.validate()
+        try Limits.validateValue(value)
+        var headers: [(String, String)] = options.contentType.map { [("Content-Type", $0)] } ?? []
+        var query: [(String, String?)] = [("ttl", options.ttlSeconds.map(String.init))]
+        for condition in options.conditions {
+            switch condition {
+            case .version(let version): query.append(("prevVersion", String(version)))
+            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.rawValue)\""))
+            case .value(let value):
+                guard let text = String(validating: value, as: UTF8.self) else {
+                    throw DiscfgError.invalid("condition", "a value condition over HTTP must be UTF-8 text")
+                }
+                query.append(("prevValue", text))
+            case .exists: query.append(("prevExist", "true"))
+            }
+        }
+        let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query(query)
+        return try await transport.envelope(.PUT, path, body: value, headers: headers).requireChange(kind: .put, key: key)
+    }
+
+    public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        var headers: [(String, String)] = []
+        var query: [(String, String?)] = []
+        for condition in conditions {
+            switch condition {
+            case .version(let version): query.append(("prevVersion", String(version)))
+            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.rawValue)\""))
+            case .value(let value): query.append(("prevValue", String(decoding: value, as: UTF8.self)))
+            case .exists: query.append(("prevExist", "true"))
+            }
+        }
+        let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query(query)
+        return try await transport.envelope(.DELETE, path, headers: headers).requireChange(kind: .delete, key: key)
+    }
+
+    public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
+        let keyPath = prefix.path.dropFirst().split(separator: "/").map { URLPart.encode(String($0)) }.joined(separator: "/")
+        let path = configPath(config) + "/keys/" + keyPath + "?recursive=true"
+        return try await transport.envelope(.DELETE, path).events?.map { try $0.event() } ?? []
+    }
+
+    public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
+        let path = configPath(config) + "/history/" + URLPart.keyPath(key) + URLPart.query([
+            ("limit", String(query.limit)), ("before", query.before.map { String($0.rawValue) }),
+        ])
+        let envelope = try await transport.envelope(.GET, path)
+        return HistoryPage(
+            events: try envelope.events?.map { try $0.event() } ?? [],
+            nextBefore: envelope.cursor.flatMap(UInt64.init).map { Revision($0) },
+            compactedRevision: envelope.compactedRevision ?? .zero
+        )
+    }
+
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+        guard limit > 0 else { throw DiscfgError.invalid("limit", "limit must be at least 1, got \(limit)") }
+        let envelope = try await transport.envelope(.GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0")]))
+        var events = try envelope.events?.map { try $0.event() } ?? []
+        var through = envelope.revision ?? Revision(from.rawValue > 0 ? from.rawValue - 1 : 0)
+        if events.count > limit {
+            events = Array(events.prefix(limit))
+            through = events[events.count - 1].revision
+        }
+        return EventBatch(events: events, through: through, hasMore: events.count == limit)
+    }
+
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
+        RemoteWatch(transport: transport, configPath: configPath(config), scope: scope, from: from).stream()
+    }
+
+    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+        let reply = try await transport.send(.GET, configPath(config) + "/export?format=json")
+        guard reply.status == 200 else { _ = try HTTPTransport.decode(reply, baseURL: transport.baseURL); throw DiscfgError(.unavailable, "export failed") }
+        return try SnapshotFormat.json.decode(reply.body)
+    }
+
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try snapshot.validate()
+        let body = try SnapshotFormat.json.encode(snapshot)
+        let envelope = try await transport.envelope(
+            .POST, configPath(config) + "/import?format=json&replace=\(replace)", body: body, headers: [("Content-Type", "application/json")]
+        )
+        return ImportResult(events: try envelope.events?.map { try $0.event() } ?? [], unchanged: envelope.unchanged ?? 0, revision: envelope.revision ?? .zero)
+    }
+
+    public func sweepExpired() async throws -> [Event] {
+        try await transport.envelope(.POST, "/admin/sweep").events?.map { try $0.event() } ?? []
+    }
+
+    static func scopeQuery(_ scope: WatchScope, from: Revision?, extra: [(String, String?)] = []) -> String {
+        let scopePair: (String, String?) = switch scope {
+        case .key(let key): ("key", key.path)
+        case .prefix(let prefix): ("prefix", prefix.path)
+        }
+        return URLPart.query([scopePair, ("fromRevision", from.map { String($0.rawValue) })] + extra)
+    }
+}
+
+extension Envelope {
+    func requireInfo() throws -> ConfigInfo {
+        guard let info = configInfo else { throw DiscfgError(.unavailable, "the server's reply to \(action) had no config info") }
+        return try info.info()
+    }
+
+    /// The change a set or delete made, as an event.
+    func requireChange(kind: Event.Kind, key: Key) throws -> Event {
+        guard let revision else { throw DiscfgError(.unavailable, "the server's reply to \(action) had no revision") }
+        let item = try item?.item()
+        return Event(kind: kind, revision: revision, key: key, at: at ?? item?.modifiedAt ?? Date(), item: item, prevItem: try prevItem?.item())
+    }
+}

@@ -1,0 +1,88 @@
+import AsyncHTTPClient
+import DiscfgCore
+import Foundation
+import NIOCore
+
+/// A watch over the server's Server-Sent Events that survives dropped connections:
+/// it reconnects with backoff and resumes after the last revision it delivered, so the
+/// consumer sees every event exactly once.
+struct RemoteWatch: Sendable {
+    let transport: HTTPTransport
+    let configPath: String
+    let scope: WatchScope
+    let from: Revision?
+
+    /// The events, until the consumer stops or the server reports an error such as
+    /// `compacted` or `configNotFound`.
+    func stream() -> AsyncThrowingStream<Event, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                var next = from
+                var failures = 0
+                while !Task.isCancelled {
+                    if next == nil {
+                        // Pin "now" once, so a reconnect resumes from it rather than from a later "now".
+                        do {
+                            next = try await RemoteStore.configInfo(transport, path: configPath).revision.next
+                        } catch let error as DiscfgError where error.code != .unavailable {
+                            continuation.finish(throwing: error)
+                            return
+                        } catch {}
+                    }
+                    do {
+                        try await follow(from: &next, resetFailures: { failures = 0 }) { continuation.yield($0) }
+                    } catch let error as DiscfgError where error.code != .unavailable {
+                        continuation.finish(throwing: error)
+                        return
+                    } catch is CancellationError {
+                        break
+                    } catch {
+                        // A dropped or refused connection: try again, backing off to 5 s.
+                    }
+                    failures += 1
+                    let delay = min(5.0, 0.1 * pow(2, Double(min(failures, 6))))
+                    try? await Task.sleep(for: .milliseconds(Int(delay * 1000 * Double.random(in: 0.5...1))))
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// One connection: deliver events until it ends, advancing `next`.
+    private func follow(from next: inout Revision?, resetFailures: () -> Void, deliver: (Event) -> Void) async throws {
+        guard let start = next else { throw DiscfgError(.unavailable, "no start revision yet") }
+        let headers = [("Accept", "text/event-stream")]
+        let query = RemoteStore.scopeQuery(scope, from: start, extra: [("heartbeat", "10")])
+        let request = transport.makeRequest(.GET, configPath + "/watch" + query, headers: headers)
+        let response: HTTPClientResponse
+        do {
+            response = try await transport.client.execute(request, deadline: .distantFuture)
+        } catch {
+            throw DiscfgError(.unavailable, "cannot reach the discfg server at \(transport.baseURL): \(error)", field: "store")
+        }
+        guard response.status == .ok else {
+            let body = try await response.body.collect(upTo: 1024 * 1024)
+            _ = try HTTPTransport.decode(HTTPTransport.Reply(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView)), baseURL: transport.baseURL)
+            throw DiscfgError(.unavailable, "the server answered \(response.status.code) to a watch")
+        }
+        resetFailures()
+        var parser = ServerSentEventParser()
+        let decoder = JSONDecoder.discfg()
+        for try await buffer in response.body {
+            for message in parser.feed(String(buffer: buffer)) {
+                if message.event == "error" {
+                    let envelope = try decoder.decode(Envelope.self, from: Data(message.data.utf8))
+                    if let error = envelope.error { throw DiscfgError(error.code, error.message, field: error.field) }
+                    continue
+                }
+                let event = try decoder.decode(EventDocument.self, from: Data(message.data.utf8)).event()
+                // Never deliver twice, even if a server replays from an older revision.
+                if let next, event.revision < next { continue }
+                deliver(event)
+                next = event.revision.next
+            }
+        }
+        throw DiscfgError(.unavailable, "the watch connection ended")
+    }
+}

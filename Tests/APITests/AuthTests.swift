@@ -1,0 +1,67 @@
+import DiscfgAPI
+import DiscfgCore
+import Foundation
+import Testing
+
+@Suite("API: bearer tokens")
+struct AuthTests {
+    @Test("401 without a token, 403 for a role that may not, scoped tokens see only their configs")
+    func roles() async throws {
+        let server = try await LiveServer.start(auth: .required)
+        defer { Task { await server.stop() } }
+        let now = Date()
+        let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: now)
+        let (reader, readerRecord) = TokenFormat.generate(role: .read, configs: [try ConfigName("app")], description: nil, now: now)
+        let (writer, writerRecord) = TokenFormat.generate(role: .write, configs: nil, description: nil, now: now)
+        for record in [adminRecord, readerRecord, writerRecord] { try await server.store.saveToken(record) }
+        let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
+
+        let anonymous = try await server.get("/v1/configs")
+        #expect(anonymous.status == 401)
+        #expect(anonymous.headers["WWW-Authenticate"].first?.hasPrefix("Bearer") == true)
+        #expect(try anonymous.envelope().error?.code == .unauthenticated)
+        #expect(try await server.get("/v1/configs", headers: [("Authorization", "Basic abc")]).status == 401)
+        #expect(try await server.get("/v1/configs", headers: bearer(admin + "x")).status == 401)
+        #expect(try await server.get("/v1/configs", headers: bearer("dcfg_000000000000_forged")).status == 401)
+
+        #expect(try await server.put("/v1/app", "", headers: bearer(admin)).status == 201)
+        #expect(try await server.put("/v1/other", "", headers: bearer(admin)).status == 201)
+        #expect(try await server.put("/v1/third", "", headers: bearer(writer)).status == 403)
+        #expect(try await server.put("/v1/app/keys/k", "v", headers: bearer(writer)).status == 201)
+        let denied = try await server.put("/v1/app/keys/k", "v2", headers: bearer(reader))
+        #expect(denied.status == 403)
+        #expect(try denied.envelope().error?.code == .permissionDenied)
+        #expect(try await server.get("/v1/app/keys/k", headers: bearer(reader)).status == 200)
+        #expect(try await server.get("/v1/other", headers: bearer(reader)).status == 403)
+        #expect(try await server.get("/v1/configs", headers: bearer(reader)).envelope().configs?.map(\.name) == ["app"])
+        #expect(try await server.get("/v1/configs", headers: bearer(admin)).envelope().configs?.map(\.name) == ["app", "other"])
+
+        try await server.store.revokeToken(id: writerRecord.id)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await server.put("/v1/app/keys/k", "v3", headers: bearer(writer)).status == 401)
+        #expect(try await server.get("/openapi.yaml").status == 200)
+    }
+
+    @Test("auto mode: open until the first token exists")
+    func onceTokensExist() async throws {
+        let server = try await LiveServer.start(auth: .onceTokensExist)
+        defer { Task { await server.stop() } }
+        #expect(try await server.put("/v1/app", "").status == 201)
+        let (token, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+        try await server.store.saveToken(record)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await server.get("/v1/app").status == 401)
+        #expect(try await server.get("/v1/app", headers: [("Authorization", "Bearer \(token)")]).status == 200)
+    }
+
+    @Test("tokens: the id is parsed back, the hash is SHA-256 of the token, and only the hash is stored")
+    func tokenFormat() throws {
+        let (token, record) = TokenFormat.generate(role: .write, configs: nil, description: nil, now: Date())
+        #expect(token.hasPrefix("dcfg_"))
+        #expect(TokenFormat.id(of: token) == record.id)
+        #expect(record.hash == TokenFormat.hash(token))
+        #expect(record.hash.count == 32)
+        #expect(TokenFormat.id(of: "dcfg_short") == nil)
+        #expect(TokenFormat.id(of: "other_abcdefabcdef_secret") == nil)
+    }
+}

@@ -1,0 +1,102 @@
+import AsyncHTTPClient
+import DiscfgAPI
+import DiscfgCore
+import DiscfgSQLite
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import ServiceLifecycle
+
+/// `discfg serve` running in this process on a free loopback port, over a fresh SQLite
+/// store, and a client to talk to it over real HTTP.
+final class LiveServer: Sendable {
+    struct Reply: Sendable {
+        var status: Int
+        var headers: HTTPHeaders
+        var body: Data
+
+        var text: String { String(decoding: body, as: UTF8.self) }
+
+        func envelope() throws -> Envelope {
+            try JSONDecoder.discfg().decode(Envelope.self, from: body)
+        }
+    }
+
+    let port: Int
+    let store: SQLiteStore
+    let directory: URL
+    let client: HTTPClient
+    private let group: ServiceGroup
+    private let task: Task<Void, any Error>
+
+    var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    private init(port: Int, store: SQLiteStore, directory: URL, group: ServiceGroup, task: Task<Void, any Error>) {
+        self.port = port
+        self.store = store
+        self.directory = directory
+        self.group = group
+        self.task = task
+        client = HTTPClient(eventLoopGroupProvider: .singleton)
+    }
+
+    /// Starts a server; `auth` decides whether tokens are needed.
+    static func start(
+        auth: Authenticator.Mode = .open, port: Int = 0, directory: URL? = nil, clock: any WallClock = SystemClock(),
+        configure: (inout DiscfgServer.Configuration) -> Void = { _ in }
+    ) async throws -> LiveServer {
+        let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("discfg-api-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path, clock: clock)
+        var configuration = DiscfgServer.Configuration()
+        configuration.port = port
+        configure(&configuration)
+        var logger = Logger(label: "discfg-test")
+        logger.logLevel = .critical
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = DiscfgServer.makeApplication(
+            store: store, authenticator: Authenticator(mode: auth, store: store, cacheLifetime: .milliseconds(1)),
+            configuration: configuration, logger: logger, onServerRunning: { portContinuation.yield($0) }
+        )
+        let group = ServiceGroup(services: [app], logger: logger)
+        let task = Task { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw DiscfgError(.unavailable, "the test server did not start") }
+        return LiveServer(port: port, store: store, directory: directory, group: group, task: task)
+    }
+
+    /// Stops the server and removes its files.
+    func stop() async {
+        await halt()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops the server, keeping its store file for a restart.
+    func halt() async {
+        try? await client.shutdown()
+        await group.triggerGracefulShutdown()
+        _ = try? await task.value
+    }
+
+    /// Sends one request and reads the whole reply.
+    func request(
+        _ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(20)
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: baseURL + path)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await client.execute(request, timeout: timeout)
+        let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)
+        return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
+    }
+
+    func put(_ path: String, _ text: String, headers: [(String, String)] = []) async throws -> Reply {
+        try await request(.PUT, path, body: Data(text.utf8), headers: headers)
+    }
+
+    func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+        try await request(.GET, path, headers: headers)
+    }
+}

@@ -1,0 +1,42 @@
+import DiscfgAPI
+import Foundation
+import Testing
+
+@Suite("API: the OpenAPI document stays true")
+struct OpenAPITests {
+    static let documentPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs/openapi.yaml").standardized
+
+    @Test("the served document is docs/openapi.yaml (run scripts/embed-openapi after editing it)")
+    func embeddedMatchesFile() throws {
+        let file = try String(contentsOf: Self.documentPath, encoding: .utf8)
+        #expect(DiscfgAPI.openAPIDocument.trimmingCharacters(in: .newlines) == file.trimmingCharacters(in: .newlines))
+    }
+
+    @Test("every route of the router is in the document, and every operation in the document is a route")
+    func routesMatch() throws {
+        let documented = Set(try Self.operations(in: DiscfgAPI.openAPIDocument))
+        let routed = Set(DiscfgAPI.routes.map { "\($0.method.rawValue) \($0.path)" })
+        #expect(routed.subtracting(documented).isEmpty, "routes missing from docs/openapi.yaml: \(routed.subtracting(documented).sorted())")
+        #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
+        #expect(routed.count >= 14)
+    }
+
+    /// `METHOD /path` for each operation under `paths:` (two-space path keys, four-space methods).
+    static func operations(in yaml: String) throws -> [String] {
+        var operations: [String] = []
+        var inPaths = false
+        var currentPath: String?
+        for line in yaml.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line == "paths:" { inPaths = true; continue }
+            if inPaths, !line.isEmpty, !line.hasPrefix(" ") { break }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /"), line.hasSuffix(":"), !line.hasPrefix("   ") {
+                currentPath = String(line.dropFirst(2).dropLast())
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path = currentPath {
+                let word = line.trimmingCharacters(in: .whitespaces).dropLast()
+                if ["get", "put", "post", "patch", "delete"].contains(word) { operations.append("\(word.uppercased()) \(path)") }
+            }
+        }
+        return operations
+    }
+}

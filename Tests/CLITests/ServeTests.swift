@@ -1,0 +1,79 @@
+import DiscfgCore
+import Foundation
+import Testing
+
+/// `discfg serve` as a separate process, and the CLI using it as its store.
+@Suite("CLI: serve and the http store")
+struct ServeTests {
+    @Test("serve refuses a non-loopback address without tokens, and a bad port")
+    func refusals() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        let open = try await cli.run("serve", "--host", "0.0.0.0", "--port", "0")
+        #expect(open.status == 2)
+        #expect(open.stderr.contains("--insecure"))
+        #expect(try await cli.run("serve", "--port", "70000").status == 2)
+    }
+
+    @Test("every command works against a running server; SIGTERM stops it cleanly", .timeLimit(.minutes(2)))
+    func commandsThroughServer() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        let server = cli.start(["serve", "--port", "0", "--log-level", "error"])
+        let errors = Pipe()
+        server.standardError = errors
+        server.standardOutput = FileHandle.nullDevice
+        try server.launchSerially()
+        defer { if server.isRunning { server.terminate() } }
+        let port = try await Self.announcedPort(errors.fileHandleForReading)
+
+        var remote = cli
+        remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
+        #expect(try await remote.run("create", "web").status == 0)
+        #expect(try await remote.run("use", "web").status == 0)
+        #expect(try await remote.run("set", "db/host", "db1").status == 0)
+        #expect(try await remote.run("set", "db/host", "db2", "--if-version", "1").status == 0)
+        #expect(try await remote.run("set", "db/host", "db3", "--if-version", "1").status == 4)
+        #expect(try await remote.run("get", "db/host").stdout == "db2\n")
+        #expect(try await remote.run("get", "db/host", "--revision", "1").stdout == "db1\n")
+        #expect(try await remote.run("get", "nope").status == 3)
+        #expect(try await remote.run("ls", "-r", "-f", "json").envelope().items?.map(\.key) == ["/db/host"])
+        #expect(try await remote.run("history", "db/host", "-f", "json").envelope().events?.map(\.revision) == [2, 1])
+        let exported = try await remote.run("export", "--to", "yaml")
+        #expect(exported.stdout.contains("db2"))
+        let file = try cli.write("in.json", Data(#"{"/feature/x": "on"}"#.utf8))
+        #expect(try await remote.run("import", file).status == 0)
+        #expect(try await remote.run("info", "-f", "json").envelope().revision == 3)
+        #expect(try await remote.run("delete", "--prefix", "/feature", "--yes").status == 0)
+        #expect(try await remote.run("configs", "-f", "json").envelope().configs?.map(\.name) == ["web"])
+        // The server's file holds what the remote commands wrote.
+        var local = cli
+        local.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
+        #expect(try await local.run("get", "web", "db/host").stdout == "db2\n")
+
+        kill(server.processIdentifier, SIGTERM)
+        await server.exited()
+        #expect(server.terminationReason == .exit)
+        #expect(server.terminationStatus == 0)
+        let down = try await remote.run("get", "db/host")
+        #expect(down.status == 1)
+        #expect(down.stderr.contains("cannot reach"))
+    }
+
+    /// The port from serve's "serving … on http://127.0.0.1:PORT" line.
+    static func announcedPort(_ handle: FileHandle) async throws -> Int {
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let chunk = await handle.nextChunk()
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let range = text.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                let match = text[range]
+                if let port = Int(match.split(separator: ":").last ?? "") { return port }
+            }
+        }
+        Issue.record("serve did not announce its port; it said: \(text)")
+        throw DiscfgError(.unavailable, "no port")
+    }
+}
