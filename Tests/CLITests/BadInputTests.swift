@@ -44,59 +44,59 @@ struct BadInputTests {
     ]
 
     @Test("one clear line, the right exit code, nothing changed", arguments: cases)
-    func rejected(_ testCase: Case) throws {
+    func rejected(_ testCase: Case) async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        try cli.run("create", "cfg")
-        try cli.run("use", "cfg")
-        try cli.run("set", "k", "original")
-        let result = try cli.run(testCase.arguments)
+        try await cli.run("create", "cfg")
+        try await cli.run("use", "cfg")
+        try await cli.run("set", "k", "original")
+        let result = try await cli.run(testCase.arguments)
         #expect(result.status == testCase.status, "stderr: \(result.stderr)")
         #expect(result.stderr.lowercased().contains(testCase.mentions.lowercased()), "stderr: \(result.stderr)")
         #expect(result.stderr.hasPrefix("discfg: "))
         #expect(!result.stderr.contains("Fatal error"))
         #expect(result.stdout.isEmpty)
-        let after = try cli.run("info", "-f", "json").envelope()
+        let after = try await cli.run("info", "-f", "json").envelope()
         #expect(after.revision == 1, "the failed command changed the config")
-        #expect(try cli.run("get", "k").stdout == "original\n")
+        #expect(try await cli.run("get", "k").stdout == "original\n")
     }
 
     @Test("a value over 256 KiB is refused with exit 1; exactly 256 KiB is accepted")
-    func valueSize() throws {
+    func valueSize() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        try cli.run("create", "cfg")
+        try await cli.run("create", "cfg")
         let limit = try cli.write("limit.bin", Data(repeating: 0x61, count: 256 * 1024))
         let over = try cli.write("over.bin", Data(repeating: 0x61, count: 256 * 1024 + 1))
-        let refused = try cli.run("set", "cfg", "big", "-d", over)
+        let refused = try await cli.run("set", "cfg", "big", "-d", over)
         #expect(refused.status == 1)
         #expect(refused.stderr.contains("262145 bytes"))
-        #expect(try cli.run("get", "cfg", "big").status == 3)
-        #expect(try cli.run("set", "cfg", "big", "-d", limit).status == 0)
+        #expect(try await cli.run("get", "cfg", "big").status == 3)
+        #expect(try await cli.run("set", "cfg", "big", "-d", limit).status == 0)
     }
 
     @Test("errors in -f json are an envelope with code, message and field; a failed condition carries the current item")
-    func jsonErrors() throws {
+    func jsonErrors() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        try cli.run("create", "cfg")
-        try cli.run("set", "cfg", "k", "v1")
-        let failed = try cli.run("set", "cfg", "k", "v2", "--if-version", "7", "-f", "json")
+        try await cli.run("create", "cfg")
+        try await cli.run("set", "cfg", "k", "v1")
+        let failed = try await cli.run("set", "cfg", "k", "v2", "--if-version", "7", "-f", "json")
         #expect(failed.status == 4)
         let envelope = try failed.envelope()
         #expect(envelope.error?.code == .conditionFailed)
         #expect(envelope.item?.value == "v1")
-        let missing = try cli.run("get", "cfg", "nope", "-f", "json").envelope()
+        let missing = try await cli.run("get", "cfg", "nope", "-f", "json").envelope()
         #expect(missing.error?.code == .keyNotFound)
         #expect(missing.error?.field == "key")
     }
 
     @Test("a store file that is not a database is reported, not crashed on")
-    func corruptStore() throws {
+    func corruptStore() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let path = try cli.write("garbage.db", Data(repeating: 0x42, count: 4096))
-        let result = try cli.run("configs", "--store", "sqlite://\(path)")
+        let result = try await cli.run("configs", "--store", "sqlite://\(path)")
         #expect(result.status == 1)
         #expect(result.stderr.contains("garbage.db"))
         #expect(result.stderr.contains("not a"))

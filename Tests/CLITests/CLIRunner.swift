@@ -55,11 +55,14 @@ struct CLIRunner {
 
     /// Runs `discfg arguments…` to completion.
     @discardableResult
-    func run(_ arguments: String..., stdin: Data? = nil, in subdirectory: String? = nil) throws -> Result {
-        try run(arguments, stdin: stdin, in: subdirectory)
+    func run(_ arguments: String..., stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
+        try await run(arguments, stdin: stdin, in: subdirectory)
     }
 
-    func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) throws -> Result {
+    /// Runs the binary without blocking Swift's cooperative threads: the pipes are read
+    /// and the exit is awaited on Dispatch threads, so other tests in this process keep
+    /// running while this one waits.
+    func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
         let process = start(arguments, in: subdirectory)
         let input = Pipe()
         let output = Pipe()
@@ -67,20 +70,31 @@ struct CLIRunner {
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         process.standardOutput = output
         process.standardError = errors
-        try process.run()
-        if let stdin {
-            input.fileHandleForWriting.write(stdin)
-            try input.fileHandleForWriting.close()
+        return try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                do {
+                    try process.launchSerially()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                if let stdin {
+                    input.fileHandleForWriting.write(stdin)
+                    try? input.fileHandleForWriting.close()
+                }
+                let group = DispatchGroup()
+                nonisolated(unsafe) var out = Data()
+                nonisolated(unsafe) var err = Data()
+                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
+                DispatchQueue.global().async(group: group) { err = errors.fileHandleForReading.readDataToEndOfFile() }
+                group.wait()
+                process.waitUntilExit()
+                continuation.resume(returning: Result(
+                    status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
+                    stderr: String(decoding: err, as: UTF8.self), stdoutData: out
+                ))
+            }
         }
-        // Read both pipes to the end before waiting, so a large output cannot block.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var out = Data()
-        nonisolated(unsafe) var err = Data()
-        DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { err = errors.fileHandleForReading.readDataToEndOfFile() }
-        group.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self), stderr: String(decoding: err, as: UTF8.self), stdoutData: out)
     }
 
     /// A process set up to run `discfg arguments…`, not yet started.
@@ -98,5 +112,42 @@ struct CLIRunner {
         let url = directory.appendingPathComponent(name)
         try contents.write(to: url)
         return url.path
+    }
+}
+
+extension Process {
+    /// Waits for the process to exit on a Dispatch thread, not a cooperative one.
+    func exited() async {
+        let process = self
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                process.waitUntilExit()
+                continuation.resume()
+            }
+        }
+    }
+}
+
+extension FileHandle {
+    /// The next bytes available (empty at end of file), read on a Dispatch thread.
+    func nextChunk() async -> Data {
+        let handle = self
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(returning: handle.availableData) }
+        }
+    }
+}
+
+/// Foundation's `Process.run()` on Linux is not safe to call from several threads at
+/// once (it crashed copying the environment), so every launch in these tests goes
+/// through one lock.
+private let launchLock = NSLock()
+
+extension Process {
+    /// Starts the process, one launch at a time across the test process.
+    func launchSerially() throws {
+        launchLock.lock()
+        defer { launchLock.unlock() }
+        try run()
     }
 }

@@ -9,20 +9,20 @@ struct TwoProcessTests {
     func watchAcrossProcesses() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        try cli.run("create", "shared")
-        try cli.run("set", "shared", "/app/before", "0")
+        try await cli.run("create", "shared")
+        try await cli.run("set", "shared", "/app/before", "0")
 
         let watcher = cli.start(["watch", "shared", "/app/", "--from-revision", "1", "-f", "json"])
         let output = Pipe()
         watcher.standardOutput = output
         watcher.standardError = FileHandle.nullDevice
         watcher.standardInput = FileHandle.nullDevice
-        try watcher.run()
+        try watcher.launchSerially()
         defer { if watcher.isRunning { watcher.terminate() } }
 
-        for index in 1...3 { try cli.run("set", "shared", "/app/k\(index)", "v\(index)") }
-        try cli.run("set", "shared", "/elsewhere", "ignored")
-        try cli.run("delete", "shared", "/app/k2")
+        for index in 1...3 { try await cli.run("set", "shared", "/app/k\(index)", "v\(index)") }
+        try await cli.run("set", "shared", "/elsewhere", "ignored")
+        try await cli.run("delete", "shared", "/app/k2")
 
         let lines = try await readLines(output.fileHandleForReading, count: 5, timeout: .seconds(15))
         let events = try lines.map { try JSONDecoder.discfg().decode(Envelope.self, from: Data($0.utf8)) }
@@ -31,29 +31,29 @@ struct TwoProcessTests {
         #expect(events.compactMap { $0.event?.key } == ["/app/before", "/app/k1", "/app/k2", "/app/k3", "/app/k2"])
 
         kill(watcher.processIdentifier, SIGINT)
-        watcher.waitUntilExit()
+        await watcher.exited()
         #expect(watcher.terminationReason == .exit)
         #expect(watcher.terminationStatus == 0)
     }
 
     @Test("concurrent writer processes lose no change")
-    func concurrentWriters() throws {
+    func concurrentWriters() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        try cli.run("create", "busy")
+        try await cli.run("create", "busy")
         let writers = (1...6).map { index in
             let process = cli.start(["set", "busy", "/k\(index)", "v"])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             return process
         }
-        for process in writers { try process.run() }
+        for process in writers { try process.launchSerially() }
         for process in writers {
-            process.waitUntilExit()
+            await process.exited()
             #expect(process.terminationStatus == 0)
         }
-        #expect(try cli.run("info", "busy", "-f", "json").envelope().revision == 6)
-        #expect(try cli.run("ls", "busy", "-r", "-f", "json").envelope().items?.count == 6)
+        #expect(try await cli.run("info", "busy", "-f", "json").envelope().revision == 6)
+        #expect(try await cli.run("ls", "busy", "-r", "-f", "json").envelope().items?.count == 6)
     }
 
     /// Reads `count` lines, failing after `timeout` instead of hanging.
@@ -63,7 +63,7 @@ struct TwoProcessTests {
                 var buffer = Data()
                 var lines: [String] = []
                 while lines.count < count {
-                    let chunk = handle.availableData
+                    let chunk = await handle.nextChunk()
                     if chunk.isEmpty { break }
                     buffer.append(chunk)
                     while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {

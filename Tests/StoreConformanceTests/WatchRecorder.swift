@@ -60,14 +60,14 @@ final class WatchRecorder: Sendable {
 
     /// Waits until at least `count` events arrived and returns all of them.
     func waitForEvents(
-        _ count: Int, timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation
+        _ count: Int, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [Event] {
         try await waitUntil("\(count) events", timeout: timeout, sourceLocation: sourceLocation) { $0.events.count >= count }
         return events
     }
 
     /// Waits until the watch ends and returns how.
-    func waitForEnding(timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Ending {
+    func waitForEnding(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Ending {
         try await waitUntil("the watch to end", timeout: timeout, sourceLocation: sourceLocation) { $0.ending != nil }
         return try #require(ending, sourceLocation: sourceLocation)
     }
@@ -92,7 +92,7 @@ struct WatchTimeout: Error {}
 
 /// Polls `condition` until it holds or `timeout` passes; records a clear failure then.
 func eventually(
-    _ what: String, timeout: Duration = .seconds(5), sourceLocation: SourceLocation = #_sourceLocation,
+    _ what: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: () async throws -> Bool
 ) async throws {
     let deadline = ContinuousClock.now + timeout
