@@ -32,13 +32,15 @@ extension DiscfgAPI {
             return serverSentEvents(config: config, scope: scope, from: start, heartbeat: heartbeat)
         }
         let timeout = try request.integer("timeout").map { Duration.seconds(Int64(clamping: $0)) } ?? options.defaultPollTimeout
-        return try await longPoll(config: config, scope: scope, from: start, timeout: min(timeout, options.maxPollTimeout))
+        let limit = try request.integer("limit").map { Int(clamping: $0) } ?? 500
+        try Limits.validatePageSize(limit)
+        return try await longPoll(config: config, scope: scope, from: start, timeout: min(timeout, options.maxPollTimeout), limit: limit)
     }
 
-    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration) async throws -> Response {
-        var batch = try await store.events(in: config, scope: scope, from: from, limit: 500)
+    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int) async throws -> Response {
+        var batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
         if batch.events.isEmpty {
-            let stream = store.watch(config, scope: scope, from: from)
+            let stream = await store.watch(config, scope: scope, from: from)
             let first = try await withThrowingTaskGroup(of: Event?.self) { group in
                 group.addTask {
                     var iterator = stream.makeAsyncIterator()
@@ -53,9 +55,9 @@ extension DiscfgAPI {
                 return try await group.next() ?? nil
             }
             if let first {
-                batch = try await store.events(in: config, scope: scope, from: first.revision, limit: 500)
+                batch = try await store.events(in: config, scope: scope, from: first.revision, limit: limit)
             } else {
-                batch = try await store.events(in: config, scope: scope, from: from, limit: 500)
+                batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
             }
         }
         var envelope = Envelope(action: "watch")
@@ -77,7 +79,7 @@ extension DiscfgAPI {
             let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .unbounded)
             let events = Task {
                 do {
-                    for try await event in store.watch(config, scope: scope, from: from) { continuation.yield(.event(event)) }
+                    for try await event in await store.watch(config, scope: scope, from: from) { continuation.yield(.event(event)) }
                 } catch let error as DiscfgError {
                     continuation.yield(.failure(error))
                 } catch {}

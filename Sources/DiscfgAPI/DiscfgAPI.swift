@@ -65,7 +65,7 @@ public struct DiscfgAPI: Sendable {
         ("/admin/sweep", [.post]),
         ("/v1/configs", [.get]),
         ("/v1/{config}", [.put, .get, .patch, .delete]),
-        ("/v1/{config}/keys", [.get]),
+        ("/v1/{config}/keys", [.get, .delete]),
         ("/v1/{config}/keys/{key}", [.get, .put, .delete]),
         ("/v1/{config}/history/{key}", [.get]),
         ("/v1/{config}/watch", [.get]),
@@ -135,6 +135,7 @@ public struct DiscfgAPI: Sendable {
         case (.patch, "/v1/{config}"): return try await updateConfig(&request, context)
         case (.delete, "/v1/{config}"): return try await deleteConfig(request, context)
         case (.get, "/v1/{config}/keys"): return try await list(request, context, prefix: request.query("prefix") ?? "/", recursive: request.flag("recursive"))
+        case (.delete, "/v1/{config}/keys"): return try await delete(request, context)
         case (.get, "/v1/{config}/keys/{key}"): return try await getOrList(request, context)
         case (.put, "/v1/{config}/keys/{key}"): return try await set(&request, context)
         case (.delete, "/v1/{config}/keys/{key}"): return try await delete(request, context)

@@ -64,8 +64,8 @@ public struct InstrumentedStore: ConfigStore {
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
         try await timed("events") { try await base.events(in: config, scope: scope, from: from, limit: limit) }
     }
-    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
-        base.watch(config, scope: scope, from: from)
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
+        await base.watch(config, scope: scope, from: from)
     }
     public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
         try await timed("export") { try await base.export(config) }

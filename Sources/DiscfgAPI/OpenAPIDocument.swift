@@ -93,6 +93,14 @@ paths:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+    delete:
+      summary: Delete every key of the config (requires ?recursive).
+      parameters:
+        - { name: recursive, in: query, required: true, schema: { type: boolean } }
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
   /v1/{config}/keys/{key}:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -185,6 +193,7 @@ paths:
         - { name: fromRevision, in: query, schema: { type: integer, minimum: 1 }, description: "Deliver events from this revision on (default: after now)." }
         - { name: timeout, in: query, schema: { type: integer, default: 30, maximum: 300 }, description: "Long poll: seconds to wait." }
         - { name: heartbeat, in: query, schema: { type: integer, default: 15 }, description: "Stream: seconds between heartbeats." }
+        - { name: limit, in: query, schema: { type: integer, default: 500, minimum: 1, maximum: 1000 }, description: "Long poll: the most events returned." }
         - { name: Last-Event-ID, in: header, schema: { type: string }, description: "Stream: the revision of the last event received." }
       responses:
         "200":

@@ -86,7 +86,7 @@ public actor RemoteConfig {
         guard live == nil else { return }
         let revision = try await loadSnapshot()
         liveRevision = revision
-        let stream = store.watch(name, scope: .prefix(.root), from: revision.next)
+        let stream = await store.watch(name, scope: .prefix(.root), from: revision.next)
         live = Task { [weak self] in
             do {
                 for try await event in stream { await self?.apply(event) }

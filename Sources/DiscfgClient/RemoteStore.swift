@@ -140,8 +140,10 @@ public final class RemoteStore: ConfigStore {
     }
 
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
-        guard limit > 0 else { throw DiscfgError.invalid("limit", "limit must be at least 1, got \(limit)") }
-        let envelope = try await transport.envelope(.GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0")]))
+        try Limits.validatePageSize(limit)
+        let envelope = try await transport.envelope(
+            .GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0"), ("limit", String(limit))])
+        )
         var events = try envelope.events?.map { try $0.event() } ?? []
         var through = envelope.revision ?? Revision(from.rawValue > 0 ? from.rawValue - 1 : 0)
         if events.count > limit {
@@ -151,8 +153,11 @@ public final class RemoteStore: ConfigStore {
         return EventBatch(events: events, through: through, hasMore: events.count == limit)
     }
 
-    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
-        RemoteWatch(transport: transport, configPath: configPath(config), scope: scope, from: from).stream()
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
+        // Pin "now" before returning; if the config cannot be read, the stream reports why.
+        var start = from
+        if start == nil { start = (try? await configInfo(config))?.revision.next }
+        return RemoteWatch(transport: transport, configPath: configPath(config), scope: scope, from: start).stream()
     }
 
     public func export(_ config: ConfigName) async throws -> ConfigSnapshot {

@@ -48,10 +48,11 @@ public protocol ConfigStore: Sendable {
     /// Throws `compacted` when `from` is at or below the compacted revision.
     func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch
     /// Follows a config's changes as they happen.
-    /// - Parameter from: the first revision to deliver; nil means changes after now.
+    /// - Parameter from: the first revision to deliver; nil means changes after now, where
+    ///   "now" is pinned before this returns, so a change made right after is delivered.
     /// The sequence ends when the consuming task is cancelled, or with an error when the
-    /// config is deleted or the start revision was compacted.
-    func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error>
+    /// config does not exist or is deleted, or the start revision was compacted.
+    func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error>
 
     /// Every live item of a config, at one revision.
     func export(_ config: ConfigName) async throws -> ConfigSnapshot

@@ -207,7 +207,19 @@ extension JSONDecoder {
 public enum TimestampFormat {
     /// The text for a date.
     public static func string(from date: Date) -> String {
-        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        // Built from whole milliseconds: a formatter given the Double would truncate
+        // .123 (stored as .12299…) to .122 and a round trip would change the time.
+        let milliseconds = date.milliseconds
+        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let (wholeSeconds, millis) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
+        var time = time_t(wholeSeconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+            Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+            Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(millis)
+        )
     }
 
     /// The date for a text, with or without fractional seconds.

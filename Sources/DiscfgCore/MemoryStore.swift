@@ -124,7 +124,7 @@ public final class MemoryStore: ConfigStore {
         }
     }
 
-    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
         let wakeUps = notifier.subscribe(config)
         // "Now" is when watch is called, not when the stream's task first runs; an unknown
         // config is left to the stream, which ends with `configNotFound`.

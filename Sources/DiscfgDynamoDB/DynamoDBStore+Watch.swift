@@ -15,9 +15,12 @@ extension DynamoDBStore {
     /// first runs: to the newest revision this store has seen of the config (its own
     /// commits and reads). When it has seen none, the stream reads the revision when it
     /// starts.
-    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) -> AsyncThrowingStream<Event, any Error> {
+    public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
         let wakeUps = notifier.subscribe(config)
-        let start = from ?? watched.known.withLock { $0[config] }?.next
+        // Pin "now" before returning; an unknown config is left to the stream, which ends
+        // with `configNotFound`.
+        var start = from
+        if start == nil { start = (try? await configInfo(config))?.revision.next }
         watched.watch(config)
         return followEvents(config, scope: scope, from: start, wakeUps: wakeUps)
     }

@@ -117,7 +117,7 @@ struct ConfigLifecycleTests {
             await expectError(.configNotFound, "export") { try await store.export(name) }
             await expectError(.configNotFound, "import") { try await store.importSnapshot(snapshot, into: name, replace: false) }
 
-            let watch = WatchRecorder(store.watch(name, scope: .prefix(.root), from: nil))
+            let watch = WatchRecorder(await store.watch(name, scope: .prefix(.root), from: nil))
             #expect(try await watch.waitForEnding().code == .configNotFound)
             #expect(try await store.listConfigs().map(\.name.rawValue) == ["exists"])
         }

@@ -41,12 +41,12 @@ struct SQLiteFileTests {
             let writer = try SQLiteStore(path: path, clock: clock)
             let config = try await watched.makeConfig("shared")
 
-            let live = WatchRecorder(watched.watch(config, scope: .prefix(.root), from: nil))
+            let live = WatchRecorder(await watched.watch(config, scope: .prefix(.root), from: nil))
             try await writer.set("/a", "1", in: config)
             try await writer.set("/b", "2", in: config)
             #expect(try await live.waitForEvents(2).map(\.revision) == [1, 2])
 
-            let replay = try WatchRecorder(watched.watch(config, scope: .key(Key("/b")), from: 1))
+            let replay = try WatchRecorder(await watched.watch(config, scope: .key(Key("/b")), from: 1))
             #expect(try await replay.waitForEvents(1).map(\.revision) == [2])
             try await writer.set("/b", "3", in: config)
             #expect(try await replay.waitForEvents(2).map(\.revision) == [2, 3])

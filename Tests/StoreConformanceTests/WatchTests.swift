@@ -20,7 +20,7 @@ struct WatchTests {
     func prefixWatchReplaysThenFollowsWithoutGapOrRepeat(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await Self.prepare(store)
-            let watch = try WatchRecorder(store.watch(config, scope: .prefix(KeyPrefix("/a")), from: 2))
+            let watch = try WatchRecorder(await store.watch(config, scope: .prefix(KeyPrefix("/a")), from: 2))
             let replayed = try await watch.waitForEvents(3)
             #expect(replayed.map(\.revision) == [3, 5, 6])
 
@@ -43,7 +43,7 @@ struct WatchTests {
     func keyWatchSeesOnlyThatKey(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await Self.prepare(store)
-            let watch = try WatchRecorder(store.watch(config, scope: .key(Key("/a/x")), from: 1))
+            let watch = try WatchRecorder(await store.watch(config, scope: .key(Key("/a/x")), from: 1))
             #expect(try await watch.waitForEvents(2).map(\.revision) == [1, 5])
 
             try await store.set("/a/xy", "sibling", in: config) // 7
@@ -64,7 +64,7 @@ struct WatchTests {
     func rootWatchFromRevisionOneSeesEverything(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await Self.prepare(store)
-            let watch = WatchRecorder(store.watch(config, scope: .prefix(.root), from: 1))
+            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
             try await store.set("/c", "7", in: config)
             #expect(try await watch.waitForEvents(7).map(\.revision) == [1, 2, 3, 4, 5, 6, 7])
         }
@@ -74,7 +74,7 @@ struct WatchTests {
     func watchFromNowDeliversOnlyLaterChanges(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await Self.prepare(store)
-            let watch = WatchRecorder(store.watch(config, scope: .prefix(.root), from: nil))
+            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: nil))
             try await store.set("/c", "7", in: config)
             try await store.set("/a/x", "8", in: config)
             let events = try await watch.waitForEvents(2)
@@ -86,7 +86,7 @@ struct WatchTests {
     func manyWritesWhileWatchingArriveInOrderExactlyOnce(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await store.makeConfig()
-            let watch = WatchRecorder(store.watch(config, scope: .prefix(.root), from: 1))
+            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
             for index in 1...120 {
                 try await store.set("/k\(index % 7)", "\(index)", in: config)
             }
@@ -101,11 +101,11 @@ struct WatchTests {
             let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
             #expect(try await store.configInfo(config).compactedRevision == 4)
 
-            let stale = WatchRecorder(store.watch(config, scope: .prefix(.root), from: 4))
+            let stale = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 4))
             #expect(try await stale.waitForEnding().code == .compacted)
             #expect(stale.events.isEmpty)
 
-            let fresh = WatchRecorder(store.watch(config, scope: .prefix(.root), from: 5))
+            let fresh = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 5))
             #expect(try await fresh.waitForEvents(2).map(\.revision) == [5, 6])
         }
     }
@@ -114,7 +114,7 @@ struct WatchTests {
     func cancellingTheConsumerEndsTheWatch(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await store.makeConfig()
-            let watch = WatchRecorder(store.watch(config, scope: .prefix(.root), from: nil))
+            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: nil))
             try await store.set("/k", "1", in: config)
             _ = try await watch.waitForEvents(1)
             watch.cancel()
@@ -132,7 +132,7 @@ struct WatchTests {
     func deletingTheConfigEndsTheWatchWithConfigNotFound(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await store.makeConfig()
-            let watch = WatchRecorder(store.watch(config, scope: .prefix(.root), from: 1))
+            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
             try await store.set("/k", "1", in: config)
             _ = try await watch.waitForEvents(1)
             try await store.deleteConfig(config)
@@ -146,7 +146,7 @@ struct WatchTests {
         try await kind.withStore { store, clock in
             let config = try await store.makeConfig()
             let item = try #require(try await store.set("/lease", "mine", in: config, options: SetOptions(ttlSeconds: 10)).item)
-            let watch = WatchRecorder(store.watch(config, scope: .key(item.key), from: 2))
+            let watch = WatchRecorder(await store.watch(config, scope: .key(item.key), from: 2))
             clock.advance(seconds: 10)
             let events = try await watch.waitForEvents(1)
             #expect(events.count == 1)

@@ -44,7 +44,7 @@ struct WatchCommand: AsyncParsableCommand {
             }
             Self.exitCleanlyOnInterrupt()
             output.note("watching \(scope) in config \(config) from revision \(fromRevision.map(String.init) ?? "\(info.revision.next)") (Ctrl-C to stop)")
-            for try await event in store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
+            for try await event in await store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
                 var envelope = Envelope(action: "watch")
                 envelope.config = config.rawValue
                 envelope.event = EventDocument(event)
