@@ -59,9 +59,9 @@ struct CLIRunner {
         try await run(arguments, stdin: stdin, in: subdirectory)
     }
 
-    /// Runs the binary without blocking Swift's cooperative threads: the pipes are read
-    /// and the exit is awaited on Dispatch threads, so other tests in this process keep
-    /// running while this one waits.
+    /// Runs the binary without blocking Swift's cooperative threads for long: the pipes
+    /// are read and the exit is awaited on Dispatch threads, so other tests in this
+    /// process keep running while this one waits.
     func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
         let process = start(arguments, in: subdirectory)
         let input = Pipe()
@@ -70,14 +70,10 @@ struct CLIRunner {
         process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         process.standardOutput = output
         process.standardError = errors
-        return try await withCheckedThrowingContinuation { continuation in
+        // Launch here: Foundation's Process.run crashed when called from Dispatch workers.
+        try process.launchSerially()
+        return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                do {
-                    try process.launchSerially()
-                } catch {
-                    continuation.resume(throwing: error)
-                    return
-                }
                 if let stdin {
                     input.fileHandleForWriting.write(stdin)
                     try? input.fileHandleForWriting.close()
@@ -138,9 +134,8 @@ extension FileHandle {
     }
 }
 
-/// Foundation's `Process.run()` on Linux is not safe to call from several threads at
-/// once (it crashed copying the environment), so every launch in these tests goes
-/// through one lock.
+/// Foundation's `Process.run()` on Linux crashed under many concurrent launches here,
+/// so every launch in these tests goes through one lock.
 private let launchLock = NSLock()
 
 extension Process {
