@@ -23,6 +23,7 @@ extension Request {
             index = path.index(after: index)
         }
         let rest = path[index...]
+        guard rest.contains("%") else { return String(rest) }
         return rest.removingPercentEncoding ?? String(rest)
     }
 

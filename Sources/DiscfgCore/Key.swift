@@ -52,7 +52,8 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Coda
     /// Adds the leading slash, applies NFC, and checks length, characters and segments.
     /// A trailing slash is allowed here; ``Key`` and ``KeyPrefix`` decide what it means.
     static func normalize(_ raw: String, field: String, what: String) throws -> String {
-        var path = raw.precomposedStringWithCanonicalMapping
+        // ASCII is already in NFC; only other text pays for Foundation's normalization.
+        var path = raw.utf8.allSatisfy({ $0 < 0x80 }) ? raw : raw.precomposedStringWithCanonicalMapping
         if !path.hasPrefix("/") { path = "/" + path }
         guard path.utf8.count <= maxBytes else {
             throw DiscfgError.invalid(field, "\(what) is \(path.utf8.count) bytes; the limit is \(maxBytes)")
