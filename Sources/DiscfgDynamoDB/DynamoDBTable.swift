@@ -196,12 +196,16 @@ struct CreateTableInput: Encodable {
 
     init(name: String, capacity: TableCapacity) {
         TableName = name
-        switch capacity {
-        case .onDemand:
-            BillingMode = "PAY_PER_REQUEST"
-        case .provisioned(let read, let write):
-            BillingMode = "PROVISIONED"
-            ProvisionedThroughput = Throughput(ReadCapacityUnits: read, WriteCapacityUnits: write)
+        (BillingMode, ProvisionedThroughput) = capacity.billing
+    }
+}
+
+extension TableCapacity {
+    /// The billing mode and throughput DynamoDB's CreateTable and UpdateTable take.
+    var billing: (mode: String, throughput: Throughput?) {
+        switch self {
+        case .onDemand: ("PAY_PER_REQUEST", nil)
+        case .provisioned(let read, let write): ("PROVISIONED", Throughput(ReadCapacityUnits: read, WriteCapacityUnits: write))
         }
     }
 }
@@ -218,13 +222,7 @@ struct UpdateTableInput: Encodable {
 
     init(name: String, capacity: TableCapacity) {
         TableName = name
-        switch capacity {
-        case .onDemand:
-            BillingMode = "PAY_PER_REQUEST"
-        case .provisioned(let read, let write):
-            BillingMode = "PROVISIONED"
-            ProvisionedThroughput = Throughput(ReadCapacityUnits: read, WriteCapacityUnits: write)
-        }
+        (BillingMode, ProvisionedThroughput) = capacity.billing
     }
 }
 
