@@ -88,35 +88,15 @@ public final class RemoteStore: ConfigStore {
     public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
         try options.validate()
         try Limits.validateValue(value)
-        var headers: [(String, String)] = options.contentType.map { [("Content-Type", $0)] } ?? []
-        var query: [(String, String?)] = [("ttl", options.ttlSeconds.map(String.init))]
-        for condition in options.conditions {
-            switch condition {
-            case .version(let version): query.append(("prevVersion", String(version)))
-            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.rawValue)\""))
-            case .value(let value):
-                guard let text = String(validating: value, as: UTF8.self) else {
-                    throw DiscfgError.invalid("condition", "a value condition over HTTP must be UTF-8 text")
-                }
-                query.append(("prevValue", text))
-            case .exists: query.append(("prevExist", "true"))
-            }
-        }
+        var (headers, query) = try Self.conditionParameters(options.conditions)
+        if let contentType = options.contentType { headers.append(("Content-Type", contentType)) }
+        query.append(("ttl", options.ttlSeconds.map(String.init)))
         let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query(query)
         return try await transport.envelope(.PUT, path, body: value, headers: headers).requireChange(kind: .put, key: key)
     }
 
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
-        var headers: [(String, String)] = []
-        var query: [(String, String?)] = []
-        for condition in conditions {
-            switch condition {
-            case .version(let version): query.append(("prevVersion", String(version)))
-            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.rawValue)\""))
-            case .value(let value): query.append(("prevValue", String(decoding: value, as: UTF8.self)))
-            case .exists: query.append(("prevExist", "true"))
-            }
-        }
+        let (headers, query) = try Self.conditionParameters(conditions)
         let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query(query)
         return try await transport.envelope(.DELETE, path, headers: headers).requireChange(kind: .delete, key: key)
     }
@@ -177,6 +157,26 @@ public final class RemoteStore: ConfigStore {
 
     public func sweepExpired() async throws -> [Event] {
         try await transport.envelope(.POST, "/admin/sweep").events?.map { try $0.event() } ?? []
+    }
+
+    /// Conditions as the API takes them: `If-Match` for a revision, query parameters for
+    /// the rest. A value condition must be UTF-8 text to travel in a URL.
+    static func conditionParameters(_ conditions: [Condition]) throws -> (headers: [(String, String)], query: [(String, String?)]) {
+        var headers: [(String, String)] = []
+        var query: [(String, String?)] = []
+        for condition in conditions {
+            switch condition {
+            case .version(let version): query.append(("prevVersion", String(version)))
+            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.rawValue)\""))
+            case .value(let value):
+                guard let text = String(validating: value, as: UTF8.self) else {
+                    throw DiscfgError.invalid("condition", "a value condition over HTTP must be UTF-8 text")
+                }
+                query.append(("prevValue", text))
+            case .exists: query.append(("prevExist", "true"))
+            }
+        }
+        return (headers, query)
     }
 
     static func scopeQuery(_ scope: WatchScope, from: Revision?, extra: [(String, String?)] = []) -> String {

@@ -8,13 +8,13 @@ enum ValueInput {
         if path == "-" { return readStandardInput() }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw DiscfgError.invalidInput(field, "cannot read \(path): no such file")
+            throw DiscfgError.invalid(field, "cannot read \(path): no such file")
         }
         guard !isDirectory.boolValue else {
-            throw DiscfgError.invalidInput(field, "cannot read \(path): it is a directory")
+            throw DiscfgError.invalid(field, "cannot read \(path): it is a directory")
         }
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw DiscfgError.invalidInput(field, "cannot read \(path): permission denied or unreadable")
+            throw DiscfgError.invalid(field, "cannot read \(path): permission denied or unreadable")
         }
         return data
     }
@@ -32,13 +32,6 @@ enum ValueInput {
 
     static func readStandardInput() -> Data {
         FileHandle.standardInput.readDataToEndOfFile()
-    }
-}
-
-extension DiscfgError {
-    /// Bad input from the command line: exit code 2.
-    static func invalidInput(_ field: String, _ message: String) -> DiscfgError {
-        DiscfgError(.invalidArgument, message, field: field)
     }
 }
 
