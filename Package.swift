@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "DiscfgAPI", targets: ["DiscfgAPI"]),
         .library(name: "DiscfgClient", targets: ["DiscfgClient"]),
         .library(name: "DiscfgDynamoDB", targets: ["DiscfgDynamoDB"]),
+        .library(name: "DiscfgLambda", targets: ["DiscfgLambda"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -58,6 +59,7 @@ let package = Package(
         .target(
             name: "DiscfgTestSupport",
             dependencies: [
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
@@ -90,9 +92,26 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "DiscfgLambda",
+            dependencies: [
+                "DiscfgCore",
+                "DiscfgAPI",
+                "DiscfgAWS",
+                "DiscfgDynamoDB",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "discfg",
             dependencies: [
+                "DiscfgLambda",
                 "DiscfgCore",
                 "DiscfgSQLite",
                 "DiscfgAPI",
@@ -152,6 +171,17 @@ let package = Package(
         .testTarget(
             name: "DynamoDBTests",
             dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "LambdaTests",
+            dependencies: [
+                "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "discfg",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,0 +1,2 @@
+/// The Lambda face of discfg: a custom-runtime client of the Lambda Runtime API.
+public enum DiscfgLambda {}
