@@ -112,3 +112,11 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         return request.method.rawValue.lowercased()
     }
 }
+
+extension DiscfgAPI {
+    /// The JSON error response the API gives for `error`, for transports (such as the
+    /// Lambda adapters) that refuse a request before it reaches the router.
+    public static func errorResponse(_ error: DiscfgError, action: String) -> Response {
+        APIResponse.error(error, action: action)
+    }
+}

@@ -36,10 +36,18 @@ public struct Caller: Sendable, Hashable {
 public protocol DiscfgRequestContext: RequestContext {
     /// A caller authenticated by the transport; nil to check the bearer token.
     var authenticatedCaller: Caller? { get }
+    /// Whether a response may stream (Server-Sent Events); false behind API Gateway,
+    /// which buffers whole responses.
+    var supportsStreaming: Bool { get }
+    /// When the transport gives up on the request (a Lambda invocation's deadline);
+    /// long polls end before it.
+    var deadline: ContinuousClock.Instant? { get }
 }
 
 extension DiscfgRequestContext {
     public var authenticatedCaller: Caller? { nil }
+    public var supportsStreaming: Bool { true }
+    public var deadline: ContinuousClock.Instant? { nil }
 }
 
 /// The request context of `discfg serve`.

@@ -7,7 +7,7 @@ extension DiscfgAPI {
         let caller = try await authenticator.authorize(request, context: context, role: .read, config: nil)
         let configs = try await store.listConfigs().filter { caller.configs?.contains($0.name) ?? true }
         var envelope = Envelope(action: "configs")
-        envelope.configs = configs.map(ConfigDocument.init)
+        envelope.configs = configs.map { ConfigDocument($0, shownTo: caller) }
         return APIResponse.json(envelope)
     }
 
@@ -34,11 +34,11 @@ extension DiscfgAPI {
 
     func configInfo(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let name = try request.configName(context)
-        _ = try await authenticator.authorize(request, context: context, role: .read, config: name)
+        let caller = try await authenticator.authorize(request, context: context, role: .read, config: name)
         let info = try await store.configInfo(name)
         var envelope = Envelope(action: "info")
         envelope.config = name.rawValue
-        envelope.configInfo = ConfigDocument(info)
+        envelope.configInfo = ConfigDocument(info, shownTo: caller)
         envelope.revision = info.revision
         return APIResponse.json(envelope)
     }
@@ -47,7 +47,7 @@ extension DiscfgAPI {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
         let patch = try await settingsPatch(&request)
-        guard !patch.isEmpty else { throw DiscfgError.invalid("body", "nothing to update: send {\"history\": \"30d\"} and/or {\"description\": \"...\"}") }
+        guard !patch.isEmpty else { throw DiscfgError.invalid("body", "nothing to update: send any of {\"history\": \"30d\", \"description\": \"...\", \"notify\": [...]}") }
         let info = try await store.updateConfig(name, patch)
         var envelope = Envelope(action: "update")
         envelope.config = name.rawValue
@@ -76,5 +76,14 @@ extension DiscfgAPI {
         } catch {
             throw DiscfgError.invalid("body", "settings must be a JSON object such as {\"history\": \"30d\", \"description\": \"...\"}")
         }
+    }
+}
+
+extension ConfigDocument {
+    /// The document for a config, with webhook secrets hidden from callers who cannot
+    /// change the settings anyway.
+    init(_ info: ConfigInfo, shownTo caller: Caller) {
+        self.init(info)
+        if caller.role < .admin { settings = settings.redacted }
     }
 }

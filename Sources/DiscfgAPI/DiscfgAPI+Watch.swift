@@ -26,6 +26,18 @@ extension DiscfgAPI {
         let start: Revision
         if let from { start = from } else { start = try await store.configInfo(config).revision.next }
         if request.headers[.accept]?.contains("text/event-stream") == true {
+            guard context.supportsStreaming else {
+                var response = APIResponse.error(
+                    DiscfgError(
+                        .invalidArgument,
+                        "this endpoint cannot stream Server-Sent Events (API Gateway buffers responses); long-poll instead: drop 'Accept: text/event-stream' and repeat GET …/watch?fromRevision=N",
+                        field: "accept"
+                    ),
+                    action: "watch"
+                )
+                response.status = .notAcceptable
+                return response
+            }
             let heartbeat = try request.integer("heartbeat").map { Duration.seconds(max(1, Int64(clamping: $0))) } ?? options.heartbeat
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
@@ -34,7 +46,12 @@ extension DiscfgAPI {
         let timeout = try request.integer("timeout").map { Duration.seconds(Int64(clamping: $0)) } ?? options.defaultPollTimeout
         let limit = try request.integer("limit").map { Int(clamping: $0) } ?? 500
         try Limits.validatePageSize(limit)
-        return try await longPoll(config: config, scope: scope, from: start, timeout: min(timeout, options.maxPollTimeout), limit: limit)
+        var wait = min(timeout, options.maxPollTimeout)
+        if let deadline = context.deadline {
+            // Answer a second before the transport gives up, so the events found so far arrive.
+            wait = max(.zero, min(wait, deadline - .now - .seconds(1)))
+        }
+        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit)
     }
 
     private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int) async throws -> Response {

@@ -56,17 +56,39 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
     public var history: HistoryRetention
     /// What the config is for, shown by `info`.
     public var description: String?
+    /// Where changes are announced when the config lives on AWS (the stream handler).
+    public var notify: [NotificationTarget]
 
-    /// Creates settings; the defaults keep 30 days of history.
-    public init(history: HistoryRetention = .default, description: String? = nil) {
+    /// Creates settings; the defaults keep 30 days of history and notify nobody.
+    public init(history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = []) {
         self.history = history
         self.description = description
+        self.notify = notify
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case history, description, notify
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         history = try container.decodeIfPresent(HistoryRetention.self, forKey: .history) ?? .default
         description = try container.decodeIfPresent(String.self, forKey: .description)
+        notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(history, forKey: .history)
+        try container.encodeIfPresent(description, forKey: .description)
+        if !notify.isEmpty { try container.encode(notify, forKey: .notify) }
+    }
+
+    /// These settings with webhook secrets hidden, for callers who may not see them.
+    public var redacted: ConfigSettings {
+        var copy = self
+        copy.notify = notify.map(\.redacted)
+        return copy
     }
 }
 
@@ -76,21 +98,25 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     public var history: HistoryRetention?
     /// New description; an empty string clears it.
     public var description: String?
+    /// New notification targets, replacing the old ones; an empty list clears them.
+    public var notify: [NotificationTarget]?
 
     /// Creates a patch.
-    public init(history: HistoryRetention? = nil, description: String? = nil) {
+    public init(history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil) {
         self.history = history
         self.description = description
+        self.notify = notify
     }
 
     /// Whether the patch changes nothing.
-    public var isEmpty: Bool { history == nil && description == nil }
+    public var isEmpty: Bool { history == nil && description == nil && notify == nil }
 
     /// `settings` with this patch applied.
     public func applied(to settings: ConfigSettings) -> ConfigSettings {
         var result = settings
         if let history { result.history = history }
         if let description { result.description = description.isEmpty ? nil : description }
+        if let notify { result.notify = notify }
         return result
     }
 }
@@ -121,6 +147,15 @@ public struct ConfigInfo: Hashable, Sendable {
         self.createdAt = createdAt
         self.modifiedAt = modifiedAt
         self.settings = settings
+    }
+}
+
+extension ConfigInfo {
+    /// This description with webhook secrets hidden.
+    public var redacted: ConfigInfo {
+        var copy = self
+        copy.settings = settings.redacted
+        return copy
     }
 }
 

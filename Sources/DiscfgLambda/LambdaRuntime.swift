@@ -1,2 +1,198 @@
-/// The Lambda face of discfg: a custom-runtime client of the Lambda Runtime API.
-public enum DiscfgLambda {}
+import AsyncHTTPClient
+import DiscfgAPI
+import DiscfgAWS
+import DiscfgCore
+import Foundation
+import Logging
+
+/// The Lambda face of discfg: a custom runtime (`provided.al2023`) that takes events from
+/// the Lambda Runtime API and answers them.
+///
+/// One binary serves every function of the deployment, telling events apart by shape:
+/// API Gateway requests (payload 1.0 and 2.0, Function URLs) go through the same router
+/// as `discfg serve`; DynamoDB Streams batches become notifications; scheduled events
+/// sweep expired keys.
+public enum DiscfgLambda {
+    /// What the function runs on, made once per process (the "init" phase).
+    public struct Setup: Sendable {
+        public var store: any ConfigStore
+        /// Where delivery progress is kept; the store itself when it is DynamoDB.
+        public var ledger: any DeliveryLedger
+        /// The EventBridge client, or nil when no region is known.
+        public var eventBridge: AWSJSONClient?
+        public var access: LambdaAccess
+        public var options: DiscfgAPI.Options
+
+        public init(store: any ConfigStore, ledger: any DeliveryLedger, eventBridge: AWSJSONClient?, access: LambdaAccess, options: DiscfgAPI.Options) {
+            self.store = store
+            self.ledger = ledger
+            self.eventBridge = eventBridge
+            self.access = access
+            self.options = options
+        }
+    }
+
+    /// API options for a function behind API Gateway, which ends requests after 29–30 s.
+    public static func apiOptions(environment: [String: String]) throws -> DiscfgAPI.Options {
+        var options = DiscfgAPI.Options()
+        let text = environment["DISCFG_POLL_TIMEOUT"] ?? "25"
+        guard let seconds = Int(text), (1...900).contains(seconds) else {
+            throw DiscfgError.invalid("DISCFG_POLL_TIMEOUT", "DISCFG_POLL_TIMEOUT=\(text) is not a number of seconds between 1 and 900")
+        }
+        options.maxPollTimeout = .seconds(seconds)
+        options.defaultPollTimeout = .seconds(min(seconds, 20))
+        options.requestTimeout = .seconds(max(seconds, 28))
+        return options
+    }
+
+    /// The EventBridge client for the function's region (`DISCFG_EVENTS_ENDPOINT` overrides
+    /// the endpoint), or nil when no region is set.
+    public static func eventBridgeClient(environment: [String: String]) -> AWSJSONClient? {
+        guard let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"], !region.isEmpty else { return nil }
+        let endpoint = environment["DISCFG_EVENTS_ENDPOINT"].flatMap { $0.isEmpty ? nil : URL(string: $0) }
+        return AWSJSONClient(
+            configuration: AWSJSONClient.Configuration(
+                region: region, service: "events", targetPrefix: "AWSEvents", endpoint: endpoint,
+                contentType: "application/x-amz-json-1.1"
+            ),
+            credentialProvider: CredentialChain.standard(explicit: nil, environment: environment, profile: nil)
+        )
+    }
+
+    /// Runs the Runtime API loop until the process is stopped; returns an exit status
+    /// when it cannot go on (no Runtime API, or set-up failed and was reported).
+    public static func run(environment: [String: String], setup: @Sendable (Logger) async throws -> Setup) async -> Int32 {
+        let level = environment["DISCFG_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .info
+        let logger = Logger(label: "discfg") { _ in LambdaLogHandler(level: level) }
+        guard let address = environment["AWS_LAMBDA_RUNTIME_API"], !address.isEmpty else {
+            FileHandle.standardError.write(Data("""
+            discfg: AWS_LAMBDA_RUNTIME_API is not set: 'discfg lambda' runs inside AWS Lambda (runtime provided.al2023) as its bootstrap.
+            See deploy/README.md to package and deploy it; use 'discfg serve' to run the API anywhere else.\n
+            """.utf8))
+            return 2
+        }
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(5))))
+        let status = await loop(address: address, http: http, logger: logger, setup: setup)
+        try? await http.shutdown()
+        return status
+    }
+
+    private static func loop(address: String, http: HTTPClient, logger: Logger, setup: @Sendable (Logger) async throws -> Setup) async -> Int32 {
+        let runtime = RuntimeAPIClient(address: address, http: http)
+        let function: LambdaFunction
+        do {
+            let made = try await setup(logger)
+            function = LambdaFunction(setup: made, http: http)
+        } catch {
+            let failure = LambdaFailure(type: "discfg.InitError", message: Self.describe(error))
+            logger.critical("cannot start: \(failure.message)")
+            do {
+                try await runtime.failInit(failure)
+            } catch {
+                logger.critical("cannot report the init error: \(error)")
+            }
+            return 1
+        }
+        while true {
+            let invocation: Invocation
+            do {
+                invocation = try await runtime.next()
+            } catch {
+                logger.critical("the Runtime API failed: \(error)")
+                return 1
+            }
+            if let trace = invocation.traceID { setenv("_X_AMZN_TRACE_ID", trace, 1) }
+            var scoped = logger
+            scoped[metadataKey: LambdaLogHandler.requestIDKey] = "\(invocation.requestID)"
+            do {
+                let body = try await function.handle(invocation, logger: scoped)
+                try await runtime.respond(invocation.requestID, body: body)
+            } catch let failure as LambdaFailure {
+                scoped.error("invocation failed: \(failure)")
+                do { try await runtime.fail(invocation.requestID, failure) } catch {
+                    logger.critical("the Runtime API failed: \(error)")
+                    return 1
+                }
+            } catch let error as RuntimeAPIClient.TransportError {
+                // The response itself was refused (e.g. too large): report it as the invocation's error.
+                scoped.error("\(error)")
+                do { try await runtime.fail(invocation.requestID, LambdaFailure(type: "discfg.ResponseRefused", message: error.description)) } catch {
+                    logger.critical("the Runtime API failed: \(error)")
+                    return 1
+                }
+            } catch {
+                let failure = LambdaFailure(type: "discfg.Error", message: Self.describe(error))
+                scoped.error("invocation failed: \(failure)")
+                do { try await runtime.fail(invocation.requestID, failure) } catch {
+                    logger.critical("the Runtime API failed: \(error)")
+                    return 1
+                }
+            }
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DiscfgError { return error.message }
+        return String(describing: error)
+    }
+}
+
+/// What one function instance does with each event.
+struct LambdaFunction: Sendable {
+    let setup: DiscfgLambda.Setup
+    let api: LambdaHTTPHandler
+    let notifications: NotificationDispatcher
+
+    init(setup: DiscfgLambda.Setup, http: HTTPClient) {
+        self.setup = setup
+        api = LambdaHTTPHandler(store: setup.store, access: setup.access, options: setup.options)
+        notifications = NotificationDispatcher(
+            store: setup.store, ledger: setup.ledger,
+            eventBridge: setup.eventBridge.map(EventBridgeSender.init(client:)),
+            webhooks: WebhookSender(http: http)
+        )
+    }
+
+    func handle(_ invocation: Invocation, logger: Logger) async throws -> Data {
+        let decoder = JSONDecoder()
+        let shape: EventShape
+        do {
+            shape = try decoder.decode(EventShape.self, from: invocation.event)
+        } catch {
+            throw LambdaFailure(type: "discfg.UnknownEvent", message: "the event is not a JSON object discfg knows (\(invocation.event.count) bytes)")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let deadline = invocation.deadlineInstant
+        switch shape.kind {
+        case .apiGatewayV1:
+            let event = try decode(APIGatewayV1Request.self, invocation.event, what: "API Gateway REST (payload 1.0) request")
+            let response = await api.handle(try PayloadFormat.request(event), deadline: deadline, logger: logger)
+            return try encoder.encode(PayloadFormat.v1(response))
+        case .apiGatewayV2:
+            let event = try decode(APIGatewayV2Request.self, invocation.event, what: "HTTP API / Function URL (payload 2.0) request")
+            let response = await api.handle(try PayloadFormat.request(event), deadline: deadline, logger: logger)
+            return try encoder.encode(PayloadFormat.v2(response))
+        case .dynamoDBStream:
+            let event = try decode(DynamoDBStreamEvent.self, invocation.event, what: "DynamoDB Streams batch")
+            return try encoder.encode(await notifications.handle(event, deadline: deadline, logger: logger))
+        case .scheduled:
+            let expired = try await setup.store.sweepExpired()
+            logger.info("sweep: expired \(expired.count) key(s)")
+            return try encoder.encode(["expired": expired.count])
+        case .unknown:
+            throw LambdaFailure(
+                type: "discfg.UnknownEvent",
+                message: "discfg handles API Gateway (payload 1.0/2.0), Function URL, DynamoDB Streams and scheduled events; this event is none of them"
+            )
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: data)
+        } catch {
+            throw LambdaFailure(type: "discfg.BadEvent", message: "the event looks like a \(what) but is not a valid one: \(error)")
+        }
+    }
+}

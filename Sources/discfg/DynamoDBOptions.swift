@@ -30,7 +30,7 @@ enum DynamoDBStoreOpener {
     /// The store at `location`, with flags and environment applied.
     static func store(
         _ location: DynamoDBLocation, aws: AWSOptions, environment: [String: String],
-        capacity: TableCapacity?, progress: @escaping @Sendable (String) -> Void
+        capacity: TableCapacity?, createTable: Bool = true, progress: @escaping @Sendable (String) -> Void
     ) throws -> DynamoDBStore {
         let profile = aws.credProfile ?? location.profile
         let region: String
@@ -50,7 +50,7 @@ enum DynamoDBStoreOpener {
             credentialProvider: CredentialChain.standard(explicit: explicit, environment: environment, profile: profile)
         )
         let store = DynamoDBStore(client: client, configuration: DynamoDBStore.Configuration(
-            table: location.table, consistentReads: location.consistentReads,
+            table: location.table, consistentReads: location.consistentReads, createTableIfMissing: createTable,
             tableCapacity: capacity ?? .onDemand, progress: progress
         ))
         open.withLock { $0.append(store) }

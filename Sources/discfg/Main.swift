@@ -6,6 +6,10 @@ import Foundation
 @main
 enum Main {
     static func main() async {
+        // Packaged for Lambda, the binary is the custom runtime's `bootstrap`.
+        if CommandLine.arguments.first.map({ URL(fileURLWithPath: $0).lastPathComponent }) == "bootstrap" {
+            Foundation.exit(await LambdaCommand.runFunction(environment: ProcessInfo.processInfo.environment))
+        }
         do {
             var command = try Discfg.parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -11,6 +11,18 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .long, help: "What the config is for.")
     var description: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Announce changes (on AWS, through the stream handler) to: eventbridge, eventbridge:BUS or an https:// webhook. Repeatable; 'none' clears.",
+        valueName: "target"
+    ))
+    var notify: [String] = []
+
+    @Option(name: .customLong("webhook-secret"), help: ArgumentHelp("Sign webhook deliveries with HMAC-SHA256 using this secret.", valueName: "secret"))
+    var webhookSecret: String?
+
+    @Option(name: .customLong("webhook-secret-file"), help: ArgumentHelp("Read the webhook secret from a file (first line).", valueName: "file"))
+    var webhookSecretFile: String?
+
     /// The patch the flags and an optional JSON argument (`{"history": "7d"}`) describe.
     func patch(json: String?) throws -> ConfigSettingsPatch {
         var patch = ConfigSettingsPatch()
@@ -25,7 +37,42 @@ struct SettingsOptions: ParsableArguments {
         }
         if let history { patch.history = try HistoryRetention(parsing: history) }
         if let description { patch.description = description }
+        if let targets = try notificationTargets() { patch.notify = targets }
         return patch
+    }
+
+    /// The targets `--notify` names, or nil when it is not given.
+    private func notificationTargets() throws -> [NotificationTarget]? {
+        let secret = try self.secret()
+        guard !notify.isEmpty else {
+            if secret != nil { throw usage("--webhook-secret needs a webhook: --notify https://…", field: "--webhook-secret") }
+            return nil
+        }
+        if notify.map({ $0.lowercased() }) == ["none"] { return [] }
+        let targets = try notify.map { text -> NotificationTarget in
+            guard text.lowercased() != "none" else { throw usage("--notify none clears the targets and cannot be combined with others", field: "--notify") }
+            return try NotificationTarget(parsing: text, secret: secret)
+        }
+        if secret != nil, !targets.contains(where: { if case .webhook = $0 { true } else { false } }) {
+            throw usage("--webhook-secret needs a webhook: --notify https://…", field: "--webhook-secret")
+        }
+        guard Set(targets).count == targets.count else { throw usage("a --notify target is named twice", field: "--notify") }
+        return targets
+    }
+
+    private func secret() throws -> String? {
+        switch (webhookSecret, webhookSecretFile) {
+        case (nil, nil): return nil
+        case (let secret?, nil): return secret
+        case (nil, let path?):
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw usage("cannot read the webhook secret file \(path)", field: "--webhook-secret-file")
+            }
+            let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+            guard !line.isEmpty else { throw usage("the webhook secret file \(path) is empty", field: "--webhook-secret-file") }
+            return line
+        default: throw usage("give --webhook-secret or --webhook-secret-file, not both", field: "--webhook-secret")
+        }
     }
 }
 
@@ -58,7 +105,7 @@ struct CreateCommand: AsyncParsableCommand {
             let info = try await global.openStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
             var envelope = Envelope(action: "create")
             envelope.config = name.rawValue
-            envelope.configInfo = ConfigDocument(info)
+            envelope.configInfo = ConfigDocument(info.redacted)
             output.emit(envelope) { "created config \(name) (history: \(info.settings.history.text))" }
         }
     }
@@ -99,7 +146,7 @@ struct ConfigsCommand: AsyncParsableCommand {
             let configs = try await global.openStore().listConfigs()
             let selected = try? global.selectedConfig()
             var envelope = Envelope(action: "configs")
-            envelope.configs = configs.map(ConfigDocument.init)
+            envelope.configs = configs.map { ConfigDocument($0.redacted) }
             output.emit(envelope) {
                 guard !configs.isEmpty else { return "no configs yet; create one with 'discfg create NAME'" }
                 let now = Date()
@@ -168,7 +215,7 @@ struct InfoCommand: AsyncParsableCommand {
             var envelope = Envelope(action: "info")
             envelope.config = name.rawValue
             envelope.revision = info.revision
-            envelope.configInfo = ConfigDocument(info)
+            envelope.configInfo = ConfigDocument(info.redacted)
             if let dynamo = store as? DynamoDBStore { envelope.table = try await dynamo.table.describe().map(TableDocument.init) }
             let tableRows = envelope.table?.rows.map { ["table " + $0[0], $0[1]] } ?? []
             output.emit(envelope) {
@@ -181,6 +228,7 @@ struct InfoCommand: AsyncParsableCommand {
                     ["history", info.settings.history.text + (info.compactedRevision > .zero ? " (kept after revision \(info.compactedRevision))" : "")],
                 ]
                 if let description = info.settings.description { rows.append(["description", description]) }
+                for target in info.settings.notify { rows.append(["notify", target.description]) }
                 rows += tableRows
                 return rows.map { "\($0[0].padding(toLength: 15, withPad: " ", startingAt: 0))\($0[1])" }.joined(separator: "\n")
             }
@@ -198,6 +246,12 @@ struct UpdateCommand: AsyncParsableCommand {
           discfg update --description "payments service"        # the selected config
           discfg update myapp '{"history": "forever"}'
           discfg update --read-capacity 10 --write-capacity 5   # a dynamodb:// store's table
+          discfg update myapp --notify eventbridge              # changes go to the default bus
+          discfg update myapp --notify https://hooks.example.com/discfg --webhook-secret-file hook.key
+          discfg update myapp --notify none                     # stop notifying
+        Notifications are sent by the stream function of the AWS deployment
+        (deploy/README.md), once per target and in revision order. Webhooks carry
+        X-Discfg-Signature: sha256=HEX, the HMAC-SHA256 of "<X-Discfg-Timestamp>.<body>".
         """
     )
 
@@ -215,7 +269,7 @@ struct UpdateCommand: AsyncParsableCommand {
             let patch = try settings.patch(json: json)
             let capacity = try capacity.capacity()
             guard !patch.isEmpty || capacity != nil else {
-                throw usage("nothing to update: pass --history, --description, settings JSON or --read-capacity/--write-capacity")
+                throw usage("nothing to update: pass --history, --description, --notify, settings JSON or --read-capacity/--write-capacity")
             }
             let store = try global.openStore(tableCapacity: capacity)
             var envelope = Envelope(action: "update")
@@ -229,8 +283,12 @@ struct UpdateCommand: AsyncParsableCommand {
             }
             if !patch.isEmpty {
                 let info = try await store.updateConfig(name, patch)
-                envelope.configInfo = ConfigDocument(info)
-                lines.append("updated config \(name) (history: \(info.settings.history.text))")
+                envelope.configInfo = ConfigDocument(info.redacted)
+                var line = "updated config \(name) (history: \(info.settings.history.text)"
+                if patch.notify != nil {
+                    line += info.settings.notify.isEmpty ? ", notify: nobody" : ", notify: " + info.settings.notify.map(\.description).joined(separator: ", ")
+                }
+                lines.append(line + ")")
             }
             output.emit(envelope) { lines.joined(separator: "\n") }
         }

@@ -1,0 +1,62 @@
+import DiscfgAWS
+import DiscfgCore
+import Foundation
+
+/// How far each notification target has been sent a config's changes, kept in the table
+/// under `pk=#notify`, so a stream batch the stream handler retries is not announced twice.
+///
+/// The sort key is `CONFIG/CREATED-MS/TARGET`: a config deleted and created again starts
+/// its revisions at 1, and must not inherit the old config's progress.
+extension DynamoDBStore {
+    static let deliveriesPK = "#notify"
+
+    private static func deliveryKey(_ config: ConfigInfo, target: String) -> Attributes {
+        DynamoDBLayout.key(deliveriesPK, "\(config.name.rawValue)/\(config.createdAt.milliseconds)/\(target)")
+    }
+
+    /// The last revision of `config` delivered to `target` (zero when none was).
+    public func deliveredRevision(_ config: ConfigInfo, target: String) async throws -> Revision {
+        let item = try await connection.getItem(Self.deliveryKey(config, target: target), consistent: true)
+        return Revision(item?["delivered"]?.uint64 ?? 0)
+    }
+
+    /// Records that `target` has every change of `config` up to `revision`; never moves back.
+    public func recordDelivered(_ config: ConfigInfo, target: String, through revision: Revision) async throws {
+        let input = UpdateItemInput(
+            TableName: connection.table, Key: Self.deliveryKey(config, target: target),
+            UpdateExpression: "SET delivered = :r, deliveredAt = :at",
+            ConditionExpression: "attribute_not_exists(delivered) OR delivered < :r",
+            ExpressionAttributeValues: [":r": .number(revision.rawValue), ":at": .number(Date().milliseconds)]
+        )
+        do {
+            _ = try await connection.raw("UpdateItem", input, as: IgnoredOutput.self)
+        } catch let error as AWSError where error.code == .conditionalCheckFailed {
+            // Already recorded at or past this revision by an earlier attempt.
+        } catch {
+            throw connection.mapped(error, operation: "UpdateItem")
+        }
+    }
+}
+
+/// A change read from the table's stream: the `NewImage` of an inserted history item.
+public struct StreamedChange: Sendable, Equatable {
+    /// The config that changed.
+    public var config: ConfigName
+    /// The change.
+    public var event: Event
+    /// The previous value was too large to share the history item and is not in the
+    /// image; read the event from the store for it.
+    public var previousValueElsewhere: Bool
+
+    /// The change a stream image describes, or nil when the image is not a history event
+    /// (keys, config meta, tokens, overflow items and delivery records are ignored).
+    public init?(newImage: Attributes) {
+        guard let pk = newImage["pk"]?.string, pk.hasSuffix("#h"),
+              let config = try? ConfigName(String(pk.dropLast(2))),
+              let event = EventCodec.event(newImage)
+        else { return nil }
+        self.config = config
+        self.event = event
+        previousValueElsewhere = EventCodec.hasOverflow(newImage)
+    }
+}

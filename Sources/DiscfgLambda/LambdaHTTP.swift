@@ -1,0 +1,198 @@
+import DiscfgAPI
+import DiscfgCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Synchronization
+
+/// Where a request context behind API Gateway comes from.
+public struct LambdaRequestSource: RequestContextSource {
+    public var logger: Logger
+    /// The IAM principal the gateway authenticated, mapped to a role.
+    public var caller: Caller?
+    /// The invocation's deadline.
+    public var deadline: ContinuousClock.Instant?
+
+    public init(logger: Logger, caller: Caller?, deadline: ContinuousClock.Instant?) {
+        self.logger = logger
+        self.caller = caller
+        self.deadline = deadline
+    }
+}
+
+/// The request context of the API behind API Gateway: no streaming, an invocation
+/// deadline, and possibly an IAM caller.
+public struct LambdaRequestContext: DiscfgRequestContext {
+    public typealias Source = LambdaRequestSource
+    public var coreContext: CoreRequestContextStorage
+    public var authenticatedCaller: Caller?
+    public var deadline: ContinuousClock.Instant?
+    public var supportsStreaming: Bool { false }
+
+    public init(source: LambdaRequestSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        authenticatedCaller = source.caller
+        deadline = source.deadline
+    }
+}
+
+/// An HTTP request as API Gateway describes it, in either payload format.
+struct GatewayRequest {
+    var method: String
+    /// The path, percent-encoded.
+    var path: String
+    /// The query string, percent-encoded, without `?`.
+    var query: String
+    var headers: [(String, String)]
+    var body: Data
+    /// The IAM principal's ARN when the gateway authenticated one.
+    var principal: String?
+}
+
+/// The response, before it is put in the payload format's shape.
+struct GatewayResponse {
+    var status: Int
+    var headers: [(String, String)]
+    var body: Data
+}
+
+/// Runs API Gateway requests through the same router as `discfg serve`.
+final class LambdaHTTPHandler: Sendable {
+    private let responder: RouterResponder<LambdaRequestContext>
+    private let access: LambdaAccess
+
+    /// Lambda's response limit is 6 MB, and a binary body grows by a third in base64.
+    static let maxResponseBytes = 4_400_000
+
+    init(store: any ConfigStore, access: LambdaAccess, options: DiscfgAPI.Options) {
+        let authenticator: Authenticator
+        if access.modes.contains(.token) {
+            authenticator = Authenticator(mode: .required, store: (store as? any TokenStore) ?? NoTokens())
+        } else if access.modes.isEmpty {
+            authenticator = .open
+        } else {
+            authenticator = Authenticator(mode: .required, store: NoTokens())
+        }
+        let router = Router(context: LambdaRequestContext.self)
+        DiscfgAPI(store: store, authenticator: authenticator, options: options).register(on: router)
+        responder = router.buildResponder()
+        self.access = access
+    }
+
+    func handle(_ request: GatewayRequest, deadline: ContinuousClock.Instant, logger: Logger) async -> GatewayResponse {
+        let start = ContinuousClock.now
+        var caller: Caller?
+        let response: GatewayResponse
+        switch authenticate(request) {
+        case .failure(let error):
+            response = await Self.collect(DiscfgAPI.errorResponse(error, action: "authorize"))
+        case .success(let authenticated):
+            caller = authenticated
+            response = await route(request, caller: caller, deadline: deadline, logger: logger)
+        }
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = ((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) * 100).rounded() / 100
+        logger.info(
+            "\(request.method) \(request.path) \(response.status) \(milliseconds)ms",
+            metadata: ["caller": "\(caller?.name ?? request.principal.map { "iam:\($0)" } ?? "bearer-or-anonymous")"]
+        )
+        return response
+    }
+
+    /// The IAM caller, nil to leave it to bearer tokens, or the reason to refuse.
+    private func authenticate(_ request: GatewayRequest) -> Result<Caller?, DiscfgError> {
+        let hasBearer = request.headers.contains { $0.0.lowercased() == "authorization" && $0.1.lowercased().hasPrefix("bearer ") }
+        if access.modes.contains(.iam), let principal = request.principal, !(access.modes.contains(.token) && hasBearer) {
+            guard let caller = access.caller(forPrincipal: principal) else {
+                return .failure(DiscfgError(.permissionDenied, "IAM principal \(principal) has no role here (DISCFG_IAM_ROLES)", field: "authorization"))
+            }
+            return .success(caller)
+        }
+        if access.modes == .iam {
+            return .failure(DiscfgError(
+                .unauthenticated,
+                "this API accepts only IAM-authenticated requests: sign them with SigV4 for execute-api (the discfg CLI does so for https://…execute-api… stores)",
+                field: "authorization"
+            ))
+        }
+        return .success(nil)
+    }
+
+    private func route(_ gateway: GatewayRequest, caller: Caller?, deadline: ContinuousClock.Instant, logger: Logger) async -> GatewayResponse {
+        guard let method = HTTPRequest.Method(gateway.method) else {
+            return await Self.collect(DiscfgAPI.errorResponse(DiscfgError.invalid("method", "\(gateway.method) is not an HTTP method"), action: "request"))
+        }
+        var fields = HTTPFields()
+        for (name, value) in gateway.headers {
+            guard let name = HTTPField.Name(name) else { continue }
+            fields.append(HTTPField(name: name, value: value))
+        }
+        let target = gateway.query.isEmpty ? gateway.path : gateway.path + "?" + gateway.query
+        let head = HTTPRequest(method: method, scheme: "https", authority: gateway.headers.first { $0.0.lowercased() == "host" }?.1, path: target, headerFields: fields)
+        let request = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: gateway.body)))
+        let context = LambdaRequestContext(source: LambdaRequestSource(logger: logger, caller: caller, deadline: deadline))
+        let responder = responder
+        // Answer before Lambda's deadline, so the caller gets a 503 and not a gateway timeout.
+        let budget = deadline - .now - .milliseconds(500)
+        let result: GatewayResponse? = await withTaskGroup(of: GatewayResponse?.self) { group in
+            group.addTask {
+                do {
+                    let response = try await responder.respond(to: request, context: context)
+                    return await Self.collect(response)
+                } catch let error as DiscfgError {
+                    return await Self.collect(DiscfgAPI.errorResponse(error, action: "request"))
+                } catch {
+                    return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.internal, "internal error: \(error)"), action: "request"))
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: max(.zero, budget))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard var response = result else {
+            return await Self.collect(DiscfgAPI.errorResponse(
+                DiscfgError(.unavailable, "the request did not finish before the function's deadline", field: "timeout"), action: "request"
+            ))
+        }
+        if response.body.count > Self.maxResponseBytes {
+            response = await Self.collect(DiscfgAPI.errorResponse(
+                DiscfgError(.tooLarge, "the response (\(response.body.count) bytes) is larger than a Lambda function may return; ask for less (limit, prefix)", field: "response"),
+                action: "request"
+            ))
+        }
+        return response
+    }
+
+    /// The whole response: API Gateway wants the body at once.
+    static func collect(_ response: Response) async -> GatewayResponse {
+        let buffer = Collected()
+        do {
+            try await response.body.write(CollectingWriter(collected: buffer))
+        } catch {
+            buffer.append(ByteBuffer(string: ""))
+        }
+        var headers: [(String, String)] = response.headers.map { ($0.name.canonicalName, $0.value) }
+        if !headers.contains(where: { $0.0 == "content-length" }), response.status.code != 304 {
+            headers.append(("content-length", String(buffer.data.count)))
+        }
+        return GatewayResponse(status: response.status.code, headers: headers, body: buffer.data)
+    }
+}
+
+private final class Collected: Sendable {
+    private let bytes = Mutex(Data())
+    func append(_ buffer: ByteBuffer) { bytes.withLock { $0.append(contentsOf: buffer.readableBytesView) } }
+    var data: Data { bytes.withLock { $0 } }
+}
+
+private struct CollectingWriter: ResponseBodyWriter {
+    let collected: Collected
+    mutating func write(_ buffer: ByteBuffer) async throws { collected.append(buffer) }
+    consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
+}

@@ -1,0 +1,153 @@
+import AsyncHTTPClient
+import Crypto
+import DiscfgAWS
+import DiscfgCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One change as notifications carry it: EventBridge's `detail` and a webhook's body.
+struct ChangeNotice: Encodable {
+    var config: String
+    var event: EventDocument
+    /// Values were left out to fit EventBridge's entry limit; read the change by revision.
+    var truncated: Bool?
+
+    init(config: ConfigName, event: Event) {
+        self.config = config.rawValue
+        self.event = EventDocument(event)
+    }
+
+    func json() throws -> Data { try JSONEncoder.discfg(pretty: false).encode(self) }
+
+    /// The notice without its values, for a receiver to fetch by revision.
+    var withoutValues: ChangeNotice {
+        var copy = self
+        copy.event.item?.value = ""
+        copy.event.prevItem?.value = ""
+        copy.event.item?.encoding = nil
+        copy.event.prevItem?.encoding = nil
+        copy.truncated = true
+        return copy
+    }
+}
+
+/// A delivery that did not happen, and whether trying again can help.
+struct DeliveryFailure: Error, CustomStringConvertible {
+    var description: String
+    var permanent: Bool
+}
+
+/// Sends changes to an EventBridge bus with `PutEvents`.
+struct EventBridgeSender: Sendable {
+    let client: AWSJSONClient
+
+    /// EventBridge refuses entries over 256 KB; values are dropped above this.
+    static let maxDetailBytes = 240_000
+    static let maxEntriesPerCall = 10
+
+    private struct Entry: Encodable {
+        var Source = "discfg"
+        var DetailType = "discfg.change"
+        var Detail: String
+        var EventBusName: String
+        var Time: Double
+        var Resources: [String] = []
+    }
+
+    private struct Input: Encodable {
+        var Entries: [Entry]
+    }
+
+    private struct Output: Decodable {
+        struct Result: Decodable {
+            var EventId: String?
+            var ErrorCode: String?
+            var ErrorMessage: String?
+        }
+
+        var FailedEntryCount: Int?
+        var Entries: [Result]?
+    }
+
+    /// Puts `changes` (in order) on `bus`; returns how many of them, from the front, went out.
+    func send(_ changes: [(ConfigName, Event)], bus: String) async throws -> Int {
+        var entries: [Entry] = []
+        for (config, event) in changes {
+            var detail = try ChangeNotice(config: config, event: event).json()
+            if detail.count > Self.maxDetailBytes { detail = try ChangeNotice(config: config, event: event).withoutValues.json() }
+            entries.append(Entry(
+                Detail: String(decoding: detail, as: UTF8.self), EventBusName: bus,
+                Time: Double(event.at.milliseconds) / 1000
+            ))
+        }
+        let output: Output
+        do {
+            output = try await client.send(operation: "PutEvents", input: Input(Entries: entries), as: Output.self)
+        } catch let error as AWSError {
+            throw DeliveryFailure(description: "EventBridge PutEvents on \(bus) failed: \(error)", permanent: false)
+        }
+        let results = output.Entries ?? []
+        if let failed = results.firstIndex(where: { $0.ErrorCode != nil }) {
+            let result = results[failed]
+            throw PartialDelivery(
+                delivered: failed,
+                failure: DeliveryFailure(description: "EventBridge refused an entry on \(bus): \(result.ErrorCode ?? "") \(result.ErrorMessage ?? "")", permanent: false)
+            )
+        }
+        return entries.count
+    }
+}
+
+/// Some entries of a batch went out, then one failed.
+struct PartialDelivery: Error {
+    var delivered: Int
+    var failure: DeliveryFailure
+}
+
+/// Posts changes to a webhook, signed with HMAC-SHA256 when the target has a secret.
+struct WebhookSender: Sendable {
+    let http: HTTPClient
+    var timeout: TimeAmount = .seconds(10)
+
+    /// `X-Discfg-Signature` for a body sent at `timestamp`: `sha256=` and the hex
+    /// HMAC-SHA256 of `"<timestamp>.<body>"`.
+    static func signature(secret: String, timestamp: String, body: Data) -> String {
+        var message = Data(timestamp.utf8)
+        message.append(UInt8(ascii: "."))
+        message.append(body)
+        let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
+        return "sha256=" + mac.map { byte in
+            let hex = Array("0123456789abcdef".utf8)
+            return String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
+        }.joined()
+    }
+
+    /// Posts one change; throws a ``DeliveryFailure`` saying whether a retry can help.
+    func send(_ config: ConfigName, _ event: Event, url: String, secret: String?) async throws {
+        let body = try ChangeNotice(config: config, event: event).json()
+        let timestamp = String(Int64(Date().timeIntervalSince1970))
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "discfg-notifier")
+        request.headers.add(name: "X-Discfg-Event", value: "discfg.change")
+        request.headers.add(name: "X-Discfg-Delivery", value: "\(config.rawValue)/\(event.revision.rawValue)")
+        request.headers.add(name: "X-Discfg-Timestamp", value: timestamp)
+        if let secret { request.headers.add(name: "X-Discfg-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body)) }
+        request.body = .bytes(ByteBuffer(data: body))
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, timeout: timeout)
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            throw DeliveryFailure(description: "webhook \(url) could not be reached: \(error)", permanent: false)
+        }
+        let status = Int(response.status.code)
+        if (200..<300).contains(status) { return }
+        throw DeliveryFailure(
+            description: "webhook \(url) answered \(status) for \(config)@\(event.revision)",
+            permanent: (400..<500).contains(status) && status != 408 && status != 429
+        )
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import DiscfgClient
+import DiscfgCore
+import DiscfgDynamoDB
+import DiscfgLambda
+import DiscfgSQLite
+import Foundation
+
+struct LambdaCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lambda",
+        abstract: "Run as an AWS Lambda function (the custom runtime's bootstrap).",
+        discussion: """
+        Takes events from the Lambda Runtime API and answers them: API Gateway requests
+        (REST API payload 1.0, HTTP API and Function URL payload 2.0) go through the same
+        API as 'discfg serve'; DynamoDB Streams batches become change notifications
+        (EventBridge, webhooks; see 'discfg update --notify'); scheduled events expire
+        due keys. Packaged as 'bootstrap' (scripts/package-lambda), the binary runs this
+        command by itself. Configured by environment:
+
+          DISCFG_STORE             store URL (default dynamodb:///discfg, region from AWS_REGION)
+          DISCFG_AUTH              iam (default), token, iam,token or none
+          DISCFG_IAM_ROLES         PATTERN=ROLE[@cfg+cfg],... mapping IAM principals to roles
+          DISCFG_IAM_DEFAULT_ROLE  role of other IAM principals: read, write, admin (default) or none
+          DISCFG_POLL_TIMEOUT      longest watch long poll in seconds (default 25)
+          DISCFG_EVENTS_ENDPOINT   EventBridge endpoint override
+          DISCFG_LOG_LEVEL         trace, debug, info (default), warning, error
+
+        See deploy/README.md for packaging and deployment.
+        """
+    )
+
+    func run() async throws {
+        let status = await Self.runFunction(environment: ProcessInfo.processInfo.environment)
+        throw ExitCode(status)
+    }
+
+    /// Runs the function with the store and settings the environment names.
+    static func runFunction(environment: [String: String]) async -> Int32 {
+        await DiscfgLambda.run(environment: environment) { _ in
+            let access = try LambdaAccess(environment: environment)
+            let options = try DiscfgLambda.apiOptions(environment: environment)
+            let url = environment["DISCFG_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "dynamodb:///\(DynamoDBLocation.defaultTable)"
+            let store: any ConfigStore
+            var ledger: any DeliveryLedger = MemoryDeliveryLedger()
+            switch try StoreLocation(parsing: url) {
+            case .dynamodb(let location):
+                let dynamo = try DynamoDBStoreOpener.store(
+                    location, aws: AWSOptions(), environment: environment, capacity: nil, createTable: false, progress: { _ in }
+                )
+                store = dynamo
+                ledger = dynamo
+            case .sqlite(let path): store = try SQLiteStore(path: path)
+            case .memory: store = MemoryStore()
+            case .server(let url): store = try RemoteStore(url: url, token: environment["DISCFG_TOKEN"])
+            }
+            return DiscfgLambda.Setup(
+                store: store, ledger: ledger, eventBridge: DiscfgLambda.eventBridgeClient(environment: environment),
+                access: access, options: options
+            )
+        }
+    }
+}
