@@ -74,6 +74,7 @@ let package = Package(
             name: "DiscfgClient",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgAWS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -158,7 +159,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient",
+                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

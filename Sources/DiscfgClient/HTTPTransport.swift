@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DiscfgAWS
 import DiscfgCore
 import Foundation
 import NIOCore
@@ -14,10 +15,11 @@ struct HTTPTransport: Sendable {
 
     let baseURL: String
     let token: String?
+    let signing: AWSRequestSigning?
     let client: HTTPClient
     let timeout: TimeAmount
 
-    init(url: URL, token: String?, client: HTTPClient, timeout: TimeAmount) throws {
+    init(url: URL, token: String?, signing: AWSRequestSigning? = nil, client: HTTPClient, timeout: TimeAmount) throws {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil else {
             throw DiscfgError.invalid("store", "\(url) is not an http:// or https:// server address")
         }
@@ -25,24 +27,37 @@ struct HTTPTransport: Sendable {
         while base.hasSuffix("/") { base.removeLast() }
         baseURL = base
         self.token = token
+        self.signing = signing
         self.client = client
         self.timeout = timeout
     }
 
-    /// The request for `path` (already encoded) with the token and `headers`.
-    func makeRequest(_ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = []) -> HTTPClientRequest {
+    /// The request for `path` (already encoded) with the token or SigV4 signature and `headers`.
+    func makeRequest(_ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = []) async throws -> HTTPClientRequest {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
-        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
-        request.headers.add(name: "User-Agent", value: "discfg-client")
-        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        var fields = headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }
+        if let token { fields.append(HTTPHeaderField(name: "Authorization", value: "Bearer \(token)")) }
+        if let signing, token == nil, let url = URL(string: baseURL + path) {
+            let credentials: AWSCredentials
+            do {
+                credentials = try await signing.credentials.credentials()
+            } catch {
+                throw DiscfgError(.unauthenticated, "cannot sign the request with AWS credentials: \(error)", field: "credentials")
+            }
+            let unsigned = SigV4Request(method: method.rawValue, url: url, headers: fields)
+            fields = signing.signer.sign(unsigned, payload: .bytes(body ?? Data()), credentials: credentials, date: Date()).headers
+        }
+        // Not signed: CloudFront in front of an edge-optimized API may rewrite it.
+        fields.append(HTTPHeaderField(name: "User-Agent", value: "discfg-client"))
+        for field in fields { request.headers.add(name: field.name, value: field.value) }
         if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         return request
     }
 
     /// Sends a request and reads the whole reply; network failures are `unavailable`.
     func send(_ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = [], timeout: TimeAmount? = nil) async throws -> Reply {
-        let request = makeRequest(method, path, body: body, headers: headers)
+        let request = try await makeRequest(method, path, body: body, headers: headers)
         do {
             let response = try await client.execute(request, timeout: timeout ?? self.timeout)
             let bytes = try await response.body.collect(upTo: 64 * 1024 * 1024)

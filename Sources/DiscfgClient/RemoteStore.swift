@@ -23,11 +23,13 @@ public final class RemoteStore: ConfigStore {
     ///   - token: a bearer token, when the server needs one.
     ///   - client: an HTTP client to share; by default the store makes its own.
     ///   - timeout: how long one request may take (watches excepted).
-    public init(url: URL, token: String?, client: HTTPClient? = nil, timeout: Duration = .seconds(30)) throws {
+    ///   - signing: signs requests with AWS SigV4 (an API behind API Gateway with IAM
+    ///     auth) when no token is given.
+    public init(url: URL, token: String?, signing: AWSRequestSigning? = nil, client: HTTPClient? = nil, timeout: Duration = .seconds(30)) throws {
         ownsClient = client == nil
         let seconds = timeout.components.seconds
         transport = try HTTPTransport(
-            url: url, token: token, client: client ?? HTTPClient(eventLoopGroupProvider: .singleton),
+            url: url, token: token, signing: signing, client: client ?? HTTPClient(eventLoopGroupProvider: .singleton),
             timeout: .seconds(max(1, seconds))
         )
     }

@@ -19,6 +19,7 @@ struct RemoteWatch: Sendable {
             let task = Task {
                 var next = from
                 var failures = 0
+                var polling = false
                 while !Task.isCancelled {
                     if next == nil {
                         // Pin "now" once, so a reconnect resumes from it rather than from a later "now".
@@ -30,7 +31,15 @@ struct RemoteWatch: Sendable {
                         } catch {}
                     }
                     do {
-                        try await follow(from: &next, resetFailures: { failures = 0 }) { continuation.yield($0) }
+                        if polling {
+                            try await poll(from: &next, resetFailures: { failures = 0 }) { continuation.yield($0) }
+                        } else {
+                            try await follow(from: &next, resetFailures: { failures = 0 }) { continuation.yield($0) }
+                        }
+                    } catch is StreamingRefused {
+                        // Behind API Gateway: responses are buffered, so long-poll instead.
+                        polling = true
+                        continue
                     } catch let error as DiscfgError where error.code != .unavailable {
                         continuation.finish(throwing: error)
                         return
@@ -54,13 +63,14 @@ struct RemoteWatch: Sendable {
         guard let start = next else { throw DiscfgError(.unavailable, "no start revision yet") }
         let headers = [("Accept", "text/event-stream")]
         let query = RemoteStore.scopeQuery(scope, from: start, extra: [("heartbeat", "10")])
-        let request = transport.makeRequest(.GET, configPath + "/watch" + query, headers: headers)
+        let request = try await transport.makeRequest(.GET, configPath + "/watch" + query, headers: headers)
         let response: HTTPClientResponse
         do {
             response = try await transport.client.execute(request, deadline: .distantFuture)
         } catch {
             throw DiscfgError(.unavailable, "cannot reach the discfg server at \(transport.baseURL): \(error)", field: "store")
         }
+        if response.status == .notAcceptable { throw StreamingRefused() }
         guard response.status == .ok else {
             let body = try await response.body.collect(upTo: 1024 * 1024)
             _ = try HTTPTransport.decode(HTTPTransport.Reply(status: Int(response.status.code), headers: response.headers, body: Data(body.readableBytesView)), baseURL: transport.baseURL)
@@ -84,5 +94,26 @@ struct RemoteWatch: Sendable {
             }
         }
         throw DiscfgError(.unavailable, "the watch connection ended")
+    }
+
+    /// The server cannot stream (API Gateway); watch by long polling.
+    private struct StreamingRefused: Error {}
+
+    /// Long polls, delivering events and advancing `next`, until a poll fails.
+    private func poll(from next: inout Revision?, resetFailures: () -> Void, deliver: (Event) -> Void) async throws {
+        while !Task.isCancelled {
+            guard let start = next else { throw DiscfgError(.unavailable, "no start revision yet") }
+            let query = RemoteStore.scopeQuery(scope, from: start, extra: [("timeout", "20"), ("limit", "500")])
+            let envelope = try await transport.envelope(.GET, configPath + "/watch" + query, timeout: .seconds(40))
+            resetFailures()
+            for document in envelope.events ?? [] {
+                let event = try document.event()
+                if event.revision < start { continue }
+                deliver(event)
+                next = event.revision.next
+            }
+            if let through = envelope.revision, let current = next, through >= current { next = through.next }
+        }
+        throw CancellationError()
     }
 }

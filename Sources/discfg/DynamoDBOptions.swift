@@ -18,6 +18,15 @@ struct AWSOptions: ParsableArguments {
 
     @Option(name: [.customShort("s"), .customLong("secretKey")], help: ArgumentHelp("AWS secret access key (with --keyId).", valueName: "secret"))
     var secretKey: String?
+
+    /// The keys given with --keyId/--secretKey, if any.
+    func explicitCredentials() throws -> AWSCredentials? {
+        switch (keyID, secretKey) {
+        case (nil, nil): nil
+        case (let id?, let secret?): AWSCredentials(accessKeyID: id, secretAccessKey: secret)
+        default: throw DiscfgError.invalid("keyId", "give both --keyId and --secretKey, or neither")
+        }
+    }
 }
 
 /// Opens DynamoDB stores for the CLI.
@@ -39,12 +48,7 @@ enum DynamoDBStoreOpener {
         } catch let error as RegionResolver.NotFound {
             throw DiscfgError.invalid("region", "\(error.description), e.g. --region us-east-1 or dynamodb://us-east-1/\(location.table)")
         }
-        var explicit: AWSCredentials?
-        switch (aws.keyID, aws.secretKey) {
-        case (nil, nil): break
-        case (let id?, let secret?): explicit = AWSCredentials(accessKeyID: id, secretAccessKey: secret)
-        default: throw DiscfgError.invalid("keyId", "give both --keyId and --secretKey, or neither")
-        }
+        let explicit = try aws.explicitCredentials()
         let client = AWSJSONClient(
             configuration: .dynamoDB(region: region, endpoint: location.endpoint),
             credentialProvider: CredentialChain.standard(explicit: explicit, environment: environment, profile: profile)

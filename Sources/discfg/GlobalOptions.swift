@@ -1,4 +1,5 @@
 import ArgumentParser
+import DiscfgAWS
 import DiscfgClient
 import DiscfgCore
 import DiscfgDynamoDB
@@ -52,8 +53,22 @@ struct GlobalOptions: ParsableArguments {
         case .sqlite(let path): return try SQLiteStore(path: path)
         case .memory: return MemoryStore()
         case .dynamodb(let location): return try openDynamoDBStore(location, capacity: nil)
-        case .server(let url): return try RemoteStore(url: url, token: token ?? environment["DISCFG_TOKEN"])
+        case .server(let url): return try openRemoteStore(url)
         }
+    }
+
+    /// A server's API; requests are SigV4-signed with the AWS credential chain when the
+    /// server is behind API Gateway with IAM auth (an execute-api or lambda-url host, or
+    /// `?sigv4=REGION`) and no bearer token is given.
+    func openRemoteStore(_ url: URL) throws -> RemoteStore {
+        let bearer = token ?? environment["DISCFG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        guard bearer == nil, let target = AWSRequestSigning.target(for: url) else {
+            return try RemoteStore(url: AWSRequestSigning.target(for: url)?.url ?? url, token: bearer)
+        }
+        let explicit = try aws.explicitCredentials()
+        let credentials = CredentialChain.standard(explicit: explicit, environment: environment, profile: aws.credProfile)
+        let signing = AWSRequestSigning(region: aws.region ?? target.region, service: target.service, credentials: credentials)
+        return try RemoteStore(url: target.url, token: nil, signing: signing)
     }
 
     /// A DynamoDB store; progress (table creation, waiting for ACTIVE) goes to stderr in

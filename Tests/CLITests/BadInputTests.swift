@@ -41,6 +41,14 @@ struct BadInputTests {
         Case(arguments: ["import", "nofile.json"], status: 2, mentions: "no such file"),
         Case(arguments: ["import", "settings.txt"], status: 2, mentions: "--from"),
         Case(arguments: ["--no-such-flag"], status: 2, mentions: "no-such-flag"),
+        Case(arguments: ["update", "--notify", "sqs"], status: 2, mentions: "notification target"),
+        Case(arguments: ["update", "--notify", "https://"], status: 2, mentions: "webhook"),
+        Case(arguments: ["update", "--notify", "eventbridge:bad bus"], status: 2, mentions: "bus"),
+        Case(arguments: ["update", "--notify", "none", "--notify", "eventbridge"], status: 2, mentions: "none"),
+        Case(arguments: ["update", "--notify", "eventbridge", "--webhook-secret", "s"], status: 2, mentions: "needs a webhook"),
+        Case(arguments: ["update", "--notify", "https://h.example/x", "--webhook-secret-file", "/nonexistent"], status: 2, mentions: "webhook secret file"),
+        Case(arguments: ["update", "--notify", "eventbridge", "--notify", "eventbridge"], status: 2, mentions: "twice"),
+        Case(arguments: ["lambda"], status: 2, mentions: "AWS_LAMBDA_RUNTIME_API"),
     ]
 
     @Test("one clear line, the right exit code, nothing changed", arguments: cases)

@@ -57,6 +57,34 @@ struct SigV4BotocoreTests {
         #expect(ours.authorization == reference.authorization, "botocore \(reference.botocore_version)")
     }
 
+    /// The requests the CLI sends to an API behind API Gateway with IAM auth: encoded key
+    /// paths, query strings and bodies, for service `execute-api`.
+    @Test("API Gateway (execute-api) requests sign like botocore", arguments: [
+        ("GET", "https://abc123.execute-api.eu-west-1.amazonaws.com/v1/myapp/keys/db/host%20name?revision=3&raw", ""),
+        ("PUT", "https://abc123.execute-api.eu-west-1.amazonaws.com/v1/myapp/keys/feature%2Fflag?ttl=60", "on"),
+        ("GET", "https://abc123.execute-api.eu-west-1.amazonaws.com/v1/myapp/watch?prefix=%2Fdb%2F&fromRevision=12&timeout=20", ""),
+    ])
+    func executeAPIMatchesBotocore(method: String, url: String, body: String) async throws {
+        let target = try #require(URL(string: url))
+        // User-Agent is left unsigned, as botocore does: CloudFront in front of an
+        // edge-optimized API may rewrite it.
+        let headers = [HTTPHeaderField(name: "Content-Type", value: "application/octet-stream")]
+        let credentials = AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sessionToken: "token/with+chars==")
+        let ours = SigV4Signer(region: "eu-west-1", service: "execute-api").sign(
+            SigV4Request(method: method, url: target, headers: headers),
+            payload: .bytes(Data(body.utf8)),
+            credentials: credentials,
+            date: try #require(AWSTimestamp.parse(Self.timestamp))
+        )
+        let reference = try await Self.botocoreSign([
+            "method": method, "url": url, "headers": headers.map { [$0.name, $0.value] }, "body": body,
+            "access_key": credentials.accessKeyID, "secret_key": credentials.secretAccessKey,
+            "session_token": "token/with+chars==", "region": "eu-west-1", "service": "execute-api", "timestamp": Self.timestamp,
+        ])
+        #expect(ours.canonicalRequest == reference.canonical_request)
+        #expect(ours.authorization == reference.authorization, "botocore \(reference.botocore_version)")
+    }
+
     static func botocoreSign(_ spec: [String: Any]) async throws -> BotocoreResult {
         let script = try #require(
             Bundle.module.url(forResource: "botocore_sign", withExtension: "py"),

@@ -64,6 +64,28 @@ struct ConfigLifecycleTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func notificationTargetsAreKeptReplacedAndCleared(kind: StoreKind) async throws {
+        try await kind.withStore { store, _ in
+            let name = try await store.makeConfig("app", settings: ConfigSettings(description: "d"))
+            let targets: [NotificationTarget] = [
+                .eventBridge(bus: "arn:aws:events:us-east-1:123456789012:event-bus/config"),
+                .webhook(url: "https://hooks.example.com/discfg?team=a", secret: "s3cret"),
+                .webhook(url: "http://127.0.0.1:9/plain", secret: nil),
+            ]
+            let set = try await store.updateConfig(name, ConfigSettingsPatch(notify: targets))
+            #expect(set.settings == ConfigSettings(description: "d", notify: targets))
+            #expect(try await store.configInfo(name).settings.notify == targets, "the secret is kept for the stream handler")
+
+            let other = try await store.updateConfig(name, ConfigSettingsPatch(history: .forever))
+            #expect(other.settings.notify == targets, "other settings leave the targets alone")
+
+            let cleared = try await store.updateConfig(name, ConfigSettingsPatch(notify: []))
+            #expect(cleared.settings.notify.isEmpty)
+            #expect(try await store.listConfigs().first { $0.name == name }?.settings == ConfigSettings(history: .forever, description: "d"))
+        }
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func deleteRemovesTheConfigAndEverythingInIt(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let doomed = try await store.makeConfig("doomed")
