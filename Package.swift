@@ -70,6 +70,11 @@ let package = Package(
             dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport"],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "discfg-lambda-bench",
+            dependencies: ["DiscfgTestSupport"],
+            swiftSettings: strict
+        ),
         .target(
             name: "DiscfgClient",
             dependencies: [

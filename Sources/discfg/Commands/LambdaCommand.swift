@@ -46,7 +46,7 @@ struct LambdaCommand: AsyncParsableCommand {
             switch try StoreLocation(parsing: url) {
             case .dynamodb(let location):
                 let dynamo = try DynamoDBStoreOpener.store(
-                    location, aws: AWSOptions(), environment: environment, capacity: nil, createTable: false, progress: { _ in }
+                    location, aws: try AWSOptions.parse([]), environment: environment, capacity: nil, createTable: false, progress: { _ in }
                 )
                 store = dynamo
                 ledger = dynamo
