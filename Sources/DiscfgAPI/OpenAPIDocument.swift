@@ -186,7 +186,9 @@ paths:
         id = its revision, event = put|delete|expire, data = the event as JSON; comment
         lines are heartbeats. Reconnecting with Last-Event-ID resumes right after that
         revision. Without it, the request waits until at least one event or the timeout
-        and returns them with revision = the last revision accounted for.
+        and returns them with revision = the last revision accounted for. Behind API
+        Gateway (the Lambda function) responses cannot stream: Server-Sent Events are
+        refused with 406 and clients long-poll instead.
       parameters:
         - { name: key, in: query, schema: { type: string }, description: "Watch one key." }
         - { name: prefix, in: query, schema: { type: string, default: "/" }, description: "Watch every key under a prefix." }
@@ -204,6 +206,7 @@ paths:
             text/event-stream: {}
         "400": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "406": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
   /v1/{config}/export:
     parameters:
@@ -301,6 +304,21 @@ components:
       properties:
         history: { type: string, description: "Nd (days), N (last N changes) or forever." }
         description: { type: string }
+        notify:
+          type: array
+          description: |
+            Where the AWS deployment's stream function announces each change, once per
+            target in revision order. Replaced whole by an update; [] clears it. Webhook
+            secrets are shown as "(hidden)" to callers without the admin role.
+          items: { $ref: "#/components/schemas/NotificationTarget" }
+    NotificationTarget:
+      type: object
+      required: [type]
+      properties:
+        type: { type: string, enum: [eventbridge, webhook] }
+        bus: { type: string, description: "eventbridge: the bus name or ARN (default: default)." }
+        url: { type: string, description: "webhook: the http(s) URL changes are POSTed to." }
+        secret: { type: string, description: "webhook: signs deliveries, X-Discfg-Signature = sha256=HEX(HMAC-SHA256(secret, timestamp + '.' + body))." }
     Config:
       type: object
       properties:
