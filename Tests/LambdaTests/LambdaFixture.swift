@@ -1,0 +1,166 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// A fresh DynamoDB table on the shared moto server, made with the real CLI, and the
+/// environment both the CLI and `discfg lambda` run with.
+struct MotoTable: Sendable {
+    let moto: MotoServer
+    let name: String
+    /// `dynamodb://us-east-1/TABLE?endpoint=http://127.0.0.1:PORT`.
+    let store: String
+    /// The CLI against this table.
+    let cli: DiscfgCommand
+    /// A scratch directory, used as HOME.
+    let directory: URL
+
+    /// Creates the table with `discfg init` (stream and TTL on, as on AWS). Fails, never
+    /// skips, when moto cannot start.
+    static func create() async throws -> MotoTable {
+        let moto = try await SharedMotoServer.shared.server()
+        let name = "lambda-\(UUID().uuidString.prefix(12).lowercased())"
+        let store = "dynamodb://us-east-1/\(name)?endpoint=\(moto.endpoint.absoluteString)"
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-lambda-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let cli = DiscfgCommand(store: store, environment: Self.awsEnvironment(home: directory))
+        let initialized = try await cli.run("init")
+        guard initialized.status == 0 else { throw LambdaTestFailure("discfg init failed: \(initialized.stderr)") }
+        return MotoTable(moto: moto, name: name, store: store, cli: cli, directory: directory)
+    }
+
+    /// The process environment with fake AWS credentials and nothing of the host's AWS or
+    /// discfg settings.
+    static func awsEnvironment(home: URL) -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter { name, _ in
+            !name.hasPrefix("AWS_") && !name.hasPrefix("DISCFG_") && name != "XDG_DATA_HOME"
+        }
+        environment["HOME"] = home.path
+        environment["AWS_ACCESS_KEY_ID"] = "testing"
+        environment["AWS_SECRET_ACCESS_KEY"] = "testing"
+        environment["AWS_REGION"] = "us-east-1"
+        environment["AWS_DEFAULT_REGION"] = "us-east-1"
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        return environment
+    }
+
+    /// Creates config `name` with the CLI.
+    func createConfig(_ name: String) async throws {
+        _ = try await cli.json("create", name)
+    }
+
+    func cleanUp() {
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// `discfg lambda` as a child process, polling an in-process Runtime API emulator.
+final class RunningLambda: Sendable {
+    let runtime: RuntimeAPIEmulator
+    let process: LambdaProcess
+
+    private init(runtime: RuntimeAPIEmulator, process: LambdaProcess) {
+        self.runtime = runtime
+        self.process = process
+    }
+
+    /// The environment Lambda gives a function, for `table`'s store, plus `extra`.
+    static func environment(table: MotoTable, runtime: RuntimeAPIEmulator, extra: [String: String]) -> [String: String] {
+        var environment = MotoTable.awsEnvironment(home: table.directory)
+        environment["AWS_LAMBDA_RUNTIME_API"] = runtime.address
+        environment["AWS_LAMBDA_FUNCTION_NAME"] = "discfg"
+        environment["AWS_LAMBDA_FUNCTION_VERSION"] = "$LATEST"
+        environment["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = "256"
+        environment["AWS_LAMBDA_LOG_GROUP_NAME"] = "/aws/lambda/discfg"
+        environment["AWS_LAMBDA_LOG_STREAM_NAME"] = "2026/01/01/[$LATEST]0123456789abcdef"
+        environment["DISCFG_STORE"] = table.store
+        environment["DISCFG_EVENTS_ENDPOINT"] = table.moto.endpoint.absoluteString
+        environment.merge(extra) { _, new in new }
+        return environment
+    }
+
+    /// Starts a Runtime API and `discfg lambda` against it.
+    static func start(
+        table: MotoTable, environment extra: [String: String] = [:], executable: URL = DiscfgCommand.executable, arguments: [String] = ["lambda"]
+    ) async throws -> RunningLambda {
+        let runtime = try await RuntimeAPIEmulator.start()
+        do {
+            let process = try LambdaProcess(
+                executable: executable, arguments: arguments,
+                environment: environment(table: table, runtime: runtime, extra: extra)
+            )
+            return RunningLambda(runtime: runtime, process: process)
+        } catch {
+            await runtime.stop()
+            throw error
+        }
+    }
+
+    /// Invokes the function with `event` and returns the invocation.
+    func invoke(_ event: Data, deadline: Duration = .seconds(30)) async throws -> RuntimeAPIEmulator.Invocation {
+        do {
+            return try await runtime.invocation(eventJSON: event, deadline: deadline)
+        } catch {
+            throw LambdaTestFailure("\(error)\n\(process.logs)")
+        }
+    }
+
+    /// Invokes the function with an API Gateway or Function URL event and parses the answer.
+    func request(_ event: Data, deadline: Duration = .seconds(30)) async throws -> (GatewayResponse, RuntimeAPIEmulator.Invocation) {
+        let invocation = try await invoke(event, deadline: deadline)
+        guard case .response(let data) = invocation.result else {
+            throw LambdaTestFailure("the invocation failed: \(invocation.result)\n\(process.logs)")
+        }
+        return (try GatewayResponse(data), invocation)
+    }
+
+    /// Invokes the function and returns its JSON answer as an object.
+    func respond(_ event: Data, deadline: Duration = .seconds(30)) async throws -> [String: Any] {
+        let invocation = try await invoke(event, deadline: deadline)
+        guard case .response(let data) = invocation.result,
+              let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        else {
+            throw LambdaTestFailure("expected a JSON object response, got \(invocation.result)\n\(process.logs)")
+        }
+        return object
+    }
+
+    /// The standard-output log lines that carry `requestID` in the documented format
+    /// `<ISO time>\t<request id>\t<LEVEL>\t<message>`.
+    func logLines(requestID: String) -> [String] {
+        process.stdoutLines.filter { line in
+            let parts = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
+            return parts.count == 4 && parts[1] == requestID && TimestampFormat.date(from: String(parts[0])) != nil
+                && ["TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"].contains(parts[2].uppercased())
+        }
+    }
+
+    func stop() async {
+        await process.stop()
+        await runtime.stop()
+    }
+}
+
+/// Runs `body` with a fresh table and always removes its scratch files.
+func withMotoTable<T>(_ body: (MotoTable) async throws -> T) async throws -> T {
+    let table = try await MotoTable.create()
+    defer { table.cleanUp() }
+    return try await body(table)
+}
+
+/// Runs `body` with `discfg lambda` started against `table`, and always stops it.
+func withLambda<T>(
+    _ table: MotoTable, environment: [String: String] = [:], _ body: (RunningLambda) async throws -> T
+) async throws -> T {
+    let lambda = try await RunningLambda.start(table: table, environment: environment)
+    do {
+        let result = try await body(lambda)
+        let violations = await lambda.runtime.protocolViolations
+        #expect(violations.isEmpty, "Runtime API protocol violations: \(violations)")
+        await lambda.stop()
+        return result
+    } catch {
+        await lambda.stop()
+        throw error
+    }
+}
