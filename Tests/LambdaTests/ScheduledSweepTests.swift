@@ -10,9 +10,11 @@ struct ScheduledSweepTests {
         try await withMotoTable { table in
             try await table.createConfig("app")
             try await table.createConfig("jobs")
+            // Keys with a TTL last: any later change to their config would expire them itself,
+            // leaving nothing for the sweep.
+            _ = try await table.cli.json("set", "app", "keep", "forever")
             let session = try await table.cli.json("set", "app", "session/token", "abc", "--ttl", "1")
             let lock = try await table.cli.json("set", "jobs", "lock", "worker-1", "--ttl", "1")
-            _ = try await table.cli.json("set", "app", "keep", "forever")
             let setRevision = try #require(session.revision)
             let expiries = [session, lock].compactMap { $0.item?.expiresAt }
             #expect(expiries.count == 2, "the CLI reports when the keys expire")
