@@ -76,7 +76,7 @@ struct APIGatewayV1Response: Encodable {
 struct APIGatewayV2Response: Encodable {
     var statusCode: Int
     var headers: [String: String]
-    var cookies: [String]?
+    var cookies: [String]
     var body: String
     var isBase64Encoded: Bool
 }

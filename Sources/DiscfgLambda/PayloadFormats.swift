@@ -107,7 +107,7 @@ enum PayloadFormat {
             }
         }
         let (body, base64) = encodedBody(response)
-        return APIGatewayV2Response(statusCode: response.status, headers: headers, cookies: cookies.isEmpty ? nil : cookies, body: body, isBase64Encoded: base64)
+        return APIGatewayV2Response(statusCode: response.status, headers: headers, cookies: cookies, body: body, isBase64Encoded: base64)
     }
 
     /// Text bodies go as they are; anything else (or text that is not UTF-8) as base64.
