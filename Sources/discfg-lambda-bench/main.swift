@@ -1,6 +1,9 @@
 // discfg-lambda-bench: how fast `discfg lambda` answers through the Lambda Runtime API.
 //
-//   swift build -c release && .build/release/discfg-lambda-bench [.build/release/discfg] [cold-runs] [warm-requests]
+//   swift build -c release && .build/release/discfg-lambda-bench [FUNCTION] [cold-runs] [warm-requests] [CLI]
+//
+// FUNCTION is the binary run as `FUNCTION lambda` (a packaged `bootstrap` works too);
+// CLI (default: FUNCTION) prepares the stores.
 //
 // Cold start: from spawning the process (the runtime's bootstrap) to its first API
 // response arriving at the Runtime API, over N fresh processes. Warm: the time from
@@ -14,6 +17,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let binary = arguments.first ?? ".build/release/discfg"
 let coldRuns = arguments.dropFirst().first.flatMap(Int.init) ?? 20
 let warmRequests = arguments.dropFirst(2).first.flatMap(Int.init) ?? 500
+let cli = arguments.dropFirst(3).first ?? binary
 
 guard FileManager.default.isExecutableFile(atPath: binary) else {
     FileHandle.standardError.write(Data("discfg-lambda-bench: \(binary) is not an executable; build it first (swift build -c release)\n".utf8))
@@ -32,7 +36,7 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
 
 func run(_ arguments: [String], environment: [String: String]) throws {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
+    process.executableURL = URL(fileURLWithPath: cli)
     process.arguments = arguments
     process.environment = environment
     process.standardOutput = FileHandle.nullDevice
