@@ -8,16 +8,28 @@ enum APIResponse {
 
     /// The envelope as JSON.
     static func json(_ envelope: Envelope, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
-        var data = (try? JSONEncoder.discfg(pretty: false).encode(envelope)) ?? Data("{}".utf8)
-        data.append(UInt8(ascii: "\n"))
-        return bytes(data, contentType: jsonContentType, status: status, headers: headers)
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(512)
+        if !EnvelopeJSON.write(envelope, to: &buffer) {
+            buffer.writeBytes((try? encoder.encode(envelope)) ?? Data("{}".utf8))
+        }
+        buffer.writeInteger(UInt8(ascii: "\n"))
+        return bytes(buffer, contentType: jsonContentType, status: status, headers: headers)
     }
+
+    /// The encoder for envelopes ``EnvelopeJSON`` leaves out; `encode` is thread-safe.
+    private static let encoder = JSONEncoder.discfg(pretty: false)
 
     /// A body of bytes with a content type.
     static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        bytes(ByteBuffer(bytes: data), contentType: contentType, status: status, headers: headers)
+    }
+
+    /// A body in a buffer with a content type.
+    static func bytes(_ buffer: ByteBuffer, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var headers = headers
         headers[.contentType] = contentType
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
     }
 
     /// The error envelope with the status its code maps to.

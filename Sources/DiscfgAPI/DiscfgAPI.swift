@@ -77,13 +77,14 @@ public struct DiscfgAPI: Sendable {
     /// methods a path does not allow (405 with `Allow`).
     public func register<Context: DiscfgRequestContext>(on router: Router<Context>) {
         router.add(middleware: ErrorEnvelopeMiddleware<Context>())
+        let deadlines = RequestDeadlines(timeout: options.requestTimeout)
         for (path, methods) in Self.paths {
             let pattern = Self.hummingbirdPattern(path)
             for method in methods {
-                let timeout: Duration? = path.hasSuffix("/watch") ? nil : options.requestTimeout
+                let isWatch = path.hasSuffix("/watch")
                 router.on(RouterPath(pattern), method: method) { request, context in
-                    guard let timeout else { return try await handle(method, path, request, context) }
-                    return try await withTimeout(timeout) { try await handle(method, path, request, context) }
+                    if isWatch { return try await handle(method, path, request, context) }
+                    return try await deadlines.run { try await handle(method, path, request, context) }
                 }
             }
             let allow = methods.map(\.rawValue).joined(separator: ", ")
@@ -98,22 +99,6 @@ public struct DiscfgAPI: Sendable {
                     return response
                 }
             }
-        }
-    }
-
-    /// Runs `body`, abandoning it with 503 when it takes longer than `timeout`.
-    private func withTimeout(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> Response) async throws -> Response {
-        try await withThrowingTaskGroup(of: Response?.self) { group in
-            group.addTask { try await body() }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let response = try await group.next() ?? nil else {
-                throw DiscfgError(.unavailable, "the request took longer than \(timeout) and was abandoned", field: "timeout")
-            }
-            return response
         }
     }
 

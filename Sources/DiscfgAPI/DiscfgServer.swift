@@ -75,12 +75,21 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private func record(_ request: Request, _ context: Context, status: Int, start: ContinuousClock.Instant) {
-        let seconds = (ContinuousClock.now - start).seconds
-        metrics.recordRequest(route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: status, seconds: seconds)
+        let elapsed = ContinuousClock.now - start
+        metrics.recordRequest(route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: status, seconds: elapsed.seconds)
         context.logger.info(
-            "\(request.method) \(request.uri.path) \(status) \(String(format: "%.2f", seconds * 1000))ms",
+            "\(request.method) \(request.uri.path) \(status) \(Self.milliseconds(elapsed))ms",
             metadata: ["status": "\(status)"]
         )
+    }
+
+    /// A duration in milliseconds with two decimals, such as `0.42`.
+    static func milliseconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        // Hundredths of a millisecond, rounded: 10^13 attoseconds each.
+        let hundredths = seconds * 100_000 + (attoseconds + 5_000_000_000_000) / 10_000_000_000_000
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }
 

@@ -8,6 +8,7 @@ extension Request {
     /// The `{config}` path parameter as a config name.
     func configName(_ context: some RequestContext) throws -> ConfigName {
         guard let raw = context.parameters.get("config") else { throw DiscfgError.invalid("config", "no config in the path") }
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return try ConfigName(raw) }
         return try ConfigName(raw.removingPercentEncoding ?? raw)
     }
 
@@ -23,12 +24,12 @@ extension Request {
             index = path.index(after: index)
         }
         let rest = path[index...]
-        guard rest.contains("%") else { return String(rest) }
+        guard rest.utf8.contains(UInt8(ascii: "%")) else { return String(rest) }
         return rest.removingPercentEncoding ?? String(rest)
     }
 
     /// Whether the request path ends with a slash (a directory).
-    var endsWithSlash: Bool { uri.path.count > 1 && uri.path.hasSuffix("/") }
+    var endsWithSlash: Bool { uri.path.utf8.count > 1 && uri.path.utf8.last == UInt8(ascii: "/") }
 
     /// A query parameter's value.
     func query(_ name: String) -> String? {

@@ -53,12 +53,17 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Coda
     /// A trailing slash is allowed here; ``Key`` and ``KeyPrefix`` decide what it means.
     static func normalize(_ raw: String, field: String, what: String) throws -> String {
         // ASCII is already in NFC; only other text pays for Foundation's normalization.
-        var path = raw.utf8.allSatisfy({ $0 < 0x80 }) ? raw : raw.precomposedStringWithCanonicalMapping
+        let isASCII = raw.utf8.allSatisfy { $0 < 0x80 }
+        var path = isASCII ? raw : raw.precomposedStringWithCanonicalMapping
         if !path.hasPrefix("/") { path = "/" + path }
         guard path.utf8.count <= maxBytes else {
             throw DiscfgError.invalid(field, "\(what) is \(path.utf8.count) bytes; the limit is \(maxBytes)")
         }
-        if let bad = path.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+        // In ASCII the control characters are the bytes below 0x20 and 0x7F.
+        let hasControl = isASCII
+            ? path.utf8.contains { $0 < 0x20 || $0 == 0x7F }
+            : path.unicodeScalars.contains { $0.properties.generalCategory == .control }
+        if hasControl, let bad = path.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             throw DiscfgError.invalid(field, "\(what) \"\(raw.debugEscaped)\" contains the control character U+\(String(format: "%04X", bad.value))")
         }
         var segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)

@@ -19,9 +19,9 @@ final class SQLiteReaderPool: Sendable {
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let box = try idle.withLock { $0.popLast() } ?? ConnectionBox(SQLiteConnection(path: path, create: false))
         let connection = box.connection
-        try connection.execute("BEGIN")
+        try connection.run("BEGIN")
         defer {
-            try? connection.execute("COMMIT")
+            _ = try? connection.run("COMMIT")
             idle.withLock { if $0.count < maxIdle { $0.append(box) } }
         }
         return try body(connection)

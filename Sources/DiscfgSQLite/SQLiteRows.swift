@@ -1,5 +1,6 @@
 import DiscfgCore
 import Foundation
+import Synchronization
 
 /// Column lists and row decoding shared by the store's queries.
 enum SQLiteRows {
@@ -46,12 +47,27 @@ enum SQLiteRows {
 
     /// Decodes a row selected with ``configColumns``.
     static func config(_ row: SQLiteRow) throws -> ConfigInfo {
-        let settings = try JSONDecoder().decode(ConfigSettings.self, from: Data(row.text(5).utf8))
+        let settings = try settings(row.text(5))
         return ConfigInfo(
             name: try ConfigName(row.text(0)), revision: Revision(UInt64(row.integer(1))),
             compactedRevision: Revision(UInt64(row.integer(2))), createdAt: Date(milliseconds: row.integer(3)),
             modifiedAt: Date(milliseconds: row.integer(4)), settings: settings
         )
+    }
+
+    /// Settings already decoded, by their stored JSON: a config's row is read on every
+    /// change and most reads, and its settings rarely change.
+    private static let decodedSettings = Mutex<[String: ConfigSettings]>([:])
+
+    /// The settings stored as `json`, decoded once per distinct text.
+    static func settings(_ json: String) throws -> ConfigSettings {
+        if let settings = decodedSettings.withLock({ $0[json] }) { return settings }
+        let settings = try JSONDecoder().decode(ConfigSettings.self, from: Data(json.utf8))
+        decodedSettings.withLock { cache in
+            if cache.count >= 256 { cache.removeAll() }
+            cache[json] = settings
+        }
+        return settings
     }
 
     /// The bound values for ``eventColumns`` after `config`.

@@ -227,7 +227,8 @@ public final class SQLiteStore: ConfigStore {
         let now = clock.now()
         let due = try readers.read { connection in
             try connection.query(
-                "SELECT DISTINCT config FROM kv WHERE expires_at <= ?", [.integer(now.milliseconds)]
+                // Named, or the planner scans the whole table instead of the expiry index.
+                "SELECT DISTINCT config FROM kv INDEXED BY kv_expiry WHERE expires_at <= ?", [.integer(now.milliseconds)]
             ) { try ConfigName($0.text(0)) }
         }
         var events: [Event] = []

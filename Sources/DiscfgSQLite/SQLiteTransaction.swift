@@ -37,7 +37,8 @@ struct SQLiteTransaction: ChangeTransaction {
 
     func dueExpirations() throws -> [Item] {
         try connection.query(
-            "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE expires_at <= ? AND config = ? ORDER BY key",
+            // Named, or the planner walks every key of the config instead of the expiry index.
+            "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key",
             [.integer(now.milliseconds), .text(config.rawValue)], SQLiteRows.item
         )
     }

@@ -39,15 +39,15 @@ final class SQLiteWriter: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let job = Job(run: { connection in
                 do {
-                    try connection.execute("SAVEPOINT change")
+                    try connection.run("SAVEPOINT change")
                     let value = try body(connection)
-                    try connection.execute("RELEASE change")
+                    try connection.run("RELEASE change")
                     return { commitError in
                         if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
                     }
                 } catch {
-                    try? connection.execute("ROLLBACK TO change")
-                    try? connection.execute("RELEASE change")
+                    _ = try? connection.run("ROLLBACK TO change")
+                    _ = try? connection.run("RELEASE change")
                     return { _ in continuation.resume(throwing: error) }
                 }
             }, fail: { continuation.resume(throwing: $0) })
@@ -77,7 +77,7 @@ final class SQLiteWriter: Sendable {
     private func commit(_ jobs: [Job]) {
         let connection = box.connection
         do {
-            try connection.execute("BEGIN IMMEDIATE")
+            try connection.run("BEGIN IMMEDIATE")
         } catch {
             for job in jobs { job.fail(error) }
             return
@@ -85,10 +85,10 @@ final class SQLiteWriter: Sendable {
         let completions = jobs.map { $0.run(connection) }
         var commitError: (any Error)?
         do {
-            try connection.execute("COMMIT")
+            try connection.run("COMMIT")
         } catch {
             commitError = error
-            try? connection.execute("ROLLBACK")
+            _ = try? connection.run("ROLLBACK")
         }
         for complete in completions { complete(commitError) }
     }

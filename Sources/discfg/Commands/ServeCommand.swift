@@ -63,7 +63,10 @@ struct ServeCommand: AsyncParsableCommand {
             if mode != .open, tokens == nil {
                 throw usage("this store keeps no tokens; use --auth none on loopback", field: "--auth")
             }
-            var logger = Logger(label: "discfg") { StreamLogHandler.standardError(label: $0) }
+            // Buffered: a line per request written one at a time would cost more than the request.
+            let logSink = LogSink.standardError
+            defer { logSink.flush() }
+            var logger = Logger(label: "discfg") { BufferedLogHandler(label: $0, sink: logSink) }
             logger.logLevel = level
             var configuration = DiscfgServer.Configuration()
             configuration.host = host

@@ -1,0 +1,88 @@
+@testable import DiscfgAPI
+import DiscfgCore
+import Foundation
+import Hummingbird
+import Testing
+
+@Suite("API: the envelope writer matches JSONEncoder byte for byte")
+struct EnvelopeJSONTests {
+    static let awkward: String = {
+        var text = ""
+        for value in 0..<0x80 { text.unicodeScalars.append(Unicode.Scalar(UInt8(value))) }
+        return text + "\u{80}\u{9F}\u{A0}\u{2028}\u{2029}\u{FEFF}é😀/a\\b\"c"
+    }()
+
+    static func item(_ key: String, _ value: Data, contentType: String? = nil, expires: Date? = nil, modified: Date = Date(milliseconds: 1_767_225_600_123)) throws -> Item {
+        Item(
+            key: try Key(key), value: value, contentType: contentType, version: 3, createRevision: Revision(7),
+            modRevision: Revision(UInt64.max), modifiedAt: modified, expiresAt: expires
+        )
+    }
+
+    static func envelopes() throws -> [Envelope] {
+        let plain = try item("/db/host", Data("db1.internal:5432".utf8))
+        let typed = try item("/app/doc", Data(#"{"a": [1, 2], "b": "x\ny"}"#.utf8), contentType: "application/json; charset=utf-8", expires: Date(milliseconds: 1_800_000_000_000))
+        let binary = try item("/bin/blob", Data([0, 159, 146, 150, 255]))
+        let old = try item("/old", Data(awkward.utf8), modified: Date(milliseconds: -62_135_596_800_000 + 1))
+        let early = try item("/early", Data(), modified: Date(milliseconds: -1))
+        let put = Event(kind: .put, revision: Revision(9), key: plain.key, at: Date(milliseconds: 1_767_225_600_999), item: plain, prevItem: typed)
+        let delete = Event(kind: .delete, revision: Revision(10), key: binary.key, at: Date(milliseconds: 0), item: nil, prevItem: binary)
+        let expire = Event(kind: .expire, revision: Revision(11), key: old.key, at: Date(milliseconds: 86_399_999), item: nil, prevItem: nil)
+
+        var list = Envelope(action: "list")
+        list.config = "my.app-prod_1"
+        list.items = [plain, typed, binary, old, early].map(ItemDocument.init)
+        list.prefixes = ["/a/", "/b\"/", awkward]
+        list.revision = Revision(42)
+        list.cursor = "next/\(awkward)"
+        var emptyList = Envelope(action: "list")
+        emptyList.items = []
+        emptyList.prefixes = []
+        var history = Envelope(action: "history")
+        history.events = [put, delete, expire].map(EventDocument.init)
+        history.compactedRevision = Revision(2)
+        history.cursor = "8"
+        var watch = Envelope(action: "watch")
+        watch.event = EventDocument(put)
+        watch.currentDiscfg = "1.2.3"
+        watch.unchanged = 0
+        var imported = Envelope(action: "import")
+        imported.unchanged = 12
+        imported.message = awkward
+        var got = Envelope(action: "get")
+        got.config = "c"
+        got.item = ItemDocument(typed)
+        got.revision = Revision(5)
+        var failed = Envelope(action: "set", error: DiscfgError(.conditionFailed, "key \(awkward) changed", field: "If-Match"))
+        failed.item = ItemDocument(plain)
+        return [
+            Envelope(action: "get"),
+            got,
+            Envelope(action: "set", config: try ConfigName("c"), change: put),
+            Envelope(action: "delete", config: try ConfigName("c"), change: delete),
+            list, emptyList, history, watch, imported, failed,
+            Envelope(action: "get", error: DiscfgError(.keyNotFound, "no key", field: nil)),
+            Envelope(action: awkward),
+        ]
+    }
+
+    @Test("every field, escapes, dates, binary values and empty lists")
+    func matchesJSONEncoder() throws {
+        let encoder = JSONEncoder.discfg(pretty: false)
+        for envelope in try Self.envelopes() {
+            var buffer = ByteBuffer()
+            #expect(EnvelopeJSON.write(envelope, to: &buffer))
+            let expected = try encoder.encode(envelope)
+            #expect(String(decoding: buffer.readableBytesView, as: UTF8.self) == String(decoding: expected, as: UTF8.self))
+        }
+    }
+
+    @Test("config and table envelopes are left to JSONEncoder")
+    func leavesConfigsToJSONEncoder() throws {
+        var envelope = Envelope(action: "info")
+        envelope.configInfo = ConfigDocument(ConfigInfo(name: try ConfigName("c"), revision: .zero, createdAt: Date(), modifiedAt: Date(), settings: ConfigSettings()))
+        var buffer = ByteBuffer()
+        #expect(!EnvelopeJSON.write(envelope, to: &buffer))
+        #expect(buffer.readableBytes == 0)
+    }
+}

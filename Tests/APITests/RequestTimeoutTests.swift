@@ -1,0 +1,38 @@
+import AsyncHTTPClient
+import DiscfgAPI
+import DiscfgCore
+import Foundation
+import NIOCore
+import Testing
+
+@Suite("API: request timeout")
+struct RequestTimeoutTests {
+    @Test("a request that outlives the timeout is abandoned with a 503 envelope; the next is served")
+    func abandonsSlowRequest() async throws {
+        let server = try await LiveServer.start { $0.api.requestTimeout = .milliseconds(300) }
+        defer { Task { await server.stop() } }
+        #expect(try await server.put("/v1/c", "").status == 201)
+
+        // A body that promises 10 bytes, sends 3 and then stalls past the timeout.
+        let (parts, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
+        continuation.yield(ByteBuffer(string: "abc"))
+        var request = HTTPClientRequest(url: server.baseURL + "/v1/c/keys/slow")
+        request.method = .PUT
+        request.body = .stream(parts, length: .known(Int64(10)))
+        let started = ContinuousClock.now
+        let response = try await server.client.execute(request, timeout: .seconds(10))
+        let elapsed = ContinuousClock.now - started
+        continuation.finish()
+        let body = try await response.body.collect(upTo: 1024 * 1024)
+        #expect(response.status.code == 503)
+        let envelope = try JSONDecoder.discfg().decode(Envelope.self, from: Data(body.readableBytesView))
+        #expect(envelope.action == "set")
+        #expect(envelope.error?.code == .unavailable)
+        #expect(envelope.error?.field == "timeout")
+        #expect(elapsed >= .milliseconds(300))
+        #expect(elapsed < .seconds(5))
+
+        #expect(try await server.get("/v1/c/keys/slow").status == 404)
+        #expect(try await server.put("/v1/c/keys/fast", "ok").status == 201)
+    }
+}
