@@ -48,8 +48,9 @@ extension DiscfgAPI {
         try Limits.validatePageSize(limit)
         var wait = min(timeout, options.maxPollTimeout)
         if let deadline = context.deadline {
-            // Answer a second before the transport gives up, so the events found so far arrive.
-            wait = max(.zero, min(wait, deadline - .now - .seconds(1)))
+            // Stop waiting well before the transport gives up: reading the events found
+            // still takes a store round trip, which a busy store can make slow.
+            wait = max(.zero, min(wait, deadline - .now - .seconds(2)))
         }
         return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit)
     }
