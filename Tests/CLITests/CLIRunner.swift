@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -36,22 +37,8 @@ struct CLIRunner {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// The built binary: next to the test bundle in the build products directory.
-    static let executable: URL = {
-        var candidates: [URL] = []
-        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
-            var url = start
-            for _ in 0..<4 {
-                url = url.deletingLastPathComponent()
-                candidates.append(url.appendingPathComponent("discfg"))
-            }
-        }
-        candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/discfg").standardized)
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            fatalError("the discfg binary was not built; looked in \(candidates.map(\.path))")
-        }
-        return found
-    }()
+    /// The built binary.
+    static var executable: URL { ChildProcess.discfg }
 
     /// Runs `discfg arguments…` to completion.
     @discardableResult
@@ -63,34 +50,8 @@ struct CLIRunner {
     /// are read and the exit is awaited on Dispatch threads, so other tests in this
     /// process keep running while this one waits.
     func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
-        let process = start(arguments, in: subdirectory)
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        process.standardOutput = output
-        process.standardError = errors
-        // Launch here: Foundation's Process.run crashed when called from Dispatch workers.
-        try process.launchSerially()
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                if let stdin {
-                    input.fileHandleForWriting.write(stdin)
-                    try? input.fileHandleForWriting.close()
-                }
-                let group = DispatchGroup()
-                nonisolated(unsafe) var out = Data()
-                nonisolated(unsafe) var err = Data()
-                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
-                DispatchQueue.global().async(group: group) { err = errors.fileHandleForReading.readDataToEndOfFile() }
-                group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: Result(
-                    status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                    stderr: String(decoding: err, as: UTF8.self), stdoutData: out
-                ))
-            }
-        }
+        let output = try await ChildProcess.run(start(arguments, in: subdirectory), stdin: stdin)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr, stdoutData: output.stdoutData)
     }
 
     /// A process set up to run `discfg arguments…`, not yet started.
@@ -131,18 +92,5 @@ extension FileHandle {
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async { continuation.resume(returning: handle.availableData) }
         }
-    }
-}
-
-/// Foundation's `Process.run()` on Linux crashed under many concurrent launches here,
-/// so every launch in these tests goes through one lock.
-private let launchLock = NSLock()
-
-extension Process {
-    /// Starts the process, one launch at a time across the test process.
-    func launchSerially() throws {
-        launchLock.lock()
-        defer { launchLock.unlock() }
-        try run()
     }
 }

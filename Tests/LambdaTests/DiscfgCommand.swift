@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 
 /// Runs the built `discfg` binary, as a person would from a shell, against one store.
@@ -33,32 +34,8 @@ struct DiscfgCommand: Sendable {
         process.executableURL = Self.executable
         process.arguments = arguments + ["--store", store]
         process.environment = environment
-        let input = Pipe()
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.launchSerially()
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                if let stdin {
-                    input.fileHandleForWriting.write(stdin)
-                    try? input.fileHandleForWriting.close()
-                }
-                let group = DispatchGroup()
-                nonisolated(unsafe) var out = Data()
-                nonisolated(unsafe) var err = Data()
-                DispatchQueue.global().async(group: group) { out = output.fileHandleForReading.readDataToEndOfFile() }
-                DispatchQueue.global().async(group: group) { err = errors.fileHandleForReading.readDataToEndOfFile() }
-                group.wait()
-                process.waitUntilExit()
-                continuation.resume(returning: Result(
-                    status: process.terminationStatus, stdout: String(decoding: out, as: UTF8.self),
-                    stderr: String(decoding: err, as: UTF8.self), stdoutData: out
-                ))
-            }
-        }
+        let output = try await ChildProcess.run(process, stdin: stdin)
+        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr, stdoutData: output.stdoutData)
     }
 
     /// Runs a command that must succeed and returns its `-f json` envelope.
@@ -70,21 +47,8 @@ struct DiscfgCommand: Sendable {
         return try result.envelope()
     }
 
-    /// The built binary: next to the test bundle in the build products directory.
-    static let executable: URL = {
-        var candidates: [URL] = []
-        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
-            var url = start
-            for _ in 0..<4 {
-                url = url.deletingLastPathComponent()
-                candidates.append(url.appendingPathComponent("discfg"))
-            }
-        }
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            fatalError("the discfg binary was not built; looked in \(candidates.map(\.path))")
-        }
-        return found
-    }()
+    /// The built binary.
+    static var executable: URL { ChildProcess.discfg }
 }
 
 /// A test's own failure, with a message that says what was seen.
@@ -93,18 +57,5 @@ struct LambdaTestFailure: Error, CustomStringConvertible {
 
     init(_ description: String) {
         self.description = description
-    }
-}
-
-/// Foundation's `Process.run()` on Linux crashed under concurrent launches, so every
-/// launch in these tests goes through one lock.
-private let launchLock = NSLock()
-
-extension Process {
-    /// Starts the process, one launch at a time across these tests.
-    func launchSerially() throws {
-        launchLock.lock()
-        defer { launchLock.unlock() }
-        try run()
     }
 }
