@@ -59,6 +59,7 @@ let package = Package(
         .target(
             name: "DiscfgTestSupport",
             dependencies: [
+                "DiscfgCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -144,12 +144,7 @@ extension ByteBuffer {
 
     /// Writes a time as ``TimestampFormat`` text in quotes, e.g. `"2026-01-31T12:00:00.000Z"`.
     mutating func writeJSONTimestamp(_ date: Date) {
-        let milliseconds = date.milliseconds
-        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
-        let (wholeSeconds, millis) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
-        var time = time_t(wholeSeconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
+        let (parts, millis) = TimestampFormat.utcParts(date)
         let year = Int(parts.tm_year) + 1900
         guard (0...9999).contains(year) else {
             // Out of four-digit years: the general formatter's padding rules apply.

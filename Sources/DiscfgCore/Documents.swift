@@ -207,14 +207,7 @@ extension JSONDecoder {
 public enum TimestampFormat {
     /// The text for a date.
     public static func string(from date: Date) -> String {
-        // Built from whole milliseconds: a formatter given the Double would truncate
-        // .123 (stored as .12299…) to .122 and a round trip would change the time.
-        let milliseconds = date.milliseconds
-        let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
-        let (wholeSeconds, millis) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
-        var time = time_t(wholeSeconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
+        let (parts, millis) = utcParts(date)
         func padded(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
@@ -222,6 +215,18 @@ public enum TimestampFormat {
         return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-" + padded(Int(parts.tm_mday), 2)
             + "T" + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2) + ":" + padded(Int(parts.tm_sec), 2)
             + "." + padded(Int(millis), 3) + "Z"
+    }
+
+    /// The calendar fields of `date` in UTC and its milliseconds, computed from whole
+    /// milliseconds: a formatter given the Double would truncate .123 (stored as
+    /// .12299…) to .122 and a round trip would change the time.
+    public static func utcParts(_ date: Date) -> (parts: tm, milliseconds: Int) {
+        let (seconds, fraction) = date.milliseconds.quotientAndRemainder(dividingBy: 1000)
+        let (wholeSeconds, millis) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
+        var time = time_t(wholeSeconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return (parts, Int(millis))
     }
 
     /// The date for a text, with or without fractional seconds.

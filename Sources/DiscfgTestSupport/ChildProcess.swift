@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 
 /// Running the built `discfg` binary from tests and benchmarks, as a person would from a shell.
@@ -8,6 +9,11 @@ public enum ChildProcess {
         public var stdout: String
         public var stderr: String
         public var stdoutData: Data
+
+        /// The JSON envelope printed with `-f json`.
+        public func envelope() throws -> Envelope {
+            try JSONDecoder.discfg().decode(Envelope.self, from: stdoutData)
+        }
     }
 
     /// The built `discfg`: next to the test bundle in the build products directory, or

@@ -6,17 +6,7 @@ import Testing
 /// Runs the built `discfg` binary in a scratch directory with its own store and HOME,
 /// the way a person would from a shell.
 struct CLIRunner {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var stdoutData: Data
-
-        /// The JSON envelope printed with `-f json`.
-        func envelope() throws -> Envelope {
-            try JSONDecoder.discfg().decode(Envelope.self, from: stdoutData)
-        }
-    }
+    typealias Result = ChildProcess.Output
 
     let directory: URL
     var environment: [String: String]
@@ -50,8 +40,7 @@ struct CLIRunner {
     /// are read and the exit is awaited on Dispatch threads, so other tests in this
     /// process keep running while this one waits.
     func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
-        let output = try await ChildProcess.run(start(arguments, in: subdirectory), stdin: stdin)
-        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr, stdoutData: output.stdoutData)
+        try await ChildProcess.run(start(arguments, in: subdirectory), stdin: stdin)
     }
 
     /// A process set up to run `discfg arguments…`, not yet started.

@@ -4,17 +4,7 @@ import Foundation
 
 /// Runs the built `discfg` binary, as a person would from a shell, against one store.
 struct DiscfgCommand: Sendable {
-    struct Result: Sendable {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-        var stdoutData: Data
-
-        /// The JSON envelope printed with `-f json`.
-        func envelope() throws -> Envelope {
-            try JSONDecoder.discfg().decode(Envelope.self, from: stdoutData)
-        }
-    }
+    typealias Result = ChildProcess.Output
 
     /// The `--store` URL every command gets.
     let store: String
@@ -34,8 +24,7 @@ struct DiscfgCommand: Sendable {
         process.executableURL = Self.executable
         process.arguments = arguments + ["--store", store]
         process.environment = environment
-        let output = try await ChildProcess.run(process, stdin: stdin)
-        return Result(status: output.status, stdout: output.stdout, stderr: output.stderr, stdoutData: output.stdoutData)
+        return try await ChildProcess.run(process, stdin: stdin)
     }
 
     /// Runs a command that must succeed and returns its `-f json` envelope.
