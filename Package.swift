@@ -60,6 +60,7 @@ let package = Package(
             name: "DiscfgTestSupport",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgAWS",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -37,7 +37,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
                 try? FileManager.default.removeItem(at: directory)
             })
         case .dynamodb:
-            let client = try await MotoClient.shared.client()
+            let client = try await MotoDynamoDB.shared.client()
             let table = "conformance-\(UUID().uuidString.prefix(13))"
             let store = DynamoDBStore(
                 client: client,
@@ -72,26 +72,9 @@ struct StoreFixture: Sendable {
     let cleanup: @Sendable () -> Void
 }
 
-/// One AWS client on the shared moto server for the whole test process (its HTTP client
-/// lives as long as the process, so it never needs shutting down).
-actor MotoClient {
-    static let shared = MotoClient()
+/// Bounds how many DynamoDB tests talk to moto at once.
+enum MotoClient {
     static let gate = TestGate(limit: 4)
-    private var made: Task<AWSJSONClient, any Error>?
-
-    func client() async throws -> AWSJSONClient {
-        if let made { return try await made.value }
-        // A task, so concurrent first callers share one client instead of racing.
-        let task = Task { () async throws -> AWSJSONClient in
-            let moto = try await SharedMotoServer.shared.server()
-            return AWSJSONClient(
-                configuration: .dynamoDB(region: "us-east-1", endpoint: moto.endpoint, retryPolicy: RetryPolicy(maxAttempts: 4, baseDelay: .milliseconds(2), maxDelay: .milliseconds(50))),
-                credentialProvider: StaticCredentialProvider(AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "discfg-test"))
-            )
-        }
-        made = task
-        return try await task.value
-    }
 }
 
 /// A counting semaphore for async tests.
