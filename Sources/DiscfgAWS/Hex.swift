@@ -2,11 +2,11 @@ import Crypto
 import Foundation
 
 /// Hex and hashing helpers shared by the signer and the client; kept apart so both stay small.
-enum Hex {
+public enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     /// Lowercase hex of `bytes`, the form SigV4 uses for hashes and signatures.
-    static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
+    public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var out: [UInt8] = []
         out.reserveCapacity(64)
         for byte in bytes {
@@ -17,7 +17,7 @@ enum Hex {
     }
 
     /// Lowercase hex SHA-256 of `data`.
-    static func sha256<D: DataProtocol>(_ data: D) -> String {
+    public static func sha256<D: DataProtocol>(_ data: D) -> String {
         encode(SHA256.hash(data: data))
     }
 }

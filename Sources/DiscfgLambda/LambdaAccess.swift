@@ -82,7 +82,13 @@ public struct LambdaAccess: Sendable, Equatable {
                 throw DiscfgError.invalid("DISCFG_IAM_ROLES", "the role in \"\(entry)\" is not read, write or admin")
             }
             let configs = try parts.dropFirst().first.map { list in
-                try list.split(separator: "+").map { try ConfigName(String($0)) }
+                try list.split(separator: "+").map { name in
+                    do {
+                        return try ConfigName(String(name))
+                    } catch let error as DiscfgError {
+                        throw DiscfgError.invalid("DISCFG_IAM_ROLES", "in \"\(entry)\" of DISCFG_IAM_ROLES: \(error.message)")
+                    }
+                }
             }
             return Rule(pattern: pattern, role: role, configs: configs)
         }

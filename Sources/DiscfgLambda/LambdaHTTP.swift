@@ -172,11 +172,8 @@ final class LambdaHTTPHandler: Sendable {
     /// The whole response: API Gateway wants the body at once.
     static func collect(_ response: Response) async -> GatewayResponse {
         let buffer = Collected()
-        do {
-            try await response.body.write(CollectingWriter(collected: buffer))
-        } catch {
-            buffer.append(ByteBuffer(string: ""))
-        }
+        // A body that fails part-way is answered with what was written before the failure.
+        try? await response.body.write(CollectingWriter(collected: buffer))
         var headers: [(String, String)] = response.headers.map { ($0.name.canonicalName, $0.value) }
         if !headers.contains(where: { $0.0 == "content-length" }), response.status.code != 304 {
             headers.append(("content-length", String(buffer.data.count)))

@@ -33,6 +33,7 @@ public enum DiscfgLambda {
     }
 
     /// API options for a function behind API Gateway, which ends requests after 29–30 s.
+    /// Other requests are bounded by the invocation's deadline.
     public static func apiOptions(environment: [String: String]) throws -> DiscfgAPI.Options {
         var options = DiscfgAPI.Options()
         let text = environment["DISCFG_POLL_TIMEOUT"] ?? "25"
@@ -41,7 +42,6 @@ public enum DiscfgLambda {
         }
         options.maxPollTimeout = .seconds(seconds)
         options.defaultPollTimeout = .seconds(min(seconds, 20))
-        options.requestTimeout = .seconds(max(seconds, 28))
         return options
     }
 

@@ -1,4 +1,5 @@
 import Crypto
+import DiscfgAWS
 import DiscfgCore
 import DiscfgDynamoDB
 import Foundation
@@ -214,13 +215,7 @@ struct NotificationDispatcher: Sendable {
         switch target {
         case .eventBridge(let bus): "eventbridge:\(bus)"
         case .webhook(let url, _):
-            "webhook:" + SHA256.hash(data: Data(url.utf8)).prefix(12).map { String($0, radix: 16).leftPadded(2) }.joined()
+            "webhook:" + Hex.encode(SHA256.hash(data: Data(url.utf8)).prefix(12))
         }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

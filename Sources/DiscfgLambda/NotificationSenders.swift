@@ -117,10 +117,7 @@ struct WebhookSender: Sendable {
         message.append(UInt8(ascii: "."))
         message.append(body)
         let mac = HMAC<SHA256>.authenticationCode(for: message, using: SymmetricKey(data: Data(secret.utf8)))
-        return "sha256=" + mac.map { byte in
-            let hex = Array("0123456789abcdef".utf8)
-            return String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
-        }.joined()
+        return "sha256=" + Hex.encode(mac)
     }
 
     /// Posts one change; throws a ``DeliveryFailure`` saying whether a retry can help.

@@ -62,9 +62,9 @@ struct GlobalOptions: ParsableArguments {
     /// `?sigv4=REGION`) and no bearer token is given.
     func openRemoteStore(_ url: URL) throws -> RemoteStore {
         let bearer = token ?? environment["DISCFG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        guard bearer == nil, let target = AWSRequestSigning.target(for: url) else {
-            return try RemoteStore(url: AWSRequestSigning.target(for: url)?.url ?? url, token: bearer)
-        }
+        guard let target = AWSRequestSigning.target(for: url) else { return try RemoteStore(url: url, token: bearer) }
+        // A bearer token, when given, is used instead of signing (API Gateway in token mode).
+        if let bearer { return try RemoteStore(url: target.url, token: bearer) }
         let explicit = try aws.explicitCredentials()
         let credentials = CredentialChain.standard(explicit: explicit, environment: environment, profile: aws.credProfile)
         let signing = AWSRequestSigning(region: aws.region ?? target.region, service: target.service, credentials: credentials)
