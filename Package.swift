@@ -168,6 +168,7 @@ let package = Package(
             dependencies: [
                 "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),

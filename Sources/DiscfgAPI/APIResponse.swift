@@ -67,10 +67,15 @@ enum ETag {
         var value = text.trimmingCharacters(in: .whitespaces)
         if value.hasPrefix("W/") { value.removeFirst(2) }
         if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-        guard let number = UInt64(value) else {
-            throw DiscfgError(.invalidArgument, "\(header) must be * or a quoted revision such as \"12\", got \(text)", field: header)
+        do {
+            return Revision(UInt64(try NumberField.revision(header).parse(value)))
+        } catch {
+            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : String(text)
+            throw DiscfgError(
+                .invalidArgument,
+                "\(header) must be * or a quoted revision from 0 to \(Revision.max) such as \"12\", got \(shown)", field: header
+            )
         }
-        return Revision(number)
     }
 }
 

@@ -6,12 +6,14 @@ extension DiscfgAPI {
     /// `GET keys/{key}`: the item; with `?recursive` or a trailing slash, a listing.
     func getOrList(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let path = request.pathRemainder(context)
+        // Both are documented for this route; a bad one is refused whichever way it goes.
+        let revision = try request.revision("revision")
+        _ = try request.number(.pageSize)
         if try request.flag("recursive") { return try await list(request, context, prefix: path, recursive: true) }
         if request.endsWithSlash || path.isEmpty { return try await list(request, context, prefix: path, recursive: false) }
         let config = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let key = try Key(path)
-        let revision = try request.integer("revision").map { Revision($0) }
         guard let item = try await store.get(key, in: config, atRevision: revision) else {
             let at = revision.map { " at revision \($0)" } ?? ""
             throw DiscfgError(.keyNotFound, "key \(key) not found in config \(config)\(at)", field: "key")
@@ -34,7 +36,7 @@ extension DiscfgAPI {
     func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {
         let config = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
-        let limit = try request.integer("limit").map { Int(clamping: $0) } ?? Limits.defaultPageSize
+        let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.list(in: config, ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor")))
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
@@ -50,7 +52,7 @@ extension DiscfgAPI {
         let config = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
         let key = try Key(request.pathRemainder(context))
-        let ttl = try request.integer("ttl").map { Int64(clamping: $0) }
+        let ttl = try request.number(.ttl)
         var contentType = request.headers[.contentType]
         // curl -d sends this when told nothing; it says nothing about the value.
         if contentType?.hasPrefix("application/x-www-form-urlencoded") == true { contentType = nil }
@@ -65,21 +67,34 @@ extension DiscfgAPI {
         )
     }
 
-    /// `DELETE keys/{key}`; with `?recursive`, every key under the path.
+    /// `DELETE keys/{key}`; with `?recursive`, every key under the path
+    /// (`keys/db/?recursive`), or under `?prefix=` on `keys` itself. Every key of the
+    /// config goes only when asked for by name: `keys?prefix=/&recursive`.
     func delete(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
         let path = request.pathRemainder(context)
         let conditions = try request.conditions()
+        let namedPrefix = request.query("prefix")
         if try request.flag("recursive") {
             guard conditions.isEmpty else { throw DiscfgError.invalid("recursive", "conditions apply to one key; they cannot be used with recursive") }
-            let events = try await store.deletePrefix(try KeyPrefix(path), in: config)
+            let prefix: String
+            switch (path.isEmpty, namedPrefix) {
+            case (false, nil): prefix = path
+            case (true, let named?): prefix = named
+            case (false, _?):
+                throw DiscfgError.invalid("prefix", "name the prefix once: in the path (…/keys/db/?recursive) or as ?prefix=, not both")
+            case (true, nil):
+                throw DiscfgError.invalid("prefix", "say which keys to delete: …/keys/PREFIX?recursive or …/keys?prefix=PREFIX&recursive (prefix=/ deletes every key of the config)")
+            }
+            let events = try await store.deletePrefix(try KeyPrefix(prefix), in: config)
             var envelope = Envelope(action: "delete")
             envelope.config = config.rawValue
             envelope.events = events.map(EventDocument.init)
             envelope.revision = events.last?.revision
             return APIResponse.json(envelope)
         }
+        guard namedPrefix == nil else { throw DiscfgError.invalid("prefix", "?prefix= deletes a prefix only with recursive: …/keys?prefix=PREFIX&recursive") }
         let change = try await store.delete(try Key(path), in: config, conditions: conditions)
         return APIResponse.json(Envelope(action: "delete", config: config, change: change))
     }
@@ -89,8 +104,8 @@ extension DiscfgAPI {
         let config = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let key = try Key(request.pathRemainder(context))
-        let limit = try request.integer("limit").map { Int(clamping: $0) } ?? Limits.defaultPageSize
-        let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.integer("before").map { Revision($0) }))
+        let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
+        let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before")))
         var envelope = Envelope(action: "history")
         envelope.config = config.rawValue
         envelope.events = page.events.map(EventDocument.init)

@@ -16,13 +16,15 @@ extension DiscfgAPI {
         } else {
             .prefix(try KeyPrefix(request.query("prefix") ?? "/"))
         }
-        var from = try request.integer("fromRevision").map { Revision($0) }
+        var from = try request.revision("fromRevision")
         if from == nil, let lastEventID = request.headers[.lastEventID] {
-            guard let last = UInt64(lastEventID.trimmingCharacters(in: .whitespaces)) else {
-                throw DiscfgError.invalid("Last-Event-ID", "Last-Event-ID must be the revision of the last event received, got \(lastEventID)")
-            }
-            from = Revision(last).next
+            let last = try NumberField.revision("Last-Event-ID").parse(lastEventID.trimmingCharacters(in: .whitespaces))
+            from = Revision(UInt64(last)).next
         }
+        // Every parameter is read whichever way the watch goes, so none is ignored unread.
+        let heartbeat = try request.number(Self.heartbeatField).map { Duration.seconds($0) } ?? options.heartbeat
+        let timeout = try request.number(Self.pollTimeoutField).map { Duration.seconds($0) } ?? options.defaultPollTimeout
+        let limit = try request.number(.pageSize).map { Int($0) } ?? 500
         let start: Revision
         if let from { start = from } else { start = try await store.configInfo(config).revision.next }
         if request.headers[.accept]?.contains("text/event-stream") == true {
@@ -38,14 +40,10 @@ extension DiscfgAPI {
                 response.status = .notAcceptable
                 return response
             }
-            let heartbeat = try request.integer("heartbeat").map { Duration.seconds(max(1, Int64(clamping: $0))) } ?? options.heartbeat
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
             return serverSentEvents(config: config, scope: scope, from: start, heartbeat: heartbeat)
         }
-        let timeout = try request.integer("timeout").map { Duration.seconds(Int64(clamping: $0)) } ?? options.defaultPollTimeout
-        let limit = try request.integer("limit").map { Int(clamping: $0) } ?? 500
-        try Limits.validatePageSize(limit)
         var wait = min(timeout, options.maxPollTimeout)
         if let deadline = context.deadline {
             // Stop waiting well before the transport gives up: reading the events found
@@ -54,6 +52,12 @@ extension DiscfgAPI {
         }
         return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit)
     }
+
+    /// Seconds between heartbeats of an idle stream.
+    static let heartbeatField = NumberField("heartbeat", 1...3600)
+
+    /// Seconds a long poll may wait; the server waits at most ``Options/maxPollTimeout``.
+    static let pollTimeoutField = NumberField("timeout", 0...3600)
 
     private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int) async throws -> Response {
         var batch = try await store.events(in: config, scope: scope, from: from, limit: limit)

@@ -17,7 +17,7 @@ public struct DiscfgAPI: Sendable {
     /// Limits and timings.
     public struct Options: Sendable {
         /// The largest import body, in bytes.
-        public var maxImportBytes = 16 * 1024 * 1024
+        public var maxImportBytes = Limits.maxSnapshotBytes
         /// The largest settings body, in bytes.
         public var maxSettingsBytes = 64 * 1024
         /// How often an idle Server-Sent Events stream sends a comment line.

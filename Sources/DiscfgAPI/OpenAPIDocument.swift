@@ -94,9 +94,13 @@ paths:
         "400": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
     delete:
-      summary: Delete every key of the config (requires ?recursive).
+      summary: Delete every key under a prefix, atomically; prefix=/ deletes every key of the config.
+      description: >-
+        Both parameters are required, so a config is emptied only when asked for by
+        name. The same is DELETE /v1/{config}/keys/{prefix}?recursive.
       parameters:
-        - { name: recursive, in: query, required: true, schema: { type: boolean } }
+        - { name: prefix, in: query, required: true, schema: { type: string }, description: "A directory such as /db (same as /db/); / for every key." }
+        - { name: recursive, in: query, required: true, schema: { type: boolean, enum: [true] } }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
@@ -108,7 +112,7 @@ paths:
     get:
       summary: Get a key; with ?recursive or a trailing slash, list under it.
       parameters:
-        - { name: revision, in: query, schema: { type: integer, minimum: 0 }, description: "Read the key as it was at this config revision." }
+        - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Read the key as it was at this config revision." }
         - { name: raw, in: query, schema: { type: boolean }, description: "Return the bare value with its stored content type." }
         - { name: format, in: query, schema: { type: string, enum: [json] }, description: "Return a JSON value parsed rather than as a string." }
         - { name: recursive, in: query, schema: { type: boolean } }
@@ -131,10 +135,10 @@ paths:
     put:
       summary: Set a key; the body is the value (its Content-Type is kept).
       parameters:
-        - { name: ttl, in: query, schema: { type: integer, minimum: 1 }, description: "Seconds until the key expires." }
+        - { name: ttl, in: query, schema: { type: integer, minimum: 1, maximum: 315360000 }, description: "Seconds until the key expires." }
         - { name: prevValue, in: query, schema: { type: string }, description: "Only if the current value is exactly this." }
-        - { name: prevVersion, in: query, schema: { type: integer, minimum: 0 }, description: "Only if the key's version is this (0 = absent)." }
-        - { name: prevIndex, in: query, schema: { type: integer, minimum: 0 }, description: "Only if the key's modRevision is this." }
+        - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's version is this (0 = absent)." }
+        - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's modRevision is this." }
         - { name: prevExist, in: query, schema: { type: boolean }, description: "Only if the key exists (true) or not (false)." }
         - { name: If-Match, in: header, schema: { type: string }, description: "* (exists) or the ETag (modRevision) the key must have." }
         - { name: If-None-Match, in: header, schema: { type: string, enum: ["*"] }, description: "Only if the key does not exist." }
@@ -155,8 +159,8 @@ paths:
       parameters:
         - { name: recursive, in: query, schema: { type: boolean } }
         - { name: prevValue, in: query, schema: { type: string } }
-        - { name: prevVersion, in: query, schema: { type: integer, minimum: 0 } }
-        - { name: prevIndex, in: query, schema: { type: integer, minimum: 0 } }
+        - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
+        - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
         - { name: If-Match, in: header, schema: { type: string } }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
@@ -171,7 +175,7 @@ paths:
       summary: A key's past changes, newest first.
       parameters:
         - $ref: "#/components/parameters/limit"
-        - { name: before, in: query, schema: { type: integer }, description: "Only changes before this revision (the previous page's cursor)." }
+        - { name: before, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only changes before this revision (the previous page's cursor)." }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
@@ -192,11 +196,11 @@ paths:
       parameters:
         - { name: key, in: query, schema: { type: string }, description: "Watch one key." }
         - { name: prefix, in: query, schema: { type: string, default: "/" }, description: "Watch every key under a prefix." }
-        - { name: fromRevision, in: query, schema: { type: integer, minimum: 1 }, description: "Deliver events from this revision on (default: after now)." }
-        - { name: timeout, in: query, schema: { type: integer, default: 30, maximum: 300 }, description: "Long poll: seconds to wait." }
-        - { name: heartbeat, in: query, schema: { type: integer, default: 15 }, description: "Stream: seconds between heartbeats." }
+        - { name: fromRevision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Deliver events from this revision on (default: after now; 0 and 1 both mean from the first)." }
+        - { name: timeout, in: query, schema: { type: integer, default: 30, minimum: 0, maximum: 3600 }, description: "Long poll: seconds to wait; the server waits at most its own limit (300 s for serve, DISCFG_POLL_TIMEOUT behind API Gateway)." }
+        - { name: heartbeat, in: query, schema: { type: integer, default: 15, minimum: 1, maximum: 3600 }, description: "Stream: seconds between heartbeats." }
         - { name: limit, in: query, schema: { type: integer, default: 500, minimum: 1, maximum: 1000 }, description: "Long poll: the most events returned." }
-        - { name: Last-Event-ID, in: header, schema: { type: string }, description: "Stream: the revision of the last event received." }
+        - { name: Last-Event-ID, in: header, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Stream: the revision of the last event received." }
       responses:
         "200":
           description: Events.

@@ -46,11 +46,15 @@ extension Request {
         }
     }
 
-    /// A non-negative integer query parameter.
-    func integer(_ name: String) throws -> UInt64? {
-        guard let value = uri.queryParameters.get(name) else { return nil }
-        guard let number = UInt64(value) else { throw DiscfgError.invalid(name, "\(name) must be a whole number, got \(value.isEmpty ? "nothing" : value)") }
-        return number
+    /// A whole-number query parameter named and bounded by `field`; nil when absent.
+    func number(_ field: NumberField) throws -> Int64? {
+        guard let value = uri.queryParameters.get(field.name) else { return nil }
+        return try field.parse(value)
+    }
+
+    /// A revision query parameter; nil when absent.
+    func revision(_ name: String) throws -> Revision? {
+        try number(.revision(name)).map { Revision(UInt64($0)) }
     }
 
     /// The compare-and-swap conditions of a set or delete: `If-Match`, `If-None-Match: *`,
@@ -71,8 +75,8 @@ extension Request {
             conditions.append(.version(0))
         }
         if let value = query("prevValue") { conditions.append(.value(Data(value.utf8))) }
-        if let version = try integer("prevVersion") { conditions.append(.version(version)) }
-        if let index = try integer("prevIndex") { conditions.append(.modRevision(Revision(index))) }
+        if let version = try number(.version("prevVersion")) { conditions.append(.version(UInt64(version))) }
+        if let index = try revision("prevIndex") { conditions.append(.modRevision(index)) }
         if uri.queryParameters.get("prevExist") != nil { conditions.append(try flag("prevExist") ? .exists : .version(0)) }
         return conditions
     }

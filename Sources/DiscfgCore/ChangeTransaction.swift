@@ -28,7 +28,7 @@ extension ChangeTransaction {
     public mutating func expireDue() throws -> [Event] {
         var events: [Event] = []
         for item in try dueExpirations() {
-            let event = Event(kind: .expire, revision: try currentRevision().next, key: item.key, at: now, item: nil, prevItem: item)
+            let event = Event(kind: .expire, revision: try currentRevision().successor(), key: item.key, at: now, item: nil, prevItem: item)
             try record(event)
             events.append(event)
         }
@@ -42,7 +42,7 @@ extension ChangeTransaction {
         _ = try expireDue()
         let current = try storedItem(key)
         try options.conditions.check(against: current, key: key)
-        let revision = try currentRevision().next
+        let revision = try currentRevision().successor()
         let item = Item(
             key: key, value: value, contentType: options.contentType,
             version: (current?.version ?? 0) + 1,
@@ -61,7 +61,7 @@ extension ChangeTransaction {
         let current = try storedItem(key)
         try conditions.check(against: current, key: key)
         guard let current else { throw DiscfgError.keyNotFound(key, in: config) }
-        let event = Event(kind: .delete, revision: try currentRevision().next, key: key, at: now, item: nil, prevItem: current)
+        let event = Event(kind: .delete, revision: try currentRevision().successor(), key: key, at: now, item: nil, prevItem: current)
         try record(event)
         return event
     }
@@ -71,7 +71,7 @@ extension ChangeTransaction {
         _ = try expireDue()
         var events: [Event] = []
         for item in try storedItems(under: prefix) {
-            let event = Event(kind: .delete, revision: try currentRevision().next, key: item.key, at: now, item: nil, prevItem: item)
+            let event = Event(kind: .delete, revision: try currentRevision().successor(), key: item.key, at: now, item: nil, prevItem: item)
             try record(event)
             events.append(event)
         }
@@ -88,7 +88,7 @@ extension ChangeTransaction {
         let named = Set(snapshot.items.map(\.key))
         if replace {
             for item in try storedItems(under: .root) where !named.contains(item.key) {
-                let event = Event(kind: .delete, revision: try currentRevision().next, key: item.key, at: now, item: nil, prevItem: item)
+                let event = Event(kind: .delete, revision: try currentRevision().successor(), key: item.key, at: now, item: nil, prevItem: item)
                 try record(event)
                 events.append(event)
             }
@@ -100,7 +100,7 @@ extension ChangeTransaction {
                 unchanged += 1
                 continue
             }
-            let revision = try currentRevision().next
+            let revision = try currentRevision().successor()
             let item = Item(
                 key: entry.key, value: entry.value, contentType: entry.contentType,
                 version: (current?.version ?? 0) + 1, createRevision: current?.createRevision ?? revision,

@@ -12,6 +12,11 @@ public enum HistoryRetention: Hashable, Sendable {
     /// Never drop history.
     case forever
 
+    /// Days of history kept: up to a hundred years.
+    static let days = NumberField("history", 1...36_500)
+    /// Changes of history kept: up to a billion.
+    static let changes = NumberField("history", 1...1_000_000_000)
+
     /// Thirty days, the default.
     public static let `default` = HistoryRetention.days(30)
 
@@ -20,12 +25,12 @@ public enum HistoryRetention: Hashable, Sendable {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         if trimmed == "forever" {
             self = .forever
-        } else if trimmed.hasSuffix("d"), let days = Int(trimmed.dropLast()), days > 0, days <= 36500 {
-            self = .days(days)
-        } else if let count = Int(trimmed), count > 0 {
-            self = .last(count)
+        } else if trimmed.hasSuffix("d"), let days = try? Self.days.parse(trimmed.dropLast()) {
+            self = .days(Int(days))
+        } else if let count = try? Self.changes.parse(trimmed) {
+            self = .last(Int(count))
         } else {
-            throw DiscfgError.invalid("history", "history retention \"\(text.debugEscaped)\" is not one of: Nd (days, e.g. 30d), N (last N changes), forever")
+            throw DiscfgError.invalid("history", "history retention \"\(text.debugEscaped)\" is not one of: Nd (1 to 36500 days, e.g. 30d), N (the last 1 to 1000000000 changes), forever")
         }
     }
 

@@ -15,7 +15,7 @@ enum EnvFile {
             guard let text = String(validating: entry.value, as: UTF8.self) else {
                 throw DiscfgError.invalid("format", "key \(entry.key) holds binary data, which env format cannot carry; use --to json or yaml")
             }
-            lines.append("\(name)=\(quoted(text))")
+            lines.append("\(name)=\(try quoted(text, key: entry.key))")
         }
         return lines.map { $0 + "\n" }.joined()
     }
@@ -29,12 +29,17 @@ enum EnvFile {
         return name
     }
 
-    private static func quoted(_ text: String) -> String {
+    /// The value as it stands after `=`: bare when plainly safe, else double-quoted with
+    /// `\n`, `\r` and `\t` escaped, so no line break ever reaches the file raw.
+    /// Scalar by scalar: as a `Character`, CR LF is one grapheme and would slip past.
+    /// - Throws: `invalidArgument` for other control characters and Unicode line
+    ///   separators, which env readers split lines on and no escape carries.
+    private static func quoted(_ text: String, key: Key) throws -> String {
         let plain = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "_-./:@,+%".unicodeScalars.contains($0)) }
         if plain && !text.isEmpty { return text }
         var out = "\""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": out += "\\\\"
             case "\"": out += "\\\""
             case "$": out += "\\$"
@@ -42,7 +47,11 @@ enum EnvFile {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            default: out.append(character)
+            case _ where scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}":
+                throw DiscfgError.invalid(
+                    "format", "key \(key) holds the control character U+\(String(scalar.value, radix: 16, uppercase: true)), which env format cannot carry; use --to json or yaml"
+                )
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out + "\""
@@ -52,9 +61,9 @@ enum EnvFile {
     /// single (literal) or double (escaped) quotes.
     static func decode(_ text: String) throws -> ConfigSnapshot {
         var entries: [ConfigSnapshot.Entry] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // By Character: "\r\n" is one, so CR LF files split as LF files do.
+        for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
             var line = rawLine.trimmingCharacters(in: .whitespaces)
-            if line.hasSuffix("\r") { line.removeLast() }
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("export ") { line = String(line.dropFirst(7)).trimmingCharacters(in: .whitespaces) }
             guard let equals = line.firstIndex(of: "=") else {

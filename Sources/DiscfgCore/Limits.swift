@@ -11,6 +11,8 @@ public enum Limits {
     public static let maxTTLSeconds: Int64 = 10 * 365 * 24 * 3600
     /// The most entries one list or history page returns.
     public static let maxPageSize = 1000
+    /// The largest snapshot file `import` reads: 16 MiB.
+    public static let maxSnapshotBytes = 16 * 1024 * 1024
     /// The page size when a caller does not say.
     public static let defaultPageSize = 100
 

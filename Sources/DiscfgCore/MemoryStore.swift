@@ -119,7 +119,7 @@ public final class MemoryStore: ConfigStore {
             let matching = state.history[start...].lazy.filter { scope.matches($0.key) }
             let events = Array(matching.prefix(limit))
             let hasMore = events.count == limit && matching.count > limit
-            let through = hasMore ? events[events.count - 1].revision : Swift.max(state.info.revision, Revision(from.rawValue - 1))
+            let through = hasMore ? events[events.count - 1].revision : Swift.max(state.info.revision, from.previous)
             return EventBatch(events: events, through: through, hasMore: hasMore)
         }
     }

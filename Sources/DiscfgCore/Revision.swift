@@ -8,6 +8,10 @@ public struct Revision: RawRepresentable, Hashable, Comparable, Sendable, Codabl
 {
     /// The revision of a config that has never changed.
     public static let zero = Revision(0)
+    /// The largest revision any store can hold (SQLite's and DynamoDB's integers are
+    /// signed 64-bit): revisions read from outside are refused above it, and a config
+    /// at it takes no more changes.
+    public static let max = Revision(UInt64(Int64.max))
 
     public var rawValue: UInt64
 
@@ -16,8 +20,24 @@ public struct Revision: RawRepresentable, Hashable, Comparable, Sendable, Codabl
     public init(_ value: UInt64) { self.rawValue = value }
     public init(integerLiteral value: UInt64) { self.rawValue = value }
 
-    /// The revision after this one.
-    public var next: Revision { Revision(rawValue + 1) }
+    /// The revision after this one, staying at ``max`` rather than passing it: "from
+    /// the revision after `max`" asks for nothing, as "from `max`" does.
+    public var next: Revision { self < .max ? Revision(rawValue + 1) : self }
+
+    /// The revision before this one, or zero.
+    public var previous: Revision { rawValue > 0 ? Revision(rawValue - 1) : .zero }
+
+    /// The revision as the signed 64-bit integer stores keep, clamped to ``max``.
+    public var storageValue: Int64 { Int64(clamping: rawValue) }
+
+    /// The revision after this one for a new change.
+    /// - Throws: `invalidArgument` when the config has reached ``max``.
+    public func successor() throws -> Revision {
+        guard self < .max else {
+            throw DiscfgError.invalid("revision", "the config has reached the largest revision, \(Revision.max); it takes no more changes")
+        }
+        return Revision(rawValue + 1)
+    }
 
     public var description: String { String(rawValue) }
 

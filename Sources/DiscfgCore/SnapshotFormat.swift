@@ -76,13 +76,7 @@ public enum SnapshotFormat: String, CaseIterable, Sendable {
             guard let text = String(validating: data, as: UTF8.self) else {
                 throw DiscfgError.invalid("file", "the file is not UTF-8 text")
             }
-            let object: Any?
-            do {
-                object = try Yams.load(yaml: text)
-            } catch {
-                throw DiscfgError.invalid("file", "the file is not valid YAML (\(String(describing: error).split(separator: "\n").first ?? ""))")
-            }
-            return try SnapshotDocument.snapshot(from: object as Any)
+            return try SnapshotDocument.snapshot(from: try BoundedYAML.load(text) as Any)
         case .env:
             guard let text = String(validating: data, as: UTF8.self) else {
                 throw DiscfgError.invalid("file", "the file is not UTF-8 text")
@@ -181,7 +175,7 @@ struct SnapshotDocument: Codable {
             if let text = value as? String {
                 entries.append(ConfigSnapshot.Entry(key: key, value: Data(text.utf8)))
             } else {
-                let json = try JSONSerialization.data(withJSONObject: jsonCompatible(value), options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
+                let json = try JSONSerialization.data(withJSONObject: jsonCompatible(value, key: key), options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
                 entries.append(ConfigSnapshot.Entry(key: key, value: json, contentType: "application/json"))
             }
         }
@@ -189,11 +183,14 @@ struct SnapshotDocument: Codable {
     }
 
     /// YAML gives dates and other non-JSON scalars; turn them into JSON-safe values.
-    private static func jsonCompatible(_ value: Any) -> Any {
+    /// - Throws: `invalidArgument` for numbers JSON cannot hold (`.nan`, `.inf`).
+    private static func jsonCompatible(_ value: Any, key: Key) throws -> Any {
         switch value {
-        case let dictionary as [String: Any]: dictionary.mapValues(jsonCompatible)
-        case let array as [Any]: array.map(jsonCompatible)
+        case let dictionary as [String: Any]: try dictionary.mapValues { try jsonCompatible($0, key: key) }
+        case let array as [Any]: try array.map { try jsonCompatible($0, key: key) }
         case let date as Date: TimestampFormat.string(from: date)
+        case let number as Double where !number.isFinite:
+            throw DiscfgError.invalid("file", "the value of \(key) holds \(number), which JSON cannot represent; quote it to keep it as text")
         case is String, is NSNumber, is Int, is Double, is Bool, is NSNull: value
         case Optional<Any>.none: NSNull()
         default: String(describing: value)

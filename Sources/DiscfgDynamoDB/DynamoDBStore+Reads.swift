@@ -150,7 +150,7 @@ extension DynamoDBStore {
             matching = Array(decoded.filter { scope.matches($0.key) }.prefix(limit))
         }
         let hasMore = matching.count == limit
-        let through = hasMore ? matching[matching.count - 1].revision : max(info.revision, Revision(from.rawValue - 1))
+        let through = hasMore ? matching[matching.count - 1].revision : max(info.revision, from.previous)
         return EventBatch(events: matching, through: through, hasMore: hasMore)
     }
 

@@ -36,10 +36,7 @@ public enum DiscfgLambda {
     /// Other requests are bounded by the invocation's deadline.
     public static func apiOptions(environment: [String: String]) throws -> DiscfgAPI.Options {
         var options = DiscfgAPI.Options()
-        let text = environment["DISCFG_POLL_TIMEOUT"] ?? "25"
-        guard let seconds = Int(text), (1...900).contains(seconds) else {
-            throw DiscfgError.invalid("DISCFG_POLL_TIMEOUT", "DISCFG_POLL_TIMEOUT=\(text) is not a number of seconds between 1 and 900")
-        }
+        let seconds = try NumberField("DISCFG_POLL_TIMEOUT", 1...900).parse(environment["DISCFG_POLL_TIMEOUT"] ?? "25")
         options.maxPollTimeout = .seconds(seconds)
         options.defaultPollTimeout = .seconds(min(seconds, 20))
         return options

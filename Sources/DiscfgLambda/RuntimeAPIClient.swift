@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DiscfgCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -26,7 +27,8 @@ public struct Invocation: Sendable {
 
     /// Time left before the deadline, measured on the monotonic clock from now.
     public var deadlineInstant: ContinuousClock.Instant {
-        .now + .milliseconds(Int64(max(0, deadline.timeIntervalSinceNow) * 1000))
+        // Lambda's invocations last at most 15 minutes; a day bounds a wild header.
+        .now + .milliseconds(Int64(min(max(0, deadline.timeIntervalSinceNow), 86_400) * 1000))
     }
 }
 
@@ -75,7 +77,7 @@ final class RuntimeAPIClient: Sendable {
         guard let requestID = response.headers.first(name: "Lambda-Runtime-Aws-Request-Id"), !requestID.isEmpty else {
             throw TransportError(description: "the Runtime API sent an event without Lambda-Runtime-Aws-Request-Id")
         }
-        let deadlineMs = response.headers.first(name: "Lambda-Runtime-Deadline-Ms").flatMap(Int64.init)
+        let deadlineMs = response.headers.first(name: "Lambda-Runtime-Deadline-Ms").flatMap { try? NumberField("Lambda-Runtime-Deadline-Ms", 0...Int64.max).parse($0) }
         let deadline = deadlineMs.map { Date(timeIntervalSince1970: Double($0) / 1000) } ?? Date().addingTimeInterval(30)
         return Invocation(
             requestID: requestID,

@@ -17,28 +17,28 @@ enum SQLiteRows {
     static func item(_ row: SQLiteRow) -> Item {
         Item(
             key: Key(stored: row.text(0)), value: row.blob(1), contentType: row.optionalText(2),
-            version: UInt64(row.integer(3)), createRevision: Revision(UInt64(row.integer(4))),
-            modRevision: Revision(UInt64(row.integer(5))), modifiedAt: Date(milliseconds: row.integer(6)),
+            version: UInt64(clamping: row.integer(3)), createRevision: Revision(UInt64(clamping: row.integer(4))),
+            modRevision: Revision(UInt64(clamping: row.integer(5))), modifiedAt: Date(milliseconds: row.integer(6)),
             expiresAt: row.optionalInteger(7).map(Date.init(milliseconds:))
         )
     }
 
     /// Decodes a row selected with ``eventColumns``.
     static func event(_ row: SQLiteRow) -> Event {
-        let revision = Revision(UInt64(row.integer(0)))
+        let revision = Revision(UInt64(clamping: row.integer(0)))
         let key = Key(stored: row.text(2))
         let at = Date(milliseconds: row.integer(3))
         let item = row.optionalBlob(4).map { value in
             Item(
-                key: key, value: value, contentType: row.optionalText(5), version: UInt64(row.integer(6)),
-                createRevision: Revision(UInt64(row.integer(7))), modRevision: revision, modifiedAt: at,
+                key: key, value: value, contentType: row.optionalText(5), version: UInt64(clamping: row.integer(6)),
+                createRevision: Revision(UInt64(clamping: row.integer(7))), modRevision: revision, modifiedAt: at,
                 expiresAt: row.optionalInteger(8).map(Date.init(milliseconds:))
             )
         }
         let prevItem = row.optionalBlob(9).map { value in
             Item(
-                key: key, value: value, contentType: row.optionalText(10), version: UInt64(row.integer(11)),
-                createRevision: Revision(UInt64(row.integer(12))), modRevision: Revision(UInt64(row.integer(13))),
+                key: key, value: value, contentType: row.optionalText(10), version: UInt64(clamping: row.integer(11)),
+                createRevision: Revision(UInt64(clamping: row.integer(12))), modRevision: Revision(UInt64(clamping: row.integer(13))),
                 modifiedAt: Date(milliseconds: row.integer(14)), expiresAt: row.optionalInteger(15).map(Date.init(milliseconds:))
             )
         }
@@ -49,8 +49,8 @@ enum SQLiteRows {
     static func config(_ row: SQLiteRow) throws -> ConfigInfo {
         let settings = try settings(row.text(5))
         return ConfigInfo(
-            name: try ConfigName(row.text(0)), revision: Revision(UInt64(row.integer(1))),
-            compactedRevision: Revision(UInt64(row.integer(2))), createdAt: Date(milliseconds: row.integer(3)),
+            name: try ConfigName(row.text(0)), revision: Revision(UInt64(clamping: row.integer(1))),
+            compactedRevision: Revision(UInt64(clamping: row.integer(2))), createdAt: Date(milliseconds: row.integer(3)),
             modifiedAt: Date(milliseconds: row.integer(4)), settings: settings
         )
     }
@@ -75,12 +75,12 @@ enum SQLiteRows {
         let item = event.item
         let prev = event.prevItem
         return [
-            .text(config.rawValue), .integer(Int64(event.revision.rawValue)), .text(event.kind.rawValue), .text(event.key.path),
+            .text(config.rawValue), .integer(event.revision.storageValue), .text(event.kind.rawValue), .text(event.key.path),
             .integer(event.at.milliseconds),
-            .optional(item?.value), .optional(item?.contentType), .optional(item.map { Int64($0.version) }),
-            .optional(item.map { Int64($0.createRevision.rawValue) }), .optional(item?.expiresAt?.milliseconds),
-            .optional(prev?.value), .optional(prev?.contentType), .optional(prev.map { Int64($0.version) }),
-            .optional(prev.map { Int64($0.createRevision.rawValue) }), .optional(prev.map { Int64($0.modRevision.rawValue) }),
+            .optional(item?.value), .optional(item?.contentType), .optional(item.map { Int64(clamping: $0.version) }),
+            .optional(item.map { $0.createRevision.storageValue }), .optional(item?.expiresAt?.milliseconds),
+            .optional(prev?.value), .optional(prev?.contentType), .optional(prev.map { Int64(clamping: $0.version) }),
+            .optional(prev.map { $0.createRevision.storageValue }), .optional(prev.map { $0.modRevision.storageValue }),
             .optional(prev?.modifiedAt.milliseconds), .optional(prev?.expiresAt?.milliseconds),
         ]
     }

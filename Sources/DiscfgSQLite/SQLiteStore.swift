@@ -116,7 +116,7 @@ public final class SQLiteStore: ConfigStore {
                 firstEventAfter: { after in
                     try connection.first(
                         "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision > ? ORDER BY revision LIMIT 1",
-                        [.text(config.rawValue), .text(key.path), .integer(Int64(after.rawValue))], SQLiteRows.event
+                        [.text(config.rawValue), .text(key.path), .integer(after.storageValue)], SQLiteRows.event
                     )
                 }
             )
@@ -189,10 +189,10 @@ public final class SQLiteStore: ConfigStore {
             }
             let events = try connection.query(
                 "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision LIMIT ?",
-                [.text(config.rawValue), .integer(Int64(from.rawValue)), .text(low), .text(high), .integer(Int64(limit))], SQLiteRows.event
+                [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high), .integer(Int64(limit))], SQLiteRows.event
             )
             let hasMore = events.count == limit
-            let through = hasMore ? events[events.count - 1].revision : max(info.revision, Revision(from.rawValue - 1))
+            let through = hasMore ? events[events.count - 1].revision : max(info.revision, from.previous)
             return EventBatch(events: events, through: through, hasMore: hasMore)
         }
     }

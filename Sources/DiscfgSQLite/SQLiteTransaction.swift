@@ -13,7 +13,7 @@ struct SQLiteTransaction: ChangeTransaction {
         self.connection = connection
         self.config = config
         self.now = now
-        guard let revision = try connection.first("SELECT revision FROM configs WHERE name = ?", [.text(config.rawValue)], { Revision(UInt64($0.integer(0))) }) else {
+        guard let revision = try connection.first("SELECT revision FROM configs WHERE name = ?", [.text(config.rawValue)], { Revision(UInt64(clamping: $0.integer(0))) }) else {
             throw DiscfgError.configNotFound(config)
         }
         self.revision = revision
@@ -47,14 +47,14 @@ struct SQLiteTransaction: ChangeTransaction {
         let name = SQLiteValue.text(config.rawValue)
         try connection.run(
             "UPDATE configs SET revision = ?, modified_at = ? WHERE name = ?",
-            [.integer(Int64(event.revision.rawValue)), .integer(now.milliseconds), name]
+            [.integer(event.revision.storageValue), .integer(now.milliseconds), name]
         )
         if let item = event.item {
             try connection.run(
                 "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    name, .text(item.key.path), .blob(item.value), .optional(item.contentType), .integer(Int64(item.version)),
-                    .integer(Int64(item.createRevision.rawValue)), .integer(Int64(item.modRevision.rawValue)),
+                    name, .text(item.key.path), .blob(item.value), .optional(item.contentType), .integer(Int64(clamping: item.version)),
+                    .integer(item.createRevision.storageValue), .integer(item.modRevision.storageValue),
                     .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds),
                 ]
             )
@@ -78,16 +78,16 @@ struct SQLiteTransaction: ChangeTransaction {
             if let oldest, oldest < cutoff.milliseconds {
                 dropThrough = try connection.first(
                     "SELECT max(revision) FROM history WHERE config = ? AND at < ?", [name, .integer(cutoff.milliseconds)]
-                ) { $0.optionalInteger(0).map { Revision(UInt64($0)) } } ?? nil
+                ) { $0.optionalInteger(0).map { Revision(UInt64(clamping: $0)) } } ?? nil
             }
         }
         guard let dropThrough else { return }
         let changed = try connection.run(
             "UPDATE configs SET compacted_revision = ? WHERE name = ? AND compacted_revision < ?",
-            [.integer(Int64(dropThrough.rawValue)), name, .integer(Int64(dropThrough.rawValue))]
+            [.integer(dropThrough.storageValue), name, .integer(dropThrough.storageValue)]
         )
         if changed > 0 {
-            try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [name, .integer(Int64(dropThrough.rawValue))])
+            try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [name, .integer(dropThrough.storageValue)])
         }
     }
 }

@@ -64,11 +64,16 @@ enum DynamoDBStoreOpener {
 
 /// `--read-capacity` / `--write-capacity`.
 struct CapacityOptions: ParsableArguments {
-    @Option(name: .customLong("read-capacity"), help: ArgumentHelp("DynamoDB table: provisioned read capacity units (with --write-capacity). Default: on-demand.", valueName: "units"))
+    @Option(name: .customLong("read-capacity"), help: ArgumentHelp("DynamoDB table: provisioned read capacity units (with --write-capacity). Default: on-demand.", valueName: "units"),
+            transform: { Int(try Self.capacityUnits.named("--read-capacity").parse($0)) })
     var readCapacity: Int?
 
-    @Option(name: .customLong("write-capacity"), help: ArgumentHelp("DynamoDB table: provisioned write capacity units (with --read-capacity).", valueName: "units"))
+    @Option(name: .customLong("write-capacity"), help: ArgumentHelp("DynamoDB table: provisioned write capacity units (with --read-capacity).", valueName: "units"),
+            transform: { Int(try Self.capacityUnits.named("--write-capacity").parse($0)) })
     var writeCapacity: Int?
+
+    /// Provisioned capacity units DynamoDB accepts (its per-table quota can be raised).
+    static let capacityUnits = NumberField("capacity", 1...1_000_000)
 
     /// The capacity the flags ask for, or nil.
     func capacity() throws -> TableCapacity? {

@@ -3,9 +3,10 @@ import Foundation
 
 /// Where `set` and `import` read their bytes from.
 enum ValueInput {
-    /// Reads a whole file, or standard input for `-`.
-    static func readFile(_ path: String, field: String) throws -> Data {
-        if path == "-" { return readStandardInput() }
+    /// Reads a whole file, or standard input for `-`, refusing more than `limit` bytes
+    /// (so `/dev/zero` or a runaway pipe is an error, not a hang).
+    static func readFile(_ path: String, field: String, limit: Int) throws -> Data {
+        if path == "-" { return try readStandardInput(limit: limit, field: field) }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw DiscfgError.invalid(field, "cannot read \(path): no such file")
@@ -13,10 +14,35 @@ enum ValueInput {
         guard !isDirectory.boolValue else {
             throw DiscfgError.invalid(field, "cannot read \(path): it is a directory")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
             throw DiscfgError.invalid(field, "cannot read \(path): permission denied or unreadable")
         }
-        return data
+        defer { try? handle.close() }
+        // A regular file says its size up front; devices and pipes are read up to the limit.
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+           attributes[.type] as? FileAttributeType == .typeRegular,
+           let size = (attributes[.size] as? NSNumber)?.intValue, size > limit {
+            throw DiscfgError(.tooLarge, "\(path) is \(size) bytes; the limit is \(limit) bytes", field: field)
+        }
+        return try read(handle, limit: limit, field: field, name: path)
+    }
+
+    /// Reads until the end, or throws `tooLarge` past `limit` bytes.
+    private static func read(_ handle: FileHandle, limit: Int, field: String, name: String) throws -> Data {
+        var data = Data()
+        while true {
+            let chunk: Data
+            do {
+                chunk = try handle.read(upToCount: 64 * 1024) ?? Data()
+            } catch {
+                throw DiscfgError.invalid(field, "cannot read \(name): \((error as NSError).localizedDescription)")
+            }
+            if chunk.isEmpty { return data }
+            guard data.count + chunk.count <= limit else {
+                throw DiscfgError(.tooLarge, "\(name) is larger than the limit of \(limit) bytes", field: field)
+            }
+            data.append(chunk)
+        }
     }
 
     /// Whether standard input is a pipe or a file (not a terminal or /dev/null), so a
@@ -30,8 +56,8 @@ enum ValueInput {
 
     static var standardInputIsTerminal: Bool { isatty(STDIN_FILENO) == 1 }
 
-    static func readStandardInput() -> Data {
-        FileHandle.standardInput.readDataToEndOfFile()
+    static func readStandardInput(limit: Int, field: String) throws -> Data {
+        try read(FileHandle.standardInput, limit: limit, field: field, name: "standard input")
     }
 }
 
@@ -62,8 +88,8 @@ enum TTLParser {
             multiplier = unit
             digits = digits.dropLast()
         }
-        guard let number = Int64(digits), number > 0 else {
-            throw usage("ttl \"\(text)\" is not a duration such as 300, 30s, 5m, 2h or 7d", field: "--ttl")
+        guard let number = try? NumberField.ttl.parse(digits) else {
+            throw usage("ttl \"\(text)\" is not a duration from 1 second to 10 years such as 300, 30s, 5m, 2h or 7d", field: "--ttl")
         }
         let (seconds, overflow) = number.multipliedReportingOverflow(by: multiplier)
         guard !overflow else { throw usage("ttl \"\(text)\" is too long", field: "--ttl") }

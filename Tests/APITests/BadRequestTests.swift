@@ -46,8 +46,21 @@ struct BadRequestTests {
         Case(method: .PUT, path: "/v1/c", body: "", status: 409, code: .configExists, field: "config"),
         Case(method: .DELETE, path: "/v1/c/keys/k?recursive&prevVersion=1", status: 400, code: .invalidArgument, field: "recursive"),
         Case(method: .POST, path: "/v1/c/keys/k", body: "x", status: 405, code: .invalidArgument, field: "method"),
+        Case(method: .POST, path: "/v1/c/import?format=yaml", body: billionLaughs, status: 400, code: .invalidArgument, field: "file"),
+        Case(method: .POST, path: "/v1/c/import?format=yaml", body: "a: .nan\n", status: 400, code: .invalidArgument, field: "file"),
+        Case(method: .POST, path: "/v1/c/import", body: String(repeating: "[", count: 100_000), status: 400, code: .invalidArgument, field: "file"),
+        Case(method: .DELETE, path: "/v1/c/keys?recursive", status: 400, code: .invalidArgument, field: "prefix"),
+        Case(method: .DELETE, path: "/v1/c/keys?prefix=/k", status: 400, code: .invalidArgument, field: "prefix"),
+        Case(method: .DELETE, path: "/v1/c/keys/k?recursive&prefix=/", status: 400, code: .invalidArgument, field: "prefix"),
+        Case(method: .GET, path: "/v1/c/watch?timeout=0", headers: [("Last-Event-ID", "18446744073709551615")], status: 400, code: .invalidArgument, field: "Last-Event-ID"),
+        Case(method: .GET, path: "/v1/c/watch?fromRevision=9223372036854775808&timeout=0", status: 400, code: .invalidArgument, field: "fromRevision"),
         Case(method: .GET, path: "/v2/anything", status: 404, code: .keyNotFound, field: "path"),
     ]
+
+    /// Nine levels of ten aliases: 1 KB that stands for 10^9 strings.
+    static let billionLaughs = (["a0: &a0 lol"] + (1...9).map { level in
+        "a\(level): &a\(level) [" + Array(repeating: "*a\(level - 1)", count: 10).joined(separator: ", ") + "]"
+    } + ["/bomb: *a9"]).joined(separator: "\n")
 
     @Test("rejected with a JSON error, nothing changed", arguments: cases)
     func rejected(_ testCase: Case) async throws {

@@ -35,7 +35,7 @@ struct BadInputTests {
         Case(arguments: ["get", "k", "--store", "ftp://x"], status: 2, mentions: "unknown scheme"),
         Case(arguments: ["get", "k", "--store", "nonsense"], status: 2, mentions: "not a URL"),
         Case(arguments: ["get", "k", "--store", "sqlite://"], status: 2, mentions: "names no file"),
-        Case(arguments: ["ls", "--page-size", "0"], status: 2, mentions: "limit"),
+        Case(arguments: ["ls", "--page-size", "0"], status: 2, mentions: "--page-size must be a whole number from 1 to 1000"),
         Case(arguments: ["watch", "--from-revision", "0"], status: 2, mentions: "from-revision"),
         Case(arguments: ["delete", "--prefix", "/x/", "--if-version", "1"], status: 2, mentions: "conditions"),
         Case(arguments: ["import", "nofile.json"], status: 2, mentions: "no such file"),
@@ -49,6 +49,10 @@ struct BadInputTests {
         Case(arguments: ["update", "--notify", "https://h.example/x", "--webhook-secret-file", "/nonexistent"], status: 2, mentions: "webhook secret file"),
         Case(arguments: ["update", "--notify", "eventbridge", "--notify", "eventbridge"], status: 2, mentions: "twice"),
         Case(arguments: ["lambda"], status: 2, mentions: "AWS_LAMBDA_RUNTIME_API"),
+        Case(arguments: ["set", "k", "-d", "/dev/zero"], status: 1, mentions: "larger than the limit of 262144 bytes"),
+        Case(arguments: ["import", "--from", "yaml", "/dev/zero"], status: 1, mentions: "larger than the limit of 16777216 bytes"),
+        Case(arguments: ["update", "--notify", "https://h.example/x", "--webhook-secret-file", "/dev/zero"], status: 1, mentions: "larger than"),
+        Case(arguments: ["update", "--history", "99999999999999999999d"], status: 2, mentions: "history"),
     ]
 
     @Test("one clear line, the right exit code, nothing changed", arguments: cases)

@@ -65,8 +65,11 @@ struct SettingsOptions: ParsableArguments {
         case (nil, nil): return nil
         case (let secret?, nil): return secret
         case (nil, let path?):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw usage("cannot read the webhook secret file \(path)", field: "--webhook-secret-file")
+            let data: Data
+            do {
+                data = try ValueInput.readFile(path, field: "--webhook-secret-file", limit: 64 * 1024)
+            } catch let error as DiscfgError {
+                throw DiscfgError(error.code, "the webhook secret file: \(error.message)", field: error.field)
             }
             let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
             guard !line.isEmpty else { throw usage("the webhook secret file \(path) is empty", field: "--webhook-secret-file") }

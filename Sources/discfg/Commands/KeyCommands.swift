@@ -4,10 +4,12 @@ import Foundation
 
 /// Compare-and-swap flags shared by `set` and `delete`.
 struct ConditionOptions: ParsableArguments {
-    @Option(name: .customLong("if-version"), help: ArgumentHelp("Only if the key's version is N (0: only if it does not exist).", valueName: "n"))
+    @Option(name: .customLong("if-version"), help: ArgumentHelp("Only if the key's version is N (0: only if it does not exist).", valueName: "n"),
+            transform: { UInt64(try NumberField.version("--if-version").parse($0)) })
     var ifVersion: UInt64?
 
-    @Option(name: .customLong("if-mod-revision"), help: ArgumentHelp("Only if the key was last written at revision R.", valueName: "r"))
+    @Option(name: .customLong("if-mod-revision"), help: ArgumentHelp("Only if the key was last written at revision R.", valueName: "r"),
+            transform: { UInt64(try NumberField.revision("--if-mod-revision").parse($0)) })
     var ifModRevision: UInt64?
 
     @Option(
@@ -105,12 +107,12 @@ struct SetCommand: AsyncParsableCommand {
         case (let value?, nil):
             return Data(value.utf8)
         case (nil, let file?):
-            return try ValueInput.readFile(file, field: "--data")
+            return try ValueInput.readFile(file, field: "--data", limit: Limits.maxValueBytes)
         case (nil, nil):
             guard ValueInput.standardInputHasData else {
                 throw usage("no value given: pass it as an argument, with -d FILE, or on standard input", field: "value")
             }
-            return ValueInput.readStandardInput()
+            return try ValueInput.readStandardInput(limit: Limits.maxValueBytes, field: "value")
         }
     }
 }
@@ -135,7 +137,8 @@ struct GetCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    @Option(name: .long, help: ArgumentHelp("Read the key as it was at this config revision.", valueName: "r"))
+    @Option(name: .long, help: ArgumentHelp("Read the key as it was at this config revision.", valueName: "r"),
+            transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
     var revision: UInt64?
 
     @Flag(name: .long, help: "Print the value's exact bytes, with no newline added.")

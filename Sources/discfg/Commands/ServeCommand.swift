@@ -34,17 +34,17 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
-    @Option(name: .long, help: "Port to listen on (0 picks a free one).") var port = 8899
+    @Option(name: .long, help: "Port to listen on (0 picks a free one).", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
+    var port = 8899
     @Option(name: .long, help: "When bearer tokens are required: auto, token or none.") var auth: AuthMode = .auto
     @Flag(name: .long, help: "Allow a non-loopback address without tokens.") var insecure = false
-    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds.", valueName: "seconds"))
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds (1-3600).", valueName: "seconds"),
+            transform: { Int(try NumberField("--request-timeout", 1...3600).parse($0)) })
     var requestTimeout: Int = 30
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
         try await global.run("serve") { output in
-            guard (0...65535).contains(port) else { throw usage("port \(port) is not between 0 and 65535", field: "--port") }
-            guard requestTimeout > 0 else { throw usage("--request-timeout must be at least 1 second", field: "--request-timeout") }
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
             let store = try global.openStore()
             let tokens = store as? any TokenStore

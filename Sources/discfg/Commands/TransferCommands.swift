@@ -87,7 +87,7 @@ struct ImportCommand: AsyncParsableCommand {
             guard let format = from ?? SnapshotFormat(fileExtension: file) ?? (file == "-" ? .json : nil) else {
                 throw usage("cannot tell the format of \(file) from its extension; pass --from json, yaml or env", field: "--from")
             }
-            let data = try ValueInput.readFile(file, field: "file")
+            let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
             let snapshot: ConfigSnapshot
             do {
                 snapshot = try format.decode(data)

@@ -24,7 +24,8 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Treat the target as a prefix even without a trailing '/'.")
     var prefix = false
 
-    @Option(name: .customLong("from-revision"), help: ArgumentHelp("Start with the changes from this revision on.", valueName: "r"))
+    @Option(name: .customLong("from-revision"), help: ArgumentHelp("Start with the changes from this revision on (1 or more).", valueName: "r"),
+            transform: { UInt64(try NumberField("--from-revision", 1...Int64(Revision.max.rawValue)).parse($0)) })
     var fromRevision: UInt64?
 
     @Argument(help: "[CONFIG] [KEY or PREFIX/]") var arguments: [String] = []
