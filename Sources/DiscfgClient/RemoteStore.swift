@@ -67,7 +67,7 @@ public final class RemoteStore: ConfigStore {
     }
 
     public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
-        let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query([("revision", revision.map { String($0.rawValue) })])
+        let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query([("revision", revision.map { String($0.storageValue) })])
         do {
             return try await transport.envelope(.GET, path).item?.item()
         } catch let error as DiscfgError where error.code == .keyNotFound {
@@ -111,7 +111,7 @@ public final class RemoteStore: ConfigStore {
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         let path = configPath(config) + "/history/" + URLPart.keyPath(key) + URLPart.query([
-            ("limit", String(query.limit)), ("before", query.before.map { String($0.rawValue) }),
+            ("limit", String(query.limit)), ("before", query.before.map { String($0.storageValue) }),
         ])
         let envelope = try await transport.envelope(.GET, path)
         return HistoryPage(
@@ -127,7 +127,7 @@ public final class RemoteStore: ConfigStore {
             .GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0"), ("limit", String(limit))])
         )
         var events = try envelope.events?.map { try $0.event() } ?? []
-        var through = envelope.revision ?? Revision(from.rawValue > 0 ? from.rawValue - 1 : 0)
+        var through = envelope.revision ?? from.previous
         if events.count > limit {
             events = Array(events.prefix(limit))
             through = events[events.count - 1].revision
@@ -169,7 +169,7 @@ public final class RemoteStore: ConfigStore {
         for condition in conditions {
             switch condition {
             case .version(let version): query.append(("prevVersion", String(version)))
-            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.rawValue)\""))
+            case .modRevision(let revision): headers.append(("If-Match", "\"\(revision.storageValue)\""))
             case .value(let value):
                 guard let text = String(validating: value, as: UTF8.self) else {
                     throw DiscfgError.invalid("condition", "a value condition over HTTP must be UTF-8 text")
@@ -186,7 +186,7 @@ public final class RemoteStore: ConfigStore {
         case .key(let key): ("key", key.path)
         case .prefix(let prefix): ("prefix", prefix.path)
         }
-        return URLPart.query([scopePair, ("fromRevision", from.map { String($0.rawValue) })] + extra)
+        return URLPart.query([scopePair, ("fromRevision", from.map { String($0.storageValue) })] + extra)
     }
 }
 

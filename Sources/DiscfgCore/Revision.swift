@@ -27,7 +27,8 @@ public struct Revision: RawRepresentable, Hashable, Comparable, Sendable, Codabl
     /// The revision before this one, or zero.
     public var previous: Revision { rawValue > 0 ? Revision(rawValue - 1) : .zero }
 
-    /// The revision as the signed 64-bit integer stores keep, clamped to ``max``.
+    /// The revision as the signed 64-bit integer stores keep and the API reads, clamped
+    /// to ``max``: every revision past it asks for the same nothing.
     public var storageValue: Int64 { Int64(clamping: rawValue) }
 
     /// The revision after this one for a new change.

@@ -55,3 +55,34 @@ struct ValidationTests {
         }
     }
 }
+
+@Suite("Revisions at the edge of the range")
+struct RevisionEdgeTests {
+    @Test("reads, history and watches from the largest revision answer without trapping", arguments: StoreKind.allCases)
+    func largestRevision(kind: StoreKind) async throws {
+        try await kind.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/k", "v", in: config)
+            let before = try await store.observableState(of: config)
+            for from in [Revision.max, Revision.max.next, Revision(UInt64.max)] {
+                let batch = try await store.events(in: config, scope: .prefix(.root), from: from, limit: 10)
+                #expect(batch.events.isEmpty)
+                #expect(batch.through >= Revision(1))
+            }
+            let history = try await store.history(of: Key("/k"), in: config, HistoryQuery(limit: 10, before: .max))
+            #expect(history.events.count == 1)
+            _ = await expectError(.invalidArgument) { try await store.get(Key("/k"), in: config, atRevision: .max) }
+            #expect(try await store.observableState(of: config) == before)
+        }
+    }
+
+    @Test("next stays at the largest revision; a change past it is refused")
+    func arithmetic() {
+        #expect(Revision.max.next == .max)
+        #expect(Revision(UInt64.max).next == Revision(UInt64.max))
+        #expect(Revision.zero.previous == .zero)
+        #expect(Revision(UInt64.max).storageValue == Int64.max)
+        #expect(throws: DiscfgError.self) { try Revision.max.successor() }
+        #expect((try? Revision(41).successor()) == Revision(42))
+    }
+}
