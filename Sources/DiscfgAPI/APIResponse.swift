@@ -49,6 +49,7 @@ enum APIResponse {
         case .conditionFailed: .preconditionFailed
         case .tooLarge: .contentTooLarge
         case .compacted: .gone
+        case .notRepresentable: .conflict
         case .unauthenticated: .unauthorized
         case .permissionDenied: .forbidden
         case .throttled: .tooManyRequests

@@ -47,8 +47,8 @@ extension DiscfgAPI {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
         let patch = try await settingsPatch(&request)
-        guard !patch.isEmpty else { throw DiscfgError.invalid("body", "nothing to update: send any of {\"history\": \"30d\", \"description\": \"...\", \"notify\": [...]}") }
-        let info = try await store.updateConfig(name, patch)
+        // Nothing to change is no change: the config as it is.
+        let info = patch.isEmpty ? try await store.configInfo(name) : try await store.updateConfig(name, patch)
         var envelope = Envelope(action: "update")
         envelope.config = name.rawValue
         envelope.configInfo = ConfigDocument(info)

@@ -16,11 +16,9 @@ extension DiscfgAPI {
         } else {
             .prefix(try KeyPrefix(request.query("prefix") ?? "/"))
         }
-        var from = try request.revision("fromRevision")
-        if from == nil, let lastEventID = request.headers[.lastEventID] {
-            let last = try NumberField.revision("Last-Event-ID").parse(lastEventID.trimmingCharacters(in: .whitespaces))
-            from = Revision(UInt64(last)).next
-        }
+        // fromRevision wins over Last-Event-ID; both are checked.
+        let lastEventID = try request.headers[.lastEventID].map { try NumberField.revision("Last-Event-ID").parse($0.trimmingCharacters(in: .whitespaces)) }
+        let from = try request.revision("fromRevision") ?? lastEventID.map { Revision(UInt64($0)).next }
         // Every parameter is read whichever way the watch goes, so none is ignored unread.
         let heartbeat = try request.number(Self.heartbeatField).map { Duration.seconds($0) } ?? options.heartbeat
         let timeout = try request.number(Self.pollTimeoutField).map { Duration.seconds($0) } ?? options.defaultPollTimeout

@@ -88,7 +88,7 @@ public struct DiscfgAPI: Sendable {
                 }
             }
             let allow = methods.map(\.rawValue).joined(separator: ", ")
-            for method in [HTTPRequest.Method.get, .put, .post, .patch, .delete] where !methods.contains(method) {
+            for method in Self.answeredMethods where !methods.contains(method) {
                 router.on(RouterPath(pattern), method: method) { _, _ in
                     var response = APIResponse.error(
                         DiscfgError(.invalidArgument, "\(method.rawValue) is not allowed on \(path); use \(allow)", field: "method"),
@@ -101,6 +101,9 @@ public struct DiscfgAPI: Sendable {
             }
         }
     }
+
+    /// Methods every path answers: its own, and 405 with `Allow` for the rest.
+    static let answeredMethods: [HTTPRequest.Method] = [.get, .put, .post, .patch, .delete, .head, .options, .trace, HTTPRequest.Method("QUERY")!]
 
     static func hummingbirdPattern(_ path: String) -> String {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**")

@@ -3,7 +3,7 @@
 /// The API's OpenAPI document, served at `/openapi.yaml`.
 enum OpenAPIDocument {
     static let yaml = #"""
-openapi: 3.0.3
+openapi: 3.1.0
 info:
   title: discfg REST API
   version: "1"
@@ -43,6 +43,7 @@ paths:
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
   /v1/{config}:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -56,28 +57,37 @@ paths:
       responses:
         "201": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "409": { $ref: "#/components/responses/Error" }
     get:
       summary: A config's revision, times and settings.
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
     patch:
-      summary: Change some of a config's settings.
+      summary: Change some of a config's settings; fields left out (or null) stay as they are.
       requestBody:
-        required: true
+        required: false
         content:
           application/json:
             schema: { $ref: "#/components/schemas/Settings" }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
     delete:
       summary: Delete a config with all its keys and history.
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
   /v1/{config}/keys:
     parameters:
@@ -85,13 +95,15 @@ paths:
     get:
       summary: List keys under a prefix, one page at a time, in key order.
       parameters:
-        - { name: prefix, in: query, schema: { type: string, default: "/" }, description: "A directory such as /db (same as /db/)." }
+        - { name: prefix, in: query, schema: { type: string, default: "/", maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/)." }
         - { name: recursive, in: query, schema: { type: boolean, default: false }, description: "Every key below, or only direct children plus sub-prefixes." }
         - $ref: "#/components/parameters/limit"
-        - { name: cursor, in: query, schema: { type: string }, description: "The cursor of the previous page." }
+        - { name: cursor, in: query, schema: { type: string }, description: "The cursor of the previous page (any text is a position: before the prefix starts over, after it ends)." }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
     delete:
       summary: Delete every key under a prefix, atomically; prefix=/ deletes every key of the config.
@@ -99,11 +111,13 @@ paths:
         Both parameters are required, so a config is emptied only when asked for by
         name. The same is DELETE /v1/{config}/keys/{prefix}?recursive.
       parameters:
-        - { name: prefix, in: query, required: true, schema: { type: string }, description: "A directory such as /db (same as /db/); / for every key." }
+        - { name: prefix, in: query, required: true, schema: { type: string, maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/); / for every key." }
         - { name: recursive, in: query, required: true, schema: { type: boolean, enum: [true] } }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
   /v1/{config}/keys/{key}:
     parameters:
@@ -130,6 +144,8 @@ paths:
             application/octet-stream: {}
         "304": { description: The key has not changed since the ETag given. }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
     put:
@@ -140,10 +156,11 @@ paths:
         - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's version is this (0 = absent)." }
         - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's modRevision is this." }
         - { name: prevExist, in: query, schema: { type: boolean }, description: "Only if the key exists (true) or not (false)." }
-        - { name: If-Match, in: header, schema: { type: string }, description: "* (exists) or the ETag (modRevision) the key must have." }
+        - { name: If-Match, in: header, schema: { type: string, pattern: '^(\*|(W/)?("[0-9]{1,18}"|[0-9]{1,18}))$' }, description: "* (exists) or the ETag (modRevision) the key must have." }
         - { name: If-None-Match, in: header, schema: { type: string, enum: ["*"] }, description: "Only if the key does not exist." }
       requestBody:
-        required: true
+        required: false
+        description: The value; no body sets an empty value.
         content:
           "*/*":
             schema: { type: string, format: binary, maxLength: 262144 }
@@ -151,20 +168,26 @@ paths:
         "200": { $ref: "#/components/responses/Envelope" }
         "201": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "412": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
     delete:
-      summary: Delete a key (same conditions as PUT); with ?recursive every key under it.
+      summary: Delete a key (same conditions as PUT).
+      description: >-
+        To delete every key under a prefix, use DELETE /v1/{config}/keys?prefix=P&recursive
+        (also accepted here as DELETE /v1/{config}/keys/P?recursive, without conditions).
       parameters:
-        - { name: recursive, in: query, schema: { type: boolean } }
         - { name: prevValue, in: query, schema: { type: string } }
         - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
         - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
-        - { name: If-Match, in: header, schema: { type: string } }
+        - { name: If-Match, in: header, schema: { type: string, pattern: '^(\*|(W/)?("[0-9]{1,18}"|[0-9]{1,18}))$' } }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "412": { $ref: "#/components/responses/Error" }
   /v1/{config}/history/{key}:
@@ -179,6 +202,8 @@ paths:
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
   /v1/{config}/watch:
     parameters:
@@ -194,8 +219,8 @@ paths:
         Gateway (the Lambda function) responses cannot stream: Server-Sent Events are
         refused with 406 and clients long-poll instead.
       parameters:
-        - { name: key, in: query, schema: { type: string }, description: "Watch one key." }
-        - { name: prefix, in: query, schema: { type: string, default: "/" }, description: "Watch every key under a prefix." }
+        - { name: key, in: query, schema: { type: string, maxLength: 1023, pattern: '^/?(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*$' }, description: "Watch one key." }
+        - { name: prefix, in: query, schema: { type: string, default: "/", maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "Watch every key under a prefix." }
         - { name: fromRevision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Deliver events from this revision on (default: after now; 0 and 1 both mean from the first)." }
         - { name: timeout, in: query, schema: { type: integer, default: 30, minimum: 0, maximum: 3600 }, description: "Long poll: seconds to wait; the server waits at most its own limit (300 s for serve, DISCFG_POLL_TIMEOUT behind API Gateway)." }
         - { name: heartbeat, in: query, schema: { type: integer, default: 15, minimum: 1, maximum: 3600 }, description: "Stream: seconds between heartbeats." }
@@ -209,6 +234,8 @@ paths:
               schema: { $ref: "#/components/schemas/Envelope" }
             text/event-stream: {}
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "406": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
@@ -227,24 +254,37 @@ paths:
             application/yaml: {}
             text/plain: {}
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
   /v1/{config}/import:
     parameters:
       - $ref: "#/components/parameters/config"
     post:
       summary: Write a snapshot's keys in one transaction, one revision per changed key.
+      description: >-
+        The body is a snapshot as export writes it, or a plain mapping of keys to values
+        ({"/db/host": "db1", "port": 5432}; a value that is not a string is kept as its
+        JSON text with content type application/json). YAML (Content-Type
+        application/yaml) and env lines (text/plain) are read too, or whatever
+        ?format=json|yaml|env names. A YAML document may nest 64 levels, and its
+        aliases may not expand it past 100,000 nodes or four times its size.
       parameters:
-        - { name: format, in: query, schema: { type: string, enum: [json, yaml, env] }, description: "Default: from Content-Type, else json." }
         - { name: replace, in: query, schema: { type: boolean }, description: "Also delete keys the snapshot does not contain." }
       requestBody:
         required: true
         content:
-          application/json: {}
-          application/yaml: {}
-          text/plain: {}
+          application/json:
+            schema:
+              oneOf:
+                - $ref: "#/components/schemas/Snapshot"
+                - $ref: "#/components/schemas/PlainMapping"
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
 components:
@@ -262,8 +302,11 @@ components:
       name: key
       in: path
       required: true
-      description: The key's path without its leading slash; it may contain slashes.
-      schema: { type: string }
+      description: >-
+        The key's path without its leading slash; it may contain slashes. Segments are
+        not empty, "." or "..", and hold no control characters; at most 1024 bytes of
+        UTF-8 with the leading slash.
+      schema: { type: string, maxLength: 1023, pattern: '^/?(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*$' }
     limit:
       name: limit
       in: query
@@ -303,26 +346,72 @@ components:
         at: { type: string, format: date-time }
         item: { $ref: "#/components/schemas/Item" }
         prevItem: { $ref: "#/components/schemas/Item" }
+    Snapshot:
+      type: object
+      required: [items]
+      description: As export writes it; config, revision and exportedAt say where it came from and are not read back.
+      properties:
+        config: { description: "The config exported (export writes a string)." }
+        revision: { description: "Its revision then (export writes an integer)." }
+        exportedAt: { description: "When (export writes a date-time)." }
+        items:
+          type: array
+          items:
+            oneOf:
+              - type: object
+                required: [key, value]
+                not: { required: [encoding] }
+                properties:
+                  key: { $ref: "#/components/schemas/KeyPath" }
+                  value: { type: string, maxLength: 262144 }
+                  contentType: { $ref: "#/components/schemas/ContentType" }
+                  expiresAt: { type: string, format: date-time }
+              - type: object
+                required: [key, value, encoding]
+                properties:
+                  key: { $ref: "#/components/schemas/KeyPath" }
+                  value: { type: string, maxLength: 349528, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' }
+                  encoding: { type: string, enum: [base64] }
+                  contentType: { $ref: "#/components/schemas/ContentType" }
+                  expiresAt: { type: string, format: date-time }
+    PlainMapping:
+      type: object
+      not: { required: [items] }
+      propertyNames: { $ref: "#/components/schemas/KeyPath" }
+      additionalProperties: true
+    KeyPath:
+      type: string
+      maxLength: 1023
+      pattern: '^/?(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*$'
+    ContentType:
+      type: string
+      maxLength: 255
+      pattern: '^ *[!#$%&''*+.^_`|~0-9A-Za-z-]+/[!#$%&''*+.^_`|~0-9A-Za-z-]+ *(;[ -~]*)?$'
     Settings:
       type: object
       properties:
-        history: { type: string, description: "Nd (days), N (last N changes) or forever." }
-        description: { type: string }
+        history: { type: [string, "null"], pattern: '^(forever|[1-9][0-9]{0,8}|([1-9][0-9]{0,3}|[12][0-9]{4}|3[0-5][0-9]{3}|36[0-4][0-9]{2}|36500)d)$', description: "Nd (1 to 36500 days), N (the last 1 to 999999999 changes) or forever; null leaves it as it is." }
+        description: { type: [string, "null"] }
         notify:
-          type: array
+          type: [array, "null"]
           description: |
             Where the AWS deployment's stream function announces each change, once per
             target in revision order. Replaced whole by an update; [] clears it. Webhook
             secrets are shown as "(hidden)" to callers without the admin role.
           items: { $ref: "#/components/schemas/NotificationTarget" }
     NotificationTarget:
-      type: object
-      required: [type]
-      properties:
-        type: { type: string, enum: [eventbridge, webhook] }
-        bus: { type: string, description: "eventbridge: the bus name or ARN (default: default)." }
-        url: { type: string, description: "webhook: the http(s) URL changes are POSTed to." }
-        secret: { type: string, description: "webhook: signs deliveries, X-Discfg-Signature = sha256=HEX(HMAC-SHA256(secret, timestamp + '.' + body))." }
+      oneOf:
+        - type: object
+          required: [type]
+          properties:
+            type: { type: string, enum: [eventbridge] }
+            bus: { type: [string, "null"], minLength: 1, maxLength: 1600, pattern: '^[A-Za-z0-9._/:-]+$', description: "The bus name or ARN (default: default)." }
+        - type: object
+          required: [type, url]
+          properties:
+            type: { type: string, enum: [webhook] }
+            url: { type: string, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?$', description: "The http(s) URL changes are POSTed to." }
+            secret: { type: [string, "null"], minLength: 1, description: "Signs deliveries, X-Discfg-Signature = sha256=HEX(HMAC-SHA256(secret, timestamp + '.' + body))." }
     Config:
       type: object
       properties:
@@ -338,7 +427,7 @@ components:
       properties:
         code:
           type: string
-          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, compacted, unauthenticated, permissionDenied, throttled, unavailable, internal]
+          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, compacted, notRepresentable, unauthenticated, permissionDenied, throttled, unavailable, internal]
         message: { type: string }
         field: { type: string }
     Envelope:

@@ -104,8 +104,7 @@ public final class RemoteStore: ConfigStore {
     }
 
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
-        let keyPath = prefix.path.dropFirst().split(separator: "/").map { URLPart.encode(String($0)) }.joined(separator: "/")
-        let path = configPath(config) + "/keys/" + keyPath + "?recursive=true"
+        let path = configPath(config) + "/keys" + URLPart.query([("prefix", prefix.path), ("recursive", "true")])
         return try await transport.envelope(.DELETE, path).events?.map { try $0.event() } ?? []
     }
 

@@ -15,14 +15,14 @@ public enum HistoryRetention: Hashable, Sendable {
     /// Days of history kept: up to a hundred years.
     static let days = NumberField("history", 1...36_500)
     /// Changes of history kept: up to a billion.
-    static let changes = NumberField("history", 1...1_000_000_000)
+    static let changes = NumberField("history", 1...999_999_999)
 
     /// Thirty days, the default.
     public static let `default` = HistoryRetention.days(30)
 
-    /// Parses `30d`, `500` (the last 500 changes) or `forever`.
+    /// Parses `30d`, `500` (the last 500 changes) or `forever`, exactly as written.
     public init(parsing text: String) throws {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let trimmed = text
         if trimmed == "forever" {
             self = .forever
         } else if trimmed.hasSuffix("d"), let days = try? Self.days.parse(trimmed.dropLast()) {
@@ -30,7 +30,7 @@ public enum HistoryRetention: Hashable, Sendable {
         } else if let count = try? Self.changes.parse(trimmed) {
             self = .last(Int(count))
         } else {
-            throw DiscfgError.invalid("history", "history retention \"\(text.debugEscaped)\" is not one of: Nd (1 to 36500 days, e.g. 30d), N (the last 1 to 1000000000 changes), forever")
+            throw DiscfgError.invalid("history", "history retention \"\(text.debugEscaped)\" is not one of: Nd (1 to 36500 days, e.g. 30d), N (the last 1 to 999999999 changes), forever")
         }
     }
 

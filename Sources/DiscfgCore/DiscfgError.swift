@@ -26,6 +26,9 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooLarge
         /// The requested revision is older than the retained history.
         case compacted
+        /// What the config holds cannot be written in the format asked for (binary
+        /// values, control characters or clashing names in env output).
+        case notRepresentable
         /// No credentials were presented.
         case unauthenticated
         /// The credentials may not do this.

@@ -9,11 +9,11 @@ enum EnvFile {
         for entry in snapshot.items {
             let name = variableName(for: entry.key)
             if let other = owners[name] {
-                throw DiscfgError.invalid("format", "keys \(other) and \(entry.key) both become \(name) in env format; use --to json or yaml")
+                throw DiscfgError(.notRepresentable, "keys \(other) and \(entry.key) both become \(name) in env format; use --to json or yaml", field: "format")
             }
             owners[name] = entry.key
             guard let text = String(validating: entry.value, as: UTF8.self) else {
-                throw DiscfgError.invalid("format", "key \(entry.key) holds binary data, which env format cannot carry; use --to json or yaml")
+                throw DiscfgError(.notRepresentable, "key \(entry.key) holds binary data, which env format cannot carry; use --to json or yaml", field: "format")
             }
             lines.append("\(name)=\(try quoted(text, key: entry.key))")
         }
@@ -48,8 +48,10 @@ enum EnvFile {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}":
-                throw DiscfgError.invalid(
-                    "format", "key \(key) holds the control character U+\(String(scalar.value, radix: 16, uppercase: true)), which env format cannot carry; use --to json or yaml"
+                throw DiscfgError(
+                    .notRepresentable,
+                    "key \(key) holds the control character U+\(String(scalar.value, radix: 16, uppercase: true)), which env format cannot carry; use --to json or yaml",
+                    field: "format"
                 )
             default: out.unicodeScalars.append(scalar)
             }

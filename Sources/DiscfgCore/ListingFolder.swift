@@ -14,11 +14,16 @@ public struct ListingFolder {
     public private(set) var hasMore = false
     private var lastEntry: String?
 
-    /// Starts a page; throws `invalidArgument` for a bad limit or a cursor outside the prefix.
+    /// Starts a page; throws `invalidArgument` for a bad limit.
+    ///
+    /// A cursor is the last entry a page held: the page goes on after it. An empty
+    /// cursor, or one before the prefix, starts at the beginning; one after the prefix
+    /// gives an empty last page. Any text is a position, so no cursor is an error.
     public init(_ query: ListQuery) throws {
         try Limits.validatePageSize(query.limit)
-        if let cursor = query.cursor, !cursor.hasPrefix(query.prefix.path) {
-            throw DiscfgError.invalid("cursor", "cursor \"\(cursor.debugEscaped)\" does not belong to a listing of \(query.prefix)")
+        var query = query
+        if let cursor = query.cursor, cursor.isEmpty || cursor.utf8.lexicographicallyPrecedes(query.prefix.path.utf8) {
+            query.cursor = nil
         }
         self.query = query
         lastEntry = query.cursor

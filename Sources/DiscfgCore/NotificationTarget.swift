@@ -87,7 +87,9 @@ extension NotificationTarget: Codable {
         case "webhook":
             let url = try container.decode(String.self, forKey: .url)
             try Self.validate(url: url)
-            self = .webhook(url: url, secret: try container.decodeIfPresent(String.self, forKey: .secret))
+            let secret = try container.decodeIfPresent(String.self, forKey: .secret)
+            if secret?.isEmpty == true { throw DiscfgError.invalid("webhook-secret", "the webhook secret is empty") }
+            self = .webhook(url: url, secret: secret)
         case let other:
             throw DiscfgError.invalid("notify", "notification type \"\(other.debugEscaped)\" is not eventbridge or webhook")
         }

@@ -143,6 +143,9 @@ struct SnapshotDocument: Codable {
                 }
                 expiresAt = date
             }
+            if let encoding = fields["encoding"], !(encoding is String) {
+                throw DiscfgError.invalid("items", "items[\(index)] (\(key)) has an encoding that is not a string")
+            }
             if let contentType = fields["contentType"], !(contentType is String) {
                 throw DiscfgError.invalid("items", "items[\(index)] (\(key)) has a contentType that is not a string")
             }

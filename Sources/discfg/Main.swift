@@ -51,7 +51,7 @@ enum ExitStatus {
 
     static func code(for error: DiscfgError) -> Int32 {
         switch error.code {
-        case .invalidArgument, .compacted: usage
+        case .invalidArgument, .compacted, .notRepresentable: usage
         case .configNotFound, .keyNotFound: notFound
         case .conditionFailed: conditionFailed
         default: Self.error

@@ -30,7 +30,8 @@ struct NumberParameterTests {
 
     @Test("the document declares bounds for every integer parameter")
     func documented() throws {
-        #expect(Self.parameters.count >= 13, "found \(Self.parameters.map(\.description))")
+        let found = try Self.integerParameters()
+        #expect(found.count >= 13, "found \(found.map(\.description))")
     }
 
     @Test("out of range is a 400 naming the parameter; in range never a 5xx", arguments: parameters)

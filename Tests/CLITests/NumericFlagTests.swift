@@ -30,9 +30,10 @@ struct NumericFlagTests {
         Flag(arguments: ["watch"], flag: "--from-revision", range: 1...Int64.max, ends: false),
         Flag(arguments: ["serve"], flag: "--port", range: 0...65535, ends: false),
         Flag(arguments: ["serve"], flag: "--request-timeout", range: 1...3600, ends: false),
+        Flag(arguments: ["serve"], flag: "--max-poll-timeout", range: 1...3600, ends: false),
         Flag(arguments: ["update"], flag: "--read-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--write-capacity", range: 1...1_000_000),
-        Flag(arguments: ["update"], flag: "--history", range: 1...1_000_000_000),
+        Flag(arguments: ["update"], flag: "--history", range: 1...999_999_999),
     ]
 
     static let outOfRange = ["-1", "9223372036854775808", "18446744073709551615", "18446744073709551616", "1000000000000000000000000000000", "abc", "1e3", "0x10"]

@@ -25,9 +25,14 @@ struct ListingFolderTests {
         expectInvalid(field: "limit") { try ListingFolder(Self.query(limit: limit)) }
     }
 
-    @Test(arguments: ["/b/x", "/ab", "", "zzz", "/a"])
-    func cursorOutsideThePrefixIsInvalid(cursor: String) {
-        expectInvalid(field: "cursor", mentioning: ["/a/"]) { try ListingFolder(Self.query("/a", cursor: cursor)) }
+    @Test("a cursor before the prefix, or empty, starts over; one after it scans nothing", arguments: ["", "/a", "/0"])
+    func cursorBeforeThePrefixStartsOver(cursor: String) throws {
+        #expect(try ListingFolder(Self.query("/a", cursor: cursor)).scanStart == "/a/")
+    }
+
+    @Test(arguments: ["/b/x", "/ab", "zzz", "/a0"])
+    func cursorAfterThePrefixScansNothing(cursor: String) throws {
+        #expect(try ListingFolder(Self.query("/a", cursor: cursor)).scanStart >= "/a0")
     }
 
     @Test func scanStartHonoursTheCursor() throws {

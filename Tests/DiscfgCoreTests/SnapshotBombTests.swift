@@ -100,7 +100,10 @@ struct EnvOutputTests {
     func controls() throws {
         for scalar in ["\u{0B}", "\u{0C}", "\u{1E}", "\u{85}", "\u{2028}", "\u{2029}", "\u{00}"] {
             let snapshot = ConfigSnapshot(items: [.init(key: try Key("/k"), value: Data("a\(scalar)b".utf8))])
-            expectInvalid(field: "format", mentioning: ["/k"]) { try SnapshotFormat.env.encode(snapshot) }
+            let error = #expect(throws: DiscfgError.self) { try SnapshotFormat.env.encode(snapshot) }
+            #expect(error?.code == .notRepresentable)
+            #expect(error?.field == "format")
+            #expect(error?.message.contains("/k") == true)
         }
     }
 

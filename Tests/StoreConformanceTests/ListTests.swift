@@ -100,7 +100,7 @@ struct ListTests {
     }
 
     @Test(arguments: StoreKind.allCases)
-    func badCursorsAndLimitsAreInvalid(kind: StoreKind) async throws {
+    func badLimitsAreInvalidAndAnyCursorIsAPosition(kind: StoreKind) async throws {
         try await kind.withStore { store, _ in
             let config = try await Self.prepare(store)
             let prefix = try KeyPrefix("/a/")
@@ -108,12 +108,18 @@ struct ListTests {
                 let error = await expectError(.invalidArgument, "limit \(limit)") { try await store.list(in: config, ListQuery(limit: limit)) }
                 #expect(error?.field == "limit")
             }
-            for cursor in ["/b", "zzz", "", "/ab"] {
-                let error = await expectError(.invalidArgument, "cursor \(cursor)") {
-                    try await store.list(in: config, ListQuery(prefix: prefix, cursor: cursor))
-                }
-                #expect(error?.field == "cursor")
+            let underA = Self.paths.filter { $0.hasPrefix("/a/") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            // Before the prefix, or empty: from the start. After it: an empty last page.
+            for cursor in ["", "/", "/0", "/a"] {
+                let page = try await store.list(in: config, ListQuery(prefix: prefix, cursor: cursor))
+                #expect(page.items.map(\.key.path) == underA, "cursor \(cursor)")
             }
+            for cursor in ["/b", "zzz", "/ab", "/a0", "\u{FFFF}"] {
+                let page = try await store.list(in: config, ListQuery(prefix: prefix, cursor: cursor))
+                #expect(page.items.isEmpty && page.prefixes.isEmpty && page.nextCursor == nil, "cursor \(cursor)")
+            }
+            let fromMiddle = try await store.list(in: config, ListQuery(prefix: prefix, cursor: "/a/b0x"))
+            #expect(fromMiddle.items.map(\.key.path) == underA.filter { !$0.utf8.lexicographicallyPrecedes("/a/b0x".utf8) })
             #expect(try await store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.count == Self.paths.count)
         }
     }

@@ -41,6 +41,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds (1-3600).", valueName: "seconds"),
             transform: { Int(try NumberField("--request-timeout", 1...3600).parse($0)) })
     var requestTimeout: Int = 30
+    @Option(name: .customLong("max-poll-timeout"), help: ArgumentHelp("The longest a long-poll watch waits, in seconds (1-3600); shorter for proxies that cut idle connections.", valueName: "seconds"),
+            transform: { Int(try NumberField("--max-poll-timeout", 1...3600).parse($0)) })
+    var maxPollTimeout: Int = 300
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
@@ -72,6 +75,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.host = host
             configuration.port = port
             configuration.api.requestTimeout = .seconds(requestTimeout)
+            configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
+            configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
             let authenticator = Authenticator(mode: mode, store: tokens)
             let authText = switch mode {
             case .open: "none"
