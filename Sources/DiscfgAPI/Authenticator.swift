@@ -17,16 +17,21 @@ public final class Authenticator: Sendable {
         case open
         /// Every request needs a valid token.
         case required
-        /// Open until the first token exists, then required.
+        /// Open until the first token is ever issued, then required for good: revoking
+        /// every token does not open it again (``TokenStore/forgetIssuedTokens()`` does).
         case onceTokensExist
     }
 
     private struct Cache {
         var tokens: [String: AccessToken] = [:]
+        var issued = false
         var loadedAt: ContinuousClock.Instant?
     }
 
     public let mode: Mode
+    /// Whether callers from other machines may come in without a token while the
+    /// server is open (`--insecure`); otherwise only loopback peers may.
+    public let openToRemotePeers: Bool
     private let store: (any TokenStore)?
     private let cacheLifetime: Duration
     private let cache = Mutex(Cache())
@@ -36,10 +41,12 @@ public final class Authenticator: Sendable {
     ///   - mode: when tokens are required.
     ///   - store: where token records are; nil only with `.open`.
     ///   - cacheLifetime: how long token records are trusted before reading them again.
-    public init(mode: Mode, store: (any TokenStore)?, cacheLifetime: Duration = .seconds(2)) {
+    ///   - openToRemotePeers: let non-loopback callers in without a token while open.
+    public init(mode: Mode, store: (any TokenStore)?, cacheLifetime: Duration = .seconds(2), openToRemotePeers: Bool = false) {
         self.mode = store == nil ? .open : mode
         self.store = store
         self.cacheLifetime = cacheLifetime
+        self.openToRemotePeers = openToRemotePeers
     }
 
     /// An authenticator that lets everyone in.
@@ -59,10 +66,14 @@ public final class Authenticator: Sendable {
     /// Who is calling: the transport's caller, the token's holder, or anonymous.
     public func identify(_ request: Request, context: some DiscfgRequestContext) async throws -> Caller {
         if let caller = context.authenticatedCaller { return caller }
-        let header = request.headers[.authorization]
-        if mode == .open { return .anonymous }
-        let tokens = try await currentTokens()
-        if mode == .onceTokensExist, tokens.isEmpty, header == nil { return .anonymous }
+        return try await identify(authorization: request.headers[.authorization], peerIsLoopback: context.peerIsLoopback)
+    }
+
+    /// Who is calling, from the `Authorization` header and where the caller connected from.
+    func identify(authorization header: String?, peerIsLoopback: Bool?) async throws -> Caller {
+        if mode == .open { return try anonymous(peerIsLoopback: peerIsLoopback) }
+        let (tokens, issued) = try await currentTokens()
+        if mode == .onceTokensExist, !issued, header == nil { return try anonymous(peerIsLoopback: peerIsLoopback) }
         guard let header else {
             throw DiscfgError(.unauthenticated, "this server needs a bearer token: send 'Authorization: Bearer <token>' (create one with 'discfg token create')", field: "authorization")
         }
@@ -78,15 +89,30 @@ public final class Authenticator: Sendable {
         return Caller(name: "token:\(record.id)", role: record.role, configs: record.configs)
     }
 
-    private func currentTokens() async throws -> [String: AccessToken] {
+    /// The anonymous caller of an open server: anyone on this machine, and others only
+    /// when the server was told so. Checked on every request, whatever the bind.
+    private func anonymous(peerIsLoopback: Bool?) throws -> Caller {
+        guard openToRemotePeers || peerIsLoopback != false else {
+            throw DiscfgError(
+                .unauthenticated,
+                "this server takes requests without a token only from its own machine; send 'Authorization: Bearer <token>' (create one with 'discfg token create')",
+                field: "authorization"
+            )
+        }
+        return .anonymous
+    }
+
+    /// Valid tokens by id, and whether any was ever issued.
+    private func currentTokens() async throws -> ([String: AccessToken], Bool) {
         let now = ContinuousClock.now
-        if let cached = cache.withLock({ cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? cache.tokens : nil }) {
+        if let cached = cache.withLock({ cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil }) {
             return cached
         }
-        guard let store else { return [:] }
+        guard let store else { return ([:], false) }
         let tokens = Dictionary(uniqueKeysWithValues: try await store.listTokens().map { ($0.id, $0) })
-        cache.withLock { $0 = Cache(tokens: tokens, loadedAt: now) }
-        return tokens
+        let issued = tokens.isEmpty ? try await store.tokensWereIssued() : true
+        cache.withLock { $0 = Cache(tokens: tokens, issued: issued, loadedAt: now) }
+        return (tokens, issued)
     }
 }
 

@@ -1,5 +1,6 @@
 import DiscfgCore
 import Hummingbird
+import NIOCore
 
 /// Who is making a request and what they may do.
 public struct Caller: Sendable, Hashable {
@@ -42,19 +43,37 @@ public protocol DiscfgRequestContext: RequestContext {
     /// When the transport gives up on the request (a Lambda invocation's deadline);
     /// long polls end before it.
     var deadline: ContinuousClock.Instant? { get }
+    /// Whether the caller connected from this machine; nil when the transport cannot
+    /// say (behind API Gateway, which authenticates callers itself).
+    var peerIsLoopback: Bool? { get }
 }
 
 extension DiscfgRequestContext {
     public var authenticatedCaller: Caller? { nil }
     public var supportsStreaming: Bool { true }
     public var deadline: ContinuousClock.Instant? { nil }
+    public var peerIsLoopback: Bool? { nil }
 }
 
 /// The request context of `discfg serve`.
 public struct APIRequestContext: DiscfgRequestContext {
     public var coreContext: CoreRequestContextStorage
+    public let peerIsLoopback: Bool?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
+        peerIsLoopback = source.channel.remoteAddress.map(Self.isLoopback)
+    }
+
+    /// 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104, or a Unix socket.
+    static func isLoopback(_ address: SocketAddress) -> Bool {
+        switch address {
+        case .v4(let v4): return (UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24) == 127
+        case .v6(let v6):
+            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
+            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
+            return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
+        case .unixDomainSocket: return true
+        }
     }
 }

@@ -13,7 +13,11 @@ extension DiscfgAPI {
 
     /// `POST /admin/sweep`: expire due keys now, rather than at the next scheduled sweep.
     func sweep(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
-        _ = try await authenticator.authorize(request, context: context, role: .admin, config: nil)
+        let caller = try await authenticator.authorize(request, context: context, role: .admin, config: nil)
+        // A sweep touches, and answers with, every config's expired values.
+        guard caller.configs == nil else {
+            throw DiscfgError(.permissionDenied, "\(caller.name) is scoped to some configs; a sweep expires keys in every config and needs an admin of all", field: "authorization")
+        }
         let events = try await store.sweepExpired()
         var envelope = Envelope(action: "sweep")
         envelope.events = events.map(EventDocument.init)

@@ -64,4 +64,18 @@ public protocol TokenStore: Sendable {
     func listTokens() async throws -> [AccessToken]
     /// Deletes a token; throws `invalidArgument` naming the id when there is none.
     func revokeToken(id: String) async throws
+    /// Whether a token was ever saved here, revoked or not. A server that is open
+    /// until the first token exists stays closed once this is true: revoking the last
+    /// token is a rotation, not a way to open the server.
+    func tokensWereIssued() async throws -> Bool
+    /// Forgets that tokens were issued, so a loopback server in `--auth auto` is open
+    /// again; throws `invalidArgument` while any token is still valid.
+    func forgetIssuedTokens() async throws
+}
+
+extension TokenStore {
+    /// The error for forgetting tokens while some are still valid.
+    public static func tokensRemain(_ count: Int) -> DiscfgError {
+        DiscfgError.invalid("token", "\(count) token(s) are still valid; revoke them first ('discfg token list', 'discfg token revoke ID')")
+    }
 }

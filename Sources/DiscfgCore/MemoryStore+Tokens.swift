@@ -7,6 +7,7 @@ extension MemoryStore: TokenStore {
             guard tokens[token.id] == nil else { throw DiscfgError.invalid("token", "a token with id \(token.id) already exists") }
             tokens[token.id] = token
         }
+        tokensIssued.withLock { $0 = true }
     }
 
     public func token(id: String) async throws -> AccessToken? {
@@ -21,5 +22,15 @@ extension MemoryStore: TokenStore {
         try tokens.withLock { tokens in
             guard tokens.removeValue(forKey: id) != nil else { throw DiscfgError.invalid("token", "no token with id \(id)") }
         }
+    }
+
+    public func tokensWereIssued() async throws -> Bool {
+        tokensIssued.withLock { $0 }
+    }
+
+    public func forgetIssuedTokens() async throws {
+        let remaining = tokens.withLock { $0.count }
+        guard remaining == 0 else { throw Self.tokensRemain(remaining) }
+        tokensIssued.withLock { $0 = false }
     }
 }

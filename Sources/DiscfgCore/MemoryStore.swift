@@ -13,6 +13,8 @@ public final class MemoryStore: ConfigStore {
 
     private let state = Mutex<[ConfigName: ConfigState]>([:])
     let tokens = Mutex<[String: AccessToken]>([:])
+    /// Whether a token was ever saved, for ``TokenStore/tokensWereIssued()``.
+    let tokensIssued = Mutex(false)
     private let clock: any WallClock
     private let notifier = ChangeNotifier()
     private let sweeper = ExpirySweeper()

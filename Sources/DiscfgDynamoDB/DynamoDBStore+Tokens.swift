@@ -3,9 +3,20 @@ import DiscfgCore
 import Foundation
 
 /// Bearer tokens live in the same table, under `pk=#tokens, sk=ID`, so the store that
-/// holds the configuration also guards it.
+/// holds the configuration also guards it. `sk=#issued` marks that a token was ever
+/// saved; it outlives revocation.
 extension DynamoDBStore: TokenStore {
+    static let issuedMarker = "#issued"
+
     public func saveToken(_ token: AccessToken) async throws {
+        // The mark first: a token never exists without it.
+        var marker = DynamoDBLayout.key(DynamoDBLayout.tokensPK, Self.issuedMarker)
+        marker["created"] = .number(token.createdAt.milliseconds)
+        do {
+            _ = try await connection.raw("PutItem", PutItemInput(TableName: connection.table, Item: marker), as: IgnoredOutput.self)
+        } catch {
+            throw connection.mapped(error, operation: "PutItem")
+        }
         var item = DynamoDBLayout.key(DynamoDBLayout.tokensPK, token.id)
         item["hash"] = .b(token.hash)
         item["role"] = .s(token.role.rawValue)
@@ -40,6 +51,22 @@ extension DynamoDBStore: TokenStore {
             _ = try await connection.raw("DeleteItem", input, as: IgnoredOutput.self)
         } catch let error as AWSError where error.code == .conditionalCheckFailed {
             throw DiscfgError(.invalidArgument, "no token with id \(id)", field: "token")
+        } catch {
+            throw connection.mapped(error, operation: "DeleteItem")
+        }
+    }
+
+    public func tokensWereIssued() async throws -> Bool {
+        if try await connection.getItem(DynamoDBLayout.key(DynamoDBLayout.tokensPK, Self.issuedMarker), consistent: true) != nil { return true }
+        return try await !listTokens().isEmpty
+    }
+
+    public func forgetIssuedTokens() async throws {
+        let remaining = try await listTokens().count
+        guard remaining == 0 else { throw Self.tokensRemain(remaining) }
+        let input = DeleteItemInput(TableName: connection.table, Key: DynamoDBLayout.key(DynamoDBLayout.tokensPK, Self.issuedMarker))
+        do {
+            _ = try await connection.raw("DeleteItem", input, as: IgnoredOutput.self)
         } catch {
             throw connection.mapped(error, operation: "DeleteItem")
         }

@@ -31,10 +31,10 @@ public struct LambdaAccess: Sendable, Equatable {
     public var modes: Modes
     /// Principal patterns and their roles, first match wins.
     public var rules: [Rule]
-    /// The role of an IAM principal no rule matches; nil refuses it.
+    /// The role of an IAM principal no rule matches; nil (the default) refuses it.
     public var defaultRole: Role?
 
-    public init(modes: Modes, rules: [Rule] = [], defaultRole: Role? = .admin) {
+    public init(modes: Modes, rules: [Rule] = [], defaultRole: Role? = nil) {
         self.modes = modes
         self.rules = rules
         self.defaultRole = defaultRole
@@ -42,10 +42,13 @@ public struct LambdaAccess: Sendable, Equatable {
 
     /// Reads the settings from the environment, naming the variable at fault.
     public init(environment: [String: String]) throws {
-        let auth = environment["DISCFG_AUTH"].flatMap { $0.isEmpty ? nil : $0 } ?? "iam"
+        // Unset means IAM; set, it must say something: an empty value never means "no auth".
+        let auth = environment["DISCFG_AUTH"] ?? "iam"
         var modes: Modes = []
-        for part in auth.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces).lowercased() }) {
+        let parts = auth.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        for part in parts {
             switch part {
+            case "": throw DiscfgError.invalid("DISCFG_AUTH", "DISCFG_AUTH=\"\(auth)\" has an empty entry; set iam, token, iam,token or none")
             case "iam": modes.insert(.iam)
             case "token": modes.insert(.token)
             case "none": break
@@ -57,7 +60,9 @@ public struct LambdaAccess: Sendable, Equatable {
         }
         self.modes = modes
         rules = try Self.parseRules(environment["DISCFG_IAM_ROLES"] ?? "")
-        let fallback = (environment["DISCFG_IAM_DEFAULT_ROLE"] ?? "admin").trimmingCharacters(in: .whitespaces).lowercased()
+        // Unset refuses principals no rule names: IAM letting a caller invoke the API
+        // does not make it an administrator of every config.
+        let fallback = (environment["DISCFG_IAM_DEFAULT_ROLE"] ?? "none").trimmingCharacters(in: .whitespaces).lowercased()
         if fallback == "none" {
             defaultRole = nil
         } else if let role = Role(rawValue: fallback) {
@@ -81,8 +86,11 @@ public struct LambdaAccess: Sendable, Equatable {
             guard let first = parts.first, let role = Role(rawValue: first.lowercased()) else {
                 throw DiscfgError.invalid("DISCFG_IAM_ROLES", "the role in \"\(entry)\" is not read, write or admin")
             }
+            if parts.count == 1, spec.hasSuffix("@") {
+                throw DiscfgError.invalid("DISCFG_IAM_ROLES", "\"\(entry)\" in DISCFG_IAM_ROLES names no config after '@'; leave '@' out for every config")
+            }
             let configs = try parts.dropFirst().first.map { list in
-                try list.split(separator: "+").map { name in
+                try list.split(separator: "+", omittingEmptySubsequences: false).map { name in
                     do {
                         return try ConfigName(String(name))
                     } catch let error as DiscfgError {
@@ -140,4 +148,7 @@ struct NoTokens: TokenStore {
     func revokeToken(id: String) async throws {
         throw DiscfgError(.invalidArgument, "no token with id \(id)", field: "token")
     }
+
+    func tokensWereIssued() async throws -> Bool { true }
+    func forgetIssuedTokens() async throws {}
 }

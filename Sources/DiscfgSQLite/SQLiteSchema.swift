@@ -6,7 +6,7 @@ import DiscfgCore
 /// History rows carry the item before the change, so a read at a past revision and an
 /// event's `prevItem` survive compaction of older rows.
 enum SQLiteSchema {
-    static let version = 2
+    static let version = 3
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -54,7 +54,7 @@ enum SQLiteSchema {
     """
 
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
-    static let migrations = [create, tokens]
+    static let migrations = [create, tokens, tokenHistory]
 
     static let tokens = """
     CREATE TABLE IF NOT EXISTS tokens (
@@ -65,6 +65,16 @@ enum SQLiteSchema {
         description TEXT,
         created_at INTEGER NOT NULL
     ) WITHOUT ROWID;
+    """
+
+    /// One row once any token was saved, kept when tokens are revoked; a file that
+    /// already holds tokens gets it at once.
+    static let tokenHistory = """
+    CREATE TABLE IF NOT EXISTS token_history (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        first_issued_at INTEGER NOT NULL
+    );
+    INSERT OR IGNORE INTO token_history (id, first_issued_at) SELECT 1, min(created_at) FROM tokens HAVING count(*) > 0;
     """
 
     /// Creates the tables on a new file; refuses a file written by a newer discfg.

@@ -10,6 +10,7 @@ extension SQLiteStore: TokenStore {
                 [.text(token.id), .blob(token.hash), .text(token.role.rawValue), .optional(configs), .optional(token.description), .integer(token.createdAt.milliseconds)]
             )
             guard inserted == 1 else { throw DiscfgError(.invalidArgument, "a token with id \(token.id) already exists", field: "token") }
+            _ = try connection.run("INSERT OR IGNORE INTO token_history (id, first_issued_at) VALUES (1, ?)", [.integer(token.createdAt.milliseconds)])
         }
     }
 
@@ -26,6 +27,18 @@ extension SQLiteStore: TokenStore {
             guard try connection.run("DELETE FROM tokens WHERE id = ?", [.text(id)]) == 1 else {
                 throw DiscfgError(.invalidArgument, "no token with id \(id)", field: "token")
             }
+        }
+    }
+
+    public func tokensWereIssued() async throws -> Bool {
+        try readers.read { try $0.first("SELECT 1 FROM token_history UNION ALL SELECT 1 FROM tokens LIMIT 1", []) { _ in true } ?? false }
+    }
+
+    public func forgetIssuedTokens() async throws {
+        try await writer.write { connection in
+            let remaining = try connection.first("SELECT count(*) FROM tokens", []) { $0.integer(0) } ?? 0
+            guard remaining == 0 else { throw Self.tokensRemain(Int(remaining)) }
+            _ = try connection.run("DELETE FROM token_history", [])
         }
     }
 

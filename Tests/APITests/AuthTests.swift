@@ -1,6 +1,7 @@
-import DiscfgAPI
+@testable import DiscfgAPI
 import DiscfgCore
 import Foundation
+import NIOCore
 import Testing
 
 @Suite("API: bearer tokens")
@@ -63,5 +64,74 @@ struct AuthTests {
         #expect(record.hash.count == 32)
         #expect(TokenFormat.id(of: "dcfg_short") == nil)
         #expect(TokenFormat.id(of: "other_abcdefabcdef_secret") == nil)
+    }
+}
+
+@Suite("API: authentication never opens by itself")
+struct AuthStaysOnTests {
+    @Test("auto mode: revoking the last token keeps tokens required; forgetting them, with none valid, opens it again")
+    func revokingTheLastTokenKeepsAuthOn() async throws {
+        let server = try await LiveServer.start(auth: .onceTokensExist)
+        defer { Task { await server.stop() } }
+        #expect(try await server.put("/v1/app", "").status == 201)
+        let (token, record) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+        try await server.store.saveToken(record)
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await server.put("/v1/app/keys/k", "v").status == 401)
+        #expect(try await server.put("/v1/app/keys/k", "v", headers: [("Authorization", "Bearer \(token)")]).status == 201)
+        try await server.store.revokeToken(id: record.id)
+        try await Task.sleep(for: .milliseconds(20))
+        let anonymous = try await server.put("/v1/app/keys/k", "anyone")
+        #expect(anonymous.status == 401, "revoking the last token opened the server: \(anonymous.text)")
+        #expect(try await server.get("/v1/app/keys/k").status == 401)
+        #expect(try await server.store.tokensWereIssued())
+        try await server.store.forgetIssuedTokens()
+        try await Task.sleep(for: .milliseconds(20))
+        #expect(try await server.get("/v1/app/keys/k").status == 200)
+    }
+
+    @Test("forgetting issued tokens is refused while one is valid")
+    func forgetNeedsNoValidToken() async throws {
+        let server = try await LiveServer.start(auth: .onceTokensExist)
+        defer { Task { await server.stop() } }
+        let (_, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+        try await server.store.saveToken(record)
+        await #expect(throws: DiscfgError.self) { try await server.store.forgetIssuedTokens() }
+        #expect(try await server.store.tokensWereIssued())
+    }
+
+    @Test("an open server lets in callers from this machine only, unless told otherwise")
+    func openOnlyToLoopbackPeers() async throws {
+        for mode in [Authenticator.Mode.open, .onceTokensExist] {
+            let closed = Authenticator(mode: mode, store: MemoryStore())
+            #expect(try await closed.identify(authorization: nil, peerIsLoopback: true) == .anonymous)
+            #expect(try await closed.identify(authorization: nil, peerIsLoopback: nil) == .anonymous)
+            await #expect(throws: DiscfgError.self) { try await closed.identify(authorization: nil, peerIsLoopback: false) }
+            let insecure = Authenticator(mode: mode, store: MemoryStore(), openToRemotePeers: true)
+            #expect(try await insecure.identify(authorization: nil, peerIsLoopback: false) == .anonymous)
+        }
+    }
+
+    @Test("loopback peers are 127/8, ::1 and IPv4-mapped 127/8; nothing else")
+    func loopbackAddresses() throws {
+        for address in ["127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"] {
+            #expect(APIRequestContext.isLoopback(try SocketAddress(ipAddress: address, port: 1)), "\(address)")
+        }
+        for address in ["10.0.0.1", "192.168.1.1", "0.0.0.0", "::", "fe80::1", "::ffff:10.0.0.1", "128.0.0.1", "::2"] {
+            #expect(!APIRequestContext.isLoopback(try SocketAddress(ipAddress: address, port: 1)), "\(address)")
+        }
+    }
+
+    @Test("a sweep needs an admin of every config: a scoped admin gets 403 and sees no value")
+    func scopedAdminCannotSweep() async throws {
+        let server = try await LiveServer.start(auth: .required)
+        defer { Task { await server.stop() } }
+        let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+        let (scoped, scopedRecord) = TokenFormat.generate(role: .admin, configs: [try ConfigName("a")], description: nil, now: Date())
+        for record in [adminRecord, scopedRecord] { try await server.store.saveToken(record) }
+        let denied = try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(scoped)")])
+        #expect(denied.status == 403)
+        #expect(try denied.envelope().events == nil)
+        #expect(try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(admin)")]).status == 200)
     }
 }

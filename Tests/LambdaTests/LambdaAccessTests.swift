@@ -18,13 +18,21 @@ struct LambdaAccessTests {
         #expect(access.caller(forPrincipal: "arn:aws:iam::1:user/a=b")?.role == .write, "IAM names may hold '='; the last one splits")
         #expect(access.caller(forPrincipal: "arn:aws:iam::1:user/zed")?.role == .admin)
         #expect(access.caller(forPrincipal: "arn:aws:iam::2:user/zed") == nil, "no rule and default none: refused")
-        #expect(try LambdaAccess(environment: [:]) == LambdaAccess(modes: .iam, rules: [], defaultRole: .admin), "IAM with admin by default")
+        #expect(try LambdaAccess(environment: [:]) == LambdaAccess(modes: .iam, rules: [], defaultRole: nil), "IAM, refusing principals no rule names")
+        #expect(try LambdaAccess(environment: [:]).caller(forPrincipal: "arn:aws:iam::1:user/anyone") == nil)
+        #expect(try LambdaAccess(environment: ["DISCFG_IAM_DEFAULT_ROLE": "read"]).caller(forPrincipal: "arn:aws:iam::1:user/anyone")?.role == .read)
         #expect(try LambdaAccess(environment: ["DISCFG_AUTH": "none"]).modes.isEmpty)
     }
 
     @Test("bad settings name the variable", arguments: [
         ["DISCFG_AUTH": "password"],
         ["DISCFG_AUTH": "none,iam"],
+        ["DISCFG_AUTH": ""],
+        ["DISCFG_AUTH": ","],
+        ["DISCFG_AUTH": " , "],
+        ["DISCFG_AUTH": "iam,"],
+        ["DISCFG_IAM_ROLES": "arn:aws:iam::1:user/a=write@"],
+        ["DISCFG_IAM_ROLES": "arn:aws:iam::1:user/a=write@app+"],
         ["DISCFG_IAM_ROLES": "arn:aws:iam::1:user/a"],
         ["DISCFG_IAM_ROLES": "arn:aws:iam::1:user/a=root"],
         ["DISCFG_IAM_ROLES": "arn:aws:iam::1:user/a=read@bad name"],

@@ -75,6 +75,8 @@ final class RunningLambda: Sendable {
         environment["AWS_LAMBDA_LOG_STREAM_NAME"] = "2026/01/01/[$LATEST]0123456789abcdef"
         environment["DISCFG_STORE"] = table.store
         environment["DISCFG_EVENTS_ENDPOINT"] = table.moto.endpoint.absoluteString
+        // The gateway events' default caller administers everything, by name.
+        environment["DISCFG_IAM_ROLES"] = "arn:aws:iam::123456789012:user/ci=admin"
         environment.merge(extra) { _, new in new }
         return environment
     }

@@ -15,10 +15,13 @@ struct ServeCommand: AsyncParsableCommand {
         SIGTERM or Ctrl-C stops it gracefully, finishing requests in flight.
 
         Authentication uses bearer tokens ('discfg token create'):
-          --auth auto      open until the first token exists, then required (default)
+          --auth auto      open until the first token is created, then required for
+                           good: revoking every token keeps it required (default)
           --auth token     always required
           --auth none      never required
-        A non-loopback --host needs tokens unless --insecure is given.
+        Without a token, only callers on this machine are let in. A non-loopback
+        --host needs tokens unless --insecure is given, which also lets other
+        machines in without one.
 
         Examples:
           discfg serve
@@ -37,7 +40,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Port to listen on (0 picks a free one).", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
     var port = 8899
     @Option(name: .long, help: "When bearer tokens are required: auto, token or none.") var auth: AuthMode = .auto
-    @Flag(name: .long, help: "Allow a non-loopback address without tokens.") var insecure = false
+    @Flag(name: .long, help: "Allow a non-loopback address without tokens, and callers from other machines without one.") var insecure = false
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds (1-3600).", valueName: "seconds"),
             transform: { Int(try NumberField("--request-timeout", 1...3600).parse($0)) })
     var requestTimeout: Int = 30
@@ -52,12 +55,13 @@ struct ServeCommand: AsyncParsableCommand {
             let store = try global.openStore()
             let tokens = store as? any TokenStore
             let tokenCount = try await tokens?.listTokens().count ?? 0
+            let issued = try await tokens?.tokensWereIssued() ?? false
             let mode: Authenticator.Mode = switch auth {
             case .none: .open
             case .token: .required
             case .auto: .onceTokensExist
             }
-            if !Self.isLoopback(host), !insecure, mode == .open || (mode == .onceTokensExist && tokenCount == 0) {
+            if !Self.isLoopback(host), !insecure, mode == .open || (mode == .onceTokensExist && !issued) {
                 throw usage(
                     "refusing to serve on \(host) without authentication: create a token ('discfg token create --role read') and use --auth token, or pass --insecure",
                     field: "--host"
@@ -77,11 +81,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.api.requestTimeout = .seconds(requestTimeout)
             configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
             configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
-            let authenticator = Authenticator(mode: mode, store: tokens)
+            let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
+            let reach = insecure ? "" : ", and only from this machine"
             let authText = switch mode {
-            case .open: "none"
-            case .required: "bearer tokens (\(tokenCount) exist)"
-            case .onceTokensExist: tokenCount == 0 ? "none until a token is created" : "bearer tokens (\(tokenCount) exist)"
+            case .open: "none\(reach)"
+            case .required: "bearer tokens (\(tokenCount) valid)"
+            case .onceTokensExist: issued ? "bearer tokens (\(tokenCount) valid)" : "none until a token is created\(reach)"
             }
             let storeName = global.storeDescription
             let app = DiscfgServer.makeApplication(
@@ -109,12 +114,17 @@ struct TokenCommand: AsyncParsableCommand {
         once, when created. Roles: read (get, list, history, watch, export), write (also
         set, delete, import), admin (also create, update and delete configs).
 
+        Once a token has been created, a server in --auth auto requires tokens even
+        after every token is revoked; 'discfg token forget' (with no valid token left)
+        opens it to this machine again.
+
         Examples:
           discfg token create --role read --config myapp-prod --description "web tier"
           discfg token list
           discfg token revoke 3f9a0c12b7de
+          discfg token forget --yes
         """,
-        subcommands: [Create.self, List.self, Revoke.self]
+        subcommands: [Create.self, List.self, Revoke.self, Forget.self]
     )
 
     struct Create: AsyncParsableCommand {
@@ -177,7 +187,34 @@ struct TokenCommand: AsyncParsableCommand {
                 try await global.openTokenStore().revokeToken(id: id)
                 var envelope = Envelope(action: "token-revoke")
                 envelope.message = id
-                output.emit(envelope) { "revoked token \(id); servers stop accepting it within a few seconds" }
+                let remaining = try await global.openTokenStore().listTokens().count
+                output.emit(envelope) {
+                    "revoked token \(id); servers stop accepting it within a few seconds"
+                        + (remaining == 0 ? "\nno valid token is left: servers keep requiring one ('discfg token create'; 'discfg token forget' to open them again)" : "")
+                }
+            }
+        }
+    }
+
+    struct Forget: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget that tokens were issued, so a loopback server in --auth auto is open again.",
+            discussion: "Refused while any token is valid. Servers notice within a few seconds."
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
+
+        func run() async throws {
+            try await global.run("token-forget") { output in
+                let store = try global.openTokenStore()
+                let remaining = try await store.listTokens().count
+                guard remaining == 0 else { throw DiscfgError.invalid("token", "\(remaining) token(s) are still valid; revoke them first ('discfg token list', 'discfg token revoke ID')") }
+                try Confirmation.require("open servers in --auth auto to this machine without tokens", yes: yes)
+                try await store.forgetIssuedTokens()
+                var envelope = Envelope(action: "token-forget")
+                envelope.message = "forgotten"
+                output.emit(envelope) { "servers in --auth auto on loopback take requests without a token again" }
             }
         }
     }
