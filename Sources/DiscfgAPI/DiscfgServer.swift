@@ -16,6 +16,8 @@ public enum DiscfgServer {
         public var sweepInterval: Duration = .seconds(1)
         /// API limits and timings.
         public var api = DiscfgAPI.Options()
+        /// Origins whose web pages may call the API (`--cors-origin`); none by default.
+        public var allowedOrigins: [String] = []
 
         /// The defaults.
         public init() {}
@@ -27,6 +29,7 @@ public enum DiscfgServer {
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: AccessLogMiddleware(metrics: metrics))
+        router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
         router.get("/healthz") { _, _ in
             _ = try await store.listConfigs()
             return APIResponse.bytes(Data("{\"status\":\"ok\"}\n".utf8), contentType: APIResponse.jsonContentType)

@@ -14,7 +14,12 @@ info:
     Every response is a JSON envelope {action, item, prevItem, revision, ...}; errors
     carry {error: {code, message, field}} and never a 500 for bad input.
     Authentication is a bearer token (Authorization: Bearer dcfg_...) when the server
-    requires one; behind API Gateway it may be IAM (SigV4) instead.
+    requires one; behind API Gateway it may be IAM (SigV4) instead. A server open
+    without tokens takes requests only from its own machine.
+    discfg serve refuses web pages: a request whose Origin is another site's (unless
+    allowed with --cors-origin) may only read, and gets no CORS headers (403
+    otherwise); on a loopback server a Host header that does not name this machine
+    gets 421.
 servers:
   - url: http://127.0.0.1:8899
 security:

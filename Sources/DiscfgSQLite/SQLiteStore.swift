@@ -23,14 +23,21 @@ public final class SQLiteStore: ConfigStore {
     private let sweeper = ExpirySweeper()
 
     /// Opens the store at `path`, creating the file, its directory and tables if needed.
+    ///
+    /// The store holds credentials: a folder it creates is 0700 and a file it creates
+    /// 0600 (SQLite gives the -wal and -shm files the file's mode). Existing folders
+    /// and files keep theirs.
     /// - Throws: `unavailable` when the file cannot be opened or is not a discfg store.
     public init(path: String, clock: any WallClock = SystemClock()) throws {
         self.path = path
         self.clock = clock
         let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         }
+        // An empty file is an empty database; creating it here fixes its mode.
+        let created = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+        if created >= 0 { close(created) }
         let connection = try SQLiteConnection(path: path, create: true)
         let mode = try connection.first("PRAGMA journal_mode = WAL") { $0.text(0) }
         guard mode == "wal" else {

@@ -68,11 +68,13 @@ struct HTTPAPIEventTests {
                 let (outOfScope, _) = try await lambda.request(GatewayEvent.httpAPI(Request("GET", "/v1/other/keys/x"), callerARN: Self.deployer))
                 #expect(outOfScope.statusCode == 403, "write@app does not reach config other: \(outOfScope.raw)")
 
-                // No pattern matches: the default role, admin.
-                let (admin, _) = try await lambda.request(GatewayEvent.httpAPI(
+                // No pattern matches and no DISCFG_IAM_DEFAULT_ROLE: refused.
+                let (stranger, _) = try await lambda.request(GatewayEvent.httpAPI(
                     Request("PUT", "/v1/other/keys/x", text: "2"), callerARN: Self.stranger
                 ))
-                #expect(admin.statusCode == 200, "\(admin.raw)")
+                #expect(stranger.statusCode == 403, "invoking the API made a stranger an admin: \(stranger.raw)")
+                let (strangerReads, _) = try await lambda.request(GatewayEvent.httpAPI(Request("GET", "/v1/app"), callerARN: Self.stranger))
+                #expect(strangerReads.statusCode == 403, "\(strangerReads.raw)")
             }
             #expect(try await table.cli.json("get", "app", "db/host").item?.value == "db.internal", "the refused write changed nothing")
         }
@@ -98,7 +100,7 @@ struct HTTPAPIEventTests {
     func restAPIIdentity() async throws {
         try await withMotoTable { table in
             try await table.createConfig("app")
-            try await withLambda(table, environment: ["DISCFG_IAM_ROLES": "\(Self.reader)=read"]) { lambda in
+            try await withLambda(table, environment: ["DISCFG_IAM_ROLES": "\(Self.reader)=read", "DISCFG_IAM_DEFAULT_ROLE": "write"]) { lambda in
                 let (denied, invocation) = try await lambda.request(GatewayEvent.restAPI(Request("PUT", "/v1/app/keys/k", text: "v"), callerARN: Self.reader))
                 #expect(denied.statusCode == 403, "\(denied.raw)")
                 #expect(lambda.logLines(requestID: invocation.requestID).contains { $0.contains(Self.reader) }, "\(lambda.process.stdout)")

@@ -15,6 +15,36 @@ struct SQLiteFileTests {
         return try await body(directory)
     }
 
+    @Test("a new store's folders are 0700 and its file, -wal and -shm 0600, whatever the umask lets by")
+    func newFilesArePrivate() async throws {
+        try await Self.withDirectory { directory in
+            let previous = umask(0o022)
+            defer { umask(previous) }
+            let folder = directory.appendingPathComponent("a/b", isDirectory: true)
+            let path = folder.appendingPathComponent("store.db").path
+            let store = try SQLiteStore(path: path)
+            try await store.set("/secret", "s3cr3t", in: try await store.makeConfig("c"))
+            func mode(_ path: String) throws -> Int {
+                try (FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? -1
+            }
+            #expect(try mode(directory.appendingPathComponent("a").path) == 0o700)
+            #expect(try mode(folder.path) == 0o700)
+            for file in [path, path + "-wal", path + "-shm"] {
+                let actual = try mode(file)
+                #expect(actual == 0o600, "\(file) is \(String(actual, radix: 8))")
+            }
+        }
+    }
+
+    @Test("an existing folder keeps its mode")
+    func existingFolderKeepsItsMode() async throws {
+        try await Self.withDirectory { directory in
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: directory.path)
+            _ = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
+            #expect((try FileManager.default.attributesOfItem(atPath: directory.path)[.posixPermissions] as? NSNumber)?.intValue == 0o755)
+        }
+    }
+
     @Test func twoInstancesOnOneFileSeeEachOthersWrites() async throws {
         try await Self.withDirectory { directory in
             let path = directory.appendingPathComponent("shared.db").path

@@ -19,7 +19,10 @@ struct ServeCommand: AsyncParsableCommand {
                            good: revoking every token keeps it required (default)
           --auth token     always required
           --auth none      never required
-        Without a token, only callers on this machine are let in. A non-loopback
+        Without a token, only callers on this machine are let in. Web pages cannot
+        use the server: a request from another site's page may not change anything
+        (allow a console's origin with --cors-origin), and on loopback the Host
+        header must name this machine (421 otherwise), which defeats DNS rebinding. A non-loopback
         --host needs tokens unless --insecure is given, which also lets other
         machines in without one.
 
@@ -47,6 +50,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-poll-timeout"), help: ArgumentHelp("The longest a long-poll watch waits, in seconds (1-3600); shorter for proxies that cut idle connections.", valueName: "seconds"),
             transform: { Int(try NumberField("--max-poll-timeout", 1...3600).parse($0)) })
     var maxPollTimeout: Int = 300
+    @Option(name: .customLong("cors-origin"), help: ArgumentHelp("Let web pages from this origin (https://host[:port]) call the API; repeatable. Others may not change anything.", valueName: "origin"),
+            transform: { try BrowserGuard.validateOrigin($0) })
+    var corsOrigins: [String] = []
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
@@ -80,6 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.port = port
             configuration.api.requestTimeout = .seconds(requestTimeout)
             configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
+            configuration.allowedOrigins = corsOrigins
             configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
             let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
             let reach = insecure ? "" : ", and only from this machine"
