@@ -1,6 +1,7 @@
 import DiscfgCore
 import Foundation
 import Hummingbird
+import Logging
 
 /// Builds the API's responses: the JSON envelope, raw values, and errors.
 enum APIResponse {
@@ -87,10 +88,7 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             return try await next(request, context)
         } catch let error as DiscfgError {
-            if error.code == .internal || error.code == .unavailable {
-                context.logger.error("request failed", metadata: ["error": "\(error.message)"])
-            }
-            return APIResponse.error(error, action: Self.action(for: request))
+            return APIResponse.error(Self.shown(error, logger: context.logger), action: Self.action(for: request))
         } catch let error as HTTPError {
             let code: DiscfgError.Code = switch error.status {
             case .notFound: .keyNotFound
@@ -108,9 +106,25 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            context.logger.error("request failed", metadata: ["error": "\(String(describing: error))"])
-            return APIResponse.error(DiscfgError(.internal, "internal error: \(error)"), action: Self.action(for: request))
+            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return APIResponse.error(DiscfgError(.internal, "internal error; the server log has the details"), action: Self.action(for: request))
         }
+    }
+
+    /// The error as a caller sees it. Failures of the server or its store name files,
+    /// tables and AWS messages the caller has no business seeing: those go to the log,
+    /// and the caller gets what happened and what to do.
+    static func shown(_ error: DiscfgError, logger: Logger) -> DiscfgError {
+        let message: String
+        switch error.code {
+        case .internal: message = "internal error; the server log has the details"
+        case .unavailable where error.field == "timeout": return error
+        case .unavailable: message = "the store is unavailable; try again later (the server log has the details)"
+        case .throttled: message = "the store is throttling requests; try again shortly"
+        default: return error
+        }
+        logger.error("request failed", metadata: ["error": "\(error.message)", "code": "\(error.code.rawValue)"])
+        return DiscfgError(error.code, message, field: error.field == "store" || error.field == "credentials" ? nil : error.field)
     }
 
     /// A name for the action a request attempted, for error envelopes.

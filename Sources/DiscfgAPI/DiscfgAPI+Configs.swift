@@ -18,7 +18,7 @@ extension DiscfgAPI {
         guard caller.configs == nil else {
             throw DiscfgError(.permissionDenied, "\(caller.name) is scoped to some configs; a sweep expires keys in every config and needs an admin of all", field: "authorization")
         }
-        let events = try await store.sweepExpired()
+        let events = try await RequestDeadlines.commit { try await store.sweepExpired() }
         var envelope = Envelope(action: "sweep")
         envelope.events = events.map(EventDocument.init)
         return APIResponse.json(envelope)
@@ -28,7 +28,7 @@ extension DiscfgAPI {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
         let patch = try await settingsPatch(&request)
-        let info = try await store.createConfig(name, settings: patch.applied(to: ConfigSettings()))
+        let info = try await RequestDeadlines.commit { try await store.createConfig(name, settings: patch.applied(to: ConfigSettings())) }
         var envelope = Envelope(action: "create")
         envelope.config = name.rawValue
         envelope.configInfo = ConfigDocument(info)
@@ -52,7 +52,7 @@ extension DiscfgAPI {
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
         let patch = try await settingsPatch(&request)
         // Nothing to change is no change: the config as it is.
-        let info = patch.isEmpty ? try await store.configInfo(name) : try await store.updateConfig(name, patch)
+        let info = patch.isEmpty ? try await store.configInfo(name) : try await RequestDeadlines.commit { try await store.updateConfig(name, patch) }
         var envelope = Envelope(action: "update")
         envelope.config = name.rawValue
         envelope.configInfo = ConfigDocument(info)
@@ -63,7 +63,7 @@ extension DiscfgAPI {
     func deleteConfig(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
-        try await store.deleteConfig(name)
+        try await RequestDeadlines.commit { try await store.deleteConfig(name) }
         var envelope = Envelope(action: "delete-config")
         envelope.config = name.rawValue
         return APIResponse.json(envelope)

@@ -59,7 +59,7 @@ extension DiscfgAPI {
         let options = SetOptions(conditions: try request.conditions(), ttlSeconds: ttl, contentType: contentType)
         try options.validate()
         let value = try await request.bodyData(limit: Limits.maxValueBytes)
-        let change = try await store.set(key, to: value, in: config, options: options)
+        let change = try await RequestDeadlines.commit { try await store.set(key, to: value, in: config, options: options) }
         let created = change.prevItem == nil
         return APIResponse.json(
             Envelope(action: "set", config: config, change: change), status: created ? .created : .ok,
@@ -87,7 +87,8 @@ extension DiscfgAPI {
             case (true, nil):
                 throw DiscfgError.invalid("prefix", "say which keys to delete: …/keys/PREFIX?recursive or …/keys?prefix=PREFIX&recursive (prefix=/ deletes every key of the config)")
             }
-            let events = try await store.deletePrefix(try KeyPrefix(prefix), in: config)
+            let keyPrefix = try KeyPrefix(prefix)
+            let events = try await RequestDeadlines.commit { try await store.deletePrefix(keyPrefix, in: config) }
             var envelope = Envelope(action: "delete")
             envelope.config = config.rawValue
             envelope.events = events.map(EventDocument.init)
@@ -95,7 +96,8 @@ extension DiscfgAPI {
             return APIResponse.json(envelope)
         }
         guard namedPrefix == nil else { throw DiscfgError.invalid("prefix", "?prefix= deletes a prefix only with recursive: …/keys?prefix=PREFIX&recursive") }
-        let change = try await store.delete(try Key(path), in: config, conditions: conditions)
+        let key = try Key(path)
+        let change = try await RequestDeadlines.commit { try await store.delete(key, in: config, conditions: conditions) }
         return APIResponse.json(Envelope(action: "delete", config: config, change: change))
     }
 

@@ -29,7 +29,8 @@ extension DiscfgAPI {
             format = type.contains("yaml") ? .yaml : type.hasPrefix("text/plain") ? .env : .json
         }
         let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
-        let result = try await store.importSnapshot(snapshot, into: config, replace: try request.flag("replace"))
+        let replace = try request.flag("replace")
+        let result = try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, replace: replace) }
         var envelope = Envelope(action: "import")
         envelope.config = config.rawValue
         envelope.events = result.events.map(EventDocument.init)

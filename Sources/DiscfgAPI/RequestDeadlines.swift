@@ -4,6 +4,11 @@ import Synchronization
 /// Abandons requests that outlive their deadline, with one shared ticker for all of them
 /// instead of a timer per request.
 ///
+/// A change is never abandoned half-way: once a handler starts writing to the store
+/// (``commit(_:)``), its deadline no longer applies and the request answers with what
+/// the store did. A deadline that passed before the write began is a 503, and then
+/// nothing was written. So a 503 `timeout` always means "not changed".
+///
 /// Each request's body runs in its own task, registered here with its deadline; a single
 /// ticker task, running only while requests are in flight, cancels the tasks whose
 /// deadline has passed. An abandoned request ends with `unavailable` (503) whatever its
@@ -23,9 +28,13 @@ final class RequestDeadlines: Sendable {
     private struct State {
         var entries: [UInt64: Entry] = [:]
         var expired: Set<UInt64> = []
+        var committing: Set<UInt64> = []
         var nextID: UInt64 = 0
         var tickerRunning = false
     }
+
+    /// The request the current task serves, for ``commit(_:)``.
+    @TaskLocal static var current: (deadlines: RequestDeadlines, id: UInt64)?
 
     /// How long a request may take.
     let timeout: Duration
@@ -43,34 +52,62 @@ final class RequestDeadlines: Sendable {
     func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
         // A task of its own, so that abandoning the body leaves the caller (the
         // connection, which still has to write the 503) uncancelled.
-        let task = Task { try await body() }
-        let id = register { task.cancel() }
+        let id = reserveID()
+        let task = Task { try await Self.$current.withValue((self, id)) { try await body() } }
+        register(id) { task.cancel() }
         let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
-        if unregister(id) {
-            throw DiscfgError(.unavailable, "the request took longer than \(timeout) and was abandoned", field: "timeout")
-        }
+        if unregister(id) { throw abandoned }
         return try result.get()
     }
 
-    private func register(_ cancel: @escaping @Sendable () -> Void) -> UInt64 {
+    /// Runs a write to the store to its end, whatever the deadline: the caller learns
+    /// what happened. Throws `unavailable` without running `body` when the request's
+    /// deadline has already passed.
+    static func commit<T>(_ body: () async throws -> T) async throws -> T {
+        if let current { try current.deadlines.beginCommit(current.id) }
+        return try await body()
+    }
+
+    private func beginCommit(_ id: UInt64) throws {
+        let expired = state.withLock { state in
+            if state.expired.contains(id) { return true }
+            // Out of the ticker's reach: nothing cancels the write from here on.
+            state.entries[id] = nil
+            state.committing.insert(id)
+            return false
+        }
+        if expired { throw abandoned }
+    }
+
+    private var abandoned: DiscfgError {
+        DiscfgError(.unavailable, "the request took longer than \(timeout) and was abandoned before anything was changed", field: "timeout")
+    }
+
+    private func reserveID() -> UInt64 {
+        state.withLock { state in
+            defer { state.nextID &+= 1 }
+            return state.nextID
+        }
+    }
+
+    private func register(_ id: UInt64, _ cancel: @escaping @Sendable () -> Void) {
         let deadline = ContinuousClock.now + timeout
-        let (id, startTicker) = state.withLock { state in
-            let id = state.nextID
-            state.nextID &+= 1
-            state.entries[id] = Entry(deadline: deadline, cancel: cancel)
+        let startTicker = state.withLock { state in
+            // A body that began its commit before registration stays out of reach.
+            if !state.committing.contains(id) { state.entries[id] = Entry(deadline: deadline, cancel: cancel) }
             defer { state.tickerRunning = true }
-            return (id, !state.tickerRunning)
+            return !state.tickerRunning
         }
         if startTicker {
             Task.detached { [self] in await runTicker() }
         }
-        return id
     }
 
     /// Removes a finished request; whether it had been abandoned.
     private func unregister(_ id: UInt64) -> Bool {
         state.withLock { state in
             state.entries[id] = nil
+            state.committing.remove(id)
             return state.expired.remove(id) != nil
         }
     }

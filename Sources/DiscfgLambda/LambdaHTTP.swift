@@ -144,7 +144,9 @@ final class LambdaHTTPHandler: Sendable {
                 } catch let error as DiscfgError {
                     return await Self.collect(DiscfgAPI.errorResponse(error, action: "request"))
                 } catch {
-                    return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.internal, "internal error: \(error)"), action: "request"))
+                    // The details are for the log, not for the caller.
+                    logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                    return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.internal, "internal error; the function's log has the details"), action: "request"))
                 }
             }
             group.addTask {
@@ -156,9 +158,11 @@ final class LambdaHTTPHandler: Sendable {
             return first
         }
         guard var response = result else {
-            return await Self.collect(DiscfgAPI.errorResponse(
-                DiscfgError(.unavailable, "the request did not finish before the function's deadline", field: "timeout"), action: "request"
-            ))
+            // A change cut off by the deadline may or may not have reached the store.
+            let message = method == .get || method == .head
+                ? "the request did not finish before the function's deadline"
+                : "the function's deadline came before the change was confirmed: it may or may not have been applied; read the key (GET) to see which"
+            return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.unavailable, message, field: "timeout"), action: "request"))
         }
         if response.body.count > Self.maxResponseBytes {
             response = await Self.collect(DiscfgAPI.errorResponse(
