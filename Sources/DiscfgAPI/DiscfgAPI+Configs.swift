@@ -28,6 +28,7 @@ extension DiscfgAPI {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
         let patch = try await settingsPatch(&request)
+        try patch.check(options.webhookPolicy)
         let info = try await RequestDeadlines.commit { try await store.createConfig(name, settings: patch.applied(to: ConfigSettings())) }
         var envelope = Envelope(action: "create")
         envelope.config = name.rawValue
@@ -51,6 +52,7 @@ extension DiscfgAPI {
         let name = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .admin, config: name)
         let patch = try await settingsPatch(&request)
+        try patch.check(options.webhookPolicy)
         // Nothing to change is no change: the config as it is.
         let info = patch.isEmpty ? try await store.configInfo(name) : try await RequestDeadlines.commit { try await store.updateConfig(name, patch) }
         var envelope = Envelope(action: "update")

@@ -26,6 +26,8 @@ public struct DiscfgAPI: Sendable {
         public var defaultPollTimeout: Duration = .seconds(30)
         /// The longest long poll.
         public var maxPollTimeout: Duration = .seconds(300)
+        /// Where webhooks set through the API may point.
+        public var webhookPolicy = WebhookPolicy.strict
         /// The longest any other request may take before it is abandoned with 503.
         public var requestTimeout: Duration = .seconds(30)
 

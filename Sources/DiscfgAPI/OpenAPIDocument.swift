@@ -415,7 +415,7 @@ components:
           required: [type, url]
           properties:
             type: { type: string, enum: [webhook] }
-            url: { type: string, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]?://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?$', description: "The http(s) URL changes are POSTed to." }
+            url: { type: string, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?$', description: "The https URL changes are POSTed to, on a public address: loopback, private, link-local and metadata hosts, and plain http, are refused unless the server allows them (serve --allow-private-webhooks / --allow-http-webhooks, DISCFG_WEBHOOK_ALLOW on Lambda). Redirects are not followed." }
             secret: { type: [string, "null"], minLength: 1, description: "Signs deliveries, X-Discfg-Signature = sha256=HEX(HMAC-SHA256(secret, timestamp + '.' + body))." }
     Config:
       type: object

@@ -38,6 +38,7 @@ public enum DiscfgLambda {
         var options = DiscfgAPI.Options()
         let seconds = try NumberField("DISCFG_POLL_TIMEOUT", 1...900).parse(environment["DISCFG_POLL_TIMEOUT"] ?? "25")
         options.maxPollTimeout = .seconds(seconds)
+        options.webhookPolicy = try WebhookPolicy(allowing: environment["DISCFG_WEBHOOK_ALLOW"], field: "DISCFG_WEBHOOK_ALLOW")
         options.defaultPollTimeout = .seconds(min(seconds, 20))
         return options
     }
@@ -68,7 +69,10 @@ public enum DiscfgLambda {
             """.utf8))
             return 2
         }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: HTTPClient.Configuration(timeout: .init(connect: .seconds(5))))
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(5)))
+        // A webhook that redirects could send a delivery anywhere, past the address checks.
+        configuration.redirectConfiguration = .disallow
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let status = await loop(address: address, http: http, logger: logger, setup: setup)
         try? await http.shutdown()
         return status
@@ -146,7 +150,7 @@ struct LambdaFunction: Sendable {
         notifications = NotificationDispatcher(
             store: setup.store, ledger: setup.ledger,
             eventBridge: setup.eventBridge.map(EventBridgeSender.init(client:)),
-            webhooks: WebhookSender(http: http)
+            webhooks: WebhookSender(http: http, policy: setup.options.webhookPolicy)
         )
     }
 

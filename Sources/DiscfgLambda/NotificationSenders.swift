@@ -108,6 +108,8 @@ struct PartialDelivery: Error {
 /// Posts changes to a webhook, signed with HMAC-SHA256 when the target has a secret.
 struct WebhookSender: Sendable {
     let http: HTTPClient
+    /// Where deliveries may go, checked on the URL and on the addresses it resolves to.
+    let policy: WebhookPolicy
     var timeout: TimeAmount = .seconds(10)
 
     /// `X-Discfg-Signature` for a body sent at `timestamp`: `sha256=` and the hex
@@ -120,8 +122,46 @@ struct WebhookSender: Sendable {
         return "sha256=" + Hex.encode(mac)
     }
 
+    /// The addresses `host` resolves to now (itself when it is a literal).
+    static func resolve(_ host: String) -> [IPAddress] {
+        let bare = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if let literal = IPAddress(bare) { return [literal] }
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(bare, nil, &hints, &list) == 0, let first = list else { return [] }
+        defer { freeaddrinfo(first) }
+        var addresses: [IPAddress] = []
+        var node: UnsafeMutablePointer<addrinfo>? = first
+        while let current = node {
+            if let socket = current.pointee.ai_addr {
+                switch Int32(current.pointee.ai_family) {
+                case AF_INET:
+                    socket.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                        addresses.append(IPAddress(bytes: withUnsafeBytes(of: v4.pointee.sin_addr) { Array($0) }))
+                    }
+                case AF_INET6:
+                    socket.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                        addresses.append(IPAddress(bytes: withUnsafeBytes(of: v6.pointee.sin6_addr) { Array($0) }))
+                    }
+                default: break
+                }
+            }
+            node = current.pointee.ai_next
+        }
+        return addresses
+    }
+
     /// Posts one change; throws a ``DeliveryFailure`` saying whether a retry can help.
     func send(_ config: ConfigName, _ event: Event, url: String, secret: String?) async throws {
+        do {
+            try policy.check(url: url)
+            if let host = URL(string: url)?.host {
+                try policy.check(addresses: Self.resolve(host), of: url)
+            }
+        } catch let error as DiscfgError {
+            throw DeliveryFailure(description: "refused to deliver: \(error.message)", permanent: true)
+        }
         let body = try ChangeNotice(config: config, event: event).json()
         let timestamp = String(Int64(Date().timeIntervalSince1970))
         var request = HTTPClientRequest(url: url)

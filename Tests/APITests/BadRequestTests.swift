@@ -41,6 +41,8 @@ struct BadRequestTests {
         Case(method: .POST, path: "/v1/c/import", body: "[1,2]", status: 400, code: .invalidArgument, field: "file"),
         Case(method: .PUT, path: "/v1/d", body: "{\"history\": 5}", status: 400, code: .invalidArgument, field: "body"),
         Case(method: .PUT, path: "/v1/d", body: "{\"history\": \"soon\"}", status: 400, code: .invalidArgument, field: "history"),
+        Case(method: .PATCH, path: "/v1/c", body: #"{"notify": [{"type": "webhook", "url": "https://10.1.2.3/hook"}]}"#, status: 400, code: .invalidArgument, field: "notify"),
+        Case(method: .PATCH, path: "/v1/c", body: #"{"notify": [{"type": "webhook", "url": "http://hooks.example.com/"}]}"#, status: 400, code: .invalidArgument, field: "notify"),
         Case(method: .PUT, path: "/v1/c", body: "", status: 409, code: .configExists, field: "config"),
         Case(method: .DELETE, path: "/v1/c/keys/k?recursive&prevVersion=1", status: 400, code: .invalidArgument, field: "recursive"),
         Case(method: .POST, path: "/v1/c/keys/k", body: "x", status: 405, code: .invalidArgument, field: "method"),

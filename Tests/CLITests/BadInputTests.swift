@@ -53,6 +53,12 @@ struct BadInputTests {
         Case(arguments: ["import", "--from", "yaml", "/dev/zero"], status: 1, mentions: "larger than the limit of 16777216 bytes"),
         Case(arguments: ["update", "--notify", "https://h.example/x", "--webhook-secret-file", "/dev/zero"], status: 1, mentions: "larger than"),
         Case(arguments: ["update", "--history", "99999999999999999999d"], status: 2, mentions: "history"),
+        Case(arguments: ["update", "--notify", "http://hooks.example.com/x"], status: 2, mentions: "--allow-http-webhooks"),
+        Case(arguments: ["update", "--notify", "https://169.254.169.254/latest/meta-data"], status: 2, mentions: "--allow-private-webhooks"),
+        Case(arguments: ["update", "--notify", "https://127.0.0.1:8899/x"], status: 2, mentions: "not a public address"),
+        Case(arguments: ["update", "--notify", "https://[::ffff:10.0.0.1]/x"], status: 2, mentions: "not a public address"),
+        Case(arguments: ["update", "--notify", "https://metadata.google.internal/x"], status: 2, mentions: "not a public address"),
+        Case(arguments: ["update", "--notify", "https://localhost/x", "--allow-http-webhooks"], status: 2, mentions: "not a public address"),
     ]
 
     @Test("one clear line, the right exit code, nothing changed", arguments: cases)

@@ -77,6 +77,8 @@ final class RunningLambda: Sendable {
         environment["DISCFG_EVENTS_ENDPOINT"] = table.moto.endpoint.absoluteString
         // The gateway events' default caller administers everything, by name.
         environment["DISCFG_IAM_ROLES"] = "arn:aws:iam::123456789012:user/ci=admin"
+        // The tests' webhook receivers listen on plain HTTP on loopback.
+        environment["DISCFG_WEBHOOK_ALLOW"] = "http,private"
         environment.merge(extra) { _, new in new }
         return environment
     }

@@ -102,7 +102,7 @@ struct StreamNotificationTests {
             let config = Self.uniqueConfig()
             try await table.createConfig(config)
             let updated = try await table.cli.run(
-                "update", config, "--notify", "eventbridge", "--notify", webhook.url, "--webhook-secret", Self.secret
+                "update", config, "--notify", "eventbridge", "--notify", webhook.url, "--allow-http-webhooks", "--allow-private-webhooks", "--webhook-secret", Self.secret
             )
             #expect(updated.status == 0, "\(updated.stderr)")
             let queue = try await services.captureEvents(config: config)
@@ -163,7 +163,7 @@ struct StreamNotificationTests {
         try await withNotificationPeers { table, services, webhook in
             let config = Self.uniqueConfig()
             try await table.createConfig(config)
-            _ = try await table.cli.json("update", config, "--notify", webhook.url, "--webhook-secret", Self.secret)
+            _ = try await table.cli.json("update", config, "--notify", webhook.url, "--allow-http-webhooks", "--allow-private-webhooks", "--webhook-secret", Self.secret)
             let revision = try #require(try await table.cli.json("set", config, "k", "v").revision)
             let records = try await services.streamRecords(table: table.name)
             webhook.answer(500)
@@ -187,7 +187,7 @@ struct StreamNotificationTests {
         try await withNotificationPeers { table, services, webhook in
             let config = Self.uniqueConfig()
             try await table.createConfig(config)
-            _ = try await table.cli.json("update", config, "--notify", "eventbridge", "--notify", webhook.url, "--webhook-secret", Self.secret)
+            _ = try await table.cli.json("update", config, "--notify", "eventbridge", "--notify", webhook.url, "--allow-http-webhooks", "--allow-private-webhooks", "--webhook-secret", Self.secret)
             let queue = try await services.captureEvents(config: config)
             let first = try #require(try await table.cli.json("set", config, "a", "1").revision)
             let second = try #require(try await table.cli.json("set", config, "b", "2").revision)
@@ -223,7 +223,7 @@ struct StreamNotificationTests {
         try await withNotificationPeers { table, services, webhook in
             let config = Self.uniqueConfig()
             try await table.createConfig(config)
-            _ = try await table.cli.json("update", config, "--notify", webhook.url)
+            _ = try await table.cli.json("update", config, "--notify", webhook.url, "--allow-http-webhooks", "--allow-private-webhooks")
             _ = try await table.cli.json("set", config, "a", "1")
             _ = try await table.cli.json("set", config, "b", "2")
             let records = try await services.streamRecords(table: table.name)
@@ -242,6 +242,29 @@ struct StreamNotificationTests {
                 #expect(lambda.logLines(requestID: invocation.requestID).contains { $0.contains("410") }, "\(lambda.process.stdout)")
                 _ = try await lambda.respond(MotoServices.streamEvent(records))
                 #expect(webhook.deliveries.count == 2, "counted as delivered")
+            }
+        }
+    }
+
+    @Test("a webhook on a private address is not called when the function does not allow it, whatever the config says")
+    func privateTargetRefusedAtDelivery() async throws {
+        try await withNotificationPeers { table, services, webhook in
+            let config = Self.uniqueConfig()
+            try await table.createConfig(config)
+            _ = try await table.cli.json("update", config, "--notify", webhook.url, "--allow-http-webhooks", "--allow-private-webhooks")
+            _ = try await table.cli.json("set", config, "a", "1")
+            let records = try await services.streamRecords(table: table.name)
+            try await withLambda(table, environment: ["DISCFG_WEBHOOK_ALLOW": "http"]) { lambda in
+                let invocation = try await lambda.invoke(MotoServices.streamEvent(records))
+                guard case .response(let data) = invocation.result,
+                      let answer = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+                else {
+                    Issue.record("expected a response, got \(invocation.result)")
+                    return
+                }
+                #expect(try Self.batchItemFailures(answer) == [], "a refused target does not block the stream")
+                #expect(webhook.deliveries.isEmpty, "the private webhook was called")
+                #expect(lambda.logLines(requestID: invocation.requestID).contains { $0.contains("not a public address") }, "\(lambda.process.stdout)")
             }
         }
     }

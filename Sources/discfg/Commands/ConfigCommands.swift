@@ -23,6 +23,12 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .customLong("webhook-secret-file"), help: ArgumentHelp("Read the webhook secret from a file (first line).", valueName: "file"))
     var webhookSecretFile: String?
 
+    @Flag(name: .customLong("allow-http-webhooks"), help: "Accept plain http:// webhooks (the function needs DISCFG_WEBHOOK_ALLOW=http too).")
+    var allowHTTPWebhooks = false
+
+    @Flag(name: .customLong("allow-private-webhooks"), help: "Accept webhooks on loopback, private or link-local addresses (DISCFG_WEBHOOK_ALLOW=private on the function).")
+    var allowPrivateWebhooks = false
+
     /// The patch the flags and an optional JSON argument (`{"history": "7d"}`) describe.
     func patch(json: String?) throws -> ConfigSettingsPatch {
         var patch = ConfigSettingsPatch()
@@ -38,6 +44,7 @@ struct SettingsOptions: ParsableArguments {
         if let history { patch.history = try HistoryRetention(parsing: history) }
         if let description { patch.description = description }
         if let targets = try notificationTargets() { patch.notify = targets }
+        try patch.check(WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks))
         return patch
     }
 

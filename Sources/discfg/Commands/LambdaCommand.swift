@@ -22,6 +22,7 @@ struct LambdaCommand: AsyncParsableCommand {
           DISCFG_AUTH              iam (default), token, iam,token or none
           DISCFG_IAM_ROLES         PATTERN=ROLE[@cfg+cfg],... mapping IAM principals to roles
           DISCFG_IAM_DEFAULT_ROLE  role of other IAM principals: read, write, admin or none (default)
+          DISCFG_WEBHOOK_ALLOW     webhooks beyond public https hosts: http, private or both
           DISCFG_POLL_TIMEOUT      longest watch long poll in seconds (default 25)
           DISCFG_EVENTS_ENDPOINT   EventBridge endpoint override
           DISCFG_LOG_LEVEL         trace, debug, info (default), warning, error

@@ -53,6 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("cors-origin"), help: ArgumentHelp("Let web pages from this origin (https://host[:port]) call the API; repeatable. Others may not change anything.", valueName: "origin"),
             transform: { try BrowserGuard.validateOrigin($0) })
     var corsOrigins: [String] = []
+    @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
+    @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
@@ -87,6 +89,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.api.requestTimeout = .seconds(requestTimeout)
             configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
             configuration.allowedOrigins = corsOrigins
+            configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks)
             configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
             let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
             let reach = insecure ? "" : ", and only from this machine"
