@@ -100,7 +100,7 @@ extension DynamoDBStore {
     /// `BatchGetItem` fetches the events.
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
-        guard let meta = try await meta(config, consistent: true) else { throw DiscfgError.configNotFound(config) }
+        guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let compacted = meta.info.compactedRevision
         let before = query.before.map { $0.rawValue > 0 ? Revision($0.rawValue - 1) : nil } ?? Revision(UInt64.max)
         guard let through = before, through > compacted else {
@@ -118,7 +118,7 @@ extension DynamoDBStore {
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
         let from = max(from, Revision(1))
-        guard let meta = try await meta(config, consistent: true) else { throw DiscfgError.configNotFound(config) }
+        guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let info = meta.info
         guard from > info.compactedRevision else {
             throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
