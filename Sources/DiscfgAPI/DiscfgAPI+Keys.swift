@@ -36,6 +36,7 @@ extension DiscfgAPI {
         _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let limit = try request.integer("limit").map { Int(clamping: $0) } ?? Limits.defaultPageSize
         let page = try await store.list(in: config, ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor")))
+            .cut(to: PageBudget(bytes: options.maxPageBytes))
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
         envelope.items = page.items.map(ItemDocument.init)
@@ -91,6 +92,7 @@ extension DiscfgAPI {
         let key = try Key(request.pathRemainder(context))
         let limit = try request.integer("limit").map { Int(clamping: $0) } ?? Limits.defaultPageSize
         let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.integer("before").map { Revision($0) }))
+            .cut(to: PageBudget(bytes: options.maxPageBytes))
         var envelope = Envelope(action: "history")
         envelope.config = config.rawValue
         envelope.events = page.events.map(EventDocument.init)

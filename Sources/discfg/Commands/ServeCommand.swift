@@ -39,12 +39,21 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Allow a non-loopback address without tokens.") var insecure = false
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds.", valueName: "seconds"))
     var requestTimeout: Int = 30
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections open at once; more wait to be accepted until one closes.", valueName: "count"))
+    var maxConnections: Int = 4096
+    @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once; more are answered 503 with Retry-After.", valueName: "count"))
+    var maxWatches: Int = 1000
+    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from.", valueName: "KiB"))
+    var streamBacklog: Int = 4096
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
         try await global.run("serve") { output in
             guard (0...65535).contains(port) else { throw usage("port \(port) is not between 0 and 65535", field: "--port") }
             guard requestTimeout > 0 else { throw usage("--request-timeout must be at least 1 second", field: "--request-timeout") }
+            guard (1...1_000_000).contains(maxConnections) else { throw usage("--max-connections must be between 1 and 1000000", field: "--max-connections") }
+            guard (1...1_000_000).contains(maxWatches) else { throw usage("--max-watches must be between 1 and 1000000", field: "--max-watches") }
+            guard (1...1_048_576).contains(streamBacklog) else { throw usage("--stream-backlog must be between 1 and 1048576 KiB", field: "--stream-backlog") }
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
             let store = try global.openStore()
             let tokens = store as? any TokenStore
@@ -72,6 +81,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.host = host
             configuration.port = port
             configuration.api.requestTimeout = .seconds(requestTimeout)
+            configuration.maxConnections = maxConnections
+            configuration.api.maxWatches = maxWatches
+            configuration.api.streamBacklogBytes = streamBacklog * 1024
             let authenticator = Authenticator(mode: mode, store: tokens)
             let authText = switch mode {
             case .open: "none"
