@@ -34,7 +34,7 @@ public struct DiscfgAPI: Sendable {
         /// The most bytes of events a Server-Sent Events stream holds for a slow reader;
         /// past it the stream ends with an `error` event naming the `Last-Event-ID` to
         /// resume from.
-        public var streamBacklogBytes = 4 * 1024 * 1024
+        public var streamBacklogBytes = 1024 * 1024
         /// The most bytes of keys and values in a page of a listing, a history or a long
         /// poll; a fuller page is cut short with a cursor to continue (at least one entry).
         public var maxPageBytes = 4 * 1024 * 1024

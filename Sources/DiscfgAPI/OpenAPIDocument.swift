@@ -190,7 +190,7 @@ paths:
         Gateway (the Lambda function) responses cannot stream: Server-Sent Events are
         refused with 406 and clients long-poll instead.
 
-        A stream whose reader falls more than 4 MiB of events behind (serve
+        A stream whose reader falls more than 1 MiB of events behind (serve
         --stream-backlog) is sent the events it holds, then an `error` event (code
         unavailable, field Last-Event-ID, id = the last revision sent) and ends: reconnect
         with that Last-Event-ID to resume with nothing lost. A long poll's page ends early

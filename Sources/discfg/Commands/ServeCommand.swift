@@ -44,7 +44,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once; more are answered 503 with Retry-After.", valueName: "count"))
     var maxWatches: Int = 1000
     @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from.", valueName: "KiB"))
-    var streamBacklog: Int = 4096
+    var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
