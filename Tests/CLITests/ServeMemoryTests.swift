@@ -106,6 +106,15 @@ struct LoopbackHTTP {
         return String(decoding: received, as: UTF8.self)
     }
 
+    /// What arrives within `seconds` (at most one read); empty when nothing does.
+    func read(waiting seconds: Int) -> String {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        let count = recv(descriptor, &buffer, buffer.count, 0)
+        return count > 0 ? String(decoding: buffer[0..<count], as: UTF8.self) : ""
+    }
+
     func close() { Glibc.close(descriptor) }
 
     /// `requestLine` (`"PUT /path"`) with `body` on a new connection; the whole reply.
