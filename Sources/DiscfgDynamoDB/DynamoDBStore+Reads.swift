@@ -18,7 +18,9 @@ extension DynamoDBStore {
             return nil
         }
         let found = try await connection.batchGet([DynamoDBLayout.metaKey(config), DynamoDBLayout.itemKey(config, key)], consistent: true)
-        guard let meta = found.compactMap(ConfigMeta.init).first, !meta.deleting else { throw DiscfgError.configNotFound(config) }
+        guard var meta = found.compactMap(ConfigMeta.init).first, !meta.deleting else { throw DiscfgError.configNotFound(config) }
+        // As for history reads: events the retention let go may be gone already.
+        if case .days = meta.info.settings.history { try await compact(&meta, now: now, exact: false) }
         let current = found.compactMap(ItemCodec.item).first
         let info = meta.info
         var later: Event?

@@ -136,6 +136,8 @@ struct DynamoDBStoreTests {
         let isCompacted: @Sendable (any Error) -> Bool = { ($0 as? DiscfgError)?.code == .compacted }
         await #expect(performing: { _ = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: 10) }, throws: isCompacted)
         #expect(try await store.history(of: Key("/k"), in: config, HistoryQuery()).compactedRevision == 3)
+        await #expect(performing: { _ = try await store.get(Key("/k"), in: config, atRevision: 2) }, throws: isCompacted)
+        #expect(try await store.get(Key("/k"), in: config, atRevision: 3)?.value == Data("3".utf8))
 
         // The next change after the idle spell compacts past the removed events too.
         let four = try await store.set(Key("/k"), to: Data("4".utf8), in: config)
