@@ -38,6 +38,7 @@ extension DiscfgAPI {
         _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.list(in: config, ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor")))
+            .cut(to: PageBudget(bytes: options.maxPageBytes))
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
         envelope.items = page.items.map(ItemDocument.init)
@@ -108,6 +109,7 @@ extension DiscfgAPI {
         let key = try Key(request.pathRemainder(context))
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before")))
+            .cut(to: PageBudget(bytes: options.maxPageBytes))
         var envelope = Envelope(action: "history")
         envelope.config = config.rawValue
         envelope.events = page.events.map(EventDocument.init)

@@ -3,18 +3,25 @@ import Foundation
 import Hummingbird
 
 extension DiscfgAPI {
-    /// `GET export?format=json|yaml|env`.
+    /// `GET export?format=json|yaml|env`. JSON and YAML are written as they are encoded,
+    /// item by item, rather than built whole first.
     func export(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let format = try SnapshotFormat(parsing: request.query("format") ?? "json", field: "format")
-        let data = try format.encode(try await store.export(config))
+        let snapshot = try await store.export(config)
         let contentType = switch format {
         case .json: APIResponse.jsonContentType
         case .yaml: "application/yaml"
         case .env: "text/plain; charset=utf-8"
         }
-        return APIResponse.bytes(data, contentType: contentType)
+        // Env may be refused (clashing names, binary values): encode it before answering.
+        if format == .env { return APIResponse.bytes(try format.encode(snapshot), contentType: contentType) }
+        let body = ResponseBody { writer in
+            try await format.encode(snapshot, chunkBytes: 64 * 1024) { try await writer.write(ByteBuffer(bytes: $0)) }
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: [.contentType: contentType], body: body)
     }
 
     /// `POST import?format=&replace=`: the body is a snapshot file.

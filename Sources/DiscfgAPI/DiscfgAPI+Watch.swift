@@ -40,6 +40,7 @@ extension DiscfgAPI {
             }
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
+            guard watches.acquire() else { return watches.refusal() }
             return serverSentEvents(config: config, scope: scope, from: start, heartbeat: heartbeat)
         }
         var wait = min(timeout, options.maxPollTimeout)
@@ -48,6 +49,8 @@ extension DiscfgAPI {
             // still takes a store round trip, which a busy store can make slow.
             wait = max(.zero, min(wait, deadline - .now - .seconds(2)))
         }
+        guard watches.acquire() else { return watches.refusal() }
+        defer { watches.release() }
         return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit)
     }
 
@@ -80,6 +83,7 @@ extension DiscfgAPI {
                 batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
             }
         }
+        batch = batch.cut(to: PageBudget(bytes: options.maxPageBytes))
         var envelope = Envelope(action: "watch")
         envelope.config = config.rawValue
         envelope.events = batch.events.map(EventDocument.init)
@@ -88,18 +92,34 @@ extension DiscfgAPI {
     }
 
     private enum StreamItem: Sendable {
-        case event(Event)
+        /// An event, already written as its SSE message.
+        case event(Revision, String)
         case heartbeat
         case failure(DiscfgError)
     }
 
+    /// The stream's body. The watch writes each event's message into a backlog the
+    /// writer drains at the reader's pace; a reader that falls more than
+    /// ``Options/streamBacklogBytes`` behind is sent what is held, then an `error` event
+    /// (`unavailable`) naming the `Last-Event-ID` to resume from, and the stream ends.
+    /// Holds one of ``watches`` until it ends.
     private func serverSentEvents(config: ConfigName, scope: WatchScope, from: Revision, heartbeat: Duration) -> Response {
         let store = store
+        let watches = watches
+        let budget = options.streamBacklogBytes
         let body = ResponseBody { writer in
+            defer { watches.release() }
+            let backlog = StreamBacklog(budget: budget)
             let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .unbounded)
             let events = Task {
+                let encoder = JSONEncoder.discfg(pretty: false)
                 do {
-                    for try await event in await store.watch(config, scope: scope, from: from) { continuation.yield(.event(event)) }
+                    for try await event in await store.watch(config, scope: scope, from: from) {
+                        let data = try encoder.encode(EventDocument(event))
+                        let message = "id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+                        guard backlog.admit(message.utf8.count) else { break }
+                        continuation.yield(.event(event.revision, message))
+                    }
                 } catch let error as DiscfgError {
                     continuation.yield(.failure(error))
                 } catch {}
@@ -108,7 +128,8 @@ extension DiscfgAPI {
             let beats = Task {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: heartbeat)
-                    continuation.yield(.heartbeat)
+                    // A reader with events waiting needs no heartbeat (nor more to hold).
+                    if backlog.isEmpty { continuation.yield(.heartbeat) }
                 }
             }
             defer {
@@ -121,11 +142,13 @@ extension DiscfgAPI {
             // clients reconnect elsewhere with Last-Event-ID.
             let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
             defer { shutdown.cancel() }
+            var lastSent = Revision(from.rawValue > 0 ? from.rawValue - 1 : 0)
             for await item in items {
                 switch item {
-                case .event(let event):
-                    let data = try encoder.encode(EventDocument(event))
-                    try await writer.write(ByteBuffer(string: "id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+                case .event(let revision, let message):
+                    try await writer.write(ByteBuffer(string: message))
+                    backlog.sent(message.utf8.count)
+                    lastSent = revision
                 case .heartbeat:
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                 case .failure(let error):
@@ -134,6 +157,15 @@ extension DiscfgAPI {
                     try await writer.finish(nil)
                     return
                 }
+            }
+            if backlog.overflowed {
+                let error = DiscfgError(
+                    .unavailable,
+                    "this reader fell more than \(budget) bytes of events behind and was cut off; reconnect with Last-Event-ID: \(lastSent) to resume after the last event sent",
+                    field: "Last-Event-ID"
+                )
+                let data = try encoder.encode(Envelope(action: "watch", error: error))
+                try await writer.write(ByteBuffer(string: "id: \(lastSent)\nevent: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
             }
             try await writer.finish(nil)
         }

@@ -30,6 +30,16 @@ public struct DiscfgAPI: Sendable {
         public var webhookPolicy = WebhookPolicy.strict
         /// The longest any other request may take before it is abandoned with 503.
         public var requestTimeout: Duration = .seconds(30)
+        /// The most watches (Server-Sent Events streams and long polls) open at once;
+        /// more are answered 503 with `Retry-After`.
+        public var maxWatches = 1000
+        /// The most bytes of events a Server-Sent Events stream holds for a slow reader;
+        /// past it the stream ends with an `error` event naming the `Last-Event-ID` to
+        /// resume from.
+        public var streamBacklogBytes = 1024 * 1024
+        /// The most bytes of keys and values in a page of a listing, a history or a long
+        /// poll; a fuller page is cut short with a cursor to continue (at least one entry).
+        public var maxPageBytes = 4 * 1024 * 1024
 
         /// The defaults.
         public init() {}
@@ -45,12 +55,15 @@ public struct DiscfgAPI: Sendable {
     public let store: any ConfigStore
     public let authenticator: Authenticator
     public let options: Options
+    /// The open watches, capped by ``Options/maxWatches``.
+    let watches: StreamSlots
 
     /// Creates the API over a store.
     public init(store: any ConfigStore, authenticator: Authenticator, options: Options = Options()) {
         self.store = store
         self.authenticator = authenticator
         self.options = options
+        watches = StreamSlots(capacity: options.maxWatches)
     }
 
     /// The OpenAPI document describing every route, served at `/openapi.yaml`.

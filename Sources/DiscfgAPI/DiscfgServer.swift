@@ -18,6 +18,9 @@ public enum DiscfgServer {
         public var api = DiscfgAPI.Options()
         /// Origins whose web pages may call the API (`--cors-origin`); none by default.
         public var allowedOrigins: [String] = []
+        /// The most connections open at once; more wait to be accepted (in the listen
+        /// backlog) until one closes.
+        public var maxConnections = 4096
 
         /// The defaults.
         public init() {}
@@ -52,7 +55,10 @@ public enum DiscfgServer {
         let router = makeRouter(store: store, authenticator: authenticator, metrics: metrics, configuration: configuration)
         return Application(
             router: router,
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "discfg"),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "discfg",
+                availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)
+            ),
             services: [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger

@@ -223,13 +223,21 @@ paths:
         and returns them with revision = the last revision accounted for. Behind API
         Gateway (the Lambda function) responses cannot stream: Server-Sent Events are
         refused with 406 and clients long-poll instead.
+
+        A stream whose reader falls more than 1 MiB of events behind (serve
+        --stream-backlog) is sent the events it holds, then an `error` event (code
+        unavailable, field Last-Event-ID, id = the last revision sent) and ends: reconnect
+        with that Last-Event-ID to resume with nothing lost. A long poll's page ends early
+        once its values pass 4 MiB; its revision says where to continue. Streams and long
+        polls open at once are capped (serve --max-watches): over the cap, 503 with
+        Retry-After.
       parameters:
         - { name: key, in: query, schema: { type: string, maxLength: 1023, pattern: '^/?(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*$' }, description: "Watch one key." }
         - { name: prefix, in: query, schema: { type: string, default: "/", maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "Watch every key under a prefix." }
         - { name: fromRevision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Deliver events from this revision on (default: after now; 0 and 1 both mean from the first)." }
         - { name: timeout, in: query, schema: { type: integer, default: 30, minimum: 0, maximum: 3600 }, description: "Long poll: seconds to wait; the server waits at most its own limit (300 s for serve, DISCFG_POLL_TIMEOUT behind API Gateway)." }
         - { name: heartbeat, in: query, schema: { type: integer, default: 15, minimum: 1, maximum: 3600 }, description: "Stream: seconds between heartbeats." }
-        - { name: limit, in: query, schema: { type: integer, default: 500, minimum: 1, maximum: 1000 }, description: "Long poll: the most events returned." }
+        - { name: limit, in: query, schema: { type: integer, default: 500, minimum: 1, maximum: 1000 }, description: "Long poll: the most events returned (fewer once their values pass 4 MiB)." }
         - { name: Last-Event-ID, in: header, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Stream: the revision of the last event received." }
       responses:
         "200":
@@ -244,6 +252,13 @@ paths:
         "404": { $ref: "#/components/responses/Error" }
         "406": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
+        "503":
+          description: The server already has its maximum of watches open; retry after Retry-After seconds.
+          headers:
+            Retry-After: { schema: { type: integer }, description: "Seconds to wait before retrying." }
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/Envelope" }
   /v1/{config}/export:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -315,6 +330,7 @@ components:
     limit:
       name: limit
       in: query
+      description: The most entries in a page. A page also ends early, with a cursor to continue, once its keys and values pass 4 MiB (always at least one entry).
       schema: { type: integer, minimum: 1, maximum: 1000, default: 100 }
   responses:
     Envelope:

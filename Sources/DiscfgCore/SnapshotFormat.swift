@@ -46,18 +46,21 @@ public enum SnapshotFormat: String, CaseIterable, Sendable {
             if let config = document.config { root["config"] = Node(config, Tag(.str), .doubleQuoted) }
             if let revision = document.revision { root["revision"] = Node(String(revision.rawValue), Tag(.int)) }
             if let exportedAt = document.exportedAt { root["exportedAt"] = Node(TimestampFormat.string(from: exportedAt), Tag(.str), .doubleQuoted) }
-            root["items"] = Node.sequence(Node.Sequence(document.items.map { entry in
-                var mapping: Node.Mapping = ["key": Node(entry.key, Tag(.str), .doubleQuoted)]
-                mapping["value"] = Node(entry.value, Tag(.str), entry.value.contains("\n") ? .literal : .doubleQuoted)
-                if let encoding = entry.encoding { mapping["encoding"] = Node(encoding) }
-                if let contentType = entry.contentType { mapping["contentType"] = Node(contentType, Tag(.str), .doubleQuoted) }
-                if let expiresAt = entry.expiresAt { mapping["expiresAt"] = Node(TimestampFormat.string(from: expiresAt), Tag(.str), .doubleQuoted) }
-                return Node.mapping(mapping)
-            }))
+            root["items"] = Node.sequence(Node.Sequence(document.items.map(Self.yamlNode)))
             return Data(try Yams.serialize(node: .mapping(root), sortKeys: false).utf8)
         case .env:
             return Data(try EnvFile.encode(snapshot).utf8)
         }
+    }
+
+    /// One item of a YAML snapshot.
+    static func yamlNode(_ entry: SnapshotDocument.Entry) -> Node {
+        var mapping: Node.Mapping = ["key": Node(entry.key, Tag(.str), .doubleQuoted)]
+        mapping["value"] = Node(entry.value, Tag(.str), entry.value.contains("\n") ? .literal : .doubleQuoted)
+        if let encoding = entry.encoding { mapping["encoding"] = Node(encoding) }
+        if let contentType = entry.contentType { mapping["contentType"] = Node(contentType, Tag(.str), .doubleQuoted) }
+        if let expiresAt = entry.expiresAt { mapping["expiresAt"] = Node(TimestampFormat.string(from: expiresAt), Tag(.str), .doubleQuoted) }
+        return Node.mapping(mapping)
     }
 
     /// Reads a snapshot in this format.
@@ -110,10 +113,7 @@ struct SnapshotDocument: Codable {
         config = snapshot.config?.rawValue
         revision = snapshot.revision
         exportedAt = snapshot.exportedAt
-        items = snapshot.items.map { entry in
-            let (value, encoding) = ValueEncoding.encode(entry.value)
-            return Entry(key: entry.key.path, value: value, encoding: encoding, contentType: entry.contentType, expiresAt: entry.expiresAt)
-        }
+        items = snapshot.items.map(Entry.init)
     }
 
     /// Reads either the full document (with `items`) or a plain key → value mapping.

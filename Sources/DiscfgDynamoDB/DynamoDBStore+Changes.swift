@@ -80,7 +80,7 @@ extension DynamoDBStore {
                 try await refreshExpiryBound(transaction)
                 return result
             }
-            try await compact(&target, now: now, exact: false)
+            try await compact(&target, now: now, exact: false, committed: transaction.meta.info.revision)
             let (actions, committed) = try transaction.plan(compacted: target)
             if let hook = beforeCommit.withLock({ hook in defer { hook = nil }; return hook }) { try await hook() }
             do {

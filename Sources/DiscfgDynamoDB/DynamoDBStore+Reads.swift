@@ -18,7 +18,9 @@ extension DynamoDBStore {
             return nil
         }
         let found = try await connection.batchGet([DynamoDBLayout.metaKey(config), DynamoDBLayout.itemKey(config, key)], consistent: true)
-        guard let meta = found.compactMap(ConfigMeta.init).first, !meta.deleting else { throw DiscfgError.configNotFound(config) }
+        guard var meta = found.compactMap(ConfigMeta.init).first, !meta.deleting else { throw DiscfgError.configNotFound(config) }
+        // As for history reads: events the retention let go may be gone already.
+        if case .days = meta.info.settings.history { try await compact(&meta, now: now, exact: false) }
         let current = found.compactMap(ItemCodec.item).first
         let info = meta.info
         var later: Event?
@@ -100,7 +102,7 @@ extension DynamoDBStore {
     /// `BatchGetItem` fetches the events.
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
-        guard let meta = try await meta(config, consistent: true) else { throw DiscfgError.configNotFound(config) }
+        guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let compacted = meta.info.compactedRevision
         let before = query.before.map { $0.rawValue > 0 ? Revision($0.rawValue - 1) : nil } ?? Revision(UInt64.max)
         guard let through = before, through > compacted else {
@@ -118,7 +120,7 @@ extension DynamoDBStore {
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
         let from = max(from, Revision(1))
-        guard let meta = try await meta(config, consistent: true) else { throw DiscfgError.configNotFound(config) }
+        guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let info = meta.info
         guard from > info.compactedRevision else {
             throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")

@@ -19,8 +19,11 @@ import Foundation
 /// - `.forever`: nothing is dropped.
 extension DynamoDBStore {
     /// Moves `meta`'s compacted revision as its retention says at `now`.
-    /// - Parameter exact: compact everything due now, ignoring the grace interval.
-    func compact(_ meta: inout ConfigMeta, now: Date, exact: Bool) async throws {
+    /// - Parameters:
+    ///   - exact: compact everything due now, ignoring the grace interval.
+    ///   - committed: the newest revision whose event is written (by default `meta`'s
+    ///     revision; a change about to commit passes the revision before its own).
+    func compact(_ meta: inout ConfigMeta, now: Date, exact: Bool, committed: Revision? = nil) async throws {
         let retention = meta.info.settings.history
         switch retention {
         case .forever:
@@ -51,6 +54,10 @@ extension DynamoDBStore {
                     if at < cutoff {
                         meta.info.compactedRevision = max(meta.info.compactedRevision, revision)
                     } else {
+                        // Every revision writes its event, so revisions missing below the
+                        // first retained one were removed by DynamoDB's TTL, which only
+                        // removes events past the cutoff: they are compacted too.
+                        meta.info.compactedRevision = max(meta.info.compactedRevision, Revision(revision.rawValue - 1))
                         oldest = Date(milliseconds: at)
                         break scan
                     }
@@ -58,8 +65,26 @@ extension DynamoDBStore {
                 guard let next = page.LastEvaluatedKey else { break }
                 query.ExclusiveStartKey = next
             }
+            if oldest == nil {
+                // Nothing retained at all (DynamoDB's TTL removed the rest): all compacted.
+                meta.info.compactedRevision = max(meta.info.compactedRevision, committed ?? meta.info.revision)
+            }
             meta.oldestEventAt = oldest
         }
+    }
+
+    /// The meta item as readers of history must see it: with `.days` retention, its
+    /// compacted revision moved past every event the retention let go, even when the
+    /// config has been idle since (no change moved it, and DynamoDB's TTL may have removed
+    /// those events), so a read from an expired revision reports `compacted` instead of
+    /// silently skipping events. Costs one extra `Query` only once the oldest retained
+    /// event is past the cutoff.
+    func historyMeta(_ name: ConfigName) async throws -> ConfigMeta? {
+        guard var meta = try await meta(name, consistent: true) else { return nil }
+        if case .days = meta.info.settings.history {
+            try await compact(&meta, now: clock.now(), exact: false)
+        }
+        return meta
     }
 
     /// A strongly consistent query of the history items (events and their overflow items)

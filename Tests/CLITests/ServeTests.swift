@@ -13,6 +13,11 @@ struct ServeTests {
         #expect(open.status == 2)
         #expect(open.stderr.contains("--insecure"))
         #expect(try await cli.run("serve", "--port", "70000").status == 2)
+        for flag in ["--max-connections", "--max-watches", "--stream-backlog"] {
+            let refused = try await cli.run("serve", "--port", "0", flag, "0")
+            #expect(refused.status == 2, "\(flag) 0")
+            #expect(refused.stderr.contains(flag))
+        }
     }
 
     @Test("every command works against a running server; SIGTERM stops it cleanly", .timeLimit(.minutes(2)))

@@ -121,6 +121,31 @@ struct DynamoDBStoreTests {
         #expect(retimed.first?["ttl"] == nil, "history kept forever has no TTL")
     }
 
+    @Test func keepDaysReportsCompactedOnceTTLRemovedTheHistoryOfAnIdleConfig() async throws {
+        let clock = ManualClock()
+        let store = try await makeStore(clock: clock)
+        let config = try await store.makeConfig("idle", settings: ConfigSettings(history: .days(1)))
+        for value in 1...3 { _ = try await store.set(Key("/k"), to: Data("\(value)".utf8), in: config) }
+        clock.advance(seconds: 3 * 86_400)
+        // moto runs no TTL deletion: remove what DynamoDB's TTL would have removed by now.
+        let history = try await store.connection.queryAll(store.historyRange(config, from: 1, through: Revision(UInt64.max)))
+        let expired = history.filter { ($0["ttl"]?.int64 ?? .max) < clock.now().milliseconds / 1000 }
+        #expect(expired.count == 3)
+        try await store.connection.batchDelete(expired.map { DynamoDBLayout.key($0["pk"]?.string ?? "", $0["sk"]?.string ?? "") })
+
+        let isCompacted: @Sendable (any Error) -> Bool = { ($0 as? DiscfgError)?.code == .compacted }
+        await #expect(performing: { _ = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: 10) }, throws: isCompacted)
+        #expect(try await store.history(of: Key("/k"), in: config, HistoryQuery()).compactedRevision == 3)
+        await #expect(performing: { _ = try await store.get(Key("/k"), in: config, atRevision: 2) }, throws: isCompacted)
+        #expect(try await store.get(Key("/k"), in: config, atRevision: 3)?.value == Data("3".utf8))
+
+        // The next change after the idle spell compacts past the removed events too.
+        let four = try await store.set(Key("/k"), to: Data("4".utf8), in: config)
+        await #expect(performing: { _ = try await store.events(in: config, scope: .prefix(.root), from: 3, limit: 10) }, throws: isCompacted)
+        #expect(try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 10).events == [four])
+        #expect(try await store.configInfo(config).compactedRevision == 3)
+    }
+
     @Test func tokensLiveInTheTable() async throws {
         let store = try await makeStore()
         let token = AccessToken(id: "abc", hash: Data([1, 2, 3]), role: .write, configs: [try ConfigName("app")], description: "ci", createdAt: Date(milliseconds: 1000))

@@ -55,6 +55,15 @@ struct ServeCommand: AsyncParsableCommand {
     var corsOrigins: [String] = []
     @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
     @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections open at once (1-1000000); more wait to be accepted until one closes.", valueName: "count"),
+            transform: { Int(try NumberField("--max-connections", 1...1_000_000).parse($0)) })
+    var maxConnections: Int = 4096
+    @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After.", valueName: "count"),
+            transform: { Int(try NumberField("--max-watches", 1...1_000_000).parse($0)) })
+    var maxWatches: Int = 1000
+    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from.", valueName: "KiB"),
+            transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
+    var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
 
     func run() async throws {
@@ -91,6 +100,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.allowedOrigins = corsOrigins
             configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks)
             configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
+            configuration.maxConnections = maxConnections
+            configuration.api.maxWatches = maxWatches
+            configuration.api.streamBacklogBytes = streamBacklog * 1024
             let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
             let reach = insecure ? "" : ", and only from this machine"
             let authText = switch mode {
