@@ -186,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "LambdaTests",
             dependencies: [
-                "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgLambda", "discfg",
+                "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "discfg",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -45,10 +45,31 @@ public struct DiscfgAPI: Sendable {
         public init() {}
     }
 
-    /// One route: its method and its path in OpenAPI form.
+    /// Who may call a route.
+    public enum Access: Hashable, Sendable {
+        /// Anyone, without credentials.
+        case everyone
+        /// Callers with this role on the route's config (any config for routes without one).
+        case role(Role)
+        /// Admins of every config: the route reaches across configs.
+        case adminOfAll
+
+        /// Whether `caller` may call a route with this access on `config` (nil: a route
+        /// that names no config).
+        public func admits(_ caller: Caller, config: ConfigName?) -> Bool {
+            switch self {
+            case .everyone: true
+            case .role(let role): caller.allows(role, on: config)
+            case .adminOfAll: caller.role == .admin && caller.configs == nil
+            }
+        }
+    }
+
+    /// One route: its method, its path in OpenAPI form, and who may call it.
     public struct Route: Hashable, Sendable, CustomStringConvertible {
         public var method: HTTPRequest.Method
         public var path: String
+        public var access: Access
         public var description: String { "\(method.rawValue) \(path)" }
     }
 
@@ -69,23 +90,24 @@ public struct DiscfgAPI: Sendable {
     /// The OpenAPI document describing every route, served at `/openapi.yaml`.
     public static var openAPIDocument: String { OpenAPIDocument.yaml }
 
-    /// Every route the API serves, for documentation checks.
+    /// Every route the API serves, for documentation checks and the authorization matrix.
     public static var routes: [Route] {
-        paths.flatMap { path, methods in methods.map { Route(method: $0, path: path) } }
+        paths.flatMap { path, methods in methods.map { Route(method: $0.0, path: path, access: $0.1) } }
     }
 
-    /// Paths (OpenAPI form) and their methods; `register(on:)` follows this table.
-    static let paths: [(String, [HTTPRequest.Method])] = [
-        ("/openapi.yaml", [.get]),
-        ("/admin/sweep", [.post]),
-        ("/v1/configs", [.get]),
-        ("/v1/{config}", [.put, .get, .patch, .delete]),
-        ("/v1/{config}/keys", [.get, .delete]),
-        ("/v1/{config}/keys/{key}", [.get, .put, .delete]),
-        ("/v1/{config}/history/{key}", [.get]),
-        ("/v1/{config}/watch", [.get]),
-        ("/v1/{config}/export", [.get]),
-        ("/v1/{config}/import", [.post]),
+    /// Paths (OpenAPI form), their methods and who may call each; `register(on:)`
+    /// follows this table, and a test holds every handler to the access it declares.
+    static let paths: [(String, [(HTTPRequest.Method, Access)])] = [
+        ("/openapi.yaml", [(.get, .everyone)]),
+        ("/admin/sweep", [(.post, .adminOfAll)]),
+        ("/v1/configs", [(.get, .role(.read))]),
+        ("/v1/{config}", [(.put, .role(.admin)), (.get, .role(.read)), (.patch, .role(.admin)), (.delete, .role(.admin))]),
+        ("/v1/{config}/keys", [(.get, .role(.read)), (.delete, .role(.write))]),
+        ("/v1/{config}/keys/{key}", [(.get, .role(.read)), (.put, .role(.write)), (.delete, .role(.write))]),
+        ("/v1/{config}/history/{key}", [(.get, .role(.read))]),
+        ("/v1/{config}/watch", [(.get, .role(.read))]),
+        ("/v1/{config}/export", [(.get, .role(.read))]),
+        ("/v1/{config}/import", [(.post, .role(.write))]),
     ]
 
     /// Adds every route to `router`, with JSON errors for failures, unknown paths and
@@ -93,8 +115,9 @@ public struct DiscfgAPI: Sendable {
     public func register<Context: DiscfgRequestContext>(on router: Router<Context>) {
         router.add(middleware: ErrorEnvelopeMiddleware<Context>())
         let deadlines = RequestDeadlines(timeout: options.requestTimeout)
-        for (path, methods) in Self.paths {
+        for (path, entries) in Self.paths {
             let pattern = Self.hummingbirdPattern(path)
+            let methods = entries.map(\.0)
             for method in methods {
                 let isWatch = path.hasSuffix("/watch")
                 router.on(RouterPath(pattern), method: method) { request, context in
