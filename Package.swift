@@ -196,7 +196,11 @@ let package = Package(
         ),
         .testTarget(
             name: "CLITests",
-            dependencies: ["DiscfgCore", "discfg", "DiscfgTestSupport"],
+            dependencies: [
+                "DiscfgCore", "discfg", "DiscfgTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
     ],

@@ -134,6 +134,10 @@ final class SQLiteConnection {
         return statement
     }
 
+    /// Whether a transaction is open. SQLite ends one by itself on some failures (a
+    /// full disk, an I/O error), undoing everything in it.
+    var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
     private func error(_ status: Int32, _ sql: String) -> DiscfgError {
         let message = String(cString: sqlite3_errmsg(handle))
         let primary = status & 0xFF

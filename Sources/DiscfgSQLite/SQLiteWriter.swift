@@ -82,14 +82,34 @@ final class SQLiteWriter: Sendable {
             for job in jobs { job.fail(error) }
             return
         }
-        let completions = jobs.map { $0.run(connection) }
+        var completions: [@Sendable ((any Error)?) -> Void] = []
+        for job in jobs {
+            // A failure that made SQLite roll the whole group back (disk full, I/O
+            // error) undid the changes before this one; the rest must not run outside
+            // the group, where each would commit on its own while its caller hears
+            // that the group failed.
+            guard connection.inTransaction else {
+                job.fail(Self.groupLost(connection.path))
+                continue
+            }
+            completions.append(job.run(connection))
+        }
         var commitError: (any Error)?
-        do {
-            try connection.run("COMMIT")
-        } catch {
-            commitError = error
-            _ = try? connection.run("ROLLBACK")
+        if !connection.inTransaction {
+            commitError = Self.groupLost(connection.path)
+        } else {
+            do {
+                try connection.run("COMMIT")
+            } catch {
+                commitError = error
+                _ = try? connection.run("ROLLBACK")
+            }
         }
         for complete in completions { complete(commitError) }
+    }
+
+    /// The error for changes of a group SQLite rolled back.
+    private static func groupLost(_ path: String) -> DiscfgError {
+        DiscfgError(.unavailable, "SQLite store \(path): a write failed (the disk may be full or failing) and was undone with the changes made alongside it; nothing of them was kept", field: "store")
     }
 }
