@@ -58,12 +58,7 @@ struct FaultTests {
     static func serve(_ cli: CLIRunner, store: String) async throws -> (Process, Int) {
         var runner = cli
         runner.environment["DISCFG_STORE"] = store
-        let server = runner.start(["serve", "--port", "0", "--log-level", "critical"])
-        let errors = Pipe()
-        server.standardError = errors
-        server.standardOutput = FileHandle.nullDevice
-        try server.launchSerially()
-        return (server, try await ServeTests.announcedPort(errors.fileHandleForReading))
+        return try await ServeTests.start(runner)
     }
 
     /// Every acknowledged key, read back through a fresh process, holds its value, and no

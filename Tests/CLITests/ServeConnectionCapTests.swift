@@ -9,13 +9,8 @@ struct ServeConnectionCapTests {
     func secondConnectionWaits() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let server = cli.start(["serve", "--port", "0", "--log-level", "error", "--max-connections", "1"])
-        let errors = Pipe()
-        server.standardError = errors
-        server.standardOutput = FileHandle.nullDevice
-        try server.launchSerially()
+        let (server, port) = try await ServeTests.start(cli, ["--max-connections", "1"])
         defer { if server.isRunning { server.terminate() } }
-        let port = try await ServeTests.announcedPort(errors.fileHandleForReading)
         let healthz = Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
 
         let first = try LoopbackHTTP(port: port)

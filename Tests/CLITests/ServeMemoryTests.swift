@@ -18,13 +18,8 @@ struct ServeMemoryTests {
     func slowReaders() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let server = cli.start(["serve", "--port", "0", "--log-level", "error", "--stream-backlog", "256"])
-        let errors = Pipe()
-        server.standardError = errors
-        server.standardOutput = FileHandle.nullDevice
-        try server.launchSerially()
+        let (server, port) = try await ServeTests.start(cli, ["--stream-backlog", "256"])
         defer { if server.isRunning { server.terminate() } }
-        let port = try await ServeTests.announcedPort(errors.fileHandleForReading)
         #expect(try LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
 
         var readers: [LoopbackHTTP] = []

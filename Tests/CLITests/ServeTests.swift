@@ -24,13 +24,8 @@ struct ServeTests {
     func commandsThroughServer() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let server = cli.start(["serve", "--port", "0", "--log-level", "error"])
-        let errors = Pipe()
-        server.standardError = errors
-        server.standardOutput = FileHandle.nullDevice
-        try server.launchSerially()
+        let (server, port) = try await Self.start(cli)
         defer { if server.isRunning { server.terminate() } }
-        let port = try await Self.announcedPort(errors.fileHandleForReading)
 
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
@@ -63,6 +58,17 @@ struct ServeTests {
         let down = try await remote.run("get", "db/host")
         #expect(down.status == 1)
         #expect(down.stderr.contains("cannot reach"))
+    }
+
+    /// Starts `discfg serve --port 0` with `arguments` and returns it with the port it
+    /// announced.
+    static func start(_ cli: CLIRunner, _ arguments: [String] = []) async throws -> (server: Process, port: Int) {
+        let server = cli.start(["serve", "--port", "0", "--log-level", "error"] + arguments)
+        let errors = Pipe()
+        server.standardError = errors
+        server.standardOutput = FileHandle.nullDevice
+        try server.launchSerially()
+        return (server, try await announcedPort(errors.fileHandleForReading))
     }
 
     /// The port from serve's "serving … on http://127.0.0.1:PORT" line.
