@@ -112,6 +112,8 @@ enum RemoteFixture {
         configuration.port = 0
         // Sweeps happen when the suite asks (and while watching), not on the server's timer.
         configuration.sweepInterval = .seconds(3600)
+        // The suite tests what stores keep; where webhooks may point is the API's policy.
+        configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: true, allowPrivate: true)
         var logger = Logger(label: "discfg-conformance")
         logger.logLevel = .critical
         let (ports, announce) = AsyncStream.makeStream(of: Int.self)

@@ -41,7 +41,8 @@ struct SettingsOptions: ParsableArguments {
                 throw usage("settings \"\(json)\" are not a JSON object such as {\"history\": \"7d\", \"description\": \"...\"}", field: "settings")
             }
         }
-        if let history { patch.history = try HistoryRetention(parsing: history) }
+        // People type "30D" or " forever"; the API takes the exact form.
+        if let history { patch.history = try HistoryRetention(parsing: history.trimmingCharacters(in: .whitespaces).lowercased()) }
         if let description { patch.description = description }
         if let targets = try notificationTargets() { patch.notify = targets }
         try patch.check(WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks))
