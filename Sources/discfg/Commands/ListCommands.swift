@@ -23,7 +23,7 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "List every key below the prefix, not only its direct children.")
     var recursive = false
 
-    @Option(name: .long, help: ArgumentHelp("Fetch this many entries per request (1-1000).", valueName: "n"),
+    @Option(name: .long, help: ArgumentHelp("Fetch this many entries per request (1-1000). Default: 1000.", valueName: "n"),
             transform: { Int(try NumberField.pageSize.named("--page-size").parse($0)) })
     var pageSize: Int = Limits.maxPageSize
 
@@ -83,7 +83,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     // -l is the original discfg's --region, so the short form of --limit is -n.
-    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("Show at most this many changes (1-1000).", valueName: "n"),
+    @Option(name: [.customShort("n"), .long], help: ArgumentHelp("Show at most this many changes (1-1000). Default: 20.", valueName: "n"),
             transform: { Int(try NumberField.pageSize.named("--limit").parse($0)) })
     var limit: Int = 20
 

@@ -19,12 +19,14 @@ struct ServeCommand: AsyncParsableCommand {
                            good: revoking every token keeps it required (default)
           --auth token     always required
           --auth none      never required
-        Without a token, only callers on this machine are let in. Web pages cannot
-        use the server: a request from another site's page may not change anything
-        (allow a console's origin with --cors-origin), and on loopback the Host
-        header must name this machine (421 otherwise), which defeats DNS rebinding. A non-loopback
+        Without a token, only callers on this machine are let in. A non-loopback
         --host needs tokens unless --insecure is given, which also lets other
         machines in without one.
+
+        Web pages cannot use the server: a request from another site's page may
+        not change anything (allow a console's origin with --cors-origin), and on
+        loopback the Host header must name this machine (421 otherwise), which
+        defeats DNS rebinding.
 
         Examples:
           discfg serve
@@ -40,14 +42,14 @@ struct ServeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
-    @Option(name: .long, help: "Port to listen on (0 picks a free one).", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
+    @Option(name: .long, help: "Port to listen on (0 picks a free one). Default: 8899.", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
     var port = 8899
     @Option(name: .long, help: "When bearer tokens are required: auto, token or none.") var auth: AuthMode = .auto
     @Flag(name: .long, help: "Allow a non-loopback address without tokens, and callers from other machines without one.") var insecure = false
-    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds (1-3600).", valueName: "seconds"),
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds (1-3600). Default: 30.", valueName: "seconds"),
             transform: { Int(try NumberField("--request-timeout", 1...3600).parse($0)) })
     var requestTimeout: Int = 30
-    @Option(name: .customLong("max-poll-timeout"), help: ArgumentHelp("The longest a long-poll watch waits, in seconds (1-3600); shorter for proxies that cut idle connections.", valueName: "seconds"),
+    @Option(name: .customLong("max-poll-timeout"), help: ArgumentHelp("The longest a long-poll watch waits, in seconds (1-3600); shorter for proxies that cut idle connections. Default: 300.", valueName: "seconds"),
             transform: { Int(try NumberField("--max-poll-timeout", 1...3600).parse($0)) })
     var maxPollTimeout: Int = 300
     @Option(name: .customLong("cors-origin"), help: ArgumentHelp("Let web pages from this origin (https://host[:port]) call the API; repeatable. Others may not change anything.", valueName: "origin"),
@@ -55,13 +57,13 @@ struct ServeCommand: AsyncParsableCommand {
     var corsOrigins: [String] = []
     @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
     @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections open at once (1-1000000); more wait to be accepted until one closes.", valueName: "count"),
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections open at once (1-1000000); more wait to be accepted until one closes. Default: 4096.", valueName: "count"),
             transform: { Int(try NumberField("--max-connections", 1...1_000_000).parse($0)) })
     var maxConnections: Int = 4096
-    @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After.", valueName: "count"),
+    @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After. Default: 1000.", valueName: "count"),
             transform: { Int(try NumberField("--max-watches", 1...1_000_000).parse($0)) })
     var maxWatches: Int = 1000
-    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from.", valueName: "KiB"),
+    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from. Default: 1024.", valueName: "KiB"),
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
