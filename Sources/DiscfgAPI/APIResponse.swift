@@ -118,7 +118,7 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         let message: String
         switch error.code {
         case .internal: message = "internal error; the server log has the details"
-        case .unavailable where error.field == "timeout": return error
+        case .unavailable where error.field == "timeout" || error.field == "outcome": return error
         case .unavailable: message = "the store is unavailable; try again later (the server log has the details)"
         case .throttled: message = "the store is throttling requests; try again shortly"
         default: return error

@@ -55,6 +55,10 @@ public struct AWSError: Error, Sendable, Hashable, CustomStringConvertible {
     public let cancellationReasons: [CancellationReason]
     /// The service's request ID (`x-amzn-RequestId`), for support cases.
     public let requestID: String?
+    /// Whether an attempt of this call may have been carried out although no success
+    /// came back: the connection failed after the request could have been sent, or the
+    /// service answered 5xx. A write that fails this way has an unknown outcome.
+    public let mayHaveApplied: Bool
 
     /// Creates an error.
     public init(
@@ -64,7 +68,8 @@ public struct AWSError: Error, Sendable, Hashable, CustomStringConvertible {
         httpStatus: Int?,
         retries: Int = 0,
         cancellationReasons: [CancellationReason] = [],
-        requestID: String? = nil
+        requestID: String? = nil,
+        mayHaveApplied: Bool = false
     ) {
         self.code = code
         self.awsCode = awsCode
@@ -73,12 +78,14 @@ public struct AWSError: Error, Sendable, Hashable, CustomStringConvertible {
         self.retries = retries
         self.cancellationReasons = cancellationReasons
         self.requestID = requestID
+        self.mayHaveApplied = mayHaveApplied
     }
 
-    /// A copy recording `retries`.
-    func withRetries(_ retries: Int) -> AWSError {
+    /// A copy recording `retries` and whether an attempt may have been carried out.
+    func withRetries(_ retries: Int, mayHaveApplied: Bool) -> AWSError {
         AWSError(code: code, awsCode: awsCode, message: message, httpStatus: httpStatus,
-                 retries: retries, cancellationReasons: cancellationReasons, requestID: requestID)
+                 retries: retries, cancellationReasons: cancellationReasons, requestID: requestID,
+                 mayHaveApplied: mayHaveApplied || self.mayHaveApplied)
     }
 
     /// One line: what happened, the AWS code and status, and a hint at what to do.

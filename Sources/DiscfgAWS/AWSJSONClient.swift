@@ -116,6 +116,10 @@ public final class AWSJSONClient: Sendable {
         var retries = 0
         var roundTrips = 0
         var refreshedExpiredCredentials = false
+        // Whether an earlier attempt may have been carried out without a success coming
+        // back; the retries send the same body (for a transaction, the same idempotency
+        // token), and the caller hears of it if the call fails in the end.
+        var mayHaveApplied = false
         while true {
             let credentials = try await credentialProvider.credentials()
             let outcome: Result<Data, AWSError>
@@ -134,6 +138,7 @@ public final class AWSJSONClient: Sendable {
                                      capacity: ConsumedCapacity.parse(responseBody: data))
                 return data
             case .failure(let error):
+                if error.code == .network || (error.httpStatus ?? 0) >= 500 { mayHaveApplied = true }
                 if error.isRetryable, retries + 1 < policy.maxAttempts {
                     try await policy.sleep(policy.delay(forRetry: retries))
                     retries += 1
@@ -148,7 +153,7 @@ public final class AWSJSONClient: Sendable {
                     continue
                 }
                 await metrics.record(operation: operation, roundTrips: roundTrips, retries: retries, failed: true, capacity: [])
-                throw error.withRetries(retries)
+                throw error.withRetries(retries, mayHaveApplied: mayHaveApplied)
             }
         }
     }

@@ -66,14 +66,24 @@ func parseISO8601(_ text: String) -> Date? {
     return try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
 }
 
-/// Describes a transport failure in one line for the chain's report.
+/// Describes a transport failure in a few plain words, not the HTTP or NIO library's
+/// type dump.
 func describeTransportError(_ error: any Error) -> String {
     if let error = error as? HTTPClientError {
         switch error {
-        case .deadlineExceeded: return "timed out"
+        case .deadlineExceeded, .readTimeout: return "timed out"
         case .connectTimeout: return "connect timed out"
-        default: return String(describing: error)
+        case .remoteConnectionClosed: return "the connection closed before the response arrived"
+        case .cancelled: return "cancelled"
+        default: break
         }
     }
-    return String(describing: error)
+    let text = String(describing: error)
+    for (symptom, words) in [
+        ("Connection refused", "connection refused"), ("Connection reset", "connection reset"),
+        ("Broken pipe", "connection closed while sending"), ("timed out", "timed out"),
+    ] where text.localizedCaseInsensitiveContains(symptom) {
+        return words
+    }
+    return text.split(separator: "\n").first.map { String($0.prefix(200)) } ?? "network failure"
 }

@@ -82,10 +82,14 @@ struct DynamoDBChange: ChangeTransaction {
     ///
     /// Each key is written once, with its final state, conditioned on its state as read
     /// (`mr = old modRevision`, or absence); the meta item is conditioned on its lock.
-    /// - Parameter compacted: `meta` with its retention applied (see `compact`).
+    /// The first event's history item carries `token`, the transaction's client request
+    /// token, so a writer that never heard back can tell whether its transaction landed.
+    /// - Parameters:
+    ///   - compacted: `meta` with its retention applied (see `compact`).
+    ///   - token: the `ClientRequestToken` the transaction is sent with.
     /// - Throws: `tooLarge` when the change needs more than DynamoDB's 100 actions or
     ///   4 MB in one transaction (it is refused, never split: a change is all or nothing).
-    func plan(compacted: ConfigMeta) throws -> (actions: [WriteAction], meta: ConfigMeta) {
+    func plan(compacted: ConfigMeta, token: String) throws -> (actions: [WriteAction], meta: ConfigMeta) {
         var meta = compacted
         meta.lock = self.meta.lock + 1
         meta.info.revision = revision
@@ -111,7 +115,8 @@ struct DynamoDBChange: ChangeTransaction {
         var historyActions: [WriteAction] = []
         let ttl = retention.historyTTL(at: now)
         for event in recorded {
-            let (item, overflow) = EventCodec.attributes(event, in: config, ttl: ttl)
+            var (item, overflow) = EventCodec.attributes(event, in: config, ttl: ttl)
+            if historyActions.isEmpty { item[DynamoDBLayout.transactionToken] = .s(token) }
             historyActions.append(.put(item, condition: nil))
             if let overflow {
                 historyActions.append(.put(overflow, condition: nil))

@@ -30,6 +30,9 @@ enum DynamoDBLayout {
     /// How long after a key's TTL its item may be removed by DynamoDB's own TTL, as a
     /// backstop when no sweeper ran (the store and sweeper expire it logically long before).
     static let keyBackstopSeconds: Int64 = 7 * 86_400
+    /// On the first history event a transaction writes: its `ClientRequestToken`, read
+    /// back when the transaction's answer was lost to learn whether it committed.
+    static let transactionToken = "tx"
 
     static func historyPK(_ config: ConfigName) -> String { config.rawValue + "#h" }
 

@@ -68,6 +68,13 @@ extension DynamoDBStore {
 
     /// Runs one change: read (strongly consistent), apply the shared rules, commit with one
     /// `TransactWriteItems`; a lost race starts over after a jittered pause.
+    ///
+    /// When an attempt may have committed without the answer arriving (a connection lost
+    /// after sending, a 5xx), the client's retries reuse the token, which DynamoDB
+    /// answers idempotently. Should the call still fail, or fail as a lost race (its own
+    /// earlier attempt being the winner), the change reads its first event back: carrying
+    /// the token, the change did commit and succeeds; absent, it did not; unreadable, the
+    /// caller is told the outcome is unknown and how to check — never that it failed.
     func change<T>(_ config: ConfigName, _ reads: ChangeReads, _ body: (inout DynamoDBChange) throws -> T) async throws -> T {
         var attempt = 0
         while true {
@@ -81,20 +88,62 @@ extension DynamoDBStore {
                 return result
             }
             try await compact(&target, now: now, exact: false, committed: transaction.meta.info.revision)
-            let (actions, committed) = try transaction.plan(compacted: target)
+            let token = UUID().uuidString
+            let (actions, committed) = try transaction.plan(compacted: target, token: token)
             if let hook = beforeCommit.withLock({ hook in defer { hook = nil }; return hook }) { try await hook() }
+            let first = transaction.recorded[0].revision
             do {
-                try await transactWrite(actions)
-                remember(config, committed.info.revision)
-                notifier.notify(config)
-                return result
-            } catch let error as AWSError where error.code == .transactionCanceled && Self.lostRace(error) {
-                attempt += 1
-                try await raceBackoff(attempt, config: config)
+                try await transactWrite(actions, token: token)
+            } catch let error as AWSError where error.mayHaveApplied || (error.code == .transactionCanceled && Self.lostRace(error)) {
+                let landed = error.mayHaveApplied ? await landed(config, revision: first, token: token) : false
+                switch landed {
+                case true?:
+                    break
+                case false? where error.code == .transactionCanceled && Self.lostRace(error):
+                    attempt += 1
+                    try await raceBackoff(attempt, config: config)
+                    continue
+                case false?:
+                    throw connection.mapped(error, operation: "TransactWriteItems")
+                case nil:
+                    throw Self.outcomeUnknown(config, revision: first, keys: transaction.recorded.map(\.key), error: error)
+                }
             } catch {
                 throw connection.mapped(error, operation: "TransactWriteItems")
             }
+            remember(config, committed.info.revision)
+            notifier.notify(config)
+            return result
         }
+    }
+
+    /// Whether the transaction sent with `token`, whose first event is `revision`,
+    /// committed: the event carries the token (true), or the config has not reached
+    /// `revision` or another transaction's event holds it (false); nil when that cannot
+    /// be told (the read failed, or the event is gone).
+    func landed(_ config: ConfigName, revision: Revision, token: String) async -> Bool? {
+        let eventKey = DynamoDBLayout.eventKey(config, revision)
+        guard let found = try? await connection.batchGet([DynamoDBLayout.metaKey(config), eventKey], consistent: true) else { return nil }
+        if let event = found.first(where: { $0["pk"] == eventKey["pk"] && $0["sk"] == eventKey["sk"] }) {
+            return event[DynamoDBLayout.transactionToken]?.string == token
+        }
+        guard let meta = found.first(where: { $0["sk"]?.string == DynamoDBLayout.metaSK }).flatMap(ConfigMeta.init) else { return nil }
+        return meta.info.revision < revision ? false : nil
+    }
+
+    /// The error for a change whose commit neither succeeded nor failed for certain: what
+    /// DynamoDB answered (its code and status, never its message, which may name accounts),
+    /// and how the caller can tell whether the change was applied.
+    static func outcomeUnknown(_ config: ConfigName, revision: Revision, keys: [Key], error: AWSError) -> DiscfgError {
+        let subject = keys.count == 1 ? "key \"\(keys[0])\"" : "the changed keys"
+        var answer = error.awsCode
+        if let status = error.httpStatus { answer += ", HTTP \(status)" }
+        if error.retries > 0 { answer += ", after \(error.retries) retr\(error.retries == 1 ? "y" : "ies")" }
+        return DiscfgError(
+            .unavailable,
+            "this change may or may not have been applied: DynamoDB did not confirm it (\(answer)); read \(subject) of config \"\(config)\" again: a modRevision of \(revision) means it was applied, anything else means it was not and it can be retried",
+            field: "outcome"
+        )
     }
 
     /// Whether a cancelled transaction lost a race (a condition on the meta item or a key

@@ -249,11 +249,12 @@ public final class DynamoDBStore: ConfigStore {
         }
     }
 
-    /// One `TransactWriteItems` call with a fresh client request token (the same token is
-    /// sent again when the client retries a throttled or failed attempt, so a retry of a
-    /// transaction that did commit is not applied twice). Throws the raw ``AWSError``.
-    func transactWrite(_ actions: [WriteAction]) async throws {
-        let input = TransactWriteItemsInput(TransactItems: actions, ClientRequestToken: UUID().uuidString)
+    /// One `TransactWriteItems` call with a client request token, fresh unless given (the
+    /// same token is sent again when the client retries a throttled or failed attempt, so
+    /// a retry of a transaction that did commit is not applied twice). Throws the raw
+    /// ``AWSError``.
+    func transactWrite(_ actions: [WriteAction], token: String = UUID().uuidString) async throws {
+        let input = TransactWriteItemsInput(TransactItems: actions, ClientRequestToken: token)
         _ = try await connection.raw("TransactWriteItems", input, as: IgnoredOutput.self)
         estimatedCapacity.record("TransactWriteItems", write: actions.reduce(0) { $0 + CapacityEstimate.transactionalWriteUnits($1) })
     }

@@ -1,0 +1,253 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An HTTP proxy between discfg and a DynamoDB-API server (moto) that injects faults
+/// into DynamoDB calls, and records every call it saw.
+///
+/// Faults are drawn per call from a seeded generator with the given rates, so a run is
+/// repeatable up to the order in which concurrent calls arrive. Each kind mimics what
+/// DynamoDB or the network does:
+///
+/// - ``Fault/throughputExceeded`` and ``Fault/throttling``: 400 with
+///   `ProvisionedThroughputExceededException` / `ThrottlingException`; not forwarded.
+/// - ``Fault/serverError``: 500 `InternalServerError`, not forwarded.
+/// - ``Fault/serverErrorAfterApplying``: forwarded — the call takes effect — then 500.
+/// - ``Fault/dropAfterSending``: forwarded — the call takes effect — then the connection
+///   is closed without an answer.
+/// - ``Fault/delay``: forwarded after a pause.
+///
+/// With `only`, faults strike only the named operations. With `blackoutAfter`, the first call of that operation and every call after it lose
+/// their answers (``Fault/dropAfterSending``): a network that fails for good right after a
+/// write was sent.
+///
+/// ```swift
+/// let proxy = try await FaultProxy.start(upstream: moto.endpoint, seed: 7, rates: [.dropAfterSending: 0.1])
+/// // point a DynamoDB client at proxy.endpoint …
+/// let calls = try proxy.calls()
+/// ```
+public final class FaultProxy: @unchecked Sendable {
+    /// What the proxy does to one call.
+    public enum Fault: String, Sendable, CaseIterable, Codable {
+        case none
+        case throughputExceeded
+        case throttling
+        case serverError
+        case serverErrorAfterApplying
+        case dropAfterSending
+        case delay
+    }
+
+    /// One call the proxy saw.
+    public struct Call: Sendable, Codable {
+        /// Arrival order, from 0.
+        public var number: Int
+        /// The DynamoDB operation, e.g. `TransactWriteItems`.
+        public var operation: String
+        /// A transaction's `ClientRequestToken`.
+        public var token: String?
+        /// SHA-256 of the request body, to tell a retry (same body) from a new request.
+        public var bodyHash: String
+        /// What the proxy did.
+        public var fault: Fault
+        /// The status moto answered, when the call was forwarded.
+        public var upstreamStatus: Int?
+        /// moto's error type (`__type`), when it answered with an error.
+        public var upstreamError: String?
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    public let endpoint: URL
+    private let process: Process
+    private let logPath: String
+
+    private init(endpoint: URL, process: Process, logPath: String) {
+        self.endpoint = endpoint
+        self.process = process
+        self.logPath = logPath
+    }
+
+    /// Starts the proxy in front of `upstream`; `rates` gives each fault's probability
+    /// per DynamoDB call (the rest pass unharmed). Failing to start is an error, never a skip.
+    public static func start(
+        upstream: URL, seed: Int, rates: [Fault: Double], delay: Duration = .milliseconds(200),
+        only: Set<String>? = nil, blackoutAfter: String? = nil
+    ) async throws -> FaultProxy {
+        let port = try MotoServer.freeLoopbackPort()
+        let logPath = NSTemporaryDirectory() + "discfg-fault-proxy-\(port).jsonl"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let rateArgument = String(decoding: try JSONEncoder().encode(Dictionary(uniqueKeysWithValues: rates.map { ($0.key.rawValue, $0.value) })), as: UTF8.self)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", "-c", script, String(port), String(upstream.port ?? 80), String(seed), rateArgument,
+            String(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18), logPath,
+            blackoutAfter ?? "", only.map { $0.sorted().joined(separator: ",") } ?? "",
+        ]
+        let errors = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        try process.launchSerially()
+        let proxy = FaultProxy(endpoint: URL(string: "http://127.0.0.1:\(port)")!, process: process, logPath: logPath)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            guard process.isRunning else {
+                let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                throw MotoServer.StartError(description: "the fault proxy exited with status \(process.terminationStatus): \(said)")
+            }
+            if await proxy.answers() { return proxy }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        proxy.stop()
+        throw MotoServer.StartError(description: "the fault proxy did not answer on port \(port) within 20 s")
+    }
+
+    /// Every DynamoDB call so far, in arrival order.
+    public func calls() throws -> [Call] {
+        let text = try String(contentsOfFile: logPath, encoding: .utf8)
+        let decoder = JSONDecoder()
+        return try text.split(separator: "\n").map { try decoder.decode(Call.self, from: Data($0.utf8)) }.sorted { $0.number < $1.number }
+    }
+
+    /// Kills the proxy and removes its log.
+    public func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: logPath)
+    }
+
+    private func answers() async -> Bool {
+        var request = HTTPClientRequest(url: endpoint.absoluteString + "/fault-proxy/ready")
+        request.method = .GET
+        guard let response = try? await HTTPClient.shared.execute(request, timeout: .seconds(1)) else { return false }
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        return response.status == .ok
+    }
+
+    /// The proxy: a threaded HTTP/1.1 server forwarding each request over a fresh
+    /// connection to the upstream. Arguments: port, upstream port, seed, rates (JSON),
+    /// delay (seconds), log path, blackout operation (or empty), operations faults
+    /// strike (comma-separated, or empty for all).
+    static let script = #"""
+        import hashlib, http.client, json, random, socket, sys, threading, time
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        port, upstream, seed = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+        rates, delay, log_path, blackout = json.loads(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7]
+        only = set(filter(None, sys.argv[8].split(",")))
+        rng = random.Random(seed)
+        lock = threading.Lock()
+        state = {"number": 0, "blackout": False}
+        log = open(log_path, "a")
+
+        def choose():
+            draw, total = rng.random(), 0.0
+            for kind in sorted(rates):
+                total += rates[kind]
+                if draw < total:
+                    return kind
+            return "none"
+
+        ERRORS = {
+            "throughputExceeded": (400, "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException", "The level of configured provisioned throughput for the table was exceeded."),
+            "throttling": (400, "com.amazonaws.dynamodb.v20120810#ThrottlingException", "Rate of requests exceeds the allowed throughput."),
+            "serverError": (500, "com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error"),
+            "serverErrorAfterApplying": (500, "com.amazonaws.dynamodb.v20120810#InternalServerError", "Internal server error"),
+        }
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, headers, body):
+                self.send_response(status)
+                for name, value in headers:
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection", "server", "date"):
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def forward(self, body):
+                connection = http.client.HTTPConnection("127.0.0.1", upstream, timeout=60)
+                connection.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+                for name, value in self.headers.items():
+                    if name.lower() not in ("content-length", "connection"):
+                        connection.putheader(name, value)
+                connection.putheader("Content-Length", str(len(body)))
+                connection.endheaders(body)
+                response = connection.getresponse()
+                data = response.read()
+                connection.close()
+                return response.status, response.getheaders(), data
+
+            def do_GET(self):
+                if self.path == "/fault-proxy/ready":
+                    self.answer(200, [], b"ready")
+                    return
+                self.answer(*self.forward(b""))
+
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                operation = (self.headers.get("X-Amz-Target") or "").split(".")[-1]
+                token = None
+                if operation == "TransactWriteItems":
+                    try:
+                        token = json.loads(body).get("ClientRequestToken")
+                    except ValueError:
+                        pass
+                with lock:
+                    number = state["number"]
+                    state["number"] += 1
+                    if operation and operation == blackout:
+                        state["blackout"] = True
+                    struck = operation and (not only or operation in only)
+                    fault = "dropAfterSending" if state["blackout"] else (choose() if struck else "none")
+                record = {"number": number, "operation": operation, "token": token,
+                          "bodyHash": hashlib.sha256(body).hexdigest(), "fault": fault}
+                try:
+                    if fault in ("throughputExceeded", "throttling", "serverError"):
+                        status, kind, message = ERRORS[fault]
+                        self.answer(status, [("Content-Type", "application/x-amz-json-1.0"), ("x-amzn-RequestId", "fault-%d" % number)],
+                                    json.dumps({"__type": kind, "message": message}).encode())
+                        return
+                    if fault == "delay":
+                        time.sleep(delay)
+                    status, headers, data = self.forward(body)
+                    record["upstreamStatus"] = status
+                    if status >= 400:
+                        try:
+                            record["upstreamError"] = json.loads(data).get("__type", "").split("#")[-1]
+                        except ValueError:
+                            pass
+                    if fault == "dropAfterSending":
+                        self.close_connection = True
+                        try:
+                            self.connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                        return
+                    if fault == "serverErrorAfterApplying":
+                        status, kind, message = ERRORS[fault]
+                        self.answer(status, [("Content-Type", "application/x-amz-json-1.0")],
+                                    json.dumps({"__type": kind, "message": message}).encode())
+                        return
+                    self.answer(status, headers, data)
+                finally:
+                    with lock:
+                        log.write(json.dumps(record) + "\n")
+                        log.flush()
+
+        ThreadingHTTPServer.daemon_threads = True
+        ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+        """#
+}
