@@ -75,22 +75,29 @@ final class SQLiteWriter: Sendable {
     }
 
     private func commit(_ jobs: [Job]) {
+        var pending = jobs[...]
+        while !pending.isEmpty { pending = commitGroup(pending) }
+    }
+
+    /// Runs `jobs` as one transaction and tells their callers the outcome. Returns the
+    /// jobs that never ran: a failure that makes SQLite roll the whole group back (disk
+    /// full, I/O error) undoes the changes before it, and the changes queued behind it
+    /// must not run outside the group, where each would commit on its own while its
+    /// caller hears that the group failed; they go into the next group instead.
+    private func commitGroup(_ jobs: ArraySlice<Job>) -> ArraySlice<Job> {
         let connection = box.connection
         do {
             try connection.run("BEGIN IMMEDIATE")
         } catch {
             for job in jobs { job.fail(error) }
-            return
+            return []
         }
         var completions: [@Sendable ((any Error)?) -> Void] = []
-        for job in jobs {
-            // A failure that made SQLite roll the whole group back (disk full, I/O
-            // error) undid the changes before this one; the rest must not run outside
-            // the group, where each would commit on its own while its caller hears
-            // that the group failed.
+        var notRun: ArraySlice<Job> = []
+        for (index, job) in zip(jobs.indices, jobs) {
             guard connection.inTransaction else {
-                job.fail(Self.groupLost(connection.path))
-                continue
+                notRun = jobs[index...]
+                break
             }
             completions.append(job.run(connection))
         }
@@ -106,6 +113,7 @@ final class SQLiteWriter: Sendable {
             }
         }
         for complete in completions { complete(commitError) }
+        return notRun
     }
 
     /// The error for changes of a group SQLite rolled back.
