@@ -1,6 +1,7 @@
 import DiscfgCore
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceLifecycle
 
@@ -18,9 +19,15 @@ public enum DiscfgServer {
         public var api = DiscfgAPI.Options()
         /// Origins whose web pages may call the API (`--cors-origin`); none by default.
         public var allowedOrigins: [String] = []
-        /// The most connections open at once; more wait to be accepted (in the listen
-        /// backlog) until one closes.
+        /// The most connections served at once; a request on one more is answered `503`
+        /// with `Retry-After` and its connection closed (see ``ConnectionGuard``).
         public var maxConnections = 4096
+        /// How long a client may leave the server's answer unread (an event stream it
+        /// does not drain, a large page) before it is disconnected.
+        public var writeTimeout: Duration = .seconds(30)
+        /// How long a connection may sit without a request before it is closed; this
+        /// also bounds a client that sends its request head too slowly.
+        public var idleTimeout: Duration = .seconds(60)
 
         /// The defaults.
         public init() {}
@@ -53,11 +60,17 @@ public enum DiscfgServer {
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics()
         let router = makeRouter(store: store, authenticator: authenticator, metrics: metrics, configuration: configuration)
+        let connections = ConnectionGuard(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
+        let (seconds, attoseconds) = configuration.idleTimeout.components
         return Application(
             router: router,
+            server: .http1(configuration: HTTP1Channel.Configuration(
+                additionalChannelHandlers: [connections.handler()],
+                idleTimeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+            )),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "discfg",
-                availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)
+                availableConnectionsDelegate: .maximum(connections.acceptLimit, logger: logger)
             ),
             services: [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)],
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },

@@ -20,6 +20,9 @@ info:
     allowed with --cors-origin) may only read, and gets no CORS headers (403
     otherwise); on a loopback server a Host header that does not name this machine
     gets 421.
+    Any request may also get 503 with Retry-After when discfg serve is serving as many
+    connections as it allows (--max-connections), or, behind API Gateway, 429 or 503
+    from the gateway; these come before routing and are not repeated under each path.
 servers:
   - url: http://127.0.0.1:8899
 security:

@@ -34,6 +34,8 @@ struct NumericFlagTests {
         Flag(arguments: ["serve"], flag: "--max-connections", range: 1...1_000_000, ends: false),
         Flag(arguments: ["serve"], flag: "--max-watches", range: 1...1_000_000, ends: false),
         Flag(arguments: ["serve"], flag: "--stream-backlog", range: 1...1_048_576, ends: false),
+        Flag(arguments: ["serve"], flag: "--write-timeout", range: 1...86_400, ends: false),
+        Flag(arguments: ["serve"], flag: "--idle-timeout", range: 1...86_400, ends: false),
         Flag(arguments: ["update"], flag: "--read-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--write-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--history", range: 1...999_999_999),

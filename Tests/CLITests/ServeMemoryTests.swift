@@ -89,8 +89,11 @@ struct LoopbackHTTP {
         }
     }
 
-    /// Everything until the server closes the connection.
-    func readToEnd() -> String {
+    /// Everything until the server closes the connection, or until nothing arrives for
+    /// `seconds`.
+    func readToEnd(waiting seconds: Int = 60) -> String {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received = Data()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {

@@ -13,7 +13,7 @@ struct ServeTests {
         #expect(open.status == 2)
         #expect(open.stderr.contains("--insecure"))
         #expect(try await cli.run("serve", "--port", "70000").status == 2)
-        for flag in ["--max-connections", "--max-watches", "--stream-backlog"] {
+        for flag in ["--max-connections", "--max-watches", "--stream-backlog", "--write-timeout", "--idle-timeout"] {
             let refused = try await cli.run("serve", "--port", "0", flag, "0")
             #expect(refused.status == 2, "\(flag) 0")
             #expect(refused.stderr.contains(flag))

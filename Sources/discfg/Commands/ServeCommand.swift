@@ -57,9 +57,15 @@ struct ServeCommand: AsyncParsableCommand {
     var corsOrigins: [String] = []
     @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
     @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections open at once (1-1000000); more wait to be accepted until one closes. Default: 4096.", valueName: "count"),
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections served at once (1-1000000); a request on one more is answered 503 with Retry-After. Default: 4096.", valueName: "count"),
             transform: { Int(try NumberField("--max-connections", 1...1_000_000).parse($0)) })
     var maxConnections: Int = 4096
+    @Option(name: .customLong("write-timeout"), help: ArgumentHelp("Seconds (1-86400) a client may keep the server's send buffer full, reading nothing or a trickle of an event stream or a large page, before it is disconnected. Default: 30.", valueName: "seconds"),
+            transform: { try NumberField("--write-timeout", 1...86_400).parse($0) })
+    var writeTimeout: Int64 = 30
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds (1-86400) a connection may wait without sending a whole request before it is closed. Default: 60.", valueName: "seconds"),
+            transform: { try NumberField("--idle-timeout", 1...86_400).parse($0) })
+    var idleTimeout: Int64 = 60
     @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After. Default: 1000.", valueName: "count"),
             transform: { Int(try NumberField("--max-watches", 1...1_000_000).parse($0)) })
     var maxWatches: Int = 1000
@@ -103,6 +109,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks)
             configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
             configuration.maxConnections = maxConnections
+            configuration.writeTimeout = .seconds(writeTimeout)
+            configuration.idleTimeout = .seconds(idleTimeout)
             configuration.api.maxWatches = maxWatches
             configuration.api.streamBacklogBytes = streamBacklog * 1024
             let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
