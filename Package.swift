@@ -68,9 +68,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "DiscfgStores",
+            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgClient", "DiscfgDynamoDB", "DiscfgSQLite"],
+            swiftSettings: strict
+        ),
         .executableTarget(
             name: "discfg-bench",
-            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport"],
+            dependencies: ["DiscfgCore", "DiscfgDynamoDB", "DiscfgStores", "DiscfgTestSupport"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -123,6 +128,7 @@ let package = Package(
         .executableTarget(
             name: "discfg",
             dependencies: [
+                "DiscfgStores",
                 "DiscfgLambda",
                 "DiscfgCore",
                 "DiscfgSQLite",

@@ -10,6 +10,7 @@
 import DiscfgAWS
 import DiscfgCore
 import DiscfgDynamoDB
+import DiscfgStores
 import DiscfgTestSupport
 import Foundation
 
@@ -29,11 +30,10 @@ do {
     FileHandle.standardError.write(Data("discfg-bench: \(error)\n".utf8))
     exit(1)
 }
-let client = AWSJSONClient(
-    configuration: .dynamoDB(region: "us-east-1", endpoint: moto.endpoint),
-    credentialProvider: StaticCredentialProvider(AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "bench"))
-)
-let store = DynamoDBStore(client: client, configuration: .init(table: "discfg-bench"))
+var opener = StoreOpener(environment: [:])
+opener.region = "us-east-1"
+opener.credentials = AWSCredentials(accessKeyID: "AKIDEXAMPLE", secretAccessKey: "bench")
+let store = try opener.openDynamoDB(DynamoDBLocation(table: "discfg-bench", endpoint: moto.endpoint))
 let config = try ConfigName("bench")
 _ = try await store.createConfig(config, settings: ConfigSettings())
 let small = Data(String(repeating: "v", count: 100).utf8)
@@ -93,5 +93,5 @@ for operation in operations {
 print("\nround trips and reported units come from ConsumedCapacityRecorder; computed RCU/WCU apply DynamoDB's")
 print("documented rules to the item sizes sent and received (moto reports a fixed number per call).")
 print("Scan calls in total: \(scans)")
-try await client.shutdown()
+try await store.client.shutdown()
 moto.stop()

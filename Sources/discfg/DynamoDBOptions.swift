@@ -3,7 +3,6 @@ import DiscfgAWS
 import DiscfgCore
 import DiscfgDynamoDB
 import Foundation
-import Synchronization
 
 /// The original discfg's AWS flags, for `dynamodb://` stores.
 struct AWSOptions: ParsableArguments {
@@ -26,39 +25,6 @@ struct AWSOptions: ParsableArguments {
         case (let id?, let secret?): AWSCredentials(accessKeyID: id, secretAccessKey: secret)
         default: throw DiscfgError.invalid("keyId", "give both --keyId and --secretKey, or neither")
         }
-    }
-}
-
-/// Opens DynamoDB stores for the CLI.
-///
-/// A store's AWS client lives as long as the process: commands are short, `serve` keeps
-/// its store to the end, and the HTTP client must not be released without a shutdown.
-enum DynamoDBStoreOpener {
-    private static let open = Mutex<[DynamoDBStore]>([])
-
-    /// The store at `location`, with flags and environment applied.
-    static func store(
-        _ location: DynamoDBLocation, aws: AWSOptions, environment: [String: String],
-        capacity: TableCapacity?, createTable: Bool = true, progress: @escaping @Sendable (String) -> Void
-    ) throws -> DynamoDBStore {
-        let profile = aws.credProfile ?? location.profile
-        let region: String
-        do {
-            region = try RegionResolver.resolve(explicit: aws.region ?? location.region, environment: environment, profile: profile)
-        } catch let error as RegionResolver.NotFound {
-            throw DiscfgError.invalid("region", "\(error.description), e.g. --region us-east-1 or dynamodb://us-east-1/\(location.table)")
-        }
-        let explicit = try aws.explicitCredentials()
-        let client = AWSJSONClient(
-            configuration: .dynamoDB(region: region, endpoint: location.endpoint),
-            credentialProvider: CredentialChain.standard(explicit: explicit, environment: environment, profile: profile)
-        )
-        let store = DynamoDBStore(client: client, configuration: DynamoDBStore.Configuration(
-            table: location.table, consistentReads: location.consistentReads, createTableIfMissing: createTable,
-            tableCapacity: capacity ?? .onDemand, progress: progress
-        ))
-        open.withLock { $0.append(store) }
-        return store
     }
 }
 

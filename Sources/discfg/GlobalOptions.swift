@@ -2,6 +2,7 @@ import ArgumentParser
 import DiscfgAWS
 import DiscfgClient
 import DiscfgCore
+import DiscfgStores
 import DiscfgDynamoDB
 import DiscfgSQLite
 import Foundation
@@ -49,35 +50,22 @@ struct GlobalOptions: ParsableArguments {
 
     /// The store the options name.
     func openStore() throws -> any ConfigStore {
-        switch try storeLocation() {
-        case .sqlite(let path): return try SQLiteStore(path: path)
-        case .memory: return MemoryStore()
-        case .dynamodb(let location): return try openDynamoDBStore(location, capacity: nil)
-        case .server(let url): return try openRemoteStore(url)
-        }
+        try opener().open(storeLocation())
     }
 
-    /// A server's API; requests are SigV4-signed with the AWS credential chain when the
-    /// server is behind API Gateway with IAM auth (an execute-api or lambda-url host, or
-    /// `?sigv4=REGION`) and no bearer token is given.
-    func openRemoteStore(_ url: URL) throws -> RemoteStore {
-        let bearer = token ?? environment["DISCFG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let target = AWSRequestSigning.target(for: url) else { return try RemoteStore(url: url, token: bearer) }
-        // A bearer token, when given, is used instead of signing (API Gateway in token mode).
-        if let bearer { return try RemoteStore(url: target.url, token: bearer) }
-        let explicit = try aws.explicitCredentials()
-        let credentials = CredentialChain.standard(explicit: explicit, environment: environment, profile: aws.credProfile)
-        let signing = AWSRequestSigning(region: aws.region ?? target.region, service: target.service, credentials: credentials)
-        return try RemoteStore(url: target.url, token: nil, signing: signing)
-    }
-
-    /// A DynamoDB store; progress (table creation, waiting for ACTIVE) goes to stderr in
-    /// human format.
-    func openDynamoDBStore(_ location: DynamoDBLocation, capacity: TableCapacity?) throws -> DynamoDBStore {
-        let human = format.normalized == .human
-        return try DynamoDBStoreOpener.store(location, aws: aws, environment: environment, capacity: capacity) { message in
-            if human { FileHandle.standardError.write(Data("discfg: \(message)\n".utf8)) }
+    /// How this command opens stores: its AWS flags, `--token`, and progress (table
+    /// creation, waiting for ACTIVE) on stderr in human format.
+    func opener(tableCapacity capacity: TableCapacity? = nil) throws -> StoreOpener {
+        var opener = StoreOpener(environment: environment)
+        opener.region = aws.region
+        opener.profile = aws.credProfile
+        opener.credentials = try aws.explicitCredentials()
+        opener.token = token
+        opener.tableCapacity = capacity
+        if format.normalized == .human {
+            opener.progress = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
         }
+        return opener
     }
 
     /// The store, creating a DynamoDB table with `capacity` when it is missing.
@@ -86,7 +74,7 @@ struct GlobalOptions: ParsableArguments {
             if capacity != nil { throw usage("--read-capacity and --write-capacity apply only to dynamodb:// stores", field: "capacity") }
             return try openStore()
         }
-        return try openDynamoDBStore(location, capacity: capacity)
+        return try opener(tableCapacity: capacity).openDynamoDB(location)
     }
 
     /// The store, as the keeper of bearer tokens.

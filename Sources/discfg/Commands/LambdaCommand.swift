@@ -1,9 +1,8 @@
 import ArgumentParser
-import DiscfgClient
 import DiscfgCore
 import DiscfgDynamoDB
 import DiscfgLambda
-import DiscfgSQLite
+import DiscfgStores
 import Foundation
 
 struct LambdaCommand: AsyncParsableCommand {
@@ -42,19 +41,11 @@ struct LambdaCommand: AsyncParsableCommand {
             let access = try LambdaAccess(environment: environment)
             let options = try DiscfgLambda.apiOptions(environment: environment)
             let url = environment["DISCFG_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "dynamodb:///\(DynamoDBLocation.defaultTable)"
-            let store: any ConfigStore
-            var ledger: any DeliveryLedger = MemoryDeliveryLedger()
-            switch try StoreLocation(parsing: url) {
-            case .dynamodb(let location):
-                let dynamo = try DynamoDBStoreOpener.store(
-                    location, aws: try AWSOptions.parse([]), environment: environment, capacity: nil, createTable: false, progress: { _ in }
-                )
-                store = dynamo
-                ledger = dynamo
-            case .sqlite(let path): store = try SQLiteStore(path: path)
-            case .memory: store = MemoryStore()
-            case .server(let url): store = try RemoteStore(url: url, token: environment["DISCFG_TOKEN"])
-            }
+            var opener = StoreOpener(environment: environment)
+            opener.createTable = false
+            let store = try opener.open(StoreLocation(parsing: url))
+            // DynamoDB keeps the notification ledger with the configs; elsewhere it lives in memory.
+            let ledger: any DeliveryLedger = if let dynamo = store as? DynamoDBStore { dynamo } else { MemoryDeliveryLedger() }
             return DiscfgLambda.Setup(
                 store: store, ledger: ledger, eventBridge: DiscfgLambda.eventBridgeClient(environment: environment),
                 access: access, options: options
