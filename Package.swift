@@ -75,7 +75,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "discfg-bench",
-            dependencies: ["DiscfgCore", "DiscfgDynamoDB", "DiscfgStores", "DiscfgTestSupport"],
+            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgStores", "DiscfgTestSupport"],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -122,6 +122,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
         ),
@@ -139,6 +140,7 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
