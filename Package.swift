@@ -191,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DynamoDBTests",
-            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport"],
+            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict
         ),
         .testTarget(
