@@ -87,9 +87,20 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
-        } catch let error as DiscfgError {
-            return APIResponse.error(Self.shown(error, logger: context.logger), action: Self.action(for: request))
-        } catch let error as HTTPError {
+        } catch {
+            // Routes answer their own errors; what is left failed before any route
+            // matched (no such path) or outside one.
+            return try Self.response(for: error, action: request.method.rawValue.lowercased(), request: request, logger: context.logger)
+        }
+    }
+
+    /// The error envelope for `error`, which happened during `action`. Rethrows
+    /// cancellation, which has no answer.
+    static func response(for error: any Error, action: String, request: Request, logger: Logger) throws -> Response {
+        switch error {
+        case let error as DiscfgError:
+            return APIResponse.error(shown(error, logger: logger), action: action)
+        case let error as HTTPError:
             let code: DiscfgError.Code = switch error.status {
             case .notFound: .keyNotFound
             case .contentTooLarge: .tooLarge
@@ -100,14 +111,14 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             default: error.status.code < 500 ? .invalidArgument : .internal
             }
             let message = error.status == .notFound ? "no route for \(request.method) \(request.uri.path)" : (error.body ?? error.status.reasonPhrase)
-            var response = APIResponse.error(DiscfgError(code, message, field: error.status == .notFound ? "path" : nil), action: Self.action(for: request))
+            var response = APIResponse.error(DiscfgError(code, message, field: error.status == .notFound ? "path" : nil), action: action)
             response.status = error.status
             return response
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            context.logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            return APIResponse.error(DiscfgError(.internal, "internal error; the server log has the details"), action: Self.action(for: request))
+        case is CancellationError:
+            throw error
+        default:
+            logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+            return APIResponse.error(DiscfgError(.internal, "internal error; the server log has the details"), action: action)
         }
     }
 
@@ -125,23 +136,6 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         logger.error("request failed", metadata: ["error": "\(error.message)", "code": "\(error.code.rawValue)"])
         return DiscfgError(error.code, message, field: error.field == "store" || error.field == "credentials" ? nil : error.field)
-    }
-
-    /// A name for the action a request attempted, for error envelopes.
-    static func action(for request: Request) -> String {
-        let path = request.uri.path
-        if path.contains("/watch") { return "watch" }
-        if path.contains("/history/") { return "history" }
-        if path.hasSuffix("/export") { return "export" }
-        if path.hasSuffix("/import") { return "import" }
-        if path.contains("/keys") {
-            switch request.method {
-            case .put: return "set"
-            case .delete: return "delete"
-            default: return "get"
-            }
-        }
-        return request.method.rawValue.lowercased()
     }
 }
 

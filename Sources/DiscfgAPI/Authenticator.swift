@@ -52,6 +52,24 @@ public final class Authenticator: Sendable {
     /// An authenticator that lets everyone in.
     public static let open = Authenticator(mode: .open, store: nil)
 
+    /// The caller, if `access` admits them to a route on `config` (nil: a route that
+    /// names no config); ``Caller/unidentified`` for routes open to everyone, which
+    /// read no credentials.
+    public func authorize(_ request: Request, context: some DiscfgRequestContext, access: DiscfgAPI.Access, config: ConfigName?) async throws -> Caller {
+        switch access {
+        case .everyone:
+            return .unidentified
+        case .role(let role):
+            return try await authorize(request, context: context, role: role, config: config)
+        case .adminOfAll:
+            let caller = try await authorize(request, context: context, role: .admin, config: nil)
+            guard caller.configs == nil else {
+                throw DiscfgError(.permissionDenied, "\(caller.name) is scoped to some configs; this route reaches every config and needs an admin of all", field: "authorization")
+            }
+            return caller
+        }
+    }
+
     /// The caller, if allowed to act with `role` on `config`; throws `unauthenticated`
     /// (401) without a valid token and `permissionDenied` (403) for a token that may not.
     public func authorize(_ request: Request, context: some DiscfgRequestContext, role: Role, config: ConfigName?) async throws -> Caller {

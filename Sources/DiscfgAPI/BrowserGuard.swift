@@ -82,7 +82,7 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
         if let allowed = guardrail.allowedHosts, let authority = request.head.authority, !allowed.contains(BrowserGuard.hostName(authority)) {
             var response = APIResponse.error(
                 DiscfgError(.invalidArgument, "this server answers only to localhost, 127.0.0.1 or [::1], not \(authority)", field: "Host"),
-                action: ErrorEnvelopeMiddleware<Context>.action(for: request)
+                action: request.method.rawValue.lowercased()
             )
             response.status = .misdirectedRequest
             return response
@@ -105,7 +105,7 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
                     "requests from web pages at \(origin) may not change anything; start serve with --cors-origin \(origin) to allow that site",
                     field: "Origin"
                 ),
-                action: ErrorEnvelopeMiddleware<Context>.action(for: request)
+                action: request.method.rawValue.lowercased()
             )
         }
         var response = try await next(request, context)

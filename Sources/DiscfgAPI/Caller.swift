@@ -21,6 +21,9 @@ public struct Caller: Sendable, Hashable {
     /// A caller on a server without authentication: may do anything.
     public static let anonymous = Caller(name: "anonymous", role: .admin)
 
+    /// Whoever calls a route open to everyone: not identified, so may read nothing.
+    public static let unidentified = Caller(name: "unidentified", role: .read, configs: [])
+
     /// Whether the caller may act with `needed` on `config` (nil: the list of configs).
     public func allows(_ needed: Role, on config: ConfigName?) -> Bool {
         guard role >= needed else { return false }

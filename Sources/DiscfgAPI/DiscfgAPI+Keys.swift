@@ -12,7 +12,6 @@ extension DiscfgAPI {
         if try request.flag("recursive") { return try await list(request, context, prefix: path, recursive: true) }
         if request.endsWithSlash || path.isEmpty { return try await list(request, context, prefix: path, recursive: false) }
         let config = try request.configName(context)
-        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let key = try Key(path)
         guard let item = try await store.get(key, in: config, atRevision: revision) else {
             let at = revision.map { " at revision \($0)" } ?? ""
@@ -35,7 +34,6 @@ extension DiscfgAPI {
 
     func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {
         let config = try request.configName(context)
-        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.list(in: config, ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor")))
             .cut(to: PageBudget(bytes: options.maxPageBytes))
@@ -51,7 +49,6 @@ extension DiscfgAPI {
     /// `PUT keys/{key}`: the body is the value.
     func set(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
-        _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
         let key = try Key(request.pathRemainder(context))
         let ttl = try request.number(.ttl)
         var contentType = request.headers[.contentType]
@@ -73,7 +70,6 @@ extension DiscfgAPI {
     /// config goes only when asked for by name: `keys?prefix=/&recursive`.
     func delete(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
-        _ = try await authenticator.authorize(request, context: context, role: .write, config: config)
         let path = request.pathRemainder(context)
         let conditions = try request.conditions()
         let namedPrefix = request.query("prefix")
@@ -105,7 +101,6 @@ extension DiscfgAPI {
     /// `GET history/{key}`: the key's changes, newest first.
     func history(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
-        _ = try await authenticator.authorize(request, context: context, role: .read, config: config)
         let key = try Key(request.pathRemainder(context))
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before")))

@@ -65,14 +65,6 @@ public struct DiscfgAPI: Sendable {
         }
     }
 
-    /// One route: its method, its path in OpenAPI form, and who may call it.
-    public struct Route: Hashable, Sendable, CustomStringConvertible {
-        public var method: HTTPRequest.Method
-        public var path: String
-        public var access: Access
-        public var description: String { "\(method.rawValue) \(path)" }
-    }
-
     public let store: any ConfigStore
     public let authenticator: Authenticator
     public let options: Options
@@ -91,43 +83,32 @@ public struct DiscfgAPI: Sendable {
     public static var openAPIDocument: String { OpenAPIDocument.yaml }
 
     /// Every route the API serves, for documentation checks and the authorization matrix.
-    public static var routes: [Route] {
-        paths.flatMap { path, methods in methods.map { Route(method: $0.0, path: path, access: $0.1) } }
-    }
-
-    /// Paths (OpenAPI form), their methods and who may call each; `register(on:)`
-    /// follows this table, and a test holds every handler to the access it declares.
-    static let paths: [(String, [(HTTPRequest.Method, Access)])] = [
-        ("/openapi.yaml", [(.get, .everyone)]),
-        ("/admin/sweep", [(.post, .adminOfAll)]),
-        ("/v1/configs", [(.get, .role(.read))]),
-        ("/v1/{config}", [(.put, .role(.admin)), (.get, .role(.read)), (.patch, .role(.admin)), (.delete, .role(.admin))]),
-        ("/v1/{config}/keys", [(.get, .role(.read)), (.delete, .role(.write))]),
-        ("/v1/{config}/keys/{key}", [(.get, .role(.read)), (.put, .role(.write)), (.delete, .role(.write))]),
-        ("/v1/{config}/history/{key}", [(.get, .role(.read))]),
-        ("/v1/{config}/watch", [(.get, .role(.read))]),
-        ("/v1/{config}/export", [(.get, .role(.read))]),
-        ("/v1/{config}/import", [(.post, .role(.write))]),
-    ]
+    public static var routes: [Endpoint] { Endpoint.allCases }
 
     /// Adds every route to `router`, with JSON errors for failures, unknown paths and
     /// methods a path does not allow (405 with `Allow`).
     public func register<Context: DiscfgRequestContext>(on router: Router<Context>) {
         router.add(middleware: ErrorEnvelopeMiddleware<Context>())
         let deadlines = RequestDeadlines(timeout: options.requestTimeout)
-        for (path, entries) in Self.paths {
-            let pattern = Self.hummingbirdPattern(path)
-            let methods = entries.map(\.0)
-            for method in methods {
-                let isWatch = path.hasSuffix("/watch")
-                router.on(RouterPath(pattern), method: method) { request, context in
-                    if isWatch { return try await handle(method, path, request, context) }
-                    return try await deadlines.run { try await handle(method, path, request, context) }
+        var paths: [String] = []
+        for endpoint in Endpoint.allCases where !paths.contains(endpoint.path) { paths.append(endpoint.path) }
+        for path in paths {
+            let pattern = RouterPath(Self.hummingbirdPattern(path))
+            let endpoints = Endpoint.allCases.filter { $0.path == path }
+            for endpoint in endpoints {
+                router.on(pattern, method: endpoint.method) { request, context in
+                    do {
+                        if endpoint.streams { return try await respond(endpoint, request, context) }
+                        return try await deadlines.run { try await respond(endpoint, request, context) }
+                    } catch {
+                        return try ErrorEnvelopeMiddleware<Context>.response(for: error, action: endpoint.action, request: request, logger: context.logger)
+                    }
                 }
             }
+            let methods = endpoints.map(\.method)
             let allow = methods.map(\.rawValue).joined(separator: ", ")
             for method in Self.answeredMethods where !methods.contains(method) {
-                router.on(RouterPath(pattern), method: method) { _, _ in
+                router.on(pattern, method: method) { _, _ in
                     var response = APIResponse.error(
                         DiscfgError(.invalidArgument, "\(method.rawValue) is not allowed on \(path); use \(allow)", field: "method"),
                         action: method.rawValue.lowercased()
@@ -147,29 +128,28 @@ public struct DiscfgAPI: Sendable {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**")
     }
 
-    private func handle<Context: DiscfgRequestContext>(
-        _ method: HTTPRequest.Method, _ path: String, _ request: Request, _ context: Context
-    ) async throws -> Response {
+    /// Answers one route: its config named, its caller admitted as the route's access
+    /// says, then its handler.
+    func respond<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: Request, _ context: Context) async throws -> Response {
         var request = request
-        switch (method, path) {
-        case (.get, "/openapi.yaml"):
-            return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
-        case (.post, "/admin/sweep"): return try await sweep(request, context)
-        case (.get, "/v1/configs"): return try await listConfigs(request, context)
-        case (.put, "/v1/{config}"): return try await createConfig(&request, context)
-        case (.get, "/v1/{config}"): return try await configInfo(request, context)
-        case (.patch, "/v1/{config}"): return try await updateConfig(&request, context)
-        case (.delete, "/v1/{config}"): return try await deleteConfig(request, context)
-        case (.get, "/v1/{config}/keys"): return try await list(request, context, prefix: request.query("prefix") ?? "/", recursive: request.flag("recursive"))
-        case (.delete, "/v1/{config}/keys"): return try await delete(request, context)
-        case (.get, "/v1/{config}/keys/{key}"): return try await getOrList(request, context)
-        case (.put, "/v1/{config}/keys/{key}"): return try await set(&request, context)
-        case (.delete, "/v1/{config}/keys/{key}"): return try await delete(request, context)
-        case (.get, "/v1/{config}/history/{key}"): return try await history(request, context)
-        case (.get, "/v1/{config}/watch"): return try await watch(request, context)
-        case (.get, "/v1/{config}/export"): return try await export(request, context)
-        case (.post, "/v1/{config}/import"): return try await importSnapshot(&request, context)
-        default: throw DiscfgError(.internal, "route \(method) \(path) has no handler")
+        let config = endpoint.namesConfig ? try request.configName(context) : nil
+        let caller = try await authenticator.authorize(request, context: context, access: endpoint.access, config: config)
+        switch endpoint {
+        case .document: return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
+        case .sweep: return try await sweep()
+        case .listConfigs: return try await listConfigs(shownTo: caller)
+        case .createConfig: return try await createConfig(&request, context)
+        case .configInfo: return try await configInfo(request, context, shownTo: caller)
+        case .updateConfig: return try await updateConfig(&request, context)
+        case .deleteConfig: return try await deleteConfig(request, context)
+        case .listKeys: return try await list(request, context, prefix: request.query("prefix") ?? "/", recursive: request.flag("recursive"))
+        case .deletePrefix, .deleteKey: return try await delete(request, context)
+        case .getKey: return try await getOrList(request, context)
+        case .setKey: return try await set(&request, context)
+        case .history: return try await history(request, context)
+        case .watch: return try await watch(request, context)
+        case .export: return try await export(request, context)
+        case .importSnapshot: return try await importSnapshot(&request, context)
         }
     }
 }

@@ -30,7 +30,7 @@ struct AuthorizationMatrixTests {
 
     /// A request that reaches the route's handler: path filled in, and a body or
     /// query it needs to get past parsing.
-    static func request(for route: DiscfgAPI.Route) -> (method: String, path: String, body: String?) {
+    static func request(for route: Endpoint) -> (method: String, path: String, body: String?) {
         var path = route.path.replacingOccurrences(of: "{config}", with: "app").replacingOccurrences(of: "{key}", with: "k")
         switch route.description {
         case "DELETE /v1/{config}/keys": path += "?prefix=/nothing/&recursive"
@@ -46,7 +46,7 @@ struct AuthorizationMatrixTests {
     }
 
     /// What the route must answer this caller: 401, 403, or nil for "let in".
-    static func refusal(_ route: DiscfgAPI.Route, _ kind: CallerKind) -> Int? {
+    static func refusal(_ route: Endpoint, _ kind: CallerKind) -> Int? {
         if route.access == .everyone { return nil }
         guard let caller = kind.caller else { return 401 }
         let config: ConfigName? = route.path.contains("{config}") ? try! ConfigName("app") : nil

@@ -131,6 +131,18 @@ final class RunningLambda: Sendable {
 
     /// The standard-output log lines that carry `requestID` in the documented format
     /// `<ISO time>\t<request id>\t<LEVEL>\t<message>`.
+    /// The function's log lines for one invocation, once one matching `until` has been
+    /// read (lines are written before the answer is posted, but reach this process
+    /// through a pipe, so they may trail the answer by a moment); at most 5 s.
+    func logLines(requestID: String, until: (String) -> Bool) async -> [String] {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while true {
+            let lines = logLines(requestID: requestID)
+            if lines.contains(where: until) || ContinuousClock.now > deadline { return lines }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     func logLines(requestID: String) -> [String] {
         process.stdoutLines.filter { line in
             let parts = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)

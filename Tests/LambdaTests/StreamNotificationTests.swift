@@ -239,7 +239,7 @@ struct StreamNotificationTests {
                 #expect(try Self.batchItemFailures(answer) == [])
                 #expect(webhook.deliveries.count == 2, "one attempt per change, no retries")
                 _ = try webhook.deliveries.map { try Self.verify($0, secret: nil) }
-                #expect(lambda.logLines(requestID: invocation.requestID).contains { $0.contains("410") }, "\(lambda.process.stdout)")
+                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains("410") }.contains { $0.contains("410") }, "\(lambda.process.stdout)")
                 _ = try await lambda.respond(MotoServices.streamEvent(records))
                 #expect(webhook.deliveries.count == 2, "counted as delivered")
             }
@@ -264,7 +264,7 @@ struct StreamNotificationTests {
                 }
                 #expect(try Self.batchItemFailures(answer) == [], "a refused target does not block the stream")
                 #expect(webhook.deliveries.isEmpty, "the private webhook was called")
-                #expect(lambda.logLines(requestID: invocation.requestID).contains { $0.contains("not a public address") }, "\(lambda.process.stdout)")
+                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains("not a public address") }.contains { $0.contains("not a public address") }, "\(lambda.process.stdout)")
             }
         }
     }

@@ -1,0 +1,96 @@
+import DiscfgCore
+import HTTPTypes
+
+/// Every route of the API, declared once: its method, its path (OpenAPI form), who may
+/// call it, the action its envelopes name, and whether it streams.
+///
+/// The router (for `serve` and the Lambda function alike), authorization, 405 with
+/// `Allow`, error envelopes and the checks against `docs/openapi.yaml` all read this
+/// table. Each property is an exhaustive switch, so a new route does not compile until
+/// it says who may call it and which handler answers it (``DiscfgAPI/respond(_:_:_:)``).
+public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
+    case document
+    case sweep
+    case listConfigs
+    case createConfig
+    case configInfo
+    case updateConfig
+    case deleteConfig
+    case listKeys
+    case deletePrefix
+    case getKey
+    case setKey
+    case deleteKey
+    case history
+    case watch
+    case export
+    case importSnapshot
+
+    /// The HTTP method.
+    public var method: HTTPRequest.Method {
+        switch self {
+        case .document, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .get
+        case .sweep, .importSnapshot: .post
+        case .createConfig, .setKey: .put
+        case .updateConfig: .patch
+        case .deleteConfig, .deletePrefix, .deleteKey: .delete
+        }
+    }
+
+    /// The path in OpenAPI form: `{config}` is a config name, `{key}` the rest of the path.
+    public var path: String {
+        switch self {
+        case .document: "/openapi.yaml"
+        case .sweep: "/admin/sweep"
+        case .listConfigs: "/v1/configs"
+        case .createConfig, .configInfo, .updateConfig, .deleteConfig: "/v1/{config}"
+        case .listKeys, .deletePrefix: "/v1/{config}/keys"
+        case .getKey, .setKey, .deleteKey: "/v1/{config}/keys/{key}"
+        case .history: "/v1/{config}/history/{key}"
+        case .watch: "/v1/{config}/watch"
+        case .export: "/v1/{config}/export"
+        case .importSnapshot: "/v1/{config}/import"
+        }
+    }
+
+    /// Who may call it.
+    public var access: DiscfgAPI.Access {
+        switch self {
+        case .document: .everyone
+        case .sweep: .adminOfAll
+        case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .role(.read)
+        case .deletePrefix, .setKey, .deleteKey, .importSnapshot: .role(.write)
+        case .createConfig, .updateConfig, .deleteConfig: .role(.admin)
+        }
+    }
+
+    /// The `action` of its envelopes, errors included.
+    public var action: String {
+        switch self {
+        case .document: "document"
+        case .sweep: "sweep"
+        case .listConfigs: "configs"
+        case .createConfig: "create"
+        case .configInfo: "info"
+        case .updateConfig: "update"
+        case .deleteConfig: "delete-config"
+        case .listKeys: "list"
+        case .deletePrefix, .deleteKey: "delete"
+        case .getKey: "get"
+        case .setKey: "set"
+        case .history: "history"
+        case .watch: "watch"
+        case .export: "export"
+        case .importSnapshot: "import"
+        }
+    }
+
+    /// Whether the route streams or waits for changes, and so keeps its own deadlines
+    /// (a long poll's timeout, a stream's life) instead of the request timeout.
+    var streams: Bool { self == .watch }
+
+    /// Whether its path names a config.
+    var namesConfig: Bool { path.contains("{config}") }
+
+    public var description: String { "\(method.rawValue) \(path)" }
+}
