@@ -85,4 +85,58 @@ struct EnvelopeJSONTests {
         #expect(!EnvelopeJSON.write(envelope, to: &buffer))
         #expect(buffer.readableBytes == 0)
     }
+
+    /// Every stored field of `Envelope`, and an envelope that sets it. A field added to
+    /// `Envelope` fails the test below until it is listed here, and so until the fast
+    /// writer is shown to write it (or to leave its envelopes to `JSONEncoder`).
+    static func singleFieldEnvelopes() throws -> [String: Envelope] {
+        let item = ItemDocument(try Self.item("/k", Data("v".utf8)))
+        let event = EventDocument(Event(kind: .put, revision: Revision(3), key: try Key("/k"), at: Date(milliseconds: 5), item: try Self.item("/k", Data("v".utf8)), prevItem: nil))
+        let info = ConfigDocument(ConfigInfo(name: try ConfigName("c"), revision: .zero, createdAt: Date(milliseconds: 0), modifiedAt: Date(milliseconds: 0), settings: ConfigSettings()))
+        let setters: [String: (inout Envelope) -> Void] = [
+            "action": { _ in },
+            "config": { $0.config = "c" },
+            "currentDiscfg": { $0.currentDiscfg = "1.0" },
+            "item": { $0.item = item },
+            "prevItem": { $0.prevItem = item },
+            "revision": { $0.revision = Revision(4) },
+            "compactedRevision": { $0.compactedRevision = Revision(1) },
+            "at": { $0.at = Date(milliseconds: 7) },
+            "items": { $0.items = [item] },
+            "prefixes": { $0.prefixes = ["/a/"] },
+            "cursor": { $0.cursor = "/k" },
+            "events": { $0.events = [event] },
+            "event": { $0.event = event },
+            "configInfo": { $0.configInfo = info },
+            "configs": { $0.configs = [info] },
+            "unchanged": { $0.unchanged = 2 },
+            "message": { $0.message = "m" },
+            "error": { $0.error = ErrorDocument(DiscfgError(.keyNotFound, "no key", field: "key")) },
+            "table": { $0.table = TableDocument(name: "t", status: "ACTIVE", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "ENABLED") },
+        ]
+        var envelopes: [String: Envelope] = [:]
+        for child in Mirror(reflecting: Envelope(action: "x")).children {
+            let field = try #require(child.label)
+            let set = try #require(setters[field], "Envelope has a field \(field) this test does not know: teach EnvelopeJSON to write it, then list it here")
+            var envelope = Envelope(action: "x")
+            set(&envelope)
+            envelopes[field] = envelope
+        }
+        return envelopes
+    }
+
+    @Test("no field of Envelope is dropped by the fast writer: each is written as JSONEncoder writes it, or left to it")
+    func everyFieldReachesTheWire() throws {
+        let encoder = JSONEncoder.discfg(pretty: false)
+        let leftToEncoder: Set = ["configInfo", "configs", "table"]
+        for (field, envelope) in try Self.singleFieldEnvelopes() {
+            var buffer = ByteBuffer()
+            let written = EnvelopeJSON.write(envelope, to: &buffer)
+            #expect(written == !leftToEncoder.contains(field), "\(field)")
+            guard written else { continue }
+            let expected = String(decoding: try encoder.encode(envelope), as: UTF8.self)
+            #expect(String(decoding: buffer.readableBytesView, as: UTF8.self) == expected, "\(field)")
+            #expect(field == "action" || expected.contains("\"\(field)\":"), "\(field) is encoded at all")
+        }
+    }
 }
