@@ -88,6 +88,8 @@ extension DiscfgAPI {
         envelope.config = config.rawValue
         envelope.events = batch.events.map(EventDocument.init)
         envelope.revision = batch.through
+        // Set when more events can be read right away (the page ended by count or bytes).
+        envelope.cursor = batch.hasMore ? String(batch.through.rawValue) : nil
         return APIResponse.json(envelope)
     }
 

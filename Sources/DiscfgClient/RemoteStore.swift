@@ -121,9 +121,9 @@ public final class RemoteStore: ConfigStore {
         )
     }
 
-    /// The server applies `limit` and `maxBytes` (at most its own budget). Its reply does
-    /// not say whether it stopped early, so a batch that holds events reports `hasMore`:
-    /// reading again costs one request and answers with an empty batch when caught up.
+    /// The server applies `limit` and `maxBytes` (at most its own budget); its reply's
+    /// cursor says it stopped early with more to read (a server that sets none is taken
+    /// to have more when the batch is full).
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
         try Limits.validatePageBytes(maxBytes)
@@ -136,7 +136,7 @@ public final class RemoteStore: ConfigStore {
             events = Array(events.prefix(limit))
             through = events[events.count - 1].revision
         }
-        return EventBatch(events: events, through: through, hasMore: !events.isEmpty)
+        return EventBatch(events: events, through: through, hasMore: envelope.cursor != nil || events.count == limit)
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {

@@ -13,8 +13,8 @@ import Foundation
 /// - a key in the page's range that changed after R but is not listed (deleted since)
 ///   is read as it was at R, and put back when it existed then.
 /// A store whose history after R is gone fails with `compacted` instead of mixing
-/// revisions. Memory holds one page, plus the names of the keys changed during the
-/// export.
+/// revisions. Memory holds one page, one batch of events (at most
+/// ``Limits/maxPageBytes``), and the names of the keys changed during the export.
 public actor RevisionExport {
     private let store: any ConfigStore
     private let header: SnapshotHeader
@@ -27,21 +27,32 @@ public actor RevisionExport {
     /// Keys with an event after R, as far as read.
     private var changed: Set<Key> = []
 
+    /// Lists one page of current keys.
+    public typealias Lister = @Sendable (ConfigName, ListQuery) async throws -> ListPage
+
     /// The pages of `config` at its current revision, as a store's
     /// ``ConfigStore/exportPages(_:maxBytes:)``.
-    /// - Parameter now: the store's time; items expired by then are left out.
-    public static func pages(of store: any ConfigStore, _ config: ConfigName, maxBytes: Int, now: Date) async throws -> SnapshotPages {
+    /// - Parameters:
+    ///   - now: the store's time; items expired by then are left out.
+    ///   - list: how to list current keys, when not `store.list`. The listing must not be
+    ///     stale (a key shown at an older version than it had at the export's revision
+    ///     could not be told apart), so a store whose reads may lag passes a strongly
+    ///     consistent one.
+    public static func pages(of store: any ConfigStore, _ config: ConfigName, maxBytes: Int, now: Date, list: Lister? = nil) async throws -> SnapshotPages {
         try Limits.validatePageBytes(maxBytes)
         let info = try await store.configInfo(config)
         let header = SnapshotHeader(config: config, revision: info.revision, exportedAt: now)
-        let export = RevisionExport(store: store, header: header, maxBytes: maxBytes)
+        let export = RevisionExport(store: store, header: header, maxBytes: maxBytes, list: list ?? { try await store.list(in: $0, $1) })
         return SnapshotPages(header: header) { try await export.nextPage() }
     }
 
-    private init(store: any ConfigStore, header: SnapshotHeader, maxBytes: Int) {
+    private let list: Lister
+
+    private init(store: any ConfigStore, header: SnapshotHeader, maxBytes: Int, list: @escaping Lister) {
         self.store = store
         self.header = header
         self.maxBytes = maxBytes
+        self.list = list
         changesThrough = header.revision
     }
 
@@ -51,9 +62,7 @@ public actor RevisionExport {
     /// The next page at the snapshot's revision, or nil after the last.
     func nextPage() async throws -> [ConfigSnapshot.Entry]? {
         guard !finished else { return nil }
-        let page = try await store.list(
-            in: config, ListQuery(prefix: .root, recursive: true, limit: Limits.maxPageSize, cursor: cursor, maxBytes: maxBytes)
-        )
+        let page = try await list(config, ListQuery(prefix: .root, recursive: true, limit: Limits.maxPageSize, cursor: cursor, maxBytes: maxBytes))
         // Read after the listing, so every change the listing may reflect is known.
         try await readChanges()
         let low = cursor
@@ -84,7 +93,8 @@ public actor RevisionExport {
     private func readChanges() async throws {
         while true {
             let batch = try await explained {
-                try await store.events(in: config, scope: .prefix(.root), from: changesThrough.next, limit: Limits.maxPageSize, maxBytes: maxBytes)
+                // Only the keys are kept; a batch is one page of the usual size.
+                try await store.events(in: config, scope: .prefix(.root), from: changesThrough.next, limit: Limits.maxPageSize)
             }
             for event in batch.events { changed.insert(event.key) }
             changesThrough = max(changesThrough, batch.through)

@@ -74,14 +74,19 @@ extension DynamoDBStore {
     }
 
     public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        try await list(in: config, query, consistent: configuration.consistentReads)
+    }
+
+    /// A listing, strongly consistent when asked (an export's pages must not be stale).
+    func list(in config: ConfigName, _ query: ListQuery, consistent: Bool) async throws -> ListPage {
         var folder = try ListingFolder(query)
         let now = clock.now()
-        guard let meta = try await meta(config, consistent: configuration.consistentReads) else { throw DiscfgError.configNotFound(config) }
+        guard let meta = try await meta(config, consistent: consistent) else { throw DiscfgError.configNotFound(config) }
         let end = query.prefix.upperBound
         var start = folder.scanStart
         let batch = query.recursive ? query.limit + 1 : 64
         scan: while !folder.isDone, start.utf8.lexicographicallyPrecedes(end.utf8) {
-            var input = keyRange(config, from: start, to: end, consistent: configuration.consistentReads, limit: batch)
+            var input = keyRange(config, from: start, to: end, consistent: consistent, limit: batch)
             while true {
                 let page = try await connection.queryPage(input)
                 for item in (page.Items ?? []).compactMap(ItemCodec.item) where query.prefix.contains(item.key) && !item.isExpired(at: now) {
@@ -187,8 +192,11 @@ extension DynamoDBStore {
 
     /// Pages of the current keys (Queries of at most 1 MB, no more than a page's budget
     /// read at once), fixed up to the export's revision from history: DynamoDB has no
-    /// read snapshots.
+    /// read snapshots. The pages are read strongly consistently whatever
+    /// ``Configuration/consistentReads`` says, as a stale key could not be fixed up.
     public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
-        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now())
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now()) { [self] config, query in
+            try await list(in: config, query, consistent: true)
+        }
     }
 }

@@ -144,7 +144,7 @@ public final class SQLiteStore: ConfigStore {
                     "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key",
                     [.text(config.rawValue), .text(from), .text(query.prefix.upperBound)]
                 ) { row in
-                    let item = try SQLiteRows.item(row)
+                    let item = SQLiteRows.item(row)
                     guard !item.isExpired(at: now) else { return true }
                     if let jump = folder.offer(item) {
                         start = jump
@@ -182,7 +182,7 @@ public final class SQLiteStore: ConfigStore {
                 "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision < ? ORDER BY revision DESC",
                 [.text(config.rawValue), .text(key.path), .integer(before)]
             ) { row in
-                let event = try SQLiteRows.event(row)
+                let event = SQLiteRows.event(row)
                 guard page.count < query.limit, budget.take(PageBudget.size(event)) else {
                     more = true
                     return false
@@ -214,7 +214,7 @@ public final class SQLiteStore: ConfigStore {
                 "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision",
                 [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high)]
             ) { row in
-                let event = try SQLiteRows.event(row)
+                let event = SQLiteRows.event(row)
                 guard events.count < limit, budget.take(PageBudget.size(event)) else {
                     hasMore = true
                     return false
