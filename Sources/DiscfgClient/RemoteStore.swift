@@ -122,8 +122,7 @@ public final class RemoteStore: ConfigStore {
     }
 
     /// The server applies `limit` and `maxBytes` (at most its own budget); its reply's
-    /// cursor says it stopped early with more to read (a server that sets none is taken
-    /// to have more when the batch is full).
+    /// cursor says it stopped early with more to read right away.
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
         try Limits.validatePageBytes(maxBytes)
@@ -132,11 +131,13 @@ public final class RemoteStore: ConfigStore {
         )
         var events = try envelope.events?.map { try $0.event() } ?? []
         var through = envelope.revision ?? from.previous
+        var hasMore = envelope.cursor != nil
         if events.count > limit {
             events = Array(events.prefix(limit))
             through = events[events.count - 1].revision
+            hasMore = true
         }
-        return EventBatch(events: events, through: through, hasMore: envelope.cursor != nil || events.count == limit)
+        return EventBatch(events: events, through: through, hasMore: hasMore)
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
