@@ -24,7 +24,7 @@ public actor RevisionExport {
     private var finished = false
     /// Events after R have been read through this revision.
     private var changesThrough: Revision
-    /// Keys with an event after R, as far as read.
+    /// Keys ahead of the export with an event after R, as far as read.
     private var changed: Set<Key> = []
 
     /// Lists one page of current keys.
@@ -86,6 +86,8 @@ public actor RevisionExport {
         }
         cursor = high
         finished = high == nil
+        // Keys behind the export need no more fixing up.
+        if let high { changed = changed.filter { high.utf8.lexicographicallyPrecedes($0.path.utf8) } }
         return items.filter { !$0.isExpired(at: header.exportedAt) }.sorted { $0.key < $1.key }.map(ConfigSnapshot.Entry.init)
     }
 

@@ -23,7 +23,12 @@ struct ExportPagesTests {
             let expected = try await store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.map(ConfigSnapshot.Entry.init)
             let revision = try await store.revision(of: config)
 
-            // Another writer changes keys all through the export.
+            let pages = try await store.exportPages(config, maxBytes: 1)
+            #expect(pages.header.config == config)
+            #expect(pages.header.revision == revision)
+
+            // Once the export has pinned its revision, another writer changes keys all
+            // through it.
             let writer = Task {
                 var step = 0
                 while !Task.isCancelled, step < 80 {
@@ -39,9 +44,6 @@ struct ExportPagesTests {
             }
             defer { writer.cancel() }
 
-            let pages = try await store.exportPages(config, maxBytes: 1)
-            #expect(pages.header.config == config)
-            #expect(pages.header.revision == revision)
             var exported: [ConfigSnapshot.Entry] = []
             var pageCount = 0
             for try await page in pages {
