@@ -9,6 +9,7 @@ extension DiscfgAPI {
         // Both are documented for this route; a bad one is refused whichever way it goes.
         let revision = try request.revision("revision")
         _ = try request.number(.pageSize)
+        _ = try request.number(.pageBytes)
         if try request.flag("recursive") { return try await list(request, context, prefix: path, recursive: true) }
         if request.endsWithSlash || path.isEmpty { return try await list(request, context, prefix: path, recursive: false) }
         let config = try request.configName(context)
@@ -35,8 +36,10 @@ extension DiscfgAPI {
     func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {
         let config = try request.configName(context)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
-        let page = try await store.list(in: config, ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor")))
-            .cut(to: PageBudget(bytes: options.maxPageBytes))
+        let page = try await store.list(
+            in: config,
+            ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor"), maxBytes: try pageBytes(request))
+        )
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
         envelope.items = page.items.map(ItemDocument.init)
@@ -103,14 +106,19 @@ extension DiscfgAPI {
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
-        let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before")))
-            .cut(to: PageBudget(bytes: options.maxPageBytes))
+        let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before"), maxBytes: try pageBytes(request)))
         var envelope = Envelope(action: "history")
         envelope.config = config.rawValue
         envelope.events = page.events.map(EventDocument.init)
         envelope.cursor = page.nextBefore.map { String($0.rawValue) }
         envelope.compactedRevision = page.compactedRevision
         return APIResponse.json(envelope)
+    }
+
+    /// A page's byte budget: the request's `maxBytes`, at most ``Options/maxPageBytes``.
+    /// The store applies it as it reads.
+    func pageBytes(_ request: Request) throws -> Int {
+        min(options.maxPageBytes, try request.number(.pageBytes).map { Int($0) } ?? .max)
     }
 
     /// With `?format=json`, values that are JSON text are returned as JSON, not strings.

@@ -3,21 +3,27 @@ import Foundation
 import Hummingbird
 
 extension DiscfgAPI {
-    /// `GET export?format=json|yaml|env`. JSON and YAML are written as they are encoded,
-    /// item by item, rather than built whole first.
+    /// `GET export?format=json|yaml|env`. The store's pages are encoded as they are read,
+    /// so the server holds about one page (``Options/maxPageBytes``) of the config, not
+    /// all of it; a page that fails (history needed for the export's revision gone) ends
+    /// the response unfinished rather than with a snapshot that mixes revisions.
     func export(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         let format = try SnapshotFormat(parsing: request.query("format") ?? "json", field: "format")
-        let snapshot = try await store.export(config)
+        let pages = try await store.exportPages(config, maxBytes: options.maxPageBytes)
         let contentType = switch format {
         case .json: APIResponse.jsonContentType
         case .yaml: "application/yaml"
         case .env: "text/plain; charset=utf-8"
         }
         // Env may be refused (clashing names, binary values): encode it before answering.
-        if format == .env { return APIResponse.bytes(try format.encode(snapshot), contentType: contentType) }
+        if format == .env {
+            var data = Data()
+            try await format.encode(pages, chunkBytes: .max) { data.append($0) }
+            return APIResponse.bytes(data, contentType: contentType)
+        }
         let body = ResponseBody { writer in
-            try await format.encode(snapshot, chunkBytes: 64 * 1024) { try await writer.write(ByteBuffer(bytes: $0)) }
+            try await format.encode(pages, chunkBytes: 64 * 1024) { try await writer.write(ByteBuffer(bytes: $0)) }
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: contentType], body: body)

@@ -22,6 +22,7 @@ extension DiscfgAPI {
         let heartbeat = try request.number(Self.heartbeatField).map { Duration.seconds($0) } ?? options.heartbeat
         let timeout = try request.number(Self.pollTimeoutField).map { Duration.seconds($0) } ?? options.defaultPollTimeout
         let limit = try request.number(.pageSize).map { Int($0) } ?? 500
+        let maxBytes = try pageBytes(request)
         let start: Revision
         if let from { start = from } else { start = try await store.configInfo(config).revision.next }
         if request.headers[.accept]?.contains("text/event-stream") == true {
@@ -50,7 +51,7 @@ extension DiscfgAPI {
         }
         guard watches.acquire() else { return watches.refusal() }
         defer { watches.release() }
-        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit)
+        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit, maxBytes: maxBytes)
     }
 
     /// Seconds between heartbeats of an idle stream.
@@ -59,8 +60,8 @@ extension DiscfgAPI {
     /// Seconds a long poll may wait; the server waits at most ``Options/maxPollTimeout``.
     static let pollTimeoutField = NumberField("timeout", 0...3600)
 
-    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int) async throws -> Response {
-        var batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
+    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int, maxBytes: Int) async throws -> Response {
+        var batch = try await store.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
         if batch.events.isEmpty {
             let stream = await store.watch(config, scope: scope, from: from)
             let first = try await withThrowingTaskGroup(of: Event?.self) { group in
@@ -77,16 +78,17 @@ extension DiscfgAPI {
                 return try await group.next() ?? nil
             }
             if let first {
-                batch = try await store.events(in: config, scope: scope, from: first.revision, limit: limit)
+                batch = try await store.events(in: config, scope: scope, from: first.revision, limit: limit, maxBytes: maxBytes)
             } else {
-                batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
+                batch = try await store.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
             }
         }
-        batch = batch.cut(to: PageBudget(bytes: options.maxPageBytes))
         var envelope = Envelope(action: "watch")
         envelope.config = config.rawValue
         envelope.events = batch.events.map(EventDocument.init)
         envelope.revision = batch.through
+        // Set when more events can be read right away (the page ended by count or bytes).
+        envelope.cursor = batch.hasMore ? String(batch.through.rawValue) : nil
         return APIResponse.json(envelope)
     }
 

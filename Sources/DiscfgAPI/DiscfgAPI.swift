@@ -38,8 +38,10 @@ public struct DiscfgAPI: Sendable {
         /// resume from.
         public var streamBacklogBytes = 1024 * 1024
         /// The most bytes of keys and values in a page of a listing, a history or a long
-        /// poll; a fuller page is cut short with a cursor to continue (at least one entry).
-        public var maxPageBytes = 4 * 1024 * 1024
+        /// poll, passed to the store, which stops reading there; a fuller page is cut
+        /// short with a cursor to continue (at least one entry). A request's `maxBytes`
+        /// may ask for less.
+        public var maxPageBytes = Limits.maxPageBytes
 
         /// The defaults.
         public init() {}

@@ -61,14 +61,15 @@ public struct InstrumentedStore: ConfigStore {
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try await timed("history") { try await base.history(of: key, in: config, query) }
     }
-    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
-        try await timed("events") { try await base.events(in: config, scope: scope, from: from, limit: limit) }
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
+        try await timed("events") { try await base.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes) }
     }
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
         await base.watch(config, scope: scope, from: from)
     }
-    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
-        try await timed("export") { try await base.export(config) }
+    /// Times reading the header; the pages are timed by whoever reads them.
+    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+        try await timed("export") { try await base.exportPages(config, maxBytes: maxBytes) }
     }
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
         try await timed("import") { try await base.importSnapshot(snapshot, into: config, replace: replace) }

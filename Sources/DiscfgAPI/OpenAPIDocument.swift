@@ -107,6 +107,7 @@ paths:
         - { name: recursive, in: query, schema: { type: boolean, default: false }, description: "Every key below, or only direct children plus sub-prefixes." }
         - $ref: "#/components/parameters/limit"
         - { name: cursor, in: query, schema: { type: string }, description: "The cursor of the previous page (any text is a position: before the prefix starts over, after it ends)." }
+        - $ref: "#/components/parameters/maxBytes"
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
@@ -140,6 +141,7 @@ paths:
         - { name: recursive, in: query, schema: { type: boolean } }
         - $ref: "#/components/parameters/limit"
         - { name: cursor, in: query, schema: { type: string } }
+        - $ref: "#/components/parameters/maxBytes"
         - { name: If-None-Match, in: header, schema: { type: string }, description: "An ETag; 304 when the key is unchanged." }
       responses:
         "200":
@@ -206,6 +208,7 @@ paths:
       summary: A key's past changes, newest first.
       parameters:
         - $ref: "#/components/parameters/limit"
+        - $ref: "#/components/parameters/maxBytes"
         - { name: before, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only changes before this revision (the previous page's cursor)." }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
@@ -231,7 +234,8 @@ paths:
         --stream-backlog) is sent the events it holds, then an `error` event (code
         unavailable, field Last-Event-ID, id = the last revision sent) and ends: reconnect
         with that Last-Event-ID to resume with nothing lost. A long poll's page ends early
-        once its values pass 4 MiB; its revision says where to continue. Streams and long
+        once its values pass 4 MiB (or maxBytes); its revision says where to continue, and
+        its cursor is set when more events can be read right away. Streams and long
         polls open at once are capped (serve --max-watches): over the cap, 503 with
         Retry-After.
       parameters:
@@ -241,6 +245,7 @@ paths:
         - { name: timeout, in: query, schema: { type: integer, default: 30, minimum: 0, maximum: 3600 }, description: "Long poll: seconds to wait; the server waits at most its own limit (300 s for serve, DISCFG_POLL_TIMEOUT behind API Gateway)." }
         - { name: heartbeat, in: query, schema: { type: integer, default: 15, minimum: 1, maximum: 3600 }, description: "Stream: seconds between heartbeats." }
         - { name: limit, in: query, schema: { type: integer, default: 500, minimum: 1, maximum: 1000 }, description: "Long poll: the most events returned (fewer once their values pass 4 MiB)." }
+        - { name: maxBytes, in: query, schema: { type: integer, minimum: 1, maximum: 2147483647 }, description: "Long poll: end the page once its keys, values and previous values pass this many bytes (at least one event); the server applies at most its own budget, 4 MiB by default." }
         - { name: Last-Event-ID, in: header, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Stream: the revision of the last event received." }
       responses:
         "200":
@@ -267,6 +272,13 @@ paths:
       - $ref: "#/components/parameters/config"
     get:
       summary: Every live key of the config, as JSON, YAML or env.
+      description: >-
+        The config exactly as it was at one revision (the document's revision), written
+        as it is read from the store page by page, so the server holds about one page
+        (4 MiB) of it at a time. On a store without read snapshots (DynamoDB) keys
+        changed during the export are read from history as they were at that revision;
+        should that history be gone meanwhile, the response ends unfinished rather than
+        mix revisions (export again). env is written whole at the end.
       parameters:
         - { name: format, in: query, schema: { type: string, enum: [json, yaml, env], default: json } }
       responses:
@@ -335,6 +347,11 @@ components:
       in: query
       description: The most entries in a page. A page also ends early, with a cursor to continue, once its keys and values pass 4 MiB (always at least one entry).
       schema: { type: integer, minimum: 1, maximum: 1000, default: 100 }
+    maxBytes:
+      name: maxBytes
+      in: query
+      description: End the page early, with a cursor to continue, once its keys and values (for history, also previous values) pass this many bytes; always at least one entry. The store stops reading there. The server applies at most its own budget (4 MiB by default), which is also the default.
+      schema: { type: integer, minimum: 1, maximum: 2147483647 }
   responses:
     Envelope:
       description: The JSON envelope.
@@ -465,7 +482,7 @@ components:
         revision: { type: integer }
         items: { type: array, items: { $ref: "#/components/schemas/Item" } }
         prefixes: { type: array, items: { type: string } }
-        cursor: { type: string }
+        cursor: { type: string, description: "A list's next page (pass as cursor), a history's (pass as before); on a long poll, set when more events can be read right away from revision + 1." }
         events: { type: array, items: { $ref: "#/components/schemas/Event" } }
         info: { $ref: "#/components/schemas/Config" }
         configs: { type: array, items: { $ref: "#/components/schemas/Config" } }

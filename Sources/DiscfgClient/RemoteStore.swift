@@ -78,6 +78,7 @@ public final class RemoteStore: ConfigStore {
     public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
         let path = configPath(config) + "/keys" + URLPart.query([
             ("prefix", query.prefix.path), ("recursive", String(query.recursive)), ("limit", String(query.limit)), ("cursor", query.cursor),
+            ("maxBytes", String(query.maxBytes)),
         ])
         let envelope = try await transport.envelope(.GET, path)
         return ListPage(
@@ -110,7 +111,7 @@ public final class RemoteStore: ConfigStore {
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         let path = configPath(config) + "/history/" + URLPart.keyPath(key) + URLPart.query([
-            ("limit", String(query.limit)), ("before", query.before.map { String($0.storageValue) }),
+            ("limit", String(query.limit)), ("before", query.before.map { String($0.storageValue) }), ("maxBytes", String(query.maxBytes)),
         ])
         let envelope = try await transport.envelope(.GET, path)
         return HistoryPage(
@@ -120,18 +121,23 @@ public final class RemoteStore: ConfigStore {
         )
     }
 
-    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+    /// The server applies `limit` and `maxBytes` (at most its own budget); its reply's
+    /// cursor says it stopped early with more to read right away.
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
+        try Limits.validatePageBytes(maxBytes)
         let envelope = try await transport.envelope(
-            .GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0"), ("limit", String(limit))])
+            .GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0"), ("limit", String(limit)), ("maxBytes", String(maxBytes))])
         )
         var events = try envelope.events?.map { try $0.event() } ?? []
         var through = envelope.revision ?? from.previous
+        var hasMore = envelope.cursor != nil
         if events.count > limit {
             events = Array(events.prefix(limit))
             through = events[events.count - 1].revision
+            hasMore = true
         }
-        return EventBatch(events: events, through: through, hasMore: events.count == limit)
+        return EventBatch(events: events, through: through, hasMore: hasMore)
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
@@ -141,10 +147,16 @@ public final class RemoteStore: ConfigStore {
         return RemoteWatch(transport: transport, configPath: configPath(config), scope: scope, from: start).stream()
     }
 
-    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+    /// The server's export, at one revision, downloaded and then handed out in pages:
+    /// the server streams it from its store a page at a time, but this client still holds
+    /// the whole document while decoding it.
+    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+        try Limits.validatePageBytes(maxBytes)
         let reply = try await transport.send(.GET, configPath(config) + "/export?format=json")
         guard reply.status == 200 else { _ = try HTTPTransport.decode(reply, baseURL: transport.baseURL); throw DiscfgError(.unavailable, "export failed") }
-        return try SnapshotFormat.json.decode(reply.body)
+        let snapshot = try SnapshotFormat.json.decode(reply.body)
+        let header = SnapshotHeader(config: snapshot.config ?? config, revision: snapshot.revision ?? .zero, exportedAt: snapshot.exportedAt ?? Date())
+        return SnapshotPages(snapshot, header: header, maxBytes: maxBytes)
     }
 
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {

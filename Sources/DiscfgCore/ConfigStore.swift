@@ -45,8 +45,10 @@ public protocol ConfigStore: Sendable {
     /// A key's past changes, newest first.
     func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage
     /// The config's events from a revision on, oldest first, for watchers and long polls.
-    /// Throws `compacted` when `from` is at or below the compacted revision.
-    func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch
+    /// At most `limit` events, and no more than `maxBytes` of keys, values and previous
+    /// values (see ``PageBudget``; at least one event). Throws `compacted` when `from` is
+    /// at or below the compacted revision.
+    func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch
     /// Follows a config's changes as they happen.
     /// - Parameter from: the first revision to deliver; nil means changes after now, where
     ///   "now" is pinned before this returns, so a change made right after is delivered.
@@ -54,8 +56,16 @@ public protocol ConfigStore: Sendable {
     /// config does not exist or is deleted, or the start revision was compacted.
     func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error>
 
-    /// Every live item of a config, at one revision.
-    func export(_ config: ConfigName) async throws -> ConfigSnapshot
+    /// Every live item of a config at one revision, read page by page so an export of
+    /// any size holds about one page in memory.
+    ///
+    /// The config is read (and `configNotFound` thrown) before this returns; the pages
+    /// are read as they are asked for. They hold the items in key order, each page about
+    /// `maxBytes` of keys and values (see ``PageBudget``), and together exactly the
+    /// config's live items at ``SnapshotPages/header``'s revision, even while it changes.
+    /// A store without read snapshots rebuilds keys changed meanwhile from history, and
+    /// its pages throw `compacted` when that history is gone rather than mix revisions.
+    func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages
     /// Writes a snapshot's items into a config in one transaction, one revision per
     /// changed key; unchanged keys are skipped. With `replace`, keys not in the snapshot
     /// are deleted.
@@ -70,6 +80,21 @@ extension ConfigStore {
     /// The current item at `key`, or nil.
     public func get(_ key: Key, in config: ConfigName) async throws -> Item? {
         try await get(key, in: config, atRevision: nil)
+    }
+
+    /// The config's events from a revision on, at most ``Limits/maxPageBytes`` of them.
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+        try await events(in: config, scope: scope, from: from, limit: limit, maxBytes: Limits.maxPageBytes)
+    }
+
+    /// Every live item of a config at one revision, gathered whole from
+    /// ``exportPages(_:maxBytes:)``: for small configs and callers that need all of it
+    /// at once (env files); prefer the pages.
+    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
+        let pages = try await exportPages(config, maxBytes: Limits.maxPageBytes)
+        var items: [ConfigSnapshot.Entry] = []
+        for try await page in pages { items += page }
+        return ConfigSnapshot(config: pages.header.config, revision: pages.header.revision, exportedAt: pages.header.exportedAt, items: items)
     }
 
     /// Sets a key with no conditions and no TTL.
@@ -113,13 +138,20 @@ public struct ListQuery: Hashable, Sendable {
     public var limit: Int
     /// Continue after this entry: the `nextCursor` of the previous page.
     public var cursor: String?
+    /// The most bytes of keys and values the store reads for one page (see
+    /// ``PageBudget``); a page holds at least one entry, however large.
+    public var maxBytes: Int
 
     /// Creates a query.
-    public init(prefix: KeyPrefix = .root, recursive: Bool = true, limit: Int = Limits.defaultPageSize, cursor: String? = nil) {
+    public init(
+        prefix: KeyPrefix = .root, recursive: Bool = true, limit: Int = Limits.defaultPageSize, cursor: String? = nil,
+        maxBytes: Int = Limits.maxPageBytes
+    ) {
         self.prefix = prefix
         self.recursive = recursive
         self.limit = limit
         self.cursor = cursor
+        self.maxBytes = maxBytes
     }
 }
 
@@ -149,11 +181,15 @@ public struct HistoryQuery: Hashable, Sendable {
     public var limit: Int
     /// Only events before this revision (the `nextBefore` of the previous page).
     public var before: Revision?
+    /// The most bytes of keys, values and previous values the store reads for one page
+    /// (see ``PageBudget``); a page holds at least one event, however large.
+    public var maxBytes: Int
 
     /// Creates a query.
-    public init(limit: Int = Limits.defaultPageSize, before: Revision? = nil) {
+    public init(limit: Int = Limits.defaultPageSize, before: Revision? = nil, maxBytes: Int = Limits.maxPageBytes) {
         self.limit = limit
         self.before = before
+        self.maxBytes = maxBytes
     }
 }
 

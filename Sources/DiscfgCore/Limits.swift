@@ -15,6 +15,10 @@ public enum Limits {
     public static let maxSnapshotBytes = 16 * 1024 * 1024
     /// The page size when a caller does not say.
     public static let defaultPageSize = 100
+    /// The most bytes of keys and values one page of keys, history or events holds (and
+    /// a store reads for it): 4 MiB. A page always holds at least one entry, however large,
+    /// so `limit=1000` of 256 KiB values is cut to a page of 16 rather than 256 MB.
+    public static let maxPageBytes = 4 * 1024 * 1024
 
     /// Checks a value's size.
     public static func validateValue(_ value: Data) throws {
@@ -42,6 +46,13 @@ public enum Limits {
     public static func validateTTL(seconds: Int64) throws {
         guard seconds > 0, seconds <= maxTTLSeconds else {
             throw DiscfgError.invalid("ttl", "ttl must be between 1 second and 10 years, got \(seconds) seconds")
+        }
+    }
+
+    /// Checks a page's byte budget.
+    public static func validatePageBytes(_ maxBytes: Int) throws {
+        guard maxBytes >= 1 else {
+            throw DiscfgError.invalid("maxBytes", "maxBytes must be at least 1, got \(maxBytes)")
         }
     }
 

@@ -1,8 +1,10 @@
 /// Turns keys, offered in key order, into one page of a listing: items, and for a
 /// non-recursive list the sub-prefixes that stand for deeper keys.
 ///
-/// Stores feed it keys from their own range scans; ``resumeAfter`` tells a scan where it
-/// may jump to, so a directory with many deep keys is skipped, not read.
+/// Stores feed it keys from their own range scans; ``offer(_:)`` tells a scan where it
+/// may jump to, so a directory with many deep keys is skipped, not read. A page ends at
+/// its count limit or when the next entry would take it over its byte budget
+/// (``PageBudget``), and ``isDone`` tells the scan to stop reading.
 public struct ListingFolder {
     /// The query being answered.
     public let query: ListQuery
@@ -13,14 +15,17 @@ public struct ListingFolder {
     /// Set once a page is full and one more entry exists.
     public private(set) var hasMore = false
     private var lastEntry: String?
+    private var budget: PageBudget
 
-    /// Starts a page; throws `invalidArgument` for a bad limit.
+    /// Starts a page; throws `invalidArgument` for a bad limit or byte budget.
     ///
     /// A cursor is the last entry a page held: the page goes on after it. An empty
     /// cursor, or one before the prefix, starts at the beginning; one after the prefix
     /// gives an empty last page. Any text is a position, so no cursor is an error.
     public init(_ query: ListQuery) throws {
         try Limits.validatePageSize(query.limit)
+        try Limits.validatePageBytes(query.maxBytes)
+        budget = PageBudget(bytes: query.maxBytes)
         var query = query
         if let cursor = query.cursor, cursor.isEmpty || cursor.utf8.lexicographicallyPrecedes(query.prefix.path.utf8) {
             query.cursor = nil
@@ -55,7 +60,7 @@ public struct ListingFolder {
         if let lastEntry, !(lastEntry.utf8.lexicographicallyPrecedes(entry.utf8)) {
             return subPrefix?.upperBound
         }
-        if entryCount == query.limit {
+        if entryCount == query.limit || !budget.take(subPrefix.map(PageBudget.size) ?? PageBudget.size(item)) {
             hasMore = true
             return nil
         }

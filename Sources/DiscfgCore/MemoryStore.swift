@@ -102,25 +102,27 @@ public final class MemoryStore: ConfigStore {
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
+        try Limits.validatePageBytes(query.maxBytes)
         return try withConfig(config) { state in
             let matching = state.history.reversed().filter { $0.key == key && $0.revision < (query.before ?? Revision(.max)) }
-            let page = Array(matching.prefix(query.limit))
-            let more = matching.count > query.limit
+            let page = Self.page(of: matching, limit: query.limit, maxBytes: query.maxBytes)
+            let more = matching.count > page.count
             return HistoryPage(events: page, nextBefore: more ? page.last?.revision : nil, compactedRevision: state.info.compactedRevision)
         }
     }
 
-    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
+        try Limits.validatePageBytes(maxBytes)
         let from = Swift.max(from, Revision(1))
         return try withConfig(config) { state in
             guard from > state.info.compactedRevision else {
                 throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(state.info.compactedRevision))", field: "fromRevision")
             }
             let start = state.history.firstIndex { $0.revision >= from } ?? state.history.endIndex
-            let matching = state.history[start...].lazy.filter { scope.matches($0.key) }
-            let events = Array(matching.prefix(limit))
-            let hasMore = events.count == limit && matching.count > limit
+            let matching = state.history[start...].filter { scope.matches($0.key) }
+            let events = Self.page(of: matching, limit: limit, maxBytes: maxBytes)
+            let hasMore = matching.count > events.count
             let through = hasMore ? events[events.count - 1].revision : Swift.max(state.info.revision, from.previous)
             return EventBatch(events: events, through: through, hasMore: hasMore)
         }
@@ -136,12 +138,8 @@ public final class MemoryStore: ConfigStore {
         return stream
     }
 
-    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
-        let now = clock.now()
-        return try withConfig(config) { state in
-            let items = state.items.values.filter { !$0.isExpired(at: now) }.sorted { $0.key < $1.key }
-            return ConfigSnapshot(config: config, revision: state.info.revision, exportedAt: now, items: items.map(ConfigSnapshot.Entry.init))
-        }
+    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now())
     }
 
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
@@ -189,6 +187,17 @@ public final class MemoryStore: ConfigStore {
         }
         notifier.notify(name)
         return result
+    }
+
+    /// The leading events that fit `limit` and the byte budget.
+    private static func page(of events: [Event], limit: Int, maxBytes: Int) -> [Event] {
+        var budget = PageBudget(bytes: maxBytes)
+        var page: [Event] = []
+        for event in events {
+            guard page.count < limit, budget.take(PageBudget.size(event)) else { break }
+            page.append(event)
+        }
+        return page
     }
 
     private static func prune(_ config: inout ConfigState, now: Date) {

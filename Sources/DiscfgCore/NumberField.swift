@@ -63,6 +63,8 @@ extension NumberField {
 
     /// How many entries one page may hold.
     public static let pageSize = NumberField("limit", 1...Int64(Limits.maxPageSize))
+    /// A page's byte budget (``ListQuery/maxBytes``); a server applies at most its own.
+    public static let pageBytes = NumberField("maxBytes", 1...Int64(Int32.max))
 
     /// A time to live, in seconds.
     public static let ttl = NumberField("ttl", 1...Limits.maxTTLSeconds)

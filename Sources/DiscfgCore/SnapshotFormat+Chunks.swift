@@ -10,21 +10,59 @@ extension SnapshotFormat {
     /// can be written at all (clashing names, binary values) is known only at the end.
     /// - Throws: what ``encode(_:)`` throws, before anything is written; what `write` throws.
     public func encode(_ snapshot: ConfigSnapshot, chunkBytes: Int, write: (Data) async throws -> Void) async throws {
-        guard !snapshot.items.isEmpty, let frame = try? frame(for: snapshot) else {
-            try await write(encode(snapshot))
-            return
+        var header = snapshot
+        header.items = []
+        var pending: [ConfigSnapshot.Entry]? = snapshot.items
+        _ = try await encode(header: header, chunkBytes: chunkBytes, nextPage: { defer { pending = nil }; return pending }, write: write)
+    }
+
+    /// Writes an export as its pages arrive, so neither the items nor the document are
+    /// ever held whole (env excepted, as above): the output is exactly ``encode(_:)``'s
+    /// for the snapshot the pages make up.
+    /// - Returns: how many items were written.
+    /// - Throws: what reading a page throws (the document is then unfinished); what
+    ///   ``encode(_:)`` throws; what `write` throws.
+    @discardableResult
+    public func encode(_ pages: SnapshotPages, chunkBytes: Int, write: (Data) async throws -> Void) async throws -> Int {
+        let header = ConfigSnapshot(config: pages.header.config, revision: pages.header.revision, exportedAt: pages.header.exportedAt, items: [])
+        var iterator = pages.makeAsyncIterator()
+        return try await encode(header: header, chunkBytes: chunkBytes, nextPage: { try await iterator.next() }, write: write)
+    }
+
+    /// The one writer behind both: `header` holds the document's fields but no items.
+    /// Returns how many items were written.
+    private func encode(
+        header: ConfigSnapshot, chunkBytes: Int, nextPage: () async throws -> [ConfigSnapshot.Entry]?, write: (Data) async throws -> Void
+    ) async throws -> Int {
+        guard let frame = try? frame(for: header) else {
+            var whole = header
+            while let page = try await nextPage() { whole.items += page }
+            try await write(encode(whole))
+            return whole.items.count
         }
-        var chunk = Data(frame.header.utf8)
-        for (index, entry) in snapshot.items.enumerated() {
-            if index > 0 { chunk.append(contentsOf: frame.separator.utf8) }
-            chunk.append(contentsOf: try item(SnapshotDocument.Entry(entry)).utf8)
-            if chunk.count >= chunkBytes {
-                try await write(chunk)
-                chunk = Data()
+        var chunk = Data()
+        var started = false
+        var count = 0
+        while let page = try await nextPage() {
+            count += page.count
+            for entry in page {
+                chunk.append(contentsOf: (started ? frame.separator : frame.header).utf8)
+                started = true
+                chunk.append(contentsOf: try item(SnapshotDocument.Entry(entry)).utf8)
+                if chunk.count >= chunkBytes {
+                    try await write(chunk)
+                    chunk = Data()
+                }
             }
+        }
+        // An empty list is written differently from a list of items.
+        guard started else {
+            try await write(encode(header))
+            return 0
         }
         chunk.append(contentsOf: frame.footer.utf8)
         try await write(chunk)
+        return count
     }
 
     /// What surrounds the items, and what separates them, in this format; nil for env.

@@ -74,14 +74,19 @@ extension DynamoDBStore {
     }
 
     public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+        try await list(in: config, query, consistent: configuration.consistentReads)
+    }
+
+    /// A listing, strongly consistent when asked (an export's pages must not be stale).
+    func list(in config: ConfigName, _ query: ListQuery, consistent: Bool) async throws -> ListPage {
         var folder = try ListingFolder(query)
         let now = clock.now()
-        guard let meta = try await meta(config, consistent: configuration.consistentReads) else { throw DiscfgError.configNotFound(config) }
+        guard let meta = try await meta(config, consistent: consistent) else { throw DiscfgError.configNotFound(config) }
         let end = query.prefix.upperBound
         var start = folder.scanStart
         let batch = query.recursive ? query.limit + 1 : 64
         scan: while !folder.isDone, start.utf8.lexicographicallyPrecedes(end.utf8) {
-            var input = keyRange(config, from: start, to: end, consistent: configuration.consistentReads, limit: batch)
+            var input = keyRange(config, from: start, to: end, consistent: consistent, limit: batch)
             while true {
                 let page = try await connection.queryPage(input)
                 for item in (page.Items ?? []).compactMap(ItemCodec.item) where query.prefix.contains(item.key) && !item.isExpired(at: now) {
@@ -98,10 +103,13 @@ extension DynamoDBStore {
         return folder.page(revision: meta.info.revision)
     }
 
-    /// A key's events, newest first: the `byKey` index names the revisions, then one
-    /// `BatchGetItem` fetches the events.
+    /// A key's events, newest first: the `byKey` index names the revisions, then
+    /// `BatchGetItem`s fetch the events a few at a time, until the page is full by count
+    /// or by bytes. The first fetch takes 8 events; later ones as many as the budget left
+    /// holds at the largest event seen so far (at most 100, BatchGetItem's limit).
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
+        try Limits.validatePageBytes(query.maxBytes)
         guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let compacted = meta.info.compactedRevision
         let before = query.before.map { $0.rawValue > 0 ? Revision($0.rawValue - 1) : nil } ?? Revision(UInt64.max)
@@ -110,15 +118,37 @@ extension DynamoDBStore {
         }
         let page = try await connection.queryPage(historyByKey(key, in: config, from: compacted.next, through: through, newestFirst: true, limit: query.limit + 1))
         let revisions = (page.Items ?? []).compactMap { $0["sk"]?.string.flatMap(DynamoDBLayout.revision(ofHistorySK:)) }
-        let events = try await self.events(at: Array(revisions.prefix(query.limit)), in: config)
-        return HistoryPage(events: events, nextBefore: revisions.count > query.limit ? events.last?.revision : nil, compactedRevision: compacted)
+        var budget = PageBudget(bytes: query.maxBytes)
+        var events: [Event] = []
+        var largest = 0
+        var next = 0
+        var full = false
+        while !full, next < min(revisions.count, query.limit) {
+            let room = largest == 0 ? 8 : (query.maxBytes - budget.used) / largest
+            let chunk = revisions[next..<min(next + max(1, min(100, room)), revisions.count, query.limit)]
+            next = chunk.endIndex
+            for event in try await self.events(at: Array(chunk), in: config) {
+                let size = PageBudget.size(event)
+                largest = max(largest, size)
+                guard budget.take(size) else {
+                    full = true
+                    break
+                }
+                events.append(event)
+            }
+        }
+        let more = revisions.count > events.count
+        return HistoryPage(events: events, nextBefore: more ? events.last?.revision : nil, compactedRevision: compacted)
     }
 
     /// The config's events from `from` on, oldest first, read with strongly consistent
     /// `Query`s of the history partition. The meta item is read first, and only events up
     /// to its revision are returned, so a batch never runs ahead of what is committed.
-    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+    /// No further `Query` page (at most 1 MB) is read once the batch is full by count or
+    /// by bytes.
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
+        try Limits.validatePageBytes(maxBytes)
         let from = max(from, Revision(1))
         guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let info = meta.info
@@ -126,43 +156,47 @@ extension DynamoDBStore {
             throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
         }
         var matching: [Event] = []
+        var budget = PageBudget(bytes: maxBytes)
+        var hasMore = false
         if from <= info.revision {
             var input = historyRange(config, from: from, through: info.revision)
             input.Limit = min(1000, limit * 2 + 2)
-            var items: [Attributes] = []
-            var count = 0
             pages: while true {
                 let page = try await connection.queryPage(input)
-                for attributes in page.Items ?? [] {
-                    items.append(attributes)
-                    if let sk = attributes["sk"]?.string, DynamoDBLayout.revision(ofHistorySK: sk) != nil,
-                       let key = attributes["key"]?.string, scope.matches(Key(stored: key)) {
-                        count += 1
-                        if count == limit { break pages }
+                // An event whose overflow item fell on the next page is fetched again whole.
+                var (decoded, missing) = EventCodec.events(page.Items ?? [])
+                decoded = decoded.filter { scope.matches($0.key) }
+                let refetch = missing.filter { revision in decoded.contains { $0.revision == revision } }
+                if !refetch.isEmpty {
+                    let refetched = try await events(at: refetch, in: config)
+                    decoded = decoded.map { event in refetched.first { $0.revision == event.revision } ?? event }
+                }
+                for event in decoded {
+                    guard budget.take(PageBudget.size(event)) else {
+                        hasMore = true
+                        break pages
+                    }
+                    matching.append(event)
+                    if matching.count == limit {
+                        hasMore = true
+                        break pages
                     }
                 }
                 guard let next = page.LastEvaluatedKey else { break }
                 input.ExclusiveStartKey = next
             }
-            var (decoded, missing) = EventCodec.events(items)
-            if !missing.isEmpty {
-                let refetched = try await events(at: missing, in: config)
-                decoded = decoded.map { event in refetched.first { $0.revision == event.revision } ?? event }
-            }
-            matching = Array(decoded.filter { scope.matches($0.key) }.prefix(limit))
         }
-        let hasMore = matching.count == limit
         let through = hasMore ? matching[matching.count - 1].revision : max(info.revision, from.previous)
         return EventBatch(events: matching, through: through, hasMore: hasMore)
     }
 
-    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
-        let now = clock.now()
-        guard let meta = try await meta(config, consistent: configuration.consistentReads) else { throw DiscfgError.configNotFound(config) }
-        let items = try await connection.queryAll(keyRange(config, from: KeyPrefix.root.path, to: KeyPrefix.root.upperBound, consistent: configuration.consistentReads))
-            .compactMap(ItemCodec.item)
-            .filter { !$0.isExpired(at: now) && KeyPrefix.root.contains($0.key) }
-            .sorted { $0.key < $1.key }
-        return ConfigSnapshot(config: config, revision: meta.info.revision, exportedAt: now, items: items.map(ConfigSnapshot.Entry.init))
+    /// Pages of the current keys (Queries of at most 1 MB, no more than a page's budget
+    /// read at once), fixed up to the export's revision from history: DynamoDB has no
+    /// read snapshots. The pages are read strongly consistently whatever
+    /// ``Configuration/consistentReads`` says, as a stale key could not be fixed up.
+    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now()) { [self] config, query in
+            try await list(in: config, query, consistent: true)
+        }
     }
 }

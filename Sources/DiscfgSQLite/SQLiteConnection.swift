@@ -93,6 +93,19 @@ final class SQLiteConnection {
         }
     }
 
+    /// Steps through a query's rows one at a time until `body` returns false, so a caller
+    /// that needs only some rows (a page full by bytes) reads no more than those.
+    func forEach(_ sql: String, _ arguments: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Bool) throws {
+        let statement = try prepared(sql, arguments)
+        defer { sqlite3_reset(statement) }
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { return }
+            guard status == SQLITE_ROW else { throw error(status, sql) }
+            guard try body(SQLiteRow(statement: statement)) else { return }
+        }
+    }
+
     /// The first row of a query, mapped, or nil.
     func first<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> T? {
         let statement = try prepared(sql, arguments)

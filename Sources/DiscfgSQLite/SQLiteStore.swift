@@ -135,22 +135,23 @@ public final class SQLiteStore: ConfigStore {
         let now = clock.now()
         return try readers.read { connection in
             let info = try Self.requireConfig(config, connection)
-            var start = folder.scanStart
-            let batch = query.recursive ? query.limit + 1 : 64
-            scan: while !folder.isDone {
-                let items = try connection.query(
-                    "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key LIMIT ?",
-                    [.text(config.rawValue), .text(start), .text(query.prefix.upperBound), .integer(Int64(batch))], SQLiteRows.item
-                )
-                for item in items where !item.isExpired(at: now) {
+            // Rows are stepped one at a time and the scan stops once the page is full, by
+            // count or by bytes; a folded directory restarts the scan past it.
+            var start: String? = folder.scanStart
+            while let from = start, !folder.isDone {
+                start = nil
+                try connection.forEach(
+                    "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key",
+                    [.text(config.rawValue), .text(from), .text(query.prefix.upperBound)]
+                ) { row in
+                    let item = SQLiteRows.item(row)
+                    guard !item.isExpired(at: now) else { return true }
                     if let jump = folder.offer(item) {
                         start = jump
-                        continue scan
+                        return false
                     }
-                    if folder.isDone { break scan }
+                    return !folder.isDone
                 }
-                guard items.count == batch, let last = items.last else { break }
-                start = last.key.path + "\u{0}"
             }
             return folder.page(revision: info.revision)
         }
@@ -170,20 +171,32 @@ public final class SQLiteStore: ConfigStore {
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
+        try Limits.validatePageBytes(query.maxBytes)
         return try readers.read { connection in
             let info = try Self.requireConfig(config, connection)
             let before = Int64(clamping: query.before?.rawValue ?? UInt64(Int64.max))
-            let events = try connection.query(
-                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision < ? ORDER BY revision DESC LIMIT ?",
-                [.text(config.rawValue), .text(key.path), .integer(before), .integer(Int64(query.limit + 1))], SQLiteRows.event
-            )
-            let page = Array(events.prefix(query.limit))
-            return HistoryPage(events: page, nextBefore: events.count > query.limit ? page.last?.revision : nil, compactedRevision: info.compactedRevision)
+            var budget = PageBudget(bytes: query.maxBytes)
+            var page: [Event] = []
+            var more = false
+            try connection.forEach(
+                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision < ? ORDER BY revision DESC",
+                [.text(config.rawValue), .text(key.path), .integer(before)]
+            ) { row in
+                let event = SQLiteRows.event(row)
+                guard page.count < query.limit, budget.take(PageBudget.size(event)) else {
+                    more = true
+                    return false
+                }
+                page.append(event)
+                return true
+            }
+            return HistoryPage(events: page, nextBefore: more ? page.last?.revision : nil, compactedRevision: info.compactedRevision)
         }
     }
 
-    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int) async throws -> EventBatch {
+    public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
+        try Limits.validatePageBytes(maxBytes)
         let from = max(from, Revision(1))
         return try readers.read { connection in
             let info = try Self.requireConfig(config, connection)
@@ -194,11 +207,21 @@ public final class SQLiteStore: ConfigStore {
             case .key(let key): (key.path, key.path + "\u{0}")
             case .prefix(let prefix): (prefix.path, prefix.upperBound)
             }
-            let events = try connection.query(
-                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision LIMIT ?",
-                [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high), .integer(Int64(limit))], SQLiteRows.event
-            )
-            let hasMore = events.count == limit
+            var budget = PageBudget(bytes: maxBytes)
+            var events: [Event] = []
+            var hasMore = false
+            try connection.forEach(
+                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision",
+                [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high)]
+            ) { row in
+                let event = SQLiteRows.event(row)
+                guard events.count < limit, budget.take(PageBudget.size(event)) else {
+                    hasMore = true
+                    return false
+                }
+                events.append(event)
+                return true
+            }
             let through = hasMore ? events[events.count - 1].revision : max(info.revision, from.previous)
             return EventBatch(events: events, through: through, hasMore: hasMore)
         }
@@ -214,16 +237,8 @@ public final class SQLiteStore: ConfigStore {
         return stream
     }
 
-    public func export(_ config: ConfigName) async throws -> ConfigSnapshot {
-        let now = clock.now()
-        return try readers.read { connection in
-            let info = try Self.requireConfig(config, connection)
-            let items = try connection.query(
-                "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? ORDER BY key", [.text(config.rawValue)], SQLiteRows.item
-            )
-            let live = items.filter { !$0.isExpired(at: now) }.map(ConfigSnapshot.Entry.init)
-            return ConfigSnapshot(config: config, revision: info.revision, exportedAt: now, items: live)
-        }
+    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now())
     }
 
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {

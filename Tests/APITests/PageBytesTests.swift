@@ -64,6 +64,27 @@ struct PageBytesTests {
         #expect(second.revision == 5)
     }
 
+    @Test("a request's maxBytes asks for smaller pages, and never for more than the server's budget")
+    func requestedBudget() async throws {
+        let server = try await server()
+        defer { Task { await server.stop() } }
+        for index in 1...4 { _ = try await server.put("/v1/c/keys/k\(index)", String(repeating: "v", count: 1000)) }
+        let small = try await server.get("/v1/c/keys?recursive&maxBytes=2100").envelope()
+        #expect(small.items?.map(\.key) == ["/k1", "/k2"])
+        #expect(small.cursor == "/k2")
+        let history = try await server.get("/v1/c/history/k1?maxBytes=1").envelope()
+        #expect(history.events?.count == 1)
+        let poll = try await server.get("/v1/c/watch?fromRevision=1&maxBytes=1").envelope()
+        #expect(poll.events?.map(\.revision) == [1])
+        #expect(poll.revision == 1)
+        for index in 1...4 { _ = try await server.put("/v1/c/keys/k\(index)", Self.value) }
+        let capped = try await server.get("/v1/c/keys?recursive&maxBytes=100000000").envelope()
+        #expect(capped.items?.count == 3, "the server's 350 KiB budget still applies")
+        let refused = try await server.get("/v1/c/keys?recursive&maxBytes=0")
+        #expect(refused.status == 400)
+        #expect(try refused.envelope().error?.field == "maxBytes")
+    }
+
     @Test("a single value larger than the budget still makes a page of one")
     func oneAtLeast() async throws {
         let server = try await LiveServer.start { $0.api.maxPageBytes = 1024 }

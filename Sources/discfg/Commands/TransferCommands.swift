@@ -38,18 +38,32 @@ struct ExportCommand: AsyncParsableCommand {
         try await global.run("export") { printer in
             let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             let format = to ?? output.flatMap(SnapshotFormat.init(fileExtension:)) ?? .json
-            let snapshot = try await global.openStore().export(config)
-            let data = try format.encode(snapshot)
-            if let output {
-                do {
-                    try data.write(to: URL(fileURLWithPath: output), options: .atomic)
-                } catch {
-                    throw DiscfgError(.unavailable, "cannot write \(output): \(error.localizedDescription)", field: "--output")
-                }
-                printer.note("exported \(snapshot.items.count) keys of config \(config) at revision \(snapshot.revision ?? .zero) to \(output)")
-            } else {
-                printer.raw(data)
+            let pages = try await global.openStore().exportPages(config, maxBytes: Limits.maxPageBytes)
+            guard let output else {
+                try await format.encode(pages, chunkBytes: 64 * 1024) { printer.raw($0) }
+                return
             }
+            // Written beside the target and moved over it only when whole, so a failed
+            // export leaves no half-written file.
+            let target = URL(fileURLWithPath: output)
+            let partial = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).partial")
+            let count: Int
+            do {
+                guard FileManager.default.createFile(atPath: partial.path, contents: nil), let file = try? FileHandle(forWritingTo: partial) else {
+                    throw DiscfgError(.unavailable, "cannot write \(output): cannot create a file in its directory", field: "--output")
+                }
+                defer { try? file.close() }
+                count = try await format.encode(pages, chunkBytes: 64 * 1024) { try file.write(contentsOf: $0) }
+                try file.synchronize()
+                guard rename(partial.path, target.path) == 0 else {
+                    throw DiscfgError(.unavailable, "cannot write \(output): \(String(cString: strerror(errno)))", field: "--output")
+                }
+            } catch {
+                try? FileManager.default.removeItem(at: partial)
+                if let error = error as? DiscfgError { throw error }
+                throw DiscfgError(.unavailable, "cannot write \(output): \(error.localizedDescription)", field: "--output")
+            }
+            printer.note("exported \(count) keys of config \(config) at revision \(pages.header.revision) to \(output)")
         }
     }
 }
