@@ -1,6 +1,8 @@
 import Foundation
 
-/// How many times discfg retries a failed AWS call and how long it waits in between.
+/// How many times discfg tries a failing call again and how long it waits in between: the
+/// one retry policy for AWS calls, webhook and EventBridge deliveries, and the client's
+/// watch reconnects.
 ///
 /// Backoff uses "full jitter": the wait before retry *n* is uniform in
 /// `0 ... min(maxDelay, baseDelay · 2ⁿ)`, which spreads competing clients apart better than
@@ -34,6 +36,12 @@ public struct RetryPolicy: Sendable {
 
     /// A policy that never retries, for callers that handle failures themselves.
     public static var none: RetryPolicy { RetryPolicy(maxAttempts: 1) }
+
+    /// For a connection that should come back for as long as its owner wants it (a watch):
+    /// no limit on attempts, windows from 100 ms up to 5 s.
+    public static var reconnect: RetryPolicy {
+        RetryPolicy(maxAttempts: .max, baseDelay: .milliseconds(100), maxDelay: .seconds(5))
+    }
 
     /// The upper bound of the backoff window before retry number `retry` (0-based).
     public func backoffCap(forRetry retry: Int) -> Duration {

@@ -1,3 +1,4 @@
+import DiscfgAWS
 import DiscfgCore
 import Foundation
 
@@ -81,18 +82,36 @@ public actor RemoteConfig {
 
     /// Loads every key, then follows the server's changes in the background, keeping the
     /// cache current; reconnects and resumes from the last revision after a dropped
-    /// connection. Returns once the first snapshot is loaded.
+    /// connection. When the history it needs is gone (compacted) or the config was deleted,
+    /// it loads the config again and follows from there, retrying with backoff until it can
+    /// or until ``stopFollowing()``. Returns once the first snapshot is loaded.
     public func followChanges() async throws {
         guard live == nil else { return }
-        let revision = try await loadSnapshot()
-        liveRevision = revision
-        let stream = await store.watch(name, scope: .prefix(.root), from: revision.next)
+        let stream = try await loadAndWatch()
+        // Holds the config weakly: dropping the config stops following.
         live = Task { [weak self] in
-            do {
-                for try await event in stream { await self?.apply(event) }
-            } catch {
-                // Compacted or config gone: reload and follow again.
-                await self?.restartFollowing()
+            var stream = stream
+            while !Task.isCancelled {
+                do {
+                    for try await event in stream {
+                        guard let self else { return }
+                        await self.apply(event)
+                    }
+                } catch {}
+                // The watch ended for good. Until a new snapshot is loaded, reads ask the server.
+                await self?.lost()
+                var failures = 0
+                while true {
+                    let policy = RetryPolicy.reconnect
+                    do { try await policy.sleep(policy.delay(forRetry: failures)) } catch { return }
+                    guard let self else { return }
+                    do {
+                        stream = try await self.loadAndWatch()
+                        break
+                    } catch {
+                        failures += 1
+                    }
+                }
             }
         }
     }
@@ -124,12 +143,17 @@ public actor RemoteConfig {
         for continuation in subscribers.values { continuation.yield(event) }
     }
 
-    private func restartFollowing() async {
-        live = nil
-        liveRevision = nil
-        try? await Task.sleep(for: .seconds(1))
-        try? await followChanges()
+    /// Loads every key and starts watching after the revision loaded.
+    private func loadAndWatch() async throws -> AsyncThrowingStream<Event, any Error> {
+        let revision = try await loadSnapshot()
+        let stream = await store.watch(name, scope: .prefix(.root), from: revision.next)
+        // Stopped meanwhile: stay stopped.
+        try Task.checkCancellation()
+        liveRevision = revision
+        return stream
     }
+
+    private func lost() { liveRevision = nil }
 
     private func loadSnapshot() async throws -> Revision {
         var cursor: String?

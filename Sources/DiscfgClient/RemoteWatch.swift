@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import DiscfgAWS
 import DiscfgCore
 import Foundation
 import NIOCore
@@ -46,11 +47,11 @@ struct RemoteWatch: Sendable {
                     } catch is CancellationError {
                         break
                     } catch {
-                        // A dropped or refused connection: try again, backing off to 5 s.
+                        // A dropped or refused connection: try again, backing off (RetryPolicy.reconnect).
                     }
+                    let policy = RetryPolicy.reconnect
+                    do { try await policy.sleep(policy.delay(forRetry: failures)) } catch { break }
                     failures += 1
-                    let delay = min(5.0, 0.1 * pow(2, Double(min(failures, 6))))
-                    try? await Task.sleep(for: .milliseconds(Int(delay * 1000 * Double.random(in: 0.5...1))))
                 }
                 continuation.finish()
             }

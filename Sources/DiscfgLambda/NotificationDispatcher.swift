@@ -42,8 +42,8 @@ struct NotificationDispatcher: Sendable {
     let ledger: any DeliveryLedger
     let eventBridge: EventBridgeSender?
     let webhooks: WebhookSender
-    var attempts = 3
-    var backoff: Duration = .milliseconds(200)
+    /// Three attempts per delivery in one invocation; the stream retries the batch after that.
+    var retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(200), maxDelay: .seconds(2))
 
     private struct Pending {
         var record: Int
@@ -188,10 +188,10 @@ struct NotificationDispatcher: Sendable {
         }
     }
 
-    /// Runs `send` until it delivers, with backoff, up to `attempts` times and never past
-    /// the deadline; returns how many changes went out (from the front).
+    /// Runs `send` until it delivers, with backoff, up to the policy's attempts and never
+    /// past the deadline; returns how many changes went out (from the front).
     private func retrying(deadline: ContinuousClock.Instant, logger: Logger, what: String, _ send: () async throws -> Int) async -> Int {
-        var delay = backoff
+        let attempts = retryPolicy.maxAttempts
         var delivered = 0
         for attempt in 1...attempts {
             do {
@@ -203,9 +203,9 @@ struct NotificationDispatcher: Sendable {
             } catch {
                 logger.warning("\(error) (attempt \(attempt) of \(attempts))")
             }
+            let delay = retryPolicy.delay(forRetry: attempt - 1)
             guard attempt < attempts, ContinuousClock.now + delay < deadline - .seconds(1) else { break }
-            try? await Task.sleep(for: delay)
-            delay *= 4
+            do { try await retryPolicy.sleep(delay) } catch { break }
         }
         return delivered
     }

@@ -80,4 +80,41 @@ struct ClientTests {
         #expect(await cfg.revision == 4)
         await cfg.stopFollowing()
     }
+
+    @Test("a followed config that is deleted and created again is followed again, retrying until it exists")
+    func followsARecreatedConfig() async throws {
+        let server = try await LiveServer.start()
+        defer { Task { await server.stop() } }
+        _ = try await server.put("/v1/app", "")
+        _ = try await server.put("/v1/app/keys/k", "one")
+        let client = try DiscfgClient(url: URL(string: server.baseURL)!)
+        let cfg = try await client.config("app")
+        try await cfg.followChanges()
+        let updates = await cfg.updates()
+        var iterator = updates.makeAsyncIterator()
+
+        #expect(try await server.request(.DELETE, "/v1/app").status == 200)
+        // Gone for longer than a few reconnect attempts, then back with new contents.
+        try await waitUntil { await cfg.revision == nil }
+        try await Task.sleep(for: .milliseconds(1500))
+        #expect(await cfg.revision == nil)
+        _ = try await server.put("/v1/app", "")
+        _ = try await server.put("/v1/app/keys/k", "again")
+        try await waitUntil { await cfg.revision != nil }
+        #expect(try await cfg.string("/k") == "again")
+
+        _ = try await server.put("/v1/app/keys/k", "later")
+        #expect(await iterator.next()?.item?.value == Data("later".utf8))
+        #expect(try await cfg.string("/k") == "later")
+        await cfg.stopFollowing()
+        #expect(await cfg.revision == nil)
+    }
+
+    private func waitUntil(_ condition: () async -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(15)
+        while !(await condition()) {
+            guard ContinuousClock.now < deadline else { throw DiscfgError(.unavailable, "condition not met within 15 s") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
 }

@@ -89,18 +89,3 @@ final class WatchRecorder: Sendable {
 
 /// Thrown when a bounded wait gives up.
 struct WatchTimeout: Error {}
-
-/// Polls `condition` until it holds or `timeout` passes; records a clear failure then.
-func eventually(
-    _ what: String, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
-    _ condition: () async throws -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while try await !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("timed out after \(timeout) waiting for \(what)", sourceLocation: sourceLocation)
-            throw WatchTimeout()
-        }
-        try await Task.sleep(for: .milliseconds(5))
-    }
-}
