@@ -146,9 +146,8 @@ public final class AWSJSONClient: Sendable {
                 }
                 // Temporary credentials can expire between the cache check and the call; refresh once.
                 if error.code == .authentication, error.awsCode.hasPrefix("ExpiredToken"), !refreshedExpiredCredentials,
-                   let chain = credentialProvider as? CredentialChain {
+                   await credentialProvider.invalidate() {
                     refreshedExpiredCredentials = true
-                    await chain.invalidate()
                     retries += 1
                     continue
                 }

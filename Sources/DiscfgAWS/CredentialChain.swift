@@ -126,9 +126,11 @@ public actor CredentialChain: CredentialProvider {
     public var resolutionCount: Int { resolutions }
 
     /// Drops the cache so the next call walks the chain again, e.g. after an expired-token error.
-    public func invalidate() {
+    @discardableResult
+    public func invalidate() -> Bool {
         cached = nil
         cachedSource = nil
+        return true
     }
 
     private static func walk(_ providers: [any CredentialProvider]) async throws -> (AWSCredentials, String) {

@@ -9,6 +9,14 @@ public protocol CredentialProvider: Sendable {
     var name: String { get }
     /// Fetches credentials, throwing ``CredentialProviderError`` with a reason when this source has none.
     func credentials() async throws -> AWSCredentials
+    /// Forgets cached credentials, e.g. after AWS said they expired, so the next call fetches
+    /// fresh ones; returns false when the provider keeps nothing to forget.
+    func invalidate() async -> Bool
+}
+
+extension CredentialProvider {
+    /// Providers that fetch on every call have nothing to forget.
+    public func invalidate() async -> Bool { false }
 }
 
 /// Why one credential source produced nothing.

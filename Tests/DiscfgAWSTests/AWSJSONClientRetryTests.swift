@@ -20,6 +20,7 @@ struct AWSJSONClientRetryTests {
 
     func run(
         maxAttempts: Int = 8,
+        credentials: any CredentialProvider = StaticCredentialProvider(AWSCredentials(accessKeyID: "AKIDRETRY", secretAccessKey: "s", sessionToken: "tok")),
         script: @escaping LocalHTTPServer.Responder,
         _ body: (AWSJSONClient, LocalHTTPServer, SleepLog) async throws -> Void
     ) async throws {
@@ -34,7 +35,7 @@ struct AWSJSONClientRetryTests {
         )
         let client = AWSJSONClient(
             configuration: .dynamoDB(region: "eu-central-1", endpoint: URL(string: server.baseURL)!, timeout: .seconds(5), retryPolicy: policy),
-            credentialProvider: StaticCredentialProvider(AWSCredentials(accessKeyID: "AKIDRETRY", secretAccessKey: "s", sessionToken: "tok"))
+            credentialProvider: credentials
         )
         do {
             try await body(client, server, log)
@@ -59,6 +60,40 @@ struct AWSJSONClientRetryTests {
             #expect(metrics.readCapacityUnits == 0.5)
             // With the jitter pinned to its maximum the waits are the exponential caps.
             #expect(log.delays.withLockedValue { $0 } == [.milliseconds(10), .milliseconds(20), .milliseconds(40)])
+        }
+    }
+
+    /// Hands out a new access key on every call, and counts the calls.
+    struct IssuingProvider: CredentialProvider {
+        let issued = NIOLockedValueBox(0)
+        var name: String { "issuing" }
+        func credentials() async throws -> AWSCredentials {
+            let number = issued.withLockedValue { $0 += 1; return $0 }
+            return AWSCredentials(accessKeyID: "AKIDISSUED\(number)", secretAccessKey: "s", sessionToken: "tok")
+        }
+    }
+
+    @Test("expired credentials from a caching chain are fetched again once, and the call goes through")
+    func expiredTokenRefreshesTheChain() async throws {
+        let provider = IssuingProvider()
+        let chain = CredentialChain(providers: [provider])
+        try await run(credentials: chain, script: { _, index in
+            index == 0 ? Self.awsError(400, "ExpiredTokenException", "The security token included in the request is expired") : .json(200, "{}")
+        }) { client, server, _ in
+            _ = try await client.send(operation: "GetItem", body: Data("{}".utf8))
+            let keys = server.requests.enumerated().map { $1.header("authorization")?.contains("Credential=AKIDISSUED\($0 + 1)/") }
+            #expect(server.requests.count == 2)
+            #expect(provider.issued.withLockedValue { $0 } == 2)
+            #expect(keys == [true, true], "the retry is signed with the fresh key")
+        }
+    }
+
+    @Test("expired credentials that nothing caches are not retried: the error says so at once")
+    func expiredTokenWithoutCacheFails() async throws {
+        try await run(script: { _, _ in Self.awsError(400, "ExpiredTokenException") }) { client, server, _ in
+            let error = await #expect(throws: AWSError.self) { _ = try await client.send(operation: "GetItem", body: Data("{}".utf8)) }
+            #expect(error?.awsCode == "ExpiredTokenException")
+            #expect(server.requests.count == 1)
         }
     }
 
