@@ -7,7 +7,7 @@ import Foundation
 ///
 /// The sort key is `CONFIG/CREATED-MS/TARGET`: a config deleted and created again starts
 /// its revisions at 1, and must not inherit the old config's progress.
-extension DynamoDBStore {
+extension DynamoDBStore: DeliveryLedger {
     static let deliveriesPK = "#notify"
 
     private static func deliveryKey(_ config: ConfigInfo, target: String) -> Attributes {

@@ -5,32 +5,6 @@ import DiscfgDynamoDB
 import Foundation
 import Logging
 
-/// Remembers, per config and target, the last revision delivered.
-public protocol DeliveryLedger: Sendable {
-    func deliveredRevision(_ config: ConfigInfo, target: String) async throws -> Revision
-    func recordDelivered(_ config: ConfigInfo, target: String, through revision: Revision) async throws
-}
-
-extension DynamoDBStore: DeliveryLedger {}
-
-/// A ledger in memory, for stores that have no table to keep one in.
-public actor MemoryDeliveryLedger: DeliveryLedger {
-    private var delivered: [String: Revision] = [:]
-
-    public init() {}
-
-    private func slot(_ config: ConfigInfo, _ target: String) -> String { "\(config.name)/\(config.createdAt.milliseconds)/\(target)" }
-
-    public func deliveredRevision(_ config: ConfigInfo, target: String) async throws -> Revision {
-        delivered[slot(config, target)] ?? .zero
-    }
-
-    public func recordDelivered(_ config: ConfigInfo, target: String, through revision: Revision) async throws {
-        let key = slot(config, target)
-        if revision > (delivered[key] ?? .zero) { delivered[key] = revision }
-    }
-}
-
 /// Turns a batch of stream records into notifications: each change once per target, in
 /// revision order per config.
 ///

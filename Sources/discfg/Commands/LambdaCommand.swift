@@ -45,7 +45,7 @@ struct LambdaCommand: AsyncParsableCommand {
             opener.createTable = false
             let store = try opener.open(StoreLocation(parsing: url))
             // DynamoDB keeps the notification ledger with the configs; elsewhere it lives in memory.
-            let ledger: any DeliveryLedger = if let dynamo = store as? DynamoDBStore { dynamo } else { MemoryDeliveryLedger() }
+            let ledger = store as? any DeliveryLedger ?? MemoryDeliveryLedger()
             return DiscfgLambda.Setup(
                 store: store, ledger: ledger, eventBridge: DiscfgLambda.eventBridgeClient(environment: environment),
                 access: access, options: options
