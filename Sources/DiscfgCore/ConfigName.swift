@@ -50,7 +50,7 @@ public struct ConfigName: Hashable, Comparable, Sendable, CustomStringConvertibl
 
 extension String {
     /// The string with control characters escaped, safe to quote in one line of output.
-    var debugEscaped: String {
+    package var debugEscaped: String {
         var out = ""
         for scalar in unicodeScalars {
             if scalar.properties.generalCategory == .control || scalar == "\"" {

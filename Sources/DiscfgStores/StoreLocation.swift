@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 
 /// Which store to use, named by one URL (`--store` or `DISCFG_STORE`).

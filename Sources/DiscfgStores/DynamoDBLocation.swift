@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 
 /// Where a DynamoDB store is: `dynamodb://REGION/TABLE?endpoint=URL&profile=P&consistent=true`.
