@@ -101,7 +101,8 @@ public struct DiscfgAPI: Sendable {
                 router.on(pattern, method: endpoint.method) { request, context in
                     do {
                         if endpoint.streams { return try await respond(endpoint, request, context) }
-                        return try await deadlines.run { try await respond(endpoint, request, context) }
+                        let answerBy = context.deadline.map { $0 - RequestDeadlines.answerMargin }
+                        return try await deadlines.run(answerBy: answerBy) { try await respond(endpoint, request, context) }
                     } catch {
                         return try ErrorEnvelopeMiddleware<Context>.response(for: error, action: endpoint.action, request: request, logger: context.logger)
                     }

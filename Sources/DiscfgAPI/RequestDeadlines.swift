@@ -15,11 +15,17 @@ import Synchronization
 /// body did after the cancellation. A deadline is enforced within one tick (a tenth of
 /// the timeout, between 10 ms and 1 s) of when it passes.
 ///
+/// Some transports cannot wait at all past an instant: a Lambda invocation is frozen at its
+/// deadline, answer or not. Such a request is run with `answerBy`: at that instant it is
+/// answered whatever its body is doing, and a change still being committed then is
+/// reported as "may or may not have been applied". This is the one deadline mechanism of
+/// the API; the Lambda adapter uses ``answer(by:_:)`` as well, for the body it collects.
+///
 /// ```swift
 /// let deadlines = RequestDeadlines(timeout: .seconds(30))
 /// let response = try await deadlines.run { try await handle(request) }
 /// ```
-final class RequestDeadlines: Sendable {
+public final class RequestDeadlines: Sendable {
     private struct Entry {
         let deadline: ContinuousClock.Instant
         let cancel: @Sendable () -> Void
@@ -47,17 +53,67 @@ final class RequestDeadlines: Sendable {
         tick = min(max(timeout / 10, .milliseconds(10)), .seconds(1))
     }
 
+    /// How long before a transport's hard deadline a request is answered, so the answer
+    /// can still reach the caller.
+    public static let answerMargin: Duration = .milliseconds(500)
+
     /// Runs `body`, cancelling it and throwing `unavailable` once it has taken longer
     /// than the timeout. Cancelling the caller cancels `body` too.
-    func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// - Parameter answerBy: an instant by which the caller must have its answer whatever
+    ///   `body` is doing; a change still being committed then is reported with an
+    ///   unknown outcome, and anything else as abandoned.
+    func run<T: Sendable>(answerBy cutoff: ContinuousClock.Instant? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         // A task of its own, so that abandoning the body leaves the caller (the
         // connection, which still has to write the 503) uncancelled.
         let id = reserveID()
         let task = Task { try await Self.$current.withValue((self, id)) { try await body() } }
-        register(id) { task.cancel() }
-        let result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
-        if unregister(id) { throw abandoned }
+        let soft = ContinuousClock.now + timeout
+        register(id, deadline: cutoff.map { min($0, soft) } ?? soft) { task.cancel() }
+        let result: Result<T, any Error>
+        if let cutoff {
+            guard let finished = await Self.result(of: task, by: cutoff) else {
+                if cut(id) { throw Self.outcomeUnknown }
+                task.cancel()
+                throw Self.notFinished
+            }
+            result = finished
+        } else {
+            result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+        }
+        if unregister(id) { throw cutoff.map { $0 <= soft } == true ? Self.notFinished : abandoned }
         return try result.get()
+    }
+
+    /// Runs `body` and returns its result, or nil when `cutoff` comes first; `body` is
+    /// then cancelled. For work a transport must finish before a hard deadline.
+    public static func answer<T: Sendable>(by cutoff: ContinuousClock.Instant, _ body: @escaping @Sendable () async -> T) async -> T? {
+        let task = Task { await body() }
+        guard let result = await result(of: task, by: cutoff) else {
+            task.cancel()
+            return nil
+        }
+        return result.get()
+    }
+
+    /// The result of `task`, or nil when `cutoff` comes first; `task` is left running.
+    private static func result<T: Sendable, Failure: Error>(of task: Task<T, Failure>, by cutoff: ContinuousClock.Instant) async -> Result<T, Failure>? {
+        let waiter = Waiter<Result<T, Failure>?>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                waiter.wait(continuation)
+                let timer = Task {
+                    try? await Task.sleep(until: cutoff, clock: .continuous)
+                    waiter.resume(nil)
+                }
+                Task {
+                    let result = await task.result
+                    timer.cancel()
+                    waiter.resume(result)
+                }
+            }
+        } onCancel: {
+            task.cancel()
+        }
     }
 
     /// Runs a write to the store to its end, whatever the deadline: the caller learns
@@ -79,6 +135,16 @@ final class RequestDeadlines: Sendable {
         if expired { throw abandoned }
     }
 
+    /// The answer to a request cut off by its transport's deadline before it changed anything.
+    static let notFinished = DiscfgError(.unavailable, "the request did not finish before the function's deadline; nothing was changed", field: "timeout")
+
+    /// The answer to a request cut off by its transport's deadline while committing a change.
+    static let outcomeUnknown = DiscfgError(
+        .unavailable,
+        "the function's deadline came before the change was confirmed: it may or may not have been applied; read the key (GET) to see which",
+        field: "timeout"
+    )
+
     private var abandoned: DiscfgError {
         DiscfgError(.unavailable, "the request took longer than \(timeout) and was abandoned before anything was changed", field: "timeout")
     }
@@ -90,8 +156,7 @@ final class RequestDeadlines: Sendable {
         }
     }
 
-    private func register(_ id: UInt64, _ cancel: @escaping @Sendable () -> Void) {
-        let deadline = ContinuousClock.now + timeout
+    private func register(_ id: UInt64, deadline: ContinuousClock.Instant, _ cancel: @escaping @Sendable () -> Void) {
         let startTicker = state.withLock { state in
             // A body that began its commit before registration stays out of reach.
             if !state.committing.contains(id) { state.entries[id] = Entry(deadline: deadline, cancel: cancel) }
@@ -100,6 +165,15 @@ final class RequestDeadlines: Sendable {
         }
         if startTicker {
             Task.detached { [self] in await runTicker() }
+        }
+    }
+
+    /// Removes a request cut off by its transport; whether it was committing a change.
+    private func cut(_ id: UInt64) -> Bool {
+        state.withLock { state in
+            state.entries[id] = nil
+            state.expired.remove(id)
+            return state.committing.remove(id) != nil
         }
     }
 
@@ -130,5 +204,18 @@ final class RequestDeadlines: Sendable {
             for cancel in overdue { cancel() }
             if !keepRunning { return }
         }
+    }
+}
+
+/// A continuation resumed by whichever of several racers comes first; the rest do nothing.
+private final class Waiter<Value: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Value, Never>?>(nil)
+
+    func wait(_ continuation: CheckedContinuation<Value, Never>) {
+        self.continuation.withLock { $0 = continuation }
+    }
+
+    func resume(_ value: Value) {
+        continuation.withLock { $0.take() }?.resume(returning: value)
     }
 }

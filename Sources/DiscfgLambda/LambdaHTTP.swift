@@ -134,35 +134,23 @@ final class LambdaHTTPHandler: Sendable {
         let request = Request(head: head, body: RequestBody(buffer: ByteBuffer(bytes: gateway.body)))
         let context = LambdaRequestContext(source: LambdaRequestSource(logger: logger, caller: caller, deadline: deadline))
         let responder = responder
-        // Answer before Lambda's deadline, so the caller gets a 503 and not a gateway timeout.
-        let budget = deadline - .now - .milliseconds(500)
-        let result: GatewayResponse? = await withTaskGroup(of: GatewayResponse?.self) { group in
-            group.addTask {
-                do {
-                    let response = try await responder.respond(to: request, context: context)
-                    return await Self.collect(response)
-                } catch let error as DiscfgError {
-                    return await Self.collect(DiscfgAPI.errorResponse(error, action: "request"))
-                } catch {
-                    // The details are for the log, not for the caller.
-                    logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-                    return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.internal, "internal error; the function's log has the details"), action: "request"))
-                }
+        // The router answers a request cut off by the deadline itself (RequestDeadlines),
+        // saying whether a change may have been applied; this later cutoff only bounds
+        // what the router cannot: middleware, and collecting the body.
+        let collected = await RequestDeadlines.answer(by: deadline - RequestDeadlines.answerMargin / 2) { () async -> GatewayResponse in
+            do {
+                let response = try await responder.respond(to: request, context: context)
+                return await Self.collect(response)
+            } catch let error as DiscfgError {
+                return await Self.collect(DiscfgAPI.errorResponse(error, action: "request"))
+            } catch {
+                // The details are for the log, not for the caller.
+                logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+                return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.internal, "internal error; the function's log has the details"), action: "request"))
             }
-            group.addTask {
-                try? await Task.sleep(for: max(.zero, budget))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
         }
-        guard var response = result else {
-            // A change cut off by the deadline may or may not have reached the store.
-            let message = method == .get || method == .head
-                ? "the request did not finish before the function's deadline"
-                : "the function's deadline came before the change was confirmed: it may or may not have been applied; read the key (GET) to see which"
-            return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.unavailable, message, field: "timeout"), action: "request"))
+        guard var response = collected else {
+            return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.unavailable, "the request did not finish before the function's deadline", field: "timeout"), action: "request"))
         }
         if response.body.count > Self.maxResponseBytes {
             response = await Self.collect(DiscfgAPI.errorResponse(

@@ -1,0 +1,71 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// A request still running when the invocation deadline nears is answered in time (Lambda
+/// freezes the function at its deadline, answer or not), and the answer says truthfully
+/// whether a change may have been applied.
+@Suite("Lambda: the invocation deadline")
+struct DeadlineTests {
+    typealias Request = GatewayEvent.Request
+
+    @Test("a change whose transaction outlasts the deadline is answered in time with an unknown outcome; it was in fact applied")
+    func commitCutOff() async throws {
+        try await withMotoTable { table in
+            try await table.createConfig("app")
+            // Every transaction reaches DynamoDB 4 s late; reads pass at once.
+            let proxy = try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: ["TransactWriteItems"])
+            defer { proxy.stop() }
+            let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
+            try await withLambda(table, environment: ["DISCFG_STORE": store]) { lambda in
+                let invocation = try await lambda.invoke(GatewayEvent.httpAPI(Request("PUT", "/v1/app/keys/slow", text: "v")), deadline: .seconds(2))
+                let took = invocation.finishedAt - invocation.deliveredAt
+                #expect(took < .seconds(2), "answered before the 2 s deadline, took \(took)")
+                guard case .response(let data) = invocation.result else {
+                    Issue.record("expected a response, got \(invocation.result)")
+                    return
+                }
+                let answer = try GatewayResponse(data)
+                #expect(answer.statusCode == 503, "\(answer.raw)")
+                let error = try answer.envelope().error
+                #expect(error?.field == "timeout")
+                #expect(error?.message.contains("may or may not have been applied") == true, "\(answer.raw)")
+            }
+            // The transaction went on without its caller: "may" was the truth.
+            let deadline = ContinuousClock.now + .seconds(15)
+            var value: String?
+            while value == nil, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(250))
+                let got = try await table.cli.run("get", "app", "slow")
+                if got.status == 0 { value = got.stdout.trimmingCharacters(in: .newlines) }
+            }
+            #expect(value == "v")
+        }
+    }
+
+    @Test("a read that outlasts the deadline is answered in time, saying nothing was changed")
+    func readCutOff() async throws {
+        try await withMotoTable { table in
+            try await table.createConfig("app")
+            _ = try await table.cli.json("set", "app", "k", "v")
+            let proxy = try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: ["GetItem", "Query"])
+            defer { proxy.stop() }
+            let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
+            try await withLambda(table, environment: ["DISCFG_STORE": store]) { lambda in
+                let invocation = try await lambda.invoke(GatewayEvent.httpAPI(Request("GET", "/v1/app/keys/k")), deadline: .seconds(2))
+                let took = invocation.finishedAt - invocation.deliveredAt
+                #expect(took < .seconds(2), "answered before the 2 s deadline, took \(took)")
+                guard case .response(let data) = invocation.result else {
+                    Issue.record("expected a response, got \(invocation.result)")
+                    return
+                }
+                let answer = try GatewayResponse(data)
+                #expect(answer.statusCode == 503, "\(answer.raw)")
+                let error = try answer.envelope().error
+                #expect(error?.field == "timeout")
+                #expect(error?.message.contains("nothing was changed") == true, "\(answer.raw)")
+            }
+        }
+    }
+}
