@@ -139,7 +139,7 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-extension DiscfgAPI {
+extension ConfigAPI {
     /// The JSON error response the API gives for `error`, for transports (such as the
     /// Lambda adapters) that refuse a request before it reaches the router.
     public static func errorResponse(_ error: DiscfgError, action: String) -> Response {

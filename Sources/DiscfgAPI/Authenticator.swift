@@ -55,7 +55,7 @@ public final class Authenticator: Sendable {
     /// The caller, if `access` admits them to a route on `config` (nil: a route that
     /// names no config); ``Caller/unidentified`` for routes open to everyone, which
     /// read no credentials.
-    public func authorize(_ request: Request, context: some DiscfgRequestContext, access: DiscfgAPI.Access, config: ConfigName?) async throws -> Caller {
+    public func authorize(_ request: Request, context: some DiscfgRequestContext, access: ConfigAPI.Access, config: ConfigName?) async throws -> Caller {
         switch access {
         case .everyone:
             return .unidentified

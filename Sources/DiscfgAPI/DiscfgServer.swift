@@ -16,7 +16,7 @@ public enum DiscfgServer {
         /// How often expired keys are swept.
         public var sweepInterval: Duration = .seconds(1)
         /// API limits and timings.
-        public var api = DiscfgAPI.Options()
+        public var api = ConfigAPI.Options()
         /// Origins whose web pages may call the API (`--cors-origin`); none by default.
         public var allowedOrigins: [String] = []
         /// The most connections served at once; a request on one more is answered `503`
@@ -47,7 +47,7 @@ public enum DiscfgServer {
         router.get("/metrics") { _, _ in
             APIResponse.bytes(Data(metrics.render().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
-        DiscfgAPI(store: InstrumentedStore(store, metrics: metrics), authenticator: authenticator, options: configuration.api)
+        ConfigAPI(store: InstrumentedStore(store, metrics: metrics), authenticator: authenticator, options: configuration.api)
             .register(on: router)
         return router
     }

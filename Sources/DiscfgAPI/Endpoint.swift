@@ -7,7 +7,7 @@ import HTTPTypes
 /// The router (for `serve` and the Lambda function alike), authorization, 405 with
 /// `Allow`, error envelopes and the checks against `docs/openapi.yaml` all read this
 /// table. Each property is an exhaustive switch, so a new route does not compile until
-/// it says who may call it and which handler answers it (``DiscfgAPI/respond(_:_:_:)``).
+/// it says who may call it and which handler answers it (``ConfigAPI/respond(_:_:_:)``).
 public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case document
     case sweep
@@ -54,7 +54,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// Who may call it.
-    public var access: DiscfgAPI.Access {
+    public var access: ConfigAPI.Access {
         switch self {
         case .document: .everyone
         case .sweep: .adminOfAll

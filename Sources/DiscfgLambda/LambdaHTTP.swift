@@ -66,7 +66,7 @@ final class LambdaHTTPHandler: Sendable {
     /// Lambda's response limit is 6 MB, and a binary body grows by a third in base64.
     static let maxResponseBytes = 4_400_000
 
-    init(store: any ConfigStore, access: LambdaAccess, options: DiscfgAPI.Options) {
+    init(store: any ConfigStore, access: LambdaAccess, options: ConfigAPI.Options) {
         let authenticator: Authenticator
         if access.modes.contains(.token) {
             authenticator = Authenticator(mode: .required, store: (store as? any TokenStore) ?? NoTokens())
@@ -76,7 +76,7 @@ final class LambdaHTTPHandler: Sendable {
             authenticator = Authenticator(mode: .required, store: NoTokens())
         }
         let router = Router(context: LambdaRequestContext.self)
-        DiscfgAPI(store: store, authenticator: authenticator, options: options).register(on: router)
+        ConfigAPI(store: store, authenticator: authenticator, options: options).register(on: router)
         responder = router.buildResponder()
         self.access = access
     }
@@ -87,7 +87,7 @@ final class LambdaHTTPHandler: Sendable {
         let response: GatewayResponse
         switch authenticate(request) {
         case .failure(let error):
-            response = await Self.collect(DiscfgAPI.errorResponse(error, action: "authorize"))
+            response = await Self.collect(ConfigAPI.errorResponse(error, action: "authorize"))
         case .success(let authenticated):
             caller = authenticated
             response = await route(request, caller: caller, deadline: deadline, logger: logger)
@@ -122,7 +122,7 @@ final class LambdaHTTPHandler: Sendable {
 
     private func route(_ gateway: GatewayRequest, caller: Caller?, deadline: ContinuousClock.Instant, logger: Logger) async -> GatewayResponse {
         guard let method = HTTPRequest.Method(gateway.method) else {
-            return await Self.collect(DiscfgAPI.errorResponse(DiscfgError.invalid("method", "\(gateway.method) is not an HTTP method"), action: "request"))
+            return await Self.collect(ConfigAPI.errorResponse(DiscfgError.invalid("method", "\(gateway.method) is not an HTTP method"), action: "request"))
         }
         var fields = HTTPFields()
         for (name, value) in gateway.headers {
@@ -142,18 +142,18 @@ final class LambdaHTTPHandler: Sendable {
                 let response = try await responder.respond(to: request, context: context)
                 return await Self.collect(response)
             } catch let error as DiscfgError {
-                return await Self.collect(DiscfgAPI.errorResponse(error, action: "request"))
+                return await Self.collect(ConfigAPI.errorResponse(error, action: "request"))
             } catch {
                 // The details are for the log, not for the caller.
                 logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-                return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.internal, "internal error; the function's log has the details"), action: "request"))
+                return await Self.collect(ConfigAPI.errorResponse(DiscfgError(.internal, "internal error; the function's log has the details"), action: "request"))
             }
         }
         guard var response = collected else {
-            return await Self.collect(DiscfgAPI.errorResponse(DiscfgError(.unavailable, "the request did not finish before the function's deadline", field: "timeout"), action: "request"))
+            return await Self.collect(ConfigAPI.errorResponse(DiscfgError(.unavailable, "the request did not finish before the function's deadline", field: "timeout"), action: "request"))
         }
         if response.body.count > Self.maxResponseBytes {
-            response = await Self.collect(DiscfgAPI.errorResponse(
+            response = await Self.collect(ConfigAPI.errorResponse(
                 DiscfgError(.tooLarge, "the response (\(response.body.count) bytes) is larger than a Lambda function may return; ask for less (limit, prefix)", field: "response"),
                 action: "request"
             ))

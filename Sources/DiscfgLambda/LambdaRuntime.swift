@@ -12,7 +12,7 @@ import Logging
 /// API Gateway requests (payload 1.0 and 2.0, Function URLs) go through the same router
 /// as `discfg serve`; DynamoDB Streams batches become notifications; scheduled events
 /// sweep expired keys.
-public enum DiscfgLambda {
+public enum LambdaRuntime {
     /// What the function runs on, made once per process (the "init" phase).
     public struct Setup: Sendable {
         public var store: any ConfigStore
@@ -21,9 +21,9 @@ public enum DiscfgLambda {
         /// The EventBridge client, or nil when no region is known.
         public var eventBridge: AWSJSONClient?
         public var access: LambdaAccess
-        public var options: DiscfgAPI.Options
+        public var options: ConfigAPI.Options
 
-        public init(store: any ConfigStore, ledger: any DeliveryLedger, eventBridge: AWSJSONClient?, access: LambdaAccess, options: DiscfgAPI.Options) {
+        public init(store: any ConfigStore, ledger: any DeliveryLedger, eventBridge: AWSJSONClient?, access: LambdaAccess, options: ConfigAPI.Options) {
             self.store = store
             self.ledger = ledger
             self.eventBridge = eventBridge
@@ -34,8 +34,8 @@ public enum DiscfgLambda {
 
     /// API options for a function behind API Gateway, which ends requests after 29–30 s.
     /// Other requests are bounded by the invocation's deadline.
-    public static func apiOptions(environment: [String: String]) throws -> DiscfgAPI.Options {
-        var options = DiscfgAPI.Options()
+    public static func apiOptions(environment: [String: String]) throws -> ConfigAPI.Options {
+        var options = ConfigAPI.Options()
         let seconds = try NumberField("DISCFG_POLL_TIMEOUT", 1...900).parse(environment["DISCFG_POLL_TIMEOUT"] ?? "25")
         options.maxPollTimeout = .seconds(seconds)
         options.webhookPolicy = try WebhookPolicy(allowing: environment["DISCFG_WEBHOOK_ALLOW"], field: "DISCFG_WEBHOOK_ALLOW")
@@ -140,11 +140,11 @@ public enum DiscfgLambda {
 
 /// What one function instance does with each event.
 struct LambdaFunction: Sendable {
-    let setup: DiscfgLambda.Setup
+    let setup: LambdaRuntime.Setup
     let api: LambdaHTTPHandler
     let notifications: NotificationDispatcher
 
-    init(setup: DiscfgLambda.Setup, http: HTTPClient) {
+    init(setup: LambdaRuntime.Setup, http: HTTPClient) {
         self.setup = setup
         api = LambdaHTTPHandler(store: setup.store, access: setup.access, options: setup.options)
         notifications = NotificationDispatcher(

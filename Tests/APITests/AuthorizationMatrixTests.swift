@@ -64,9 +64,9 @@ struct AuthorizationMatrixTests {
             try await server.store.saveToken(record)
             tokens[kind.name] = token
         }
-        #expect(DiscfgAPI.routes.count >= 16)
+        #expect(ConfigAPI.routes.count >= 16)
         var cells = 0
-        for route in DiscfgAPI.routes {
+        for route in ConfigAPI.routes {
             for kind in Self.callers {
                 // Each cell on a fresh config, so a delete earlier in the row changes nothing.
                 _ = try? await server.store.createConfig(try ConfigName("app"), settings: ConfigSettings())
@@ -82,6 +82,6 @@ struct AuthorizationMatrixTests {
                 cells += 1
             }
         }
-        #expect(cells == DiscfgAPI.routes.count * Self.callers.count)
+        #expect(cells == ConfigAPI.routes.count * Self.callers.count)
     }
 }

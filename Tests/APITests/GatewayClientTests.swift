@@ -61,7 +61,7 @@ struct GatewayClientTests {
             let recorder = RecordingMiddleware(seen: Recorder())
             let router = Router(context: BufferedContext.self)
             router.add(middleware: recorder)
-            DiscfgAPI(store: store, authenticator: .open).register(on: router)
+            ConfigAPI(store: store, authenticator: .open).register(on: router)
             var logger = Logger(label: "gateway-test")
             logger.logLevel = .critical
             let (ports, continuation) = AsyncStream.makeStream(of: Int.self)

@@ -9,13 +9,13 @@ struct OpenAPITests {
     @Test("the served document is docs/openapi.yaml (run scripts/embed-openapi after editing it)")
     func embeddedMatchesFile() throws {
         let file = try String(contentsOf: Self.documentPath, encoding: .utf8)
-        #expect(DiscfgAPI.openAPIDocument.trimmingCharacters(in: .newlines) == file.trimmingCharacters(in: .newlines))
+        #expect(ConfigAPI.openAPIDocument.trimmingCharacters(in: .newlines) == file.trimmingCharacters(in: .newlines))
     }
 
     @Test("every route of the router is in the document, and every operation in the document is a route")
     func routesMatch() throws {
-        let documented = Set(try Self.operations(in: DiscfgAPI.openAPIDocument))
-        let routed = Set(DiscfgAPI.routes.map { "\($0.method.rawValue) \($0.path)" })
+        let documented = Set(try Self.operations(in: ConfigAPI.openAPIDocument))
+        let routed = Set(ConfigAPI.routes.map { "\($0.method.rawValue) \($0.path)" })
         #expect(routed.subtracting(documented).isEmpty, "routes missing from docs/openapi.yaml: \(routed.subtracting(documented).sorted())")
         #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
         #expect(routed.count >= 14)

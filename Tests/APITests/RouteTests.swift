@@ -144,6 +144,6 @@ struct RouteTests {
         #expect(metrics.contains("discfg_store_operation_duration_seconds_bucket{operation=\"listConfigs\""))
         let spec = try await server.get("/openapi.yaml")
         #expect(spec.status == 200)
-        #expect(spec.text == DiscfgAPI.openAPIDocument)
+        #expect(spec.text == ConfigAPI.openAPIDocument)
     }
 }

@@ -25,7 +25,7 @@ struct LambdaAuthorizationMatrixTests {
             try await table.createConfig("app")
             let roles = Self.principals.compactMap { entry in entry.rule.map { "\(Self.account)\(entry.name)=\($0)" } }.joined(separator: ",")
             try await withLambda(table, environment: ["DISCFG_IAM_ROLES": roles]) { lambda in
-                for route in DiscfgAPI.routes {
+                for route in ConfigAPI.routes {
                     for principal in Self.principals {
                         let path = route.path.replacingOccurrences(of: "{config}", with: "app").replacingOccurrences(of: "{key}", with: "k")
                         var query: [(String, String)] = []

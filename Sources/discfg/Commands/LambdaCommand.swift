@@ -37,17 +37,17 @@ struct LambdaCommand: AsyncParsableCommand {
 
     /// Runs the function with the store and settings the environment names.
     static func runFunction(environment: [String: String]) async -> Int32 {
-        await DiscfgLambda.run(environment: environment) { _ in
+        await LambdaRuntime.run(environment: environment) { _ in
             let access = try LambdaAccess(environment: environment)
-            let options = try DiscfgLambda.apiOptions(environment: environment)
+            let options = try LambdaRuntime.apiOptions(environment: environment)
             let url = environment["DISCFG_STORE"].flatMap { $0.isEmpty ? nil : $0 } ?? "dynamodb:///\(DynamoDBLocation.defaultTable)"
             var opener = StoreOpener(environment: environment)
             opener.createTable = false
             let store = try opener.open(StoreLocation(parsing: url))
             // DynamoDB keeps the notification ledger with the configs; elsewhere it lives in memory.
             let ledger = store as? any DeliveryLedger ?? MemoryDeliveryLedger()
-            return DiscfgLambda.Setup(
-                store: store, ledger: ledger, eventBridge: DiscfgLambda.eventBridgeClient(environment: environment),
+            return LambdaRuntime.Setup(
+                store: store, ledger: ledger, eventBridge: LambdaRuntime.eventBridgeClient(environment: environment),
                 access: access, options: options
             )
         }

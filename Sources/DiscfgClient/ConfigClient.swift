@@ -5,7 +5,7 @@ import Foundation
 /// The library applications use to read their configuration from a discfg server.
 ///
 /// ```swift
-/// let client = try DiscfgClient(url: URL(string: "http://127.0.0.1:8899")!, token: ProcessInfo.processInfo.environment["DISCFG_TOKEN"])
+/// let client = try ConfigClient(url: URL(string: "http://127.0.0.1:8899")!, token: ProcessInfo.processInfo.environment["DISCFG_TOKEN"])
 /// let cfg = try await client.config("myapp")
 /// let host = try await cfg.string("/db/host") ?? "localhost"
 /// let port = try await cfg.int("/db/port") ?? 5432
@@ -13,7 +13,7 @@ import Foundation
 /// let limits = try await cfg.decode("/limits", as: Limits.self)
 /// try await cfg.followChanges()           // keep every key fresh from now on
 /// ```
-public final class DiscfgClient: Sendable {
+public final class ConfigClient: Sendable {
     /// The store every config handle reads through.
     public let store: RemoteStore
 

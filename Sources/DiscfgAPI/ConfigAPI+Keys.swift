@@ -2,7 +2,7 @@ import DiscfgCore
 import Foundation
 import Hummingbird
 
-extension DiscfgAPI {
+extension ConfigAPI {
     /// `GET keys/{key}`: the item; with `?recursive` or a trailing slash, a listing.
     func getOrList(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let path = request.pathRemainder(context)

@@ -9,11 +9,11 @@ import Hummingbird
 /// without a server (`router.buildResponder().respond(to:context:)`).
 ///
 /// ```swift
-/// let api = DiscfgAPI(store: try SQLiteStore(path: "discfg.db"), authenticator: .open)
+/// let api = ConfigAPI(store: try SQLiteStore(path: "discfg.db"), authenticator: .open)
 /// let router = Router(context: APIRequestContext.self)
 /// api.register(on: router)
 /// ```
-public struct DiscfgAPI: Sendable {
+public struct ConfigAPI: Sendable {
     /// Limits and timings.
     public struct Options: Sendable {
         /// The largest import body, in bytes.

@@ -2,7 +2,7 @@ import DiscfgCore
 import Foundation
 import Hummingbird
 
-extension DiscfgAPI {
+extension ConfigAPI {
     func listConfigs(shownTo caller: Caller) async throws -> Response {
         let configs = try await store.listConfigs().filter { caller.configs?.contains($0.name) ?? true }
         var envelope = Envelope(action: "configs")

@@ -4,7 +4,7 @@ import HTTPTypes
 import Hummingbird
 import ServiceLifecycle
 
-extension DiscfgAPI {
+extension ConfigAPI {
     /// `GET watch?key=|prefix=&fromRevision=&timeout=`: a long poll, or with
     /// `Accept: text/event-stream` a Server-Sent Events stream whose event ids are
     /// revisions, so `Last-Event-ID` resumes exactly after the last event seen.

@@ -2,7 +2,7 @@ import DiscfgCore
 import Foundation
 import Hummingbird
 
-extension DiscfgAPI {
+extension ConfigAPI {
     /// `GET export?format=json|yaml|env`. The store's pages are encoded as they are read,
     /// so the server holds about one page (``Options/maxPageBytes``) of the config, not
     /// all of it; a page that fails (history needed for the export's revision gone) ends
