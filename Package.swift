@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS",
+                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

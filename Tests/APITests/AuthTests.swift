@@ -1,5 +1,6 @@
 @testable import DiscfgAPI
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -8,51 +9,51 @@ import Testing
 struct AuthTests {
     @Test("401 without a token, 403 for a role that may not, scoped tokens see only their configs")
     func roles() async throws {
-        let server = try await LiveServer.start(auth: .required)
-        defer { Task { await server.stop() } }
-        let now = Date()
-        let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: now)
-        let (reader, readerRecord) = TokenFormat.generate(role: .read, configs: [try ConfigName("app")], description: nil, now: now)
-        let (writer, writerRecord) = TokenFormat.generate(role: .write, configs: nil, description: nil, now: now)
-        for record in [adminRecord, readerRecord, writerRecord] { try await server.store.saveToken(record) }
-        let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
+        try await withServer(try await LiveServer.start(auth: .required)) { server in
+            let now = Date()
+            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: now)
+            let (reader, readerRecord) = TokenFormat.generate(role: .read, configs: [try ConfigName("app")], description: nil, now: now)
+            let (writer, writerRecord) = TokenFormat.generate(role: .write, configs: nil, description: nil, now: now)
+            for record in [adminRecord, readerRecord, writerRecord] { try await server.store.saveToken(record) }
+            let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
 
-        let anonymous = try await server.get("/v1/configs")
-        #expect(anonymous.status == 401)
-        #expect(anonymous.headers["WWW-Authenticate"].first?.hasPrefix("Bearer") == true)
-        #expect(try anonymous.envelope().error?.code == .unauthenticated)
-        #expect(try await server.get("/v1/configs", headers: [("Authorization", "Basic abc")]).status == 401)
-        #expect(try await server.get("/v1/configs", headers: bearer(admin + "x")).status == 401)
-        #expect(try await server.get("/v1/configs", headers: bearer("dcfg_000000000000_forged")).status == 401)
+            let anonymous = try await server.get("/v1/configs")
+            #expect(anonymous.status == 401)
+            #expect(anonymous.headers["WWW-Authenticate"].first?.hasPrefix("Bearer") == true)
+            #expect(try anonymous.envelope().error?.code == .unauthenticated)
+            #expect(try await server.get("/v1/configs", headers: [("Authorization", "Basic abc")]).status == 401)
+            #expect(try await server.get("/v1/configs", headers: bearer(admin + "x")).status == 401)
+            #expect(try await server.get("/v1/configs", headers: bearer("dcfg_000000000000_forged")).status == 401)
 
-        #expect(try await server.put("/v1/app", "", headers: bearer(admin)).status == 201)
-        #expect(try await server.put("/v1/other", "", headers: bearer(admin)).status == 201)
-        #expect(try await server.put("/v1/third", "", headers: bearer(writer)).status == 403)
-        #expect(try await server.put("/v1/app/keys/k", "v", headers: bearer(writer)).status == 201)
-        let denied = try await server.put("/v1/app/keys/k", "v2", headers: bearer(reader))
-        #expect(denied.status == 403)
-        #expect(try denied.envelope().error?.code == .permissionDenied)
-        #expect(try await server.get("/v1/app/keys/k", headers: bearer(reader)).status == 200)
-        #expect(try await server.get("/v1/other", headers: bearer(reader)).status == 403)
-        #expect(try await server.get("/v1/configs", headers: bearer(reader)).envelope().configs?.map(\.name) == ["app"])
-        #expect(try await server.get("/v1/configs", headers: bearer(admin)).envelope().configs?.map(\.name) == ["app", "other"])
+            #expect(try await server.put("/v1/app", "", headers: bearer(admin)).status == 201)
+            #expect(try await server.put("/v1/other", "", headers: bearer(admin)).status == 201)
+            #expect(try await server.put("/v1/third", "", headers: bearer(writer)).status == 403)
+            #expect(try await server.put("/v1/app/keys/k", "v", headers: bearer(writer)).status == 201)
+            let denied = try await server.put("/v1/app/keys/k", "v2", headers: bearer(reader))
+            #expect(denied.status == 403)
+            #expect(try denied.envelope().error?.code == .permissionDenied)
+            #expect(try await server.get("/v1/app/keys/k", headers: bearer(reader)).status == 200)
+            #expect(try await server.get("/v1/other", headers: bearer(reader)).status == 403)
+            #expect(try await server.get("/v1/configs", headers: bearer(reader)).envelope().configs?.map(\.name) == ["app"])
+            #expect(try await server.get("/v1/configs", headers: bearer(admin)).envelope().configs?.map(\.name) == ["app", "other"])
 
-        try await server.store.revokeToken(id: writerRecord.id)
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(try await server.put("/v1/app/keys/k", "v3", headers: bearer(writer)).status == 401)
-        #expect(try await server.get("/openapi.yaml").status == 200)
+            try await server.store.revokeToken(id: writerRecord.id)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await server.put("/v1/app/keys/k", "v3", headers: bearer(writer)).status == 401)
+            #expect(try await server.get("/openapi.yaml").status == 200)
+        }
     }
 
     @Test("auto mode: open until the first token exists")
     func onceTokensExist() async throws {
-        let server = try await LiveServer.start(auth: .onceTokensExist)
-        defer { Task { await server.stop() } }
-        #expect(try await server.put("/v1/app", "").status == 201)
-        let (token, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
-        try await server.store.saveToken(record)
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(try await server.get("/v1/app").status == 401)
-        #expect(try await server.get("/v1/app", headers: [("Authorization", "Bearer \(token)")]).status == 200)
+        try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
+            #expect(try await server.put("/v1/app", "").status == 201)
+            let (token, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+            try await server.store.saveToken(record)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await server.get("/v1/app").status == 401)
+            #expect(try await server.get("/v1/app", headers: [("Authorization", "Bearer \(token)")]).status == 200)
+        }
     }
 
     @Test("tokens: the id is parsed back, the hash is SHA-256 of the token, and only the hash is stored")
@@ -71,33 +72,33 @@ struct AuthTests {
 struct AuthStaysOnTests {
     @Test("auto mode: revoking the last token keeps tokens required; forgetting them, with none valid, opens it again")
     func revokingTheLastTokenKeepsAuthOn() async throws {
-        let server = try await LiveServer.start(auth: .onceTokensExist)
-        defer { Task { await server.stop() } }
-        #expect(try await server.put("/v1/app", "").status == 201)
-        let (token, record) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
-        try await server.store.saveToken(record)
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(try await server.put("/v1/app/keys/k", "v").status == 401)
-        #expect(try await server.put("/v1/app/keys/k", "v", headers: [("Authorization", "Bearer \(token)")]).status == 201)
-        try await server.store.revokeToken(id: record.id)
-        try await Task.sleep(for: .milliseconds(20))
-        let anonymous = try await server.put("/v1/app/keys/k", "anyone")
-        #expect(anonymous.status == 401, "revoking the last token opened the server: \(anonymous.text)")
-        #expect(try await server.get("/v1/app/keys/k").status == 401)
-        #expect(try await server.store.tokensWereIssued())
-        try await server.store.forgetIssuedTokens()
-        try await Task.sleep(for: .milliseconds(20))
-        #expect(try await server.get("/v1/app/keys/k").status == 200)
+        try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
+            #expect(try await server.put("/v1/app", "").status == 201)
+            let (token, record) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            try await server.store.saveToken(record)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await server.put("/v1/app/keys/k", "v").status == 401)
+            #expect(try await server.put("/v1/app/keys/k", "v", headers: [("Authorization", "Bearer \(token)")]).status == 201)
+            try await server.store.revokeToken(id: record.id)
+            try await Task.sleep(for: .milliseconds(20))
+            let anonymous = try await server.put("/v1/app/keys/k", "anyone")
+            #expect(anonymous.status == 401, "revoking the last token opened the server: \(anonymous.text)")
+            #expect(try await server.get("/v1/app/keys/k").status == 401)
+            #expect(try await server.store.tokensWereIssued())
+            try await server.store.forgetIssuedTokens()
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(try await server.get("/v1/app/keys/k").status == 200)
+        }
     }
 
     @Test("forgetting issued tokens is refused while one is valid")
     func forgetNeedsNoValidToken() async throws {
-        let server = try await LiveServer.start(auth: .onceTokensExist)
-        defer { Task { await server.stop() } }
-        let (_, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
-        try await server.store.saveToken(record)
-        await #expect(throws: DiscfgError.self) { try await server.store.forgetIssuedTokens() }
-        #expect(try await server.store.tokensWereIssued())
+        try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
+            let (_, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+            try await server.store.saveToken(record)
+            await #expect(throws: DiscfgError.self) { try await server.store.forgetIssuedTokens() }
+            #expect(try await server.store.tokensWereIssued())
+        }
     }
 
     @Test("an open server lets in callers from this machine only, unless told otherwise")
@@ -124,14 +125,14 @@ struct AuthStaysOnTests {
 
     @Test("a sweep needs an admin of every config: a scoped admin gets 403 and sees no value")
     func scopedAdminCannotSweep() async throws {
-        let server = try await LiveServer.start(auth: .required)
-        defer { Task { await server.stop() } }
-        let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
-        let (scoped, scopedRecord) = TokenFormat.generate(role: .admin, configs: [try ConfigName("a")], description: nil, now: Date())
-        for record in [adminRecord, scopedRecord] { try await server.store.saveToken(record) }
-        let denied = try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(scoped)")])
-        #expect(denied.status == 403)
-        #expect(try denied.envelope().events == nil)
-        #expect(try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(admin)")]).status == 200)
+        try await withServer(try await LiveServer.start(auth: .required)) { server in
+            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (scoped, scopedRecord) = TokenFormat.generate(role: .admin, configs: [try ConfigName("a")], description: nil, now: Date())
+            for record in [adminRecord, scopedRecord] { try await server.store.saveToken(record) }
+            let denied = try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(scoped)")])
+            #expect(denied.status == 403)
+            #expect(try denied.envelope().events == nil)
+            #expect(try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(admin)")]).status == 200)
+        }
     }
 }

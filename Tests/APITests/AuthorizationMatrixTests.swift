@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOHTTP1
 import Testing
@@ -55,33 +56,33 @@ struct AuthorizationMatrixTests {
 
     @Test("serve: every route × every caller")
     func serve() async throws {
-        let server = try await LiveServer.start(auth: .required)
-        defer { Task { await server.stop() } }
-        var tokens: [String: String] = [:]
-        for kind in Self.callers {
-            guard let role = kind.role else { continue }
-            let (token, record) = TokenFormat.generate(role: role, configs: kind.configs, description: kind.name, now: Date())
-            try await server.store.saveToken(record)
-            tokens[kind.name] = token
-        }
-        #expect(ConfigAPI.routes.count >= 16)
-        var cells = 0
-        for route in ConfigAPI.routes {
+        try await withServer(try await LiveServer.start(auth: .required)) { server in
+            var tokens: [String: String] = [:]
             for kind in Self.callers {
-                // Each cell on a fresh config, so a delete earlier in the row changes nothing.
-                _ = try? await server.store.createConfig(try ConfigName("app"), settings: ConfigSettings())
-                let (method, path, body) = Self.request(for: route)
-                let headers = tokens[kind.name].map { [("Authorization", "Bearer \($0)")] } ?? []
-                let reply = try await server.request(HTTPMethod(rawValue: method), path, body: body.map { Data($0.utf8) }, headers: headers)
-                let expected = Self.refusal(route, kind)
-                if let expected {
-                    #expect(reply.status == expected, "\(route) as \(kind): \(reply.status) \(reply.text)")
-                } else {
-                    #expect(reply.status != 401 && reply.status != 403 && reply.status < 500, "\(route) as \(kind): \(reply.status) \(reply.text)")
-                }
-                cells += 1
+                guard let role = kind.role else { continue }
+                let (token, record) = TokenFormat.generate(role: role, configs: kind.configs, description: kind.name, now: Date())
+                try await server.store.saveToken(record)
+                tokens[kind.name] = token
             }
+            #expect(ConfigAPI.routes.count >= 16)
+            var cells = 0
+            for route in ConfigAPI.routes {
+                for kind in Self.callers {
+                    // Each cell on a fresh config, so a delete earlier in the row changes nothing.
+                    _ = try? await server.store.createConfig(try ConfigName("app"), settings: ConfigSettings())
+                    let (method, path, body) = Self.request(for: route)
+                    let headers = tokens[kind.name].map { [("Authorization", "Bearer \($0)")] } ?? []
+                    let reply = try await server.request(HTTPMethod(rawValue: method), path, body: body.map { Data($0.utf8) }, headers: headers)
+                    let expected = Self.refusal(route, kind)
+                    if let expected {
+                        #expect(reply.status == expected, "\(route) as \(kind): \(reply.status) \(reply.text)")
+                    } else {
+                        #expect(reply.status != 401 && reply.status != 403 && reply.status < 500, "\(route) as \(kind): \(reply.status) \(reply.text)")
+                    }
+                    cells += 1
+                }
+            }
+            #expect(cells == ConfigAPI.routes.count * Self.callers.count)
         }
-        #expect(cells == ConfigAPI.routes.count * Self.callers.count)
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOHTTP1
 import Testing
@@ -64,39 +65,39 @@ struct BadRequestTests {
 
     @Test("rejected with a JSON error, nothing changed", arguments: cases)
     func rejected(_ testCase: Case) async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        _ = try await server.put("/v1/c/keys/k", "original")
-        let reply = try await server.request(testCase.method, testCase.path, body: testCase.body.map { Data($0.utf8) }, headers: testCase.headers)
-        #expect(reply.status == testCase.status, "\(reply.text)")
-        #expect(reply.headers["Content-Type"].first?.hasPrefix("application/json") == true)
-        let error = try reply.envelope().error
-        #expect(error?.code == testCase.code, "\(reply.text)")
-        #expect(error?.field == testCase.field, "\(reply.text)")
-        #expect(error?.message.isEmpty == false)
-        #expect(try await server.get("/v1/c").envelope().revision == 1)
-        #expect(try await server.get("/v1/c/keys/k").envelope().item?.value == "original")
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            _ = try await server.put("/v1/c/keys/k", "original")
+            let reply = try await server.request(testCase.method, testCase.path, body: testCase.body.map { Data($0.utf8) }, headers: testCase.headers)
+            #expect(reply.status == testCase.status, "\(reply.text)")
+            #expect(reply.headers["Content-Type"].first?.hasPrefix("application/json") == true)
+            let error = try reply.envelope().error
+            #expect(error?.code == testCase.code, "\(reply.text)")
+            #expect(error?.field == testCase.field, "\(reply.text)")
+            #expect(error?.message.isEmpty == false)
+            #expect(try await server.get("/v1/c").envelope().revision == 1)
+            #expect(try await server.get("/v1/c/keys/k").envelope().item?.value == "original")
+        }
     }
 
     @Test("values over 256 KiB get 413, whether Content-Length says so or not; exactly 256 KiB is accepted")
     func bodyLimit() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        let over = try await server.request(.PUT, "/v1/c/keys/big", body: Data(repeating: 0x61, count: 256 * 1024 + 1))
-        #expect(over.status == 413)
-        #expect(try over.envelope().error?.code == .tooLarge)
-        #expect(try await server.request(.PUT, "/v1/c/keys/big", body: Data(repeating: 0x61, count: 256 * 1024)).status == 201)
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            let over = try await server.request(.PUT, "/v1/c/keys/big", body: Data(repeating: 0x61, count: 256 * 1024 + 1))
+            #expect(over.status == 413)
+            #expect(try over.envelope().error?.code == .tooLarge)
+            #expect(try await server.request(.PUT, "/v1/c/keys/big", body: Data(repeating: 0x61, count: 256 * 1024)).status == 201)
+        }
     }
 
     @Test("405 names the allowed methods")
     func methodNotAllowed() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        let reply = try await server.request(.PATCH, "/v1/configs")
-        #expect(reply.status == 405)
-        #expect(reply.headers["Allow"].first == "GET")
+        try await withServer(try await LiveServer.start()) { server in
+            let reply = try await server.request(.PATCH, "/v1/configs")
+            #expect(reply.status == 405)
+            #expect(reply.headers["Allow"].first == "GET")
+        }
     }
 }
 
@@ -116,25 +117,25 @@ struct FuzzTests {
 
     @Test("400 random paths, query strings, headers and bodies")
     func randomRequests() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        _ = try await server.put("/v1/c/keys/a/b", "v")
-        var random = SplitMix(state: 20261121)
-        let segments = ["v1", "c", "keys", "history", "watch", "export", "import", "configs", "a", "b", "..", ".", "%00", "%2F", "%ZZ", "é", "", "x y", "*", "~", "nope", "openapi.yaml"]
-        let queries = ["", "?recursive", "?limit=-1", "?limit=99999999999999999999", "?revision=0", "?cursor=%FF", "?prefix=..", "?ttl=1e9", "?format=json", "?raw", "?prevExist=", "?fromRevision=0&timeout=0", "?key=", "?%%%"]
-        let headerChoices: [(String, String)] = [("If-Match", "*"), ("If-Match", "\"x\""), ("If-None-Match", "*, \"1\""), ("Content-Type", "🙂"), ("Authorization", "Bearer x"), ("Last-Event-ID", "99"), ("Accept", "text/event-stream")]
-        let methods: [HTTPMethod] = [.GET, .PUT, .POST, .PATCH, .DELETE]
-        for round in 0..<400 {
-            let depth = Int.random(in: 1...5, using: &random)
-            let path = "/" + (0..<depth).map { _ in segments.randomElement(using: &random)! }.joined(separator: "/")
-            let query = queries.randomElement(using: &random)!
-            var headers = [headerChoices.randomElement(using: &random)!]
-            if headers[0].1 == "text/event-stream" { headers = [] }
-            let body = Data((0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
-            let method = methods.randomElement(using: &random)!
-            let reply = try await server.request(method, path + query, body: body, headers: headers)
-            #expect(reply.status < 500, "round \(round): \(method) \(path)\(query) → \(reply.status) \(reply.text)")
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            _ = try await server.put("/v1/c/keys/a/b", "v")
+            var random = SplitMix(state: 20261121)
+            let segments = ["v1", "c", "keys", "history", "watch", "export", "import", "configs", "a", "b", "..", ".", "%00", "%2F", "%ZZ", "é", "", "x y", "*", "~", "nope", "openapi.yaml"]
+            let queries = ["", "?recursive", "?limit=-1", "?limit=99999999999999999999", "?revision=0", "?cursor=%FF", "?prefix=..", "?ttl=1e9", "?format=json", "?raw", "?prevExist=", "?fromRevision=0&timeout=0", "?key=", "?%%%"]
+            let headerChoices: [(String, String)] = [("If-Match", "*"), ("If-Match", "\"x\""), ("If-None-Match", "*, \"1\""), ("Content-Type", "🙂"), ("Authorization", "Bearer x"), ("Last-Event-ID", "99"), ("Accept", "text/event-stream")]
+            let methods: [HTTPMethod] = [.GET, .PUT, .POST, .PATCH, .DELETE]
+            for round in 0..<400 {
+                let depth = Int.random(in: 1...5, using: &random)
+                let path = "/" + (0..<depth).map { _ in segments.randomElement(using: &random)! }.joined(separator: "/")
+                let query = queries.randomElement(using: &random)!
+                var headers = [headerChoices.randomElement(using: &random)!]
+                if headers[0].1 == "text/event-stream" { headers = [] }
+                let body = Data((0..<Int.random(in: 0...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) })
+                let method = methods.randomElement(using: &random)!
+                let reply = try await server.request(method, path + query, body: body, headers: headers)
+                #expect(reply.status < 500, "round \(round): \(method) \(path)\(query) → \(reply.status) \(reply.text)")
+            }
         }
     }
 }

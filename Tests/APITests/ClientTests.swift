@@ -2,6 +2,7 @@ import DiscfgAPI
 import DiscfgClient
 import DiscfgCore
 import DiscfgSQLite
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -14,37 +15,37 @@ struct ClientTests {
 
     @Test("typed reads: string, int, bool, Decodable JSON; missing keys are nil; wrong types say so")
     func typedReads() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/app", "")
-        _ = try await server.put("/v1/app/keys/db/host", "db1")
-        _ = try await server.put("/v1/app/keys/db/port", "5432")
-        _ = try await server.put("/v1/app/keys/feature/on", "yes")
-        _ = try await server.put("/v1/app/keys/limits", #"{"rps": 100, "burst": 20}"#)
-        let client = try ConfigClient(url: URL(string: server.baseURL)!)
-        let cfg = try await client.config("app")
-        #expect(try await cfg.string("/db/host") == "db1")
-        #expect(try await cfg.int("db/port") == 5432)
-        #expect(try await cfg.bool("/feature/on") == true)
-        #expect(try await cfg.decode("/limits", as: Limits.self) == Limits(rps: 100, burst: 20))
-        #expect(try await cfg.string("/missing") == nil)
-        await #expect(throws: DiscfgError.self) { try await cfg.int("/db/host") }
-        await #expect(throws: DiscfgError.self) { try await client.config("nope") }
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/db/host", "db1")
+            _ = try await server.put("/v1/app/keys/db/port", "5432")
+            _ = try await server.put("/v1/app/keys/feature/on", "yes")
+            _ = try await server.put("/v1/app/keys/limits", #"{"rps": 100, "burst": 20}"#)
+            let client = try ConfigClient(url: URL(string: server.baseURL)!)
+            let cfg = try await client.config("app")
+            #expect(try await cfg.string("/db/host") == "db1")
+            #expect(try await cfg.int("db/port") == 5432)
+            #expect(try await cfg.bool("/feature/on") == true)
+            #expect(try await cfg.decode("/limits", as: Limits.self) == Limits(rps: 100, burst: 20))
+            #expect(try await cfg.string("/missing") == nil)
+            await #expect(throws: DiscfgError.self) { try await cfg.int("/db/host") }
+            await #expect(throws: DiscfgError.self) { try await client.config("nope") }
+        }
     }
 
     @Test("the cache serves reads within max age, then reads again")
     func cacheMaxAge() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/app", "")
-        _ = try await server.put("/v1/app/keys/k", "one")
-        let client = try ConfigClient(url: URL(string: server.baseURL)!)
-        let cached = try await client.config("app", maxAge: .seconds(60))
-        let fresh = try await client.config("app", maxAge: .zero)
-        #expect(try await cached.string("/k") == "one")
-        _ = try await server.put("/v1/app/keys/k", "two")
-        #expect(try await cached.string("/k") == "one")
-        #expect(try await fresh.string("/k") == "two")
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/k", "one")
+            let client = try ConfigClient(url: URL(string: server.baseURL)!)
+            let cached = try await client.config("app", maxAge: .seconds(60))
+            let fresh = try await client.config("app", maxAge: .zero)
+            #expect(try await cached.string("/k") == "one")
+            _ = try await server.put("/v1/app/keys/k", "two")
+            #expect(try await cached.string("/k") == "one")
+            #expect(try await fresh.string("/k") == "two")
+        }
     }
 
     @Test("live mode keeps the cache current, and resumes after the server restarts", .timeLimit(.minutes(1)))
@@ -70,44 +71,43 @@ struct ClientTests {
         let offline = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
         _ = try await offline.set(Key("/k"), to: Data("three".utf8), in: ConfigName("app"))
         _ = try await offline.set(Key("/new"), to: Data("fresh".utf8), in: ConfigName("app"))
-        let restarted = try await LiveServer.start(port: port, directory: directory)
-        defer { Task { await restarted.stop() } }
-
-        #expect(await iterator.next()?.revision == 3)
-        #expect(await iterator.next()?.revision == 4)
-        #expect(try await cfg.string("/k") == "three")
-        #expect(try await cfg.string("/new") == "fresh")
-        #expect(await cfg.revision == 4)
-        await cfg.stopFollowing()
+        try await withServer(try await LiveServer.start(port: port, directory: directory)) { _ async throws in
+            #expect(await iterator.next()?.revision == 3)
+            #expect(await iterator.next()?.revision == 4)
+            #expect(try await cfg.string("/k") == "three")
+            #expect(try await cfg.string("/new") == "fresh")
+            #expect(await cfg.revision == 4)
+            await cfg.stopFollowing()
+        }
     }
 
     @Test("a followed config that is deleted and created again is followed again, retrying until it exists")
     func followsARecreatedConfig() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/app", "")
-        _ = try await server.put("/v1/app/keys/k", "one")
-        let client = try ConfigClient(url: URL(string: server.baseURL)!)
-        let cfg = try await client.config("app")
-        try await cfg.followChanges()
-        let updates = await cfg.updates()
-        var iterator = updates.makeAsyncIterator()
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/k", "one")
+            let client = try ConfigClient(url: URL(string: server.baseURL)!)
+            let cfg = try await client.config("app")
+            try await cfg.followChanges()
+            let updates = await cfg.updates()
+            var iterator = updates.makeAsyncIterator()
 
-        #expect(try await server.request(.DELETE, "/v1/app").status == 200)
-        // Gone for longer than a few reconnect attempts, then back with new contents.
-        try await waitUntil { await cfg.revision == nil }
-        try await Task.sleep(for: .milliseconds(1500))
-        #expect(await cfg.revision == nil)
-        _ = try await server.put("/v1/app", "")
-        _ = try await server.put("/v1/app/keys/k", "again")
-        try await waitUntil { await cfg.revision != nil }
-        #expect(try await cfg.string("/k") == "again")
+            #expect(try await server.request(.DELETE, "/v1/app").status == 200)
+            // Gone for longer than a few reconnect attempts, then back with new contents.
+            try await waitUntil { await cfg.revision == nil }
+            try await Task.sleep(for: .milliseconds(1500))
+            #expect(await cfg.revision == nil)
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/k", "again")
+            try await waitUntil { await cfg.revision != nil }
+            #expect(try await cfg.string("/k") == "again")
 
-        _ = try await server.put("/v1/app/keys/k", "later")
-        #expect(await iterator.next()?.item?.value == Data("later".utf8))
-        #expect(try await cfg.string("/k") == "later")
-        await cfg.stopFollowing()
-        #expect(await cfg.revision == nil)
+            _ = try await server.put("/v1/app/keys/k", "later")
+            #expect(await iterator.next()?.item?.value == Data("later".utf8))
+            #expect(try await cfg.string("/k") == "later")
+            await cfg.stopFollowing()
+            #expect(await cfg.revision == nil)
+        }
     }
 
     private func waitUntil(_ condition: () async -> Bool) async throws {

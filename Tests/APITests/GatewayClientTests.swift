@@ -2,6 +2,7 @@ import DiscfgAPI
 import DiscfgAWS
 import DiscfgClient
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Hummingbird
 import Logging
@@ -41,7 +42,7 @@ struct GatewayClientTests {
         }
     }
 
-    final class Gateway: Sendable {
+    final class Gateway: TestServer {
         let port: Int
         let seen: Recorder
         let group: ServiceGroup
@@ -139,28 +140,28 @@ struct GatewayClientTests {
 
     @Test("watch falls back to long polling when the server cannot stream, and sees each change once")
     func watchByPolling() async throws {
-        let gateway = try await Gateway.start()
-        defer { Task { await gateway.stop() } }
-        let store = try RemoteStore(url: URL(string: "http://127.0.0.1:\(gateway.port)")!, token: nil)
-        let config = try ConfigName("app")
-        _ = try await store.createConfig(config, settings: ConfigSettings())
-        _ = try await store.set(try Key("/a"), to: Data("1".utf8), in: config)
-        let stream = await store.watch(config, scope: .prefix(.root), from: Revision(1))
-        let writer = Task {
-            for value in 2...5 {
-                try await Task.sleep(for: .milliseconds(150))
-                _ = try await store.set(try Key("/a"), to: Data(String(value).utf8), in: config)
+        try await withServer(try await Gateway.start()) { gateway in
+            let store = try RemoteStore(url: URL(string: "http://127.0.0.1:\(gateway.port)")!, token: nil)
+            let config = try ConfigName("app")
+            _ = try await store.createConfig(config, settings: ConfigSettings())
+            _ = try await store.set(try Key("/a"), to: Data("1".utf8), in: config)
+            let stream = await store.watch(config, scope: .prefix(.root), from: Revision(1))
+            let writer = Task {
+                for value in 2...5 {
+                    try await Task.sleep(for: .milliseconds(150))
+                    _ = try await store.set(try Key("/a"), to: Data(String(value).utf8), in: config)
+                }
             }
+            var revisions: [UInt64] = []
+            for try await event in stream {
+                revisions.append(event.revision.rawValue)
+                if revisions.count == 5 { break }
+            }
+            try await writer.value
+            #expect(revisions == [1, 2, 3, 4, 5])
+            let watches = gateway.seen.all.filter { $0["path"]?.contains("/watch") == true }
+            #expect(watches.first?["accept"] == "text/event-stream", "the client tries streaming first")
+            #expect(watches.dropFirst().allSatisfy { $0["accept"] == nil }, "then long-polls")
         }
-        var revisions: [UInt64] = []
-        for try await event in stream {
-            revisions.append(event.revision.rawValue)
-            if revisions.count == 5 { break }
-        }
-        try await writer.value
-        #expect(revisions == [1, 2, 3, 4, 5])
-        let watches = gateway.seen.all.filter { $0["path"]?.contains("/watch") == true }
-        #expect(watches.first?["accept"] == "text/event-stream", "the client tries streaming first")
-        #expect(watches.dropFirst().allSatisfy { $0["accept"] == nil }, "then long-polls")
     }
 }

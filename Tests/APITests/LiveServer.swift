@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgCore
 import DiscfgSQLite
+import DiscfgTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -10,7 +11,7 @@ import ServiceLifecycle
 
 /// `discfg serve` running in this process on a free loopback port, over a fresh SQLite
 /// store, and a client to talk to it over real HTTP.
-final class LiveServer: Sendable {
+final class LiveServer: TestServer {
     struct Reply: Sendable {
         var status: Int
         var headers: HTTPHeaders

@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOHTTP1
 import Testing
@@ -36,32 +37,32 @@ struct NumberParameterTests {
 
     @Test("out of range is a 400 naming the parameter; in range never a 5xx", arguments: parameters)
     func probed(_ parameter: Parameter) async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        #expect(try await server.put("/v1/c", "").status == 201)
-        #expect(try await server.put("/v1/c/keys/k", "v").status == 201)
-        for probe in Self.probes {
-            // HTTP drops the blanks around a header's value.
-            if parameter.location == "header", probe.hasPrefix(" ") { continue }
-            let inRange = Int64(probe).map(parameter.range.contains) == true && probe.allSatisfy(\.isASCII) && !probe.hasPrefix("+") && !probe.hasPrefix(" ")
-            var query = [(String, String)]()
-            var headers = [(String, String)]()
-            if parameter.location == "header" { headers.append((parameter.name, probe)) } else { query.append((parameter.name, probe)) }
-            // A watch must not wait: an in-range fromRevision asks for the future.
-            if parameter.path.hasSuffix("/watch"), parameter.name != "timeout" { query.append(("timeout", "0")) }
-            let path = parameter.path.replacingOccurrences(of: "{config}", with: "c").replacingOccurrences(of: "{key}", with: "k")
-            let queryText = query.map { "\($0.0)=\(Self.encoded($0.1))" }.joined(separator: "&")
-            let body = parameter.method == .PUT ? Data("x".utf8) : nil
-            let reply = try await server.request(parameter.method, path + (queryText.isEmpty ? "" : "?" + queryText), body: body, headers: headers)
-            let context = "\(parameter) = \"\(probe)\": \(reply.status) \(reply.text)"
-            #expect(reply.status < 500, "\(context)")
-            if inRange {
-                #expect(try reply.status == 400 ? reply.envelope().error?.message.contains("whole number") != true : true, "\(context)")
-            } else {
-                #expect(reply.status == 400, "\(context)")
-                #expect(try reply.envelope().error?.field == parameter.name, "\(context)")
+        try await withServer(try await LiveServer.start()) { server in
+            #expect(try await server.put("/v1/c", "").status == 201)
+            #expect(try await server.put("/v1/c/keys/k", "v").status == 201)
+            for probe in Self.probes {
+                // HTTP drops the blanks around a header's value.
+                if parameter.location == "header", probe.hasPrefix(" ") { continue }
+                let inRange = Int64(probe).map(parameter.range.contains) == true && probe.allSatisfy(\.isASCII) && !probe.hasPrefix("+") && !probe.hasPrefix(" ")
+                var query = [(String, String)]()
+                var headers = [(String, String)]()
+                if parameter.location == "header" { headers.append((parameter.name, probe)) } else { query.append((parameter.name, probe)) }
+                // A watch must not wait: an in-range fromRevision asks for the future.
+                if parameter.path.hasSuffix("/watch"), parameter.name != "timeout" { query.append(("timeout", "0")) }
+                let path = parameter.path.replacingOccurrences(of: "{config}", with: "c").replacingOccurrences(of: "{key}", with: "k")
+                let queryText = query.map { "\($0.0)=\(Self.encoded($0.1))" }.joined(separator: "&")
+                let body = parameter.method == .PUT ? Data("x".utf8) : nil
+                let reply = try await server.request(parameter.method, path + (queryText.isEmpty ? "" : "?" + queryText), body: body, headers: headers)
+                let context = "\(parameter) = \"\(probe)\": \(reply.status) \(reply.text)"
+                #expect(reply.status < 500, "\(context)")
+                if inRange {
+                    #expect(try reply.status == 400 ? reply.envelope().error?.message.contains("whole number") != true : true, "\(context)")
+                } else {
+                    #expect(reply.status == 400, "\(context)")
+                    #expect(try reply.envelope().error?.field == parameter.name, "\(context)")
+                }
+                #expect(try await server.get("/v1/c").status == 200, "the server stopped answering after \(context)")
             }
-            #expect(try await server.get("/v1/c").status == 200, "the server stopped answering after \(context)")
         }
     }
 

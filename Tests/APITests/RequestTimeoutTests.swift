@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -9,59 +10,59 @@ import Testing
 struct RequestTimeoutTests {
     @Test("a request that outlives the timeout is abandoned with a 503 envelope; the next is served")
     func abandonsSlowRequest() async throws {
-        let server = try await LiveServer.start { $0.api.requestTimeout = .milliseconds(300) }
-        defer { Task { await server.stop() } }
-        #expect(try await server.put("/v1/c", "").status == 201)
+        try await withServer(try await LiveServer.start { $0.api.requestTimeout = .milliseconds(300) }) { server in
+            #expect(try await server.put("/v1/c", "").status == 201)
 
-        // A body that promises 10 bytes, sends 3 and then stalls past the timeout.
-        let (parts, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
-        continuation.yield(ByteBuffer(string: "abc"))
-        var request = HTTPClientRequest(url: server.baseURL + "/v1/c/keys/slow")
-        request.method = .PUT
-        request.body = .stream(parts, length: .known(Int64(10)))
-        let started = ContinuousClock.now
-        let response = try await server.client.execute(request, timeout: .seconds(10))
-        let elapsed = ContinuousClock.now - started
-        continuation.finish()
-        let body = try await response.body.collect(upTo: 1024 * 1024)
-        #expect(response.status.code == 503)
-        let envelope = try JSONDecoder.discfg().decode(Envelope.self, from: Data(body.readableBytesView))
-        #expect(envelope.action == "set")
-        #expect(envelope.error?.code == .unavailable)
-        #expect(envelope.error?.field == "timeout")
-        #expect(elapsed >= .milliseconds(300))
-        #expect(elapsed < .seconds(5))
+            // A body that promises 10 bytes, sends 3 and then stalls past the timeout.
+            let (parts, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
+            continuation.yield(ByteBuffer(string: "abc"))
+            var request = HTTPClientRequest(url: server.baseURL + "/v1/c/keys/slow")
+            request.method = .PUT
+            request.body = .stream(parts, length: .known(Int64(10)))
+            let started = ContinuousClock.now
+            let response = try await server.client.execute(request, timeout: .seconds(10))
+            let elapsed = ContinuousClock.now - started
+            continuation.finish()
+            let body = try await response.body.collect(upTo: 1024 * 1024)
+            #expect(response.status.code == 503)
+            let envelope = try JSONDecoder.discfg().decode(Envelope.self, from: Data(body.readableBytesView))
+            #expect(envelope.action == "set")
+            #expect(envelope.error?.code == .unavailable)
+            #expect(envelope.error?.field == "timeout")
+            #expect(elapsed >= .milliseconds(300))
+            #expect(elapsed < .seconds(5))
 
-        #expect(try await server.get("/v1/c/keys/slow").status == 404)
-        #expect(try await server.put("/v1/c/keys/fast", "ok").status == 201)
+            #expect(try await server.get("/v1/c/keys/slow").status == 404)
+            #expect(try await server.put("/v1/c/keys/fast", "ok").status == 201)
+        }
     }
 
     @Test("a write the store is slow to commit runs to its end and answers what it did, never 503 after committing")
     func slowCommitIsReportedTruthfully() async throws {
-        let server = try await LiveServer.start { $0.api.requestTimeout = .milliseconds(300) }
-        defer { Task { await server.stop() } }
-        #expect(try await server.put("/v1/c", "").status == 201)
-        // Another process holds the file's write lock for a second, well past the timeout.
-        let blocker = Process()
-        blocker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        blocker.arguments = ["python3", "-c", """
-        import sqlite3, sys, time
-        c = sqlite3.connect(sys.argv[1], isolation_level=None)
-        c.execute('BEGIN IMMEDIATE')
-        print('locked', flush=True)
-        time.sleep(1.2)
-        c.execute('ROLLBACK')
-        """, server.directory.appendingPathComponent("store.db").path]
-        let output = Pipe()
-        blocker.standardOutput = output
-        try blocker.run()
-        _ = output.fileHandleForReading.availableData  // "locked"
-        let started = ContinuousClock.now
-        let reply = try await server.put("/v1/c/keys/slow", "committed")
-        let elapsed = ContinuousClock.now - started
-        blocker.waitUntilExit()
-        #expect(elapsed > .milliseconds(300), "the write did wait for the lock")
-        #expect(reply.status == 201, "\(reply.status) \(reply.text)")
-        #expect(try await server.get("/v1/c/keys/slow").envelope().item?.value == "committed")
+        try await withServer(try await LiveServer.start { $0.api.requestTimeout = .milliseconds(300) }) { server in
+            #expect(try await server.put("/v1/c", "").status == 201)
+            // Another process holds the file's write lock for a second, well past the timeout.
+            let blocker = Process()
+            blocker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            blocker.arguments = ["python3", "-c", """
+            import sqlite3, sys, time
+            c = sqlite3.connect(sys.argv[1], isolation_level=None)
+            c.execute('BEGIN IMMEDIATE')
+            print('locked', flush=True)
+            time.sleep(1.2)
+            c.execute('ROLLBACK')
+            """, server.directory.appendingPathComponent("store.db").path]
+            let output = Pipe()
+            blocker.standardOutput = output
+            try blocker.run()
+            _ = output.fileHandleForReading.availableData  // "locked"
+            let started = ContinuousClock.now
+            let reply = try await server.put("/v1/c/keys/slow", "committed")
+            let elapsed = ContinuousClock.now - started
+            blocker.waitUntilExit()
+            #expect(elapsed > .milliseconds(300), "the write did wait for the lock")
+            #expect(reply.status == 201, "\(reply.status) \(reply.text)")
+            #expect(try await server.get("/v1/c/keys/slow").envelope().item?.value == "committed")
+        }
     }
 }

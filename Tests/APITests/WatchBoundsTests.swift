@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DiscfgClient
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -23,94 +24,94 @@ struct WatchBoundsTests {
 
     @Test("Server-Sent Events: a slow reader is cut off with an error naming the Last-Event-ID to resume from", .timeLimit(.minutes(1)))
     func slowReaderIsCutOff() async throws {
-        let server = try await serverWithLargeHistory()
-        defer { Task { await server.stop() } }
-        var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?fromRevision=1")
-        request.headers.add(name: "Accept", value: "text/event-stream")
-        let response = try await server.client.execute(request, timeout: .seconds(30))
-        #expect(response.status == .ok)
-        // Read nothing for a while: the server's socket fills and its writes wait.
-        try await Task.sleep(for: .seconds(1))
-        var ids: [Int] = []
-        var errors: [String] = []
-        var errorIDs: [Int] = []
-        var pending = ""
-        for try await buffer in response.body {
-            pending += String(buffer: buffer)
-            while let end = pending.range(of: "\n\n") {
-                let lines = pending[..<end.lowerBound].split(separator: "\n")
-                pending = String(pending[end.upperBound...])
-                let id = lines.first { $0.hasPrefix("id: ") }.flatMap { Int($0.dropFirst(4)) }
-                if lines.contains("event: error") {
-                    errors += lines.filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
-                    if let id { errorIDs.append(id) }
-                } else if let id {
-                    ids.append(id)
+        try await withServer(try await serverWithLargeHistory()) { server in
+            var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?fromRevision=1")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            let response = try await server.client.execute(request, timeout: .seconds(30))
+            #expect(response.status == .ok)
+            // Read nothing for a while: the server's socket fills and its writes wait.
+            try await Task.sleep(for: .seconds(1))
+            var ids: [Int] = []
+            var errors: [String] = []
+            var errorIDs: [Int] = []
+            var pending = ""
+            for try await buffer in response.body {
+                pending += String(buffer: buffer)
+                while let end = pending.range(of: "\n\n") {
+                    let lines = pending[..<end.lowerBound].split(separator: "\n")
+                    pending = String(pending[end.upperBound...])
+                    let id = lines.first { $0.hasPrefix("id: ") }.flatMap { Int($0.dropFirst(4)) }
+                    if lines.contains("event: error") {
+                        errors += lines.filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
+                        if let id { errorIDs.append(id) }
+                    } else if let id {
+                        ids.append(id)
+                    }
                 }
             }
+            // The stream ended by itself, before every event, after the events it held.
+            #expect(!ids.isEmpty)
+            #expect(ids.count < Self.changes)
+            #expect(ids == Array(1...max(1, ids.count)))
+            #expect(errors.count == 1)
+            let envelope = try JSONDecoder.discfg().decode(Envelope.self, from: Data((errors.first ?? "{}").utf8))
+            #expect(envelope.error?.code == .unavailable)
+            #expect(envelope.error?.field == "Last-Event-ID")
+            #expect(envelope.error?.message.contains("Last-Event-ID: \(ids.last ?? 0)") == true, "\(envelope.error?.message ?? "")")
+            #expect(errorIDs == [ids.last ?? 0], "the error carries the last id sent, so a browser resumes from it")
         }
-        // The stream ended by itself, before every event, after the events it held.
-        #expect(!ids.isEmpty)
-        #expect(ids.count < Self.changes)
-        #expect(ids == Array(1...max(1, ids.count)))
-        #expect(errors.count == 1)
-        let envelope = try JSONDecoder.discfg().decode(Envelope.self, from: Data((errors.first ?? "{}").utf8))
-        #expect(envelope.error?.code == .unavailable)
-        #expect(envelope.error?.field == "Last-Event-ID")
-        #expect(envelope.error?.message.contains("Last-Event-ID: \(ids.last ?? 0)") == true, "\(envelope.error?.message ?? "")")
-        #expect(errorIDs == [ids.last ?? 0], "the error carries the last id sent, so a browser resumes from it")
     }
 
     @Test("Server-Sent Events: the Swift client resumes after being cut off and sees every event once", .timeLimit(.minutes(1)))
     func clientResumesAfterCutOff() async throws {
-        let server = try await serverWithLargeHistory()
-        defer { Task { await server.stop() } }
-        let store = try RemoteStore(url: URL(string: server.baseURL)!, token: nil)
-        var revisions: [UInt64] = []
-        for try await event in await store.watch(try ConfigName("c"), scope: .prefix(.root), from: Revision(1)) {
-            #expect(event.item?.value.count == Self.value.utf8.count)
-            revisions.append(event.revision.rawValue)
-            // A slow consumer.
-            if revisions.count == 1 { try await Task.sleep(for: .seconds(1)) }
-            if revisions.count == Self.changes { break }
+        try await withServer(try await serverWithLargeHistory()) { server in
+            let store = try RemoteStore(url: URL(string: server.baseURL)!, token: nil)
+            var revisions: [UInt64] = []
+            for try await event in await store.watch(try ConfigName("c"), scope: .prefix(.root), from: Revision(1)) {
+                #expect(event.item?.value.count == Self.value.utf8.count)
+                revisions.append(event.revision.rawValue)
+                // A slow consumer.
+                if revisions.count == 1 { try await Task.sleep(for: .seconds(1)) }
+                if revisions.count == Self.changes { break }
+            }
+            #expect(revisions == (1...UInt64(Self.changes)).map { $0 })
+            let metrics = try await server.get("/metrics").text
+            let streams = metrics.split(separator: "\n")
+                .filter { $0.hasPrefix("discfg_http_requests_total{") && $0.contains("/watch") && $0.contains("200") }
+                .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
+                .reduce(0, +)
+            #expect(streams > 1, "the client was cut off and reconnected:\n\(metrics)")
         }
-        #expect(revisions == (1...UInt64(Self.changes)).map { $0 })
-        let metrics = try await server.get("/metrics").text
-        let streams = metrics.split(separator: "\n")
-            .filter { $0.hasPrefix("discfg_http_requests_total{") && $0.contains("/watch") && $0.contains("200") }
-            .compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
-            .reduce(0, +)
-        #expect(streams > 1, "the client was cut off and reconnected:\n\(metrics)")
     }
 
     @Test("watches over the cap are answered 503 with Retry-After, until one ends", .timeLimit(.minutes(1)))
     func watchCap() async throws {
-        let server = try await LiveServer.start { $0.api.maxWatches = 1 }
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        // Its own client, so shutting it down closes the stream's connection.
-        let streamClient = HTTPClient(eventLoopGroupProvider: .singleton)
-        var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?heartbeat=1")
-        request.headers.add(name: "Accept", value: "text/event-stream")
-        let stream = try await streamClient.execute(request, timeout: .seconds(30))
-        #expect(stream.status == .ok)
+        try await withServer(try await LiveServer.start { $0.api.maxWatches = 1 }) { server in
+            _ = try await server.put("/v1/c", "")
+            // Its own client, so shutting it down closes the stream's connection.
+            let streamClient = HTTPClient(eventLoopGroupProvider: .singleton)
+            var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?heartbeat=1")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            let stream = try await streamClient.execute(request, timeout: .seconds(30))
+            #expect(stream.status == .ok)
 
-        let refused = try await server.get("/v1/c/watch?timeout=1")
-        #expect(refused.status == 503)
-        #expect(refused.headers["Retry-After"].first == "1")
-        #expect(try refused.envelope().error?.code == .unavailable)
-        var refusedStream = HTTPClientRequest(url: server.baseURL + "/v1/c/watch")
-        refusedStream.headers.add(name: "Accept", value: "text/event-stream")
-        #expect(try await server.client.execute(refusedStream, timeout: .seconds(10)).status == .serviceUnavailable)
-        #expect(try await server.get("/v1/c").status == 200, "other requests are not capped")
+            let refused = try await server.get("/v1/c/watch?timeout=1")
+            #expect(refused.status == 503)
+            #expect(refused.headers["Retry-After"].first == "1")
+            #expect(try refused.envelope().error?.code == .unavailable)
+            var refusedStream = HTTPClientRequest(url: server.baseURL + "/v1/c/watch")
+            refusedStream.headers.add(name: "Accept", value: "text/event-stream")
+            #expect(try await server.client.execute(refusedStream, timeout: .seconds(10)).status == .serviceUnavailable)
+            #expect(try await server.get("/v1/c").status == 200, "other requests are not capped")
 
-        // Leave the stream: its next heartbeat fails and frees the slot.
-        try await streamClient.shutdown()
-        var status = 0
-        for _ in 0..<50 where status != 200 {
-            status = try await server.get("/v1/c/watch?timeout=1").status
-            if status != 200 { try await Task.sleep(for: .milliseconds(200)) }
+            // Leave the stream: its next heartbeat fails and frees the slot.
+            try await streamClient.shutdown()
+            var status = 0
+            for _ in 0..<50 where status != 200 {
+                status = try await server.get("/v1/c/watch?timeout=1").status
+                if status != 200 { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            #expect(status == 200)
         }
-        #expect(status == 200)
     }
 }

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOCore
 import Testing
@@ -8,66 +9,66 @@ import Testing
 struct WatchOverHTTPTests {
     @Test("long poll: returns past events at once, waits for the next one, times out empty", .timeLimit(.minutes(1)))
     func longPoll() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        _ = try await server.put("/v1/c/keys/a", "1")
-        _ = try await server.put("/v1/c/keys/b", "2")
-        let past = try await server.get("/v1/c/watch?fromRevision=1").envelope()
-        #expect(past.events?.map(\.revision) == [1, 2])
-        #expect(past.revision == 2)
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            _ = try await server.put("/v1/c/keys/a", "1")
+            _ = try await server.put("/v1/c/keys/b", "2")
+            let past = try await server.get("/v1/c/watch?fromRevision=1").envelope()
+            #expect(past.events?.map(\.revision) == [1, 2])
+            #expect(past.revision == 2)
 
-        async let waiting = server.get("/v1/c/watch?key=/a&fromRevision=3&timeout=10")
-        try await Task.sleep(for: .milliseconds(200))
-        _ = try await server.put("/v1/c/keys/b", "ignored")
-        _ = try await server.put("/v1/c/keys/a", "3")
-        let woken = try await waiting.envelope()
-        #expect(woken.events?.map(\.key) == ["/a"])
-        #expect(woken.events?.map(\.revision) == [4])
+            async let waiting = server.get("/v1/c/watch?key=/a&fromRevision=3&timeout=10")
+            try await Task.sleep(for: .milliseconds(200))
+            _ = try await server.put("/v1/c/keys/b", "ignored")
+            _ = try await server.put("/v1/c/keys/a", "3")
+            let woken = try await waiting.envelope()
+            #expect(woken.events?.map(\.key) == ["/a"])
+            #expect(woken.events?.map(\.revision) == [4])
 
-        let empty = try await server.get("/v1/c/watch?key=/zzz&fromRevision=5&timeout=1").envelope()
-        #expect(empty.events == [])
-        #expect(empty.revision == 4)
-        #expect(try await server.get("/v1/c/watch?fromRevision=1&key=bad//key").status == 400)
+            let empty = try await server.get("/v1/c/watch?key=/zzz&fromRevision=5&timeout=1").envelope()
+            #expect(empty.events == [])
+            #expect(empty.revision == 4)
+            #expect(try await server.get("/v1/c/watch?fromRevision=1&key=bad//key").status == 400)
+        }
     }
 
     @Test("Server-Sent Events: every change exactly once across a forced disconnect, resumed with Last-Event-ID", .timeLimit(.minutes(1)))
     func serverSentEvents() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        for index in 1...3 { _ = try await server.put("/v1/c/keys/k\(index)", "v\(index)") }
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            for index in 1...3 { _ = try await server.put("/v1/c/keys/k\(index)", "v\(index)") }
 
-        // First connection: read three events, then drop the connection.
-        let firstIDs = try await readEvents(server, lastEventID: nil, query: "fromRevision=1", count: 3)
-        #expect(firstIDs == [1, 2, 3])
+            // First connection: read three events, then drop the connection.
+            let firstIDs = try await readEvents(server, lastEventID: nil, query: "fromRevision=1", count: 3)
+            #expect(firstIDs == [1, 2, 3])
 
-        // Changes while disconnected.
-        for index in 4...6 { _ = try await server.put("/v1/c/keys/k\(index)", "v\(index)") }
+            // Changes while disconnected.
+            for index in 4...6 { _ = try await server.put("/v1/c/keys/k\(index)", "v\(index)") }
 
-        // Reconnect with Last-Event-ID; write more once connected.
-        async let resumed = readEvents(server, lastEventID: 3, query: "", count: 5)
-        try await Task.sleep(for: .milliseconds(300))
-        _ = try await server.put("/v1/c/keys/k7", "v7")
-        _ = try await server.request(.DELETE, "/v1/c/keys/k1")
-        #expect(try await resumed == [4, 5, 6, 7, 8])
+            // Reconnect with Last-Event-ID; write more once connected.
+            async let resumed = readEvents(server, lastEventID: 3, query: "", count: 5)
+            try await Task.sleep(for: .milliseconds(300))
+            _ = try await server.put("/v1/c/keys/k7", "v7")
+            _ = try await server.request(.DELETE, "/v1/c/keys/k1")
+            #expect(try await resumed == [4, 5, 6, 7, 8])
+        }
     }
 
     @Test("Server-Sent Events: heartbeats while idle", .timeLimit(.minutes(1)))
     func heartbeats() async throws {
-        let server = try await LiveServer.start()
-        defer { Task { await server.stop() } }
-        _ = try await server.put("/v1/c", "")
-        var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?heartbeat=1")
-        request.headers.add(name: "Accept", value: "text/event-stream")
-        let response = try await server.client.execute(request, timeout: .seconds(10))
-        #expect(response.headers["Content-Type"].first?.hasPrefix("text/event-stream") == true)
-        var text = ""
-        for try await buffer in response.body {
-            text += String(buffer: buffer)
-            if text.components(separatedBy: ": heartbeat").count > 2 { break }
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?heartbeat=1")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            let response = try await server.client.execute(request, timeout: .seconds(10))
+            #expect(response.headers["Content-Type"].first?.hasPrefix("text/event-stream") == true)
+            var text = ""
+            for try await buffer in response.body {
+                text += String(buffer: buffer)
+                if text.components(separatedBy: ": heartbeat").count > 2 { break }
+            }
+            #expect(text.contains(": heartbeat"))
         }
-        #expect(text.contains(": heartbeat"))
     }
 
     /// Reads `count` SSE events and returns their ids (revisions), then disconnects.

@@ -54,32 +54,32 @@ struct CredentialChainTests {
 
     @Test func containerEndpointWithAuthorizationToken() async throws {
         let expiry = Date().addingTimeInterval(3_600)
-        let server = try await LocalHTTPServer { request, _ in
+        try await withServer(try await LocalHTTPServer { request, _ in
             guard request.uri == "/v2/credentials/discfg" else { return .text(404, "no") }
             guard request.header("Authorization") == "Bearer discfg-token" else { return .text(401, "unauthorized") }
             return .json(200, credentialsDocument(key: "ASIAECS", expiration: expiry))
-        }
-        defer { Task { await server.stop() } }
-        let directory = try TemporaryDirectory()
-        let environment = isolatedEnvironment(home: directory.path, [
-            "AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/v2/credentials/discfg",
-            "AWS_CONTAINER_AUTHORIZATION_TOKEN": "Bearer discfg-token",
-        ])
-        let chain = CredentialChain.standard(environment: environment)
-        let credentials = try await chain.credentials()
-        #expect(credentials.accessKeyID == "ASIAECS")
-        #expect(credentials.secretAccessKey == "secret-ASIAECS")
-        #expect(credentials.sessionToken == "token-ASIAECS")
-        #expect(abs((credentials.expiration ?? .distantPast).timeIntervalSince(expiry)) < 1)
-        #expect(await chain.currentSource == "container credentials endpoint (ECS)")
+        }) { server in
+            let directory = try TemporaryDirectory()
+            let environment = isolatedEnvironment(home: directory.path, [
+                "AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/v2/credentials/discfg",
+                "AWS_CONTAINER_AUTHORIZATION_TOKEN": "Bearer discfg-token",
+            ])
+            let chain = CredentialChain.standard(environment: environment)
+            let credentials = try await chain.credentials()
+            #expect(credentials.accessKeyID == "ASIAECS")
+            #expect(credentials.secretAccessKey == "secret-ASIAECS")
+            #expect(credentials.sessionToken == "token-ASIAECS")
+            #expect(abs((credentials.expiration ?? .distantPast).timeIntervalSince(expiry)) < 1)
+            #expect(await chain.currentSource == "container credentials endpoint (ECS)")
 
-        // Without the token the endpoint refuses, and the chain reports the HTTP status.
-        var noToken = environment
-        noToken["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = nil
-        let error = await #expect(throws: CredentialChainError.self) {
-            try await CredentialChain.standard(environment: noToken).credentials()
+            // Without the token the endpoint refuses, and the chain reports the HTTP status.
+            var noToken = environment
+            noToken["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = nil
+            let error = await #expect(throws: CredentialChainError.self) {
+                try await CredentialChain.standard(environment: noToken).credentials()
+            }
+            #expect(error?.description.contains("HTTP 401") == true)
         }
-        #expect(error?.description.contains("HTTP 401") == true)
     }
 
     @Test func containerEndpointSelection() throws {
@@ -95,7 +95,7 @@ struct CredentialChainTests {
 
     @Test func instanceMetadataV2FetchesTokenRoleAndCredentials() async throws {
         let expiry = Date().addingTimeInterval(6 * 3_600)
-        let server = try await LocalHTTPServer { request, _ in
+        try await withServer(try await LocalHTTPServer { request, _ in
             switch (request.method, request.uri) {
             case ("PUT", "/latest/api/token"):
                 guard request.header("X-aws-ec2-metadata-token-ttl-seconds") != nil else { return .text(400, "ttl") }
@@ -110,22 +110,22 @@ struct CredentialChainTests {
             default:
                 return .text(404, "")
             }
+        }) { server in
+            let directory = try TemporaryDirectory()
+            let environment = isolatedEnvironment(home: directory.path, [
+                "AWS_EC2_METADATA_DISABLED": "false",
+                "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.baseURL + "/",
+            ])
+            let chain = CredentialChain.standard(environment: environment)
+            let credentials = try await chain.credentials()
+            #expect(credentials.accessKeyID == "ASIAIMDS")
+            #expect(credentials.sessionToken == "token-ASIAIMDS")
+            #expect(server.requests.map { "\($0.method) \($0.uri)" } == [
+                "PUT /latest/api/token",
+                "GET /latest/meta-data/iam/security-credentials/",
+                "GET /latest/meta-data/iam/security-credentials/discfg-role",
+            ])
         }
-        defer { Task { await server.stop() } }
-        let directory = try TemporaryDirectory()
-        let environment = isolatedEnvironment(home: directory.path, [
-            "AWS_EC2_METADATA_DISABLED": "false",
-            "AWS_EC2_METADATA_SERVICE_ENDPOINT": server.baseURL + "/",
-        ])
-        let chain = CredentialChain.standard(environment: environment)
-        let credentials = try await chain.credentials()
-        #expect(credentials.accessKeyID == "ASIAIMDS")
-        #expect(credentials.sessionToken == "token-ASIAIMDS")
-        #expect(server.requests.map { "\($0.method) \($0.uri)" } == [
-            "PUT /latest/api/token",
-            "GET /latest/meta-data/iam/security-credentials/",
-            "GET /latest/meta-data/iam/security-credentials/discfg-role",
-        ])
     }
 
     @Test func instanceMetadataFailsFastWhenNothingListens() async throws {
@@ -142,74 +142,74 @@ struct CredentialChainTests {
     @Test func temporaryCredentialsRefreshBeforeExpiry() async throws {
         let clock = TestClock()
         let issued = NIOLockedValueBox(0)
-        let server = try await LocalHTTPServer { _, index in
+        try await withServer(try await LocalHTTPServer { _, index in
             let number = issued.withLockedValue { $0 += 1; return $0 }
             // Each document expires one hour after the test clock's current time.
             return .json(200, credentialsDocument(key: "ASIA\(number)", expiration: clock.now.addingTimeInterval(3_600)))
+        }) { server in
+            let directory = try TemporaryDirectory()
+            let chain = CredentialChain.standard(
+                environment: isolatedEnvironment(home: directory.path, ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/creds"]),
+                now: clock.closure
+            )
+            #expect(try await chain.credentials().accessKeyID == "ASIA1")
+            clock.advance(by: 54 * 60)  // 6 minutes left: still outside the 5-minute margin
+            #expect(try await chain.credentials().accessKeyID == "ASIA1")
+            #expect(server.requests.count == 1)
+            clock.advance(by: 2 * 60)  // 4 minutes left: refreshed ahead of expiry
+            #expect(try await chain.credentials().accessKeyID == "ASIA2")
+            #expect(server.requests.count == 2)
+            #expect(try await chain.credentials().accessKeyID == "ASIA2")
+            #expect(server.requests.count == 2)
         }
-        defer { Task { await server.stop() } }
-        let directory = try TemporaryDirectory()
-        let chain = CredentialChain.standard(
-            environment: isolatedEnvironment(home: directory.path, ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/creds"]),
-            now: clock.closure
-        )
-        #expect(try await chain.credentials().accessKeyID == "ASIA1")
-        clock.advance(by: 54 * 60)  // 6 minutes left: still outside the 5-minute margin
-        #expect(try await chain.credentials().accessKeyID == "ASIA1")
-        #expect(server.requests.count == 1)
-        clock.advance(by: 2 * 60)  // 4 minutes left: refreshed ahead of expiry
-        #expect(try await chain.credentials().accessKeyID == "ASIA2")
-        #expect(server.requests.count == 2)
-        #expect(try await chain.credentials().accessKeyID == "ASIA2")
-        #expect(server.requests.count == 2)
     }
 
     @Test func concurrentCallersShareOneRefresh() async throws {
         let clock = TestClock()
-        let server = try await LocalHTTPServer { _, index in
+        try await withServer(try await LocalHTTPServer { _, index in
             .json(200, credentialsDocument(key: "ASIA\(index + 1)", expiration: clock.now.addingTimeInterval(3_600)),
                   delay: .milliseconds(200))
-        }
-        defer { Task { await server.stop() } }
-        let directory = try TemporaryDirectory()
-        let chain = CredentialChain.standard(
-            environment: isolatedEnvironment(home: directory.path, ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/creds"]),
-            now: clock.closure
-        )
-        let keys = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<20 { group.addTask { try await chain.credentials().accessKeyID } }
-            return try await group.reduce(into: [String]()) { $0.append($1) }
-        }
-        #expect(Set(keys) == ["ASIA1"])
-        #expect(server.requests.count == 1)
-        #expect(await chain.resolutionCount == 1)
+        }) { server in
+            let directory = try TemporaryDirectory()
+            let chain = CredentialChain.standard(
+                environment: isolatedEnvironment(home: directory.path, ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/creds"]),
+                now: clock.closure
+            )
+            let keys = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 { group.addTask { try await chain.credentials().accessKeyID } }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(Set(keys) == ["ASIA1"])
+            #expect(server.requests.count == 1)
+            #expect(await chain.resolutionCount == 1)
 
-        clock.advance(by: 3_500)
-        let refreshed = try await withThrowingTaskGroup(of: String.self) { group in
-            for _ in 0..<20 { group.addTask { try await chain.credentials().accessKeyID } }
-            return try await group.reduce(into: [String]()) { $0.append($1) }
+            clock.advance(by: 3_500)
+            let refreshed = try await withThrowingTaskGroup(of: String.self) { group in
+                for _ in 0..<20 { group.addTask { try await chain.credentials().accessKeyID } }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(Set(refreshed) == ["ASIA2"])
+            #expect(server.requests.count == 2)
         }
-        #expect(Set(refreshed) == ["ASIA2"])
-        #expect(server.requests.count == 2)
     }
 
     @Test func failedRefreshKeepsStillValidCredentials() async throws {
         let clock = TestClock()
-        let server = try await LocalHTTPServer { _, index in
+        try await withServer(try await LocalHTTPServer { _, index in
             index == 0
                 ? .json(200, credentialsDocument(key: "ASIAFIRST", expiration: clock.now.addingTimeInterval(3_600)))
                 : .text(500, "endpoint down")
+        }) { server in
+            let directory = try TemporaryDirectory()
+            let chain = CredentialChain.standard(
+                environment: isolatedEnvironment(home: directory.path, ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/creds"]),
+                now: clock.closure
+            )
+            #expect(try await chain.credentials().accessKeyID == "ASIAFIRST")
+            clock.advance(by: 3_400)  // inside the refresh margin but not yet expired
+            #expect(try await chain.credentials().accessKeyID == "ASIAFIRST")
+            clock.advance(by: 300)  // now expired: the failure surfaces
+            await #expect(throws: CredentialChainError.self) { try await chain.credentials() }
         }
-        defer { Task { await server.stop() } }
-        let directory = try TemporaryDirectory()
-        let chain = CredentialChain.standard(
-            environment: isolatedEnvironment(home: directory.path, ["AWS_CONTAINER_CREDENTIALS_FULL_URI": server.baseURL + "/creds"]),
-            now: clock.closure
-        )
-        #expect(try await chain.credentials().accessKeyID == "ASIAFIRST")
-        clock.advance(by: 3_400)  // inside the refresh margin but not yet expired
-        #expect(try await chain.credentials().accessKeyID == "ASIAFIRST")
-        clock.advance(by: 300)  // now expired: the failure surfaces
-        await #expect(throws: CredentialChainError.self) { try await chain.credentials() }
     }
 }

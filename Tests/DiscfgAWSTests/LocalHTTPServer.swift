@@ -1,3 +1,4 @@
+import DiscfgTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -5,7 +6,7 @@ import NIOHTTP1
 import NIOPosix
 
 /// A tiny scripted HTTP/1.1 server on a loopback port, for credential endpoints and retry tests.
-final class LocalHTTPServer: Sendable {
+final class LocalHTTPServer: TestServer {
     struct Request: Sendable {
         let method: String
         let uri: String
