@@ -81,3 +81,17 @@ extension Process {
         try run()
     }
 }
+
+extension Process {
+    /// Kills the process with SIGKILL and waits for it to end.
+    ///
+    /// SIGKILL rather than SIGTERM: a child started from the test process was seen to ignore
+    /// SIGTERM (a child inherits the blocked-signal mask of the thread that spawns it, and
+    /// Dispatch threads block signals), which left `waitUntilExit` hanging. SIGKILL cannot
+    /// be blocked.
+    public func killAndWait() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGKILL)
+        waitUntilExit()
+    }
+}

@@ -116,10 +116,7 @@ public final class FaultProxy: @unchecked Sendable {
 
     /// Kills the proxy and removes its log.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         try? FileManager.default.removeItem(atPath: logPath)
     }
 

@@ -95,15 +95,9 @@ public final class MotoServer: @unchecked Sendable {
 
     /// Kills the server and waits for it to exit.
     ///
-    /// SIGKILL rather than SIGTERM: started from the test process, moto_server was seen to ignore
-    /// SIGTERM (a child inherits the blocked-signal mask of the thread that spawns it, and Dispatch
-    /// threads block signals), which left `waitUntilExit` hanging. SIGKILL cannot be blocked, and
-    /// moto keeps nothing worth flushing.
+    /// Kills moto (it keeps nothing worth flushing) and removes its log.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        process.killAndWait()
         try? FileManager.default.removeItem(atPath: logPath)
     }
 

@@ -47,7 +47,7 @@ struct FaultInjectionTests {
             for _ in 0..<Self.writers {
                 // A store (and HTTP client) per writer, as separate processes would have.
                 let store = try await Self.store(table: direct.configuration.table, endpoint: proxy.endpoint)
-                group.addTask { try await Self.increment(key, in: config, of: store, times: Self.incrementsPerWriter) }
+                group.addTask { try await CompareAndSwapCounter.increment(key, in: config, of: store, times: Self.incrementsPerWriter) }
             }
             return try await group.reduce(0, +)
         }
@@ -106,25 +106,5 @@ struct FaultInjectionTests {
         #expect(try await direct.revision(of: config) == Revision(10), "no change was applied twice")
         let dropped = try proxy.calls().filter { $0.operation == "TransactWriteItems" && $0.fault == .dropAfterSending && $0.upstreamStatus == 200 }
         #expect(!dropped.isEmpty)
-    }
-
-    /// Adds one to the counter `times` times with compare-and-swap; returns how many
-    /// attempts lost a race. Any failure other than a lost race fails the test: with the
-    /// retry budget given, no fault may reach the caller.
-    static func increment(_ key: Key, in config: ConfigName, of store: any ConfigStore, times: Int) async throws -> Int {
-        var conflicts = 0
-        for _ in 0..<times {
-            while true {
-                let current = try await store.get(key, in: config)
-                let next = (current?.text.flatMap { Int($0) } ?? 0) + 1
-                do {
-                    _ = try await store.set(key, to: Data(String(next).utf8), in: config, options: SetOptions(conditions: [.version(current?.version ?? 0)]))
-                    break
-                } catch let error as DiscfgError where error.code == .conditionFailed {
-                    conflicts += 1
-                }
-            }
-        }
-        return conflicts
     }
 }

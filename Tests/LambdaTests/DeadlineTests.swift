@@ -14,33 +14,19 @@ struct DeadlineTests {
     func commitCutOff() async throws {
         try await withMotoTable { table in
             try await table.createConfig("app")
-            // Every transaction reaches DynamoDB 4 s late; reads pass at once.
-            let proxy = try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: ["TransactWriteItems"])
-            defer { proxy.stop() }
-            let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
-            try await withLambda(table, environment: ["DISCFG_STORE": store]) { lambda in
-                let invocation = try await lambda.invoke(GatewayEvent.httpAPI(Request("PUT", "/v1/app/keys/slow", text: "v")), deadline: .seconds(2))
-                let took = invocation.finishedAt - invocation.deliveredAt
-                #expect(took < .seconds(2), "answered before the 2 s deadline, took \(took)")
-                guard case .response(let data) = invocation.result else {
-                    Issue.record("expected a response, got \(invocation.result)")
-                    return
+            try await Self.withSlowFunction(table, delaying: ["TransactWriteItems"]) { lambda in
+                let message = try await Self.cutOff(Request("PUT", "/v1/app/keys/slow", text: "v"), lambda)
+                #expect(message?.contains("may or may not have been applied") == true, "\(message ?? "")")
+                // The transaction went on without its caller: "may" was the truth.
+                let deadline = ContinuousClock.now + .seconds(15)
+                var value: String?
+                while value == nil, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(250))
+                    let got = try await table.cli.run("get", "app", "slow")
+                    if got.status == 0 { value = got.stdout.trimmingCharacters(in: .newlines) }
                 }
-                let answer = try GatewayResponse(data)
-                #expect(answer.statusCode == 503, "\(answer.raw)")
-                let error = try answer.envelope().error
-                #expect(error?.field == "timeout")
-                #expect(error?.message.contains("may or may not have been applied") == true, "\(answer.raw)")
+                #expect(value == "v")
             }
-            // The transaction went on without its caller: "may" was the truth.
-            let deadline = ContinuousClock.now + .seconds(15)
-            var value: String?
-            while value == nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(250))
-                let got = try await table.cli.run("get", "app", "slow")
-                if got.status == 0 { value = got.stdout.trimmingCharacters(in: .newlines) }
-            }
-            #expect(value == "v")
         }
     }
 
@@ -49,23 +35,36 @@ struct DeadlineTests {
         try await withMotoTable { table in
             try await table.createConfig("app")
             _ = try await table.cli.json("set", "app", "k", "v")
-            let proxy = try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: ["GetItem", "Query"])
-            defer { proxy.stop() }
-            let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
-            try await withLambda(table, environment: ["DISCFG_STORE": store]) { lambda in
-                let invocation = try await lambda.invoke(GatewayEvent.httpAPI(Request("GET", "/v1/app/keys/k")), deadline: .seconds(2))
-                let took = invocation.finishedAt - invocation.deliveredAt
-                #expect(took < .seconds(2), "answered before the 2 s deadline, took \(took)")
-                guard case .response(let data) = invocation.result else {
-                    Issue.record("expected a response, got \(invocation.result)")
-                    return
-                }
-                let answer = try GatewayResponse(data)
-                #expect(answer.statusCode == 503, "\(answer.raw)")
-                let error = try answer.envelope().error
-                #expect(error?.field == "timeout")
-                #expect(error?.message.contains("nothing was changed") == true, "\(answer.raw)")
+            try await Self.withSlowFunction(table, delaying: ["GetItem", "Query"]) { lambda in
+                let message = try await Self.cutOff(Request("GET", "/v1/app/keys/k"), lambda)
+                #expect(message?.contains("nothing was changed") == true, "\(message ?? "")")
             }
         }
+    }
+
+    /// Runs `body` with the function on `table`, its DynamoDB calls named in `operations`
+    /// arriving 4 s late (through a fault proxy).
+    static func withSlowFunction(_ table: MotoTable, delaying operations: Set<String>, _ body: (RunningLambda) async throws -> Void) async throws {
+        let proxy = try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: operations)
+        defer { proxy.stop() }
+        let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
+        try await withLambda(table, environment: ["DISCFG_STORE": store], body)
+    }
+
+    /// Sends `request` with a 2 s deadline; expects a 503 `timeout` answer before the
+    /// deadline and returns its message.
+    static func cutOff(_ request: Request, _ lambda: RunningLambda) async throws -> String? {
+        let invocation = try await lambda.invoke(GatewayEvent.httpAPI(request), deadline: .seconds(2))
+        let took = invocation.finishedAt - invocation.deliveredAt
+        #expect(took < .seconds(2), "answered before the 2 s deadline, took \(took)")
+        guard case .response(let data) = invocation.result else {
+            Issue.record("expected a response, got \(invocation.result)")
+            return nil
+        }
+        let answer = try GatewayResponse(data)
+        #expect(answer.statusCode == 503, "\(answer.raw)")
+        let error = try answer.envelope().error
+        #expect(error?.field == "timeout")
+        return error?.message
     }
 }
