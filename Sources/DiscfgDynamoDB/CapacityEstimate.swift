@@ -52,8 +52,8 @@ public final class CapacityEstimate: Sendable {
         switch action {
         case .put(let item, _):
             var units = 2 * writeUnits(bytes: item.estimatedSize)
-            if item["lsk"] != nil { units += 2 }
-            if item["exp"] != nil { units += 2 * writeUnits(bytes: item.estimatedSize) }
+            if item[.lsk] != nil { units += 2 }
+            if item[.expiresAt] != nil { units += 2 * writeUnits(bytes: item.estimatedSize) }
             return units
         case .delete: return 2
         case .check: return 2 * 0.5

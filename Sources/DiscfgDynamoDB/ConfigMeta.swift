@@ -35,40 +35,40 @@ struct ConfigMeta: Sendable, Equatable {
     }
 
     init?(_ attributes: Attributes) {
-        guard let pk = attributes["pk"]?.string, let name = try? ConfigName(pk),
-              let revision = attributes["revision"]?.uint64,
-              let created = attributes["created"]?.int64, let modified = attributes["modified"]?.int64
+        guard let pk = attributes[.pk]?.string, let name = try? ConfigName(pk),
+              let revision = attributes[.revision]?.uint64,
+              let created = attributes[.created]?.int64, let modified = attributes[.modified]?.int64
         else { return nil }
-        let settings = attributes["settings"]?.string
+        let settings = attributes[.settings]?.string
             .flatMap { try? JSONDecoder().decode(ConfigSettings.self, from: Data($0.utf8)) } ?? ConfigSettings()
         info = ConfigInfo(
             name: name, revision: Revision(revision),
-            compactedRevision: Revision(attributes["compacted"]?.uint64 ?? 0),
+            compactedRevision: Revision(attributes[.compacted]?.uint64 ?? 0),
             createdAt: Date(milliseconds: created), modifiedAt: Date(milliseconds: modified), settings: settings
         )
-        lock = attributes["lock"]?.uint64 ?? 0
-        purgedRevision = Revision(attributes["purged"]?.uint64 ?? 0)
-        oldestEventAt = attributes["oldestAt"]?.int64.map { Date(milliseconds: $0) }
-        expiryCheckAt = attributes["expiryCheck"]?.int64.map { Date(milliseconds: $0) }
-        overflowRevisions = Set(attributes["overflow"]?.uint64Set ?? [])
-        deleting = attributes["deleting"]?.boolValue == true
+        lock = attributes[.lock]?.uint64 ?? 0
+        purgedRevision = Revision(attributes[.purged]?.uint64 ?? 0)
+        oldestEventAt = attributes[.oldestAt]?.int64.map { Date(milliseconds: $0) }
+        expiryCheckAt = attributes[.expiryCheck]?.int64.map { Date(milliseconds: $0) }
+        overflowRevisions = Set(attributes[.overflowRevisions]?.uint64Set ?? [])
+        deleting = attributes[.deleting]?.boolValue == true
     }
 
     /// The whole meta item, with `lock` as stored.
     var attributes: Attributes {
         var attributes = DynamoDBLayout.metaKey(info.name)
-        attributes["revision"] = .number(info.revision.rawValue)
-        attributes["compacted"] = .number(info.compactedRevision.rawValue)
-        attributes["created"] = .number(info.createdAt.milliseconds)
-        attributes["modified"] = .number(info.modifiedAt.milliseconds)
+        attributes[.revision] = .number(info.revision.rawValue)
+        attributes[.compacted] = .number(info.compactedRevision.rawValue)
+        attributes[.created] = .number(info.createdAt.milliseconds)
+        attributes[.modified] = .number(info.modifiedAt.milliseconds)
         let settings = (try? JSONEncoder().encode(info.settings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        attributes["settings"] = .s(settings)
-        attributes["lock"] = .number(lock)
-        attributes["purged"] = .number(purgedRevision.rawValue)
-        if let oldestEventAt { attributes["oldestAt"] = .number(oldestEventAt.milliseconds) }
-        if let expiryCheckAt { attributes["expiryCheck"] = .number(expiryCheckAt.milliseconds) }
-        if !overflowRevisions.isEmpty { attributes["overflow"] = .ns(overflowRevisions.sorted().map(String.init)) }
-        if deleting { attributes["deleting"] = .bool(true) }
+        attributes[.settings] = .s(settings)
+        attributes[.lock] = .number(lock)
+        attributes[.purged] = .number(purgedRevision.rawValue)
+        if let oldestEventAt { attributes[.oldestAt] = .number(oldestEventAt.milliseconds) }
+        if let expiryCheckAt { attributes[.expiryCheck] = .number(expiryCheckAt.milliseconds) }
+        if !overflowRevisions.isEmpty { attributes[.overflowRevisions] = .ns(overflowRevisions.sorted().map(String.init)) }
+        if deleting { attributes[.deleting] = .bool(true) }
         return attributes
     }
 }

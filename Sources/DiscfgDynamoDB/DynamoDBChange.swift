@@ -103,8 +103,8 @@ struct DynamoDBChange: ChangeTransaction {
             written.insert(event.key)
             let final = overlay[event.key] ?? nil
             let condition = original(event.key).map { old in
-                Expression(text: "#mr = :mr", names: ["#mr": "mr"], values: [":mr": .number(old.modRevision.rawValue)])
-            } ?? Expression(text: "attribute_not_exists(pk)")
+                Expression("\(.modRevision) = :mr", values: [":mr": .number(old.modRevision.rawValue)])
+            } ?? .itemAbsent
             if let final {
                 keyActions.append(.put(ItemCodec.attributes(final, in: config), condition: condition))
             } else {
@@ -116,7 +116,7 @@ struct DynamoDBChange: ChangeTransaction {
         let ttl = retention.historyTTL(at: now)
         for event in recorded {
             var (item, overflow) = EventCodec.attributes(event, in: config, ttl: ttl)
-            if historyActions.isEmpty { item[DynamoDBLayout.transactionToken] = .s(token) }
+            if historyActions.isEmpty { item[.transactionToken] = .s(token) }
             historyActions.append(.put(item, condition: nil))
             if let overflow {
                 historyActions.append(.put(overflow, condition: nil))
@@ -176,10 +176,7 @@ struct DynamoDBChange: ChangeTransaction {
 
     /// The condition every meta write carries: the lock as read, and not being deleted.
     static func lockCondition(_ meta: ConfigMeta) -> Expression {
-        Expression(
-            text: "#lock = :lock AND attribute_not_exists(#deleting)",
-            names: ["#lock": "lock", "#deleting": "deleting"], values: [":lock": .number(meta.lock)]
-        )
+        Expression("\(.lock) = :lock AND attribute_not_exists(\(.deleting))", values: [":lock": .number(meta.lock)])
     }
 
     /// DynamoDB's limit of actions in one transaction.

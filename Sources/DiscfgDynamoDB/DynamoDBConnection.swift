@@ -41,11 +41,11 @@ struct DynamoDBConnection: Sendable {
     // MARK: - Reads
 
     /// One item, or nil.
-    func getItem(_ key: Attributes, consistent: Bool, projection: [String]? = nil) async throws -> Attributes? {
-        let names = projection.map { Dictionary(uniqueKeysWithValues: $0.map { ("#\($0)", $0) }) }
+    func getItem(_ key: Attributes, consistent: Bool, projection: [Attribute]? = nil) async throws -> Attributes? {
+        let projected = projection.map(ExpressionText.init(projecting:))
         let input = GetItemInput(
             TableName: table, Key: key, ConsistentRead: consistent,
-            ProjectionExpression: projection.map { $0.map { "#\($0)" }.joined(separator: ", ") }, ExpressionAttributeNames: names
+            ProjectionExpression: projected?.text, ExpressionAttributeNames: projected?.names
         )
         let item = try await call("GetItem", input, as: GetItemOutput.self).Item
         estimate.record("GetItem", read: CapacityEstimate.readUnits(bytes: item?.estimatedSize ?? 0, consistent: consistent))

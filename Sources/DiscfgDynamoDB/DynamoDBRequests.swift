@@ -3,8 +3,19 @@ import Foundation
 /// A condition or update expression with its placeholders.
 struct Expression: Sendable {
     var text: String
-    var names: [String: String] = [:]
-    var values: Attributes = [:]
+    var names: [String: String]
+    var values: Attributes
+
+    init(_ text: ExpressionText, values: Attributes = [:]) {
+        self.text = text.text
+        names = text.names
+        self.values = values
+    }
+
+    /// The item exists (any item has a partition key).
+    static let itemExists = Expression("attribute_exists(\(.pk))")
+    /// No item has this key yet.
+    static let itemAbsent = Expression("attribute_not_exists(\(.pk))")
 }
 
 /// One action of a `TransactWriteItems` call.
@@ -96,6 +107,44 @@ struct QueryInput: Encodable {
     var ReturnConsumedCapacity = "TOTAL"
 }
 
+extension Expression {
+    /// Every item of partition `pk`.
+    static func partition(_ pk: String) -> Expression {
+        Expression("\(.pk) = :pk", values: [":pk": .s(pk)])
+    }
+
+    /// The items of partition `pk` whose `sortKey` is in `low...high`.
+    static func partition(_ pk: String, _ sortKey: Attribute, from low: String, through high: String) -> Expression {
+        Expression("\(.pk) = :pk AND \(sortKey) BETWEEN :low AND :high", values: [":pk": .s(pk), ":low": .s(low), ":high": .s(high)])
+    }
+}
+
+extension QueryInput {
+    /// A query of the items `key` selects, in the table or one of its indexes.
+    init(table: String, index: DynamoDBIndex? = nil, key: Expression, consistent: Bool, limit: Int? = nil, newestFirst: Bool? = nil) {
+        self.init(
+            TableName: table, IndexName: index?.rawValue, KeyConditionExpression: key.text,
+            ExpressionAttributeNames: key.names.isEmpty ? nil : key.names,
+            ExpressionAttributeValues: key.values.isEmpty ? nil : key.values,
+            Limit: limit, ScanIndexForward: newestFirst.map { !$0 }, ConsistentRead: consistent
+        )
+    }
+
+    /// Asks only for `attributes` of each item.
+    mutating func project(_ attributes: [Attribute]) {
+        let projection = ExpressionText(projecting: attributes)
+        ProjectionExpression = projection.text
+        ExpressionAttributeNames = ExpressionAttributeNames.adding(projection.names)
+    }
+
+    /// Replaces the key condition; `key` names the same attributes as the one it replaces.
+    mutating func setKey(_ key: Expression) {
+        KeyConditionExpression = key.text
+        ExpressionAttributeNames = ExpressionAttributeNames.adding(key.names)
+        ExpressionAttributeValues = (ExpressionAttributeValues ?? [:]).merging(key.values) { $1 }
+    }
+}
+
 struct QueryOutput: Decodable {
     var Items: [Attributes]?
     var LastEvaluatedKey: Attributes?
@@ -133,6 +182,38 @@ struct UpdateItemInput: Encodable {
     var ExpressionAttributeNames: [String: String]?
     var ExpressionAttributeValues: Attributes?
     var ReturnConsumedCapacity = "TOTAL"
+}
+
+extension PutItemInput {
+    init(table: String, item: Attributes, condition: Expression) {
+        self.init(
+            TableName: table, Item: item, ConditionExpression: condition.text,
+            ExpressionAttributeNames: condition.names.isEmpty ? nil : condition.names,
+            ExpressionAttributeValues: condition.values.isEmpty ? nil : condition.values
+        )
+    }
+}
+
+extension DeleteItemInput {
+    init(table: String, key: Attributes, condition: Expression? = nil) {
+        self.init(
+            TableName: table, Key: key, ConditionExpression: condition?.text,
+            ExpressionAttributeNames: condition.flatMap { $0.names.isEmpty ? nil : $0.names },
+            ExpressionAttributeValues: condition.flatMap { $0.values.isEmpty ? nil : $0.values }
+        )
+    }
+}
+
+extension UpdateItemInput {
+    /// Applies `update` to the item at `key` if `condition` holds.
+    init(table: String, key: Attributes, update: Expression, condition: Expression? = nil) {
+        let names = update.names.merging(condition?.names ?? [:]) { $1 }
+        let values = update.values.merging(condition?.values ?? [:]) { $1 }
+        self.init(
+            TableName: table, Key: key, UpdateExpression: update.text, ConditionExpression: condition?.text,
+            ExpressionAttributeNames: names.isEmpty ? nil : names, ExpressionAttributeValues: values.isEmpty ? nil : values
+        )
+    }
 }
 
 struct WriteRequest: Codable {

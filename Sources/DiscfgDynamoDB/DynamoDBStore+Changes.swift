@@ -42,11 +42,8 @@ extension DynamoDBStore {
     /// `expiryCheckAt` has passed are changed — each change finds its due keys with a
     /// `Query` on the expiry index. Never a `Scan`.
     public func sweepExpired() async throws -> [Event] {
-        let registry = try await connection.queryAll(QueryInput(
-            TableName: connection.table, KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: [":pk": .s(DynamoDBLayout.registryPK)], ConsistentRead: true
-        ))
-        let names = registry.compactMap { $0["sk"]?.string.flatMap { try? ConfigName($0) } }
+        let registry = try await connection.queryAll(QueryInput(table: connection.table, key: .partition(DynamoDBLayout.registryPK), consistent: true))
+        let names = registry.compactMap { $0[.sk]?.string.flatMap { try? ConfigName($0) } }
         return try await sweep(names)
     }
 
@@ -124,10 +121,10 @@ extension DynamoDBStore {
     func landed(_ config: ConfigName, revision: Revision, token: String) async -> Bool? {
         let eventKey = DynamoDBLayout.eventKey(config, revision)
         guard let found = try? await connection.batchGet([DynamoDBLayout.metaKey(config), eventKey], consistent: true) else { return nil }
-        if let event = found.first(where: { $0["pk"] == eventKey["pk"] && $0["sk"] == eventKey["sk"] }) {
-            return event[DynamoDBLayout.transactionToken]?.string == token
+        if let event = found.first(where: { $0[.pk] == eventKey[.pk] && $0[.sk] == eventKey[.sk] }) {
+            return event[.transactionToken]?.string == token
         }
-        guard let meta = found.first(where: { $0["sk"]?.string == DynamoDBLayout.metaSK }).flatMap(ConfigMeta.init) else { return nil }
+        guard let meta = found.first(where: { $0[.sk]?.string == DynamoDBLayout.metaSK }).flatMap(ConfigMeta.init) else { return nil }
         return meta.info.revision < revision ? false : nil
     }
 
@@ -159,7 +156,7 @@ extension DynamoDBStore {
     func prepare(_ config: ConfigName, _ reads: ChangeReads, now: Date) async throws -> DynamoDBChange {
         let unique = Array(Set(reads.keys))
         let found = try await connection.batchGet([DynamoDBLayout.metaKey(config)] + unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
-        guard let metaAttributes = found.first(where: { $0["sk"]?.string == DynamoDBLayout.metaSK }),
+        guard let metaAttributes = found.first(where: { $0[.sk]?.string == DynamoDBLayout.metaSK }),
               let meta = ConfigMeta(metaAttributes), !meta.deleting
         else { throw DiscfgError.configNotFound(config) }
         var stored: [Key: Item?] = Dictionary(uniqueKeysWithValues: unique.map { ($0, nil) })
@@ -180,19 +177,19 @@ extension DynamoDBStore {
 
     /// The keys due at `now` (whole items, key order) and the first expiry after it.
     func expiryIndex(_ config: ConfigName, now: Date) async throws -> ([Item], Date?) {
+        let bound: Attributes = [":pk": .s(config.rawValue), ":now": .number(now.milliseconds)]
         let dueQuery = QueryInput(
-            TableName: connection.table, IndexName: DynamoDBLayout.expiryIndex, KeyConditionExpression: "pk = :pk AND #exp <= :now",
-            ExpressionAttributeNames: ["#exp": "exp"], ExpressionAttributeValues: [":pk": .s(config.rawValue), ":now": .number(now.milliseconds)],
-            ConsistentRead: true
+            table: connection.table, index: .byExpiry,
+            key: Expression("\(.pk) = :pk AND \(.expiresAt) <= :now", values: bound), consistent: true
         )
         var nextQuery = dueQuery
-        nextQuery.KeyConditionExpression = "pk = :pk AND #exp > :now"
+        nextQuery.setKey(Expression("\(.pk) = :pk AND \(.expiresAt) > :now", values: bound))
         nextQuery.Limit = 1
-        nextQuery.ProjectionExpression = "pk, sk, #exp"
+        nextQuery.project([.pk, .sk, .expiresAt])
         async let dueItems = connection.queryAll(dueQuery)
         async let nextPage = connection.queryPage(nextQuery)
         let due = try await dueItems.compactMap(ItemCodec.item).sorted { $0.key < $1.key }
-        let next = try await nextPage.Items?.first?["exp"]?.int64.map { Date(milliseconds: $0) }
+        let next = try await nextPage.Items?.first?[.expiresAt]?.int64.map { Date(milliseconds: $0) }
         return (due, next)
     }
 
@@ -213,10 +210,6 @@ extension DynamoDBStore {
     /// A query of key items with sort keys in `from...to` (meta item and the bound
     /// itself filtered out by callers that need a half-open range).
     func keyRange(_ config: ConfigName, from: String, to: String, consistent: Bool, limit: Int? = nil) -> QueryInput {
-        QueryInput(
-            TableName: connection.table, KeyConditionExpression: "pk = :pk AND sk BETWEEN :low AND :high",
-            ExpressionAttributeValues: [":pk": .s(config.rawValue), ":low": .s(from), ":high": .s(to)],
-            Limit: limit, ConsistentRead: consistent
-        )
+        QueryInput(table: connection.table, key: .partition(config.rawValue, .sk, from: from, through: to), consistent: consistent, limit: limit)
     }
 }

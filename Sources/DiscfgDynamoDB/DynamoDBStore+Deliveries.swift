@@ -8,25 +8,22 @@ import Foundation
 /// The sort key is `CONFIG/CREATED-MS/TARGET`: a config deleted and created again starts
 /// its revisions at 1, and must not inherit the old config's progress.
 extension DynamoDBStore: DeliveryLedger {
-    static let deliveriesPK = "#notify"
-
     private static func deliveryKey(_ config: ConfigInfo, target: String) -> Attributes {
-        DynamoDBLayout.key(deliveriesPK, "\(config.name.rawValue)/\(config.createdAt.milliseconds)/\(target)")
+        DynamoDBLayout.key(DynamoDBLayout.deliveriesPK, "\(config.name.rawValue)/\(config.createdAt.milliseconds)/\(target)")
     }
 
     /// The last revision of `config` delivered to `target` (zero when none was).
     public func deliveredRevision(_ config: ConfigInfo, target: String) async throws -> Revision {
         let item = try await connection.getItem(Self.deliveryKey(config, target: target), consistent: true)
-        return Revision(item?["delivered"]?.uint64 ?? 0)
+        return Revision(item?[.delivered]?.uint64 ?? 0)
     }
 
     /// Records that `target` has every change of `config` up to `revision`; never moves back.
     public func recordDelivered(_ config: ConfigInfo, target: String, through revision: Revision) async throws {
         let input = UpdateItemInput(
-            TableName: connection.table, Key: Self.deliveryKey(config, target: target),
-            UpdateExpression: "SET delivered = :r, deliveredAt = :at",
-            ConditionExpression: "attribute_not_exists(delivered) OR delivered < :r",
-            ExpressionAttributeValues: [":r": .number(revision.rawValue), ":at": .number(Date().milliseconds)]
+            table: connection.table, key: Self.deliveryKey(config, target: target),
+            update: Expression("SET \(.delivered) = :r, \(.deliveredAt) = :at", values: [":r": .number(revision.rawValue), ":at": .number(Date().milliseconds)]),
+            condition: Expression("attribute_not_exists(\(.delivered)) OR \(.delivered) < :r")
         )
         do {
             _ = try await connection.raw("UpdateItem", input, as: IgnoredOutput.self)
@@ -51,8 +48,7 @@ public struct StreamedChange: Sendable, Equatable {
     /// The change a stream image describes, or nil when the image is not a history event
     /// (keys, config meta, tokens, overflow items and delivery records are ignored).
     public init?(newImage: Attributes) {
-        guard let pk = newImage["pk"]?.string, pk.hasSuffix("#h"),
-              let config = try? ConfigName(String(pk.dropLast(2))),
+        guard let config = newImage[.pk]?.string.flatMap(DynamoDBLayout.config(ofHistoryPK:)),
               let event = EventCodec.event(newImage)
         else { return nil }
         self.config = config

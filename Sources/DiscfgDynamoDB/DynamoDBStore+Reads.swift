@@ -38,21 +38,16 @@ extension DynamoDBStore {
     /// (keys only), then the event itself.
     func firstEvent(on key: Key, in config: ConfigName, after revision: Revision) async throws -> Event? {
         let page = try await connection.queryPage(historyByKey(key, in: config, from: revision.next, through: Revision(UInt64.max), newestFirst: false, limit: 1))
-        guard let sk = page.Items?.first?["sk"]?.string, let found = DynamoDBLayout.revision(ofHistorySK: sk) else { return nil }
+        guard let sk = page.Items?.first?[.sk]?.string, let found = DynamoDBLayout.revision(ofHistorySK: sk) else { return nil }
         return try await events(at: [found], in: config).first
     }
 
     /// A strongly consistent query of the `byKey` index for `key`'s events in `from...through`.
     func historyByKey(_ key: Key, in config: ConfigName, from: Revision, through: Revision, newestFirst: Bool, limit: Int) -> QueryInput {
         QueryInput(
-            TableName: connection.table, IndexName: DynamoDBLayout.historyByKeyIndex,
-            KeyConditionExpression: "pk = :pk AND lsk BETWEEN :low AND :high",
-            ExpressionAttributeValues: [
-                ":pk": .s(DynamoDBLayout.historyPK(config)),
-                ":low": .s(DynamoDBLayout.historyKeySK(key, from)),
-                ":high": .s(DynamoDBLayout.historyKeySK(key, through)),
-            ],
-            Limit: limit, ScanIndexForward: !newestFirst, ConsistentRead: true
+            table: connection.table, index: .byKey,
+            key: .partition(DynamoDBLayout.historyPK(config), .lsk, from: DynamoDBLayout.historyKeySK(key, from), through: DynamoDBLayout.historyKeySK(key, through)),
+            consistent: true, limit: limit, newestFirst: newestFirst
         )
     }
 
@@ -60,14 +55,14 @@ extension DynamoDBStore {
     func events(at revisions: [Revision], in config: ConfigName) async throws -> [Event] {
         guard !revisions.isEmpty else { return [] }
         let items = try await connection.batchGet(revisions.map { DynamoDBLayout.eventKey(config, $0) }, consistent: true)
-        let overflowKeys = items.filter(EventCodec.hasOverflow).compactMap { $0["sk"]?.string }
-            .map { DynamoDBLayout.key(DynamoDBLayout.historyPK(config), $0 + "#prev") }
+        let overflowKeys = items.filter(EventCodec.hasOverflow).compactMap { $0[.sk]?.string }
+            .map { DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(ofEventSK: $0)) }
         let overflow = try await connection.batchGet(overflowKeys, consistent: true)
         var bySK: [String: Attributes] = [:]
-        for item in overflow { if let sk = item["sk"]?.string { bySK[sk] = item } }
+        for item in overflow { if let sk = item[.sk]?.string { bySK[sk] = item } }
         var byRevision: [Revision: Event] = [:]
         for item in items {
-            guard let sk = item["sk"]?.string, let event = EventCodec.event(item, overflow: bySK[sk + "#prev"]) else { continue }
+            guard let sk = item[.sk]?.string, let event = EventCodec.event(item, overflow: bySK[DynamoDBLayout.overflowSK(ofEventSK: sk)]) else { continue }
             byRevision[event.revision] = event
         }
         return revisions.compactMap { byRevision[$0] }
@@ -117,7 +112,7 @@ extension DynamoDBStore {
             return HistoryPage(events: [], nextBefore: nil, compactedRevision: compacted)
         }
         let page = try await connection.queryPage(historyByKey(key, in: config, from: compacted.next, through: through, newestFirst: true, limit: query.limit + 1))
-        let revisions = (page.Items ?? []).compactMap { $0["sk"]?.string.flatMap(DynamoDBLayout.revision(ofHistorySK:)) }
+        let revisions = (page.Items ?? []).compactMap { $0[.sk]?.string.flatMap(DynamoDBLayout.revision(ofHistorySK:)) }
         var budget = PageBudget(bytes: query.maxBytes)
         var events: [Event] = []
         var largest = 0

@@ -42,15 +42,14 @@ extension DynamoDBStore {
             let grace = Int64((exact ? 0 : retention.compactionGrace) * 1000)
             if let oldest = meta.oldestEventAt, oldest.milliseconds >= cutoff - grace { return }
             var query = historyRange(meta.info.name, from: meta.info.compactedRevision.next, through: meta.info.revision)
-            query.ProjectionExpression = "#sk, #at"
-            query.ExpressionAttributeNames = ["#sk": "sk", "#at": "at"]
+            query.project([.sk, .at])
             query.Limit = 200
             var oldest: Date?
             scan: while true {
                 let page = try await connection.queryPage(query)
                 for attributes in page.Items ?? [] {
-                    guard let sk = attributes["sk"]?.string, let revision = DynamoDBLayout.revision(ofHistorySK: sk),
-                          let at = attributes["at"]?.int64 else { continue }
+                    guard let sk = attributes[.sk]?.string, let revision = DynamoDBLayout.revision(ofHistorySK: sk),
+                          let at = attributes[.at]?.int64 else { continue }
                     if at < cutoff {
                         meta.info.compactedRevision = max(meta.info.compactedRevision, revision)
                     } else {
@@ -91,13 +90,9 @@ extension DynamoDBStore {
     /// from `from` through `through`, in revision order.
     func historyRange(_ name: ConfigName, from: Revision, through: Revision) -> QueryInput {
         QueryInput(
-            TableName: connection.table, KeyConditionExpression: "pk = :pk AND sk BETWEEN :low AND :high",
-            ExpressionAttributeValues: [
-                ":pk": .s(DynamoDBLayout.historyPK(name)),
-                ":low": .s(DynamoDBLayout.revisionSK(from)),
-                ":high": .s(DynamoDBLayout.overflowSK(through)),
-            ],
-            ConsistentRead: true
+            table: connection.table,
+            key: .partition(DynamoDBLayout.historyPK(name), .sk, from: DynamoDBLayout.revisionSK(from), through: DynamoDBLayout.overflowSK(through)),
+            consistent: true
         )
     }
 
@@ -105,7 +100,7 @@ extension DynamoDBStore {
     func deleteHistory(_ name: ConfigName, from: Revision, through: Revision) async throws {
         guard from <= through else { return }
         var query = historyRange(name, from: from, through: through)
-        query.ProjectionExpression = "pk, sk"
+        query.project([.pk, .sk])
         try await connection.batchDelete(try await connection.queryAll(query))
     }
 
@@ -113,21 +108,15 @@ extension DynamoDBStore {
     /// unless it is kept by age), after the retention changed.
     func retimeHistory(_ name: ConfigName, after: Revision, retention: HistoryRetention) async throws {
         var query = historyRange(name, from: after.next, through: Revision(UInt64.max))
-        query.ProjectionExpression = "pk, sk, #at"
-        query.ExpressionAttributeNames = ["#at": "at"]
+        query.project([.pk, .sk, .at])
         var lastAt = clock.now()
         for attributes in try await connection.queryAll(query) {
-            if let at = attributes["at"]?.int64 { lastAt = Date(milliseconds: at) }
-            let key = DynamoDBLayout.key(attributes["pk"]?.string ?? "", attributes["sk"]?.string ?? "")
+            if let at = attributes[.at]?.int64 { lastAt = Date(milliseconds: at) }
+            let key = DynamoDBLayout.key(attributes[.pk]?.string ?? "", attributes[.sk]?.string ?? "")
             // Conditioned on existence, so an item DynamoDB's TTL just removed is not recreated.
-            var input = UpdateItemInput(
-                TableName: connection.table, Key: key, UpdateExpression: "REMOVE #ttl",
-                ConditionExpression: "attribute_exists(pk)", ExpressionAttributeNames: ["#ttl": "ttl"]
-            )
-            if let ttl = retention.historyTTL(at: lastAt) {
-                input.UpdateExpression = "SET #ttl = :ttl"
-                input.ExpressionAttributeValues = [":ttl": .number(ttl)]
-            }
+            let update = retention.historyTTL(at: lastAt).map { Expression("SET \(.ttl) = :ttl", values: [":ttl": .number($0)]) }
+                ?? Expression("REMOVE \(.ttl)")
+            let input = UpdateItemInput(table: connection.table, key: key, update: update, condition: .itemExists)
             do {
                 _ = try await connection.raw("UpdateItem", input, as: IgnoredOutput.self)
             } catch let error as AWSError where error.code == .conditionalCheckFailed {

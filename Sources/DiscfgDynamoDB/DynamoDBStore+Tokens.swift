@@ -6,24 +6,23 @@ import Foundation
 /// holds the configuration also guards it. `sk=#issued` marks that a token was ever
 /// saved; it outlives revocation.
 extension DynamoDBStore: TokenStore {
-    static let issuedMarker = "#issued"
 
     public func saveToken(_ token: AccessToken) async throws {
         // The mark first: a token never exists without it.
-        var marker = DynamoDBLayout.key(DynamoDBLayout.tokensPK, Self.issuedMarker)
-        marker["created"] = .number(token.createdAt.milliseconds)
+        var marker = DynamoDBLayout.key(DynamoDBLayout.tokensPK, DynamoDBLayout.issuedMarkerSK)
+        marker[.created] = .number(token.createdAt.milliseconds)
         do {
             _ = try await connection.raw("PutItem", PutItemInput(TableName: connection.table, Item: marker), as: IgnoredOutput.self)
         } catch {
             throw connection.mapped(error, operation: "PutItem")
         }
         var item = DynamoDBLayout.key(DynamoDBLayout.tokensPK, token.id)
-        item["hash"] = .b(token.hash)
-        item["role"] = .s(token.role.rawValue)
-        item["created"] = .number(token.createdAt.milliseconds)
-        if let configs = token.configs { item["configs"] = .l(configs.map { .s($0.rawValue) }) }
-        if let description = token.description { item["description"] = .s(description) }
-        let input = PutItemInput(TableName: connection.table, Item: item, ConditionExpression: "attribute_not_exists(pk)")
+        item[.tokenHash] = .b(token.hash)
+        item[.role] = .s(token.role.rawValue)
+        item[.created] = .number(token.createdAt.milliseconds)
+        if let configs = token.configs { item[.tokenConfigs] = .l(configs.map { .s($0.rawValue) }) }
+        if let description = token.description { item[.tokenDescription] = .s(description) }
+        let input = PutItemInput(table: connection.table, item: item, condition: .itemAbsent)
         do {
             _ = try await connection.raw("PutItem", input, as: IgnoredOutput.self)
         } catch let error as AWSError where error.code == .conditionalCheckFailed {
@@ -38,15 +37,12 @@ extension DynamoDBStore: TokenStore {
     }
 
     public func listTokens() async throws -> [AccessToken] {
-        let items = try await connection.queryAll(QueryInput(
-            TableName: connection.table, KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: [":pk": .s(DynamoDBLayout.tokensPK)], ConsistentRead: true
-        ))
+        let items = try await connection.queryAll(QueryInput(table: connection.table, key: .partition(DynamoDBLayout.tokensPK), consistent: true))
         return items.compactMap(Self.token).sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
     }
 
     public func revokeToken(id: String) async throws {
-        let input = DeleteItemInput(TableName: connection.table, Key: DynamoDBLayout.key(DynamoDBLayout.tokensPK, id), ConditionExpression: "attribute_exists(pk)")
+        let input = DeleteItemInput(table: connection.table, key: DynamoDBLayout.key(DynamoDBLayout.tokensPK, id), condition: .itemExists)
         do {
             _ = try await connection.raw("DeleteItem", input, as: IgnoredOutput.self)
         } catch let error as AWSError where error.code == .conditionalCheckFailed {
@@ -57,14 +53,14 @@ extension DynamoDBStore: TokenStore {
     }
 
     public func tokensWereIssued() async throws -> Bool {
-        if try await connection.getItem(DynamoDBLayout.key(DynamoDBLayout.tokensPK, Self.issuedMarker), consistent: true) != nil { return true }
+        if try await connection.getItem(DynamoDBLayout.key(DynamoDBLayout.tokensPK, DynamoDBLayout.issuedMarkerSK), consistent: true) != nil { return true }
         return try await !listTokens().isEmpty
     }
 
     public func forgetIssuedTokens() async throws {
         let remaining = try await listTokens().count
         guard remaining == 0 else { throw Self.tokensRemain(remaining) }
-        let input = DeleteItemInput(TableName: connection.table, Key: DynamoDBLayout.key(DynamoDBLayout.tokensPK, Self.issuedMarker))
+        let input = DeleteItemInput(TableName: connection.table, Key: DynamoDBLayout.key(DynamoDBLayout.tokensPK, DynamoDBLayout.issuedMarkerSK))
         do {
             _ = try await connection.raw("DeleteItem", input, as: IgnoredOutput.self)
         } catch {
@@ -73,12 +69,12 @@ extension DynamoDBStore: TokenStore {
     }
 
     private static func token(_ item: Attributes) -> AccessToken? {
-        guard let id = item["sk"]?.string, let hash = item["hash"]?.data, let created = item["created"]?.int64 else { return nil }
+        guard let id = item[.sk]?.string, let hash = item[.tokenHash]?.data, let created = item[.created]?.int64 else { return nil }
         var configs: [ConfigName]?
-        if case .l(let names)? = item["configs"] { configs = names.compactMap { $0.string.flatMap { try? ConfigName($0) } } }
+        if case .l(let names)? = item[.tokenConfigs] { configs = names.compactMap { $0.string.flatMap { try? ConfigName($0) } } }
         return AccessToken(
-            id: id, hash: hash, role: item["role"]?.string.flatMap(Role.init(rawValue:)) ?? .read,
-            configs: configs, description: item["description"]?.string, createdAt: Date(milliseconds: created)
+            id: id, hash: hash, role: item[.role]?.string.flatMap(Role.init(rawValue:)) ?? .read,
+            configs: configs, description: item[.tokenDescription]?.string, createdAt: Date(milliseconds: created)
         )
     }
 }

@@ -115,10 +115,10 @@ public final class DynamoDBStore: ConfigStore {
         }
         let now = clock.now()
         let meta = ConfigMeta(info: ConfigInfo(name: name, revision: .zero, createdAt: now, modifiedAt: now, settings: settings))
-        var registry = DynamoDBLayout.key(DynamoDBLayout.registryPK, name.rawValue)
-        registry["created"] = .number(now.milliseconds)
+        var registry = DynamoDBLayout.registryKey(name)
+        registry[.created] = .number(now.milliseconds)
         let actions: [WriteAction] = [
-            .put(meta.attributes, condition: Expression(text: "attribute_not_exists(pk)")),
+            .put(meta.attributes, condition: .itemAbsent),
             .put(registry, condition: nil),
         ]
         do {
@@ -163,13 +163,11 @@ public final class DynamoDBStore: ConfigStore {
     /// item and registry entry last.
     func purge(_ name: ConfigName) async throws {
         for pk in [name.rawValue, DynamoDBLayout.historyPK(name)] {
-            var query = QueryInput(
-                TableName: connection.table, KeyConditionExpression: "pk = :pk",
-                ExpressionAttributeValues: [":pk": .s(pk)], ConsistentRead: true, ProjectionExpression: "pk, sk"
-            )
+            var query = QueryInput(table: connection.table, key: .partition(pk), consistent: true)
+            query.project([.pk, .sk])
             while true {
                 let page = try await connection.queryPage(query)
-                let keys = (page.Items ?? []).filter { $0["sk"]?.string != DynamoDBLayout.metaSK || pk != name.rawValue }
+                let keys = (page.Items ?? []).filter { $0[.sk]?.string != DynamoDBLayout.metaSK || pk != name.rawValue }
                 try await connection.batchDelete(keys)
                 guard let next = page.LastEvaluatedKey else { break }
                 query.ExclusiveStartKey = next
@@ -208,10 +206,9 @@ public final class DynamoDBStore: ConfigStore {
 
     public func listConfigs() async throws -> [ConfigInfo] {
         let registry = try await connection.queryAll(QueryInput(
-            TableName: connection.table, KeyConditionExpression: "pk = :pk",
-            ExpressionAttributeValues: [":pk": .s(DynamoDBLayout.registryPK)], ConsistentRead: configuration.consistentReads
+            table: connection.table, key: .partition(DynamoDBLayout.registryPK), consistent: configuration.consistentReads
         ))
-        let names = registry.compactMap { $0["sk"]?.string.flatMap { try? ConfigName($0) } }
+        let names = registry.compactMap { $0[.sk]?.string.flatMap { try? ConfigName($0) } }
         let metas = try await connection.batchGet(names.map(DynamoDBLayout.metaKey), consistent: configuration.consistentReads)
         return metas.compactMap(ConfigMeta.init).filter { !$0.deleting }.map(\.info).sorted { $0.name < $1.name }
     }
@@ -236,9 +233,8 @@ public final class DynamoDBStore: ConfigStore {
     /// ``AWSError`` for a lost race so callers can retry.
     func putMeta(_ meta: ConfigMeta, expectedLock: UInt64) async throws {
         let input = PutItemInput(
-            TableName: connection.table, Item: meta.attributes,
-            ConditionExpression: "#lock = :lock", ExpressionAttributeNames: ["#lock": "lock"],
-            ExpressionAttributeValues: [":lock": .number(expectedLock)]
+            table: connection.table, item: meta.attributes,
+            condition: Expression("\(.lock) = :lock", values: [":lock": .number(expectedLock)])
         )
         do {
             _ = try await connection.raw("PutItem", input, as: IgnoredOutput.self)

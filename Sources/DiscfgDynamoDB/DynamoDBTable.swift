@@ -102,7 +102,7 @@ public struct DynamoDBTable: Sendable {
     public func ensure(capacity: TableCapacity = .onDemand, progress: @Sendable (String) -> Void = { _ in }) async throws -> Bool {
         var created = false
         if let existing = try await describe() {
-            let missing = [DynamoDBLayout.historyByKeyIndex, DynamoDBLayout.expiryIndex].filter { !existing.indexes.contains($0) }
+            let missing = DynamoDBIndex.allCases.map(\.rawValue).filter { !existing.indexes.contains($0) }
             guard missing.isEmpty else {
                 throw DiscfgError.invalid("store", "DynamoDB table \"\(name)\" exists but was not created by discfg (it lacks the index \(missing.joined(separator: ", "))); choose another table name")
             }
@@ -166,30 +166,14 @@ struct CreateTableInput: Encodable {
     struct KeySchemaElement: Encodable { var AttributeName: String; var KeyType: String }
     struct Projection: Encodable { var ProjectionType: String }
     struct LocalSecondaryIndex: Encodable { var IndexName: String; var KeySchema: [KeySchemaElement]; var Projection: Projection }
-    struct StreamSpecification: Encodable { var StreamEnabled = true; var StreamViewType = "NEW_IMAGE" }
+    struct StreamSpecification: Encodable { var StreamEnabled = true; var StreamViewType = DynamoDBTableDefinition.streamView }
 
     var TableName: String
-    var AttributeDefinitions = [
-        AttributeDefinition(AttributeName: "pk", AttributeType: "S"),
-        AttributeDefinition(AttributeName: "sk", AttributeType: "S"),
-        AttributeDefinition(AttributeName: "lsk", AttributeType: "S"),
-        AttributeDefinition(AttributeName: "exp", AttributeType: "N"),
-    ]
-    var KeySchema = [KeySchemaElement(AttributeName: "pk", KeyType: "HASH"), KeySchemaElement(AttributeName: "sk", KeyType: "RANGE")]
-    var LocalSecondaryIndexes = [
-        // Events by key: only the keys are copied, events are fetched by revision.
-        LocalSecondaryIndex(
-            IndexName: DynamoDBLayout.historyByKeyIndex,
-            KeySchema: [.init(AttributeName: "pk", KeyType: "HASH"), .init(AttributeName: "lsk", KeyType: "RANGE")],
-            Projection: .init(ProjectionType: "KEYS_ONLY")
-        ),
-        // Keys with a TTL by expiry: whole items, since a due key is expired at once.
-        LocalSecondaryIndex(
-            IndexName: DynamoDBLayout.expiryIndex,
-            KeySchema: [.init(AttributeName: "pk", KeyType: "HASH"), .init(AttributeName: "exp", KeyType: "RANGE")],
-            Projection: .init(ProjectionType: "ALL")
-        ),
-    ]
+    var AttributeDefinitions = DynamoDBTableDefinition.keyAttributes.map { AttributeDefinition(AttributeName: $0.0.rawValue, AttributeType: $0.1) }
+    var KeySchema = Self.keys(sortedBy: DynamoDBTableDefinition.sortKey)
+    var LocalSecondaryIndexes = DynamoDBIndex.allCases.map {
+        LocalSecondaryIndex(IndexName: $0.rawValue, KeySchema: keys(sortedBy: $0.sortKey), Projection: .init(ProjectionType: $0.projection))
+    }
     var BillingMode: String
     var ProvisionedThroughput: Throughput?
     var StreamSpecification = StreamSpecification()
@@ -197,6 +181,11 @@ struct CreateTableInput: Encodable {
     init(name: String, capacity: TableCapacity) {
         TableName = name
         (BillingMode, ProvisionedThroughput) = capacity.billing
+    }
+
+    /// The table's partition key with `sortKey`.
+    static func keys(sortedBy sortKey: Attribute) -> [KeySchemaElement] {
+        [KeySchemaElement(AttributeName: DynamoDBTableDefinition.partitionKey.rawValue, KeyType: "HASH"), KeySchemaElement(AttributeName: sortKey.rawValue, KeyType: "RANGE")]
     }
 }
 
@@ -227,7 +216,7 @@ struct UpdateTableInput: Encodable {
 }
 
 struct UpdateTimeToLiveInput: Encodable {
-    struct Specification: Encodable { var Enabled = true; var AttributeName = "ttl" }
+    struct Specification: Encodable { var Enabled = true; var AttributeName = DynamoDBTableDefinition.ttlAttribute.rawValue }
     var TableName: String
     var TimeToLiveSpecification = Specification()
 }

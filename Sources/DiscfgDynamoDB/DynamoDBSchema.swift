@@ -1,0 +1,224 @@
+import DiscfgCore
+
+// The table's layout, named once: every partition, sort-key form, attribute and index that
+// discfg reads or writes. Readers and writers in this module use these names and spell none
+// themselves; docs/dynamodb-layout.md describes the same layout for people. SchemaTests
+// holds the three together.
+
+/// Partitions and sort keys: where each kind of item lives.
+enum DynamoDBLayout {
+    /// The sort key of a config's meta item, in the config's own partition.
+    static let metaSK = "/"
+    /// The partition listing every config, one item per config.
+    static let registryPK = "#configs"
+    /// The partition of bearer tokens.
+    static let tokensPK = "#tokens"
+    /// In `tokensPK`: present once any token was issued, so revoking the last token does
+    /// not open a server in `--auth auto` (until `discfg token forget` removes it).
+    static let issuedMarkerSK = "#issued"
+    /// The partition recording how far each notification target has been sent changes.
+    static let deliveriesPK = "#notify"
+    /// Appended to a config's name for its history partition.
+    static let historySuffix = "#h"
+    /// Appended to an event's sort key for the item holding its overflowed previous value.
+    static let overflowSuffix = "#prev"
+    /// Separates the key from the revision in `lsk`; keys never hold control characters.
+    static let keyRevisionSeparator = "\u{1}"
+    /// An item larger than this is split: DynamoDB's limit is 400 KB including names.
+    static let maxItemBytes = 390_000
+    /// How long after a key's TTL its item may be removed by DynamoDB's own TTL, as a
+    /// backstop when no sweeper ran (the store and sweeper expire it logically long before).
+    static let keyBackstopSeconds: Int64 = 7 * 86_400
+
+    static func historyPK(_ config: ConfigName) -> String { config.rawValue + historySuffix }
+
+    /// The config whose history partition `pk` is, or nil for any other partition.
+    static func config(ofHistoryPK pk: String) -> ConfigName? {
+        guard pk.hasSuffix(historySuffix) else { return nil }
+        return try? ConfigName(String(pk.dropLast(historySuffix.count)))
+    }
+
+    static func revisionSK(_ revision: Revision) -> String {
+        let digits = String(revision.rawValue)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    static func overflowSK(_ revision: Revision) -> String { revisionSK(revision) + overflowSuffix }
+
+    /// The overflow item's sort key for the event stored under `eventSK`.
+    static func overflowSK(ofEventSK eventSK: String) -> String { eventSK + overflowSuffix }
+
+    static func historyKeySK(_ key: Key, _ revision: Revision) -> String {
+        key.path + keyRevisionSeparator + revisionSK(revision)
+    }
+
+    static func key(_ pk: String, _ sk: String) -> Attributes { [Attribute.pk.rawValue: .s(pk), Attribute.sk.rawValue: .s(sk)] }
+    static func metaKey(_ config: ConfigName) -> Attributes { key(config.rawValue, metaSK) }
+    static func itemKey(_ config: ConfigName, _ key: Key) -> Attributes { Self.key(config.rawValue, key.path) }
+    static func eventKey(_ config: ConfigName, _ revision: Revision) -> Attributes { key(historyPK(config), revisionSK(revision)) }
+    static func registryKey(_ config: ConfigName) -> Attributes { key(registryPK, config.rawValue) }
+
+    /// The revision of a history item's sort key, or nil for an overflow item.
+    static func revision(ofHistorySK sk: String) -> Revision? {
+        guard sk.utf8.count == 20, let value = UInt64(sk) else { return nil }
+        return Revision(value)
+    }
+}
+
+/// Every attribute name an item may carry. Cases are named for what they hold; the raw
+/// value is the short name stored in the table (short names keep items small).
+enum Attribute: String, CaseIterable, Sendable {
+    // Keys of the table and of its indexes.
+    /// Partition key.
+    case pk
+    /// Sort key.
+    case sk
+    /// History events: key, separator, revision — the sort key of ``DynamoDBIndex/byKey``.
+    case lsk
+
+    // An item's fields: on key items bare, on history events in a slot (``ItemSlot``).
+    case value = "v"
+    case version = "ver"
+    case createRevision = "cr"
+    case modRevision = "mr"
+    case modifiedAt = "mod"
+    case contentType = "ct"
+    /// Expiry in epoch milliseconds; on key items the sort key of ``DynamoDBIndex/byExpiry``.
+    case expiresAt = "exp"
+    /// DynamoDB's TTL attribute (epoch seconds): a backstop for keys, retention for history.
+    case ttl
+
+    // History events.
+    case kind
+    case key
+    case at
+    /// The previous value moved to the event's overflow item.
+    case previousOverflowed = "pov"
+    /// On the first history event a transaction writes: its `ClientRequestToken`, read
+    /// back when the transaction's answer was lost to learn whether it committed.
+    case transactionToken = "tx"
+
+    // Config meta (the registry item uses `created`).
+    case revision
+    case compacted
+    case created
+    case modified
+    case settings
+    case lock
+    case purged
+    case oldestAt
+    case expiryCheck
+    case overflowRevisions = "overflow"
+    case deleting
+
+    // Tokens.
+    case tokenHash = "hash"
+    case role
+    case tokenConfigs = "configs"
+    case tokenDescription = "description"
+
+    // Notification progress.
+    case delivered
+    case deliveredAt
+
+    /// The name this attribute has in `slot`.
+    func name(in slot: ItemSlot) -> String { slot.rawValue + rawValue }
+}
+
+/// Where an item's fields sit: bare on a key item, prefixed on a history event.
+enum ItemSlot: String, Sendable {
+    case key = ""
+    /// The event's item (`nv`, `nver`, …).
+    case event = "n"
+    /// The item before the event (`pv`, `pver`, …).
+    case previous = "p"
+}
+
+/// The table's local secondary indexes (strongly consistent; defined when the table is created).
+enum DynamoDBIndex: String, CaseIterable, Sendable {
+    /// History events ordered by key then revision (``Attribute/lsk``): a key's history and
+    /// "the first event on this key after revision R" are one `Query`. Keys only: events
+    /// are then read by revision.
+    case byKey
+    /// Only keys with a TTL, ordered by expiry (``Attribute/expiresAt``): a change or the
+    /// sweeper finds due keys with one `Query`. Whole items, since a due key is expired at once.
+    case byExpiry
+
+    var sortKey: Attribute {
+        switch self {
+        case .byKey: .lsk
+        case .byExpiry: .expiresAt
+        }
+    }
+
+    var projection: String {
+        switch self {
+        case .byKey: "KEYS_ONLY"
+        case .byExpiry: "ALL"
+        }
+    }
+}
+
+/// The table's definition, as `CreateTable` takes it and `deploy/template.yaml` repeats it.
+enum DynamoDBTableDefinition {
+    /// Key attributes and their DynamoDB types.
+    static let keyAttributes: [(Attribute, String)] = [(.pk, "S"), (.sk, "S"), (.lsk, "S"), (.expiresAt, "N")]
+    static let partitionKey = Attribute.pk
+    static let sortKey = Attribute.sk
+    static let ttlAttribute = Attribute.ttl
+    /// History items reach the stream function whole.
+    static let streamView = "NEW_IMAGE"
+}
+
+extension Dictionary where Key == String, Value == AttributeValue {
+    /// The attribute `name` of an item (in `slot` for an item's fields on a history event).
+    subscript(_ name: Attribute, in slot: ItemSlot = .key) -> AttributeValue? {
+        get { self[name.name(in: slot)] }
+        set { self[name.name(in: slot)] = newValue }
+    }
+}
+
+/// Expression text whose attribute names are interpolated (`"\(.lock) = :lock"`): each
+/// becomes a `#name` placeholder with its entry in `ExpressionAttributeNames`, so an
+/// expression never spells a name and never collides with DynamoDB's reserved words.
+struct ExpressionText: ExpressibleByStringInterpolation, Sendable {
+    var text: String
+    var names: [String: String]
+
+    init(stringLiteral value: String) {
+        text = value
+        names = [:]
+    }
+
+    init(stringInterpolation: StringInterpolation) {
+        text = stringInterpolation.text
+        names = stringInterpolation.names
+    }
+
+    /// `names` as a comma-separated projection.
+    init(projecting attributes: [Attribute]) {
+        text = attributes.map { "#" + $0.rawValue }.joined(separator: ", ")
+        names = Dictionary(uniqueKeysWithValues: attributes.map { ("#" + $0.rawValue, $0.rawValue) })
+    }
+
+    struct StringInterpolation: StringInterpolationProtocol {
+        var text = ""
+        var names: [String: String] = [:]
+
+        init(literalCapacity: Int, interpolationCount: Int) { text.reserveCapacity(literalCapacity + 8 * interpolationCount) }
+        mutating func appendLiteral(_ literal: String) { text += literal }
+
+        mutating func appendInterpolation(_ attribute: Attribute) {
+            text += "#" + attribute.rawValue
+            names["#" + attribute.rawValue] = attribute.rawValue
+        }
+    }
+}
+
+extension Optional where Wrapped == [String: String] {
+    /// These names with `more` added; nil when there are none.
+    func adding(_ more: [String: String]) -> [String: String]? {
+        let merged = (self ?? [:]).merging(more) { $1 }
+        return merged.isEmpty ? nil : merged
+    }
+}
