@@ -197,8 +197,9 @@ let package = Package(
         .testTarget(
             name: "LambdaTests",
             dependencies: [
-                "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "discfg",
+                "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "discfg",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -1,0 +1,78 @@
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// The CLI prints, for the recorded set of commands, byte for byte what was recorded
+/// (`Tests/Recorded/cli.txt`): stdout, stderr and exit status, with times and the
+/// scratch directory written as placeholders (the binary reads the real clock).
+@Suite("Recorded outputs: CLI")
+struct RecordedCLITests {
+    static let commands: [[String]] = [
+        ["configs"],
+        ["create", "app"],
+        ["create", "app"],
+        ["use", "app"],
+        ["which"],
+        ["set", "db/host", "db1.internal"],
+        ["set", "app", "db/port", "5432"],
+        ["set", "feature", #"{"json":"works"}"#],
+        ["set", "db/host", "db2.internal", "--if-version", "1"],
+        ["set", "db/host", "db3.internal", "--if-version", "1"],
+        ["get", "db/host"],
+        ["get", "db/host", "-f", "json"],
+        ["get", "feature", "-f", "json"],
+        ["get", "db/port", "-f", "silent"],
+        ["ls"],
+        ["ls", "/db/", "-f", "json"],
+        ["history", "db/host"],
+        ["history", "db/host", "-f", "json"],
+        ["export", "--to", "env"],
+        ["export", "--to", "json"],
+        ["export", "--to", "yaml"],
+        ["delete", "db/port"],
+        ["delete", "db/port"],
+        ["info", "-f", "json"],
+        ["configs", "-f", "json"],
+        // Mistakes.
+        ["get", "nothere"],
+        ["get", "a\u{1}b"],
+        ["ls", "--page-size", "-1"],
+        ["ls", "--page-size=-1"],
+        ["ls", "--page-size", "18446744073709551616"],
+        ["create", "Bad!Name"],
+        ["set", "db/host"],
+        ["frobnicate"],
+        ["delete-config", "app", "--yes"],
+        ["get", "db/host"],
+    ]
+
+    @Test("the CLI prints the recorded outputs")
+    func cli() async throws {
+        let runner = try CLIRunner()
+        defer { runner.cleanUp() }
+        var transcript = ""
+        for arguments in Self.commands {
+            let result = try await runner.run(arguments)
+            transcript += "### discfg \(arguments.map(Self.quoted).joined(separator: " "))\n"
+            transcript += "exit \(result.status)\n"
+            if !result.stdout.isEmpty { transcript += Self.normalized(result.stdout, runner).split(separator: "\n", omittingEmptySubsequences: false).map { "1| " + $0 }.joined(separator: "\n") + "\n" }
+            if !result.stderr.isEmpty { transcript += Self.normalized(result.stderr, runner).split(separator: "\n", omittingEmptySubsequences: false).map { "2| " + $0 }.joined(separator: "\n") + "\n" }
+        }
+        let difference = try Recording.compare(transcript, with: "cli.txt")
+        #expect(difference == nil, "\(difference ?? "")")
+    }
+
+    static func quoted(_ argument: String) -> String {
+        argument.allSatisfy { $0.isLetter || $0.isNumber || "/-._".contains($0) } ? argument : "'" + argument.debugDescription.dropFirst().dropLast() + "'"
+    }
+
+    /// Times, ages and the scratch directory as placeholders; table columns separated by
+    /// two spaces (an age's width moves the columns after it).
+    static func normalized(_ text: String, _ runner: CLIRunner) -> String {
+        text.replacingOccurrences(of: runner.directory.path, with: "<dir>")
+            .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)"#, with: "<time>", options: .regularExpression)
+            .replacingOccurrences(of: #"\b\d{13}\b"#, with: "<ms>", options: .regularExpression)
+            .replacingOccurrences(of: #"(just now|\d+ ?[a-z]+ ago|in \d+ ?[a-z]+)"#, with: "<age>", options: .regularExpression)
+            .replacingOccurrences(of: #"  +"#, with: "  ", options: .regularExpression)
+    }
+}
