@@ -11,15 +11,10 @@ enum APIResponse {
     static func json(_ envelope: Envelope, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(512)
-        if !EnvelopeJSON.write(envelope, to: &buffer) {
-            buffer.writeBytes((try? encoder.encode(envelope)) ?? Data("{}".utf8))
-        }
+        EnvelopeJSON.write(envelope, to: &buffer)
         buffer.writeInteger(UInt8(ascii: "\n"))
         return bytes(buffer, contentType: jsonContentType, status: status, headers: headers)
     }
-
-    /// The encoder for envelopes ``EnvelopeJSON`` leaves out; `encode` is thread-safe.
-    private static let encoder = JSONEncoder.discfg(pretty: false)
 
     /// A body of bytes with a content type.
     static func bytes(_ data: Data, contentType: String, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {

@@ -125,7 +125,7 @@ extension ConfigAPI {
     private func parsedValues(_ response: Response, _ envelope: Envelope) throws -> Response {
         guard let item = envelope.item, item.encoding == nil,
               let parsed = try? JSONSerialization.jsonObject(with: Data(item.value.utf8), options: [.fragmentsAllowed]),
-              let data = try? JSONEncoder.discfg(pretty: false).encode(envelope),
+              case let data = EnvelopeJSON.data(envelope),
               var object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               var itemObject = object["item"] as? [String: Any]
         else { return response }

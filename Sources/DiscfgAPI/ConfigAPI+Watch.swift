@@ -113,11 +113,11 @@ extension ConfigAPI {
             let backlog = StreamBacklog(budget: budget)
             let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .unbounded)
             let events = Task {
-                let encoder = JSONEncoder.discfg(pretty: false)
                 do {
                     for try await event in await store.watch(config, scope: scope, from: from) {
-                        let data = try encoder.encode(EventDocument(event))
-                        let message = "id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data, as: UTF8.self))\n\n"
+                        var data = ByteBuffer()
+                        EnvelopeJSON.writeEvent(EventDocument(event), to: &data)
+                        let message = "id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data.readableBytesView, as: UTF8.self))\n\n"
                         guard backlog.admit(message.utf8.count) else { break }
                         continuation.yield(.event(event.revision, message))
                     }
@@ -138,7 +138,6 @@ extension ConfigAPI {
                 beats.cancel()
             }
             try await writer.write(ByteBuffer(string: "retry: 1000\n: watching \(scope) in \(config) from revision \(from)\n\n"))
-            let encoder = JSONEncoder.discfg(pretty: false)
             // A server shutting down ends streams, so graceful shutdown does not wait on them;
             // clients reconnect elsewhere with Last-Event-ID.
             let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
@@ -153,7 +152,7 @@ extension ConfigAPI {
                 case .heartbeat:
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                 case .failure(let error):
-                    let data = try encoder.encode(Envelope(action: "watch", error: error))
+                    let data = EnvelopeJSON.data(Envelope(action: "watch", error: error))
                     try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
                     try await writer.finish(nil)
                     return
@@ -165,7 +164,7 @@ extension ConfigAPI {
                     "this reader fell more than \(budget) bytes of events behind and was cut off; reconnect with Last-Event-ID: \(lastSent) to resume after the last event sent",
                     field: "Last-Event-ID"
                 )
-                let data = try encoder.encode(Envelope(action: "watch", error: error))
+                let data = EnvelopeJSON.data(Envelope(action: "watch", error: error))
                 try await writer.write(ByteBuffer(string: "id: \(lastSent)\nevent: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
             }
             try await writer.finish(nil)

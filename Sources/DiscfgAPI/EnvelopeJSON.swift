@@ -2,43 +2,112 @@ import DiscfgCore
 import Foundation
 import Hummingbird
 
-/// Writes the envelopes of the busy routes (items, events, errors, listings) as compact
-/// JSON straight into a buffer, byte for byte what `JSONEncoder.discfg(pretty: false)`
-/// writes: keys in byte order, absent fields left out, `/` unescaped, dates as
-/// ``TimestampFormat`` text. Much cheaper than `Codable` on every response.
-///
-/// Envelopes carrying config documents or a table go through `JSONEncoder` instead
-/// (``write(_:to:)`` returns false for them): those routes are rare and config settings
-/// have more shapes than are worth repeating here.
+/// The one writer of discfg's JSON envelopes: for the API (compact) and the CLI's
+/// `-f json` (``pretty(_:)``). It writes straight into a buffer, byte for byte what
+/// `JSONEncoder.discfg()` writes for `Envelope` — keys in byte order, absent fields left
+/// out, `/` unescaped, dates as ``TimestampFormat`` text — at a fraction of the cost of
+/// `Codable`. `JSONEncoder` stays as the test oracle (`EnvelopeJSONTests`), which fails
+/// when a field of `Envelope` is not written here.
 ///
 /// ```swift
 /// var buffer = ByteBuffer()
-/// if !EnvelopeJSON.write(envelope, to: &buffer) { /* use JSONEncoder */ }
+/// EnvelopeJSON.write(envelope, to: &buffer)
 /// ```
-enum EnvelopeJSON {
-    /// Appends `envelope` as JSON; false, with nothing written, when it holds a part
-    /// this writer leaves to `JSONEncoder`.
-    static func write(_ envelope: Envelope, to buffer: inout ByteBuffer) -> Bool {
-        guard envelope.configInfo == nil, envelope.configs == nil, envelope.table == nil else { return false }
+public enum EnvelopeJSON {
+    /// Appends `envelope` as compact JSON.
+    public static func write(_ envelope: Envelope, to buffer: inout ByteBuffer) {
         var object = JSONObjectWriter(&buffer)
         object.key("action", &buffer); buffer.writeJSONString(envelope.action)
         if let at = envelope.at { object.key("at", &buffer); buffer.writeJSONTimestamp(at) }
         if let compacted = envelope.compactedRevision { object.key("compactedRevision", &buffer); buffer.writeJSONNumber(compacted.rawValue) }
         if let config = envelope.config { object.key("config", &buffer); buffer.writeJSONString(config) }
+        if let configs = envelope.configs { object.key("configs", &buffer); writeArray(configs, to: &buffer, write) }
         if let current = envelope.currentDiscfg { object.key("currentDiscfg", &buffer); buffer.writeJSONString(current) }
         if let cursor = envelope.cursor { object.key("cursor", &buffer); buffer.writeJSONString(cursor) }
         if let error = envelope.error { object.key("error", &buffer); write(error, to: &buffer) }
         if let event = envelope.event { object.key("event", &buffer); write(event, to: &buffer) }
         if let events = envelope.events { object.key("events", &buffer); writeArray(events, to: &buffer, write) }
+        if let info = envelope.configInfo { object.key("info", &buffer); write(info, to: &buffer) }
         if let item = envelope.item { object.key("item", &buffer); write(item, to: &buffer) }
         if let items = envelope.items { object.key("items", &buffer); writeArray(items, to: &buffer, write) }
         if let message = envelope.message { object.key("message", &buffer); buffer.writeJSONString(message) }
         if let prefixes = envelope.prefixes { object.key("prefixes", &buffer); writeArray(prefixes, to: &buffer) { $1.writeJSONString($0) } }
         if let prevItem = envelope.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
         if let revision = envelope.revision { object.key("revision", &buffer); buffer.writeJSONNumber(revision.rawValue) }
+        if let table = envelope.table { object.key("table", &buffer); write(table, to: &buffer) }
         if let unchanged = envelope.unchanged { object.key("unchanged", &buffer); buffer.writeJSONNumber(unchanged) }
         object.close(&buffer)
-        return true
+    }
+
+    /// `envelope` as compact JSON.
+    public static func data(_ envelope: Envelope) -> Data {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(512)
+        write(envelope, to: &buffer)
+        return Data(buffer.readableBytesView)
+    }
+
+    /// `envelope` as indented JSON for people (`discfg … -f json`), laid out as
+    /// `JSONEncoder`'s `.prettyPrinted` lays it out: two spaces a level, `"key" : value`,
+    /// and an empty list as `[`, a blank line, `]`.
+    public static func pretty(_ envelope: Envelope) -> Data {
+        var compact = ByteBuffer()
+        compact.reserveCapacity(512)
+        write(envelope, to: &compact)
+        let bytes = compact.readableBytesView
+        var out = Data()
+        out.reserveCapacity(bytes.count * 2)
+        var depth = 0
+        var inString = false
+        var escaped = false
+        func newline(_ out: inout Data, _ depth: Int) {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        }
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            index = bytes.index(after: index)
+            if inString {
+                out.append(byte)
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                out.append(byte)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                out.append(byte)
+                let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+                if index < bytes.endIndex, bytes[index] == close {
+                    out.append(UInt8(ascii: "\n"))
+                    newline(&out, depth)
+                    out.append(close)
+                    index = bytes.index(after: index)
+                } else {
+                    depth += 1
+                    newline(&out, depth)
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                newline(&out, depth)
+                out.append(byte)
+            case UInt8(ascii: ","):
+                out.append(byte)
+                newline(&out, depth)
+            case UInt8(ascii: ":"):
+                out.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
+            default:
+                out.append(byte)
+            }
+        }
+        return out
+    }
+
+    /// Appends one event as compact JSON, as in an envelope's `events`.
+    public static func writeEvent(_ event: EventDocument, to buffer: inout ByteBuffer) {
+        write(event, to: &buffer)
     }
 
     private static func write(_ item: ItemDocument, to buffer: inout ByteBuffer) {
@@ -71,6 +140,52 @@ enum EnvelopeJSON {
         object.key("code", &buffer); buffer.writeJSONString(error.code.rawValue)
         if let field = error.field { object.key("field", &buffer); buffer.writeJSONString(field) }
         object.key("message", &buffer); buffer.writeJSONString(error.message)
+        object.close(&buffer)
+    }
+
+    private static func write(_ info: ConfigDocument, to buffer: inout ByteBuffer) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("compactedRevision", &buffer); buffer.writeJSONNumber(info.compactedRevision.rawValue)
+        object.key("created", &buffer); buffer.writeJSONTimestamp(info.created)
+        object.key("modified", &buffer); buffer.writeJSONTimestamp(info.modified)
+        object.key("name", &buffer); buffer.writeJSONString(info.name)
+        object.key("revision", &buffer); buffer.writeJSONNumber(info.revision.rawValue)
+        object.key("settings", &buffer); write(info.settings, to: &buffer)
+        object.close(&buffer)
+    }
+
+    private static func write(_ settings: ConfigSettings, to buffer: inout ByteBuffer) {
+        var object = JSONObjectWriter(&buffer)
+        if let description = settings.description { object.key("description", &buffer); buffer.writeJSONString(description) }
+        object.key("history", &buffer); buffer.writeJSONString(settings.history.text)
+        if !settings.notify.isEmpty { object.key("notify", &buffer); writeArray(settings.notify, to: &buffer, write) }
+        object.close(&buffer)
+    }
+
+    private static func write(_ target: NotificationTarget, to buffer: inout ByteBuffer) {
+        var object = JSONObjectWriter(&buffer)
+        switch target {
+        case .eventBridge(let bus):
+            object.key("bus", &buffer); buffer.writeJSONString(bus)
+            object.key("type", &buffer); buffer.writeJSONString("eventbridge")
+        case .webhook(let url, let secret):
+            if let secret { object.key("secret", &buffer); buffer.writeJSONString(secret) }
+            object.key("type", &buffer); buffer.writeJSONString("webhook")
+            object.key("url", &buffer); buffer.writeJSONString(url)
+        }
+        object.close(&buffer)
+    }
+
+    private static func write(_ table: TableDocument, to buffer: inout ByteBuffer) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("billingMode", &buffer); buffer.writeJSONString(table.billingMode)
+        object.key("itemCount", &buffer); buffer.writeJSONNumber(table.itemCount)
+        object.key("name", &buffer); buffer.writeJSONString(table.name)
+        if let read = table.readCapacity { object.key("readCapacity", &buffer); buffer.writeJSONNumber(read) }
+        object.key("status", &buffer); buffer.writeJSONString(table.status)
+        if let stream = table.stream { object.key("stream", &buffer); buffer.writeJSONString(stream) }
+        object.key("timeToLive", &buffer); buffer.writeJSONString(table.timeToLive)
+        if let write = table.writeCapacity { object.key("writeCapacity", &buffer); buffer.writeJSONNumber(write) }
         object.close(&buffer)
     }
 

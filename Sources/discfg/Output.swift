@@ -1,3 +1,4 @@
+import DiscfgAPI
 import DiscfgCore
 import Foundation
 
@@ -56,7 +57,7 @@ struct Output {
     }
 
     private func writeJSON(_ envelope: Envelope, pretty: Bool) {
-        guard var data = try? JSONEncoder.discfg(pretty: pretty).encode(envelope) else { return }
+        var data = pretty ? EnvelopeJSON.pretty(envelope) : EnvelopeJSON.data(envelope)
         data.append(UInt8(ascii: "\n"))
         FileHandle.standardOutput.write(data)
     }
