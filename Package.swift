@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "DiscfgClient", targets: ["DiscfgClient"]),
         .library(name: "DiscfgDynamoDB", targets: ["DiscfgDynamoDB"]),
         .library(name: "DiscfgLambda", targets: ["DiscfgLambda"]),
+        .library(name: "DiscfgConformance", targets: ["DiscfgConformance"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -55,6 +56,11 @@ let package = Package(
         .target(
             name: "DiscfgDynamoDB",
             dependencies: ["DiscfgCore", "DiscfgAWS"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgConformance",
+            dependencies: ["DiscfgCore"],
             swiftSettings: strict
         ),
         .target(
@@ -169,7 +175,7 @@ let package = Package(
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "DiscfgCore", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgAPI", "DiscfgClient",
+                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgAPI", "DiscfgClient",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -191,7 +197,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DynamoDBTests",
-            dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", .product(name: "Yams", package: "Yams")],
+            dependencies: ["DiscfgCore", "DiscfgConformance", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict
         ),
         .testTarget(

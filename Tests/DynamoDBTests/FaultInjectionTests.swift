@@ -1,4 +1,5 @@
 import DiscfgAWS
+import DiscfgConformance
 import DiscfgCore
 @testable import DiscfgDynamoDB
 import DiscfgTestSupport

@@ -1,122 +1,27 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
 
-/// An export read page by page is the config at one revision, however it changes while
-/// the pages are read.
 @Suite("Export page by page at one revision")
 struct ExportPagesTests {
-    static func path(_ index: Int) -> String { String(format: "/k%02d", index) }
-
-    /// Thirty keys, two of them deleted again, so there is history before the export.
-    static func prepare(_ store: any ConfigStore, settings: ConfigSettings = ConfigSettings()) async throws -> ConfigName {
-        let config = try await store.makeConfig("app", settings: settings)
-        for index in 0..<30 { try await store.set(path(index), "v0-\(index)", in: config) }
-        for index in [4, 17] { _ = try await store.delete(Key(path(index)), in: config, conditions: []) }
-        return config
-    }
-
     @Test(arguments: StoreKind.allCases)
     func keysChangedCreatedAndDeletedBetweenPagesKeepTheExportAtItsRevision(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let expected = try await store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.map(ConfigSnapshot.Entry.init)
-            let revision = try await store.revision(of: config)
-
-            let pages = try await store.exportPages(config, maxBytes: 1)
-            #expect(pages.header.config == config)
-            #expect(pages.header.revision == revision)
-
-            // Once the export has pinned its revision, another writer changes keys all
-            // through it.
-            let writer = Task {
-                var step = 0
-                while !Task.isCancelled, step < 80 {
-                    step += 1
-                    let key = Self.path((step * 7) % 34) + (step % 5 == 0 ? "/deep" : "")
-                    if step % 3 == 0 {
-                        _ = try? await store.delete(Key(key), in: config, conditions: [])
-                    } else {
-                        _ = try? await store.set(key, "w\(step)", in: config)
-                    }
-                    try? await Task.sleep(for: .milliseconds(5))
-                }
-            }
-            defer { writer.cancel() }
-
-            var exported: [ConfigSnapshot.Entry] = []
-            var pageCount = 0
-            for try await page in pages {
-                pageCount += 1
-                exported += page
-                if pageCount > 500 {
-                    Issue.record("the export did not end after 500 pages")
-                    break
-                }
-                // Between pages: change keys ahead of the export and behind it (only early
-                // on, or keys created ahead would keep the export going).
-                let next = pageCount + 1
-                guard next < 16 else { continue }
-                try await store.set(Self.path(next + 2), "changed", in: config)
-                _ = try? await store.delete(Key(Self.path(next + 4)), in: config, conditions: [])
-                try await store.set(Self.path(next + 1) + "x", "created", in: config)
-                _ = try? await store.delete(Key(Self.path(next + 6)), in: config, conditions: [])
-                try await store.set(Self.path(next + 6), "recreated", in: config)
-                try await store.set(Self.path(max(0, next - 2)), "behind", in: config)
-            }
-            writer.cancel()
-            #expect(pageCount > 10, "a budget of one byte makes many pages")
-            #expect(exported.map(\.key.path) == exported.map(\.key.path).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-            #expect(exported == expected)
-
-            // And each key is what a read at that revision says.
-            let universe = Set((0..<36).flatMap { [Self.path($0), Self.path($0) + "x", Self.path($0) + "/deep"] })
-            var atRevision: [ConfigSnapshot.Entry] = []
-            for path in universe.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
-                if let item = try await store.get(Key(path), in: config, atRevision: revision) { atRevision.append(.init(item)) }
-            }
-            #expect(exported == atRevision)
-        }
+        try await kind.conformance.exportPages.keysChangedCreatedAndDeletedBetweenPagesKeepTheExportAtItsRevision()
     }
 
     @Test(arguments: StoreKind.allCases)
     func pagesHoldTheItemsInKeyOrderWithinTheBudget(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let budget = 40
-            let pages = try await store.exportPages(config, maxBytes: budget)
-            var exported: [ConfigSnapshot.Entry] = []
-            for try await page in pages {
-                let cost = page.map(PageBudget.size).reduce(0, +)
-                #expect(cost <= budget || page.count == 1, "a page of \(cost) bytes")
-                exported += page
-            }
-            #expect(exported == (try await store.export(config)).items)
-            #expect(exported.count == 28)
-        }
+        try await kind.conformance.exportPages.pagesHoldTheItemsInKeyOrderWithinTheBudget()
     }
 
-    /// A store that rebuilds the revision from history says so when that history is gone.
-    /// (The remote store's server has finished its export before the first page arrives.)
     @Test(arguments: StoreKind.allCases.filter { $0 != .remote })
     func anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
-            let pages = try await store.exportPages(config, maxBytes: 1)
-            var iterator = pages.makeAsyncIterator()
-            #expect(try await iterator.next()?.map(\.key.path) == [Self.path(0)])
-            for index in 10..<15 { try await store.set(Self.path(index), "changed", in: config) }
-            let error = await expectError(.compacted) {
-                while try await iterator.next() != nil {}
-            }
-            #expect(error?.message.contains("export") == true, "\(error?.message ?? "")")
-        }
+        try await kind.conformance.exportPages.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()
     }
 
     @Test(arguments: StoreKind.allCases)
     func anUnknownConfigIsReportedBeforeAnyPage(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            _ = await expectError(.configNotFound) { try await store.exportPages(ConfigName("nope"), maxBytes: Limits.maxPageBytes) }
-        }
+        try await kind.conformance.exportPages.anUnknownConfigIsReportedBeforeAnyPage()
     }
 }

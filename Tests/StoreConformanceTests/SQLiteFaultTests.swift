@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 @testable import DiscfgSQLite
 import Foundation

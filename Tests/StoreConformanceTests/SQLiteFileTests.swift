@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import DiscfgSQLite
 import Foundation

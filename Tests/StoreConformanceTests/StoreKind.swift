@@ -1,6 +1,7 @@
 import DiscfgAPI
 import DiscfgAWS
 import DiscfgClient
+import DiscfgConformance
 import DiscfgCore
 import DiscfgDynamoDB
 import DiscfgSQLite
@@ -9,8 +10,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 
-/// The stores the conformance suite runs against. A new store joins the suite by adding
-/// a case here; every test then runs against it too.
+/// The stores discfg runs the conformance suite (`DiscfgConformance`) against. A new store
+/// joins by adding a case here; every check then runs against it too.
 enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     case memory
     case sqlite
@@ -23,19 +24,41 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
     var description: String { rawValue }
 
+    /// The conformance suite over fresh stores of this kind.
+    var conformance: StoreConformance {
+        StoreConformance(name: rawValue) { clock in
+            // moto is one Python process: run only a few DynamoDB checks at once, so each
+            // check's requests stay fast enough for the suite's watch deadlines.
+            guard self == .dynamodb else { return try await make(clock: clock) }
+            await MotoClient.gate.enter()
+            do {
+                var fixture = try await make(clock: clock)
+                let cleanup = fixture.cleanup
+                fixture.cleanup = {
+                    await cleanup()
+                    await MotoClient.gate.leave()
+                }
+                return fixture
+            } catch {
+                await MotoClient.gate.leave()
+                throw error
+            }
+        }
+    }
+
     /// A fresh, empty store that reads its time from `clock`.
-    func make(clock: ManualClock) async throws -> StoreFixture {
+    func make(clock: ManualClock) async throws -> StoreConformance.Fixture {
         switch self {
         case .memory:
-            return StoreFixture(store: MemoryStore(clock: clock), clock: clock, cleanup: {})
+            return StoreConformance.Fixture(store: MemoryStore(clock: clock))
         case .sqlite:
             let directory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("discfg-conformance-\(UUID().uuidString)", isDirectory: true)
             let path = directory.appendingPathComponent("store.db").path
             let store = try SQLiteStore(path: path, clock: clock)
-            return StoreFixture(store: store, clock: clock, cleanup: {
+            return StoreConformance.Fixture(store: store) {
                 try? FileManager.default.removeItem(at: directory)
-            })
+            }
         case .dynamodb:
             let client = try await MotoDynamoDB.shared.client()
             let table = "conformance-\(UUID().uuidString.prefix(13))"
@@ -45,31 +68,11 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
                 clock: clock
             )
             try await store.table.ensure()
-            return StoreFixture(store: store, clock: clock, cleanup: {})
+            return StoreConformance.Fixture(store: store)
         case .remote:
             return try await RemoteFixture.start(clock: clock)
         }
     }
-
-    /// Runs `body` with a fresh store and a manual clock, then removes the store.
-    func withStore<T>(
-        _ body: (_ store: any ConfigStore, _ clock: ManualClock) async throws -> T
-    ) async throws -> T {
-        // moto is one Python process: run only a few DynamoDB tests at once, so each
-        // test's requests stay fast enough for the suite's watch deadlines.
-        if self == .dynamodb { await MotoClient.gate.enter() }
-        defer { if self == .dynamodb { Task { await MotoClient.gate.leave() } } }
-        let fixture = try await make(clock: ManualClock())
-        defer { fixture.cleanup() }
-        return try await body(fixture.store, fixture.clock)
-    }
-}
-
-/// A store under test, the clock it reads, and how to remove what it left behind.
-struct StoreFixture: Sendable {
-    let store: any ConfigStore
-    let clock: ManualClock
-    let cleanup: @Sendable () -> Void
 }
 
 /// Bounds how many DynamoDB tests talk to moto at once.
@@ -104,7 +107,7 @@ actor TestGate {
 
 /// `discfg serve` in this process over a fresh SQLite file, and a `RemoteStore` on it.
 enum RemoteFixture {
-    static func start(clock: ManualClock) async throws -> StoreFixture {
+    static func start(clock: ManualClock) async throws -> StoreConformance.Fixture {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("discfg-remote-\(UUID().uuidString)", isDirectory: true)
         let backing = try SQLiteStore(path: directory.appendingPathComponent("store.db").path, clock: clock)
@@ -126,12 +129,10 @@ enum RemoteFixture {
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw DiscfgError(.unavailable, "the test server did not start") }
         let store = try RemoteStore(url: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
-        return StoreFixture(store: store, clock: clock, cleanup: {
-            Task {
-                await group.triggerGracefulShutdown()
-                _ = try? await running.value
-                try? FileManager.default.removeItem(at: directory)
-            }
-        })
+        return StoreConformance.Fixture(store: store) {
+            await group.triggerGracefulShutdown()
+            _ = try? await running.value
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 }

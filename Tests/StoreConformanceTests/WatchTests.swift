@@ -1,238 +1,72 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
 
 @Suite("Watch and event batches")
 struct WatchTests {
-    /// Writes r1…r6: put /a/x, put /ab, put /a/y, put /b, delete /a/x, put /a/x/deep.
-    static func prepare(_ store: any ConfigStore, settings: ConfigSettings = ConfigSettings()) async throws -> ConfigName {
-        let config = try await store.makeConfig("app", settings: settings)
-        try await store.set("/a/x", "1", in: config)
-        try await store.set("/ab", "2", in: config)
-        try await store.set("/a/y", "3", in: config)
-        try await store.set("/b", "4", in: config)
-        _ = try await store.delete(Key("/a/x"), in: config, conditions: [])
-        try await store.set("/a/x/deep", "6", in: config)
-        return config
-    }
-
     @Test(arguments: StoreKind.allCases)
     func prefixWatchReplaysThenFollowsWithoutGapOrRepeat(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let watch = try WatchRecorder(await store.watch(config, scope: .prefix(KeyPrefix("/a")), from: 2))
-            let replayed = try await watch.waitForEvents(3)
-            #expect(replayed.map(\.revision) == [3, 5, 6])
-
-            try await store.set("/ab", "excluded", in: config) // 7
-            try await store.set("/a/z", "8", in: config) // 8
-            try await store.set("/a", "excluded: the directory's own name", in: config) // 9
-            _ = try await store.delete(Key("/a/y"), in: config, conditions: []) // 10
-            try await store.set("/a/end", "11", in: config) // 11
-            let events = try await watch.waitForEvents(6)
-            #expect(events.map(\.revision) == [3, 5, 6, 8, 10, 11])
-            #expect(events.map(\.kind) == [.put, .delete, .put, .put, .delete, .put])
-            #expect(events.map(\.key.path) == ["/a/y", "/a/x", "/a/x/deep", "/a/z", "/a/y", "/a/end"])
-            #expect(events[3].item?.value == Data(text: "8"))
-            #expect(events[4].prevItem?.value == Data(text: "3"))
-            #expect(watch.ending == nil)
-        }
+        try await kind.conformance.watch.prefixWatchReplaysThenFollowsWithoutGapOrRepeat()
     }
 
     @Test(arguments: StoreKind.allCases)
     func keyWatchSeesOnlyThatKey(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let watch = try WatchRecorder(await store.watch(config, scope: .key(Key("/a/x")), from: 1))
-            #expect(try await watch.waitForEvents(2).map(\.revision) == [1, 5])
-
-            try await store.set("/a/xy", "sibling", in: config) // 7
-            try await store.set("/a/x-", "sibling", in: config) // 8
-            try await store.set("/a/x", "back", in: config) // 9
-            try await store.set("/a/x/deeper", "child", in: config) // 10
-            try await store.set("/a/x", "again", in: config) // 11
-            let events = try await watch.waitForEvents(4)
-            #expect(events.map(\.revision) == [1, 5, 9, 11])
-            #expect(events.map(\.kind) == [.put, .delete, .put, .put])
-            #expect(events.allSatisfy { $0.key.path == "/a/x" })
-            #expect(events[2].item?.version == 1)
-            #expect(events[3].item?.version == 2)
-        }
+        try await kind.conformance.watch.keyWatchSeesOnlyThatKey()
     }
 
     @Test(arguments: StoreKind.allCases)
     func rootWatchFromRevisionOneSeesEverything(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
-            try await store.set("/c", "7", in: config)
-            #expect(try await watch.waitForEvents(7).map(\.revision) == [1, 2, 3, 4, 5, 6, 7])
-        }
+        try await kind.conformance.watch.rootWatchFromRevisionOneSeesEverything()
     }
 
     @Test(arguments: StoreKind.allCases)
     func watchFromNowDeliversOnlyLaterChanges(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: nil))
-            try await store.set("/c", "7", in: config)
-            try await store.set("/a/x", "8", in: config)
-            let events = try await watch.waitForEvents(2)
-            #expect(events.map(\.revision) == [7, 8])
-        }
+        try await kind.conformance.watch.watchFromNowDeliversOnlyLaterChanges()
     }
 
     @Test(arguments: StoreKind.allCases)
     func manyWritesWhileWatchingArriveInOrderExactlyOnce(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await store.makeConfig()
-            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
-            for index in 1...120 {
-                try await store.set("/k\(index % 7)", "\(index)", in: config)
-            }
-            let events = try await watch.waitForEvents(120)
-            #expect(events.map(\.revision.rawValue) == Array(1...120))
-        }
+        try await kind.conformance.watch.manyWritesWhileWatchingArriveInOrderExactlyOnce()
     }
 
     @Test(arguments: StoreKind.allCases)
     func watchFromACompactedRevisionEndsWithCompacted(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
-            #expect(try await store.configInfo(config).compactedRevision == 4)
-
-            let stale = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 4))
-            #expect(try await stale.waitForEnding().code == .compacted)
-            #expect(stale.events.isEmpty)
-
-            let fresh = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 5))
-            #expect(try await fresh.waitForEvents(2).map(\.revision) == [5, 6])
-        }
+        try await kind.conformance.watch.watchFromACompactedRevisionEndsWithCompacted()
     }
 
     @Test(arguments: StoreKind.allCases)
     func cancellingTheConsumerEndsTheWatch(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await store.makeConfig()
-            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: nil))
-            try await store.set("/k", "1", in: config)
-            _ = try await watch.waitForEvents(1)
-            watch.cancel()
-            let ending = try await watch.waitForEnding()
-            guard case .finished = ending else {
-                Issue.record("cancelling should end the sequence normally, got \(ending)")
-                return
-            }
-            try await store.set("/k", "2", in: config)
-            #expect(watch.events.count == 1)
-        }
+        try await kind.conformance.watch.cancellingTheConsumerEndsTheWatch()
     }
 
     @Test(arguments: StoreKind.allCases)
     func deletingTheConfigEndsTheWatchWithConfigNotFound(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await store.makeConfig()
-            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
-            try await store.set("/k", "1", in: config)
-            _ = try await watch.waitForEvents(1)
-            try await store.deleteConfig(config)
-            #expect(try await watch.waitForEnding().code == .configNotFound)
-            #expect(watch.events.count == 1)
-        }
+        try await kind.conformance.watch.deletingTheConfigEndsTheWatchWithConfigNotFound()
     }
 
     @Test(arguments: StoreKind.allCases)
     func expiryReachesAWatcherWithoutAnyOtherWrite(kind: StoreKind) async throws {
-        try await kind.withStore { store, clock in
-            let config = try await store.makeConfig()
-            let item = try #require(try await store.set("/lease", "mine", in: config, options: SetOptions(ttlSeconds: 10)).item)
-            let watch = WatchRecorder(await store.watch(config, scope: .key(item.key), from: 2))
-            clock.advance(seconds: 10)
-            let events = try await watch.waitForEvents(1)
-            #expect(events.count == 1)
-            let expire = try #require(events.first)
-            #expect(expire.kind == .expire)
-            #expect(expire.revision == 2)
-            #expect(expire.prevItem == item)
-            #expect(try await store.revision(of: config) == 2)
-        }
+        try await kind.conformance.watch.expiryReachesAWatcherWithoutAnyOtherWrite()
     }
 
     @Test(arguments: StoreKind.allCases)
     func eventBatchesReportHowFarTheyRead(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            let root = WatchScope.prefix(.root)
-
-            let first = try await store.events(in: config, scope: root, from: 1, limit: 2)
-            #expect(first.events.map(\.revision) == [1, 2])
-            #expect(first.through == 2)
-            #expect(first.hasMore)
-
-            let rest = try await store.events(in: config, scope: root, from: 3, limit: 10)
-            #expect(rest.events.map(\.revision) == [3, 4, 5, 6])
-            #expect(rest.through == 6)
-            #expect(!rest.hasMore)
-
-            // Trailing events outside the scope still count as read.
-            let scoped = try await store.events(in: config, scope: .prefix(KeyPrefix("/a/")), from: 4, limit: 10)
-            #expect(scoped.events.map(\.revision) == [5, 6])
-            let onlyB = try await store.events(in: config, scope: .key(Key("/b")), from: 1, limit: 10)
-            #expect(onlyB.events.map(\.revision) == [4])
-            #expect(onlyB.through == 6)
-            #expect(!onlyB.hasMore)
-
-            let caughtUp = try await store.events(in: config, scope: root, from: 7, limit: 10)
-            #expect(caughtUp.events.isEmpty)
-            #expect(caughtUp.through == 6)
-            #expect(!caughtUp.hasMore)
-
-            let fromZero = try await store.events(in: config, scope: root, from: 0, limit: 1)
-            #expect(fromZero.events.map(\.revision) == [1])
-        }
+        try await kind.conformance.watch.eventBatchesReportHowFarTheyRead()
     }
 
-    @Test(arguments: StoreKind.allCases, [1, 2, 3, 4])
+    @Test(arguments: StoreKind.allCases, WatchChecks.walkingEventBatchesYieldsEveryEventOnceArguments)
     func walkingEventBatchesYieldsEveryEventOnce(kind: StoreKind, limit: Int) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            for (scope, expected) in try [(WatchScope.prefix(KeyPrefix("/a/")), [1, 3, 5, 6]), (.prefix(.root), [1, 2, 3, 4, 5, 6]), (.key(Key("/a/x")), [1, 5])] {
-                var from = Revision(1)
-                var seen: [UInt64] = []
-                for _ in 0..<20 {
-                    let batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
-                    #expect(batch.events.count <= limit)
-                    #expect(batch.events.allSatisfy { $0.revision >= from && $0.revision <= batch.through })
-                    if batch.hasMore { #expect(batch.through == batch.events.last?.revision) }
-                    seen += batch.events.map(\.revision.rawValue)
-                    from = batch.through.next
-                    if !batch.hasMore { break }
-                }
-                #expect(seen == expected.map(UInt64.init), "scope \(scope)")
-                #expect(from == 7, "scope \(scope)")
-            }
-        }
+        try await kind.conformance.watch.walkingEventBatchesYieldsEveryEventOnce(limit: limit)
     }
 
     @Test(arguments: StoreKind.allCases)
     func eventsFromACompactedRevisionThrowCompacted(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
-            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 10) }
-            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10) }
-            #expect(try await store.events(in: config, scope: .prefix(.root), from: 5, limit: 10).events.map(\.revision) == [5, 6])
-        }
+        try await kind.conformance.watch.eventsFromACompactedRevisionThrowCompacted()
     }
 
     @Test(arguments: StoreKind.allCases)
     func eventsRejectBadLimits(kind: StoreKind) async throws {
-        try await kind.withStore { store, _ in
-            let config = try await Self.prepare(store)
-            for limit in [0, -1, Limits.maxPageSize + 1] {
-                await expectError(.invalidArgument, "limit \(limit)") {
-                    try await store.events(in: config, scope: .prefix(.root), from: 1, limit: limit)
-                }
-            }
-        }
+        try await kind.conformance.watch.eventsRejectBadLimits()
     }
 }

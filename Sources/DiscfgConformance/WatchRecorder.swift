@@ -6,14 +6,14 @@ import Testing
 /// Consumes a watch in the background and records what it delivers, so a test can write
 /// and then wait, with a deadline, for the events it expects. Every wait fails the test
 /// clearly after its timeout instead of hanging.
-final class WatchRecorder: Sendable {
+package final class WatchRecorder: Sendable {
     /// How a watch ended.
-    enum Ending: Sendable {
+    package enum Ending: Sendable {
         case finished
         case failed(any Error)
 
         /// The error's code when it ended with a ``DiscfgError``.
-        var code: DiscfgError.Code? {
+        package var code: DiscfgError.Code? {
             if case .failed(let error as DiscfgError) = self { error.code } else { nil }
         }
     }
@@ -32,7 +32,7 @@ final class WatchRecorder: Sendable {
     private let task: Task<Void, Never>
 
     /// Starts consuming `stream`.
-    init(_ stream: AsyncThrowingStream<Event, any Error>) {
+    package init(_ stream: AsyncThrowingStream<Event, any Error>) {
         let log = Log()
         self.log = log
         task = Task {
@@ -50,16 +50,16 @@ final class WatchRecorder: Sendable {
     deinit { task.cancel() }
 
     /// What was delivered so far.
-    var events: [Event] { log.state.withLock { $0.events } }
+    package var events: [Event] { log.state.withLock { $0.events } }
 
     /// How the watch ended, or nil while it runs.
-    var ending: Ending? { log.state.withLock { $0.ending } }
+    package var ending: Ending? { log.state.withLock { $0.ending } }
 
     /// Cancels the consuming task.
-    func cancel() { task.cancel() }
+    package func cancel() { task.cancel() }
 
     /// Waits until at least `count` events arrived and returns all of them.
-    func waitForEvents(
+    package func waitForEvents(
         _ count: Int, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation
     ) async throws -> [Event] {
         try await waitUntil("\(count) events", timeout: timeout, sourceLocation: sourceLocation) { $0.events.count >= count }
@@ -67,7 +67,7 @@ final class WatchRecorder: Sendable {
     }
 
     /// Waits until the watch ends and returns how.
-    func waitForEnding(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Ending {
+    package func waitForEnding(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Ending {
         try await waitUntil("the watch to end", timeout: timeout, sourceLocation: sourceLocation) { $0.ending != nil }
         return try #require(ending, sourceLocation: sourceLocation)
     }

@@ -3,7 +3,7 @@ import Foundation
 
 extension ConfigStore {
     /// Creates a config named `name` and returns its name.
-    func makeConfig(_ name: String = "app", settings: ConfigSettings = ConfigSettings()) async throws -> ConfigName {
+    package func makeConfig(_ name: String = "app", settings: ConfigSettings = ConfigSettings()) async throws -> ConfigName {
         let config = try ConfigName(name)
         _ = try await createConfig(config, settings: settings)
         return config
@@ -11,23 +11,23 @@ extension ConfigStore {
 
     /// Sets `key` to the UTF-8 bytes of `text`.
     @discardableResult
-    func set(_ key: String, _ text: String, in config: ConfigName, options: SetOptions = SetOptions()) async throws -> Event {
+    package func set(_ key: String, _ text: String, in config: ConfigName, options: SetOptions = SetOptions()) async throws -> Event {
         try await set(Key(key), to: Data(text.utf8), in: config, options: options)
     }
 
     /// The config's current revision.
-    func revision(of config: ConfigName) async throws -> Revision {
+    package func revision(of config: ConfigName) async throws -> Revision {
         try await configInfo(config).revision
     }
 
     /// Every event of `key`'s retained history, newest first.
-    func fullHistory(of key: Key, in config: ConfigName) async throws -> [Event] {
+    package func fullHistory(of key: Key, in config: ConfigName) async throws -> [Event] {
         try await history(of: key, in: config, HistoryQuery(limit: Limits.maxPageSize)).events
     }
 
     /// Everything a failed change must leave alone: the config, every live item and the
     /// whole retained history.
-    func observableState(of config: ConfigName) async throws -> ObservableState {
+    package func observableState(of config: ConfigName) async throws -> ObservableState {
         let info = try await configInfo(config)
         let items = try await list(in: config, ListQuery(limit: Limits.maxPageSize)).items
         let events = try await self.events(in: config, scope: .prefix(.root), from: info.compactedRevision.next, limit: Limits.maxPageSize).events
@@ -36,13 +36,13 @@ extension ConfigStore {
 }
 
 /// What ``ConfigStore/observableState(of:)`` captures.
-struct ObservableState: Equatable {
-    var info: ConfigInfo
-    var items: [Item]
-    var events: [Event]
+package struct ObservableState: Equatable {
+    package var info: ConfigInfo
+    package var items: [Item]
+    package var events: [Event]
 }
 
 extension Data {
     /// The UTF-8 bytes of `text`.
-    init(text: String) { self.init(text.utf8) }
+    package init(text: String) { self.init(text.utf8) }
 }

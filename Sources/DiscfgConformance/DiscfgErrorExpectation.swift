@@ -4,7 +4,7 @@ import Testing
 /// Runs `body` and expects it to throw a ``DiscfgError`` with `code`; returns the error
 /// so a test can check its message, field or current item.
 @discardableResult
-func expectError<T>(
+package func expectError<T>(
     _ code: DiscfgError.Code,
     _ comment: Comment? = nil,
     sourceLocation: SourceLocation = #_sourceLocation,

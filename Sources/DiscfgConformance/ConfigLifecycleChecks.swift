@@ -1,0 +1,145 @@
+import DiscfgCore
+import Foundation
+import Testing
+
+public struct ConfigLifecycleChecks: Sendable {
+    let conformance: StoreConformance
+
+    public func createStartsAtRevisionZeroAndKeepsSettings() async throws {
+        try await conformance.withStore { store, clock in
+            let name = try ConfigName("myapp-prod")
+            let settings = ConfigSettings(history: .last(50), description: "production settings")
+            let created = try await store.createConfig(name, settings: settings)
+            #expect(created.name == name)
+            #expect(created.revision == .zero)
+            #expect(created.compactedRevision == .zero)
+            #expect(created.settings == settings)
+            #expect(created.createdAt == clock.now())
+            #expect(created.modifiedAt == clock.now())
+            #expect(try await store.configInfo(name) == created)
+        }
+    }
+
+    public func createTwiceFailsWithConfigExists() async throws {
+        try await conformance.withStore { store, _ in
+            let name = try await store.makeConfig("app", settings: ConfigSettings(description: "first"))
+            let before = try await store.configInfo(name)
+            await expectError(.configExists) { try await store.createConfig(name, settings: ConfigSettings(description: "second")) }
+            #expect(try await store.configInfo(name) == before)
+        }
+    }
+
+    public func listConfigsIsSortedByName() async throws {
+        try await conformance.withStore { store, _ in
+            #expect(try await store.listConfigs().isEmpty)
+            for name in ["beta", "Alpha", "alpha", "_x", "1st", "alpha.v2"] {
+                _ = try await store.makeConfig(name)
+            }
+            let names = try await store.listConfigs().map(\.name.rawValue)
+            #expect(names == ["1st", "Alpha", "_x", "alpha", "alpha.v2", "beta"])
+        }
+    }
+
+    public func updatePatchesOnlyTheGivenSettings() async throws {
+        try await conformance.withStore { store, clock in
+            let name = try await store.makeConfig("app", settings: ConfigSettings(history: .days(7), description: "keep me"))
+            try await store.set("/k", "v", in: name)
+            clock.advance(seconds: 60)
+
+            let retention = try await store.updateConfig(name, ConfigSettingsPatch(history: .last(10)))
+            #expect(retention.settings == ConfigSettings(history: .last(10), description: "keep me"))
+            #expect(retention.modifiedAt == clock.now())
+            #expect(retention.revision == 1, "changing settings is not a change of keys")
+
+            let described = try await store.updateConfig(name, ConfigSettingsPatch(description: "new words"))
+            #expect(described.settings == ConfigSettings(history: .last(10), description: "new words"))
+
+            let cleared = try await store.updateConfig(name, ConfigSettingsPatch(description: ""))
+            #expect(cleared.settings == ConfigSettings(history: .last(10), description: nil))
+            #expect(try await store.configInfo(name) == cleared)
+        }
+    }
+
+    public func notificationTargetsAreKeptReplacedAndCleared() async throws {
+        try await conformance.withStore { store, _ in
+            let name = try await store.makeConfig("app", settings: ConfigSettings(description: "d"))
+            let targets: [NotificationTarget] = [
+                .eventBridge(bus: "arn:aws:events:us-east-1:123456789012:event-bus/config"),
+                .webhook(url: "https://hooks.example.com/discfg?team=a", secret: "s3cret"),
+                .webhook(url: "http://127.0.0.1:9/plain", secret: nil),
+            ]
+            let set = try await store.updateConfig(name, ConfigSettingsPatch(notify: targets))
+            #expect(set.settings == ConfigSettings(description: "d", notify: targets))
+            #expect(try await store.configInfo(name).settings.notify == targets, "the secret is kept for the stream handler")
+
+            let other = try await store.updateConfig(name, ConfigSettingsPatch(history: .forever))
+            #expect(other.settings.notify == targets, "other settings leave the targets alone")
+
+            let cleared = try await store.updateConfig(name, ConfigSettingsPatch(notify: []))
+            #expect(cleared.settings.notify.isEmpty)
+            #expect(try await store.listConfigs().first { $0.name == name }?.settings == ConfigSettings(history: .forever, description: "d"))
+        }
+    }
+
+    public func deleteRemovesTheConfigAndEverythingInIt() async throws {
+        try await conformance.withStore { store, _ in
+            let doomed = try await store.makeConfig("doomed")
+            let kept = try await store.makeConfig("kept")
+            try await store.set("/k", "gone", in: doomed)
+            try await store.set("/k", "stays", in: kept)
+
+            try await store.deleteConfig(doomed)
+
+            await expectError(.configNotFound) { try await store.configInfo(doomed) }
+            await expectError(.configNotFound) { try await store.get(Key("/k"), in: doomed) }
+            await expectError(.configNotFound) { try await store.deleteConfig(doomed) }
+            #expect(try await store.listConfigs().map(\.name) == [kept])
+            #expect(try await store.get(Key("/k"), in: kept)?.value == Data(text: "stays"))
+
+            // The name is free again, and the new config starts from nothing.
+            let reborn = try await store.createConfig(doomed, settings: ConfigSettings())
+            #expect(reborn.revision == .zero)
+            #expect(try await store.get(Key("/k"), in: doomed) == nil)
+            #expect(try await store.fullHistory(of: Key("/k"), in: doomed).isEmpty)
+        }
+    }
+
+    public func missingKeyInExistingConfigReadsAsNil() async throws {
+        try await conformance.withStore { store, _ in
+            let name = try await store.makeConfig()
+            #expect(try await store.get(Key("/nothing/here"), in: name) == nil)
+            #expect(try await store.get(Key("/nothing/here"), in: name, atRevision: .zero) == nil)
+        }
+    }
+
+    public func everyOperationOnAnUnknownConfigThrowsConfigNotFound() async throws {
+        try await conformance.withStore { store, _ in
+            _ = try await store.makeConfig("exists")
+            let name = try ConfigName("missing")
+            let key = try Key("/k")
+            let snapshot = ConfigSnapshot(items: [.init(key: key, value: Data(text: "v"))])
+            await expectError(.configNotFound, "configInfo") { try await store.configInfo(name) }
+            await expectError(.configNotFound, "deleteConfig") { try await store.deleteConfig(name) }
+            await expectError(.configNotFound, "updateConfig") { try await store.updateConfig(name, ConfigSettingsPatch(description: "x")) }
+            await expectError(.configNotFound, "get") { try await store.get(key, in: name) }
+            await expectError(.configNotFound, "get at revision") { try await store.get(key, in: name, atRevision: .zero) }
+            await expectError(.configNotFound, "list") { try await store.list(in: name, ListQuery()) }
+            await expectError(.configNotFound, "set") { try await store.set(key, to: Data(), in: name) }
+            await expectError(.configNotFound, "delete") { try await store.delete(key, in: name, conditions: []) }
+            await expectError(.configNotFound, "deletePrefix") { try await store.deletePrefix(.root, in: name) }
+            await expectError(.configNotFound, "history") { try await store.history(of: key, in: name, HistoryQuery()) }
+            await expectError(.configNotFound, "events") { try await store.events(in: name, scope: .prefix(.root), from: 1, limit: 10) }
+            await expectError(.configNotFound, "export") { try await store.export(name) }
+            await expectError(.configNotFound, "import") { try await store.importSnapshot(snapshot, into: name, replace: false) }
+
+            let watch = WatchRecorder(await store.watch(name, scope: .prefix(.root), from: nil))
+            #expect(try await watch.waitForEnding().code == .configNotFound)
+            #expect(try await store.listConfigs().map(\.name.rawValue) == ["exists"])
+        }
+    }
+}
+
+extension StoreConformance {
+    /// The checks of config lifecycle.
+    public var configLifecycle: ConfigLifecycleChecks { ConfigLifecycleChecks(conformance: self) }
+}

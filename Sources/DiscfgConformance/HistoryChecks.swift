@@ -1,0 +1,151 @@
+import DiscfgCore
+import Foundation
+import Testing
+
+public struct HistoryChecks: Sendable {
+    let conformance: StoreConformance
+
+    /// `/k`: v1 @1, v2 @2, (other @3), deleted @4, v3 @5; `/other` written @3.
+    static func prepare(_ store: any ConfigStore, settings: ConfigSettings = ConfigSettings()) async throws -> (ConfigName, [Event]) {
+        let config = try await store.makeConfig("app", settings: settings)
+        var events: [Event] = []
+        events.append(try await store.set("/k", "v1", in: config))
+        events.append(try await store.set("/k", "v2", in: config))
+        events.append(try await store.set("/other", "o", in: config))
+        events.append(try await store.delete(Key("/k"), in: config, conditions: []))
+        events.append(try await store.set("/k", "v3", in: config))
+        return (config, events)
+    }
+
+    public func historyIsNewestFirstAndOnlyForTheKey() async throws {
+        try await conformance.withStore { store, _ in
+            let (config, events) = try await Self.prepare(store)
+            let page = try await store.history(of: Key("/k"), in: config, HistoryQuery())
+            #expect(page.events == [events[4], events[3], events[1], events[0]])
+            #expect(page.events.map(\.kind) == [.put, .delete, .put, .put])
+            #expect(page.nextBefore == nil)
+            #expect(page.compactedRevision == .zero)
+            #expect(try await store.fullHistory(of: Key("/never"), in: config).isEmpty)
+        }
+    }
+
+    /// The arguments ``historyPaginatesWithNextBefore(limit:)`` is checked with.
+    public static let historyPaginatesWithNextBeforeArguments: [Int] = [1, 2, 3]
+
+    public func historyPaginatesWithNextBefore(limit: Int) async throws {
+        try await conformance.withStore { store, _ in
+            let (config, _) = try await Self.prepare(store)
+            var revisions: [UInt64] = []
+            var query = HistoryQuery(limit: limit)
+            var pages = 0
+            while true {
+                let page = try await store.history(of: Key("/k"), in: config, query)
+                #expect(page.events.count <= limit)
+                #expect(!page.events.isEmpty)
+                revisions += page.events.map(\.revision.rawValue)
+                pages += 1
+                guard let before = page.nextBefore else { break }
+                #expect(before == page.events.last?.revision)
+                query.before = before
+                if pages > 10 { Issue.record("pagination does not end"); break }
+            }
+            #expect(revisions == [5, 4, 2, 1])
+            #expect(pages == (4 + limit - 1) / limit)
+        }
+    }
+
+    public func historyRejectsBadLimits() async throws {
+        try await conformance.withStore { store, _ in
+            let (config, _) = try await Self.prepare(store)
+            for limit in [0, -1, Limits.maxPageSize + 1] {
+                await expectError(.invalidArgument, "limit \(limit)") { try await store.history(of: Key("/k"), in: config, HistoryQuery(limit: limit)) }
+            }
+        }
+    }
+
+    public func getAtEveryPastRevisionReturnsTheValueThen() async throws {
+        try await conformance.withStore { store, _ in
+            let (config, events) = try await Self.prepare(store)
+            let key = try Key("/k")
+            let expected: [Item?] = [nil, events[0].item, events[1].item, events[1].item, nil, events[4].item]
+            for (revision, item) in expected.enumerated() {
+                let read = try await store.get(key, in: config, atRevision: Revision(UInt64(revision)))
+                #expect(read == item, "at revision \(revision)")
+            }
+            let other: [Item?] = [nil, nil, nil, events[2].item, events[2].item, events[2].item]
+            for (revision, item) in other.enumerated() {
+                #expect(try await store.get(Key("/other"), in: config, atRevision: Revision(UInt64(revision))) == item, "/other at \(revision)")
+            }
+        }
+    }
+
+    public func getAtAFutureRevisionIsInvalid() async throws {
+        try await conformance.withStore { store, _ in
+            let (config, _) = try await Self.prepare(store)
+            await expectError(.invalidArgument) { try await store.get(Key("/k"), in: config, atRevision: 6) }
+            await expectError(.invalidArgument) { try await store.get(Key("/never"), in: config, atRevision: 100) }
+        }
+    }
+
+    public func keepLastNCompactsOlderHistory() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig("app", settings: ConfigSettings(history: .last(3)))
+            let old = try #require(try await store.set("/old", "o", in: config).item) // 1
+            var puts: [Event] = []
+            for value in 2...6 { puts.append(try await store.set("/k", "v\(value)", in: config)) } // 2...6
+
+            #expect(try await store.configInfo(config).compactedRevision == 3)
+            let history = try await store.history(of: Key("/k"), in: config, HistoryQuery())
+            #expect(history.events.map(\.revision) == [6, 5, 4])
+            #expect(history.compactedRevision == 3)
+
+            await expectError(.compacted, "/k changed after revision 2") { try await store.get(Key("/k"), in: config, atRevision: 2) }
+            await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 1) }
+            #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == puts[1].item, "revision 3 is still answerable from the event at 4")
+            #expect(try await store.get(Key("/k"), in: config, atRevision: 4) == puts[2].item)
+            #expect(try await store.get(Key("/old"), in: config, atRevision: 1) == old, "an unchanged key is readable at any revision")
+            #expect(try await store.get(Key("/old"), in: config, atRevision: 2) == old)
+        }
+    }
+
+    public func updatingRetentionCompactsAtOnce() async throws {
+        try await conformance.withStore { store, _ in
+            let (config, events) = try await Self.prepare(store, settings: ConfigSettings(history: .forever))
+            #expect(try await store.configInfo(config).compactedRevision == .zero)
+            let info = try await store.updateConfig(config, ConfigSettingsPatch(history: .last(2)))
+            #expect(info.compactedRevision == 3)
+            #expect(try await store.configInfo(config).compactedRevision == 3)
+            #expect(try await store.fullHistory(of: Key("/k"), in: config) == [events[4], events[3]])
+            await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 2) }
+            #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == events[1].item)
+            #expect(try await store.get(Key("/other"), in: config, atRevision: 3) == events[2].item)
+            await expectError(.compacted, "whether /other existed before its compacted creation is unknown") {
+                try await store.get(Key("/other"), in: config, atRevision: 2)
+            }
+        }
+    }
+
+    public func keepDaysCompactsAsTheClockMoves() async throws {
+        try await conformance.withStore { store, clock in
+            let config = try await store.makeConfig("app", settings: ConfigSettings(history: .days(1)))
+            try await store.set("/k", "a", in: config) // 1
+            try await store.set("/k", "b", in: config) // 2
+            clock.advance(seconds: 3600)
+            let third = try await store.set("/k", "c", in: config) // 3
+            #expect(try await store.configInfo(config).compactedRevision == .zero, "nothing is a day old yet")
+
+            clock.advance(seconds: 86_400 - 1800)
+            try await store.set("/k", "d", in: config) // 4: revisions 1 and 2 are now older than a day
+            #expect(try await store.configInfo(config).compactedRevision == 2)
+            #expect(try await store.fullHistory(of: Key("/k"), in: config).map(\.revision) == [4, 3])
+            await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 1) }
+            #expect(try await store.get(Key("/k"), in: config, atRevision: 2)?.value == Data(text: "b"))
+            #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == third.item)
+        }
+    }
+}
+
+extension StoreConformance {
+    /// The checks of history and reads at a past revision.
+    public var history: HistoryChecks { HistoryChecks(conformance: self) }
+}

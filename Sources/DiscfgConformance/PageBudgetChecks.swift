@@ -1,0 +1,162 @@
+import DiscfgCore
+import Foundation
+import Testing
+
+/// Every store stops reading a page at its byte budget, and the cursors it returns go on
+/// exactly after the last entry returned.
+public struct PageBudgetChecks: Sendable {
+    let conformance: StoreConformance
+
+    /// A budget that holds a few of the values below, never all of them.
+    static let budget = 1500
+
+    /// Keys under folders and at the top, with values of 0 to ~2.6 KB, so pages end at
+    /// different places, sometimes on an entry larger than the budget left.
+    static let paths = [
+        "/a/1", "/a/2", "/a/b/1", "/a/b/2", "/a/b/c/1", "/a/c", "/a/d/1", "/a/d/2", "/a/e",
+        "/b", "/c/1", "/c/2", "/c/3", "/d", "/e/1", "/f",
+    ]
+
+    static func value(_ index: Int) -> String { String(repeating: "x", count: (index * 733) % 2600) }
+
+    static func prepare(_ store: any ConfigStore) async throws -> ConfigName {
+        let config = try await store.makeConfig()
+        for (index, path) in paths.enumerated() { try await store.set(path, value(index), in: config) }
+        return config
+    }
+
+    static func cost(_ page: ListPage) -> Int {
+        page.items.map(PageBudget.size).reduce(0, +) + page.prefixes.map(PageBudget.size).reduce(0, +)
+    }
+
+    /// The arguments ``listPagesStayWithinTheBudgetAndVisitEveryEntryOnce(recursive:)`` is checked with.
+    public static let listPagesStayWithinTheBudgetAndVisitEveryEntryOnceArguments: [Bool] = [true, false]
+
+    public func listPagesStayWithinTheBudgetAndVisitEveryEntryOnce(recursive: Bool) async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await Self.prepare(store)
+            for prefix in [KeyPrefix.root, try KeyPrefix("/a/")] {
+                let whole = try await store.list(in: config, ListQuery(prefix: prefix, recursive: recursive, limit: Limits.maxPageSize))
+                let expected = (whole.items.map(\.key.path) + whole.prefixes.map(\.path)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                var query = ListQuery(prefix: prefix, recursive: recursive, limit: Limits.maxPageSize, maxBytes: Self.budget)
+                var seen: [String] = []
+                var pages = 0
+                while pages < 50 {
+                    let page = try await store.list(in: config, query)
+                    pages += 1
+                    let entries = page.items.count + page.prefixes.count
+                    #expect(entries >= 1)
+                    #expect(Self.cost(page) <= Self.budget || entries == 1, "page \(pages) under \(prefix) costs \(Self.cost(page)) bytes")
+                    let pageEntries = (page.items.map(\.key.path) + page.prefixes.map(\.path)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                    seen += pageEntries
+                    guard let cursor = page.nextCursor else { break }
+                    #expect(cursor == pageEntries.last, "the cursor is the page's last entry")
+                    query.cursor = cursor
+                }
+                #expect(pages > 1, "a budget of \(Self.budget) bytes splits the listing under \(prefix)")
+                #expect(seen == expected, "every entry under \(prefix) exactly once, in order")
+            }
+        }
+    }
+
+    public func historyPagesStayWithinTheBudgetAndVisitEveryEventOnce() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            var written: [Revision] = []
+            for index in 0..<12 {
+                written.append(try await store.set("/k", Self.value(index), in: config).revision)
+                try await store.set("/other", "o", in: config)
+            }
+            var query = HistoryQuery(limit: Limits.maxPageSize, maxBytes: Self.budget)
+            var seen: [Revision] = []
+            var pages = 0
+            while pages < 50 {
+                let page = try await store.history(of: Key("/k"), in: config, query)
+                pages += 1
+                let cost = page.events.map(PageBudget.size).reduce(0, +)
+                #expect(!page.events.isEmpty)
+                #expect(cost <= Self.budget || page.events.count == 1, "page \(pages) costs \(cost) bytes")
+                seen += page.events.map(\.revision)
+                guard let before = page.nextBefore else { break }
+                #expect(before == page.events.last?.revision)
+                query.before = before
+            }
+            #expect(pages > 2)
+            #expect(seen == written.reversed())
+        }
+    }
+
+    public func eventBatchesStayWithinTheBudgetAndVisitEveryEventOnce() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await Self.prepare(store)
+            for index in 0..<6 { try await store.set(Self.paths[index * 2], Self.value(index + 3), in: config) }
+            _ = try await store.delete(Key("/a/c"), in: config, conditions: [])
+            let last = try await store.revision(of: config)
+            let all = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: Limits.maxPageSize).events
+            for scope in [WatchScope.prefix(.root), .prefix(try KeyPrefix("/a/")), .key(try Key("/a/1"))] {
+                var next = Revision(1)
+                var seen: [Revision] = []
+                var batches = 0
+                while batches < 100 {
+                    let batch = try await store.events(in: config, scope: scope, from: next, limit: Limits.maxPageSize, maxBytes: Self.budget)
+                    batches += 1
+                    let cost = batch.events.map(PageBudget.size).reduce(0, +)
+                    #expect(cost <= Self.budget || batch.events.count == 1, "batch \(batches) of \(scope) costs \(cost) bytes")
+                    seen += batch.events.map(\.revision)
+                    if let lastEvent = batch.events.last, batch.hasMore { #expect(batch.through == lastEvent.revision) }
+                    next = batch.through.next
+                    guard batch.hasMore else { break }
+                }
+                #expect(next == last.next, "the batches run through the config's revision")
+                #expect(seen == all.filter { scope.matches($0.key) }.map(\.revision), "every event of \(scope) exactly once, in order")
+                if case .prefix(.root) = scope { #expect(batches > 2) }
+            }
+        }
+    }
+
+    /// Twenty values of 256 KiB are 5 MiB: a page asked for 1000 of them holds what fits
+    /// in 4 MiB, so the store read no more than that (plus the one entry that ended it).
+    public func aPageOfLargeValuesHoldsAtMostTheDefaultBudget() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            let big = Data(repeating: 0x61, count: Limits.maxValueBytes)
+            for index in 0..<20 { _ = try await store.set(Key("/big/\(index + 10)"), to: big, in: config) }
+            let defaultBudget = 4 * 1024 * 1024
+            let fits = defaultBudget / (big.count + "/big/10".utf8.count)
+
+            let page = try await store.list(in: config, ListQuery(limit: 1000))
+            #expect(page.items.count == fits)
+            #expect(page.items.map { $0.key.path.utf8.count + $0.value.count }.reduce(0, +) <= defaultBudget)
+            #expect(page.nextCursor == page.items.last?.key.path)
+
+            let history = try await store.history(of: Key("/big/10"), in: config, HistoryQuery(limit: 1000))
+            #expect(history.events.count == 1)
+            let events = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 1000)
+            #expect(events.events.count == fits)
+            #expect(events.through == Revision(UInt64(fits)))
+        }
+    }
+
+    public func aBudgetBelowOneByteIsRefused() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await Self.prepare(store)
+            for maxBytes in [0, -1] {
+                let list = await expectError(.invalidArgument, "list maxBytes \(maxBytes)") {
+                    try await store.list(in: config, ListQuery(maxBytes: maxBytes))
+                }
+                #expect(list?.field == "maxBytes")
+                await expectError(.invalidArgument, "history maxBytes \(maxBytes)") {
+                    try await store.history(of: Key("/b"), in: config, HistoryQuery(maxBytes: maxBytes))
+                }
+                await expectError(.invalidArgument, "events maxBytes \(maxBytes)") {
+                    try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10, maxBytes: maxBytes)
+                }
+            }
+        }
+    }
+}
+
+extension StoreConformance {
+    /// The checks of pages capped by bytes in the store.
+    public var pageBudget: PageBudgetChecks { PageBudgetChecks(conformance: self) }
+}

@@ -1,0 +1,125 @@
+import DiscfgCore
+
+extension StoreConformance {
+    /// Every check of the suite, named as `Checks.method(argument: value)`, ready to run.
+    public var checks: [Check] {
+        var all: [Check] = []
+        all.append(Check(name: "ConcurrencyChecks.concurrentIncrementsLoseNoUpdate()") { try await self.concurrency.concurrentIncrementsLoseNoUpdate() })
+        for argument in ConditionChecks.setHappensWhenConditionsHoldArguments {
+            all.append(Check(name: "ConditionChecks.setHappensWhenConditionsHold(condition: \(argument))") { try await self.condition.setHappensWhenConditionsHold(condition: argument) })
+        }
+        for argument in ConditionChecks.failedSetReturnsTheCurrentItemAndChangesNothingArguments {
+            all.append(Check(name: "ConditionChecks.failedSetReturnsTheCurrentItemAndChangesNothing(condition: \(argument))") { try await self.condition.failedSetReturnsTheCurrentItemAndChangesNothing(condition: argument) })
+        }
+        for argument in ConditionChecks.failedSetOnAnAbsentKeyCarriesNoItemArguments {
+            all.append(Check(name: "ConditionChecks.failedSetOnAnAbsentKeyCarriesNoItem(condition: \(argument))") { try await self.condition.failedSetOnAnAbsentKeyCarriesNoItem(condition: argument) })
+        }
+        all.append(Check(name: "ConditionChecks.versionZeroCreatesOnlyWhenAbsent()") { try await self.condition.versionZeroCreatesOnlyWhenAbsent() })
+        for argument in ConditionChecks.deleteHappensWhenConditionsHoldArguments {
+            all.append(Check(name: "ConditionChecks.deleteHappensWhenConditionsHold(condition: \(argument))") { try await self.condition.deleteHappensWhenConditionsHold(condition: argument) })
+        }
+        for argument in ConditionChecks.failedDeleteReturnsTheCurrentItemAndChangesNothingArguments {
+            all.append(Check(name: "ConditionChecks.failedDeleteReturnsTheCurrentItemAndChangesNothing(condition: \(argument))") { try await self.condition.failedDeleteReturnsTheCurrentItemAndChangesNothing(condition: argument) })
+        }
+        for argument in ConditionChecks.failedDeleteOnAnAbsentKeyIsAConditionFailureArguments {
+            all.append(Check(name: "ConditionChecks.failedDeleteOnAnAbsentKeyIsAConditionFailure(condition: \(argument))") { try await self.condition.failedDeleteOnAnAbsentKeyIsAConditionFailure(condition: argument) })
+        }
+        all.append(Check(name: "ConditionChecks.deleteOfAnAbsentKeyWhoseConditionsHoldIsKeyNotFound()") { try await self.condition.deleteOfAnAbsentKeyWhoseConditionsHoldIsKeyNotFound() })
+        all.append(Check(name: "ConfigLifecycleChecks.createStartsAtRevisionZeroAndKeepsSettings()") { try await self.configLifecycle.createStartsAtRevisionZeroAndKeepsSettings() })
+        all.append(Check(name: "ConfigLifecycleChecks.createTwiceFailsWithConfigExists()") { try await self.configLifecycle.createTwiceFailsWithConfigExists() })
+        all.append(Check(name: "ConfigLifecycleChecks.listConfigsIsSortedByName()") { try await self.configLifecycle.listConfigsIsSortedByName() })
+        all.append(Check(name: "ConfigLifecycleChecks.updatePatchesOnlyTheGivenSettings()") { try await self.configLifecycle.updatePatchesOnlyTheGivenSettings() })
+        all.append(Check(name: "ConfigLifecycleChecks.notificationTargetsAreKeptReplacedAndCleared()") { try await self.configLifecycle.notificationTargetsAreKeptReplacedAndCleared() })
+        all.append(Check(name: "ConfigLifecycleChecks.deleteRemovesTheConfigAndEverythingInIt()") { try await self.configLifecycle.deleteRemovesTheConfigAndEverythingInIt() })
+        all.append(Check(name: "ConfigLifecycleChecks.missingKeyInExistingConfigReadsAsNil()") { try await self.configLifecycle.missingKeyInExistingConfigReadsAsNil() })
+        all.append(Check(name: "ConfigLifecycleChecks.everyOperationOnAnUnknownConfigThrowsConfigNotFound()") { try await self.configLifecycle.everyOperationOnAnUnknownConfigThrowsConfigNotFound() })
+        all.append(Check(name: "ExportPagesChecks.keysChangedCreatedAndDeletedBetweenPagesKeepTheExportAtItsRevision()") { try await self.exportPages.keysChangedCreatedAndDeletedBetweenPagesKeepTheExportAtItsRevision() })
+        all.append(Check(name: "ExportPagesChecks.pagesHoldTheItemsInKeyOrderWithinTheBudget()") { try await self.exportPages.pagesHoldTheItemsInKeyOrderWithinTheBudget() })
+        all.append(Check(name: "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()") { try await self.exportPages.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted() })
+        all.append(Check(name: "ExportPagesChecks.anUnknownConfigIsReportedBeforeAnyPage()") { try await self.exportPages.anUnknownConfigIsReportedBeforeAnyPage() })
+        all.append(Check(name: "HistoryChecks.historyIsNewestFirstAndOnlyForTheKey()") { try await self.history.historyIsNewestFirstAndOnlyForTheKey() })
+        for argument in HistoryChecks.historyPaginatesWithNextBeforeArguments {
+            all.append(Check(name: "HistoryChecks.historyPaginatesWithNextBefore(limit: \(argument))") { try await self.history.historyPaginatesWithNextBefore(limit: argument) })
+        }
+        all.append(Check(name: "HistoryChecks.historyRejectsBadLimits()") { try await self.history.historyRejectsBadLimits() })
+        all.append(Check(name: "HistoryChecks.getAtEveryPastRevisionReturnsTheValueThen()") { try await self.history.getAtEveryPastRevisionReturnsTheValueThen() })
+        all.append(Check(name: "HistoryChecks.getAtAFutureRevisionIsInvalid()") { try await self.history.getAtAFutureRevisionIsInvalid() })
+        all.append(Check(name: "HistoryChecks.keepLastNCompactsOlderHistory()") { try await self.history.keepLastNCompactsOlderHistory() })
+        all.append(Check(name: "HistoryChecks.updatingRetentionCompactsAtOnce()") { try await self.history.updatingRetentionCompactsAtOnce() })
+        all.append(Check(name: "HistoryChecks.keepDaysCompactsAsTheClockMoves()") { try await self.history.keepDaysCompactsAsTheClockMoves() })
+        all.append(Check(name: "ImportExportChecks.exportHoldsEveryLiveItemInKeyOrder()") { try await self.importExport.exportHoldsEveryLiveItemInKeyOrder() })
+        all.append(Check(name: "ImportExportChecks.importIntoAnotherConfigReproducesTheLiveItems()") { try await self.importExport.importIntoAnotherConfigReproducesTheLiveItems() })
+        all.append(Check(name: "ImportExportChecks.reimportingTheSameSnapshotChangesNothing()") { try await self.importExport.reimportingTheSameSnapshotChangesNothing() })
+        all.append(Check(name: "ImportExportChecks.importChangesOnlyWhatDiffers()") { try await self.importExport.importChangesOnlyWhatDiffers() })
+        all.append(Check(name: "ImportExportChecks.replaceDeletesKeysNotInTheSnapshot()") { try await self.importExport.replaceDeletesKeysNotInTheSnapshot() })
+        all.append(Check(name: "ImportExportChecks.importWithADuplicateKeyChangesNothing()") { try await self.importExport.importWithADuplicateKeyChangesNothing() })
+        all.append(Check(name: "ImportExportChecks.importWithAnOversizedValueChangesNothing()") { try await self.importExport.importWithAnOversizedValueChangesNothing() })
+        all.append(Check(name: "ImportExportChecks.importSkipsEntriesThatHaveAlreadyExpired()") { try await self.importExport.importSkipsEntriesThatHaveAlreadyExpired() })
+        all.append(Check(name: "ItemChecks.firstSetCreatesVersionOneAtRevisionOne()") { try await self.item.firstSetCreatesVersionOneAtRevisionOne() })
+        all.append(Check(name: "ItemChecks.secondSetBumpsVersionAndKeepsCreateRevision()") { try await self.item.secondSetBumpsVersionAndKeepsCreateRevision() })
+        all.append(Check(name: "ItemChecks.deleteRecordsTheItemBeforeAndReCreateStartsOver()") { try await self.item.deleteRecordsTheItemBeforeAndReCreateStartsOver() })
+        all.append(Check(name: "ItemChecks.deletingAMissingKeyThrowsKeyNotFoundAndChangesNothing()") { try await self.item.deletingAMissingKeyThrowsKeyNotFoundAndChangesNothing() })
+        all.append(Check(name: "ItemChecks.setReturnsExactlyWhatGetReadsBack()") { try await self.item.setReturnsExactlyWhatGetReadsBack() })
+        all.append(Check(name: "ItemChecks.contentTypeIsKeptAndReplacedBySet()") { try await self.item.contentTypeIsKeptAndReplacedBySet() })
+        all.append(Check(name: "ItemChecks.binaryValuesRoundTripByteForByte()") { try await self.item.binaryValuesRoundTripByteForByte() })
+        all.append(Check(name: "ItemChecks.emptyValueIsAllowedAndDistinctFromAbsent()") { try await self.item.emptyValueIsAllowedAndDistinctFromAbsent() })
+        all.append(Check(name: "ItemChecks.keysAreNormalizedBeforeTheyReachTheStore()") { try await self.item.keysAreNormalizedBeforeTheyReachTheStore() })
+        all.append(Check(name: "ItemChecks.configsAreIndependent()") { try await self.item.configsAreIndependent() })
+        all.append(Check(name: "ListChecks.recursiveListReturnsEveryKeyUnderThePrefixInByteOrder()") { try await self.list.recursiveListReturnsEveryKeyUnderThePrefixInByteOrder() })
+        all.append(Check(name: "ListChecks.nonRecursiveListFoldsDeeperKeysIntoPrefixes()") { try await self.list.nonRecursiveListFoldsDeeperKeysIntoPrefixes() })
+        all.append(Check(name: "ListChecks.emptyAndUnmatchedPrefixesListNothing()") { try await self.list.emptyAndUnmatchedPrefixesListNothing() })
+        for argument in ListChecks.recursivePagesReturnEveryKeyExactlyOnceArguments {
+            all.append(Check(name: "ListChecks.recursivePagesReturnEveryKeyExactlyOnce(limit: \(argument))") { try await self.list.recursivePagesReturnEveryKeyExactlyOnce(limit: argument) })
+        }
+        for argument in ListChecks.nonRecursivePagesReturnEveryEntryExactlyOnceArguments {
+            all.append(Check(name: "ListChecks.nonRecursivePagesReturnEveryEntryExactlyOnce(limit: \(argument))") { try await self.list.nonRecursivePagesReturnEveryEntryExactlyOnce(limit: argument) })
+        }
+        all.append(Check(name: "ListChecks.pagesSkipKeysThatExpireBetweenPages()") { try await self.list.pagesSkipKeysThatExpireBetweenPages() })
+        all.append(Check(name: "ListChecks.badLimitsAreInvalidAndAnyCursorIsAPosition()") { try await self.list.badLimitsAreInvalidAndAnyCursorIsAPosition() })
+        all.append(Check(name: "ListChecks.deletePrefixDeletesOnlyKeysUnderItInKeyOrder()") { try await self.list.deletePrefixDeletesOnlyKeysUnderItInKeyOrder() })
+        all.append(Check(name: "ListChecks.deletePrefixOfTheRootEmptiesTheConfig()") { try await self.list.deletePrefixOfTheRootEmptiesTheConfig() })
+        for argument in PageBudgetChecks.listPagesStayWithinTheBudgetAndVisitEveryEntryOnceArguments {
+            all.append(Check(name: "PageBudgetChecks.listPagesStayWithinTheBudgetAndVisitEveryEntryOnce(recursive: \(argument))") { try await self.pageBudget.listPagesStayWithinTheBudgetAndVisitEveryEntryOnce(recursive: argument) })
+        }
+        all.append(Check(name: "PageBudgetChecks.historyPagesStayWithinTheBudgetAndVisitEveryEventOnce()") { try await self.pageBudget.historyPagesStayWithinTheBudgetAndVisitEveryEventOnce() })
+        all.append(Check(name: "PageBudgetChecks.eventBatchesStayWithinTheBudgetAndVisitEveryEventOnce()") { try await self.pageBudget.eventBatchesStayWithinTheBudgetAndVisitEveryEventOnce() })
+        all.append(Check(name: "PageBudgetChecks.aPageOfLargeValuesHoldsAtMostTheDefaultBudget()") { try await self.pageBudget.aPageOfLargeValuesHoldsAtMostTheDefaultBudget() })
+        all.append(Check(name: "PageBudgetChecks.aBudgetBelowOneByteIsRefused()") { try await self.pageBudget.aBudgetBelowOneByteIsRefused() })
+        all.append(Check(name: "TTLChecks.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen()") { try await self.ttl.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen() })
+        all.append(Check(name: "TTLChecks.expiredKeyIsHiddenFromEveryReadBeforeAnySweep()") { try await self.ttl.expiredKeyIsHiddenFromEveryReadBeforeAnySweep() })
+        all.append(Check(name: "TTLChecks.sweepEmitsExactlyOneExpireEvent()") { try await self.ttl.sweepEmitsExactlyOneExpireEvent() })
+        all.append(Check(name: "TTLChecks.sweepCoversEveryConfigInKeyOrder()") { try await self.ttl.sweepCoversEveryConfigInKeyOrder() })
+        all.append(Check(name: "TTLChecks.setOnAnExpiredKeyFirstRecordsTheExpiry()") { try await self.ttl.setOnAnExpiredKeyFirstRecordsTheExpiry() })
+        all.append(Check(name: "TTLChecks.anyWriteExpiresDueKeysFirst()") { try await self.ttl.anyWriteExpiresDueKeysFirst() })
+        all.append(Check(name: "TTLChecks.setWithoutTTLClearsAnEarlierTTL()") { try await self.ttl.setWithoutTTLClearsAnEarlierTTL() })
+        all.append(Check(name: "TTLChecks.newTTLReplacesTheOldOne()") { try await self.ttl.newTTLReplacesTheOldOne() })
+        for argument in TTLChecks.invalidTTLIsRejectedAndChangesNothingArguments {
+            all.append(Check(name: "TTLChecks.invalidTTLIsRejectedAndChangesNothing(ttl: \(argument))") { try await self.ttl.invalidTTLIsRejectedAndChangesNothing(ttl: argument) })
+        }
+        all.append(Check(name: "TTLChecks.longestTTLIsAccepted()") { try await self.ttl.longestTTLIsAccepted() })
+        all.append(Check(name: "TokenStoreChecks.issuedOutlivesRevocation()") { try await self.tokenStore.issuedOutlivesRevocation() })
+        all.append(Check(name: "ValidationChecks.valueOfExactlyTheLimitIsAccepted()") { try await self.validation.valueOfExactlyTheLimitIsAccepted() })
+        all.append(Check(name: "ValidationChecks.valueOneByteOverTheLimitIsTooLargeAndChangesNothing()") { try await self.validation.valueOneByteOverTheLimitIsTooLargeAndChangesNothing() })
+        for argument in ValidationChecks.badContentTypeIsInvalidAndChangesNothingArguments {
+            all.append(Check(name: "ValidationChecks.badContentTypeIsInvalidAndChangesNothing(contentType: \(argument))") { try await self.validation.badContentTypeIsInvalidAndChangesNothing(contentType: argument) })
+        }
+        all.append(Check(name: "ValidationChecks.validationComesBeforeConditions()") { try await self.validation.validationComesBeforeConditions() })
+        all.append(Check(name: "ValidationChecks.largestRevision()") { try await self.validation.largestRevision() })
+        all.append(Check(name: "WatchChecks.prefixWatchReplaysThenFollowsWithoutGapOrRepeat()") { try await self.watch.prefixWatchReplaysThenFollowsWithoutGapOrRepeat() })
+        all.append(Check(name: "WatchChecks.keyWatchSeesOnlyThatKey()") { try await self.watch.keyWatchSeesOnlyThatKey() })
+        all.append(Check(name: "WatchChecks.rootWatchFromRevisionOneSeesEverything()") { try await self.watch.rootWatchFromRevisionOneSeesEverything() })
+        all.append(Check(name: "WatchChecks.watchFromNowDeliversOnlyLaterChanges()") { try await self.watch.watchFromNowDeliversOnlyLaterChanges() })
+        all.append(Check(name: "WatchChecks.manyWritesWhileWatchingArriveInOrderExactlyOnce()") { try await self.watch.manyWritesWhileWatchingArriveInOrderExactlyOnce() })
+        all.append(Check(name: "WatchChecks.watchFromACompactedRevisionEndsWithCompacted()") { try await self.watch.watchFromACompactedRevisionEndsWithCompacted() })
+        all.append(Check(name: "WatchChecks.cancellingTheConsumerEndsTheWatch()") { try await self.watch.cancellingTheConsumerEndsTheWatch() })
+        all.append(Check(name: "WatchChecks.deletingTheConfigEndsTheWatchWithConfigNotFound()") { try await self.watch.deletingTheConfigEndsTheWatchWithConfigNotFound() })
+        all.append(Check(name: "WatchChecks.expiryReachesAWatcherWithoutAnyOtherWrite()") { try await self.watch.expiryReachesAWatcherWithoutAnyOtherWrite() })
+        all.append(Check(name: "WatchChecks.eventBatchesReportHowFarTheyRead()") { try await self.watch.eventBatchesReportHowFarTheyRead() })
+        for argument in WatchChecks.walkingEventBatchesYieldsEveryEventOnceArguments {
+            all.append(Check(name: "WatchChecks.walkingEventBatchesYieldsEveryEventOnce(limit: \(argument))") { try await self.watch.walkingEventBatchesYieldsEveryEventOnce(limit: argument) })
+        }
+        all.append(Check(name: "WatchChecks.eventsFromACompactedRevisionThrowCompacted()") { try await self.watch.eventsFromACompactedRevisionThrowCompacted() })
+        all.append(Check(name: "WatchChecks.eventsRejectBadLimits()") { try await self.watch.eventsRejectBadLimits() })
+        return all
+    }
+}

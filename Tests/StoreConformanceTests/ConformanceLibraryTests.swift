@@ -1,0 +1,82 @@
+import DiscfgConformance
+import DiscfgCore
+import Foundation
+import Testing
+
+/// `DiscfgConformance` is usable on its own: any store can run every check, and a store
+/// that breaks the rules is caught by name.
+@Suite("The conformance suite as a library")
+struct ConformanceLibraryTests {
+    @Test("runAll runs every check on a store and it passes")
+    func memoryStorePassesEveryCheck() async throws {
+        let suite = StoreConformance(name: "memory") { clock in StoreConformance.Fixture(store: MemoryStore(clock: clock)) }
+        let ran = try await suite.runAll()
+        #expect(ran == suite.checks.count)
+        #expect(Set(suite.checks.map(\.name)).count == suite.checks.count, "two checks share a name")
+        // Every area of store behaviour is in it, parameterized checks once per argument.
+        for area in ["Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "TTL", "TokenStore", "Validation", "Watch"] {
+            #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
+        }
+        #expect(suite.checks.count >= 140)
+    }
+
+    @Test("a store that ignores compare-and-swap conditions fails the condition checks")
+    func storeIgnoringConditionsIsCaught() async throws {
+        let suite = StoreConformance(name: "unconditional") { clock in
+            StoreConformance.Fixture(store: IgnoresConditions(MemoryStore(clock: clock)))
+        }
+        let check = try #require(suite.checks.first { $0.name.hasPrefix("ConditionChecks.failedSetReturnsTheCurrentItemAndChangesNothing") })
+        await withKnownIssue("the store applies a set whose condition fails") {
+            try await check.run()
+        }
+        // Checks of behaviour the store keeps still pass.
+        try await suite.item.firstSetCreatesVersionOneAtRevisionOne()
+    }
+
+    @Test("runAll names the checks that threw, after running them all")
+    func runAllNamesFailures() async throws {
+        let suite = StoreConformance(name: "unopenable") { _ in throw DiscfgError(.unavailable, "this store cannot be opened") }
+        do {
+            try await suite.runAll(skipping: Set(suite.checks.dropFirst(2).map(\.name)))
+            Issue.record("runAll did not report the failures")
+        } catch let failures as StoreConformance.Failures {
+            #expect(failures.store == "unopenable")
+            #expect(failures.checks.count == 2)
+            #expect(failures.checks.allSatisfy { $0.contains("this store cannot be opened") })
+            #expect(failures.checks.first?.hasPrefix(suite.checks[0].name) == true)
+        }
+    }
+}
+
+/// A memory store that drops every condition of a set: the compare-and-swap bug the
+/// condition checks exist to catch.
+struct IgnoresConditions: ConfigStore {
+    let base: MemoryStore
+    init(_ base: MemoryStore) { self.base = base }
+
+    func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        var options = options
+        options.conditions = []
+        return try await base.set(key, to: value, in: config, options: options)
+    }
+
+    func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo { try await base.createConfig(name, settings: settings) }
+    func deleteConfig(_ name: ConfigName) async throws { try await base.deleteConfig(name) }
+    func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo { try await base.updateConfig(name, patch) }
+    func listConfigs() async throws -> [ConfigInfo] { try await base.listConfigs() }
+    func configInfo(_ name: ConfigName) async throws -> ConfigInfo { try await base.configInfo(name) }
+    func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? { try await base.get(key, in: config, atRevision: revision) }
+    func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage { try await base.list(in: config, query) }
+    func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event { try await base.delete(key, in: config, conditions: conditions) }
+    func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] { try await base.deletePrefix(prefix, in: config) }
+    func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage { try await base.history(of: key, in: config, query) }
+    func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
+        try await base.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
+    }
+    func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> { await base.watch(config, scope: scope, from: from) }
+    func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages { try await base.exportPages(config, maxBytes: maxBytes) }
+    func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await base.importSnapshot(snapshot, into: config, replace: replace)
+    }
+    func sweepExpired() async throws -> [Event] { try await base.sweepExpired() }
+}
