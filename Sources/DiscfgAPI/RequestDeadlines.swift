@@ -102,13 +102,14 @@ public final class RequestDeadlines: Sendable {
             await withCheckedContinuation { continuation in
                 waiter.wait(continuation)
                 let timer = Task {
-                    try? await Task.sleep(until: cutoff, clock: .continuous)
+                    // Cancelled when the result came first: then it has nothing to say.
+                    guard (try? await Task.sleep(until: cutoff, clock: .continuous)) != nil else { return }
                     waiter.resume(nil)
                 }
                 Task {
                     let result = await task.result
-                    timer.cancel()
                     waiter.resume(result)
+                    timer.cancel()
                 }
             }
         } onCancel: {
