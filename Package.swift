@@ -169,7 +169,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DiscfgCoreTests",
-            dependencies: ["DiscfgCore"],
+            dependencies: ["DiscfgCore", "DiscfgConformance"],
             swiftSettings: strict
         ),
         .testTarget(

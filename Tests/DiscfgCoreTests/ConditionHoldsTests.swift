@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
@@ -30,15 +31,11 @@ struct ConditionHoldsTests {
         let key = try Key("/k")
         try [Condition.exists, .version(2)].check(against: Self.item, key: key)
         try [Condition]().check(against: nil, key: key)
-        do {
+        let error = expectError(.conditionFailed, field: "condition") {
             try [Condition.exists, .version(1), .modRevision(9)].check(against: Self.item, key: key)
-            Issue.record("expected conditionFailed")
-        } catch let error as DiscfgError {
-            #expect(error.code == .conditionFailed)
-            #expect(error.currentItem == Self.item)
-            #expect(error.field == "condition")
-            #expect(error.message == "condition failed for /k: version is 2, expected 1")
         }
+        #expect(error?.currentItem == Self.item)
+        #expect(error?.message == "condition failed for /k: version is 2, expected 1")
     }
 
     @Test(arguments: [
@@ -50,13 +47,9 @@ struct ConditionHoldsTests {
     }
 
     @Test func failureOnAnAbsentKeyCarriesNoItem() throws {
-        do {
+        let error = expectError(.conditionFailed, mentioning: ["does not exist"]) {
             try [Condition.exists].check(against: nil, key: Key("/gone"))
-            Issue.record("expected conditionFailed")
-        } catch let error as DiscfgError {
-            #expect(error.code == .conditionFailed)
-            #expect(error.currentItem == nil)
-            #expect(error.message.contains("does not exist"))
         }
+        #expect(error != nil && error?.currentItem == nil)
     }
 }

@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
@@ -11,18 +12,18 @@ struct ConfigNameTests {
     }
 
     @Test func emptyNameIsInvalid() {
-        expectInvalid(field: "config", mentioning: ["empty"]) { try ConfigName("") }
+        expectError(.invalidArgument, field: "config", mentioning: ["empty"]) { try ConfigName("") }
     }
 
     @Test func nameOf201CharactersIsInvalid() {
-        expectInvalid(field: "config", mentioning: ["200"]) { try ConfigName(String(repeating: "x", count: 201)) }
+        expectError(.invalidArgument, field: "config", mentioning: ["200"]) { try ConfigName(String(repeating: "x", count: 201)) }
     }
 
     @Test(arguments: [
         ("my app", " "), ("a/b", "/"), ("caf\u{E9}", "\u{E9}"), ("a:b", ":"), ("a\nb", "\\u{a}"), ("a\"b", "\\\""), ("a%20b", "%"),
     ])
     func nameWithABadCharacterNamesTheCharacter(raw: String, shown: String) {
-        expectInvalid(field: "config", mentioning: ["contains \"\(shown)\"", "letters, digits"]) { try ConfigName(raw) }
+        expectError(.invalidArgument, field: "config", mentioning: ["contains \"\(shown)\"", "letters, digits"]) { try ConfigName(raw) }
     }
 
     @Test func namesSortByTheirText() throws {

@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
@@ -17,12 +18,12 @@ struct KeyPrefixTests {
 
     @Test(arguments: [("//", "empty segment"), ("/a//", "empty segment"), ("/a//b", "empty segment"), ("/./", "\".\" segment"), ("/a/..", "\"..\" segment"), ("/a\u{0}", "U+0000")])
     func invalidPrefixesAreRejected(raw: String, reason: String) {
-        expectInvalid(field: "prefix", mentioning: [reason]) { try KeyPrefix(raw) }
+        expectError(.invalidArgument, field: "prefix", mentioning: [reason]) { try KeyPrefix(raw) }
     }
 
     @Test func prefixOfMoreThan1024BytesIsRejected() throws {
         #expect(try KeyPrefix("/" + String(repeating: "a", count: 1023)).path.utf8.count == 1025, "the slash it adds is not counted")
-        expectInvalid(field: "prefix", mentioning: ["1025 bytes"]) { try KeyPrefix("/" + String(repeating: "a", count: 1024)) }
+        expectError(.invalidArgument, field: "prefix", mentioning: ["1025 bytes"]) { try KeyPrefix("/" + String(repeating: "a", count: 1024)) }
     }
 
     @Test(arguments: [

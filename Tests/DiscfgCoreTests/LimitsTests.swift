@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
@@ -18,7 +19,7 @@ struct LimitsTests {
         "application/" + String(repeating: "x", count: 244),
     ])
     func invalidContentTypesAreRejected(contentType: String) {
-        expectInvalid(field: "contentType", mentioning: ["media type"]) { try Limits.validateContentType(contentType) }
+        expectError(.invalidArgument, field: "contentType", mentioning: ["media type"]) { try Limits.validateContentType(contentType) }
     }
 
     @Test func contentTypeOf255CharactersIsTheLongest() throws {
@@ -41,20 +42,20 @@ struct LimitsTests {
 
     @Test(arguments: [Int64(0), -1, Limits.maxTTLSeconds + 1])
     func ttlOutOfRangeIsInvalid(seconds: Int64) {
-        expectInvalid(field: "ttl", mentioning: ["\(seconds)"]) { try Limits.validateTTL(seconds: seconds) }
+        expectError(.invalidArgument, field: "ttl", mentioning: ["\(seconds)"]) { try Limits.validateTTL(seconds: seconds) }
     }
 
     @Test func pageSizeIsOneToAThousand() throws {
         try Limits.validatePageSize(1)
         try Limits.validatePageSize(1000)
         for limit in [0, -1, 1001] {
-            expectInvalid(field: "limit", mentioning: ["\(limit)"]) { try Limits.validatePageSize(limit) }
+            expectError(.invalidArgument, field: "limit", mentioning: ["\(limit)"]) { try Limits.validatePageSize(limit) }
         }
     }
 
     @Test func setOptionsValidateTTLAndContentType() throws {
         try SetOptions(ttlSeconds: 1, contentType: "text/plain").validate()
-        expectInvalid(field: "ttl") { try SetOptions(ttlSeconds: 0).validate() }
-        expectInvalid(field: "contentType") { try SetOptions(contentType: "nope").validate() }
+        expectError(.invalidArgument, field: "ttl") { try SetOptions(ttlSeconds: 0).validate() }
+        expectError(.invalidArgument, field: "contentType") { try SetOptions(contentType: "nope").validate() }
     }
 }

@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
@@ -22,7 +23,7 @@ struct ListingFolderTests {
 
     @Test(arguments: [0, -1, 1001])
     func badLimitsAreInvalid(limit: Int) {
-        expectInvalid(field: "limit") { try ListingFolder(Self.query(limit: limit)) }
+        expectError(.invalidArgument, field: "limit") { try ListingFolder(Self.query(limit: limit)) }
     }
 
     @Test("a cursor before the prefix, or empty, starts over; one after it scans nothing", arguments: ["", "/a", "/0"])

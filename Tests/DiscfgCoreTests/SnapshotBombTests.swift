@@ -1,3 +1,4 @@
+import DiscfgConformance
 import DiscfgCore
 import Foundation
 import Testing
@@ -20,18 +21,18 @@ struct SnapshotBombTests {
     @Test("aliases that expand past the node budget are refused at once")
     func aliasBomb() {
         #expect(Self.billionLaughs.utf8.count < 1200)
-        expectInvalid(field: "file", mentioning: ["aliases", "nodes"]) { try SnapshotFormat.yaml.decode(Data(Self.billionLaughs.utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["aliases", "nodes"]) { try SnapshotFormat.yaml.decode(Data(Self.billionLaughs.utf8)) }
     }
 
     @Test("nesting deeper than 64 levels is refused, in flow and block style, however deep")
     func depthBomb() {
         let flow = String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)
-        expectInvalid(field: "file", mentioning: ["nesting"]) { try SnapshotFormat.yaml.decode(Data(("/k: " + flow).utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["nesting"]) { try SnapshotFormat.yaml.decode(Data(("/k: " + flow).utf8)) }
         var block = "/k:\n"
         for depth in 1...100 { block += String(repeating: " ", count: depth) + "- \n" }
-        expectInvalid(field: "file", mentioning: ["deeper than 64"]) { try SnapshotFormat.yaml.decode(Data(block.utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["deeper than 64"]) { try SnapshotFormat.yaml.decode(Data(block.utf8)) }
         let json = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
-        expectInvalid(field: "file") { try SnapshotFormat.json.decode(Data("{\"/k\": \(json)}".utf8)) }
+        expectError(.invalidArgument, field: "file") { try SnapshotFormat.json.decode(Data("{\"/k\": \(json)}".utf8)) }
     }
 
     @Test("a few aliases, merge keys and 64 levels are fine")
@@ -71,12 +72,12 @@ struct SnapshotBombTests {
     @Test("numbers JSON cannot hold are refused naming the key; duplicate keys and multiple documents too")
     func unrepresentable() {
         for value in [".nan", ".inf", "-.inf", ".NaN"] {
-            expectInvalid(field: "file", mentioning: ["/a", "JSON cannot represent"]) { try SnapshotFormat.yaml.decode(Data("a: \(value)\n".utf8)) }
+            expectError(.invalidArgument, field: "file", mentioning: ["/a", "JSON cannot represent"]) { try SnapshotFormat.yaml.decode(Data("a: \(value)\n".utf8)) }
         }
-        expectInvalid(field: "file", mentioning: ["1e400"]) { try SnapshotFormat.json.decode(Data(#"{"/big": 1e400}"#.utf8)) }
-        expectInvalid(field: "file", mentioning: ["twice"]) { try SnapshotFormat.yaml.decode(Data("a: 1\na: 2\n".utf8)) }
-        expectInvalid(field: "file", mentioning: ["more than one"]) { try SnapshotFormat.yaml.decode(Data("a: 1\n---\nb: 2\n".utf8)) }
-        expectInvalid(field: "file", mentioning: ["*nowhere"]) { try SnapshotFormat.yaml.decode(Data("a: *nowhere\n".utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["1e400"]) { try SnapshotFormat.json.decode(Data(#"{"/big": 1e400}"#.utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["twice"]) { try SnapshotFormat.yaml.decode(Data("a: 1\na: 2\n".utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["more than one"]) { try SnapshotFormat.yaml.decode(Data("a: 1\n---\nb: 2\n".utf8)) }
+        expectError(.invalidArgument, field: "file", mentioning: ["*nowhere"]) { try SnapshotFormat.yaml.decode(Data("a: *nowhere\n".utf8)) }
     }
 }
 
