@@ -10,7 +10,7 @@ import Testing
 ///
 /// ```swift
 /// @Test func conformance() async throws {
-///     let suite = StoreConformance(name: "mine") { clock in
+///     let suite = StoreConformance(name: "mine", capabilities: [.tokens]) { clock in
 ///         let store = try MyStore(clock: clock)
 ///         return StoreConformance.Fixture(store: store) { await store.close() }
 ///     }
@@ -47,16 +47,37 @@ public struct StoreConformance: Sendable {
         public var description: String { name }
     }
 
+    /// What a store may do beyond ``ConfigStore``; checks of a capability the store does
+    /// not declare are left out of ``checks``.
+    public struct Capabilities: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// The store keeps bearer tokens (`TokenStore`).
+        public static let tokens = Capabilities(rawValue: 1 << 0)
+        /// Each page of an export is read from the store when it is asked for, so history
+        /// compacted while an export is read fails the export with `compacted`. (A store
+        /// that has the whole export in hand before the first page, like the remote store,
+        /// cannot.)
+        public static let exportPagesReadHistory = Capabilities(rawValue: 1 << 1)
+
+        public static let all: Capabilities = [.tokens, .exportPagesReadHistory]
+    }
+
     /// The store's name in failure messages.
     public let name: String
+    /// What the store declares it can do beyond ``ConfigStore``.
+    public let capabilities: Capabilities
     private let makeStore: @Sendable (ManualClock) async throws -> Fixture
 
     /// - Parameters:
     ///   - name: what the store is called in messages.
+    ///   - capabilities: what the store does beyond ``ConfigStore``.
     ///   - makeStore: a fresh, empty store that reads its time from the clock it is given.
     ///     Checks move that clock to test TTLs and time-based history retention.
-    public init(name: String, makeStore: @escaping @Sendable (ManualClock) async throws -> Fixture) {
+    public init(name: String, capabilities: Capabilities = [], makeStore: @escaping @Sendable (ManualClock) async throws -> Fixture) {
         self.name = name
+        self.capabilities = capabilities
         self.makeStore = makeStore
     }
 

@@ -15,7 +15,7 @@ struct ExportPagesTests {
         try await kind.conformance.exportPages.pagesHoldTheItemsInKeyOrderWithinTheBudget()
     }
 
-    @Test(arguments: StoreKind.allCases.filter { $0 != .remote })
+    @Test(arguments: StoreKind.with(.exportPagesReadHistory))
     func anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted(kind: StoreKind) async throws {
         try await kind.conformance.exportPages.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()
     }

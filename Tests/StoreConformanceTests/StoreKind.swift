@@ -24,9 +24,19 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
     var description: String { rawValue }
 
+    /// What this kind of store does beyond `ConfigStore`.
+    var capabilities: StoreConformance.Capabilities {
+        self == .remote ? [] : .all
+    }
+
+    /// The kinds of store that have `capability`.
+    static func with(_ capability: StoreConformance.Capabilities) -> [StoreKind] {
+        allCases.filter { $0.capabilities.contains(capability) }
+    }
+
     /// The conformance suite over fresh stores of this kind.
     var conformance: StoreConformance {
-        StoreConformance(name: rawValue) { clock in
+        StoreConformance(name: rawValue, capabilities: capabilities) { clock in
             // moto is one Python process: run only a few DynamoDB checks at once, so each
             // check's requests stay fast enough for the suite's watch deadlines.
             guard self == .dynamodb else { return try await make(clock: clock) }
