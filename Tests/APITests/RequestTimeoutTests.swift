@@ -42,27 +42,24 @@ struct RequestTimeoutTests {
         try await withServer(try await LiveServer.start { $0.api.requestTimeout = .milliseconds(300) }) { server in
             #expect(try await server.put("/v1/c", "").status == 201)
             // Another process holds the file's write lock for a second, well past the timeout.
-            let blocker = Process()
-            blocker.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            blocker.arguments = ["python3", "-c", """
+            let blocker = try ChildProcess.launch("python3", ["-c", """
             import sqlite3, sys, time
             c = sqlite3.connect(sys.argv[1], isolation_level=None)
             c.execute('BEGIN IMMEDIATE')
             print('locked', flush=True)
             time.sleep(1.2)
             c.execute('ROLLBACK')
-            """, server.directory.appendingPathComponent("store.db").path]
-            let output = Pipe()
-            blocker.standardOutput = output
-            try blocker.run()
-            _ = output.fileHandleForReading.availableData  // "locked"
-            let started = ContinuousClock.now
-            let reply = try await server.put("/v1/c/keys/slow", "committed")
-            let elapsed = ContinuousClock.now - started
-            blocker.waitUntilExit()
-            #expect(elapsed > .milliseconds(300), "the write did wait for the lock")
-            #expect(reply.status == 201, "\(reply.status) \(reply.text)")
-            #expect(try await server.get("/v1/c/keys/slow").envelope().item?.value == "committed")
+            """, server.directory.appendingPathComponent("store.db").path], environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment))
+            try await withServer(blocker) { blocker in
+                _ = try await blocker.waitForOutput(timeout: .seconds(60)) { $0.stdout.contains("locked") ? true : nil }
+                let started = ContinuousClock.now
+                let reply = try await server.put("/v1/c/keys/slow", "committed")
+                let elapsed = ContinuousClock.now - started
+                _ = try await blocker.wait(timeout: .seconds(60))
+                #expect(elapsed > .milliseconds(300), "the write did wait for the lock")
+                #expect(reply.status == 201, "\(reply.status) \(reply.text)")
+                #expect(try await server.get("/v1/c/keys/slow").envelope().item?.value == "committed")
+            }
         }
     }
 }
