@@ -17,12 +17,12 @@ struct ServeConnectionCapTests {
 
             let first = try LoopbackHTTP(port: port)
             try first.send(healthz)
-            #expect(first.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "the first connection is served and kept alive")
+            #expect(await first.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "the first connection is served and kept alive")
 
             let second = try LoopbackHTTP(port: port)
             defer { second.close() }
             try second.send(healthz)
-            let refused = second.readToEnd(waiting: 10)
+            let refused = await second.readToEnd(waiting: 10)
             #expect(refused.hasPrefix("HTTP/1.1 503"), "\(refused)")
             #expect(refused.lowercased().contains("retry-after: 1"), "\(refused)")
             #expect(refused.contains(#""code":"unavailable""#) && refused.contains("--max-connections"), "\(refused)")
@@ -32,7 +32,7 @@ struct ServeConnectionCapTests {
             let third = try LoopbackHTTP(port: port)
             defer { third.close() }
             try third.send(healthz)
-            #expect(third.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "served once the first closed")
+            #expect(await third.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "served once the first closed")
             #expect(server.isRunning)
         }
     }
@@ -48,14 +48,14 @@ struct ServeConnectionCapTests {
             // Half a request head, and then nothing (slowloris).
             try silent.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1".utf8))
             let start = ContinuousClock.now
-            #expect(silent.read(waiting: 10) == "", "closed without an answer")
+            #expect(await silent.read(waiting: 10) == "", "closed without an answer")
             #expect(ContinuousClock.now - start < .seconds(9), "closed by the idle timeout, not the test's")
             try await Task.sleep(for: .milliseconds(200))
 
             let next = try LoopbackHTTP(port: port)
             defer { next.close() }
             try next.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
-            #expect(next.read(waiting: 10).hasPrefix("HTTP/1.1 200"))
+            #expect(await next.read(waiting: 10).hasPrefix("HTTP/1.1 200"))
         }
     }
 
@@ -65,25 +65,25 @@ struct ServeConnectionCapTests {
         defer { cli.cleanUp() }
         let (server, port) = try await ServeTests.start(cli, ["--max-watches", "1", "--write-timeout", "1", "--stream-backlog", "64"])
         try await withServer(server) { server in
-            #expect(try LoopbackHTTP.exchange(port: port, "PUT /v1/w", body: Data()).hasPrefix("HTTP/1.1 201"))
+            #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/w", body: Data()).hasPrefix("HTTP/1.1 201"))
 
             let stalled = try LoopbackHTTP(port: port, receiveBuffer: 4096)
             defer { stalled.close() }
             try stalled.send(Data("GET /v1/w/watch?heartbeat=3600 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
             try await Task.sleep(for: .milliseconds(300))
             let poll = "GET /v1/w/watch?fromRevision=1&timeout=1"
-            #expect(try LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 503"), "the one watch is taken")
+            #expect(try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 503"), "the one watch is taken")
 
             // Enough events to fill every buffer between the server and the stalled reader.
             let value = Data(String(repeating: "v", count: 200 * 1024).utf8)
             for index in 0..<200 {
-                let reply = try LoopbackHTTP.exchange(port: port, "PUT /v1/w/keys/k\(index)", body: value)
+                let reply = try await LoopbackHTTP.exchange(port: port, "PUT /v1/w/keys/k\(index)", body: value)
                 try #require(reply.hasPrefix("HTTP/1.1 201"), "write \(index): \(reply.prefix(200))")
             }
             var freed = false
             for _ in 0..<40 where !freed {
                 try await Task.sleep(for: .milliseconds(250))
-                freed = try LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
+                freed = try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
             }
             #expect(freed, "the stalled stream's watch was released")
             #expect(server.isRunning)
