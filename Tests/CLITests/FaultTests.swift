@@ -91,7 +91,10 @@ struct FaultTests {
         let load = Load()
         try await withServer(server) { server in
             async let writing: Void = load.run(port: port, writers: 8, value: { "v\($0)-\($1)" }, until: { load.isStopped })
-            try await Task.sleep(for: .milliseconds(1500))
+            // Whatever happens below, the writers stop before the scope ends.
+            defer { load.stop() }
+            // Kill it mid-stream, once enough writes were acknowledged to prove something.
+            while load.acknowledged.withLock({ $0.count }) <= 40 { try await Task.sleep(for: .milliseconds(20)) }
             await server.kill(SIGKILL)
             try await Task.sleep(for: .milliseconds(300))
             load.stop()
