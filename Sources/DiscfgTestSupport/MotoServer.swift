@@ -36,8 +36,9 @@ public final class MotoServer: TestServer {
         self.logPath = logPath
     }
 
-    /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers HTTP.
-    public static func start(timeout: Duration = .seconds(20)) async throws -> MotoServer {
+    /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers
+    /// HTTP. Python takes seconds to load moto, and far longer on a busy machine.
+    public static func start(timeout: Duration = .seconds(90)) async throws -> MotoServer {
         let port = try freeLoopbackPort()
         let logPath = NSTemporaryDirectory() + "discfg-moto-\(port).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -152,7 +153,7 @@ public actor SharedMotoServer {
     public func server() async throws -> MotoServer {
         if let server { return try await server.value }
         let task = Task { () async throws -> MotoServer in
-            let started = try await MotoServer.start(timeout: .seconds(60))
+            let started = try await MotoServer.start()
             MotoServer.killAtExit(started)
             return started
         }

@@ -81,7 +81,7 @@ struct ServeConnectionCapTests {
                 try #require(reply.hasPrefix("HTTP/1.1 201"), "write \(index): \(reply.prefix(200))")
             }
             var freed = false
-            for _ in 0..<40 where !freed {
+            for _ in 0..<240 where !freed {
                 try await Task.sleep(for: .milliseconds(250))
                 freed = try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
             }
