@@ -54,7 +54,7 @@ struct HTTPAPIEventTests {
                 #expect(denied.statusCode == 403, "\(denied.raw)")
                 #expect(try denied.envelope().error?.code == .permissionDenied)
                 let lines = await lambda.logLines(requestID: deniedInvocation.requestID) { $0.contains(Self.reader) }
-                #expect(lines.contains { $0.contains(Self.reader) }, "the caller ARN is logged with the request id:\n\(lambda.process.output.stdout)")
+                #expect(lines.contains { $0.contains(Self.reader) }, "the caller ARN is logged with the request id:\n\(lambda.process.output.logs)\n\(lambda.process.output.termination?.description ?? "running")")
 
                 let (read, _) = try await lambda.request(GatewayEvent.httpAPI(Request("GET", "/v1/app/keys/db/host"), callerARN: Self.reader))
                 #expect(read.statusCode == 200, "\(read.raw)")

@@ -15,10 +15,11 @@ struct MotoTable: Sendable {
     /// A scratch directory, used as HOME.
     let directory: URL
 
-    /// Creates the table with `discfg init` (stream and TTL on, as on AWS). Fails, never
-    /// skips, when moto cannot start.
-    static func create() async throws -> MotoTable {
-        let moto = try await SharedMotoServer.shared.server()
+    /// Creates the table with `discfg init` (stream and TTL on, as on AWS) on `moto`, the
+    /// shared moto server when nil. Fails, never skips, when moto cannot start.
+    static func create(on own: MotoServer? = nil) async throws -> MotoTable {
+        let moto: MotoServer
+        if let own { moto = own } else { moto = try await SharedMotoServer.shared.server() }
         let name = "lambda-\(UUID().uuidString.prefix(12).lowercased())"
         let store = "dynamodb://us-east-1/\(name)?endpoint=\(moto.endpoint.absoluteString)"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-lambda-\(UUID().uuidString)")
@@ -158,7 +159,18 @@ final class RunningLambda: Sendable {
 }
 
 /// Runs `body` with a fresh table and always removes its scratch files.
-func withMotoTable<T>(_ body: (MotoTable) async throws -> T) async throws -> T {
+///
+/// The shared moto answers every test of the process one request at a time, so while
+/// tests run in parallel a call may wait seconds for its turn. A test that holds the
+/// function to an invocation deadline passes `ownServer` and gets a moto of its own.
+func withMotoTable<T>(ownServer: Bool = false, _ body: (MotoTable) async throws -> T) async throws -> T {
+    if ownServer {
+        return try await withMotoServer { moto in
+            let table = try await MotoTable.create(on: moto)
+            defer { table.cleanUp() }
+            return try await body(table)
+        }
+    }
     let table = try await MotoTable.create()
     defer { table.cleanUp() }
     return try await body(table)
