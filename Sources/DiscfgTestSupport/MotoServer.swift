@@ -148,6 +148,10 @@ public actor SharedMotoServer {
 
     private var server: Task<MotoServer, any Error>?
 
+    /// Another shared server, for a group of tests that must not queue behind every other
+    /// test's calls (moto answers one request at a time).
+    public init() {}
+
     /// The running server, starting it on first use. A failure to start is thrown to
     /// every caller (never a skip), naming how to install moto.
     public func server() async throws -> MotoServer {

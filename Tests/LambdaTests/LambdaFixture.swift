@@ -3,7 +3,14 @@ import DiscfgTestSupport
 import Foundation
 import Testing
 
-/// A fresh DynamoDB table on the shared moto server, made with the real CLI, and the
+extension SharedMotoServer {
+    /// The Lambda tests' moto, apart from the one the other suites share: every invocation
+    /// has a deadline, and on one moto answering the whole suite in turn, calls have waited
+    /// past it (a 30 s deadline ran out in a parallel run).
+    static let lambda = SharedMotoServer()
+}
+
+/// A fresh DynamoDB table on the Lambda tests' moto server, made with the real CLI, and the
 /// environment both the CLI and `discfg lambda` run with.
 struct MotoTable: Sendable {
     let moto: MotoServer
@@ -16,10 +23,10 @@ struct MotoTable: Sendable {
     let directory: URL
 
     /// Creates the table with `discfg init` (stream and TTL on, as on AWS) on `moto`, the
-    /// shared moto server when nil. Fails, never skips, when moto cannot start.
+    /// Lambda tests' moto when nil. Fails, never skips, when moto cannot start.
     static func create(on own: MotoServer? = nil) async throws -> MotoTable {
         let moto: MotoServer
-        if let own { moto = own } else { moto = try await SharedMotoServer.shared.server() }
+        if let own { moto = own } else { moto = try await SharedMotoServer.lambda.server() }
         let name = "lambda-\(UUID().uuidString.prefix(12).lowercased())"
         let store = "dynamodb://us-east-1/\(name)?endpoint=\(moto.endpoint.absoluteString)"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-lambda-\(UUID().uuidString)")
@@ -160,9 +167,9 @@ final class RunningLambda: Sendable {
 
 /// Runs `body` with a fresh table and always removes its scratch files.
 ///
-/// The shared moto answers every test of the process one request at a time, so while
-/// tests run in parallel a call may wait seconds for its turn. A test that holds the
-/// function to an invocation deadline passes `ownServer` and gets a moto of its own.
+/// A moto answers one request at a time, so while tests run in parallel a call may wait
+/// seconds for its turn. A test whose deadline is seconds long passes `ownServer` and gets
+/// a moto of its own.
 func withMotoTable<T>(ownServer: Bool = false, _ body: (MotoTable) async throws -> T) async throws -> T {
     if ownServer {
         return try await withMotoServer { moto in
