@@ -102,7 +102,9 @@ public final class RequestDeadlines: Sendable {
             await withCheckedContinuation { continuation in
                 waiter.wait(continuation)
                 let timer = Task {
-                    try? await Task.sleep(until: cutoff, clock: .continuous)
+                    // Cancelled because the task finished: its result is the answer, even
+                    // if this wakes before the result is handed over.
+                    do { try await Task.sleep(until: cutoff, clock: .continuous) } catch { return }
                     waiter.resume(nil)
                 }
                 Task {
