@@ -13,6 +13,7 @@ extension ChildProcess {
         /// The failing call.
         public let call: String
 
+        /// The program, the call that failed and why.
         public var description: String {
             "cannot start \(executable): \(call) failed: \(String(cString: strerror(code)))"
         }

@@ -65,6 +65,7 @@ public final class ChildProcess: TestServer {
             }
         }
 
+        /// "exited with status N" or "killed by signal N".
         public var description: String {
             switch self {
             case .exited(let status): "exited with status \(status)"
@@ -111,6 +112,7 @@ public final class ChildProcess: TestServer {
         /// What the child had printed by then.
         public let output: Output
 
+        /// What was awaited, for how long, and everything the child printed.
         public var description: String {
             "\(command): \(awaited) did not happen within \(timeout); \(output.termination?.description ?? "still running")\n\(output.logs)"
         }
