@@ -26,11 +26,12 @@ import Darwin
 /// write was sent.
 ///
 /// ```swift
-/// let proxy = try await FaultProxy.start(upstream: moto.endpoint, seed: 7, rates: [.dropAfterSending: 0.1])
-/// // point a DynamoDB client at proxy.endpoint …
-/// let calls = try proxy.calls()
+/// try await withServer(try await FaultProxy.start(upstream: moto.endpoint, seed: 7, rates: [.dropAfterSending: 0.1])) { proxy in
+///     // point a DynamoDB client at proxy.endpoint …
+///     let calls = try proxy.calls()
+/// }
 /// ```
-public final class FaultProxy: @unchecked Sendable {
+public final class FaultProxy: TestServer {
     /// What the proxy does to one call.
     public enum Fault: String, Sendable, CaseIterable, Codable {
         case none
@@ -62,10 +63,10 @@ public final class FaultProxy: @unchecked Sendable {
 
     /// `http://127.0.0.1:PORT`.
     public let endpoint: URL
-    private let process: Process
+    private let process: ChildProcess
     private let logPath: String
 
-    private init(endpoint: URL, process: Process, logPath: String) {
+    private init(endpoint: URL, process: ChildProcess, logPath: String) {
         self.endpoint = endpoint
         self.process = process
         self.logPath = logPath
@@ -81,30 +82,27 @@ public final class FaultProxy: @unchecked Sendable {
         let logPath = NSTemporaryDirectory() + "discfg-fault-proxy-\(port).jsonl"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let rateArgument = String(decoding: try JSONEncoder().encode(Dictionary(uniqueKeysWithValues: rates.map { ($0.key.rawValue, $0.value) })), as: UTF8.self)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-c", script, String(port), String(upstream.port ?? 80), String(seed), rateArgument,
-            String(Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18), logPath,
-            blackoutAfter ?? "", only.map { $0.sorted().joined(separator: ",") } ?? "",
+        let delaySeconds: Double = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let onlyArgument: String = only.map { $0.sorted().joined(separator: ",") } ?? ""
+        let arguments: [String] = [
+            "-c", script, String(port), String(upstream.port ?? 80), String(seed), rateArgument,
+            String(delaySeconds), logPath, blackoutAfter ?? "", onlyArgument,
         ]
-        let errors = Pipe()
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.launchSerially()
+        let process = try ChildProcess.launch(
+            "python3", arguments, environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), stdout: .discard
+        )
         let proxy = FaultProxy(endpoint: URL(string: "http://127.0.0.1:\(port)")!, process: process, logPath: logPath)
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
-            guard process.isRunning else {
-                let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                throw MotoServer.StartError(description: "the fault proxy exited with status \(process.terminationStatus): \(said)")
+            if let ended = process.output.termination {
+                await proxy.stop()
+                throw MotoServer.StartError(description: "the fault proxy \(ended): \(process.output.stderr)")
             }
             if await proxy.answers() { return proxy }
             try await Task.sleep(for: .milliseconds(100))
         }
-        proxy.stop()
-        throw MotoServer.StartError(description: "the fault proxy did not answer on port \(port) within 20 s")
+        await proxy.stop()
+        throw MotoServer.StartError(description: "the fault proxy did not answer on port \(port) within 20 s: \(process.output.stderr)")
     }
 
     /// Every DynamoDB call so far, in arrival order.
@@ -114,9 +112,9 @@ public final class FaultProxy: @unchecked Sendable {
         return try text.split(separator: "\n").map { try decoder.decode(Call.self, from: Data($0.utf8)) }.sorted { $0.number < $1.number }
     }
 
-    /// Kills the proxy and removes its log.
-    public func stop() {
-        process.killAndWait()
+    /// Kills the proxy, waits until it has exited, and removes its log.
+    public func stop() async {
+        await process.kill()
         try? FileManager.default.removeItem(atPath: logPath)
     }
 

@@ -12,8 +12,7 @@ import Darwin
 ///
 /// Failing to start is a test failure, never a skip: the tests exist to prove the client against
 /// a real implementation of the protocol.
-// Process is not marked Sendable, but isRunning, terminate and waitUntilExit are safe from any thread.
-public final class MotoServer: @unchecked Sendable {
+public final class MotoServer: TestServer {
     /// Why moto_server could not be started.
     public struct StartError: Error, CustomStringConvertible {
         /// What went wrong and how to fix it.
@@ -25,34 +24,31 @@ public final class MotoServer: @unchecked Sendable {
 
     /// The loopback port it listens on.
     public let port: Int
-    private let process: Process
+    private let process: ChildProcess
     private let logPath: String
 
     /// `http://127.0.0.1:PORT`.
     public var endpoint: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
-    private init(port: Int, process: Process, logPath: String) {
+    private init(port: Int, process: ChildProcess, logPath: String) {
         self.port = port
         self.process = process
         self.logPath = logPath
     }
 
-    /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers HTTP.
-    public static func start(timeout: Duration = .seconds(20)) async throws -> MotoServer {
+    /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers
+    /// HTTP. Python takes seconds to load moto, and far longer on a busy machine.
+    public static func start(timeout: Duration = .seconds(90)) async throws -> MotoServer {
         let port = try freeLoopbackPort()
         let logPath = NSTemporaryDirectory() + "discfg-moto-\(port).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        guard let log = FileHandle(forWritingAtPath: logPath) else {
-            throw StartError(description: "cannot create moto log file \(logPath)")
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", serializedServer, "-H", "127.0.0.1", "-p", String(port)]
-        process.standardOutput = log
-        process.standardError = log
-        process.standardInput = FileHandle.nullDevice
+        let process: ChildProcess
         do {
-            try process.run()
+            process = try ChildProcess.launch(
+                "python3", ["-c", serializedServer, "-H", "127.0.0.1", "-p", String(port)],
+                environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment),
+                stdout: .file(logPath), stderr: .file(logPath)
+            )
         } catch {
             throw StartError(description: "cannot launch moto_server (\(error)); \(installHint)")
         }
@@ -60,17 +56,17 @@ public final class MotoServer: @unchecked Sendable {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while clock.now < deadline {
-            if !process.isRunning {
+            if let ended = process.output.termination {
                 let output = server.logTail()
-                let missing = process.terminationStatus == 127
+                let missing = ended == .exited(127)
                     ? "python3 was not found on PATH; \(installHint)"
-                    : "moto_server exited with status \(process.terminationStatus); \(installHint) if it is missing"
+                    : "moto_server \(ended); \(installHint) if it is missing"
                 throw StartError(description: "\(missing)\n\(output)")
             }
             if await server.answers() { return server }
             try await Task.sleep(for: .milliseconds(200))
         }
-        server.stop()
+        await server.stop()
         throw StartError(description: "moto_server did not answer on port \(port) within \(timeout); \(installHint)\n\(server.logTail())")
     }
 
@@ -93,11 +89,10 @@ public final class MotoServer: @unchecked Sendable {
         main(sys.argv[1:])
         """
 
-    /// Kills the server and waits for it to exit.
-    ///
-    /// Kills moto (it keeps nothing worth flushing) and removes its log.
-    public func stop() {
-        process.killAndWait()
+    /// Kills the server, waits until it has exited, and removes its log. SIGKILL: moto
+    /// keeps nothing worth flushing.
+    public func stop() async {
+        await process.kill()
         try? FileManager.default.removeItem(atPath: logPath)
     }
 
@@ -142,15 +137,7 @@ public final class MotoServer: @unchecked Sendable {
 
 /// Runs `body` against a fresh moto server and always stops the server afterwards.
 public func withMotoServer<T>(_ body: (MotoServer) async throws -> T) async throws -> T {
-    let server = try await MotoServer.start()
-    do {
-        let result = try await body(server)
-        server.stop()
-        return result
-    } catch {
-        server.stop()
-        throw error
-    }
+    try await withServer(try await MotoServer.start(), body)
 }
 
 /// One moto server shared by every test of this process, started on first use and
@@ -161,12 +148,16 @@ public actor SharedMotoServer {
 
     private var server: Task<MotoServer, any Error>?
 
+    /// Another shared server, for a group of tests that must not queue behind every other
+    /// test's calls (moto answers one request at a time).
+    public init() {}
+
     /// The running server, starting it on first use. A failure to start is thrown to
     /// every caller (never a skip), naming how to install moto.
     public func server() async throws -> MotoServer {
         if let server { return try await server.value }
         let task = Task { () async throws -> MotoServer in
-            let started = try await MotoServer.start(timeout: .seconds(60))
+            let started = try await MotoServer.start()
             MotoServer.killAtExit(started)
             return started
         }
@@ -176,7 +167,7 @@ public actor SharedMotoServer {
 }
 
 /// Servers to kill when the process exits; `atexit` takes a plain C function, so the
-/// list is global.
+/// list is global. They are sent SIGKILL and not awaited: the process is ending.
 private let motoServersToKill = Mutex<[MotoServer]>([])
 
 extension MotoServer {
@@ -188,7 +179,10 @@ extension MotoServer {
         }
         if first {
             atexit {
-                for server in motoServersToKill.withLock({ $0 }) { server.stop() }
+                for server in motoServersToKill.withLock({ $0 }) {
+                    server.process.signal(SIGKILL)
+                    try? FileManager.default.removeItem(atPath: server.logPath)
+                }
             }
         }
     }

@@ -94,4 +94,4 @@ print("\nround trips and reported units come from ConsumedCapacityRecorder; comp
 print("documented rules to the item sizes sent and received (moto reports a fixed number per call).")
 print("Scan calls in total: \(scans)")
 try await store.client.shutdown()
-moto.stop()
+await moto.stop()

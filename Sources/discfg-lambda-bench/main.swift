@@ -34,16 +34,9 @@ func percentile(_ values: [Double], _ p: Double) -> Double {
     return sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
 }
 
-func run(_ arguments: [String], environment: [String: String]) throws {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: cli)
-    process.arguments = arguments
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else { throw NSError(domain: "discfg-lambda-bench", code: Int(process.terminationStatus), userInfo: [NSLocalizedDescriptionKey: "discfg \(arguments.joined(separator: " ")) failed"]) }
+func run(_ arguments: [String], environment: [String: String]) async throws {
+    let finished = try await ChildProcess.run(cli, arguments, environment: environment, stdout: .discard, stderr: .discard)
+    guard finished.status == 0 else { throw NSError(domain: "discfg-lambda-bench", code: Int(finished.status), userInfo: [NSLocalizedDescriptionKey: "discfg \(arguments.joined(separator: " ")) failed"]) }
 }
 
 func getEvent() -> Data {
@@ -54,17 +47,10 @@ func getEvent() -> Data {
     """#.utf8)
 }
 
-func launch(_ emulator: RuntimeAPIEmulator, environment: [String: String]) throws -> Process {
+func launch(_ emulator: RuntimeAPIEmulator, environment: [String: String]) throws -> ChildProcess {
     var environment = environment
     environment["AWS_LAMBDA_RUNTIME_API"] = emulator.address
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["lambda"]
-    process.environment = environment
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.standardError
-    try process.run()
-    return process
+    return try ChildProcess.launch(binary, ["lambda"], environment: environment, stdout: .discard, stderr: .inherit)
 }
 
 struct Row {
@@ -83,8 +69,7 @@ func measure(store: String, environment: [String: String]) async throws -> Row {
         let invocation = try await answer
         guard case .response = invocation.result else { throw NSError(domain: "discfg-lambda-bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(invocation.result)"]) }
         cold.append(milliseconds(invocation.finishedAt - spawned))
-        process.terminate()
-        process.waitUntilExit()
+        await process.kill(SIGTERM)
         await emulator.stop()
     }
     let emulator = try await RuntimeAPIEmulator.start()
@@ -94,8 +79,7 @@ func measure(store: String, environment: [String: String]) async throws -> Row {
         let invocation = try await emulator.invocation(eventJSON: getEvent())
         if index >= 10 { warm.append(milliseconds(invocation.finishedAt - invocation.queuedAt)) }
     }
-    process.terminate()
-    process.waitUntilExit()
+    await process.kill(SIGTERM)
     await emulator.stop()
     return Row(store: store, cold: cold, warm: warm)
 }
@@ -103,7 +87,7 @@ func measure(store: String, environment: [String: String]) async throws -> Row {
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-lambda-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: scratch) }
-var base = ProcessInfo.processInfo.environment
+var base = ChildProcess.environment()
 base["HOME"] = scratch.path
 base["DISCFG_AUTH"] = "iam"
 base["DISCFG_LOG_LEVEL"] = "warning"
@@ -111,8 +95,8 @@ base["DISCFG_LOG_LEVEL"] = "warning"
 var rows: [Row] = []
 var sqlite = base
 sqlite["DISCFG_STORE"] = "sqlite://\(scratch.path)/bench.db"
-try run(["create", "bench"], environment: sqlite)
-try run(["set", "bench", "db/host", "db1.internal"], environment: sqlite)
+try await run(["create", "bench"], environment: sqlite)
+try await run(["set", "bench", "db/host", "db1.internal"], environment: sqlite)
 rows.append(try await measure(store: "sqlite", environment: sqlite))
 
 let moto = try await MotoServer.start(timeout: .seconds(60))
@@ -121,10 +105,10 @@ dynamo["DISCFG_STORE"] = "dynamodb://us-east-1/discfg-bench?endpoint=\(moto.endp
 dynamo["AWS_ACCESS_KEY_ID"] = "testing"
 dynamo["AWS_SECRET_ACCESS_KEY"] = "testing"
 dynamo["AWS_REGION"] = "us-east-1"
-try run(["create", "bench"], environment: dynamo)
-try run(["set", "bench", "db/host", "db1.internal"], environment: dynamo)
+try await run(["create", "bench"], environment: dynamo)
+try await run(["set", "bench", "db/host", "db1.internal"], environment: dynamo)
 rows.append(try await measure(store: "dynamodb (moto)", environment: dynamo))
-moto.stop()
+await moto.stop()
 
 func cell(_ value: Double) -> String { String(format: "%.1f ms", value) }
 print("discfg lambda through the Runtime API: \(coldRuns) cold starts, \(warmRequests) warm GETs per store")

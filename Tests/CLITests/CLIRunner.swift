@@ -9,18 +9,18 @@ struct CLIRunner {
     typealias Result = ChildProcess.Output
 
     let directory: URL
+    /// The whole environment of every child: the basics of this process's (PATH, locale)
+    /// and this runner's HOME and store, nothing else.
     var environment: [String: String]
 
     /// A fresh directory and SQLite store for one test.
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = directory.path
-        environment["DISCFG_STORE"] = "sqlite://\(directory.path)/store.db"
-        environment.removeValue(forKey: "DISCFG_CONFIG")
-        environment.removeValue(forKey: "XDG_DATA_HOME")
-        self.environment = environment
+        environment = ChildProcess.environment([
+            "HOME": directory.path,
+            "DISCFG_STORE": "sqlite://\(directory.path)/store.db",
+        ])
     }
 
     func cleanUp() {
@@ -36,21 +36,38 @@ struct CLIRunner {
         try await run(arguments, stdin: stdin, in: subdirectory)
     }
 
-    /// Runs the binary without blocking Swift's cooperative threads for long: the pipes
-    /// are read and the exit is awaited on Dispatch threads, so other tests in this
-    /// process keep running while this one waits.
+    /// Runs `discfg arguments…` to completion, feeding it `stdin` (or `/dev/null`).
     func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
-        try await ChildProcess.run(start(arguments, in: subdirectory), stdin: stdin)
+        try await ChildProcess.run(
+            Self.executable.path, arguments, environment: environment, directory: workingDirectory(subdirectory),
+            stdin: stdin.map { .bytes($0) } ?? .none
+        )
     }
 
-    /// A process set up to run `discfg arguments…`, not yet started.
-    func start(_ arguments: [String], in subdirectory: String? = nil) -> Process {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments
-        process.environment = environment
-        process.currentDirectoryURL = subdirectory.map { directory.appendingPathComponent($0) } ?? directory
-        return process
+    /// Starts `discfg arguments…` and returns it running.
+    func launch(
+        _ arguments: [String], stdout: ChildProcess.Destination = .capture, stderr: ChildProcess.Destination = .capture
+    ) throws -> ChildProcess {
+        try ChildProcess.launch(Self.executable.path, arguments, environment: environment, directory: workingDirectory(nil), stdout: stdout, stderr: stderr)
+    }
+
+    /// Starts a bash `script` with `$DISCFG` naming the built binary, in a process group
+    /// of its own so that a signal reaches the commands it runs too.
+    func launchShell(
+        _ script: String, environment extra: [String: String] = [:],
+        stdout: ChildProcess.Destination = .capture, stderr: ChildProcess.Destination = .capture
+    ) throws -> ChildProcess {
+        var environment = environment
+        environment["DISCFG"] = Self.executable.path
+        environment.merge(extra) { _, new in new }
+        return try ChildProcess.launch(
+            "/bin/bash", ["-c", script], environment: environment, directory: workingDirectory(nil),
+            stdout: stdout, stderr: stderr, ownProcessGroup: true
+        )
+    }
+
+    private func workingDirectory(_ subdirectory: String?) -> String {
+        (subdirectory.map { directory.appendingPathComponent($0) } ?? directory).path
     }
 
     /// Writes a file in the scratch directory and returns its path.
@@ -58,28 +75,5 @@ struct CLIRunner {
         let url = directory.appendingPathComponent(name)
         try contents.write(to: url)
         return url.path
-    }
-}
-
-extension Process {
-    /// Waits for the process to exit on a Dispatch thread, not a cooperative one.
-    func exited() async {
-        let process = self
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume()
-            }
-        }
-    }
-}
-
-extension FileHandle {
-    /// The next bytes available (empty at end of file), read on a Dispatch thread.
-    func nextChunk() async -> Data {
-        let handle = self
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: handle.availableData) }
-        }
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -12,28 +13,16 @@ struct DurabilityTests {
         try await cli.run("create", "crash")
         // A shell loop acknowledges each value only after `discfg set` returned.
         let script = "for i in $(seq 1 100000); do \"$DISCFG\" set crash counter $i -f silent || exit 1; echo $i; done"
-        let loop = Process()
-        loop.executableURL = URL(fileURLWithPath: "/bin/bash")
-        loop.arguments = ["-c", script]
-        var environment = cli.environment
-        environment["DISCFG"] = CLIRunner.executable.path
-        loop.environment = environment
-        let output = Pipe()
-        loop.standardOutput = output
-        loop.standardError = FileHandle.nullDevice
-        try loop.launchSerially()
-        let group = loop.processIdentifier
-        setpgid(group, group)
+        let output = try await withServer(try cli.launchShell(script, stderr: .discard)) { loop in
+            // Let it write for a while, then kill the shell and whichever `discfg set` runs:
+            // the loop has a process group of its own.
+            _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= 10 ? true : nil }
+            await loop.kill(SIGKILL)
+            // Standard output ends once every process of the group has died.
+            return try await loop.wait(timeout: .seconds(60))
+        }
 
-        // Let it write for a while, then kill the shell and whichever `discfg set` runs.
-        try await Task.sleep(for: .milliseconds(1500))
-        kill(-group, SIGKILL)
-        kill(group, SIGKILL)
-        system("pkill -KILL -f 'set crash counter' >/dev/null 2>&1")
-        await loop.exited()
-
-        let acknowledged = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").compactMap { Int($0) }.max() ?? 0
+        let acknowledged = output.stdoutLines.compactMap { Int($0) }.max() ?? 0
         #expect(acknowledged > 0, "the loop acknowledged no write before it was killed")
         let stored = try await cli.run("get", "crash", "counter")
         #expect(stored.status == 0, "stderr: \(stored.stderr)")

@@ -30,54 +30,42 @@ struct DynamoDBFaultTests {
             .throughputExceeded: 0.04, .throttling: 0.03, .serverError: 0.03,
             .serverErrorAfterApplying: 0.05, .dropAfterSending: 0.06, .delay: 0.04,
         ])
-        defer { proxy.stop() }
-        let processes = 3
-        let increments = 10
-        // The value at version v is v - 1; exit 4 is a lost race, anything else but 0 a failure.
-        let script = """
-            for i in $(seq 1 \(increments)); do
-              while true; do
-                v=$("$DISCFG" get faults counter --store "$STORE") || { echo "get failed" >&2; exit 1; }
-                "$DISCFG" set faults counter $((v + 1)) --if-version $((v + 1)) --store "$STORE" -f silent
-                status=$?
-                if [ $status -eq 0 ]; then break; fi
-                if [ $status -ne 4 ]; then echo "set failed with $status" >&2; exit 1; fi
-              done
-            done
-            """
-        var loops: [(Process, Pipe)] = []
-        for _ in 0..<processes {
-            let loop = Process()
-            loop.executableURL = URL(fileURLWithPath: "/bin/bash")
-            loop.arguments = ["-c", script]
-            var environment = cli.environment
-            environment["DISCFG"] = CLIRunner.executable.path
-            environment["STORE"] = Self.store(table, proxy.endpoint)
-            loop.environment = environment
-            loop.currentDirectoryURL = cli.directory
-            let errors = Pipe()
-            loop.standardOutput = FileHandle.nullDevice
-            loop.standardError = errors
-            try loop.launchSerially()
-            loops.append((loop, errors))
+        try await withServer(proxy) { proxy in
+            let processes = 3
+            let increments = 10
+            // The value at version v is v - 1; exit 4 is a lost race, anything else but 0 a failure.
+            let script = """
+                for i in $(seq 1 \(increments)); do
+                  while true; do
+                    v=$("$DISCFG" get faults counter --store "$STORE") || { echo "get failed" >&2; exit 1; }
+                    "$DISCFG" set faults counter $((v + 1)) --if-version $((v + 1)) --store "$STORE" -f silent
+                    status=$?
+                    if [ $status -eq 0 ]; then break; fi
+                    if [ $status -ne 4 ]; then echo "set failed with $status" >&2; exit 1; fi
+                  done
+                done
+                """
+            var loops: [ChildProcess] = []
+            for _ in 0..<processes {
+                loops.append(try cli.launchShell(script, environment: ["STORE": Self.store(table, proxy.endpoint)], stdout: .discard))
+            }
+            for loop in loops {
+                let finished = try await loop.wait(timeout: .seconds(240))
+                #expect(finished.status == 0, "a counting process failed: \(finished.stderr)")
+            }
+            let got = try await cli.run("get", "faults", "counter", "-f", "json", "--store", Self.store(table, moto)).envelope()
+            #expect(got.item?.value == String(processes * increments))
+            #expect(got.item?.version == UInt64(processes * increments + 1))
+            let calls = try proxy.calls()
+            var byKind: [FaultProxy.Fault: Int] = [:]
+            for call in calls { byKind[call.fault, default: 0] += 1 }
+            let lost = calls.filter { $0.operation == "TransactWriteItems" && [.dropAfterSending, .serverErrorAfterApplying].contains($0.fault) }
+            for call in lost {
+                #expect(calls.contains { $0.number > call.number && $0.token == call.token }, "a lost transaction answer was retried with the same token")
+            }
+            let summary = byKind.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
+            print("CLI DynamoDB faults: \(processes) processes × \(increments) increments, all stored once; \(calls.count) calls (\(summary))")
         }
-        for (loop, errors) in loops {
-            await loop.exited()
-            let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(loop.terminationStatus == 0, "a counting process failed: \(said)")
-        }
-        let got = try await cli.run("get", "faults", "counter", "-f", "json", "--store", Self.store(table, moto)).envelope()
-        #expect(got.item?.value == String(processes * increments))
-        #expect(got.item?.version == UInt64(processes * increments + 1))
-        let calls = try proxy.calls()
-        var byKind: [FaultProxy.Fault: Int] = [:]
-        for call in calls { byKind[call.fault, default: 0] += 1 }
-        let lost = calls.filter { $0.operation == "TransactWriteItems" && [.dropAfterSending, .serverErrorAfterApplying].contains($0.fault) }
-        for call in lost {
-            #expect(calls.contains { $0.number > call.number && $0.token == call.token }, "a lost transaction answer was retried with the same token")
-        }
-        let summary = byKind.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")
-        print("CLI DynamoDB faults: \(processes) processes × \(increments) increments, all stored once; \(calls.count) calls (\(summary))")
     }
 
     @Test("every answer to the transaction lost: set still reports success and applies once")
@@ -86,13 +74,13 @@ struct DynamoDBFaultTests {
         defer { cli.cleanUp() }
         // Only TransactWriteItems loses its answers: moto applies the first attempt and
         // refuses the retries (it does not honour the token), whose answers are lost too.
-        let onlyTransactions = try await FaultProxy.start(upstream: moto, seed: 1, rates: [.dropAfterSending: 1], only: ["TransactWriteItems"])
-        defer { onlyTransactions.stop() }
-        let set = try await cli.run("set", "faults", "counter", "1", "--if-version", "1", "--store", Self.store(table, onlyTransactions.endpoint))
-        #expect(set.status == 0, "\(set.stderr)")
-        let got = try await cli.run("get", "faults", "counter", "-f", "json", "--store", Self.store(table, moto)).envelope()
-        #expect(got.item?.value == "1")
-        #expect(got.item?.version == 2, "applied once")
+        try await withServer(try await FaultProxy.start(upstream: moto, seed: 1, rates: [.dropAfterSending: 1], only: ["TransactWriteItems"])) { onlyTransactions in
+            let set = try await cli.run("set", "faults", "counter", "1", "--if-version", "1", "--store", Self.store(table, onlyTransactions.endpoint))
+            #expect(set.status == 0, "\(set.stderr)")
+            let got = try await cli.run("get", "faults", "counter", "-f", "json", "--store", Self.store(table, moto)).envelope()
+            #expect(got.item?.value == "1")
+            #expect(got.item?.version == 2, "applied once")
+        }
     }
 
     @Test("faults that outlast the retries end in one clear line; a write with no answer says its outcome is unknown and how to check")
@@ -106,22 +94,22 @@ struct DynamoDBFaultTests {
             (.dropAfterSending, ["endpoint unreachable", "the connection closed before the response arrived"]),
         ]
         for (fault, words) in cases {
-            let proxy = try await FaultProxy.start(upstream: moto, seed: 3, rates: [fault: 1])
-            defer { proxy.stop() }
-            let got = try await cli.run("get", "faults", "counter", "--store", Self.store(table, proxy.endpoint))
-            #expect(got.status == 1)
-            Self.expectOneClearLine(got.stderr, containing: words)
+            try await withServer(try await FaultProxy.start(upstream: moto, seed: 3, rates: [fault: 1])) { proxy in
+                let got = try await cli.run("get", "faults", "counter", "--store", Self.store(table, proxy.endpoint))
+                #expect(got.status == 1)
+                Self.expectOneClearLine(got.stderr, containing: words)
+            }
         }
 
         // The first transaction is applied, then the network goes: the answer and every
         // later call are lost, so discfg cannot tell whether the change was made.
-        let blackout = try await FaultProxy.start(upstream: moto, seed: 4, rates: [:], blackoutAfter: "TransactWriteItems")
-        defer { blackout.stop() }
-        let set = try await cli.run("set", "faults", "counter", "5", "--store", Self.store(table, blackout.endpoint))
-        #expect(set.status == 1)
-        Self.expectOneClearLine(set.stderr, containing: ["may or may not have been applied", "modRevision of 2", "counter"])
-        let got = try await cli.run("get", "faults", "counter", "-f", "json", "--store", Self.store(table, moto)).envelope()
-        #expect(got.item?.modRevision == 2, "here it was applied, as the message allowed")
+        try await withServer(try await FaultProxy.start(upstream: moto, seed: 4, rates: [:], blackoutAfter: "TransactWriteItems")) { blackout in
+            let set = try await cli.run("set", "faults", "counter", "5", "--store", Self.store(table, blackout.endpoint))
+            #expect(set.status == 1)
+            Self.expectOneClearLine(set.stderr, containing: ["may or may not have been applied", "modRevision of 2", "counter"])
+            let got = try await cli.run("get", "faults", "counter", "-f", "json", "--store", Self.store(table, moto)).envelope()
+            #expect(got.item?.modRevision == 2, "here it was applied, as the message allowed")
+        }
     }
 
     static func expectOneClearLine(_ stderr: String, containing words: [String], sourceLocation: SourceLocation = #_sourceLocation) {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import NIOCore
 import Synchronization
@@ -55,7 +56,7 @@ struct FaultTests {
     }
 
     /// Starts `discfg serve` over `store` and returns it with its port.
-    static func serve(_ cli: CLIRunner, store: String) async throws -> (Process, Int) {
+    static func serve(_ cli: CLIRunner, store: String) async throws -> (ChildProcess, Int) {
         var runner = cli
         runner.environment["DISCFG_STORE"] = store
         return try await ServeTests.start(runner)
@@ -88,13 +89,17 @@ struct FaultTests {
         try await runner.run("create", "faults")
         let (server, port) = try await Self.serve(cli, store: store)
         let load = Load()
-        async let writing: Void = load.run(port: port, writers: 8, value: { "v\($0)-\($1)" }, until: { load.isStopped })
-        try await Task.sleep(for: .milliseconds(1500))
-        kill(server.processIdentifier, SIGKILL)
-        try await Task.sleep(for: .milliseconds(300))
-        load.stop()
-        await writing
-        await server.exited()
+        try await withServer(server) { server in
+            async let writing: Void = load.run(port: port, writers: 8, value: { "v\($0)-\($1)" }, until: { load.isStopped })
+            // Whatever happens below, the writers stop before the scope ends.
+            defer { load.stop() }
+            // Kill it mid-stream, once enough writes were acknowledged to prove something.
+            while load.acknowledged.withLock({ $0.count }) <= 40 { try await Task.sleep(for: .milliseconds(20)) }
+            await server.kill(SIGKILL)
+            try await Task.sleep(for: .milliseconds(300))
+            load.stop()
+            await writing
+        }
         let acknowledged = load.acknowledged.withLock { $0 }
         print("fault: SIGKILL — \(acknowledged.count) acknowledged, statuses \(load.statuses.withLock { $0 }), \(load.transportErrors.withLock { $0 }) transport errors")
         #expect(acknowledged.count > 20, "too few writes before the kill to prove anything: \(acknowledged.count)")
@@ -109,46 +114,44 @@ struct FaultTests {
         let mount = cli.directory.appendingPathComponent("small", isDirectory: true)
         try FileManager.default.createDirectory(at: mount, withIntermediateDirectories: true)
         // A 3 MiB file system of its own: the machine runs the tests as root.
-        let mounted = Process()
-        mounted.executableURL = URL(fileURLWithPath: "/bin/mount")
-        mounted.arguments = ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mount.path]
-        try mounted.run()
-        mounted.waitUntilExit()
-        try #require(mounted.terminationStatus == 0, "cannot mount a small tmpfs (the tests run as root on this machine)")
-        defer {
-            let unmount = Process()
-            unmount.executableURL = URL(fileURLWithPath: "/bin/umount")
-            unmount.arguments = ["-l", mount.path]
-            try? unmount.run()
-            unmount.waitUntilExit()
+        try await Self.withSmallFileSystem(at: mount) {
+            let store = "sqlite://\(mount.path)/full.db"
+            var runner = cli
+            runner.environment["DISCFG_STORE"] = store
+            try await runner.run("create", "faults")
+            let (server, port) = try await Self.serve(cli, store: store)
+            try await withServer(server) { server in
+                let load = Load()
+                // 32 KiB values fill 3 MiB within a hundred writes; go on until dozens were refused.
+                await load.run(port: port, writers: 6, value: { String(repeating: "\($0)", count: 32 * 1024 - 8) + String(format: "%08d", $1) }, until: {
+                    load.count(503) > 60 || load.total > 2_000
+                })
+                let statuses = load.statuses.withLock { $0 }
+                #expect(statuses.keys.allSatisfy { $0 != 500 }, "a full disk is not an internal error: \(statuses)")
+                #expect(statuses[503, default: 0] > 0, "the disk never filled: \(statuses)")
+                #expect(statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 }, "\(statuses)")
+                #expect(server.isRunning, "the server died when the disk filled")
+                await server.kill(SIGTERM)
+                // Make room, then read back everything that was acknowledged.
+                let acknowledged = load.acknowledged.withLock { $0 }
+                print("fault: disk full — \(acknowledged.count) acknowledged, statuses \(statuses)")
+                #expect(acknowledged.count > 10, "\(acknowledged.count) acknowledged")
+                _ = try await ChildProcess.run("/bin/mount", ["-o", "remount,size=64m", mount.path], environment: ChildProcess.environment())
+                try await Self.expectAllPresent(acknowledged, refused: load.refused.withLock { $0 }, cli: cli, store: store)
+            }
         }
-        let store = "sqlite://\(mount.path)/full.db"
-        var runner = cli
-        runner.environment["DISCFG_STORE"] = store
-        try await runner.run("create", "faults")
-        let (server, port) = try await Self.serve(cli, store: store)
-        defer { if server.isRunning { server.terminate() } }
-        let load = Load()
-        // 32 KiB values fill 3 MiB within a hundred writes; go on until dozens were refused.
-        await load.run(port: port, writers: 6, value: { String(repeating: "\($0)", count: 32 * 1024 - 8) + String(format: "%08d", $1) }, until: {
-            load.count(503) > 60 || load.total > 2_000
-        })
-        let statuses = load.statuses.withLock { $0 }
-        #expect(statuses.keys.allSatisfy { $0 != 500 }, "a full disk is not an internal error: \(statuses)")
-        #expect(statuses[503, default: 0] > 0, "the disk never filled: \(statuses)")
-        #expect(statuses.keys.allSatisfy { (200..<300).contains($0) || $0 == 503 }, "\(statuses)")
-        #expect(server.isRunning, "the server died when the disk filled")
-        server.terminate()
-        await server.exited()
-        // Make room, then read back everything that was acknowledged.
-        let acknowledged = load.acknowledged.withLock { $0 }
-        print("fault: disk full — \(acknowledged.count) acknowledged, statuses \(statuses)")
-        #expect(acknowledged.count > 10, "\(acknowledged.count) acknowledged")
-        let remount = Process()
-        remount.executableURL = URL(fileURLWithPath: "/bin/mount")
-        remount.arguments = ["-o", "remount,size=64m", mount.path]
-        try remount.run()
-        remount.waitUntilExit()
-        try await Self.expectAllPresent(acknowledged, refused: load.refused.withLock { $0 }, cli: cli, store: store)
+    }
+
+    /// Runs `body` with a 3 MiB tmpfs mounted at `mount`, and unmounts it afterwards.
+    static func withSmallFileSystem(at mount: URL, _ body: () async throws -> Void) async throws {
+        let mounted = try await ChildProcess.run("/bin/mount", ["-t", "tmpfs", "-o", "size=3m", "tmpfs", mount.path], environment: ChildProcess.environment())
+        try #require(mounted.status == 0, "cannot mount a small tmpfs (the tests run as root on this machine): \(mounted.stderr)")
+        do {
+            try await body()
+        } catch {
+            _ = try? await ChildProcess.run("/bin/umount", ["-l", mount.path], environment: ChildProcess.environment())
+            throw error
+        }
+        _ = try await ChildProcess.run("/bin/umount", ["-l", mount.path], environment: ChildProcess.environment())
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -11,28 +12,29 @@ struct ServeConnectionCapTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let (server, port) = try await ServeTests.start(cli, ["--max-connections", "1"])
-        defer { if server.isRunning { server.terminate() } }
-        let healthz = Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
+        try await withServer(server) { server in
+            let healthz = Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
 
-        let first = try LoopbackHTTP(port: port)
-        try first.send(healthz)
-        #expect(first.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "the first connection is served and kept alive")
+            let first = try LoopbackHTTP(port: port)
+            try first.send(healthz)
+            #expect(await first.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "the first connection is served and kept alive")
 
-        let second = try LoopbackHTTP(port: port)
-        defer { second.close() }
-        try second.send(healthz)
-        let refused = second.readToEnd(waiting: 10)
-        #expect(refused.hasPrefix("HTTP/1.1 503"), "\(refused)")
-        #expect(refused.lowercased().contains("retry-after: 1"), "\(refused)")
-        #expect(refused.contains(#""code":"unavailable""#) && refused.contains("--max-connections"), "\(refused)")
+            let second = try LoopbackHTTP(port: port)
+            defer { second.close() }
+            try second.send(healthz)
+            let refused = await second.readToEnd(waiting: 10)
+            #expect(refused.hasPrefix("HTTP/1.1 503"), "\(refused)")
+            #expect(refused.lowercased().contains("retry-after: 1"), "\(refused)")
+            #expect(refused.contains(#""code":"unavailable""#) && refused.contains("--max-connections"), "\(refused)")
 
-        first.close()
-        try await Task.sleep(for: .milliseconds(200))
-        let third = try LoopbackHTTP(port: port)
-        defer { third.close() }
-        try third.send(healthz)
-        #expect(third.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "served once the first closed")
-        #expect(server.isRunning)
+            first.close()
+            try await Task.sleep(for: .milliseconds(200))
+            let third = try LoopbackHTTP(port: port)
+            defer { third.close() }
+            try third.send(healthz)
+            #expect(await third.read(waiting: 10).hasPrefix("HTTP/1.1 200"), "served once the first closed")
+            #expect(server.isRunning)
+        }
     }
 
     @Test("a connection that sends no whole request is closed after --idle-timeout, freeing its place", .timeLimit(.minutes(1)))
@@ -40,21 +42,21 @@ struct ServeConnectionCapTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let (server, port) = try await ServeTests.start(cli, ["--max-connections", "1", "--idle-timeout", "1"])
-        defer { if server.isRunning { server.terminate() } }
+        try await withServer(server) { server in
+            let silent = try LoopbackHTTP(port: port)
+            defer { silent.close() }
+            // Half a request head, and then nothing (slowloris).
+            try silent.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1".utf8))
+            let start = ContinuousClock.now
+            #expect(await silent.read(waiting: 10) == "", "closed without an answer")
+            #expect(ContinuousClock.now - start < .seconds(9), "closed by the idle timeout, not the test's")
+            try await Task.sleep(for: .milliseconds(200))
 
-        let silent = try LoopbackHTTP(port: port)
-        defer { silent.close() }
-        // Half a request head, and then nothing (slowloris).
-        try silent.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1".utf8))
-        let start = ContinuousClock.now
-        #expect(silent.read(waiting: 10) == "", "closed without an answer")
-        #expect(ContinuousClock.now - start < .seconds(9), "closed by the idle timeout, not the test's")
-        try await Task.sleep(for: .milliseconds(200))
-
-        let next = try LoopbackHTTP(port: port)
-        defer { next.close() }
-        try next.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
-        #expect(next.read(waiting: 10).hasPrefix("HTTP/1.1 200"))
+            let next = try LoopbackHTTP(port: port)
+            defer { next.close() }
+            try next.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+            #expect(await next.read(waiting: 10).hasPrefix("HTTP/1.1 200"))
+        }
     }
 
     @Test("an event stream nobody reads is disconnected after --write-timeout, and its watch is freed", .timeLimit(.minutes(2)))
@@ -62,28 +64,29 @@ struct ServeConnectionCapTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let (server, port) = try await ServeTests.start(cli, ["--max-watches", "1", "--write-timeout", "1", "--stream-backlog", "64"])
-        defer { if server.isRunning { server.terminate() } }
-        #expect(try LoopbackHTTP.exchange(port: port, "PUT /v1/w", body: Data()).hasPrefix("HTTP/1.1 201"))
+        try await withServer(server) { server in
+            #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/w", body: Data()).hasPrefix("HTTP/1.1 201"))
 
-        let stalled = try LoopbackHTTP(port: port, receiveBuffer: 4096)
-        defer { stalled.close() }
-        try stalled.send(Data("GET /v1/w/watch?heartbeat=3600 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
-        try await Task.sleep(for: .milliseconds(300))
-        let poll = "GET /v1/w/watch?fromRevision=1&timeout=1"
-        #expect(try LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 503"), "the one watch is taken")
+            let stalled = try LoopbackHTTP(port: port, receiveBuffer: 4096)
+            defer { stalled.close() }
+            try stalled.send(Data("GET /v1/w/watch?heartbeat=3600 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
+            try await Task.sleep(for: .milliseconds(300))
+            let poll = "GET /v1/w/watch?fromRevision=1&timeout=1"
+            #expect(try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 503"), "the one watch is taken")
 
-        // Enough events to fill every buffer between the server and the stalled reader.
-        let value = Data(String(repeating: "v", count: 200 * 1024).utf8)
-        for index in 0..<200 {
-            let reply = try LoopbackHTTP.exchange(port: port, "PUT /v1/w/keys/k\(index)", body: value)
-            try #require(reply.hasPrefix("HTTP/1.1 201"), "write \(index): \(reply.prefix(200))")
+            // Enough events to fill every buffer between the server and the stalled reader.
+            let value = Data(String(repeating: "v", count: 200 * 1024).utf8)
+            for index in 0..<200 {
+                let reply = try await LoopbackHTTP.exchange(port: port, "PUT /v1/w/keys/k\(index)", body: value)
+                try #require(reply.hasPrefix("HTTP/1.1 201"), "write \(index): \(reply.prefix(200))")
+            }
+            var freed = false
+            for _ in 0..<240 where !freed {
+                try await Task.sleep(for: .milliseconds(250))
+                freed = try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
+            }
+            #expect(freed, "the stalled stream's watch was released")
+            #expect(server.isRunning)
         }
-        var freed = false
-        for _ in 0..<40 where !freed {
-            try await Task.sleep(for: .milliseconds(250))
-            freed = try LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
-        }
-        #expect(freed, "the stalled stream's watch was released")
-        #expect(server.isRunning)
     }
 }

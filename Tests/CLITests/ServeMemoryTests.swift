@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -19,32 +20,33 @@ struct ServeMemoryTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let (server, port) = try await ServeTests.start(cli, ["--stream-backlog", "256"])
-        defer { if server.isRunning { server.terminate() } }
-        #expect(try LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
+        try await withServer(server) { server in
+            #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
 
-        var readers: [LoopbackHTTP] = []
-        defer { readers.forEach { $0.close() } }
-        for _ in 0..<100 {
-            let reader = try LoopbackHTTP(port: port, receiveBuffer: 4096)
-            try reader.send(Data("GET /v1/m/watch?fromRevision=1&heartbeat=3600 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
-            readers.append(reader)
-        }
-        // 1,000 changes of 8 KiB: 8 MB of events for each reader, 800 MB for all.
-        let value = Data(String(repeating: "v", count: 8 * 1024).utf8)
-        for index in 0..<1000 {
-            let reply = try LoopbackHTTP.exchange(port: port, "PUT /v1/m/keys/k\(index)", body: value)
-            if !reply.hasPrefix("HTTP/1.1 201") {
-                Issue.record("write \(index) answered \(reply.prefix(200))")
-                break
+            var readers: [LoopbackHTTP] = []
+            defer { readers.forEach { $0.close() } }
+            for _ in 0..<100 {
+                let reader = try LoopbackHTTP(port: port, receiveBuffer: 4096)
+                try reader.send(Data("GET /v1/m/watch?fromRevision=1&heartbeat=3600 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
+                readers.append(reader)
             }
+            // 1,000 changes of 8 KiB: 8 MB of events for each reader, 800 MB for all.
+            let value = Data(String(repeating: "v", count: 8 * 1024).utf8)
+            for index in 0..<1000 {
+                let reply = try await LoopbackHTTP.exchange(port: port, "PUT /v1/m/keys/k\(index)", body: value)
+                if !reply.hasPrefix("HTTP/1.1 201") {
+                    Issue.record("write \(index) answered \(reply.prefix(200))")
+                    break
+                }
+            }
+            try await Task.sleep(for: .seconds(2))
+            let status = try String(contentsOfFile: "/proc/\(server.pid)/status", encoding: .utf8)
+            let peak = try #require(Self.kilobytes("VmHWM", in: status)) * 1024
+            let now = try #require(Self.kilobytes("VmRSS", in: status)) * 1024
+            print("serve with 100 slow readers after 1,000 writes of 8 KiB: peak RSS \(peak / 1_048_576) MiB, now \(now / 1_048_576) MiB")
+            #expect(peak < Self.peakRSSBound, "peak RSS \(peak) bytes")
+            #expect(server.isRunning)
         }
-        try await Task.sleep(for: .seconds(2))
-        let status = try String(contentsOfFile: "/proc/\(server.processIdentifier)/status", encoding: .utf8)
-        let peak = try #require(Self.kilobytes("VmHWM", in: status)) * 1024
-        let now = try #require(Self.kilobytes("VmRSS", in: status)) * 1024
-        print("serve with 100 slow readers after 1,000 writes of 8 KiB: peak RSS \(peak / 1_048_576) MiB, now \(now / 1_048_576) MiB")
-        #expect(peak < Self.peakRSSBound, "peak RSS \(peak) bytes")
-        #expect(server.isRunning)
     }
 
     /// A `/proc/PID/status` field in kB.
@@ -57,8 +59,8 @@ struct ServeMemoryTests {
 
 /// A loopback TCP connection speaking just enough HTTP/1.1 for this test: readers that
 /// never read (a small receive buffer, so the server feels it at once) and one-shot
-/// requests.
-struct LoopbackHTTP {
+/// requests. Its blocking reads run on threads of their own (``BlockingCall``).
+struct LoopbackHTTP: Sendable {
     let descriptor: Int32
 
     init(port: Int, receiveBuffer: Int32? = nil) throws {
@@ -91,7 +93,11 @@ struct LoopbackHTTP {
 
     /// Everything until the server closes the connection, or until nothing arrives for
     /// `seconds`.
-    func readToEnd(waiting seconds: Int = 60) -> String {
+    func readToEnd(waiting seconds: Int = 60) async -> String {
+        await BlockingCall.run { blockingReadToEnd(waiting: seconds) }
+    }
+
+    private func blockingReadToEnd(waiting seconds: Int) -> String {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var received = Data()
@@ -105,7 +111,11 @@ struct LoopbackHTTP {
     }
 
     /// What arrives within `seconds` (at most one read); empty when nothing does.
-    func read(waiting seconds: Int) -> String {
+    func read(waiting seconds: Int) async -> String {
+        await BlockingCall.run { blockingRead(waiting: seconds) }
+    }
+
+    private func blockingRead(waiting seconds: Int) -> String {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -116,10 +126,12 @@ struct LoopbackHTTP {
     func close() { Glibc.close(descriptor) }
 
     /// `requestLine` (`"PUT /path"`) with `body` on a new connection; the whole reply.
-    static func exchange(port: Int, _ requestLine: String, body: Data) throws -> String {
-        let connection = try LoopbackHTTP(port: port)
-        defer { connection.close() }
-        try connection.send(Data("\(requestLine) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
-        return connection.readToEnd()
+    static func exchange(port: Int, _ requestLine: String, body: Data) async throws -> String {
+        try await BlockingCall.run {
+            let connection = try LoopbackHTTP(port: port)
+            defer { connection.close() }
+            try connection.send(Data("\(requestLine) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
+            return connection.blockingReadToEnd(waiting: 60)
+        }
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -25,7 +26,6 @@ struct ServeTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let (server, port) = try await Self.start(cli)
-        defer { if server.isRunning { server.terminate() } }
 
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
@@ -51,10 +51,7 @@ struct ServeTests {
         local.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
         #expect(try await local.run("get", "web", "db/host").stdout == "db2\n")
 
-        kill(server.processIdentifier, SIGTERM)
-        await server.exited()
-        #expect(server.terminationReason == .exit)
-        #expect(server.terminationStatus == 0)
+        #expect(await server.kill(SIGTERM) == .exited(0))
         let down = try await remote.run("get", "db/host")
         #expect(down.status == 1)
         #expect(down.stderr.contains("cannot reach"))
@@ -62,29 +59,26 @@ struct ServeTests {
 
     /// Starts `discfg serve --port 0` with `arguments` and returns it with the port it
     /// announced.
-    static func start(_ cli: CLIRunner, _ arguments: [String] = []) async throws -> (server: Process, port: Int) {
-        let server = cli.start(["serve", "--port", "0", "--log-level", "error"] + arguments)
-        let errors = Pipe()
-        server.standardError = errors
-        server.standardOutput = FileHandle.nullDevice
-        try server.launchSerially()
-        return (server, try await announcedPort(errors.fileHandleForReading))
+    static func start(_ cli: CLIRunner, _ arguments: [String] = []) async throws -> (server: ChildProcess, port: Int) {
+        let server = try cli.launch(["serve", "--port", "0", "--log-level", "error"] + arguments, stdout: .discard)
+        do {
+            return (server, try await announcedPort(server))
+        } catch {
+            await server.kill()
+            throw error
+        }
     }
 
     /// The port from serve's "serving … on http://127.0.0.1:PORT" line.
-    static func announcedPort(_ handle: FileHandle) async throws -> Int {
-        var text = ""
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            let chunk = await handle.nextChunk()
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let range = text.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                let match = text[range]
-                if let port = Int(match.split(separator: ":").last ?? "") { return port }
+    static func announcedPort(_ server: ChildProcess) async throws -> Int {
+        do {
+            return try await server.waitForOutput(timeout: .seconds(60)) { output in
+                guard let range = output.stderr.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
+                return Int(output.stderr[range].split(separator: ":").last ?? "")
             }
+        } catch {
+            Issue.record("serve did not announce its port: \(error)")
+            throw DiscfgError(.unavailable, "no port")
         }
-        Issue.record("serve did not announce its port; it said: \(text)")
-        throw DiscfgError(.unavailable, "no port")
     }
 }

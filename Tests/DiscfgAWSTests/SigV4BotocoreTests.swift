@@ -1,4 +1,5 @@
 import DiscfgAWS
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -91,7 +92,11 @@ struct SigV4BotocoreTests {
             "botocore_sign.py is missing from the test resources"
         )
         let input = try JSONSerialization.data(withJSONObject: spec)
-        let output = try await ProcessRunner.run(["python3", script.path], stdin: input)
+        // Through env, so that a missing python3 is status 127 like any other failure.
+        let output = try await ChildProcess.run(
+            "/usr/bin/env", ["python3", script.path],
+            environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), stdin: .bytes(input)
+        )
         switch output.status {
         case 0:
             break
@@ -104,7 +109,7 @@ struct SigV4BotocoreTests {
         default:
             throw ReferenceSignerUnavailable("botocore_sign.py failed with status \(output.status): \(output.stderr)")
         }
-        return try JSONDecoder().decode(BotocoreResult.self, from: output.stdout)
+        return try JSONDecoder().decode(BotocoreResult.self, from: output.stdoutData)
     }
 }
 

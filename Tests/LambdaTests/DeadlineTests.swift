@@ -45,10 +45,10 @@ struct DeadlineTests {
     /// Runs `body` with the function on `table`, its DynamoDB calls named in `operations`
     /// arriving 4 s late (through a fault proxy).
     static func withSlowFunction(_ table: MotoTable, delaying operations: Set<String>, _ body: (RunningLambda) async throws -> Void) async throws {
-        let proxy = try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: operations)
-        defer { proxy.stop() }
-        let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
-        try await withLambda(table, environment: ["DISCFG_STORE": store], body)
+        try await withServer(try await FaultProxy.start(upstream: table.moto.endpoint, seed: 1, rates: [.delay: 1], delay: .seconds(4), only: operations)) { proxy in
+            let store = "dynamodb://us-east-1/\(table.name)?endpoint=\(proxy.endpoint.absoluteString)"
+            try await withLambda(table, environment: ["DISCFG_STORE": store], body)
+        }
     }
 
     /// Sends `request` with a 2 s deadline; expects a 503 `timeout` answer before the

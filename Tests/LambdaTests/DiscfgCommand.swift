@@ -8,7 +8,7 @@ struct DiscfgCommand: Sendable {
 
     /// The `--store` URL every command gets.
     let store: String
-    /// The process environment.
+    /// The child's whole environment.
     var environment: [String: String]
 
     /// Runs `discfg arguments… --store STORE` to completion.
@@ -17,14 +17,11 @@ struct DiscfgCommand: Sendable {
         try await run(arguments, stdin: stdin)
     }
 
-    /// Runs `discfg arguments… --store STORE`; the pipes are read and the exit awaited on
-    /// Dispatch threads, so Swift's cooperative threads stay free.
+    /// Runs `discfg arguments… --store STORE` to completion, feeding it `stdin` (or `/dev/null`).
     func run(_ arguments: [String], stdin: Data? = nil) async throws -> Result {
-        let process = Process()
-        process.executableURL = Self.executable
-        process.arguments = arguments + ["--store", store]
-        process.environment = environment
-        return try await ChildProcess.run(process, stdin: stdin)
+        try await ChildProcess.run(
+            Self.executable.path, arguments + ["--store", store], environment: environment, stdin: stdin.map { .bytes($0) } ?? .none
+        )
     }
 
     /// Runs a command that must succeed and returns its `-f json` envelope.

@@ -54,7 +54,7 @@ struct HTTPAPIEventTests {
                 #expect(denied.statusCode == 403, "\(denied.raw)")
                 #expect(try denied.envelope().error?.code == .permissionDenied)
                 let lines = await lambda.logLines(requestID: deniedInvocation.requestID) { $0.contains(Self.reader) }
-                #expect(lines.contains { $0.contains(Self.reader) }, "the caller ARN is logged with the request id:\n\(lambda.process.stdout)")
+                #expect(lines.contains { $0.contains(Self.reader) }, "the caller ARN is logged with the request id:\n\(lambda.process.output.logs)\n\(lambda.process.output.termination?.description ?? "running")")
 
                 let (read, _) = try await lambda.request(GatewayEvent.httpAPI(Request("GET", "/v1/app/keys/db/host"), callerARN: Self.reader))
                 #expect(read.statusCode == 200, "\(read.raw)")
@@ -103,7 +103,7 @@ struct HTTPAPIEventTests {
             try await withLambda(table, environment: ["DISCFG_IAM_ROLES": "\(Self.reader)=read", "DISCFG_IAM_DEFAULT_ROLE": "write"]) { lambda in
                 let (denied, invocation) = try await lambda.request(GatewayEvent.restAPI(Request("PUT", "/v1/app/keys/k", text: "v"), callerARN: Self.reader))
                 #expect(denied.statusCode == 403, "\(denied.raw)")
-                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains(Self.reader) }.contains { $0.contains(Self.reader) }, "\(lambda.process.stdout)")
+                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains(Self.reader) }.contains { $0.contains(Self.reader) }, "\(lambda.process.output.stdout)")
                 let (allowed, _) = try await lambda.request(GatewayEvent.restAPI(Request("PUT", "/v1/app/keys/k", text: "v"), callerARN: Self.stranger))
                 #expect(allowed.statusCode == 201, "\(allowed.raw)")
             }

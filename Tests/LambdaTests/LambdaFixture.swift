@@ -3,7 +3,14 @@ import DiscfgTestSupport
 import Foundation
 import Testing
 
-/// A fresh DynamoDB table on the shared moto server, made with the real CLI, and the
+extension SharedMotoServer {
+    /// The Lambda tests' moto, apart from the one the other suites share: every invocation
+    /// has a deadline, and on one moto answering the whole suite in turn, calls have waited
+    /// past it (a 30 s deadline ran out in a parallel run).
+    static let lambda = SharedMotoServer()
+}
+
+/// A fresh DynamoDB table on the Lambda tests' moto server, made with the real CLI, and the
 /// environment both the CLI and `discfg lambda` run with.
 struct MotoTable: Sendable {
     let moto: MotoServer
@@ -15,10 +22,11 @@ struct MotoTable: Sendable {
     /// A scratch directory, used as HOME.
     let directory: URL
 
-    /// Creates the table with `discfg init` (stream and TTL on, as on AWS). Fails, never
-    /// skips, when moto cannot start.
-    static func create() async throws -> MotoTable {
-        let moto = try await SharedMotoServer.shared.server()
+    /// Creates the table with `discfg init` (stream and TTL on, as on AWS) on `moto`, the
+    /// Lambda tests' moto when nil. Fails, never skips, when moto cannot start.
+    static func create(on own: MotoServer? = nil) async throws -> MotoTable {
+        let moto: MotoServer
+        if let own { moto = own } else { moto = try await SharedMotoServer.lambda.server() }
         let name = "lambda-\(UUID().uuidString.prefix(12).lowercased())"
         let store = "dynamodb://us-east-1/\(name)?endpoint=\(moto.endpoint.absoluteString)"
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-lambda-\(UUID().uuidString)")
@@ -32,9 +40,7 @@ struct MotoTable: Sendable {
     /// The process environment with fake AWS credentials and nothing of the host's AWS or
     /// discfg settings.
     static func awsEnvironment(home: URL) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment.filter { name, _ in
-            !name.hasPrefix("AWS_") && !name.hasPrefix("DISCFG_") && name != "XDG_DATA_HOME"
-        }
+        var environment = ChildProcess.environment()
         environment["HOME"] = home.path
         environment["AWS_ACCESS_KEY_ID"] = "testing"
         environment["AWS_SECRET_ACCESS_KEY"] = "testing"
@@ -57,9 +63,9 @@ struct MotoTable: Sendable {
 /// `discfg lambda` as a child process, polling an in-process Runtime API emulator.
 final class RunningLambda: Sendable {
     let runtime: RuntimeAPIEmulator
-    let process: LambdaProcess
+    let process: ChildProcess
 
-    private init(runtime: RuntimeAPIEmulator, process: LambdaProcess) {
+    private init(runtime: RuntimeAPIEmulator, process: ChildProcess) {
         self.runtime = runtime
         self.process = process
     }
@@ -89,9 +95,8 @@ final class RunningLambda: Sendable {
     ) async throws -> RunningLambda {
         let runtime = try await RuntimeAPIEmulator.start()
         do {
-            let process = try LambdaProcess(
-                executable: executable, arguments: arguments,
-                environment: environment(table: table, runtime: runtime, extra: extra)
+            let process = try ChildProcess.launch(
+                executable.path, arguments, environment: environment(table: table, runtime: runtime, extra: extra)
             )
             return RunningLambda(runtime: runtime, process: process)
         } catch {
@@ -105,7 +110,7 @@ final class RunningLambda: Sendable {
         do {
             return try await runtime.invocation(eventJSON: event, deadline: deadline)
         } catch {
-            throw LambdaTestFailure("\(error)\n\(process.logs)")
+            throw LambdaTestFailure("\(error)\n\(process.output.logs)")
         }
     }
 
@@ -113,7 +118,7 @@ final class RunningLambda: Sendable {
     func request(_ event: Data, deadline: Duration = .seconds(30)) async throws -> (GatewayResponse, RuntimeAPIEmulator.Invocation) {
         let invocation = try await invoke(event, deadline: deadline)
         guard case .response(let data) = invocation.result else {
-            throw LambdaTestFailure("the invocation failed: \(invocation.result)\n\(process.logs)")
+            throw LambdaTestFailure("the invocation failed: \(invocation.result)\n\(process.output.logs)")
         }
         return (try GatewayResponse(data), invocation)
     }
@@ -124,27 +129,30 @@ final class RunningLambda: Sendable {
         guard case .response(let data) = invocation.result,
               let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         else {
-            throw LambdaTestFailure("expected a JSON object response, got \(invocation.result)\n\(process.logs)")
+            throw LambdaTestFailure("expected a JSON object response, got \(invocation.result)\n\(process.output.logs)")
         }
         return object
     }
 
-    /// The standard-output log lines that carry `requestID` in the documented format
-    /// `<ISO time>\t<request id>\t<LEVEL>\t<message>`.
     /// The function's log lines for one invocation, once one matching `until` has been
     /// read (lines are written before the answer is posted, but reach this process
-    /// through a pipe, so they may trail the answer by a moment); at most 5 s.
-    func logLines(requestID: String, until: (String) -> Bool) async -> [String] {
-        let deadline = ContinuousClock.now + .seconds(5)
-        while true {
-            let lines = logLines(requestID: requestID)
-            if lines.contains(where: until) || ContinuousClock.now > deadline { return lines }
-            try? await Task.sleep(for: .milliseconds(20))
+    /// through a pipe, so they may trail the answer by a moment); at most 30 s.
+    func logLines(requestID: String, until: @escaping @Sendable (String) -> Bool) async -> [String] {
+        let found = try? await process.waitForOutput(timeout: .seconds(30)) { output in
+            let lines = Self.logLines(requestID: requestID, in: output)
+            return lines.contains(where: until) ? lines : nil
         }
+        return found ?? logLines(requestID: requestID)
     }
 
+    /// The standard-output log lines that carry `requestID` in the documented format
+    /// `<ISO time>\t<request id>\t<LEVEL>\t<message>`.
     func logLines(requestID: String) -> [String] {
-        process.stdoutLines.filter { line in
+        Self.logLines(requestID: requestID, in: process.output)
+    }
+
+    private static func logLines(requestID: String, in output: ChildProcess.Output) -> [String] {
+        output.stdoutLines.filter { line in
             let parts = line.split(separator: "\t", maxSplits: 3, omittingEmptySubsequences: false)
             return parts.count == 4 && parts[1] == requestID && TimestampFormat.date(from: String(parts[0])) != nil
                 && ["TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "FATAL", "CRITICAL"].contains(parts[2].uppercased())
@@ -158,7 +166,18 @@ final class RunningLambda: Sendable {
 }
 
 /// Runs `body` with a fresh table and always removes its scratch files.
-func withMotoTable<T>(_ body: (MotoTable) async throws -> T) async throws -> T {
+///
+/// A moto answers one request at a time, so while tests run in parallel a call may wait
+/// seconds for its turn. A test whose deadline is seconds long passes `ownServer` and gets
+/// a moto of its own.
+func withMotoTable<T>(ownServer: Bool = false, _ body: (MotoTable) async throws -> T) async throws -> T {
+    if ownServer {
+        return try await withMotoServer { moto in
+            let table = try await MotoTable.create(on: moto)
+            defer { table.cleanUp() }
+            return try await body(table)
+        }
+    }
     let table = try await MotoTable.create()
     defer { table.cleanUp() }
     return try await body(table)

@@ -24,7 +24,7 @@ struct RestAPIEventTests {
                 #expect(set.item?.version == 1)
                 let revision = try #require(set.revision)
                 #expect(put.header("ETag") == "\"\(revision.rawValue)\"")
-                #expect(!(await lambda.logLines(requestID: putInvocation.requestID) { _ in true }).isEmpty, "a log line carries the request id:\n\(lambda.process.stdout)")
+                #expect(!(await lambda.logLines(requestID: putInvocation.requestID) { _ in true }).isEmpty, "a log line carries the request id:\n\(lambda.process.output.logs)\n\(lambda.process.output.termination?.description ?? "running")")
 
                 let (got, _) = try await lambda.request(GatewayEvent.restAPI(Request("GET", "/v1/app/keys/db/host")))
                 #expect(got.statusCode == 200, "\(got.raw)")

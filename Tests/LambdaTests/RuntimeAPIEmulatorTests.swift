@@ -54,7 +54,7 @@ struct RuntimeAPIEmulatorTests {
         let runtime = try await RuntimeAPIEmulator.start()
         let client = FakeRuntime(runtime)
         let polling = Task { try await client.next() }
-        let asked = try await runtime.waitForFirstNextRequest(timeout: .seconds(10))
+        let asked = try await runtime.waitForFirstNextRequest(timeout: .seconds(60))
         #expect(asked >= runtime.startedAt)
         let event = Data(#"{"hello":"world"}"#.utf8)
         let before = Int64(Date().timeIntervalSince1970 * 1000)
@@ -99,7 +99,7 @@ struct RuntimeAPIEmulatorTests {
         #expect(await runtime.initError == nil)
         let initFailure = Data(#"{"errorMessage":"bad store","errorType":"discfg.InitError","stackTrace":[]}"#.utf8)
         #expect(try await client.post("init/error", initFailure, headers: [("Lambda-Runtime-Function-Error-Type", "discfg.InitError")]).0 == 202)
-        let recorded = try await runtime.waitForInitError(timeout: .seconds(5))
+        let recorded = try await runtime.waitForInitError(timeout: .seconds(60))
         #expect(recorded.type == "discfg.InitError")
         #expect(recorded.message == "bad store")
         #expect(recorded.errorTypeHeader == "discfg.InitError")
@@ -122,7 +122,7 @@ struct RuntimeAPIEmulatorTests {
         let runtime = try await RuntimeAPIEmulator.start()
         let client = FakeRuntime(runtime)
         let polling = Task { try? await client.next() }
-        _ = try await runtime.waitForFirstNextRequest(timeout: .seconds(10))
+        _ = try await runtime.waitForFirstNextRequest(timeout: .seconds(60))
         await runtime.stop()
         _ = await polling.value
     }

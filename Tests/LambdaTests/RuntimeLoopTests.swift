@@ -49,14 +49,14 @@ struct RuntimeLoopTests {
             let runtime = try await RuntimeAPIEmulator.start()
             var environment = RunningLambda.environment(table: table, runtime: runtime, extra: [:])
             environment["DISCFG_STORE"] = "bogus://nowhere/at-all"
-            let process = try LambdaProcess(environment: environment)
+            let process = try ChildProcess.launch(DiscfgCommand.executable.path, ["lambda"], environment: environment)
             do {
                 let initError = try await runtime.waitForInitError(timeout: .seconds(20))
                 #expect(!initError.type.isEmpty)
                 #expect(initError.message.contains("bogus") || initError.message.lowercased().contains("store"), "\(initError.message)")
-                let status = try await process.exitStatus(within: .seconds(20))
-                #expect(status != nil, "the process exits after the init error\n\(process.logs)")
-                #expect(status != 0, "\(process.logs)")
+                let ended = await process.termination(within: .seconds(60))
+                #expect(ended != nil, "the process exits after the init error\n\(process.output.logs)")
+                #expect(ended != .exited(0), "\(process.output.logs)")
                 #expect(await runtime.nextRequestCount == 0, "no invocation is asked for after a failed init")
             } catch {
                 await process.stop()

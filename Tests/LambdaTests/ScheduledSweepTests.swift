@@ -26,7 +26,7 @@ struct ScheduledSweepTests {
                 if wait > 0 { try await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
 
                 let answer = try await lambda.respond(GatewayEvent.scheduled())
-                #expect(answer["expired"] as? Int == 2, "\(answer)\n\(lambda.process.logs)")
+                #expect(answer["expired"] as? Int == 2, "\(answer)\n\(lambda.process.output.logs)")
                 #expect(answer.count == 1, "the answer is {\"expired\": N}: \(answer)")
 
                 let again = try await lambda.respond(GatewayEvent.scheduled())

@@ -121,7 +121,7 @@ struct StreamNotificationTests {
 
             try await withLambda(table) { lambda in
                 let answer = try await lambda.respond(MotoServices.streamEvent(records))
-                #expect(try Self.batchItemFailures(answer) == [], "\(answer)\n\(lambda.process.logs)")
+                #expect(try Self.batchItemFailures(answer) == [], "\(answer)\n\(lambda.process.output.logs)")
 
                 let deliveries = webhook.deliveries
                 #expect(deliveries.count == 4, "one request per change: \(deliveries.map(\.headers))")
@@ -169,7 +169,7 @@ struct StreamNotificationTests {
             webhook.answer(500)
             try await withLambda(table) { lambda in
                 let answer = try await lambda.respond(MotoServices.streamEvent(records))
-                #expect(try Self.batchItemFailures(answer) == [], "\(answer)\n\(lambda.process.logs)")
+                #expect(try Self.batchItemFailures(answer) == [], "\(answer)\n\(lambda.process.output.logs)")
                 let deliveries = webhook.deliveries
                 #expect(deliveries.map(\.status) == [500, 200], "retried after the 500")
                 let notices = try deliveries.map { try Self.verify($0, secret: Self.secret) }
@@ -239,7 +239,7 @@ struct StreamNotificationTests {
                 #expect(try Self.batchItemFailures(answer) == [])
                 #expect(webhook.deliveries.count == 2, "one attempt per change, no retries")
                 _ = try webhook.deliveries.map { try Self.verify($0, secret: nil) }
-                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains("410") }.contains { $0.contains("410") }, "\(lambda.process.stdout)")
+                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains("410") }.contains { $0.contains("410") }, "\(lambda.process.output.stdout)")
                 _ = try await lambda.respond(MotoServices.streamEvent(records))
                 #expect(webhook.deliveries.count == 2, "counted as delivered")
             }
@@ -264,7 +264,7 @@ struct StreamNotificationTests {
                 }
                 #expect(try Self.batchItemFailures(answer) == [], "a refused target does not block the stream")
                 #expect(webhook.deliveries.isEmpty, "the private webhook was called")
-                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains("not a public address") }.contains { $0.contains("not a public address") }, "\(lambda.process.stdout)")
+                #expect(await lambda.logLines(requestID: invocation.requestID) { $0.contains("not a public address") }.contains { $0.contains("not a public address") }, "\(lambda.process.output.stdout)")
             }
         }
     }

@@ -72,9 +72,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
         case .dynamodb:
             let client = try await MotoDynamoDB.shared.client()
             let table = "conformance-\(UUID().uuidString.prefix(13))"
+            // moto is one Python process serving the whole suite one request at a time, so
+            // while tests run in parallel a change can lose the race on the meta item to a
+            // test's own busy writer many times in a row (twelve, the default, has run out).
             let store = DynamoDBStore(
                 client: client,
-                configuration: DynamoDBStore.Configuration(table: table, pollInterval: .milliseconds(200)),
+                configuration: DynamoDBStore.Configuration(table: table, pollInterval: .milliseconds(200), maxChangeAttempts: 50),
                 clock: clock
             )
             try await store.table.ensure()

@@ -1,0 +1,29 @@
+import DiscfgCore
+import Foundation
+
+extension ChildProcess {
+    /// The built `discfg`: next to the test bundle in the build products directory, or
+    /// in `.build/debug` of this checkout.
+    public static let discfg: URL = {
+        var candidates: [URL] = []
+        for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
+            var url = start
+            for _ in 0..<4 {
+                url = url.deletingLastPathComponent()
+                candidates.append(url.appendingPathComponent("discfg"))
+            }
+        }
+        candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/discfg").standardized)
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+            fatalError("the discfg binary was not built; looked in \(candidates.map(\.path))")
+        }
+        return found
+    }()
+}
+
+extension ChildProcess.Output {
+    /// The JSON envelope `discfg` printed with `-f json`.
+    public func envelope() throws -> Envelope {
+        try JSONDecoder.discfg().decode(Envelope.self, from: stdoutData)
+    }
+}
