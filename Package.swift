@@ -68,9 +68,14 @@ let package = Package(
             dependencies: [
                 "DiscfgCore",
                 "DiscfgAWS",
+                "DiscfgAPI",
+                "DiscfgSQLite",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -175,9 +180,7 @@ let package = Package(
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgAPI", "DiscfgClient",
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Logging", package: "swift-log"),
+                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient",
             ],
             swiftSettings: strict
         ),

@@ -1,4 +1,3 @@
-import DiscfgAPI
 import DiscfgAWS
 import DiscfgClient
 import DiscfgConformance
@@ -7,8 +6,6 @@ import DiscfgDynamoDB
 import DiscfgSQLite
 import DiscfgTestSupport
 import Foundation
-import Logging
-import ServiceLifecycle
 
 /// The stores discfg runs the conformance suite (`DiscfgConformance`) against. A new store
 /// joins by adding a case here; every check then runs against it too.
@@ -121,31 +118,18 @@ actor TestGate {
 /// `discfg serve` in this process over a fresh SQLite file, and a `RemoteStore` on it.
 enum RemoteFixture {
     static func start(clock: ManualClock) async throws -> StoreConformance.Fixture {
-        let directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("discfg-remote-\(UUID().uuidString)", isDirectory: true)
-        let backing = try SQLiteStore(path: directory.appendingPathComponent("store.db").path, clock: clock)
-        var configuration = DiscfgServer.Configuration()
-        configuration.port = 0
-        // Sweeps happen when the suite asks (and while watching), not on the server's timer.
-        configuration.sweepInterval = .seconds(3600)
-        // The suite tests what stores keep; where webhooks may point is the API's policy.
-        configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: true, allowPrivate: true)
-        var logger = Logger(label: "discfg-conformance")
-        logger.logLevel = .critical
-        let (ports, announce) = AsyncStream.makeStream(of: Int.self)
-        let app = DiscfgServer.makeApplication(
-            store: backing, authenticator: .open, configuration: configuration, logger: logger,
-            onServerRunning: { announce.yield($0) }
-        )
-        let group = ServiceGroup(services: [app], logger: logger)
-        let running = Task { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw DiscfgError(.unavailable, "the test server did not start") }
-        let store = try RemoteStore(url: URL(string: "http://127.0.0.1:\(port)")!, token: nil)
-        return StoreConformance.Fixture(store: store) {
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
-            try? FileManager.default.removeItem(at: directory)
+        let server = try await LiveServer.start(clock: clock) { configuration in
+            // Sweeps happen when the suite asks (and while watching), not on the server's timer.
+            configuration.sweepInterval = .seconds(3600)
+            // The suite tests what stores keep; where webhooks may point is the API's policy.
+            configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: true, allowPrivate: true)
+        }
+        do {
+            let store = try RemoteStore(url: URL(string: server.baseURL)!, token: nil)
+            return StoreConformance.Fixture(store: store) { await server.stop() }
+        } catch {
+            await server.stop()
+            throw error
         }
     }
 }

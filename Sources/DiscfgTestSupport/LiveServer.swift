@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgCore
 import DiscfgSQLite
-import DiscfgTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -10,28 +9,29 @@ import NIOHTTP1
 import ServiceLifecycle
 
 /// `discfg serve` running in this process on a free loopback port, over a fresh SQLite
-/// store, and a client to talk to it over real HTTP.
-final class LiveServer: TestServer {
-    struct Reply: Sendable {
-        var status: Int
-        var headers: HTTPHeaders
-        var body: Data
+/// store, and a client to talk to it over real HTTP: the one in-process server of the
+/// API tests and of the remote store's conformance fixture.
+public final class LiveServer: TestServer {
+    public struct Reply: Sendable {
+        public var status: Int
+        public var headers: HTTPHeaders
+        public var body: Data
 
-        var text: String { String(decoding: body, as: UTF8.self) }
+        public var text: String { String(decoding: body, as: UTF8.self) }
 
-        func envelope() throws -> Envelope {
+        public func envelope() throws -> Envelope {
             try JSONDecoder.discfg().decode(Envelope.self, from: body)
         }
     }
 
-    let port: Int
-    let store: SQLiteStore
-    let directory: URL
-    let client: HTTPClient
+    public let port: Int
+    public let store: SQLiteStore
+    public let directory: URL
+    public let client: HTTPClient
     private let group: ServiceGroup
     private let task: Task<Void, any Error>
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     private init(port: Int, store: SQLiteStore, directory: URL, group: ServiceGroup, task: Task<Void, any Error>) {
         self.port = port
@@ -43,7 +43,7 @@ final class LiveServer: TestServer {
     }
 
     /// Starts a server; `auth` decides whether tokens are needed.
-    static func start(
+    public static func start(
         auth: Authenticator.Mode = .open, port: Int = 0, directory: URL? = nil, clock: any WallClock = SystemClock(),
         configure: (inout DiscfgServer.Configuration) -> Void = { _ in }
     ) async throws -> LiveServer {
@@ -68,20 +68,20 @@ final class LiveServer: TestServer {
     }
 
     /// Stops the server and removes its files.
-    func stop() async {
+    public func stop() async {
         await halt()
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// Stops the server, keeping its store file for a restart.
-    func halt() async {
+    public func halt() async {
         try? await client.shutdown()
         await group.triggerGracefulShutdown()
         _ = try? await task.value
     }
 
     /// Sends one request and reads the whole reply.
-    func request(
+    public func request(
         _ method: HTTPMethod, _ path: String, body: Data? = nil, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(20)
     ) async throws -> Reply {
         var request = HTTPClientRequest(url: baseURL + path)
@@ -93,11 +93,11 @@ final class LiveServer: TestServer {
         return Reply(status: Int(response.status.code), headers: response.headers, body: Data(bytes.readableBytesView))
     }
 
-    func put(_ path: String, _ text: String, headers: [(String, String)] = []) async throws -> Reply {
+    public func put(_ path: String, _ text: String, headers: [(String, String)] = []) async throws -> Reply {
         try await request(.PUT, path, body: Data(text.utf8), headers: headers)
     }
 
-    func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
+    public func get(_ path: String, headers: [(String, String)] = []) async throws -> Reply {
         try await request(.GET, path, headers: headers)
     }
 }
