@@ -15,8 +15,7 @@ extension ConfigAPI {
         let config = try request.configName(context)
         let key = try Key(path)
         guard let item = try await store.get(key, in: config, atRevision: revision) else {
-            let at = revision.map { " at revision \($0)" } ?? ""
-            throw DiscfgError(.keyNotFound, "key \(key) not found in config \(config)\(at)", field: "key")
+            throw DiscfgError.keyNotFound(key, in: config, atRevision: revision)
         }
         let etag = ETag.value(item.modRevision)
         if let ifNoneMatch = request.headers[.ifNoneMatch], ifNoneMatch.split(separator: ",").contains(where: { (try? ETag.revision(in: $0, header: "If-None-Match")) == item.modRevision }) {

@@ -72,8 +72,8 @@ extension DiscfgError {
         DiscfgError(.configNotFound, "config \"\(name)\" does not exist (create it with `discfg create \(name)`)", field: "config")
     }
 
-    /// The key does not exist in the configuration.
-    public static func keyNotFound(_ key: Key, in config: ConfigName) -> DiscfgError {
-        DiscfgError(.keyNotFound, "key \"\(key)\" not found in config \"\(config)\"", field: "key")
+    /// The key does not exist in the configuration (at `revision`, when one was asked for).
+    public static func keyNotFound(_ key: Key, in config: ConfigName, atRevision revision: Revision? = nil) -> DiscfgError {
+        DiscfgError(.keyNotFound, "key \"\(key)\" not found in config \"\(config)\"\(revision.map { " at revision \($0)" } ?? "")", field: "key")
     }
 }

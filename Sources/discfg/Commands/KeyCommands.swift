@@ -150,9 +150,9 @@ struct GetCommand: AsyncParsableCommand {
         try await global.run("get") { output in
             let (config, rawKey) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "KEY")
             let key = try Key(rawKey)
-            guard let item = try await global.openStore().get(key, in: config, atRevision: revision.map { Revision($0) }) else {
-                let at = revision.map { " at revision \($0)" } ?? ""
-                throw DiscfgError(.keyNotFound, "key \(key) not found in config \(config)\(at)", field: "key")
+            let at = revision.map { Revision($0) }
+            guard let item = try await global.openStore().get(key, in: config, atRevision: at) else {
+                throw DiscfgError.keyNotFound(key, in: config, atRevision: at)
             }
             if raw {
                 output.raw(item.value)
