@@ -178,6 +178,10 @@ public final class ChildProcess: TestServer {
 
     /// Waits until what the child printed gives `match` a value, and returns it.
     ///
+    /// `T` must not be optional: spell the closure's type out (`{ (output) -> [String]? in … }`)
+    /// where the compiler could take `T` to be optional, or a `nil` meaning "not yet" is
+    /// taken as a match.
+    ///
     /// - Throws: ``TimedOut`` when nothing matched within `timeout`, or the child ended
     ///   and closed its streams without a match; the child is left as it is.
     public func waitForOutput<T: Sendable>(timeout: Duration, _ match: @escaping @Sendable (Output) -> T?) async throws -> T {

@@ -138,7 +138,9 @@ final class RunningLambda: Sendable {
     /// read (lines are written before the answer is posted, but reach this process
     /// through a pipe, so they may trail the answer by a moment); at most 30 s.
     func logLines(requestID: String, until: @escaping @Sendable (String) -> Bool) async -> [String] {
-        let found = try? await process.waitForOutput(timeout: .seconds(30)) { output in
+        // The match's type is spelled out: inferred, it was `[String]?`, so "no match yet"
+        // came back as a match of nil and nothing was awaited.
+        let found: [String]? = try? await process.waitForOutput(timeout: .seconds(30)) { (output) -> [String]? in
             let lines = Self.logLines(requestID: requestID, in: output)
             return lines.contains(where: until) ? lines : nil
         }
