@@ -59,6 +59,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgSecrets",
+            dependencies: ["DiscfgCore", "DiscfgAWS", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgConformance",
             dependencies: ["DiscfgCore"],
             swiftSettings: strict
@@ -148,6 +153,7 @@ let package = Package(
                 "DiscfgAWS",
                 "DiscfgDynamoDB",
                 "DiscfgClient",
+                "DiscfgSecrets",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -211,6 +217,14 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SecretsTests",
+            dependencies: [
+                "DiscfgCore", "DiscfgAWS", "DiscfgSecrets", "DiscfgTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strict

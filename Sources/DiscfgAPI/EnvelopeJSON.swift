@@ -157,8 +157,24 @@ public enum EnvelopeJSON {
     private static func write(_ settings: ConfigSettings, to buffer: inout ByteBuffer) {
         var object = JSONObjectWriter(&buffer)
         if let description = settings.description { object.key("description", &buffer); buffer.writeJSONString(description) }
+        if let encryption = settings.encryption { object.key("encryption", &buffer); write(encryption, to: &buffer) }
         object.key("history", &buffer); buffer.writeJSONString(settings.history.text)
         if !settings.notify.isEmpty { object.key("notify", &buffer); writeArray(settings.notify, to: &buffer, write) }
+        object.close(&buffer)
+    }
+
+    private static func write(_ encryption: EncryptionSettings, to buffer: inout ByteBuffer) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("current", &buffer); buffer.writeJSONString(encryption.current)
+        object.key("dataKeys", &buffer)
+        writeArray(encryption.dataKeys, to: &buffer) { dataKey, buffer in
+            var object = JSONObjectWriter(&buffer)
+            if let created = dataKey.created { object.key("created", &buffer); buffer.writeJSONString(TimestampFormat.string(from: created)) }
+            object.key("id", &buffer); buffer.writeJSONString(dataKey.id)
+            object.key("wrapped", &buffer); buffer.writeJSONString(dataKey.wrapped)
+            object.close(&buffer)
+        }
+        object.key("key", &buffer); buffer.writeJSONString(encryption.key)
         object.close(&buffer)
     }
 

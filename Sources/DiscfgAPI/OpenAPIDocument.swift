@@ -440,6 +440,33 @@ components:
             target in revision order. Replaced whole by an update; [] clears it. Webhook
             secrets are shown as "(hidden)" to callers without the admin role.
           items: { $ref: "#/components/schemas/NotificationTarget" }
+        encryption:
+          type: [object, "null"]
+          description: |
+            How the config's secret values are sealed: the key that wraps its data keys,
+            and the data keys, wrapped. Written by clients (discfg create/update
+            --encryption, discfg key rotate), which seal and open secrets themselves; the
+            server stores it as given and never sees a key. Replaced whole by an update;
+            null leaves it as it is. Secret items have the content type
+            application/vnd.discfg.secret.
+          required: [key, current, dataKeys]
+          properties:
+            key: { type: string, maxLength: 2048, pattern: '^(kms://|arn:aws:kms:|arn:aws-cn:kms:|arn:aws-us-gov:kms:|file:///)[!-~]*$', description: "kms://REGION/alias/NAME, kms://REGION/KEY-ID, a KMS key ARN, or file:///PATH of a local key." }
+            current: { $ref: "#/components/schemas/DataKeyID" }
+            dataKeys:
+              type: array
+              minItems: 1
+              maxItems: 100
+              items:
+                type: object
+                required: [id, wrapped]
+                properties:
+                  id: { $ref: "#/components/schemas/DataKeyID" }
+                  wrapped: { type: string, minLength: 4, maxLength: 4096, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$', description: "The data key encrypted by key, base64." }
+                  created: { type: string, format: date-time }
+    DataKeyID:
+      type: string
+      pattern: '^[A-Za-z0-9_-]{1,32}$'
     NotificationTarget:
       oneOf:
         - type: object

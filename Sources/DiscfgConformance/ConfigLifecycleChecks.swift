@@ -81,6 +81,24 @@ public struct ConfigLifecycleChecks: Sendable {
         }
     }
 
+    public func encryptionSettingsAreKeptAndReplacedWhole() async throws {
+        try await conformance.withStore { store, _ in
+            let wrapped = Data((0..<60).map { UInt8($0) })
+            let first = EncryptionSettings(key: "file:///keys/app.key", current: "1", dataKeys: [WrappedDataKey(id: "1", wrapped: wrapped, created: Date(milliseconds: 1_767_225_600_000))])
+            let name = try await store.makeConfig("app", settings: ConfigSettings(encryption: first))
+            #expect(try await store.configInfo(name).settings.encryption == first)
+
+            var rotated = first
+            rotated.dataKeys.append(WrappedDataKey(id: "2", wrapped: Data(wrapped.reversed())))
+            rotated.current = "2"
+            rotated.key = "kms://us-east-1/alias/app"
+            #expect(try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated)).settings.encryption == rotated)
+            let other = try await store.updateConfig(name, ConfigSettingsPatch(description: "d"))
+            #expect(other.settings.encryption == rotated, "other settings leave encryption alone")
+            #expect(try await store.listConfigs().first { $0.name == name }?.settings.encryption == rotated)
+        }
+    }
+
     public func deleteRemovesTheConfigAndEverythingInIt() async throws {
         try await conformance.withStore { store, _ in
             let doomed = try await store.makeConfig("doomed")

@@ -31,6 +31,7 @@ extension StoreConformance {
         all.append(Check(name: "ConfigLifecycleChecks.listConfigsIsSortedByName()") { try await self.configLifecycle.listConfigsIsSortedByName() })
         all.append(Check(name: "ConfigLifecycleChecks.updatePatchesOnlyTheGivenSettings()") { try await self.configLifecycle.updatePatchesOnlyTheGivenSettings() })
         all.append(Check(name: "ConfigLifecycleChecks.notificationTargetsAreKeptReplacedAndCleared()") { try await self.configLifecycle.notificationTargetsAreKeptReplacedAndCleared() })
+        all.append(Check(name: "ConfigLifecycleChecks.encryptionSettingsAreKeptAndReplacedWhole()") { try await self.configLifecycle.encryptionSettingsAreKeptAndReplacedWhole() })
         all.append(Check(name: "ConfigLifecycleChecks.deleteRemovesTheConfigAndEverythingInIt()") { try await self.configLifecycle.deleteRemovesTheConfigAndEverythingInIt() })
         all.append(Check(name: "ConfigLifecycleChecks.missingKeyInExistingConfigReadsAsNil()") { try await self.configLifecycle.missingKeyInExistingConfigReadsAsNil() })
         all.append(Check(name: "ConfigLifecycleChecks.everyOperationOnAnUnknownConfigThrowsConfigNotFound()") { try await self.configLifecycle.everyOperationOnAnUnknownConfigThrowsConfigNotFound() })

@@ -63,16 +63,22 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
     public var description: String?
     /// Where changes are announced when the config lives on AWS (the stream handler).
     public var notify: [NotificationTarget]
+    /// How secret values are encrypted; nil until the config is given a key.
+    public var encryption: EncryptionSettings?
 
-    /// Creates settings; the defaults keep 30 days of history and notify nobody.
-    public init(history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = []) {
+    /// Creates settings; the defaults keep 30 days of history, notify nobody and encrypt nothing.
+    public init(
+        history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = [],
+        encryption: EncryptionSettings? = nil
+    ) {
         self.history = history
         self.description = description
         self.notify = notify
+        self.encryption = encryption
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify
+        case history, description, notify, encryption
     }
 
     public init(from decoder: any Decoder) throws {
@@ -80,6 +86,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         history = try container.decodeIfPresent(HistoryRetention.self, forKey: .history) ?? .default
         description = try container.decodeIfPresent(String.self, forKey: .description)
         notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify) ?? []
+        encryption = try container.decodeIfPresent(EncryptionSettings.self, forKey: .encryption)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -87,6 +94,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         try container.encode(history, forKey: .history)
         try container.encodeIfPresent(description, forKey: .description)
         if !notify.isEmpty { try container.encode(notify, forKey: .notify) }
+        try container.encodeIfPresent(encryption, forKey: .encryption)
     }
 
     /// These settings with webhook secrets hidden, for callers who may not see them.
@@ -105,16 +113,22 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     public var description: String?
     /// New notification targets, replacing the old ones; an empty list clears them.
     public var notify: [NotificationTarget]?
+    /// New encryption settings, replacing the old ones whole.
+    public var encryption: EncryptionSettings?
 
     /// Creates a patch.
-    public init(history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil) {
+    public init(
+        history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil,
+        encryption: EncryptionSettings? = nil
+    ) {
         self.history = history
         self.description = description
         self.notify = notify
+        self.encryption = encryption
     }
 
     /// Whether the patch changes nothing.
-    public var isEmpty: Bool { history == nil && description == nil && notify == nil }
+    public var isEmpty: Bool { history == nil && description == nil && notify == nil && encryption == nil }
 
     /// `settings` with this patch applied.
     public func applied(to settings: ConfigSettings) -> ConfigSettings {
@@ -122,6 +136,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         if let history { result.history = history }
         if let description { result.description = description.isEmpty ? nil : description }
         if let notify { result.notify = notify }
+        if let encryption { result.encryption = encryption }
         return result
     }
 }

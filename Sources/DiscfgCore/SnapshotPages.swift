@@ -57,6 +57,15 @@ public struct SnapshotPages: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(read: read) }
 
+    /// The same pages, each passed through `transform` as it is read.
+    public func mapPages(_ transform: @escaping @Sendable (Element) async throws -> Element) -> SnapshotPages {
+        let read = self.read
+        return SnapshotPages(header: header) {
+            guard let page = try await read() else { return nil }
+            return try await transform(page)
+        }
+    }
+
     /// Reads the next page when asked.
     public struct AsyncIterator: AsyncIteratorProtocol {
         let read: @Sendable () async throws -> Element?

@@ -33,7 +33,7 @@ struct Discfg: AsyncParsableCommand {
             InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self,
             ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self,
-            ServeCommand.self, TokenCommand.self, LambdaCommand.self, VersionCommand.self,
+            KeyCommand.self, ServeCommand.self, TokenCommand.self, LambdaCommand.self, VersionCommand.self,
         ]
     )
 }

@@ -126,11 +126,12 @@ struct LoopbackHTTP: Sendable {
     func close() { Glibc.close(descriptor) }
 
     /// `requestLine` (`"PUT /path"`) with `body` on a new connection; the whole reply.
-    static func exchange(port: Int, _ requestLine: String, body: Data) async throws -> String {
+    static func exchange(port: Int, _ requestLine: String, body: Data, headers: [String] = []) async throws -> String {
         try await BlockingCall.run {
             let connection = try LoopbackHTTP(port: port)
             defer { connection.close() }
-            try connection.send(Data("\(requestLine) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
+            let extra = headers.map { $0 + "\r\n" }.joined()
+            try connection.send(Data("\(requestLine) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\(extra)Content-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
             return connection.blockingReadToEnd(waiting: 60)
         }
     }

@@ -31,6 +31,11 @@ struct ConfigLifecycleTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func encryptionSettingsAreKeptAndReplacedWhole(kind: StoreKind) async throws {
+        try await kind.conformance.configLifecycle.encryptionSettingsAreKeptAndReplacedWhole()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func deleteRemovesTheConfigAndEverythingInIt(kind: StoreKind) async throws {
         try await kind.conformance.configLifecycle.deleteRemovesTheConfigAndEverythingInIt()
     }

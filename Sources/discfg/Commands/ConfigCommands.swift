@@ -23,6 +23,12 @@ struct SettingsOptions: ParsableArguments {
     @Option(name: .customLong("webhook-secret-file"), help: ArgumentHelp("Read the webhook secret from a file (first line).", valueName: "file"))
     var webhookSecretFile: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Encrypt secrets with this key: file:///PATH (discfg key init), kms://REGION/alias/NAME, kms://REGION/KEY-ID or a KMS key ARN.",
+        valueName: "key"
+    ))
+    var encryption: String?
+
     @Flag(name: .customLong("allow-http-webhooks"), help: "Accept plain http:// webhooks (the function needs DISCFG_WEBHOOK_ALLOW=http too).")
     var allowHTTPWebhooks = false
 
@@ -112,7 +118,10 @@ struct CreateCommand: AsyncParsableCommand {
     func run() async throws {
         try await global.run("create") { output in
             let name = try ConfigName(name)
-            let patch = try settings.patch(json: settingsJSON)
+            var patch = try settings.patch(json: settingsJSON)
+            if let key = settings.encryption {
+                patch.encryption = try await global.keyring().newEncryption(keyName: KeyName.normalized(key), config: name)
+            }
             let info = try await global.openStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
             var envelope = Envelope(action: "create")
             envelope.config = name.rawValue
@@ -240,6 +249,9 @@ struct InfoCommand: AsyncParsableCommand {
                 ]
                 if let description = info.settings.description { rows.append(["description", description]) }
                 for target in info.settings.notify { rows.append(["notify", target.description]) }
+                if let encryption = info.settings.encryption {
+                    rows.append(["encryption", "\(encryption.key) (data key \(encryption.current); \(encryption.dataKeys.count) kept)"])
+                }
                 rows += tableRows
                 return rows.map { "\($0[0].padding(toLength: 15, withPad: " ", startingAt: 0))\($0[1])" }.joined(separator: "\n")
             }
@@ -260,6 +272,8 @@ struct UpdateCommand: AsyncParsableCommand {
           discfg update myapp --notify eventbridge              # changes go to the default bus
           discfg update myapp --notify https://hooks.example.com/discfg --webhook-secret-file hook.key
           discfg update myapp --notify none                     # stop notifying
+          discfg update myapp --encryption file:///home/me/.config/discfg/keys/default.key
+          discfg update myapp --encryption kms://us-east-1/alias/myapp  # move every data key under KMS
         Notifications are sent by the stream function of the AWS deployment
         (deploy/README.md), once per target and in revision order. Webhooks carry
         X-Discfg-Signature: sha256=HEX, the HMAC-SHA256 of "<X-Discfg-Timestamp>.<body>".
@@ -277,12 +291,22 @@ struct UpdateCommand: AsyncParsableCommand {
             var json: String?
             if let last = arguments.last, last.hasPrefix("{") { json = arguments.removeLast() }
             let name = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
-            let patch = try settings.patch(json: json)
+            var patch = try settings.patch(json: json)
             let capacity = try capacity.capacity()
-            guard !patch.isEmpty || capacity != nil else {
-                throw usage("nothing to update: pass --history, --description, --notify, settings JSON or --read-capacity/--write-capacity")
+            guard !patch.isEmpty || capacity != nil || settings.encryption != nil else {
+                throw usage("nothing to update: pass --history, --description, --notify, --encryption, settings JSON or --read-capacity/--write-capacity")
             }
             let store = try global.openStore(tableCapacity: capacity)
+            if let key = settings.encryption {
+                let keyName = try KeyName.normalized(key)
+                let keyring = try global.keyring()
+                if let existing = try await store.configInfo(name).settings.encryption {
+                    guard existing.key != keyName else { throw usage("config \(name) already encrypts with \(keyName)", field: "--encryption") }
+                    patch.encryption = try await keyring.rewrapped(existing, under: keyName, config: name)
+                } else {
+                    patch.encryption = try await keyring.newEncryption(keyName: keyName, config: name)
+                }
+            }
             var envelope = Envelope(action: "update")
             envelope.config = name.rawValue
             var lines: [String] = []
@@ -299,6 +323,7 @@ struct UpdateCommand: AsyncParsableCommand {
                 if patch.notify != nil {
                     line += info.settings.notify.isEmpty ? ", notify: nobody" : ", notify: " + info.settings.notify.map(\.description).joined(separator: ", ")
                 }
+                if let encryption = patch.encryption { line += ", encryption: \(encryption.key)" }
                 lines.append(line + ")")
             }
             output.emit(envelope) { lines.joined(separator: "\n") }

@@ -60,6 +60,12 @@ struct SetCommand: AsyncParsableCommand {
           discfg set counter 2 --if-version 1          # compare-and-swap
           discfg set lock me --if-absent
           cat cert.pem | discfg set tls/cert
+          discfg set db/password -d pw.txt --secret    # sealed here; stores see ciphertext
+
+        --secret seals the value with AES-256-GCM under the config's data key before it
+        leaves this machine (give the config a key first: discfg update CFG --encryption
+        file:///PATH or kms://REGION/alias/NAME). get opens it; ls, history, watch and
+        export show (secret) unless --reveal is given.
 
         \(ExitStatus.help)
         """
@@ -77,6 +83,9 @@ struct SetCommand: AsyncParsableCommand {
     @Option(name: .customLong("content-type"), help: ArgumentHelp("The value's media type, e.g. application/json.", valueName: "type"))
     var contentType: String?
 
+    @Flag(name: .long, help: "Seal the value with the config's encryption key before it is stored.")
+    var secret = false
+
     @Argument(help: "[CONFIG] KEY [VALUE]") var arguments: [String] = []
 
     func run() async throws {
@@ -89,13 +98,20 @@ struct SetCommand: AsyncParsableCommand {
                 contentType: contentType
             )
             try options.validate()
+            if contentType == SecretMarker.contentType {
+                throw usage("\(SecretMarker.contentType) marks sealed values; use --secret", field: "--content-type")
+            }
             let value = try readValue(argumentValue)
             try Limits.validateValue(value)
-            let change = try await global.openStore().set(key, to: value, in: config, options: options)
+            let store = try global.openStore()
+            let change = secret
+                ? try await ConfigSecrets(store: store, config: config, keyring: global.keyring()).set(key, to: value, options: options)
+                : try await store.set(key, to: value, in: config, options: options)
             output.emit(Envelope(action: "set", config: config, change: change)) {
                 let item = change.item!
                 let expiry = Show.expiry(item)
-                return "set \(key) = \(Show.preview(value, limit: 60)) (version \(item.version), revision \(change.revision)\(expiry.isEmpty ? "" : ", \(expiry)"))"
+                let shown = secret ? SecretMarker.masked : Show.preview(value, limit: 60)
+                return "set \(key) = \(shown) (version \(item.version), revision \(change.revision)\(expiry.isEmpty ? "" : ", \(expiry)"))"
             }
         }
     }
@@ -123,7 +139,8 @@ struct GetCommand: AsyncParsableCommand {
         abstract: "Get a key's value.",
         discussion: """
         Prints the value; -f json prints the envelope with the item's version and
-        revisions; --raw prints the exact bytes with nothing added.
+        revisions; --raw prints the exact bytes with nothing added. A secret is opened
+        with the config's key (which must be at hand) and printed as it was set.
 
         Examples:
           discfg get mykey
@@ -151,9 +168,11 @@ struct GetCommand: AsyncParsableCommand {
             let (config, rawKey) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "KEY")
             let key = try Key(rawKey)
             let at = revision.map { Revision($0) }
-            guard let item = try await global.openStore().get(key, in: config, atRevision: at) else {
+            let store = try global.openStore()
+            guard let stored = try await store.get(key, in: config, atRevision: at) else {
                 throw DiscfgError.keyNotFound(key, in: config, atRevision: at)
             }
+            let item = stored.isSecret ? try await ConfigSecrets(store: store, config: config, keyring: global.keyring()).revealed(stored) : stored
             if raw {
                 output.raw(item.value)
                 return

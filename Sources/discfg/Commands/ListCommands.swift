@@ -27,6 +27,9 @@ struct ListCommand: AsyncParsableCommand {
             transform: { Int(try NumberField.pageSize.named("--page-size").parse($0)) })
     var pageSize: Int = Limits.maxPageSize
 
+    @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
+    var reveal = false
+
     @Argument(help: "[CONFIG] [PREFIX]") var arguments: [String] = []
 
     func run() async throws {
@@ -45,6 +48,7 @@ struct ListCommand: AsyncParsableCommand {
                 revision = page.revision
                 cursor = page.nextCursor
             } while cursor != nil
+            if reveal { items = try await ConfigSecrets(store: store, config: config, keyring: global.keyring()).revealed(items) }
             var envelope = Envelope(action: "list")
             envelope.config = config.rawValue
             envelope.items = items.map(ItemDocument.init)
@@ -55,7 +59,7 @@ struct ListCommand: AsyncParsableCommand {
                 let now = Date()
                 var rows = items.map { item in
                     [item.key.path, String(item.version), String(item.modRevision.rawValue), Show.relative(item.modifiedAt, now: now),
-                     Show.preview(item.value, limit: 40) + (item.expiresAt == nil ? "" : " (\(Show.expiry(item, now: now)))")]
+                     Show.preview(item, limit: 40) + (item.expiresAt == nil ? "" : " (\(Show.expiry(item, now: now)))")]
                 }
                 rows += prefixes.map { [$0.path, "", "", "", ""] }
                 rows.sort { $0[0].utf8.lexicographicallyPrecedes($1[0].utf8) }
@@ -87,13 +91,23 @@ struct HistoryCommand: AsyncParsableCommand {
             transform: { Int(try NumberField.pageSize.named("--limit").parse($0)) })
     var limit: Int = 20
 
+    @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
+    var reveal = false
+
     @Argument(help: "[CONFIG] KEY") var arguments: [String] = []
 
     func run() async throws {
         try await global.run("history") { output in
             let (config, rawKey) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "KEY")
             let key = try Key(rawKey)
-            let page = try await global.openStore().history(of: key, in: config, HistoryQuery(limit: limit))
+            let store = try global.openStore()
+            var page = try await store.history(of: key, in: config, HistoryQuery(limit: limit))
+            if reveal {
+                let secrets = try ConfigSecrets(store: store, config: config, keyring: global.keyring())
+                var events: [Event] = []
+                for event in page.events { events.append(try await secrets.revealed(event)) }
+                page.events = events
+            }
             var envelope = Envelope(action: "history")
             envelope.config = config.rawValue
             envelope.events = page.events.map(EventDocument.init)
@@ -104,7 +118,7 @@ struct HistoryCommand: AsyncParsableCommand {
                     ["REVISION", "CHANGE", "VERSION", "WHEN", "VALUE"],
                     page.events.map { event in
                         [String(event.revision.rawValue), event.kind.rawValue, event.item.map { String($0.version) } ?? "-",
-                         Show.relative(event.at, now: now), event.item.map { Show.preview($0.value, limit: 50) } ?? ""]
+                         Show.relative(event.at, now: now), event.item.map { Show.preview($0, limit: 50) } ?? ""]
                     }
                 )
                 if page.nextBefore != nil { text += "\n(older changes exist; use --limit to see more)" }

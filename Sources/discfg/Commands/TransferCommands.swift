@@ -21,6 +21,10 @@ struct ExportCommand: AsyncParsableCommand {
           discfg export > myapp.json
           discfg export myapp --to yaml -o myapp.yaml
           discfg export --to env > .env
+          discfg export --to env --reveal > .env     # secrets opened with the config's key
+
+        Secrets are exported sealed, as stored, unless --reveal opens them (the file then
+        holds them in the clear). env output needs --reveal when the config has secrets.
         """
     )
 
@@ -32,13 +36,18 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: [.short, .long], help: ArgumentHelp("Write to FILE instead of standard output.", valueName: "file"))
     var output: String?
 
+    @Flag(name: .long, help: "Write secret values opened, with the config's key (which must be at hand).")
+    var reveal = false
+
     @Argument(help: "[CONFIG]") var arguments: [String] = []
 
     func run() async throws {
         try await global.run("export") { printer in
             let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             let format = to ?? output.flatMap(SnapshotFormat.init(fileExtension:)) ?? .json
-            let pages = try await global.openStore().exportPages(config, maxBytes: Limits.maxPageBytes)
+            let store = try global.openStore()
+            let stored = try await store.exportPages(config, maxBytes: Limits.maxPageBytes)
+            let pages = try secretsHandled(stored, config: config, format: format, store: store)
             guard let output else {
                 try await format.encode(pages, chunkBytes: 64 * 1024) { printer.raw($0) }
                 return
@@ -64,6 +73,26 @@ struct ExportCommand: AsyncParsableCommand {
                 throw DiscfgError(.unavailable, "cannot write \(output): \(error.localizedDescription)", field: "--output")
             }
             printer.note("exported \(count) keys of config \(config) at revision \(pages.header.revision) to \(output)")
+        }
+    }
+}
+
+extension ExportCommand {
+    /// The pages with secrets opened (--reveal), kept sealed (json, yaml), or refused
+    /// (env, where a sealed value is of no use to the process that reads it).
+    private func secretsHandled(_ pages: SnapshotPages, config: ConfigName, format: SnapshotFormat, store: any ConfigStore) throws -> SnapshotPages {
+        let secrets = reveal ? try ConfigSecrets(store: store, config: config, keyring: global.keyring()) : nil
+        guard secrets != nil || format == .env else { return pages }
+        return pages.mapPages { page in
+            guard page.contains(where: { $0.contentType == SecretMarker.contentType }) else { return page }
+            guard let secrets else {
+                throw DiscfgError.invalid("--reveal", "config \"\(config)\" has secrets; env output holds values in the clear, so it needs --reveal")
+            }
+            let items = page.map {
+                Item(key: $0.key, value: $0.value, contentType: $0.contentType, version: 0, createRevision: .zero, modRevision: .zero,
+                     modifiedAt: Date(), expiresAt: $0.expiresAt)
+            }
+            return try await secrets.revealed(items, checkingVersion: false).map(ConfigSnapshot.Entry.init)
         }
     }
 }

@@ -28,6 +28,9 @@ struct WatchCommand: AsyncParsableCommand {
             transform: { UInt64(try NumberField("--from-revision", 1...Int64(Revision.max.rawValue)).parse($0)) })
     var fromRevision: UInt64?
 
+    @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
+    var reveal = false
+
     @Argument(help: "[CONFIG] [KEY or PREFIX/]") var arguments: [String] = []
 
     func run() async throws {
@@ -45,7 +48,9 @@ struct WatchCommand: AsyncParsableCommand {
             }
             Self.exitCleanlyOnInterrupt()
             output.note("watching \(scope) in config \(config) from revision \(fromRevision.map(String.init) ?? "\(info.revision.next)") (Ctrl-C to stop)")
-            for try await event in await store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
+            let secrets = reveal ? try ConfigSecrets(store: store, config: config, keyring: global.keyring()) : nil
+            for try await stored in await store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
+                let event = try await secrets?.revealed(stored) ?? stored
                 var envelope = Envelope(action: "watch")
                 envelope.config = config.rawValue
                 envelope.event = EventDocument(event)
@@ -62,7 +67,7 @@ struct WatchCommand: AsyncParsableCommand {
         switch event.kind {
         case .put:
             let item = event.item!
-            return "\(revision)\(kind)\(event.key) = \(Show.preview(item.value, limit: 60)) (version \(item.version))"
+            return "\(revision)\(kind)\(event.key) = \(Show.preview(item, limit: 60)) (version \(item.version))"
         case .delete, .expire:
             return "\(revision)\(kind)\(event.key)"
         }

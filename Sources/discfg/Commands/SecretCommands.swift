@@ -1,0 +1,79 @@
+import ArgumentParser
+import DiscfgCore
+import DiscfgSecrets
+import Foundation
+
+struct KeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "key",
+        abstract: "Make local encryption keys and rotate a config's data keys.",
+        discussion: """
+        Secrets (discfg set --secret) are sealed with a data key of their config, which is
+        stored only wrapped by the key the config names: a local key file or an AWS KMS key.
+
+        Examples:
+          discfg key init                                   # ~/.config/discfg/keys/default.key
+          discfg create myapp --encryption file://$HOME/.config/discfg/keys/default.key
+          discfg create myapp-prod --encryption kms://us-east-1/alias/myapp
+          discfg key rotate myapp                           # new secrets use a new data key
+        """,
+        subcommands: [Init.self, Rotate.self]
+    )
+
+    struct Init: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "init",
+            abstract: "Make a new 256-bit key file, readable by you alone (0600).",
+            discussion: "It is never overwritten. Keep a copy: secrets sealed under it cannot be opened without it."
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "Where to write it. Default: $XDG_CONFIG_HOME/discfg/keys/default.key (~/.config/…).") var path: String?
+
+        func run() async throws {
+            try await global.run("key init") { output in
+                let target = try path.map { try KeyName.normalized("file://" + $0) }.map { String($0.dropFirst("file://".count)) } ?? Self.defaultPath(global.environment)
+                let key = try FileKey.create(at: target)
+                var envelope = Envelope(action: "key init")
+                envelope.message = key.name
+                output.emit(envelope) { "made key file \(target)\nuse it with: discfg create CONFIG --encryption \(key.name)" }
+            }
+        }
+
+        static func defaultPath(_ environment: [String: String]) -> String {
+            let base = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+                ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.config"
+            return base + "/discfg/keys/default.key"
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate",
+            abstract: "Give a config a new data key for the secrets set from now on.",
+            discussion: """
+            Older data keys are kept, so secrets sealed under them still open; set a secret
+            again to seal it under the new key.
+            """
+        )
+
+        @OptionGroup var global: GlobalOptions
+        @Argument(help: "The config (default: the selected one).") var name: String?
+
+        func run() async throws {
+            try await global.run("key rotate") { output in
+                let name = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
+                let store = try global.openStore()
+                guard let encryption = try await store.configInfo(name).settings.encryption else {
+                    throw usage("config \(name) has no encryption key to rotate: discfg update \(name) --encryption KEY", field: "config")
+                }
+                let rotated = try await global.keyring().rotated(encryption, config: name)
+                let info = try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
+                var envelope = Envelope(action: "key rotate")
+                envelope.config = name.rawValue
+                envelope.configInfo = ConfigDocument(info.redacted)
+                output.emit(envelope) { "config \(name) seals new secrets with data key \(rotated.current) (\(rotated.dataKeys.count) kept)" }
+            }
+        }
+    }
+}
