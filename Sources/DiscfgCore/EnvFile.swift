@@ -1,7 +1,7 @@
 import Foundation
 
 /// `NAME=value` files, as shells, Docker and dotenv libraries read them.
-enum EnvFile {
+public enum EnvFile {
     /// Writes one line per key; `/db/host` becomes `DB_HOST`.
     static func encode(_ snapshot: ConfigSnapshot) throws -> String {
         var lines: [String] = []
@@ -21,7 +21,7 @@ enum EnvFile {
     }
 
     /// The variable name for a key: letters and digits upper-cased, everything else `_`.
-    static func variableName(for key: Key) -> String {
+    public static func variableName(for key: Key) -> String {
         var name = String(key.path.dropFirst().unicodeScalars.map { scalar -> Character in
             scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar)) ? Character(String(scalar).uppercased()) : "_"
         })

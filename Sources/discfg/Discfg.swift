@@ -32,7 +32,7 @@ struct Discfg: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self,
-            ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self,
+            ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self, ExecCommand.self,
             KeyCommand.self, ServeCommand.self, TokenCommand.self, LambdaCommand.self, VersionCommand.self,
         ]
     )

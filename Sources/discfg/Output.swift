@@ -37,6 +37,12 @@ struct Output {
         FileHandle.standardError.write(Data((text + "\n").utf8))
     }
 
+    /// A warning on standard error, in every format but silent.
+    func warn(_ text: String) {
+        guard format != .silent else { return }
+        FileHandle.standardError.write(Data("discfg: warning: \(text)\n".utf8))
+    }
+
     /// Reports a failure: the error envelope in JSON, one line on standard error otherwise.
     func fail(action: String, _ error: DiscfgError) {
         switch format {

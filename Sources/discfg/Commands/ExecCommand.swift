@@ -1,0 +1,168 @@
+import ArgumentParser
+import DiscfgCore
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct ExecCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exec",
+        abstract: "Run a command with a config's keys as environment variables.",
+        discussion: """
+        Every key under --prefix becomes a variable named as 'export --to env' names
+        it, from the key's path below the prefix: with --prefix /app, /app/db/host is
+        DB_HOST. Secrets are opened here, with the config's key, and handed to the
+        command only in its environment: never on a command line, never in a log.
+        Variables already set are overridden.
+
+        Without --watch, discfg becomes the command (exec): its exit status and signals
+        are the command's own. With --watch, discfg stays as its parent, forwards the
+        signals it gets, and restarts it (or sends it --signal) when a key under the
+        prefix changes; it exits with the command's status when the command ends by
+        itself.
+
+        Examples:
+          discfg exec myapp -- ./server --port 8080
+          discfg exec myapp --prefix /payments --only DB_PASSWORD --only DB_HOST -- env
+          discfg exec myapp --strict -- ./migrate
+          discfg exec myapp --watch -- ./server                 # restarted on every change
+          discfg exec myapp --watch --signal HUP -- nginx -g 'daemon off;'
+
+        \(ExitStatus.help)
+          The command's own exit status once it runs (128 + N when signal N ended it).
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    @Option(name: .long, help: ArgumentHelp("Only keys under this prefix; names are made from the path below it. Default: /.", valueName: "prefix"))
+    var prefix: String?
+
+    @Option(name: .long, help: ArgumentHelp("Only this variable (repeatable): a name such as DB_HOST, or a key path such as /db/host.", valueName: "name"))
+    var only: [String] = []
+
+    @Flag(name: .long, help: "Fail when two keys make the same name or a value cannot be an environment variable (instead of leaving them out with a warning).")
+    var strict = false
+
+    @Flag(name: .long, help: "Stay running and restart the command when a key under the prefix changes.")
+    var watch = false
+
+    @Option(name: .long, help: ArgumentHelp("With --watch: send this signal (HUP, USR1, …) instead of restarting.", valueName: "signal"))
+    var signal: String?
+
+    @Option(name: .long, help: ArgumentHelp("With --watch: seconds a restarted command has to stop after SIGTERM before SIGKILL (1-3600). Default: 10.", valueName: "seconds"),
+            transform: { Int(try NumberField("--grace", 1...3600).parse($0)) })
+    var grace: Int = 10
+
+    @Argument(help: "The config (default: the selected one).") var name: String?
+
+    @Argument(parsing: .postTerminator, help: "-- COMMAND [ARGS…]: the command, after --.") var command: [String] = []
+
+    func run() async throws {
+        try await global.run("exec") { output in
+            guard !command.isEmpty else { throw usage("no command given: discfg exec [CONFIG] -- COMMAND [ARGS…]", field: "command") }
+            let config = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
+            let prefix = try prefix.map(KeyPrefix.init) ?? .root
+            if signal != nil, !watch { throw usage("--signal applies to --watch", field: "--signal") }
+            let reload = try signal.map(Self.signalNumber)
+            let store = try global.openStore()
+            let source = ExecEnvironment(
+                store: store, config: config, prefix: prefix, only: only, strict: strict,
+                secrets: ConfigSecrets(store: store, config: config, keyring: try global.keyring())
+            )
+            let (variables, revision) = try await source.read { output.warn($0) }
+            guard watch else {
+                try Self.replaceProcess(command, variables: variables)
+            }
+            let supervisor = Supervisor(command: command, grace: .seconds(grace), reload: reload) { output.warn($0) }
+            let status = try await supervisor.run(variables: variables) {
+                await store.watch(config, scope: .prefix(prefix), from: revision.next)
+            } refresh: {
+                try await source.read { output.warn($0) }.variables
+            }
+            throw ExitCode(status)
+        }
+    }
+
+    /// A signal by name (`HUP`, `SIGHUP`) or number.
+    static func signalNumber(_ text: String) throws -> Int32 {
+        let names: [String: Int32] = [
+            "HUP": SIGHUP, "INT": SIGINT, "QUIT": SIGQUIT, "TERM": SIGTERM, "USR1": SIGUSR1, "USR2": SIGUSR2,
+            "WINCH": SIGWINCH, "ALRM": SIGALRM,
+        ]
+        let name = text.uppercased().hasPrefix("SIG") ? String(text.uppercased().dropFirst(3)) : text.uppercased()
+        if let number = names[name] { return number }
+        if let number = try? NumberField("--signal", 1...31).parse(text) { return Int32(number) }
+        throw usage("--signal \(text) is not one of: \(names.keys.sorted().joined(separator: ", ")), or a number 1-31", field: "--signal")
+    }
+
+    /// Becomes `command` with `variables` added to this process's environment.
+    private static func replaceProcess(_ command: [String], variables: [(name: String, value: String)]) throws -> Never {
+        for (name, value) in variables { setenv(name, value, 1) }
+        // The command starts as any program would: every signal at its default and none
+        // blocked. exec keeps both from the calling thread, and this one may be a worker
+        // thread that blocks signals.
+        for number in Int32(1)..<32 where number != SIGKILL && number != SIGSTOP { Glibc.signal(number, SIG_DFL) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, nil)
+        let argv = command.map { strdup($0) } + [nil]
+        execvp(command[0], argv)
+        let reason = String(cString: strerror(errno))
+        throw DiscfgError.invalid("command", "cannot run \(command[0]): \(reason)")
+    }
+}
+
+/// The variables a config's keys make.
+struct ExecEnvironment: Sendable {
+    let store: any ConfigStore
+    let config: ConfigName
+    let prefix: KeyPrefix
+    let only: [String]
+    let strict: Bool
+    let secrets: ConfigSecrets
+
+    /// The variables, in key order, and the revision they were read at.
+    func read(warn: (String) -> Void) async throws -> (variables: [(name: String, value: String)], revision: Revision) {
+        var items: [Item] = []
+        var cursor: String?
+        var revision = Revision.zero
+        repeat {
+            let page = try await store.list(in: config, ListQuery(prefix: prefix, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
+            items += page.items
+            revision = page.revision
+            cursor = page.nextCursor
+        } while cursor != nil
+        items = try await secrets.revealed(items)
+
+        var owners: [String: Key] = [:]
+        var wanted = Set(only)
+        var variables: [(name: String, value: String)] = []
+        for item in items {
+            let relative = try Key(String(item.key.path.dropFirst(prefix.path.count - 1)))
+            let name = EnvFile.variableName(for: relative)
+            let names: Set = [name, item.key.path, relative.path, String(relative.path.dropFirst())]
+            guard only.isEmpty || !names.isDisjoint(with: only) else { continue }
+            wanted.subtract(names)
+            if let other = owners[name] {
+                let problem = "keys \(other) and \(item.key) both make \(name)"
+                if strict { throw DiscfgError(.notRepresentable, problem + "; rename one, or leave --strict off to keep the first", field: "key") }
+                warn(problem + "; keeping \(other)")
+                continue
+            }
+            guard let text = String(validating: item.value, as: UTF8.self), !text.unicodeScalars.contains("\u{0}") else {
+                let problem = "key \(item.key) holds bytes an environment variable cannot carry (binary data or NUL)"
+                if strict { throw DiscfgError(.notRepresentable, problem, field: "key") }
+                warn(problem + "; left out")
+                continue
+            }
+            owners[name] = item.key
+            variables.append((name, text))
+        }
+        if !wanted.isEmpty {
+            throw DiscfgError(.keyNotFound, "--only \(wanted.sorted().joined(separator: ", ")): no such key under \(prefix) in config \"\(config)\"", field: "--only")
+        }
+        return (variables, revision)
+    }
+}
