@@ -95,6 +95,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "discfg-secrets-bench",
+            dependencies: ["DiscfgCore", "DiscfgSecrets", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "discfg-lambda-bench",
             dependencies: ["DiscfgTestSupport"],
             swiftSettings: strict

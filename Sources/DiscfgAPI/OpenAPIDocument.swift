@@ -68,6 +68,7 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "409": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
     get:
       summary: A config's revision, times and settings.
       responses:
@@ -89,6 +90,7 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
     delete:
       summary: Delete a config with all its keys and history.
       responses:
@@ -456,13 +458,13 @@ components:
             dataKeys:
               type: array
               minItems: 1
-              maxItems: 100
+              maxItems: 32
               items:
                 type: object
                 required: [id, wrapped]
                 properties:
                   id: { $ref: "#/components/schemas/DataKeyID" }
-                  wrapped: { type: string, minLength: 4, maxLength: 4096, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$', description: "The data key encrypted by key, base64." }
+                  wrapped: { type: string, minLength: 4, maxLength: 1024, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$', description: "The data key encrypted by key, base64." }
                   created: { type: string, format: date-time }
     DataKeyID:
       type: string

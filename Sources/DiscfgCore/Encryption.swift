@@ -16,8 +16,9 @@ public struct EncryptionSettings: Hashable, Sendable, Codable {
     /// Every data key a value may still be sealed with, oldest first.
     public var dataKeys: [WrappedDataKey]
 
-    /// The most data keys a config keeps (each rotation adds one).
-    public static let maxDataKeys = 100
+    /// The most data keys a config keeps (each rotation adds one); with the longest
+    /// wrapped keys, the settings stay well inside a request body and a DynamoDB item.
+    public static let maxDataKeys = 32
     /// The longest key name.
     public static let maxKeyLength = 2048
 
@@ -42,7 +43,7 @@ public struct EncryptionSettings: Hashable, Sendable, Codable {
     }
 
     /// Checks each field's form, as `docs/openapi.yaml` describes it: a key name of a known
-    /// kind, 1 to 100 data keys, ids of 1 to 32 letters, digits, - or _, base64 wrapped keys.
+    /// kind, 1 to 32 data keys, ids of 1 to 32 letters, digits, - or _, base64 wrapped keys.
     public func validateFields() throws {
         try Self.validate(keyName: key)
         try WrappedDataKey.validate(id: current)
@@ -96,8 +97,9 @@ public struct WrappedDataKey: Hashable, Sendable, Codable {
     /// When it was made.
     public var created: Date?
 
-    /// The longest wrapped key accepted, in base64 characters (a KMS blob is ~250 bytes).
-    public static let maxWrappedLength = 4096
+    /// The longest wrapped key accepted, in base64 characters (a KMS blob for a 256-bit
+    /// key is about 250, a local key's 80).
+    public static let maxWrappedLength = 1024
 
     /// Creates a wrapped data key.
     public init(id: String, wrapped: Data, created: Date? = nil) {
@@ -128,7 +130,9 @@ public struct WrappedDataKey: Hashable, Sendable, Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decode(String.self, forKey: .id)
         wrapped = try container.decode(String.self, forKey: .wrapped)
-        if let text = try container.decodeIfPresent(String.self, forKey: .created) {
+        if container.contains(.created) {
+            // Present means a date-time: null is refused, as the document says.
+            let text = try container.decode(String.self, forKey: .created)
             guard let date = TimestampFormat.date(from: text) else {
                 throw DiscfgError.invalid("encryption", "data key \"\(id.debugEscaped)\" has a creation time \"\(text.debugEscaped)\" that is not an RFC 3339 date-time")
             }

@@ -21,10 +21,12 @@ final class Supervisor: Sendable {
         var pid: pid_t = 0
         /// A signal told discfg to stop: the child's end is the end.
         var stopping = false
+        /// Signals that came while no child's pid was known yet, for the next child.
+        var pending: [Int32] = []
     }
 
     private enum Happening: Sendable {
-        case exited(pid: pid_t, status: Int32)
+        case exited(status: Int32)
         case changed
         case watchEnded(String)
     }
@@ -47,8 +49,7 @@ final class Supervisor: Sendable {
         refresh: @escaping @Sendable () async throws -> Variables
     ) async throws -> Int32 {
         let (happenings, sink) = AsyncStream.makeStream(of: Happening.self)
-        let sources = forwardSignals()
-        defer { sources.forEach { $0.cancel() } }
+        try forwardSignals()
         let watcher = Task {
             do {
                 for try await _ in await changes() { sink.yield(.changed) }
@@ -64,8 +65,9 @@ final class Supervisor: Sendable {
         try spawn(variables, sink: sink)
         for await happening in happenings {
             switch happening {
-            case .exited(let pid, let status):
-                guard pid == state.withLock({ $0.pid }) else { continue }
+            case .exited(let status):
+                // Only the current child is ever waited for: an old one is replaced only
+                // once it has ended.
                 guard restarting, !state.withLock({ $0.stopping }) else { return status }
                 restarting = false
                 try spawn(variables, sink: sink)
@@ -100,34 +102,67 @@ final class Supervisor: Sendable {
 
     /// SIGTERM to the current child, and SIGKILL once `grace` has passed if it is still there.
     private func terminateCurrent() {
-        let pid = state.withLock { $0.pid }
-        kill(pid, SIGTERM)
+        let pid = state.withLock { state -> pid_t in
+            if state.pid > 0 { kill(state.pid, SIGTERM) }
+            return state.pid
+        }
         let grace = grace
         Task { [weak self] in
             try? await Task.sleep(for: grace)
-            guard let self, self.state.withLock({ $0.pid }) == pid else { return }
-            kill(pid, SIGKILL)
+            self?.state.withLock { state in
+                if state.pid == pid, pid > 0 { kill(pid, SIGKILL) }
+            }
         }
     }
 
+    /// Sends `signal` to the current child, or to the next one when its pid is not yet
+    /// known (a signal can come between the spawn and the pid's recording: the child
+    /// may already have printed that it is ready).
+    ///
+    /// Under the lock, so a child that has ended (and whose pid may be reused once
+    /// reaped) is never signalled: the reaper clears the pid under it before reaping.
     private func send(_ signal: Int32) {
-        let pid = state.withLock { $0.pid }
-        if pid > 0 { kill(pid, signal) }
+        state.withLock { state in
+            if state.pid == 0 {
+                state.pending.append(signal)
+            } else {
+                kill(state.pid, signal)
+            }
+        }
     }
 
     /// Passes the signals discfg gets to the current child; a stop signal also means
     /// that the child's end is discfg's.
-    private func forwardSignals() -> [any DispatchSourceSignal] {
-        Self.forwarded.map { number in
-            Glibc.signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { [weak self] in
-                guard let self else { return }
+    ///
+    /// The handlers are installed with `sigaction` before this returns (a dispatch
+    /// signal source registers later, on another thread, and a signal that came first
+    /// was lost), and only write the signal's number to a pipe; a thread of its own
+    /// reads the pipe and forwards.
+    private func forwardSignals() throws {
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else { throw DiscfgError(.unavailable, "cannot make a pipe for signals: \(String(cString: strerror(errno)))") }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        signalPipe = fds[1]
+        let reader = fds[0]
+        let thread = Thread { [weak self] in
+            var byte: UInt8 = 0
+            while true {
+                let count = read(reader, &byte, 1)
+                if count < 0, errno == EINTR { continue }
+                guard count == 1, let self else { return }
+                let number = Int32(byte)
                 if [SIGINT, SIGTERM, SIGQUIT].contains(number) { self.state.withLock { $0.stopping = true } }
                 self.send(number)
             }
-            source.resume()
-            return source
+        }
+        thread.name = "exec signals"
+        thread.start()
+        for number in Self.forwarded {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = writeSignalNumber
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            sigaction(number, &action, nil)
         }
     }
 
@@ -161,14 +196,38 @@ final class Supervisor: Sendable {
             throw DiscfgError.invalid("command", "cannot run \(command[0]): \(String(cString: strerror(code)))")
         }
         let child = pid
-        state.withLock { $0.pid = child }
-        let thread = Thread {
+        let pending = state.withLock { state -> [Int32] in
+            state.pid = child
+            defer { state.pending = [] }
+            return state.pending
+        }
+        for signal in pending { kill(child, signal) }
+        let thread = Thread { [weak self] in
+            // Wait without reaping, forget the pid, then reap: see `send`.
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(child), &info, WEXITED | WNOWAIT) != 0, errno == EINTR {}
             var status: Int32 = 0
+            self?.state.withLock { state in
+                if state.pid == child { state.pid = 0 }
+            }
+            // Reaped only after the pid is forgotten, so `send` never signals a reused pid.
             while waitpid(child, &status, 0) < 0, errno == EINTR {}
             let signal = status & 0x7f
-            sink.yield(.exited(pid: child, status: signal == 0 ? (status >> 8) & 0xff : 128 + signal))
+            sink.yield(.exited(status: signal == 0 ? (status >> 8) & 0xff : 128 + signal))
         }
         thread.name = "exec child \(child)"
         thread.start()
     }
+}
+
+/// Where the signal handler writes: the write end of ``Supervisor``'s signal pipe. Set
+/// once, before any handler is installed.
+nonisolated(unsafe) private var signalPipe: Int32 = -1
+
+/// The handler of every forwarded signal: one async-signal-safe write.
+private func writeSignalNumber(_ number: Int32) {
+    let saved = errno
+    var byte = UInt8(truncatingIfNeeded: number)
+    _ = write(signalPipe, &byte, 1)
+    errno = saved
 }
