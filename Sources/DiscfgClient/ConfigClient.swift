@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DiscfgCore
+import DiscfgSecrets
 import Foundation
 
 /// The library applications use to read their configuration from a discfg server.
@@ -13,16 +14,29 @@ import Foundation
 /// let limits = try await cfg.decode("/limits", as: Limits.self)
 /// try await cfg.followChanges()           // keep every key fresh from now on
 /// ```
+///
+/// Secrets (`discfg set --secret`) reach the application sealed; a client made with
+/// `keys` opens them in the process (a local key file, or KMS through the AWS credential
+/// chain), and reads return the value as it was set:
+///
+/// ```swift
+/// let client = try ConfigClient(url: url, keys: StandardKeyResolver(environment: ProcessInfo.processInfo.environment))
+/// let password = try await client.config("myapp").string("/db/password")
+/// ```
 public final class ConfigClient: Sendable {
     /// The store every config handle reads through.
     public let store: RemoteStore
+    private let keyring: SecretKeyring?
 
     /// Connects to a discfg server.
     /// - Parameters:
     ///   - url: the server, e.g. `http://127.0.0.1:8899`.
     ///   - token: a bearer token, when the server needs one.
-    public init(url: URL, token: String? = nil, client: HTTPClient? = nil) throws {
+    ///   - keys: where the keys that open secrets come from; without it, reading a
+    ///     secret throws.
+    public init(url: URL, token: String? = nil, client: HTTPClient? = nil, keys: (any KeyResolver)? = nil) throws {
         store = try RemoteStore(url: url, token: token, client: client)
+        keyring = keys.map(SecretKeyring.init(resolver:))
     }
 
     /// A handle on one config; throws `configNotFound` when the server has no such config.
@@ -31,6 +45,6 @@ public final class ConfigClient: Sendable {
     public func config(_ name: String, maxAge: Duration = .seconds(30)) async throws -> RemoteConfig {
         let name = try ConfigName(name)
         _ = try await store.configInfo(name)
-        return RemoteConfig(store: store, name: name, maxAge: maxAge)
+        return RemoteConfig(store: store, name: name, maxAge: maxAge, keyring: keyring)
     }
 }

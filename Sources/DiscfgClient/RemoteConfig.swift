@@ -1,5 +1,6 @@
 import DiscfgAWS
 import DiscfgCore
+import DiscfgSecrets
 import Foundation
 
 /// One config as an application sees it: typed reads through an in-memory cache, and a
@@ -18,11 +19,16 @@ public actor RemoteConfig {
     private var live: Task<Void, Never>?
     private var liveRevision: Revision?
     private var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
+    private let keyring: SecretKeyring?
+    /// The config's encryption settings, read when the first secret is opened and again
+    /// when a secret names a data key they lack (the config's key was rotated).
+    private var encryption: EncryptionSettings?
 
-    init(store: any ConfigStore, name: ConfigName, maxAge: Duration) {
+    init(store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil) {
         self.store = store
         self.name = name
         self.maxAge = maxAge
+        self.keyring = keyring
     }
 
     deinit {
@@ -30,15 +36,29 @@ public actor RemoteConfig {
     }
 
     /// The item at `key`, from the cache when it is fresh (or when following changes).
+    /// A secret comes back opened, with its own content type.
     public func item(_ key: String) async throws -> Item? {
         let key = try Key(key)
         if let cached = cache[key], liveRevision != nil || ContinuousClock.now - cached.fetchedAt < maxAge {
-            return cached.item
+            return try await opened(cached.item)
         }
         if liveRevision != nil { return nil }
         let item = try await store.get(key, in: name)
         cache[key] = Cached(item: item, fetchedAt: .now)
-        return item
+        return try await opened(item)
+    }
+
+    /// `item` with its value opened when it is a secret (the cache keeps it sealed).
+    private func opened(_ item: Item?) async throws -> Item? {
+        guard let item, item.isSecret else { return item }
+        guard let keyring else {
+            throw DiscfgError.invalid("value", "\(item.key) is a secret: make the ConfigClient with keys (e.g. StandardKeyResolver) to read it")
+        }
+        let dataKey = try SecretBox.header(of: item.value).dataKeyID
+        if encryption?.dataKey(dataKey) == nil { encryption = try await store.configInfo(name).settings.encryption }
+        var open = item
+        (open.value, open.contentType) = try await keyring.open(item, in: name, encryption: encryption)
+        return open
     }
 
     /// The raw bytes at `key`, or nil.

@@ -2,6 +2,7 @@ import DiscfgAPI
 import DiscfgClient
 import DiscfgCore
 import DiscfgSQLite
+import DiscfgSecrets
 import DiscfgTestSupport
 import Foundation
 import Testing
@@ -112,6 +113,41 @@ struct ClientTests {
             #expect(try await cfg.string("/k") == "later")
             await cfg.stopFollowing()
             #expect(await cfg.revision == nil)
+        }
+    }
+
+    @Test("secrets reach the application opened when the client has keys, live updates included, and are refused without keys")
+    func secrets() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-client-secrets-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = try FileKey.create(at: directory.appendingPathComponent("app.key").path)
+        let keys = StandardKeyResolver(environment: [:])
+        try await withServer(try await LiveServer.start()) { server in
+            let remote = try ConfigClient(url: URL(string: server.baseURL)!).store
+            let name = try ConfigName("app")
+            let writer = ConfigSecrets(store: remote, config: name, keyring: SecretKeyring(resolver: keys))
+            _ = try await remote.createConfig(name, settings: ConfigSettings(encryption: try await writer.keyring.newEncryption(keyName: keyFile.name, config: name)))
+            _ = try await writer.set(try Key("/db/password"), to: Data("hunter2".utf8), options: SetOptions(contentType: "text/plain"))
+            let stored = try #require(try await remote.get(try Key("/db/password"), in: name))
+            #expect(stored.isSecret && stored.value.range(of: Data("hunter2".utf8)) == nil, "the server holds ciphertext")
+
+            let client = try ConfigClient(url: URL(string: server.baseURL)!, keys: keys)
+            let cfg = try await client.config("app")
+            #expect(try await cfg.string("/db/password") == "hunter2")
+            #expect(try await cfg.item("/db/password")?.contentType == "text/plain")
+
+            try await cfg.followChanges()
+            // A rotation and a new value: the follower opens it with the new data key.
+            let rotated = try await writer.keyring.rotated(try #require(try await remote.configInfo(name).settings.encryption), config: name)
+            _ = try await remote.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
+            let change = try await writer.set(try Key("/db/password"), to: Data("hunter3".utf8), options: SetOptions())
+            try await waitUntil { await (cfg.revision ?? .zero) >= change.revision }
+            #expect(try await cfg.string("/db/password") == "hunter3")
+            await cfg.stopFollowing()
+
+            let keyless = try await ConfigClient(url: URL(string: server.baseURL)!).config("app")
+            let refused = await #expect(throws: DiscfgError.self) { try await keyless.string("/db/password") }
+            #expect(refused?.message.contains("secret") == true)
         }
     }
 

@@ -61,6 +61,14 @@ struct SecretTests {
             #expect(try await cli.run("get", "app", "api/token").stdout == "third-\(Self.plaintext)\n")
             #expect(try await cli.run("get", "app", "db/password").stdout == "second-\(Self.plaintext)\n")
             #expect(try await cli.run("info", "app").stdout.contains("(data key 2; 2 kept)"))
+            let sealedBefore = try await cli.run("ls", "app", "-r", "-f", "json").envelope().items
+            let resealed = try await cli.run("key", "rotate", "app", "--reseal")
+            #expect(resealed.status == 0 && resealed.stdout.contains("sealed 2 secrets again"), "\(resealed.stdout)\(resealed.stderr)")
+            let sealedAfter = try await cli.run("ls", "app", "-r", "-f", "json").envelope().items
+            #expect(sealedAfter?.first { $0.key == "/db/host" }?.value == "db1.internal", "plain values are left alone")
+            #expect(sealedAfter?.first { $0.key == "/db/password" }?.value != sealedBefore?.first { $0.key == "/db/password" }?.value)
+            #expect(try await cli.run("get", "app", "db/password").stdout == "second-\(Self.plaintext)\n")
+            #expect(try await cli.run("get", "app", "api/token").stdout == "third-\(Self.plaintext)\n")
 
             // Without the key file nothing opens, and the error names the key.
             try FileManager.default.removeItem(atPath: String(keyFile.dropFirst("file://".count)))

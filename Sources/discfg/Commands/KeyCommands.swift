@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgSecrets
 import Foundation
 
 /// Compare-and-swap flags shared by `set` and `delete`.

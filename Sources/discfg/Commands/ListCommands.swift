@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgSecrets
 import Foundation
 
 struct ListCommand: AsyncParsableCommand {

@@ -52,12 +52,17 @@ struct KeyCommand: AsyncParsableCommand {
             commandName: "rotate",
             abstract: "Give a config a new data key for the secrets set from now on.",
             discussion: """
-            Older data keys are kept, so secrets sealed under them still open; set a secret
-            again to seal it under the new key.
+            Older data keys are kept, so secrets sealed under them still open. --reseal
+            seals every secret again under the new data key, one compare-and-swap per key:
+            a secret someone changes meanwhile is left as they set it.
             """
         )
 
         @OptionGroup var global: GlobalOptions
+
+        @Flag(name: .long, help: "Seal every secret again under the new data key.")
+        var reseal = false
+
         @Argument(help: "The config (default: the selected one).") var name: String?
 
         func run() async throws {
@@ -68,11 +73,17 @@ struct KeyCommand: AsyncParsableCommand {
                     throw usage("config \(name) has no encryption key to rotate: discfg update \(name) --encryption KEY", field: "config")
                 }
                 let rotated = try await global.keyring().rotated(encryption, config: name)
+                let keyring = try global.keyring()
                 let info = try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
+                var lines = ["config \(name) seals new secrets with data key \(rotated.current) (\(rotated.dataKeys.count) kept)"]
+                if reseal {
+                    let (resealed, left) = try await ConfigSecrets(store: store, config: name, keyring: keyring).resealAll()
+                    lines.append("sealed \(resealed) secret\(resealed == 1 ? "" : "s") again" + (left > 0 ? "; \(left) changed meanwhile and left as set" : ""))
+                }
                 var envelope = Envelope(action: "key rotate")
                 envelope.config = name.rawValue
                 envelope.configInfo = ConfigDocument(info.redacted)
-                output.emit(envelope) { "config \(name) seals new secrets with data key \(rotated.current) (\(rotated.dataKeys.count) kept)" }
+                output.emit(envelope) { lines.joined(separator: "\n") }
             }
         }
     }
