@@ -138,6 +138,7 @@ let package = Package(
                 "DiscfgAPI",
                 "DiscfgAWS",
                 "DiscfgDynamoDB",
+                "DiscfgSecrets",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgAWS
 import DiscfgCore
+import DiscfgSecrets
 import Foundation
 import Logging
 
@@ -150,7 +151,8 @@ struct LambdaFunction: Sendable {
         notifications = NotificationDispatcher(
             store: setup.store, ledger: setup.ledger,
             eventBridge: setup.eventBridge.map(EventBridgeSender.init(client:)),
-            webhooks: WebhookSender(http: http, policy: setup.options.webhookPolicy)
+            webhooks: WebhookSender(http: http, policy: setup.options.webhookPolicy),
+            keys: StandardKeyResolver(environment: ProcessInfo.processInfo.environment)
         )
     }
 

@@ -2,6 +2,7 @@ import Crypto
 import DiscfgAWS
 import DiscfgCore
 import DiscfgDynamoDB
+import DiscfgSecrets
 import Foundation
 import Logging
 
@@ -16,6 +17,8 @@ struct NotificationDispatcher: Sendable {
     let ledger: any DeliveryLedger
     let eventBridge: EventBridgeSender?
     let webhooks: WebhookSender
+    /// Opens webhook secrets sealed with the config's KMS key (``WebhookSecrets``).
+    let keys: any KeyResolver
     /// Three attempts per delivery in one invocation; the stream retries the batch after that.
     var retryPolicy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(200), maxDelay: .seconds(2))
 
@@ -133,7 +136,24 @@ struct NotificationDispatcher: Sendable {
                 if went < chunk.count { throw Failed(record: chunk[went].record) }
                 start += chunk.count
             }
-        case .webhook(let url, let secret):
+        case .webhook(let url, let stored):
+            guard let first = due.first else { break }
+            let secret: String?
+            do {
+                if let stored {
+                    let (name, encryption, keys) = (info.name, info.settings.encryption, keys)
+                    secret = try await Self.beforeDeadline(deadline, what: "KMS, opening the secret of webhook \(url)") {
+                        try await WebhookSecrets.open(stored, url: url, config: name, encryption: encryption, resolver: keys)
+                    }
+                } else {
+                    secret = nil
+                }
+            } catch {
+                // Retried with the batch: a KMS outage passes, and a missing grant is the
+                // operator's to fix; signing without the secret is never the answer.
+                logger.error("cannot open the secret of webhook \(url) of config \(info.name): \(error)")
+                throw Failed(record: first.record)
+            }
             for item in due {
                 let went = await retrying(deadline: deadline, logger: logger, what: "webhook \(url)") { () async throws -> Int in
                     do {
@@ -182,6 +202,25 @@ struct NotificationDispatcher: Sendable {
             do { try await retryPolicy.sleep(delay) } catch { break }
         }
         return delivered
+    }
+
+    /// `body`'s result, or a failure once the invocation is 2 s from its deadline, so a
+    /// peer that does not answer (KMS) never runs the function out of time.
+    private static func beforeDeadline<T: Sendable>(
+        _ deadline: ContinuousClock.Instant, what: String, _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(until: deadline - .seconds(2), clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw DeliveryFailure(description: "\(what) did not finish before the invocation's deadline", permanent: false)
+            }
+            return value
+        }
     }
 
     /// A short, stable name for a target in the ledger (a webhook's secret is not part of it).

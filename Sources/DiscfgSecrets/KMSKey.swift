@@ -107,21 +107,35 @@ public struct KMSKey: KeyEncryptionKey {
     }
 
     public func wrap(_ dataKey: SymmetricKey, context: [String: String]) async throws -> Data {
-        let plaintext = dataKey.withUnsafeBytes { Data($0) }.base64EncodedString()
-        let output = try await call("Encrypt", EncryptInput(KeyId: keyID, Plaintext: plaintext, EncryptionContext: context), as: EncryptOutput.self)
-        guard let wrapped = Data(base64Encoded: output.CiphertextBlob) else {
-            throw DiscfgError(.unavailable, "KMS key \(name) answered Encrypt without a ciphertext")
-        }
-        return wrapped
+        try await encrypt(dataKey.withUnsafeBytes { Data($0) }, context: context)
     }
 
     public func unwrap(_ wrapped: Data, context: [String: String]) async throws -> SymmetricKey {
-        let input = DecryptInput(KeyId: keyID, CiphertextBlob: wrapped.base64EncodedString(), EncryptionContext: context)
-        let output = try await call("Decrypt", input, as: DecryptOutput.self, dataKey: context["discfg:dataKey"])
-        guard let plaintext = Data(base64Encoded: output.Plaintext), plaintext.count == 32 else {
+        let plaintext = try await decrypt(wrapped, context: context, naming: context["discfg:dataKey"].map { "data key \"\($0)\"" })
+        guard plaintext.count == 32 else {
             throw DiscfgError(.unavailable, "KMS key \(name) answered Decrypt without a 256-bit key")
         }
         return SymmetricKey(data: plaintext)
+    }
+
+    /// `Encrypt`: up to 4 KiB of `plaintext` under this key, bound to `context`.
+    public func encrypt(_ plaintext: Data, context: [String: String]) async throws -> Data {
+        let output = try await call("Encrypt", EncryptInput(KeyId: keyID, Plaintext: plaintext.base64EncodedString(), EncryptionContext: context), as: EncryptOutput.self)
+        guard let blob = Data(base64Encoded: output.CiphertextBlob) else {
+            throw DiscfgError(.unavailable, "KMS key \(name) answered Encrypt without a ciphertext")
+        }
+        return blob
+    }
+
+    /// `Decrypt` of a blob made by ``encrypt(_:context:)`` with the same `context`;
+    /// `naming` says what the blob is, for errors.
+    public func decrypt(_ blob: Data, context: [String: String], naming: String? = nil) async throws -> Data {
+        let input = DecryptInput(KeyId: keyID, CiphertextBlob: blob.base64EncodedString(), EncryptionContext: context)
+        let output = try await call("Decrypt", input, as: DecryptOutput.self, dataKey: naming)
+        guard let plaintext = Data(base64Encoded: output.Plaintext) else {
+            throw DiscfgError(.unavailable, "KMS key \(name) answered Decrypt without a plaintext")
+        }
+        return plaintext
     }
 
     private func call<Input: Encodable, Output: Decodable>(
@@ -136,9 +150,9 @@ public struct KMSKey: KeyEncryptionKey {
         }
     }
 
-    /// One clear error naming the key and the operation.
+    /// One clear error naming the key, the operation and what was being opened.
     static func explain(_ error: AWSError, operation: String, key: String, dataKey: String?) -> DiscfgError {
-        let what = dataKey.map { "data key \"\($0)\" with KMS key \(key)" } ?? "KMS key \(key)"
+        let what = dataKey.map { "\($0) with KMS key \(key)" } ?? "KMS key \(key)"
         switch error.awsCode {
         case "AccessDeniedException":
             return DiscfgError(.permissionDenied, "KMS refused kms:\(operation) on \(what): the caller has no permission for it (\(error.message))", field: "encryption")

@@ -7,8 +7,30 @@ extension GlobalOptions {
     /// The keyring this command opens secrets with: local key files, and KMS through
     /// the AWS flags and credential chain.
     func keyring() throws -> SecretKeyring {
+        SecretKeyring(resolver: try keyResolver())
+    }
+
+    /// Local key files, and KMS keys through the AWS flags and credential chain.
+    func keyResolver() throws -> StandardKeyResolver {
         let credentials = CredentialChain.standard(explicit: try aws.explicitCredentials(), environment: environment, profile: aws.credProfile)
-        return SecretKeyring(resolver: StandardKeyResolver(environment: environment, credentials: credentials))
+        return StandardKeyResolver(environment: environment, credentials: credentials)
+    }
+
+    /// `patch` with its webhook secrets sealed when the config's key (the patch's, or
+    /// `current`) is a KMS key; a note when a secret has to stay as given.
+    func sealingWebhookSecrets(_ patch: ConfigSettingsPatch, config: ConfigName, current: EncryptionSettings?, output: Output) async throws -> ConfigSettingsPatch {
+        guard let notify = patch.notify, notify.contains(where: { if case .webhook(_, let secret?) = $0 { !WebhookSecrets.isSealed(secret) } else { false } }) else {
+            return patch
+        }
+        guard let keyName = (patch.encryption ?? current)?.key, KMSKey.parse(keyName) != nil,
+              let key = try keyResolver().key(named: keyName) as? KMSKey
+        else {
+            output.note("the webhook secret is stored as given; with a KMS key (--encryption kms://…) it is kept encrypted at rest")
+            return patch
+        }
+        var sealed = patch
+        sealed.notify = try await WebhookSecrets.sealed(notify, config: config, key: key)
+        return sealed
     }
 }
 

@@ -158,6 +158,53 @@ struct StreamNotificationTests {
         }
     }
 
+    @Test("a webhook secret sealed with the config's KMS key is stored sealed and opened by the function to sign deliveries")
+    func sealedWebhookSecret() async throws {
+        try await withNotificationPeers { table, services, webhook in
+            let config = Self.uniqueConfig()
+            let endpoint = table.moto.endpoint.absoluteString
+            let alias = "alias/discfg-\(UUID().uuidString.prefix(8).lowercased())"
+            let made = try await ChildProcess.run("python3", ["-c", """
+                import boto3, sys
+                kms = boto3.client("kms", region_name="us-east-1", endpoint_url=sys.argv[1], aws_access_key_id="testing", aws_secret_access_key="testing")
+                kms.create_alias(AliasName=sys.argv[2], TargetKeyId=kms.create_key()["KeyMetadata"]["KeyId"])
+                """, endpoint, alias], environment: ChildProcess.environment())
+            try #require(made.status == 0, "\(made.stderr)")
+            var cli = table.cli
+            cli.environment["AWS_ENDPOINT_URL_KMS"] = endpoint
+            _ = try await cli.json("create", config, "--encryption", "kms://us-east-1/\(alias)")
+            _ = try await cli.json(
+                "update", config, "--notify", webhook.url, "--allow-http-webhooks", "--allow-private-webhooks", "--webhook-secret", Self.secret
+            )
+            let scan = try await ChildProcess.run("python3", ["-c", """
+                import boto3, sys, json
+                db = boto3.client("dynamodb", region_name="us-east-1", endpoint_url=sys.argv[1], aws_access_key_id="testing", aws_secret_access_key="testing")
+                print(json.dumps(db.scan(TableName=sys.argv[2])["Items"]))
+                """, endpoint, table.name], environment: ChildProcess.environment())
+            #expect(scan.stdout.contains("kms-sealed:") && !scan.stdout.contains(Self.secret), "the table holds the secret sealed: \(scan.stdout.prefix(2000)) \(scan.stderr)")
+
+            let revision = try #require(try await cli.json("set", config, "k", "v").revision)
+            let records = try await services.streamRecords(table: table.name)
+            try await withLambda(table, environment: ["AWS_ENDPOINT_URL_KMS": endpoint]) { lambda in
+                let answer = try await lambda.respond(MotoServices.streamEvent(records))
+                #expect(try Self.batchItemFailures(answer) == [], "\(answer)\n\(lambda.process.output.logs)")
+                let notices = try webhook.deliveries.map { try Self.verify($0, secret: Self.secret) }
+                #expect(notices.map(\.event.revision) == [revision], "signed with the opened secret")
+                #expect(!lambda.process.output.stdout.contains(Self.secret), "the secret is not logged")
+            }
+            // Without KMS at hand the function does not sign with anything else: the
+            // batch is retried and the log says why.
+            try await withLambda(table, environment: ["AWS_ENDPOINT_URL_KMS": "http://127.0.0.1:9"]) { lambda in
+                let again = try #require(try await cli.json("set", config, "k", "w").revision)
+                let more = try await services.streamRecords(table: table.name)
+                let answer = try await lambda.respond(MotoServices.streamEvent(more), deadline: .seconds(8))
+                #expect(try !Self.batchItemFailures(answer).isEmpty, "\(answer)")
+                #expect(webhook.deliveries.count == 1, "nothing unsigned went out for revision \(again)")
+                #expect(lambda.process.output.stdout.contains("cannot open the secret of webhook"))
+            }
+        }
+    }
+
     @Test("a webhook that answers 500 once is retried within the invocation and delivered once")
     func retriedOnServerError() async throws {
         try await withNotificationPeers { table, services, webhook in

@@ -118,11 +118,11 @@ struct KeyTests {
     func kmsErrors() {
         let denied = KMSKey.explain(
             AWSError(code: .authentication, awsCode: "AccessDeniedException", message: "User is not authorized to perform: kms:Decrypt", httpStatus: 400),
-            operation: "Decrypt", key: "kms://us-east-1/alias/app", dataKey: "2"
+            operation: "Decrypt", key: "kms://us-east-1/alias/app", dataKey: "data key \"2\""
         )
         #expect(denied.code == .permissionDenied)
         #expect(denied.message.contains("kms:Decrypt") && denied.message.contains("alias/app") && denied.message.contains("\"2\""))
-        let tampered = KMSKey.explain(AWSError(code: .other, awsCode: "InvalidCiphertextException", message: "", httpStatus: 400), operation: "Decrypt", key: "kms://us-east-1/alias/app", dataKey: "1")
+        let tampered = KMSKey.explain(AWSError(code: .other, awsCode: "InvalidCiphertextException", message: "", httpStatus: 400), operation: "Decrypt", key: "kms://us-east-1/alias/app", dataKey: "data key \"1\"")
         #expect(tampered.code == .invalidArgument && tampered.message.contains("does not open"))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgCore
 import DiscfgDynamoDB
+import DiscfgSecrets
 import Foundation
 
 /// Settings flags shared by `create` and `update`.
@@ -122,6 +123,7 @@ struct CreateCommand: AsyncParsableCommand {
             if let key = settings.encryption {
                 patch.encryption = try await global.keyring().newEncryption(keyName: KeyName.normalized(key), config: name)
             }
+            patch = try await global.sealingWebhookSecrets(patch, config: name, current: nil, output: output)
             let info = try await global.openStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
             var envelope = Envelope(action: "create")
             envelope.config = name.rawValue
@@ -297,16 +299,19 @@ struct UpdateCommand: AsyncParsableCommand {
                 throw usage("nothing to update: pass --history, --description, --notify, --encryption, settings JSON or --read-capacity/--write-capacity")
             }
             let store = try global.openStore(tableCapacity: capacity)
+            let needsCurrent = settings.encryption != nil || patch.notify?.isEmpty == false
+            let current = needsCurrent ? try await store.configInfo(name).settings.encryption : nil
             if let key = settings.encryption {
                 let keyName = try KeyName.normalized(key)
                 let keyring = try global.keyring()
-                if let existing = try await store.configInfo(name).settings.encryption {
+                if let existing = current {
                     guard existing.key != keyName else { throw usage("config \(name) already encrypts with \(keyName)", field: "--encryption") }
                     patch.encryption = try await keyring.rewrapped(existing, under: keyName, config: name)
                 } else {
                     patch.encryption = try await keyring.newEncryption(keyName: keyName, config: name)
                 }
             }
+            patch = try await global.sealingWebhookSecrets(patch, config: name, current: current, output: output)
             var envelope = Envelope(action: "update")
             envelope.config = name.rawValue
             var lines: [String] = []

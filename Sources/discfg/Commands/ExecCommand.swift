@@ -27,7 +27,7 @@ struct ExecCommand: AsyncParsableCommand {
           discfg exec myapp -- ./server --port 8080
           discfg exec myapp --prefix /payments --only DB_PASSWORD --only DB_HOST -- env
           discfg exec myapp --strict -- ./migrate
-          discfg exec myapp --watch -- ./server                 # restarted on every change
+          discfg exec myapp --watch -- ./server        # restarted on a change
           discfg exec myapp --watch --signal HUP -- nginx -g 'daemon off;'
 
         \(ExitStatus.help)
