@@ -6,6 +6,7 @@ import Foundation
 @main
 enum Main {
     static func main() async {
+        _ = InheritedDescriptors.atStart
         // Packaged for Lambda, the binary is the custom runtime's `bootstrap`.
         if CommandLine.arguments.first.map({ URL(fileURLWithPath: $0).lastPathComponent }) == "bootstrap" {
             Foundation.exit(await LambdaCommand.runFunction(environment: ProcessInfo.processInfo.environment))

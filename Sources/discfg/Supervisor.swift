@@ -190,6 +190,7 @@ final class Supervisor: Sendable {
         for number in Self.forwarded + [SIGPIPE] { sigaddset(&defaults, number) }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        InheritedDescriptors.closeOwnOnExec()
         var pid: pid_t = 0
         let code = posix_spawnp(&pid, command[0], nil, &attributes, argv, envp)
         guard code == 0 else {

@@ -27,6 +27,9 @@ struct ExecTests {
         #expect(!shown.stdout.dropFirst("db1.internal|s3cr3t-value-91|unset|".count).contains("s3cr3t"), "the secret is not on the command line")
         #expect(!shown.stderr.contains("s3cr3t"))
 
+        // The command gets the descriptors discfg was given (here 0, 1 and 2), none of its own.
+        let descriptors = try await cli.run("exec", "app", "--", "sh", "-c", "ls /proc/$$/fd")
+        #expect(descriptors.stdout.split(separator: "\n") == ["0", "1", "2"], "\(descriptors.stdout)")
         #expect(try await cli.run("exec", "app", "--", "sh", "-c", "exit 7").status == 7)
         #expect(try await cli.run("exec", "app", "--", "sh", "-c", "kill -TERM $$").status == 128 + SIGTERM)
         let whole = try await cli.run("exec", "app", "--", "sh", "-c", #"printf '%s %s' "$APP_DB_HOST" "$OTHER""#)

@@ -108,6 +108,7 @@ struct ExecCommand: AsyncParsableCommand {
         var none = sigset_t()
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
+        InheritedDescriptors.closeOwnOnExec()
         let argv = command.map { strdup($0) } + [nil]
         execvp(command[0], argv)
         let reason = String(cString: strerror(errno))
