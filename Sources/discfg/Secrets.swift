@@ -19,7 +19,7 @@ extension GlobalOptions {
     /// `patch` with its webhook secrets sealed when the config's key (the patch's, or
     /// `current`) is a KMS key; a note when a secret has to stay as given.
     func sealingWebhookSecrets(_ patch: ConfigSettingsPatch, config: ConfigName, current: EncryptionSettings?, output: Output) async throws -> ConfigSettingsPatch {
-        guard let notify = patch.notify, notify.contains(where: { if case .webhook(_, let secret?) = $0 { !WebhookSecrets.isSealed(secret) } else { false } }) else {
+        guard let notify = patch.notify, notify.contains(where: UpdateCommand.hasPlainSecret) else {
             return patch
         }
         guard let keyName = (patch.encryption ?? current)?.key, KMSKey.parse(keyName) != nil,

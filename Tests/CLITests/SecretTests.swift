@@ -181,6 +181,15 @@ struct SecretTests {
             let wrongAlias = try await cli.run("create", "other", "--encryption", "kms://us-east-1/alias/not-there")
             #expect(wrongAlias.status != 0 && wrongAlias.stderr.contains("alias/not-there"), "\(wrongAlias.stderr)")
 
+            // A webhook secret set in the clear is sealed once the config gets a KMS key.
+            try await expectSuccess(cli.run("create", "hooks"))
+            try await expectSuccess(cli.run("update", "hooks", "--notify", "https://hooks.example.com/discfg", "--webhook-secret", "hook-\(Self.plaintext)"))
+            #expect(try await evidence().contains("hook-\(Self.plaintext)"), "without a key it is stored as given")
+            try await expectSuccess(cli.run("update", "hooks", "--encryption", "kms://us-east-1/\(alias)"))
+            let sealedHooks = try await evidence()
+            #expect(!sealedHooks.contains("hook-\(Self.plaintext)") && sealedHooks.contains("kms-sealed:"), "sealed with the new key")
+            #expect(try await cli.run("info", "hooks").stdout.contains("https://hooks.example.com/discfg (signed)"))
+
             let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
             try await expectSuccess(cli.run("update", "prod", "--encryption", keyFile))
             var offline = cli

@@ -300,7 +300,8 @@ struct UpdateCommand: AsyncParsableCommand {
             }
             let store = try global.openStore(tableCapacity: capacity)
             let needsCurrent = settings.encryption != nil || patch.notify?.isEmpty == false
-            let current = needsCurrent ? try await store.configInfo(name).settings.encryption : nil
+            let currentSettings = needsCurrent ? try await store.configInfo(name).settings : nil
+            let current = currentSettings?.encryption
             if let key = settings.encryption {
                 let keyName = try KeyName.normalized(key)
                 let keyring = try global.keyring()
@@ -310,6 +311,10 @@ struct UpdateCommand: AsyncParsableCommand {
                 } else {
                     patch.encryption = try await keyring.newEncryption(keyName: keyName, config: name)
                 }
+            }
+            // A config given a key seals the webhook secrets it already had, too.
+            if patch.encryption != nil, patch.notify == nil, let targets = currentSettings?.notify, targets.contains(where: Self.hasPlainSecret) {
+                patch.notify = targets
             }
             patch = try await global.sealingWebhookSecrets(patch, config: name, current: current, output: output)
             var envelope = Envelope(action: "update")
@@ -333,6 +338,14 @@ struct UpdateCommand: AsyncParsableCommand {
             }
             output.emit(envelope) { lines.joined(separator: "\n") }
         }
+    }
+}
+
+extension UpdateCommand {
+    /// A webhook whose secret is stored as given (not sealed, not hidden from this caller).
+    static func hasPlainSecret(_ target: NotificationTarget) -> Bool {
+        guard case .webhook(_, let secret?) = target else { return false }
+        return !WebhookSecrets.isSealed(secret) && secret != NotificationTarget.redactedSecret
     }
 }
 
