@@ -176,16 +176,8 @@ public actor RemoteConfig {
     private func lost() { liveRevision = nil }
 
     private func loadSnapshot() async throws -> Revision {
-        var cursor: String?
-        var fresh: [Key: Cached] = [:]
-        var revision = Revision.zero
-        repeat {
-            let page = try await store.list(in: name, ListQuery(prefix: .root, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
-            for item in page.items { fresh[item.key] = Cached(item: item, fetchedAt: .now) }
-            revision = page.revision
-            cursor = page.nextCursor
-        } while cursor != nil
-        cache = fresh
+        let (items, revision) = try await store.items(in: name)
+        cache = Dictionary(uniqueKeysWithValues: items.map { ($0.key, Cached(item: $0, fetchedAt: .now)) })
         return revision
     }
 }

@@ -97,6 +97,21 @@ extension ConfigStore {
         return ConfigSnapshot(config: pages.header.config, revision: pages.header.revision, exportedAt: pages.header.exportedAt, items: items)
     }
 
+    /// Every item under `prefix`, following the list's cursor to the end, and the revision
+    /// of the last page (pages may come from successive revisions).
+    public func items(in config: ConfigName, under prefix: KeyPrefix = .root) async throws -> (items: [Item], revision: Revision) {
+        var items: [Item] = []
+        var cursor: String?
+        var revision = Revision.zero
+        repeat {
+            let page = try await list(in: config, ListQuery(prefix: prefix, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
+            items += page.items
+            revision = page.revision
+            cursor = page.nextCursor
+        } while cursor != nil
+        return (items, revision)
+    }
+
     /// Sets a key with no conditions and no TTL.
     public func set(_ key: Key, to value: Data, in config: ConfigName) async throws -> Event {
         try await set(key, to: value, in: config, options: SetOptions())

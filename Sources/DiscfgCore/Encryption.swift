@@ -59,21 +59,6 @@ public struct EncryptionSettings: Hashable, Sendable, Codable {
     /// The data key with this id.
     public func dataKey(_ id: String) -> WrappedDataKey? { dataKeys.first { $0.id == id } }
 
-    /// Checks the shape: a key name of a known kind, data keys with distinct well-formed
-    /// ids, and a current key among them.
-    public func validate() throws {
-        try validateFields()
-        var seen = Set<String>()
-        for dataKey in dataKeys {
-            guard seen.insert(dataKey.id).inserted else {
-                throw DiscfgError.invalid("encryption", "data key id \"\(dataKey.id.debugEscaped)\" appears twice")
-            }
-        }
-        guard seen.contains(current) else {
-            throw DiscfgError.invalid("encryption", "the current data key \"\(current.debugEscaped)\" is not among the data keys")
-        }
-    }
-
     /// Checks that `keyName` names a key discfg can use: `kms://…`, a KMS ARN or `file:///…`.
     public static func validate(keyName: String) throws {
         let known = keyName.hasPrefix("kms://") || keyName.hasPrefix("arn:aws:kms:") || keyName.hasPrefix("arn:aws-cn:kms:")

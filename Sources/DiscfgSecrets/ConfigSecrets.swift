@@ -64,26 +64,21 @@ public struct ConfigSecrets: Sendable {
         }
         var resealed = 0
         var left = 0
-        var cursor: String?
-        repeat {
-            let page = try await store.list(in: config, ListQuery(prefix: .root, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
-            for item in page.items where item.isSecret {
-                guard try SecretBox.header(of: item.value).dataKeyID != current else { continue }
-                let (value, contentType) = try await open(item)
-                let options = SetOptions(
-                    conditions: [.modRevision(item.modRevision)],
-                    ttlSeconds: item.expiresAt.map { max(1, Int64($0.timeIntervalSinceNow.rounded(.up))) },
-                    contentType: contentType
-                )
-                do {
-                    _ = try await set(item.key, to: value, options: options)
-                    resealed += 1
-                } catch let error as DiscfgError where error.code == .conditionFailed {
-                    left += 1
-                }
+        for item in try await store.items(in: config).items where item.isSecret {
+            guard try SecretBox.header(of: item.value).dataKeyID != current else { continue }
+            let (value, contentType) = try await open(item)
+            let options = SetOptions(
+                conditions: [.modRevision(item.modRevision)],
+                ttlSeconds: item.expiresAt.map { max(1, Int64($0.timeIntervalSinceNow.rounded(.up))) },
+                contentType: contentType
+            )
+            do {
+                _ = try await set(item.key, to: value, options: options)
+                resealed += 1
+            } catch let error as DiscfgError where error.code == .conditionFailed {
+                left += 1
             }
-            cursor = page.nextCursor
-        } while cursor != nil
+        }
         return (resealed, left)
     }
 

@@ -104,10 +104,11 @@ struct SecretTests {
         try await withServer(server) { _ in
             var remote = cli
             remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
-            let copied = try await LoopbackHTTP.exchange(
-                port: port, "PUT /v1/app/keys/c", body: try Data(contentsOf: URL(fileURLWithPath: copyFile)),
-                headers: ["Content-Type: application/vnd.discfg.secret"]
-            )
+            // Sealed bytes written through the API as they are, marked secret.
+            func putSealed(_ key: String, _ bytes: Data) async throws -> String {
+                try await LoopbackHTTP.exchange(port: port, "PUT /v1/app/keys/\(key)", body: bytes, headers: ["Content-Type: application/vnd.discfg.secret"])
+            }
+            let copied = try await putSealed("c", try rawA.item().value)
             #expect(copied.hasPrefix("HTTP/1.1 201"), "\(copied)")
             let refused = try await remote.run("get", "app", "c")
             #expect(refused.status == 2 && refused.stderr.contains("/c"), "\(refused.stderr)")
@@ -115,11 +116,7 @@ struct SecretTests {
 
             // Roll b back to its first sealed value (version 1 written again as version 3).
             let first = try #require(try await remote.run("history", "app", "b", "-f", "json").envelope().events?.last?.item)
-            let olderFile = try cli.write("older.bin", try first.item().value)
-            let rolled = try await LoopbackHTTP.exchange(
-                port: port, "PUT /v1/app/keys/b", body: try Data(contentsOf: URL(fileURLWithPath: olderFile)),
-                headers: ["Content-Type: application/vnd.discfg.secret"]
-            )
+            let rolled = try await putSealed("b", try first.item().value)
             #expect(rolled.hasPrefix("HTTP/1.1 200"), "\(rolled)")
             let rollback = try await remote.run("get", "app", "b")
             #expect(rollback.status == 2 && rollback.stderr.contains("rolled back"), "\(rollback.stderr)")

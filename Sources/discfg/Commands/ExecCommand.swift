@@ -127,16 +127,8 @@ struct ExecEnvironment: Sendable {
 
     /// The variables, in key order, and the revision they were read at.
     func read(warn: (String) -> Void) async throws -> (variables: [(name: String, value: String)], revision: Revision) {
-        var items: [Item] = []
-        var cursor: String?
-        var revision = Revision.zero
-        repeat {
-            let page = try await store.list(in: config, ListQuery(prefix: prefix, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
-            items += page.items
-            revision = page.revision
-            cursor = page.nextCursor
-        } while cursor != nil
-        items = try await secrets.revealed(items)
+        let (stored, revision) = try await store.items(in: config, under: prefix)
+        let items = try await secrets.revealed(stored)
 
         var owners: [String: Key] = [:]
         var wanted = Set(only)
