@@ -39,6 +39,8 @@ struct NumericFlagTests {
         Flag(arguments: ["update"], flag: "--read-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--write-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--history", range: 1...999_999_999),
+        Flag(arguments: ["exec", "--watch"], flag: "--grace", range: 1...3600),
+        Flag(arguments: ["exec", "--watch"], flag: "--signal", range: 1...31),
     ]
 
     static let outOfRange = ["-1", "9223372036854775808", "18446744073709551615", "18446744073709551616", "1000000000000000000000000000000", "abc", "1e3", "0x10"]

@@ -49,8 +49,9 @@ struct ExecCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Stay running and restart the command when a key under the prefix changes.")
     var watch = false
 
-    @Option(name: .long, help: ArgumentHelp("With --watch: send this signal (HUP, USR1, …) instead of restarting.", valueName: "signal"))
-    var signal: String?
+    @Option(name: .long, help: ArgumentHelp("With --watch: send this signal (HUP, USR1, …, or a number 1-31) instead of restarting.", valueName: "signal"),
+            transform: ExecCommand.signalNumber)
+    var signal: Int32?
 
     @Option(name: .long, help: ArgumentHelp("With --watch: seconds a restarted command has to stop after SIGTERM before SIGKILL (1-3600). Default: 10.", valueName: "seconds"),
             transform: { Int(try NumberField("--grace", 1...3600).parse($0)) })
@@ -66,7 +67,7 @@ struct ExecCommand: AsyncParsableCommand {
             let config = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
             let prefix = try prefix.map(KeyPrefix.init) ?? .root
             if signal != nil, !watch { throw usage("--signal applies to --watch", field: "--signal") }
-            let reload = try signal.map(Self.signalNumber)
+            let reload = signal
             let store = try global.openStore()
             let source = ExecEnvironment(
                 store: store, config: config, prefix: prefix, only: only, strict: strict,
