@@ -119,6 +119,7 @@ extension StoreConformance {
         all.append(Check(name: "WatchChecks.watchFromACompactedRevisionEndsWithCompacted()") { try await self.watch.watchFromACompactedRevisionEndsWithCompacted() })
         all.append(Check(name: "WatchChecks.cancellingTheConsumerEndsTheWatch()") { try await self.watch.cancellingTheConsumerEndsTheWatch() })
         all.append(Check(name: "WatchChecks.deletingTheConfigEndsTheWatchWithConfigNotFound()") { try await self.watch.deletingTheConfigEndsTheWatchWithConfigNotFound() })
+        all.append(Check(name: "WatchChecks.aConfigDeletedAndCreatedAgainEndsTheWatch()") { try await self.watch.aConfigDeletedAndCreatedAgainEndsTheWatch() })
         all.append(Check(name: "WatchChecks.expiryReachesAWatcherWithoutAnyOtherWrite()") { try await self.watch.expiryReachesAWatcherWithoutAnyOtherWrite() })
         all.append(Check(name: "WatchChecks.eventBatchesReportHowFarTheyRead()") { try await self.watch.eventBatchesReportHowFarTheyRead() })
         for argument in WatchChecks.walkingEventBatchesYieldsEveryEventOnceArguments {

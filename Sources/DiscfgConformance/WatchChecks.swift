@@ -134,6 +134,23 @@ public struct WatchChecks: Sendable {
         }
     }
 
+    /// A config deleted and at once created again is a new config, whose revisions start
+    /// afresh: a watch of the old one ends rather than read the new one's changes as its own.
+    public func aConfigDeletedAndCreatedAgainEndsTheWatch() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/k", "1", in: config)
+            let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
+            _ = try await watch.waitForEvents(1)
+            try await store.deleteConfig(config)
+            _ = try await store.makeConfig()
+            try await store.set("/k", "new 1", in: config)
+            try await store.set("/k", "new 2", in: config)
+            #expect(try await watch.waitForEnding().code == .configNotFound)
+            #expect(watch.events.map(\.item?.text) == ["1"], "no change of the new config reaches the old one's watch")
+        }
+    }
+
     public func expiryReachesAWatcherWithoutAnyOtherWrite() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()

@@ -8,8 +8,26 @@ import Synchronization
 /// changed?). A wake-up only says "look again": watchers read the events themselves,
 /// by revision, so a missed or doubled wake-up can never lose or repeat an event.
 public final class ChangeNotifier: Sendable {
+    /// One watcher's wake-ups, and whether this process deleted its config.
+    public final class Subscription: Sendable {
+        /// Yields whenever the config may have changed; holds at most one pending
+        /// wake-up, and ends after the config is deleted or when its consumer stops.
+        public let wakeUps: AsyncStream<Void>
+        fileprivate let deleted = Mutex(false)
+
+        fileprivate init(wakeUps: AsyncStream<Void>) {
+            self.wakeUps = wakeUps
+        }
+
+        /// Whether the config was deleted since the subscription began. A watch checks
+        /// it before and after each read: a config of the same name created meanwhile is
+        /// a new config, whose revisions start afresh and must not read as the old one's.
+        public var configDeleted: Bool { deleted.withLock { $0 } }
+    }
+
     private struct Subscriber {
         var config: ConfigName
+        var subscription: Subscription
         var continuation: AsyncStream<Void>.Continuation
     }
 
@@ -32,14 +50,14 @@ public final class ChangeNotifier: Sendable {
         self.poll = poll
     }
 
-    /// A stream that yields whenever `config` may have changed. It holds at most one
-    /// pending wake-up, and ends when its consumer stops iterating.
-    public func subscribe(_ config: ConfigName) -> AsyncStream<Void> {
+    /// Wake-ups for a watcher of `config`.
+    public func subscribe(_ config: ConfigName) -> Subscription {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let subscription = Subscription(wakeUps: stream)
         let (id, startPolling) = state.withLock { state in
             let id = state.nextID
             state.nextID += 1
-            state.subscribers[id] = Subscriber(config: config, continuation: continuation)
+            state.subscribers[id] = Subscriber(config: config, subscription: subscription, continuation: continuation)
             let start = poll != nil && !state.polling
             if start { state.polling = true }
             return (id, start)
@@ -48,13 +66,27 @@ public final class ChangeNotifier: Sendable {
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         }
         if startPolling { runPoller() }
-        return stream
+        return subscription
     }
 
     /// Wakes the watchers of `config`.
     public func notify(_ config: ConfigName) {
         let continuations = state.withLock { $0.subscribers.values.filter { $0.config == config }.map(\.continuation) }
         for continuation in continuations { continuation.yield() }
+    }
+
+    /// Tells the watchers of `config` that this process deleted it: their watches end
+    /// with `configNotFound`.
+    public func deleted(_ config: ConfigName) {
+        let subscribers = state.withLock { state in
+            let ids = state.subscribers.filter { $0.value.config == config }.map(\.key)
+            return ids.compactMap { state.subscribers.removeValue(forKey: $0) }
+        }
+        for subscriber in subscribers {
+            subscriber.subscription.deleted.withLock { $0 = true }
+            subscriber.continuation.yield()
+            subscriber.continuation.finish()
+        }
     }
 
     /// Wakes every watcher.

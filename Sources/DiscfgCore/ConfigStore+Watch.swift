@@ -6,23 +6,27 @@ extension ConfigStore {
     /// event from the start revision on, then sleep until woken and read again.
     ///
     /// Because each read starts right after the last revision accounted for, an event
-    /// is delivered exactly once however wake-ups arrive. Subscribe `wakeUps` before
-    /// calling so no change between subscribing and the first read is missed.
+    /// is delivered exactly once however wake-ups arrive. Subscribe before
+    /// calling so no change between subscribing and the first read is missed. When this
+    /// process deletes the config, the watch ends with `configNotFound`, even if a config
+    /// of the same name is created before it reads again.
     public func followEvents(
-        _ config: ConfigName, scope: WatchScope, from: Revision?, wakeUps: AsyncStream<Void>
+        _ config: ConfigName, scope: WatchScope, from: Revision?, subscription: ChangeNotifier.Subscription
     ) -> AsyncThrowingStream<Event, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
                     var next: Revision
                     if let from { next = from } else { next = try await configInfo(config).revision.next }
-                    var wakeIterator = wakeUps.makeAsyncIterator()
+                    var wakeIterator = subscription.wakeUps.makeAsyncIterator()
                     while !Task.isCancelled {
+                        if subscription.configDeleted { throw DiscfgError.configNotFound(config) }
                         let batch = try await events(in: config, scope: scope, from: next, limit: watchBatchSize)
+                        if subscription.configDeleted { throw DiscfgError.configNotFound(config) }
                         for event in batch.events { continuation.yield(event) }
                         next = Swift.max(next, batch.through.next)
                         if batch.hasMore { continue }
-                        guard await wakeIterator.next() != nil else { break }
+                        guard await wakeIterator.next() != nil || subscription.configDeleted else { break }
                     }
                     continuation.finish()
                 } catch is CancellationError {

@@ -40,7 +40,7 @@ public final class MemoryStore: ConfigStore {
         try state.withLock { configs in
             guard configs.removeValue(forKey: name) != nil else { throw DiscfgError.configNotFound(name) }
         }
-        notifier.notify(name)
+        notifier.deleted(name)
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
@@ -129,11 +129,11 @@ public final class MemoryStore: ConfigStore {
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
-        let wakeUps = notifier.subscribe(config)
+        let subscription = notifier.subscribe(config)
         // "Now" is when watch is called, not when the stream's task first runs; an unknown
         // config is left to the stream, which ends with `configNotFound`.
         let start = from ?? state.withLock { $0[config]?.info.revision.next }
-        let stream = followEvents(config, scope: scope, from: start, wakeUps: wakeUps)
+        let stream = followEvents(config, scope: scope, from: start, subscription: subscription)
         sweeper.ensureRunning(while: notifier) { [weak self] in _ = try? await self?.sweepExpired() }
         return stream
     }

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 extension DynamoDBStore {
-    /// Follows a config with ``ConfigStore/followEvents(_:scope:from:wakeUps:)``.
+    /// Follows a config with ``ConfigStore/followEvents(_:scope:from:subscription:)``.
     ///
     /// Changes made through this store wake watchers at once. Changes made by other
     /// processes are found by polling: every ``Configuration/pollInterval`` while anyone
@@ -16,13 +16,13 @@ extension DynamoDBStore {
     /// commits and reads). When it has seen none, the stream reads the revision when it
     /// starts.
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
-        let wakeUps = notifier.subscribe(config)
+        let subscription = notifier.subscribe(config)
         // Pin "now" before returning; an unknown config is left to the stream, which ends
         // with `configNotFound`.
         var start = from
         if start == nil { start = (try? await configInfo(config))?.revision.next }
         watched.watch(config)
-        return followEvents(config, scope: scope, from: start, wakeUps: wakeUps)
+        return followEvents(config, scope: scope, from: start, subscription: subscription)
     }
 }
 

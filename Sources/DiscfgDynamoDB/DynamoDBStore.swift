@@ -156,7 +156,7 @@ public final class DynamoDBStore: ConfigStore {
         }
         try await purge(name)
         watched.forget(name)
-        notifier.notify(name)
+        notifier.deleted(name)
     }
 
     /// Deletes every item of a config whose meta item is marked `deleting`, the meta

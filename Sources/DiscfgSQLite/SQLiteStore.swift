@@ -74,7 +74,7 @@ public final class SQLiteStore: ConfigStore {
                 throw DiscfgError.configNotFound(try ConfigName(name.text))
             }
         }
-        notifier.notify(name)
+        notifier.deleted(name)
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
@@ -228,11 +228,11 @@ public final class SQLiteStore: ConfigStore {
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
-        let wakeUps = notifier.subscribe(config)
+        let subscription = notifier.subscribe(config)
         // "Now" is when watch is called, not when the stream's task first runs; an unknown
         // config is left to the stream, which ends with `configNotFound`.
         let start = from ?? (try? readers.read { try Self.requireConfig(config, $0) })?.revision.next
-        let stream = followEvents(config, scope: scope, from: start, wakeUps: wakeUps)
+        let stream = followEvents(config, scope: scope, from: start, subscription: subscription)
         sweeper.ensureRunning(while: notifier) { [weak self] in _ = try? await self?.sweepExpired() }
         return stream
     }

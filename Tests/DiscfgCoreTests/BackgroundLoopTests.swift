@@ -41,14 +41,14 @@ struct BackgroundLoopTests {
         let notifier = ChangeNotifier(pollInterval: Self.interval) { runs.tick(); return false }
         let config = try! ConfigName("app")
         #expect(await runs.settle(interval: Self.interval) && runs.value == 0, "it polled with nobody watching")
-        let watcher = Task { for await _ in notifier.subscribe(config) {} }
+        let watcher = Task { for await _ in notifier.subscribe(config).wakeUps {} }
         #expect(await runs.exceed(3))
         watcher.cancel()
         #expect(await runs.settle(interval: Self.interval), "it kept polling after the last watcher left")
         #expect(notifier.subscriberCount == 0)
         // A new watcher starts it again.
         let before = runs.value
-        let again = Task { for await _ in notifier.subscribe(config) {} }
+        let again = Task { for await _ in notifier.subscribe(config).wakeUps {} }
         #expect(await runs.exceed(before + 3))
         again.cancel()
         #expect(await runs.settle(interval: Self.interval))
@@ -70,7 +70,7 @@ struct BackgroundLoopTests {
         let runs = Runs()
         let notifier = ChangeNotifier()
         let sweeper = ExpirySweeper(interval: Self.interval)
-        let watcher = Task { for await _ in notifier.subscribe(try! ConfigName("app")) {} }
+        let watcher = Task { for await _ in notifier.subscribe(try! ConfigName("app")).wakeUps {} }
         while notifier.subscriberCount == 0 { await Task.yield() }
         let running = Atomic(0)
         let overlapped = Atomic(false)

@@ -46,6 +46,11 @@ struct WatchTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aConfigDeletedAndCreatedAgainEndsTheWatch(kind: StoreKind) async throws {
+        try await kind.conformance.watch.aConfigDeletedAndCreatedAgainEndsTheWatch()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func expiryReachesAWatcherWithoutAnyOtherWrite(kind: StoreKind) async throws {
         try await kind.conformance.watch.expiryReachesAWatcherWithoutAnyOtherWrite()
     }
