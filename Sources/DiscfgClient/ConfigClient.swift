@@ -26,7 +26,8 @@ import Foundation
 public final class ConfigClient: Sendable {
     /// The store every config handle reads through.
     public let store: RemoteStore
-    private let keyring: SecretKeyring?
+    /// Opens secrets with the keys the client was made with; nil without keys.
+    public let keyring: SecretKeyring?
 
     /// Connects to a discfg server.
     /// - Parameters:

@@ -19,16 +19,14 @@ public actor RemoteConfig {
     private var live: Task<Void, Never>?
     private var liveRevision: Revision?
     private var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
-    private let keyring: SecretKeyring?
-    /// The config's encryption settings, read when the first secret is opened and again
-    /// when a secret names a data key they lack (the config's key was rotated).
-    private var encryption: EncryptionSettings?
+    /// Opens secrets; nil when the client was made without keys.
+    private let secrets: SecretReader?
 
     init(store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil) {
         self.store = store
         self.name = name
         self.maxAge = maxAge
-        self.keyring = keyring
+        secrets = keyring.map { SecretReader(ConfigSecrets(store: store, config: name, keyring: $0)) }
     }
 
     deinit {
@@ -51,14 +49,10 @@ public actor RemoteConfig {
     /// `item` with its value opened when it is a secret (the cache keeps it sealed).
     private func opened(_ item: Item?) async throws -> Item? {
         guard let item, item.isSecret else { return item }
-        guard let keyring else {
+        guard let secrets else {
             throw DiscfgError.invalid("value", "\(item.key) is a secret: make the ConfigClient with keys (e.g. StandardKeyResolver) to read it")
         }
-        let dataKey = try SecretBox.header(of: item.value).dataKeyID
-        if encryption?.dataKey(dataKey) == nil { encryption = try await store.configInfo(name).settings.encryption }
-        var open = item
-        (open.value, open.contentType) = try await keyring.open(item, in: name, encryption: encryption)
-        return open
+        return try await secrets.revealed(item)
     }
 
     /// The raw bytes at `key`, or nil.
@@ -73,21 +67,23 @@ public actor RemoteConfig {
 
     /// The value as an integer, or nil when absent; throws when it is not one.
     public func int(_ key: String) async throws -> Int? {
-        guard let text = try await string(key) else { return nil }
-        guard let number = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            throw DiscfgError.invalid("value", "\(key) is \"\(text)\", not an integer")
-        }
-        return number
+        try await parsed(key, as: "an integer", ValueText.int)
     }
 
     /// The value as a boolean (`true/false`, `yes/no`, `on/off`, `1/0`), or nil when absent.
     public func bool(_ key: String) async throws -> Bool? {
-        guard let text = try await string(key) else { return nil }
-        switch text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased() {
-        case "true", "yes", "on", "1": return true
-        case "false", "no", "off", "0": return false
-        default: throw DiscfgError.invalid("value", "\(key) is \"\(text)\", not a boolean")
+        try await parsed(key, as: "a boolean", ValueText.bool)
+    }
+
+    /// The value's text read by `parse`; the error quotes the text unless it is a secret.
+    private func parsed<T>(_ key: String, as what: String, _ parse: (String) -> T?) async throws -> T? {
+        guard let item = try await item(key) else { return nil }
+        guard let text = item.text else { throw DiscfgError.invalid("value", "\(key) holds binary data, not text") }
+        guard let value = parse(text) else {
+            let shown = cache[item.key]?.item?.isSecret == true ? "a secret" : "\"\(text)\""
+            throw DiscfgError.invalid("value", "\(key) is \(shown), not \(what)")
         }
+        return value
     }
 
     /// The value decoded from JSON, or nil when absent.

@@ -98,18 +98,20 @@ extension ConfigStore {
     }
 
     /// Every item under `prefix`, following the list's cursor to the end, and the revision
-    /// of the last page (pages may come from successive revisions).
+    /// of the first page. Pages may come from successive revisions, so a reader that
+    /// keeps the items current watches from the revision after the one returned: the
+    /// changes it then replays bring every page to the same, latest, revision.
     public func items(in config: ConfigName, under prefix: KeyPrefix = .root) async throws -> (items: [Item], revision: Revision) {
         var items: [Item] = []
         var cursor: String?
-        var revision = Revision.zero
+        var revision: Revision?
         repeat {
             let page = try await list(in: config, ListQuery(prefix: prefix, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
             items += page.items
-            revision = page.revision
+            revision = revision ?? page.revision
             cursor = page.nextCursor
         } while cursor != nil
-        return (items, revision)
+        return (items, revision ?? .zero)
     }
 
     /// Sets a key with no conditions and no TTL.

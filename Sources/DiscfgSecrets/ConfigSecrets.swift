@@ -119,3 +119,30 @@ public struct ConfigSecrets: Sendable {
         return open
     }
 }
+
+/// Opens the secrets of one config for a reader that runs for long (the Swift client,
+/// the swift-configuration provider). The config's encryption settings are read with the
+/// first secret, and again only when a secret names a data key they lack (the config's
+/// key was rotated meanwhile); data keys are unwrapped once, by the keyring.
+public actor SecretReader {
+    private let secrets: ConfigSecrets
+    private var encryption: EncryptionSettings?
+
+    /// A reader of the secrets `secrets` can open.
+    public init(_ secrets: ConfigSecrets) {
+        self.secrets = secrets
+    }
+
+    /// `item` with its value opened and its own content type back, when it is a secret;
+    /// any other item as it is.
+    public func revealed(_ item: Item) async throws -> Item {
+        guard item.isSecret else { return item }
+        let dataKey = try SecretBox.header(of: item.value).dataKeyID
+        if encryption?.dataKey(dataKey) == nil {
+            encryption = try await secrets.store.configInfo(secrets.config).settings.encryption
+        }
+        var open = item
+        (open.value, open.contentType) = try await secrets.keyring.open(item, in: secrets.config, encryption: encryption)
+        return open
+    }
+}
