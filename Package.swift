@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "DiscfgDynamoDB", targets: ["DiscfgDynamoDB"]),
         .library(name: "DiscfgLambda", targets: ["DiscfgLambda"]),
         .library(name: "DiscfgConformance", targets: ["DiscfgConformance"]),
+        .library(name: "DiscfgConfiguration", targets: ["DiscfgConfiguration"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -30,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
     ],
     targets: [
         .target(
@@ -113,6 +115,18 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgConfiguration",
+            dependencies: [
+                "DiscfgCore",
+                "DiscfgAWS",
+                "DiscfgSecrets",
+                "DiscfgClient",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -233,6 +247,19 @@ let package = Package(
             dependencies: [
                 "DiscfgCore", "DiscfgAWS", "DiscfgSecrets", "DiscfgTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ConfigurationProviderTests",
+            dependencies: [
+                "DiscfgCore", "DiscfgConfiguration", "DiscfgClient", "DiscfgSecrets", "DiscfgSQLite", "DiscfgTestSupport",
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ConfigurationTesting", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
