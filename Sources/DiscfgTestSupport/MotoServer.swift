@@ -38,7 +38,9 @@ public final class MotoServer: TestServer {
 
     /// Starts `moto_server -H 127.0.0.1 -p PORT` and waits (up to `timeout`) until it answers
     /// HTTP. Python takes seconds to load moto, and far longer on a busy machine.
-    public static func start(timeout: Duration = .seconds(90)) async throws -> MotoServer {
+    /// `environment` adds moto settings, e.g. `INITIAL_NO_AUTH_ACTION_COUNT` to enforce IAM
+    /// after that many requests.
+    public static func start(timeout: Duration = .seconds(90), environment: [String: String] = [:]) async throws -> MotoServer {
         let port = try freeLoopbackPort()
         let logPath = NSTemporaryDirectory() + "discfg-moto-\(port).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
@@ -46,7 +48,8 @@ public final class MotoServer: TestServer {
         do {
             process = try ChildProcess.launch(
                 "python3", ["-c", serializedServer, "-H", "127.0.0.1", "-p", String(port)],
-                environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment),
+                environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
+                    .merging(environment) { _, setting in setting },
                 stdout: .file(logPath), stderr: .file(logPath)
             )
         } catch {

@@ -196,6 +196,53 @@ struct SecretTests {
         }
     }
 
+    @Test("without kms:Decrypt, reading a secret is one clear error naming the key and the permission, with nothing of the value")
+    func kmsPermissionDenied() async throws {
+        // This moto enforces IAM after the seven set-up requests below.
+        try await withServer(try await MotoServer.start(environment: ["INITIAL_NO_AUTH_ACTION_COUNT": "7"])) { moto in
+            let made = try await ChildProcess.run("python3", ["-c", """
+                import boto3, json, sys
+                args = dict(region_name="us-east-1", endpoint_url=sys.argv[1], aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="discfg-test")
+                key = boto3.client("kms", **args).create_key()["KeyMetadata"]["KeyId"]
+                iam = boto3.client("iam", **args)
+                users = {}
+                for user, actions in [("writer", ["kms:*"]), ("reader", ["kms:GenerateDataKey", "kms:DescribeKey"])]:
+                    iam.create_user(UserName=user)
+                    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
+                    iam.put_user_policy(UserName=user, PolicyName="kms", PolicyDocument=json.dumps(policy))
+                    access = iam.create_access_key(UserName=user)["AccessKey"]
+                    users[user] = [access["AccessKeyId"], access["SecretAccessKey"]]
+                print(json.dumps({"key": key, "users": users}))
+                """, moto.endpoint.absoluteString], environment: ChildProcess.environment())
+            try #require(made.status == 0, "\(made.stderr)")
+            struct SetUp: Decodable { var key: String; var users: [String: [String]] }
+            let setUp = try JSONDecoder().decode(SetUp.self, from: Data(made.stdout.utf8))
+            var writer = try CLIRunner()
+            defer { writer.cleanUp() }
+            writer.environment["AWS_ENDPOINT_URL_KMS"] = moto.endpoint.absoluteString
+            writer.environment["AWS_REGION"] = "us-east-1"
+            var reader = writer
+            writer.environment["AWS_ACCESS_KEY_ID"] = setUp.users["writer"]?[0]
+            writer.environment["AWS_SECRET_ACCESS_KEY"] = setUp.users["writer"]?[1]
+            reader.environment["AWS_ACCESS_KEY_ID"] = setUp.users["reader"]?[0]
+            reader.environment["AWS_SECRET_ACCESS_KEY"] = setUp.users["reader"]?[1]
+
+            try await expectSuccess(writer.run("create", "prod", "--encryption", "kms://us-east-1/\(setUp.key)"))
+            try await expectSuccess(writer.run("set", "prod", "db/password", Self.plaintext, "--secret"))
+            #expect(try await writer.run("get", "prod", "db/password").stdout == Self.plaintext + "\n")
+
+            for command in [["get", "prod", "db/password"], ["ls", "prod", "--recursive", "--reveal"], ["export", "prod", "--reveal"]] {
+                let denied = try await reader.run(command)
+                #expect(denied.status != 0, "\(command): \(denied.stdout)")
+                #expect(denied.stderr.contains("kms:Decrypt") && denied.stderr.contains(setUp.key), "\(command): \(denied.stderr)")
+                #expect(!denied.stdout.contains(Self.plaintext) && !denied.stderr.contains(Self.plaintext))
+            }
+            // Without --reveal the reader lists the config, the secret masked.
+            let masked = try await reader.run("ls", "prod", "--recursive")
+            #expect(masked.status == 0 && masked.stdout.contains("(secret)"), "\(masked.stderr)")
+        }
+    }
+
     // MARK: - Fixtures
 
     /// Runs `body` with a CLI whose default store is of `kind`, and a function that reads
