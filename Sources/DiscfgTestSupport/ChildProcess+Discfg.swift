@@ -9,12 +9,18 @@ extension ChildProcess {
         for start in [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])] {
             var url = start
             for _ in 0..<4 {
-                url = url.deletingLastPathComponent()
                 candidates.append(url.appendingPathComponent("discfg"))
+                url = url.deletingLastPathComponent()
             }
         }
         candidates.append(URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../.build/debug/discfg").standardized)
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+        // A file, not a folder: a checkout cloned into a folder named discfg must not be taken for the binary.
+        func isProgram(_ url: URL) -> Bool {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && !isDirectory.boolValue
+                && FileManager.default.isExecutableFile(atPath: url.path)
+        }
+        guard let found = candidates.first(where: isProgram) else {
             fatalError("the discfg binary was not built; looked in \(candidates.map(\.path))")
         }
         return found
