@@ -63,6 +63,8 @@ struct DiscfgProviderTests {
         let values = [
             "/port": "8080", "/ratio": "0.25", "/on": "YES", "/flags": "[1, 0]", "/truths": "[true, false]",
             "/empty": "", "/word": "eighty", "/blob": "\u{FF}", "/nested": "[[1], 2]", "/dotted.name": "x",
+            // A nesting bomb the size of the largest value: read as a list, without a crash.
+            "/deep": String(repeating: "[", count: Limits.maxValueBytes / 2) + String(repeating: "]", count: Limits.maxValueBytes / 2),
         ]
         for (key, value) in values {
             let data = key == "/blob" ? Data([0xFF, 0x00]) : Data(value.utf8)
@@ -80,6 +82,7 @@ struct DiscfgProviderTests {
         #expect(try reader.requiredString(forKey: ConfigKey(["dotted.name"])) == "x")
         // A nested JSON array is not an array of scalars: it is read as a list.
         #expect(try reader.requiredStringArray(forKey: "nested") == ["[[1]", "2]"])
+        #expect(try reader.requiredStringArray(forKey: "deep").count == 1)
 
         let word = #expect(throws: DiscfgError.self) { try provider.value(forKey: ["word"], type: .int) }
         #expect(word?.message.contains("/word") == true && word?.message.contains("int") == true)
