@@ -1,8 +1,9 @@
 import DiscfgCore
 import Foundation
 
-/// One config's secrets as a client writes and reads them: sealed in the client, never
-/// by a server. The CLI's `set --secret`, `get`, `--reveal` and `exec` go through it.
+/// One config's secrets as a client writes them: sealed in the client, never by a
+/// server. The CLI's `set --secret` and `key rotate --reseal` go through it; reads open
+/// secrets with a ``SecretReader``.
 public struct ConfigSecrets: Sendable {
     /// The store the config lives in.
     public let store: any ConfigStore
@@ -64,9 +65,10 @@ public struct ConfigSecrets: Sendable {
         }
         var resealed = 0
         var left = 0
+        let reader = SecretReader(self)
         for item in try await store.items(in: config).items where item.isSecret {
             guard try SecretBox.header(of: item.value).dataKeyID != current else { continue }
-            let (value, contentType) = try await open(item)
+            let (value, contentType) = try await reader.opened(item)
             let options = SetOptions(
                 conditions: [.modRevision(item.modRevision)],
                 ttlSeconds: item.expiresAt.map { max(1, Int64($0.timeIntervalSinceNow.rounded(.up))) },
@@ -80,43 +82,6 @@ public struct ConfigSecrets: Sendable {
             }
         }
         return (resealed, left)
-    }
-
-    /// The value of a secret item of this config, and its own content type.
-    public func open(_ item: Item, checkingVersion: Bool = true) async throws -> (value: Data, contentType: String?) {
-        let info = try await store.configInfo(config)
-        return try await keyring.open(item, in: config, encryption: info.settings.encryption, checkingVersion: checkingVersion)
-    }
-
-    /// `item` with its value opened when it is a secret.
-    public func revealed(_ item: Item) async throws -> Item {
-        try await revealed([item])[0]
-    }
-
-    /// `items` with every secret opened; the config's settings are read once.
-    public func revealed(_ items: [Item], checkingVersion: Bool = true) async throws -> [Item] {
-        guard items.contains(where: \.isSecret) else { return items }
-        let encryption = try await store.configInfo(config).settings.encryption
-        var result: [Item] = []
-        result.reserveCapacity(items.count)
-        for item in items {
-            guard item.isSecret else {
-                result.append(item)
-                continue
-            }
-            var open = item
-            (open.value, open.contentType) = try await keyring.open(item, in: config, encryption: encryption, checkingVersion: checkingVersion)
-            result.append(open)
-        }
-        return result
-    }
-
-    /// `event` with its items' secrets opened.
-    public func revealed(_ event: Event) async throws -> Event {
-        var open = event
-        if let item = event.item { open.item = try await revealed(item) }
-        if let previous = event.prevItem { open.prevItem = try await revealed(previous) }
-        return open
     }
 }
 
@@ -133,16 +98,40 @@ public actor SecretReader {
         self.secrets = secrets
     }
 
-    /// `item` with its value opened and its own content type back, when it is a secret;
-    /// any other item as it is.
-    public func revealed(_ item: Item) async throws -> Item {
-        guard item.isSecret else { return item }
+    /// The value of a secret item of this config, and its own content type.
+    ///
+    /// With `checkingVersion` false, the value is opened for the version it says it was
+    /// sealed for (an export's entries carry no version).
+    public func opened(_ item: Item, checkingVersion: Bool = true) async throws -> (value: Data, contentType: String?) {
         let dataKey = try SecretBox.header(of: item.value).dataKeyID
         if encryption?.dataKey(dataKey) == nil {
             encryption = try await secrets.store.configInfo(secrets.config).settings.encryption
         }
+        return try await secrets.keyring.open(item, in: secrets.config, encryption: encryption, checkingVersion: checkingVersion)
+    }
+
+    /// `item` with its value opened and its own content type back, when it is a secret;
+    /// any other item as it is.
+    public func revealed(_ item: Item, checkingVersion: Bool = true) async throws -> Item {
+        guard item.isSecret else { return item }
         var open = item
-        (open.value, open.contentType) = try await secrets.keyring.open(item, in: secrets.config, encryption: encryption)
+        (open.value, open.contentType) = try await opened(item, checkingVersion: checkingVersion)
+        return open
+    }
+
+    /// `items` with every secret opened.
+    public func revealed(_ items: [Item], checkingVersion: Bool = true) async throws -> [Item] {
+        var result: [Item] = []
+        result.reserveCapacity(items.count)
+        for item in items { result.append(try await revealed(item, checkingVersion: checkingVersion)) }
+        return result
+    }
+
+    /// `event` with its items' secrets opened.
+    public func revealed(_ event: Event) async throws -> Event {
+        var open = event
+        if let item = event.item { open.item = try await revealed(item) }
+        if let previous = event.prevItem { open.prevItem = try await revealed(previous) }
         return open
     }
 }

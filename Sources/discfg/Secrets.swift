@@ -10,6 +10,16 @@ extension GlobalOptions {
         SecretKeyring(resolver: try keyResolver())
     }
 
+    /// The secrets of `config` in `store`, sealed with this command's keyring.
+    func secrets(_ store: any ConfigStore, _ config: ConfigName) throws -> ConfigSecrets {
+        ConfigSecrets(store: store, config: config, keyring: try keyring())
+    }
+
+    /// Opens the secrets of `config` in `store`, reading its settings once.
+    func secretReader(_ store: any ConfigStore, _ config: ConfigName) throws -> SecretReader {
+        SecretReader(try secrets(store, config))
+    }
+
     /// Local key files, and KMS keys through the AWS flags and credential chain.
     func keyResolver() throws -> StandardKeyResolver {
         let credentials = CredentialChain.standard(explicit: try aws.explicitCredentials(), environment: environment, profile: aws.credProfile)

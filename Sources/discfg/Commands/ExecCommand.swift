@@ -71,7 +71,7 @@ struct ExecCommand: AsyncParsableCommand {
             let store = try global.openStore()
             let source = ExecEnvironment(
                 store: store, config: config, prefix: prefix, only: only, strict: strict,
-                secrets: ConfigSecrets(store: store, config: config, keyring: try global.keyring())
+                secrets: try global.secretReader(store, config)
             )
             let (variables, revision) = try await source.read { output.warn($0) }
             guard watch else {
@@ -124,7 +124,7 @@ struct ExecEnvironment: Sendable {
     let prefix: KeyPrefix
     let only: [String]
     let strict: Bool
-    let secrets: ConfigSecrets
+    let secrets: SecretReader
 
     /// The variables, in key order, and the revision they were read at.
     func read(warn: (String) -> Void) async throws -> (variables: [(name: String, value: String)], revision: Revision) {

@@ -106,7 +106,7 @@ struct SetCommand: AsyncParsableCommand {
             try Limits.validateValue(value)
             let store = try global.openStore()
             let change = secret
-                ? try await ConfigSecrets(store: store, config: config, keyring: global.keyring()).set(key, to: value, options: options)
+                ? try await global.secrets(store, config).set(key, to: value, options: options)
                 : try await store.set(key, to: value, in: config, options: options)
             output.emit(Envelope(action: "set", config: config, change: change)) {
                 let item = change.item!
@@ -173,7 +173,7 @@ struct GetCommand: AsyncParsableCommand {
             guard let stored = try await store.get(key, in: config, atRevision: at) else {
                 throw DiscfgError.keyNotFound(key, in: config, atRevision: at)
             }
-            let item = stored.isSecret ? try await ConfigSecrets(store: store, config: config, keyring: global.keyring()).revealed(stored) : stored
+            let item = stored.isSecret ? try await global.secretReader(store, config).revealed(stored) : stored
             if raw {
                 output.raw(item.value)
                 return

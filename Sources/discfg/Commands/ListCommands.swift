@@ -49,7 +49,7 @@ struct ListCommand: AsyncParsableCommand {
                 revision = page.revision
                 cursor = page.nextCursor
             } while cursor != nil
-            if reveal { items = try await ConfigSecrets(store: store, config: config, keyring: global.keyring()).revealed(items) }
+            if reveal { items = try await global.secretReader(store, config).revealed(items) }
             var envelope = Envelope(action: "list")
             envelope.config = config.rawValue
             envelope.items = items.map(ItemDocument.init)
@@ -104,7 +104,7 @@ struct HistoryCommand: AsyncParsableCommand {
             let store = try global.openStore()
             var page = try await store.history(of: key, in: config, HistoryQuery(limit: limit))
             if reveal {
-                let secrets = try ConfigSecrets(store: store, config: config, keyring: global.keyring())
+                let secrets = try global.secretReader(store, config)
                 var events: [Event] = []
                 for event in page.events { events.append(try await secrets.revealed(event)) }
                 page.events = events

@@ -82,7 +82,7 @@ extension ExportCommand {
     /// The pages with secrets opened (--reveal), kept sealed (json, yaml), or refused
     /// (env, where a sealed value is of no use to the process that reads it).
     private func secretsHandled(_ pages: SnapshotPages, config: ConfigName, format: SnapshotFormat, store: any ConfigStore) throws -> SnapshotPages {
-        let secrets = reveal ? try ConfigSecrets(store: store, config: config, keyring: global.keyring()) : nil
+        let secrets = reveal ? try global.secretReader(store, config) : nil
         guard secrets != nil || format == .env else { return pages }
         return pages.mapPages { page in
             guard page.contains(where: { $0.contentType == SecretMarker.contentType }) else { return page }

@@ -49,7 +49,7 @@ struct WatchCommand: AsyncParsableCommand {
             }
             Self.exitCleanlyOnInterrupt()
             output.note("watching \(scope) in config \(config) from revision \(fromRevision.map(String.init) ?? "\(info.revision.next)") (Ctrl-C to stop)")
-            let secrets = reveal ? try ConfigSecrets(store: store, config: config, keyring: global.keyring()) : nil
+            let secrets = reveal ? try global.secretReader(store, config) : nil
             for try await stored in await store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
                 let event = try await secrets?.revealed(stored) ?? stored
                 var envelope = Envelope(action: "watch")
