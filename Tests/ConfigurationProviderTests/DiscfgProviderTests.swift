@@ -84,6 +84,17 @@ struct DiscfgProviderTests {
         #expect(try reader.requiredStringArray(forKey: "nested") == ["[[1]", "2]"])
         #expect(try reader.requiredStringArray(forKey: "deep").count == 1)
 
+        // Integers at the edges: -1 and 2^63 - 1 read; 2^63 and 2^64 do not fit and say so.
+        for (text, expected) in [("0", 0), ("-1", -1), ("9223372036854775807", Int.max)] {
+            _ = try await store.set(try Key("/edge"), to: Data(text.utf8), in: name)
+            let edge = try await DiscfgProvider(store: store, config: "app", prefix: "/")
+            #expect(try edge.value(forKey: ["edge"], type: .int).value?.content == .int(expected))
+        }
+        for text in ["9223372036854775808", "18446744073709551616", "-9223372036854775809"] {
+            _ = try await store.set(try Key("/edge"), to: Data(text.utf8), in: name)
+            let edge = try await DiscfgProvider(store: store, config: "app")
+            #expect(throws: DiscfgError.self, "\(text)") { try edge.value(forKey: ["edge"], type: .int) }
+        }
         let word = #expect(throws: DiscfgError.self) { try provider.value(forKey: ["word"], type: .int) }
         #expect(word?.message.contains("/word") == true && word?.message.contains("int") == true)
         let binary = #expect(throws: DiscfgError.self) { try provider.value(forKey: ["blob"], type: .string) }
