@@ -61,9 +61,17 @@ public final class LiveServer: TestServer {
             configuration: configuration, logger: logger, onServerRunning: { portContinuation.yield($0) }
         )
         let group = ServiceGroup(services: [app], logger: logger)
-        let task = Task { try await group.run() }
+        // A server that cannot bind ends at once: end the wait for its port with it.
+        let task = Task {
+            defer { portContinuation.finish() }
+            try await group.run()
+        }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw DiscfgError(.unavailable, "the test server did not start") }
+        guard let port = await iterator.next() else {
+            var reason = "it stopped before listening"
+            if case .failure(let error) = await task.result { reason = "\(error)" }
+            throw DiscfgError(.unavailable, "the test server did not start on port \(configuration.port): \(reason)")
+        }
         return LiveServer(port: port, store: store, directory: directory, group: group, task: task)
     }
 

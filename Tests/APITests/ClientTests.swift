@@ -52,8 +52,9 @@ struct ClientTests {
     @Test("live mode keeps the cache current, and resumes after the server restarts", .timeLimit(.minutes(1)))
     func liveMode() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-live-\(UUID().uuidString)")
-        let port = Int.random(in: 40000...59000)
-        let server = try await LiveServer.start(port: port, directory: directory)
+        // The kernel picks a free port; the restart binds the same one again.
+        let server = try await LiveServer.start(directory: directory)
+        let port = server.port
         _ = try await server.put("/v1/app", "")
         _ = try await server.put("/v1/app/keys/k", "one")
         let client = try ConfigClient(url: URL(string: server.baseURL)!)
@@ -72,13 +73,26 @@ struct ClientTests {
         let offline = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
         _ = try await offline.set(Key("/k"), to: Data("three".utf8), in: ConfigName("app"))
         _ = try await offline.set(Key("/new"), to: Data("fresh".utf8), in: ConfigName("app"))
-        try await withServer(try await LiveServer.start(port: port, directory: directory)) { _ async throws in
+        try await withServer(try await restart(port: port, directory: directory)) { _ async throws in
             #expect(await iterator.next()?.revision == 3)
             #expect(await iterator.next()?.revision == 4)
             #expect(try await cfg.string("/k") == "three")
             #expect(try await cfg.string("/new") == "fresh")
             #expect(await cfg.revision == 4)
             await cfg.stopFollowing()
+        }
+    }
+
+    /// Starts a server again on `port`, which a client connection elsewhere may hold for a moment.
+    private func restart(port: Int, directory: URL) async throws -> LiveServer {
+        var attempt = 0
+        while true {
+            do {
+                return try await LiveServer.start(port: port, directory: directory)
+            } catch where attempt < 50 {
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
         }
     }
 
