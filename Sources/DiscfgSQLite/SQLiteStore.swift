@@ -13,7 +13,7 @@ import Synchronization
 /// ```swift
 /// let store = try SQLiteStore(path: "/var/lib/discfg/discfg.db")
 /// ```
-public final class SQLiteStore: ConfigStore {
+public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     /// Where the file is.
     public let path: String
     let readers: SQLiteReaderPool
@@ -44,13 +44,19 @@ public final class SQLiteStore: ConfigStore {
             throw DiscfgError(.unavailable, "SQLite store \(path) cannot use write-ahead logging (journal mode \(mode ?? "unknown"))", field: "store")
         }
         try connection.execute("PRAGMA synchronous = FULL")
+        // Checkpoints run beside the commits (SQLiteCheckpointer), not inside one; a log
+        // that grew while readers held it back is trimmed back once it starts over.
+        try connection.execute("PRAGMA wal_autocheckpoint = 0")
+        try connection.execute("PRAGMA journal_size_limit = \(16 * 1024 * 1024)")
         try SQLiteSchema.migrate(connection)
-        writer = SQLiteWriter(connection: connection)
+        writer = SQLiteWriter(connection: connection, checkpointer: SQLiteCheckpointer(path: path))
         let readers = SQLiteReaderPool(path: path)
         self.readers = readers
         let watcher = DataVersionWatcher(path: path)
         notifier = ChangeNotifier(pollInterval: .milliseconds(100)) { watcher.changed() }
     }
+
+    public var groupCommits: GroupCommitStatistics { writer.statistics }
 
     public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
         let now = clock.now()

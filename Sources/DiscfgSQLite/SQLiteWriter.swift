@@ -24,12 +24,20 @@ final class SQLiteWriter: Sendable {
         var draining = false
     }
 
+    /// The commits made so far.
+    var statistics: GroupCommitStatistics { stats.withLock { $0 } }
+    private let stats = Mutex(GroupCommitStatistics())
+
     private let thread = DispatchQueue(label: "discfg.sqlite.writer", qos: .userInitiated)
     private let box: ConnectionBox
     private let queue = Mutex(Queue())
+    private let checkpointer: SQLiteCheckpointer
 
-    init(connection: SQLiteConnection) {
+    /// The writer of `connection`, whose automatic checkpoints must be off:
+    /// `checkpointer` makes them, off the commit path.
+    init(connection: SQLiteConnection, checkpointer: SQLiteCheckpointer) {
         box = ConnectionBox(connection)
+        self.checkpointer = checkpointer
     }
 
     /// Runs `body` in a write transaction and returns its result once it is committed.
@@ -107,6 +115,8 @@ final class SQLiteWriter: Sendable {
         } else {
             do {
                 try connection.run("COMMIT")
+                stats.withLock { $0.record(changes: completions.count) }
+                checkpointer.committed(changes: completions.count)
             } catch {
                 commitError = error
                 _ = try? connection.run("ROLLBACK")

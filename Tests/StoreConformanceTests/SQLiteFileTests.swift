@@ -37,6 +37,47 @@ struct SQLiteFileTests {
         }
     }
 
+    @Test("concurrent changes share group commits, each one sync, and every change is counted once")
+    func groupCommits() async throws {
+        try await Self.withDirectory { directory in
+            let store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
+            let config = try await store.makeConfig("c")
+            let before = store.groupCommits
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<200 {
+                    group.addTask { _ = try await store.set(try Key("/k\(index % 20)"), to: Data("v\(index)".utf8), in: config) }
+                }
+                try await group.waitForAll()
+            }
+            let after = store.groupCommits
+            #expect(after.changes - before.changes == 200)
+            #expect(after.commits - before.commits <= 200)
+            #expect(after.batches.reduce(0, +) == after.commits)
+            #expect(try await store.configInfo(config).revision == Revision(200))
+        }
+    }
+
+    @Test("the write-ahead log is checkpointed beside the commits, so it stays small under a stream of writes")
+    func writeAheadLogStaysSmall() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("store.db").path
+            let store = try SQLiteStore(path: path)
+            let config = try await store.makeConfig("c")
+            let value = Data(repeating: UInt8(ascii: "x"), count: 2048)
+            var largest = 0
+            for index in 0..<3000 {
+                _ = try await store.set(try Key("/k\(index % 100)"), to: value, in: config)
+                if index % 100 == 99 {
+                    let size = try (FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? NSNumber)?.intValue ?? 0
+                    largest = max(largest, size)
+                }
+            }
+            // Uncheckpointed, these 3,000 changes leave a log of over 100 MiB, growing with
+            // every change; checkpointed, it is started over every few MiB.
+            #expect(largest < 48 * 1024 * 1024, "the log grew to \(largest) bytes")
+        }
+    }
+
     @Test("an existing folder keeps its mode")
     func existingFolderKeepsItsMode() async throws {
         try await Self.withDirectory { directory in
