@@ -1,56 +1,169 @@
 #!/usr/bin/env bash
-# Measures `discfg serve` on the embedded SQLite store with wrk: GET and durable PUT
-# throughput and p50/p99 latency, printed as a table. A benchmark, not a test.
+# `discfg serve` on the embedded SQLite store beside etcd, the same loads alternated in one
+# run, so every ratio is measured on the machine at hand. A benchmark, not a test.
 #
-#   benchmarks/http.sh [seconds] [connections]
+#   benchmarks/http.sh [seconds] [rounds]        (defaults: 5 seconds, 2 rounds)
 #
-# Builds release, starts the server on a fresh SQLite file on a free loopback port,
-# and stops it afterwards. Needs wrk (apt-get install wrk; installed here if missing).
+# Loads (wrk, 2 threads), at 64 and 256 connections:
+#   GET        one key              discfg GET /v1/bench/keys/app/greeting   etcd GET /v2/keys/app/greeting
+#   GET-304    If-None-Match        discfg answers 304; etcd v2 has no conditional GET and answers 200
+#   PUT-1      durable PUT, one key                   discfg PUT …/keys/load/k     etcd PUT /v2/keys/load/k
+#   PUT-1000   durable PUT, 1,000 keys in turn
+# discfg runs as shipped: access logs on (to a file), fsync on every commit
+# (synchronous=FULL); etcd fsyncs its WAL on every commit too. Printed: req/s, p50, p99
+# and the ratio to etcd; for discfg's PUTs, the group commits (fsyncs) per second and
+# the changes per commit from /metrics. Then instruction counts per request for discfg
+# (valgrind --tool=callgrind, a fixed number of requests on one connection), which do
+# not wobble on a noisy machine, and `discfg get` as a process beside `etcdctl get`
+# (hyperfine).
+#
+# Needs wrk, etcd (Debian etcd-server), etcdctl (etcd-client), hyperfine and valgrind;
+# installs those missing from Debian. SCRATCH_PATH builds elsewhere than .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-duration="${1:-10}"
-connections="${2:-64}"
-threads=2
+duration="${1:-5}"
+rounds="${2:-2}"
 
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "bench: installing wrk" >&2
-  apt-get update -qq >/dev/null && apt-get install -y -qq wrk >/dev/null
+need=()
+command -v wrk >/dev/null || need+=(wrk)
+command -v etcd >/dev/null || need+=(etcd-server)
+command -v etcdctl >/dev/null || need+=(etcd-client)
+command -v hyperfine >/dev/null || need+=(hyperfine)
+command -v valgrind >/dev/null || need+=(valgrind)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bench: installing ${need[*]}" >&2
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq >/dev/null && $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-scratch="${SCRATCH_PATH:-.build}"   # another build folder, e.g. .build-bench, if .build is busy
+scratch="${SCRATCH_PATH:-.build}"
 swift build -c release --product discfg --scratch-path "$scratch" >&2
 bin="$scratch/release/discfg"
 work=$(mktemp -d)
-trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
 export DISCFG_STORE="sqlite://$work/bench.db"
 "$bin" create bench -f silent
 "$bin" set bench /app/greeting "hello, world" -f silent
+dp=$(free_port)
+"$bin" serve --port "$dp" 2>"$work/serve.log" & pids+=($!)
+ep=$(free_port); pp=$(free_port)
+etcd --data-dir "$work/etcd" --enable-v2 --listen-client-urls "http://127.0.0.1:$ep" --advertise-client-urls "http://127.0.0.1:$ep" \
+  --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
+  --initial-cluster "default=http://127.0.0.1:$pp" >"$work/etcd.log" 2>&1 & pids+=($!)
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$dp/healthz" >/dev/null && curl -sf "http://127.0.0.1:$ep/health" >/dev/null && break
+  sleep 0.1
+done
+curl -sf -o /dev/null -X PUT "http://127.0.0.1:$ep/v2/keys/app/greeting" -d value="hello, world"
+etag=$(curl -si "http://127.0.0.1:$dp/v1/bench/keys/app/greeting" | tr -d '\r' | awk -F': ' 'tolower($1)=="etag" {print $2}')
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-"$bin" serve --port "$port" --log-level error 2>"$work/serve.log" &
-server=$!
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break; sleep 0.1; done
-
-cat > "$work/put.lua" <<'LUA'
-counter = 0
+cat > "$work/put-discfg.lua" <<'LUA'
+local keys = tonumber(os.getenv("BENCH_KEYS"))
+local counter = 0
 request = function()
   counter = counter + 1
-  return wrk.format("PUT", "/v1/bench/keys/load/k" .. (counter % 1000), nil, "value-" .. counter)
+  return wrk.format("PUT", "/v1/bench/keys/load/k" .. (counter % keys), nil, "value-" .. counter)
+end
+LUA
+cat > "$work/put-etcd.lua" <<'LUA'
+local keys = tonumber(os.getenv("BENCH_KEYS"))
+local counter = 0
+request = function()
+  counter = counter + 1
+  return wrk.format("PUT", "/v2/keys/load/k" .. (counter % keys), {["Content-Type"] = "application/x-www-form-urlencoded"}, "value=value-" .. counter)
 end
 LUA
 
-run() { # name, extra wrk args…
-  local name=$1; shift
-  wrk -t"$threads" -c"$connections" -d"${duration}s" --latency "$@" > "$work/$name.txt"
-  local rps p50 p99 errors
-  rps=$(awk '/Requests\/sec/ {print $2}' "$work/$name.txt")
-  p50=$(awk '$1=="50%" {print $2}' "$work/$name.txt")
-  p99=$(awk '$1=="99%" {print $2}' "$work/$name.txt")
-  errors=$(awk '/Non-2xx/ {print $NF}' "$work/$name.txt")
-  printf "%-12s %12s %10s %10s %8s\n" "$name" "$rps" "$p50" "$p99" "${errors:-0}"
+# Milliseconds from wrk's latency figures (e.g. 412.00us, 1.20ms, 2.01s).
+to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n *= 1; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
+# One load: prints "rps p50 p99 non2xx".
+load() { # connections, wrk args…
+  local c=$1; shift
+  wrk -t2 -c"$c" -d"${duration}s" --latency "$@" > "$work/wrk.txt" 2>&1 || true
+  local rps p50 p99 bad
+  rps=$(awk '/Requests\/sec/ {print int($2)}' "$work/wrk.txt")
+  p50=$(to_ms "$(awk '$1=="50%" {print $2}' "$work/wrk.txt")")
+  p99=$(to_ms "$(awk '$1=="99%" {print $2}' "$work/wrk.txt")")
+  bad=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.txt")
+  echo "${rps:-0} $p50 $p99 ${bad:-0}"
 }
+metric() { curl -s "http://127.0.0.1:$dp/metrics" | awk -v m="$1" '$1==m {print $2}'; }
 
-echo "discfg serve on SQLite, $connections connections, $threads wrk threads, ${duration}s each, $(nproc) cores"
-printf "%-12s %12s %10s %10s %8s\n" "operation" "requests/s" "p50" "p99" "non-2xx"
-run GET "http://127.0.0.1:$port/v1/bench/keys/app/greeting"
-run PUT -s "$work/put.lua" "http://127.0.0.1:$port"
-echo "store revision after PUTs: $("$bin" info bench -f json | python3 -c 'import json,sys; print(json.load(sys.stdin)["revision"])')"
+echo "discfg serve (SQLite, access log on) beside etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ {print $3}') (v2 API), $(nproc) cores, wrk -t2 ${duration}s per load, $rounds rounds"
+printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" load conns round "discfg/s" p50ms p99ms "etcd/s" p50ms p99ms ratio p99÷ "discfg commits/s, changes per commit"
+for connections in 64 256; do
+  for round in $(seq "$rounds"); do
+    for name in GET GET-304 PUT-1 PUT-1000; do
+      extra=""
+      case $name in
+        GET)
+          d=$(load "$connections" "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
+          e=$(load "$connections" "http://127.0.0.1:$ep/v2/keys/app/greeting") ;;
+        GET-304)
+          d=$(load "$connections" -H "If-None-Match: $etag" "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
+          e=$(load "$connections" -H "If-None-Match: $etag" "http://127.0.0.1:$ep/v2/keys/app/greeting") ;;
+        PUT-*)
+          export BENCH_KEYS=${name#PUT-}
+          commits=$(metric discfg_store_commits_total); changes=$(metric discfg_store_commit_changes_total)
+          d=$(load "$connections" -s "$work/put-discfg.lua" "http://127.0.0.1:$dp")
+          commits2=$(metric discfg_store_commits_total); changes2=$(metric discfg_store_commit_changes_total)
+          extra=$(awk -v c="${commits:-0}" -v c2="${commits2:-0}" -v x="${changes:-0}" -v x2="${changes2:-0}" -v s="$duration" \
+            'BEGIN { n = c2 - c; if (n > 0) printf "%d fsync/s, %.1f per commit", n / s, (x2 - x) / n; else print "-" }')
+          e=$(load "$connections" -s "$work/put-etcd.lua" "http://127.0.0.1:$ep") ;;
+      esac
+      read -r drps dp50 dp99 dbad <<<"$d"
+      read -r erps ep50 ep99 ebad <<<"$e"
+      [ "$dbad" = 0 ] || extra="$extra (discfg non-2xx: $dbad)"
+      [ "$ebad" = 0 ] || extra="$extra (etcd non-2xx: $ebad)"
+      ratio=$(awk -v a="$drps" -v b="$erps" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+      p99ratio=$(awk -v a="$dp99" -v b="$ep99" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+      printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" "$name" "$connections" "$round" "$drps" "$dp50" "$dp99" "$erps" "$ep50" "$ep99" "$ratio" "$p99ratio" "$extra"
+    done
+  done
+done
+echo "discfg batch sizes (changes per group commit, since start):"
+curl -s "http://127.0.0.1:$dp/metrics" | awk '/^discfg_store_commit_batch_size_bucket/ { sub(/.*le="/, ""); sub(/"}/, ""); printf "  <= %s: %s\n", $1, $2 }'
+kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+
+# Instructions per request: the server under callgrind, collection switched on only for a
+# fixed number of requests on one keep-alive connection.
+requests=2000
+cp=$(free_port)
+valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file="$work/callgrind.out" \
+  "$bin" serve --port "$cp" 2>"$work/callgrind.log" & pids+=($!)
+for _ in $(seq 300); do curl -sf "http://127.0.0.1:$cp/healthz" >/dev/null && break; sleep 0.2; done
+cat > "$work/fixed.py" <<'PY'
+import http.client, sys
+port, method, path, count = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+connection = http.client.HTTPConnection("127.0.0.1", port)
+for i in range(count):
+    body = f"value-{i}".encode() if method == "PUT" else None
+    connection.request(method, path.replace("{i}", str(i % 1000)), body=body)
+    response = connection.getresponse(); response.read()
+    if response.status >= 300: sys.exit(f"{method} {path}: {response.status}")
+PY
+per_request() { # method, path
+  python3 "$work/fixed.py" "$cp" "$1" "$2" 200   # warm: the view, caches, connection
+  callgrind_control -z "$!" >/dev/null 2>&1 || true
+  callgrind_control -i on >/dev/null
+  python3 "$work/fixed.py" "$cp" "$1" "$2" "$requests"
+  callgrind_control -i off >/dev/null
+  callgrind_control -d >/dev/null
+  sleep 1
+  local total
+  total=$(for f in "$work"/callgrind.out*; do callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; done | awk '{s += $1} END {print s + 0}')
+  rm -f "$work"/callgrind.out*
+  echo $(( total / requests ))
+}
+echo "discfg instructions per request (callgrind, $requests requests on one connection):"
+echo "  GET one key          $(per_request GET /v1/bench/keys/app/greeting)"
+echo "  PUT 1,000 keys       $(per_request PUT '/v1/bench/keys/load/k{i}')"
+kill "${pids[-1]}" 2>/dev/null || true
+
+echo "a read as a process: discfg get (embedded store) beside etcdctl get (v3 API):"
+ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ep" put /app/greeting "hello, world" >/dev/null
+hyperfine -N --warmup 5 --runs 50 \
+  "$bin get bench /app/greeting" \
+  "etcdctl --endpoints http://127.0.0.1:$ep get /app/greeting"

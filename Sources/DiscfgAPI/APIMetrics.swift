@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 import Synchronization
 
@@ -51,6 +52,7 @@ public final class APIMetrics: Sendable {
         var requestLatency: [RouteSeries: Histogram] = [:]
         var storeLatency: [String: Histogram] = [:]
         var storeErrors: [String: UInt64] = [:]
+        var viewReads: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -59,10 +61,30 @@ public final class APIMetrics: Sendable {
     public init() {}
 
     /// Counts a request and its latency.
-    public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
+    public func recordRequest(route: String, method: String, status: Int, seconds: Double, fromView: Bool = false) {
         state.withLock { state in
+            if fromView { state.viewReads += 1 }
             state.requests[RequestSeries(route: route, method: method, status: status), default: 0] += 1
             state.requestLatency[RouteSeries(route: route, method: method), default: Histogram()].observe(seconds)
+        }
+    }
+
+    /// Records many answers of one route and method, each a status and a latency in
+    /// seconds, as one update; `fromView` counts them as read from the views.
+    func recordRequests(route: String, method: String, _ answers: [(status: Int, seconds: Double)], fromView: Bool) {
+        guard !answers.isEmpty else { return }
+        state.withLock { state in
+            if fromView { state.viewReads += UInt64(answers.count) }
+            var histogram = state.requestLatency.removeValue(forKey: RouteSeries(route: route, method: method)) ?? Histogram()
+            var counts: [Int: UInt64] = [:]
+            for answer in answers {
+                counts[answer.status, default: 0] += 1
+                histogram.observe(answer.seconds)
+            }
+            state.requestLatency[RouteSeries(route: route, method: method)] = histogram
+            for (status, count) in counts {
+                state.requests[RequestSeries(route: route, method: method, status: status), default: 0] += count
+            }
         }
     }
 
@@ -92,6 +114,26 @@ public final class APIMetrics: Sendable {
         out += histogram("discfg_store_operation_duration_seconds", "Store operation latency by operation.", storeLatency)
         out += "# HELP discfg_store_errors_total Store operations that failed, by operation.\n# TYPE discfg_store_errors_total counter\n"
         for (labels, value) in storeErrors.sorted(by: { $0.0 < $1.0 }) { out += "discfg_store_errors_total{\(labels)} \(value)\n" }
+        out += "# HELP discfg_view_reads_total Key reads answered from the in-memory views, without reading the store.\n# TYPE discfg_view_reads_total counter\n"
+        out += "discfg_view_reads_total \(state.viewReads)\n"
+        return out
+    }
+
+    /// A store's group commits: each one sync of its log.
+    static func render(_ commits: GroupCommitStatistics) -> String {
+        var out = "# HELP discfg_store_commits_total Group commits of the store, each one sync of its log.\n# TYPE discfg_store_commits_total counter\n"
+        out += "discfg_store_commits_total \(commits.commits)\n"
+        out += "# HELP discfg_store_commit_changes_total Changes made durable by the group commits.\n# TYPE discfg_store_commit_changes_total counter\n"
+        out += "discfg_store_commit_changes_total \(commits.changes)\n"
+        out += "# HELP discfg_store_commit_batch_size Changes per group commit.\n# TYPE discfg_store_commit_batch_size histogram\n"
+        var total: UInt64 = 0
+        for (bound, count) in zip(GroupCommitStatistics.bounds, commits.batches) {
+            total += count
+            out += "discfg_store_commit_batch_size_bucket{le=\"\(bound)\"} \(total)\n"
+        }
+        out += "discfg_store_commit_batch_size_bucket{le=\"+Inf\"} \(commits.commits)\n"
+        out += "discfg_store_commit_batch_size_sum \(commits.changes)\n"
+        out += "discfg_store_commit_batch_size_count \(commits.commits)\n"
         return out
     }
 

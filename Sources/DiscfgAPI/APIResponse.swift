@@ -9,11 +9,16 @@ enum APIResponse {
 
     /// The envelope as JSON.
     static func json(_ envelope: Envelope, status: HTTPResponse.Status = .ok, headers: HTTPFields = [:]) -> Response {
+        bytes(jsonBody(envelope), contentType: jsonContentType, status: status, headers: headers)
+    }
+
+    /// The envelope's JSON, a line.
+    static func jsonBody(_ envelope: Envelope) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(512)
         EnvelopeJSON.write(envelope, to: &buffer)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        return bytes(buffer, contentType: jsonContentType, status: status, headers: headers)
+        return buffer
     }
 
     /// A body of bytes with a content type.

@@ -91,6 +91,21 @@ public final class Authenticator: Sendable {
     func identify(authorization header: String?, peerIsLoopback: Bool?) async throws -> Caller {
         if mode == .open { return try anonymous(peerIsLoopback: peerIsLoopback) }
         let (tokens, issued) = try await currentTokens()
+        return try identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued)
+    }
+
+    /// Who is calling, when the cached token records can tell without reading the store
+    /// and the caller is let in; nil otherwise (``identify(authorization:peerIsLoopback:)``
+    /// then reads the records, or says why the caller is refused).
+    func cachedCaller(authorization header: String?, peerIsLoopback: Bool?) -> Caller? {
+        if mode == .open { return try? anonymous(peerIsLoopback: peerIsLoopback) }
+        let now = ContinuousClock.now
+        guard let (tokens, issued) = cache.withLock({ cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil })
+        else { return nil }
+        return try? identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued)
+    }
+
+    private func identify(authorization header: String?, peerIsLoopback: Bool?, tokens: [String: AccessToken], issued: Bool) throws -> Caller {
         if mode == .onceTokensExist, !issued, header == nil { return try anonymous(peerIsLoopback: peerIsLoopback) }
         guard let header else {
             throw DiscfgError(.unauthenticated, "this server needs a bearer token: send 'Authorization: Bearer <token>' (create one with 'discfg token create')", field: "authorization")

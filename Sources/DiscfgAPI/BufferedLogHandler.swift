@@ -107,8 +107,17 @@ public final class LogSink: Sendable {
 
     /// Adds a line; writes the buffer out now if `urgent` or full, else soon.
     func append(_ line: String, urgent: Bool) {
+        append(contentsOf: line.utf8, urgent: urgent)
+    }
+
+    /// Adds lines already encoded; writes the buffer out now if `urgent` or full, else soon.
+    func append(bytes lines: [UInt8], urgent: Bool) {
+        append(contentsOf: lines, urgent: urgent)
+    }
+
+    private func append(contentsOf lines: some Sequence<UInt8>, urgent: Bool) {
         let scheduleFlush = state.withLock { state in
-            state.buffer.append(contentsOf: line.utf8)
+            state.buffer.append(contentsOf: lines)
             if urgent || state.buffer.count >= Self.capacity {
                 writeOut(&state.buffer)
                 return false

@@ -24,12 +24,24 @@ extension ConfigAPI {
         if try request.flag("raw") {
             return APIResponse.bytes(item.value, contentType: item.contentType ?? "application/octet-stream", headers: [.eTag: etag])
         }
+        let envelope = Self.itemEnvelope(item, in: config, atRevision: revision)
+        let response = APIResponse.json(envelope, headers: [.eTag: etag])
+        return try request.query("format") == "json" ? parsedValues(response, envelope) : response
+    }
+
+    /// The answer to `GET keys/{key}`: the item in its envelope.
+    static func itemEnvelope(_ item: Item, in config: ConfigName, atRevision revision: Revision?) -> Envelope {
         var envelope = Envelope(action: "get")
         envelope.config = config.rawValue
         envelope.item = ItemDocument(item)
         envelope.revision = revision
-        let response = APIResponse.json(envelope, headers: [.eTag: etag])
-        return try request.query("format") == "json" ? parsedValues(response, envelope) : response
+        return envelope
+    }
+
+    /// The body of `GET keys/{key}` for the current item, as the event loops serve it
+    /// from ``ConfigViews``.
+    static func itemBody(_ item: Item, in config: ConfigName) -> ByteBuffer {
+        APIResponse.jsonBody(itemEnvelope(item, in: config, atRevision: nil))
     }
 
     func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {

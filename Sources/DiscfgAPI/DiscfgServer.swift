@@ -3,10 +3,15 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 /// `discfg serve`: the API over HTTP, with health, metrics, access logs, and a background sweeper that turns expired keys into `expire` events.
 public enum DiscfgServer {
+    /// The `Server` header of every answer.
+    static let serverName = "discfg"
+
     /// How the server runs.
     public struct Configuration: Sendable {
         /// Address to listen on; `127.0.0.1` as the original.
@@ -28,6 +33,17 @@ public enum DiscfgServer {
         /// How long a connection may sit without a request before it is closed; this
         /// also bounds a client that sends its request head too slowly.
         public var idleTimeout: Duration = .seconds(60)
+        /// Whether key reads are answered from in-memory views of the configs read
+        /// (``ConfigViews``), kept current by the store's watch. On for stores whose watch
+        /// is cheap (SQLite, memory); a DynamoDB store's watch polls the table, so there it
+        /// is a choice (`serve --read-views`).
+        public var readViews = true
+        /// Where the access log lines of key reads answered on the event loops are written
+        /// straight, formatted as ``BufferedLogHandler`` writes into it with the label
+        /// `discfg`; nil to log them through the server's logger.
+        public var accessLogSink: LogSink?
+        /// The clock the views judge TTLs by: the store's.
+        public var clock: any WallClock = SystemClock()
 
         /// The defaults.
         public init() {}
@@ -37,6 +53,15 @@ public enum DiscfgServer {
     public static func makeRouter(
         store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration
     ) -> Router<APIRequestContext> {
+        makeRouter(store: store, authenticator: authenticator, metrics: metrics, configuration: configuration, views: nil, accessLog: nil)
+    }
+
+    /// The router, telling `views` of every write, and counting `accessLog`'s key reads
+    /// before each scrape.
+    static func makeRouter(
+        store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
+        views: ConfigViews?, accessLog: AccessLog?
+    ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: AccessLogMiddleware(metrics: metrics))
         router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
@@ -44,10 +69,13 @@ public enum DiscfgServer {
             _ = try await store.listConfigs()
             return APIResponse.bytes(Data("{\"status\":\"ok\"}\n".utf8), contentType: APIResponse.jsonContentType)
         }
+        let commits = store as? any GroupCommitReporting
         router.get("/metrics") { _, _ in
-            APIResponse.bytes(Data(metrics.render().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            accessLog?.flush()
+            let text = metrics.render() + (commits.map { APIMetrics.render($0.groupCommits) } ?? "")
+            return APIResponse.bytes(Data(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
-        ConfigAPI(store: InstrumentedStore(store, metrics: metrics), authenticator: authenticator, options: configuration.api)
+        ConfigAPI(store: InstrumentedStore(store, metrics: metrics, views: views), authenticator: authenticator, options: configuration.api)
             .register(on: router)
         return router
     }
@@ -59,20 +87,33 @@ public enum DiscfgServer {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics()
-        let router = makeRouter(store: store, authenticator: authenticator, metrics: metrics, configuration: configuration)
+        let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
+        let accessLog = views.map { _ in AccessLog(metrics: metrics, logger: logger, sink: configuration.accessLogSink, route: KeyReads.route) }
+        let router = makeRouter(
+            store: store, authenticator: authenticator, metrics: metrics, configuration: configuration, views: views, accessLog: accessLog
+        )
         let connections = ConnectionGuard(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
+        let reads = views.map {
+            KeyReads(
+                views: $0, authenticator: authenticator,
+                browserGuard: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)
+            )
+        }
         let (seconds, attoseconds) = configuration.idleTimeout.components
+        let idleTimeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        var services: [any Service] = [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)]
+        if let views { services.append(ConfigViewsService(views: views)) }
+        if let accessLog { services.append(AccessLogService(log: accessLog)) }
         return Application(
             router: router,
-            server: .http1(configuration: HTTP1Channel.Configuration(
-                additionalChannelHandlers: [connections.handler()],
-                idleTimeout: .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-            )),
+            server: HTTPServerBuilder { responder in
+                ServerChannel(responder: responder, connections: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout)
+            },
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: "discfg",
+                address: .hostname(configuration.host, port: configuration.port), serverName: serverName,
                 availableConnectionsDelegate: .maximum(connections.acceptLimit, logger: logger)
             ),
-            services: [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)],
+            services: services,
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )
@@ -97,12 +138,116 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private func record(_ request: Request, _ context: Context, status: Int, start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        metrics.recordRequest(route: context.endpointPath ?? "unmatched", method: request.method.rawValue, status: status, seconds: elapsed.seconds)
-        context.logger.info(
-            "\(request.method) \(request.uri.path) \(status) \(Self.milliseconds(elapsed))ms",
-            metadata: ["status": "\(status)"]
+        AccessLog.record(
+            method: request.method.rawValue, path: request.uri.path, status: status, route: context.endpointPath ?? "unmatched",
+            elapsed: ContinuousClock.now - start, metrics: metrics, logger: context.logger
         )
+    }
+}
+
+/// The access log line and the request metrics of one answered request.
+///
+/// The router's requests are logged as they are answered, with their request id. Key
+/// reads answered on the event loops (``KeyReads``) are only noted there, in a buffer of
+/// their loop's own: the lines are formatted and written, and the metrics counted, by
+/// ``flush()`` on another thread, every ``flushInterval`` and before each scrape.
+final class AccessLog: Sendable {
+    /// The longest a key read waits to be logged and counted.
+    static let flushInterval: Duration = .milliseconds(100)
+
+    /// What is noted of a key read answered on an event loop.
+    struct Record {
+        var path: String
+        var status: Int
+        var elapsed: Duration
+    }
+
+    /// The records of one event loop's connections.
+    final class Buffer: Sendable {
+        fileprivate let records = Mutex<[Record]>([])
+
+        func append(_ record: Record) {
+            records.withLock { $0.append(record) }
+        }
+    }
+
+    let metrics: APIMetrics
+    let logger: Logger
+    /// Where the lines go straight, formatted as ``BufferedLogHandler`` would; nil to
+    /// log them through `logger`.
+    let sink: LogSink?
+    let route: String
+    private let buffers = Mutex<[ObjectIdentifier: Buffer]>([:])
+
+    init(metrics: APIMetrics, logger: Logger, sink: LogSink?, route: String) {
+        self.metrics = metrics
+        self.logger = logger
+        self.sink = sink
+        self.route = route
+    }
+
+    /// The buffer of `eventLoop`'s connections.
+    func buffer(for eventLoop: any EventLoop) -> Buffer {
+        buffers.withLock { buffers in
+            if let buffer = buffers[ObjectIdentifier(eventLoop)] { return buffer }
+            let buffer = Buffer()
+            buffers[ObjectIdentifier(eventLoop)] = buffer
+            return buffer
+        }
+    }
+
+    /// Logs and counts every record noted so far.
+    func flush() {
+        for buffer in buffers.withLock({ Array($0.values) }) {
+            let records = buffer.records.withLock { records in
+                defer { records.removeAll(keepingCapacity: true) }
+                return records
+            }
+            guard !records.isEmpty else { continue }
+            metrics.recordRequests(route: route, method: "GET", records.map { ($0.status, $0.elapsed.seconds) }, fromView: true)
+            guard logger.logLevel <= .info else { continue }
+            guard let sink else {
+                for record in records {
+                    logger.info("GET \(record.path) \(record.status) \(Self.milliseconds(record.elapsed))ms", metadata: ["status": "\(record.status)"])
+                }
+                continue
+            }
+            // The lines BufferedLogHandler would write for these calls, made in one go.
+            let prefix = Array("\(sink.timestamp()) info \(logger.label): status=".utf8)
+            var lines: [UInt8] = []
+            lines.reserveCapacity(records.count * (prefix.count + 64))
+            for record in records {
+                lines += prefix
+                Self.appendDecimal(record.status, to: &lines)
+                lines += " [DiscfgAPI] GET ".utf8
+                lines += record.path.utf8
+                lines.append(UInt8(ascii: " "))
+                Self.appendDecimal(record.status, to: &lines)
+                lines.append(UInt8(ascii: " "))
+                // Hundredths of a millisecond, rounded, as `milliseconds(_:)` writes them.
+                let (seconds, attoseconds) = record.elapsed.components
+                let hundredths = Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
+                Self.appendDecimal(hundredths / 100, to: &lines)
+                lines.append(UInt8(ascii: "."))
+                if hundredths % 100 < 10 { lines.append(UInt8(ascii: "0")) }
+                Self.appendDecimal(hundredths % 100, to: &lines)
+                lines += "ms\n".utf8
+            }
+            sink.append(bytes: lines, urgent: false)
+        }
+    }
+
+    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
+        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
+    /// Logs and counts one request now.
+    static func record(
+        method: String, path: String, status: Int, route: String, elapsed: Duration, metrics: APIMetrics, logger: Logger, fromView: Bool = false
+    ) {
+        metrics.recordRequest(route: route, method: method, status: status, seconds: elapsed.seconds, fromView: fromView)
+        logger.info("\(method) \(path) \(status) \(milliseconds(elapsed))ms", metadata: ["status": "\(status)"])
     }
 
     /// A duration in milliseconds with two decimals, such as `0.42`.
@@ -112,6 +257,32 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
         let hundredths = seconds * 100_000 + (attoseconds + 5_000_000_000_000) / 10_000_000_000_000
         let fraction = hundredths % 100
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}
+
+/// Flushes the access log of the key reads answered on the event loops, every
+/// ``AccessLog/flushInterval`` and once more when the server stops.
+struct AccessLogService: Service {
+    let log: AccessLog
+
+    func run() async throws {
+        try? await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try await Task.sleep(for: AccessLog.flushInterval)
+                log.flush()
+            }
+        }
+        log.flush()
+    }
+}
+
+/// Stops the views' watches when the server shuts down.
+struct ConfigViewsService: Service {
+    let views: ConfigViews
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        views.close()
     }
 }
 

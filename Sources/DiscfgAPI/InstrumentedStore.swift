@@ -1,15 +1,24 @@
 import DiscfgCore
 import Foundation
 
-/// A store that times every operation of another into ``APIMetrics``.
+/// The store as the API sees it: another store, every operation of which is timed into
+/// ``APIMetrics``, and every write of which is noted in the server's ``ConfigViews``
+/// before its caller is answered (read your writes).
 public struct InstrumentedStore: ConfigStore {
     public let base: any ConfigStore
     public let metrics: APIMetrics
+    public let views: ConfigViews?
 
     /// Wraps `base`.
-    public init(_ base: any ConfigStore, metrics: APIMetrics) {
+    public init(_ base: any ConfigStore, metrics: APIMetrics, views: ConfigViews? = nil) {
         self.base = base
         self.metrics = metrics
+        self.views = views
+    }
+
+    private func noted<T>(_ config: ConfigName, _ revision: (T) -> Revision?, _ result: T) -> T {
+        if let views, let revision = revision(result) { views.committed(config, at: revision) }
+        return result
     }
 
     private func timed<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
@@ -33,6 +42,7 @@ public struct InstrumentedStore: ConfigStore {
     }
     public func deleteConfig(_ name: ConfigName) async throws {
         try await timed("deleteConfig") { try await base.deleteConfig(name) }
+        views?.deleted(name)
     }
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
         try await timed("updateConfig") { try await base.updateConfig(name, patch) }
@@ -50,13 +60,13 @@ public struct InstrumentedStore: ConfigStore {
         try await timed("list") { try await base.list(in: config, query) }
     }
     public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
-        try await timed("set") { try await base.set(key, to: value, in: config, options: options) }
+        noted(config, \.revision, try await timed("set") { try await base.set(key, to: value, in: config, options: options) })
     }
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
-        try await timed("delete") { try await base.delete(key, in: config, conditions: conditions) }
+        noted(config, \.revision, try await timed("delete") { try await base.delete(key, in: config, conditions: conditions) })
     }
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
-        try await timed("deletePrefix") { try await base.deletePrefix(prefix, in: config) }
+        noted(config, \.last?.revision, try await timed("deletePrefix") { try await base.deletePrefix(prefix, in: config) })
     }
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try await timed("history") { try await base.history(of: key, in: config, query) }
@@ -72,7 +82,7 @@ public struct InstrumentedStore: ConfigStore {
         try await timed("export") { try await base.exportPages(config, maxBytes: maxBytes) }
     }
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
-        try await timed("import") { try await base.importSnapshot(snapshot, into: config, replace: replace) }
+        noted(config, \.revision, try await timed("import") { try await base.importSnapshot(snapshot, into: config, replace: replace) })
     }
     public func sweepExpired() async throws -> [Event] {
         try await timed("sweepExpired") { try await base.sweepExpired() }

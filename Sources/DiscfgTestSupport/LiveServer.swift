@@ -42,9 +42,11 @@ public final class LiveServer: TestServer {
         client = HTTPClient(eventLoopGroupProvider: .singleton)
     }
 
-    /// Starts a server; `auth` decides whether tokens are needed.
+    /// Starts a server; `auth` decides whether tokens are needed, and token records are
+    /// trusted for `tokenCacheLifetime` (short, so tests see revocations at once).
     public static func start(
-        auth: Authenticator.Mode = .open, port: Int = 0, directory: URL? = nil, clock: any WallClock = SystemClock(),
+        auth: Authenticator.Mode = .open, tokenCacheLifetime: Duration = .milliseconds(1), port: Int = 0, directory: URL? = nil,
+        clock: any WallClock = SystemClock(),
         configure: (inout DiscfgServer.Configuration) -> Void = { _ in }
     ) async throws -> LiveServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("discfg-api-\(UUID().uuidString)")
@@ -52,12 +54,13 @@ public final class LiveServer: TestServer {
         let store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path, clock: clock)
         var configuration = DiscfgServer.Configuration()
         configuration.port = port
+        configuration.clock = clock
         configure(&configuration)
         var logger = Logger(label: "discfg-test")
         logger.logLevel = .critical
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = DiscfgServer.makeApplication(
-            store: store, authenticator: Authenticator(mode: auth, store: store, cacheLifetime: .milliseconds(1)),
+            store: store, authenticator: Authenticator(mode: auth, store: store, cacheLifetime: tokenCacheLifetime),
             configuration: configuration, logger: logger, onServerRunning: { portContinuation.yield($0) }
         )
         let group = ServiceGroup(services: [app], logger: logger)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
+import DiscfgDynamoDB
 import Foundation
 import Hummingbird
 import Logging
@@ -39,6 +40,10 @@ struct ServeCommand: AsyncParsableCommand {
         case auto, token, none
     }
 
+    enum ReadViews: String, ExpressibleByArgument, CaseIterable {
+        case auto, on, off
+    }
+
     @OptionGroup var global: GlobalOptions
 
     @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
@@ -73,6 +78,10 @@ struct ServeCommand: AsyncParsableCommand {
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(name: .customLong("read-views"), help: ArgumentHelp(
+        "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
+        valueName: "mode"
+    )) var readViews: ReadViews = .auto
 
     func run() async throws {
         try await global.run("serve") { output in
@@ -113,6 +122,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.idleTimeout = .seconds(idleTimeout)
             configuration.api.maxWatches = maxWatches
             configuration.api.streamBacklogBytes = streamBacklog * 1024
+            configuration.accessLogSink = logSink
+            configuration.readViews = switch readViews {
+            case .on: true
+            case .off: false
+            case .auto: !(store is DynamoDBStore)
+            }
             let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
             let reach = insecure ? "" : ", and only from this machine"
             let authText = switch mode {

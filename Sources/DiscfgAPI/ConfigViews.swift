@@ -1,0 +1,255 @@
+import DiscfgCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// In-memory views of the configs a server is asked for, kept current by each store's
+/// own change feed (``ConfigStore/watch(_:scope:from:)``), so the event loops can answer
+/// key reads without a hop to the store.
+///
+/// A view is made once the store has answered a key read of its config, loaded from the
+/// store and then followed through watch. It answers only when it is known to be current:
+/// - **Read your writes.** Every write this server commits is noted
+///   (``committed(_:at:)``) before its caller is answered, and a view that has not yet
+///   applied that revision does not answer; the store does.
+/// - **Other writers** (another process on the same SQLite file, another server on the
+///   same table) reach the view through the watch: for SQLite within its poll interval
+///   (100 ms), for DynamoDB within its watch's poll interval.
+/// - Keys whose TTL has run out, and configs deleted or whose history the watch lost,
+///   are not answered from the view.
+///
+/// The serialized answer of each item is built once per item revision, on first read,
+/// and its headers once a second (they carry the `Date`).
+/// A view holds at most ``maxBytes`` of keys and values; a bigger config is not viewed
+/// and its reads go to the store.
+public final class ConfigViews: Sendable {
+    /// A key's item and, once read, its serialized `GET` answer.
+    struct Entry {
+        var item: Item
+        var answer: Answer?
+    }
+
+    /// The `GET` answer of one item: its body, and its heads as of one second.
+    struct Answer {
+        var body: ByteBuffer
+        var ok: HTTPResponseHead
+        var notModified: HTTPResponseHead
+        var second: Int
+    }
+
+    /// What a view's reader gets: the config, the item's revision and its answer.
+    enum Lookup {
+        /// The view is current and holds the key.
+        case found(ConfigName, Revision, Answer)
+        /// The store must answer (no view yet, not current, absent key, expired).
+        case miss
+    }
+
+    private struct View {
+        /// Which view this is: a config dropped and viewed again gets a new one, and the
+        /// old view's watcher must not touch it.
+        var id: UInt64
+        var config: ConfigName
+        /// By key path, which the request's path names exactly when it is the key.
+        var entries: [String: Entry] = [:]
+        /// The revision the view reflects; nil while loading.
+        var revision: Revision?
+        /// The revision the load must reach before the view may answer.
+        var readyAt: Revision = .zero
+        var bytes = 0
+        var watcher: Task<Void, Never>?
+    }
+
+    private struct State {
+        /// By config name, which the request's path names exactly when it is the config.
+        var views: [String: View] = [:]
+        /// The newest revision this server committed in each config.
+        var committed: [ConfigName: Revision] = [:]
+        /// Configs too big to view, with when they were found so; tried again later.
+        var refused: [ConfigName: ContinuousClock.Instant] = [:]
+        var nextID: UInt64 = 0
+        var closed = false
+    }
+
+    /// The store the views read and follow.
+    public let store: any ConfigStore
+    /// The most bytes of keys and values one view holds.
+    public let maxBytes: Int
+    /// The most configs viewed at once.
+    public let maxViews: Int
+    private let clock: any WallClock
+    private let state = Mutex(State())
+
+    /// Creates views over `store`.
+    public init(store: any ConfigStore, maxBytes: Int = 64 * 1024 * 1024, maxViews: Int = 1024, clock: any WallClock = SystemClock()) {
+        self.store = store
+        self.maxBytes = maxBytes
+        self.maxViews = maxViews
+        self.clock = clock
+    }
+
+    deinit { close() }
+
+    /// Stops following every config.
+    public func close() {
+        let watchers = state.withLock { state in
+            state.closed = true
+            defer { state.views = [:] }
+            return state.views.values.compactMap(\.watcher)
+        }
+        for watcher in watchers { watcher.cancel() }
+    }
+
+    /// Notes that this server committed `revision` in `config`: the view does not answer
+    /// until it has applied it.
+    public func committed(_ config: ConfigName, at revision: Revision) {
+        state.withLock { state in
+            if (state.committed[config] ?? .zero) < revision { state.committed[config] = revision }
+        }
+    }
+
+    /// Notes that this server deleted `config`: its view is dropped at once.
+    public func deleted(_ config: ConfigName) {
+        let watcher = state.withLock { state in
+            state.committed[config] = nil
+            return state.views.removeValue(forKey: config.rawValue)?.watcher
+        }
+        watcher?.cancel()
+    }
+
+    /// The answer for the key at `keyPath` of the config named `configName`, both as the
+    /// request spells them, when the view of that config is current and holds the key;
+    /// otherwise ``Lookup/miss``. A spelling that is not a valid name or key finds nothing,
+    /// since views hold only valid ones.
+    func lookup(keyPath: String, configName: Substring, second: Int, date: () -> String) -> Lookup {
+        let now = clock.now()
+        return state.withLock { state in
+            let name = String(configName)
+            guard let (config, entry) = Self.current(state, name, keyPath) else { return .miss }
+            if let expiresAt = entry.item.expiresAt, expiresAt <= now { return .miss }
+            if let answer = entry.answer, answer.second == second { return .found(config, entry.item.modRevision, answer) }
+            let answer = Self.answer(entry.item, in: config, body: entry.answer?.body, second: second, date: date())
+            // In place: no copy of the view is held here, so its entries are not copied.
+            state.views[name]?.entries[keyPath]?.answer = answer
+            return .found(config, entry.item.modRevision, answer)
+        }
+    }
+
+    /// The config and the entry at `keyPath` of the view named `name`, if it is current.
+    private static func current(_ state: borrowing State, _ name: String, _ keyPath: String) -> (ConfigName, Entry)? {
+        guard let view = state.views[name], let revision = view.revision, revision >= view.readyAt,
+              revision >= state.committed[view.config] ?? .zero, let entry = view.entries[keyPath]
+        else { return nil }
+        return (view.config, entry)
+    }
+
+    /// The router's answer to `GET keys/{key}` for `item`: the same body and headers.
+    private static func answer(_ item: Item, in config: ConfigName, body: ByteBuffer?, second: Int, date: String) -> Answer {
+        let body = body ?? ConfigAPI.itemBody(item, in: config)
+        let etag = ETag.value(item.modRevision)
+        let ok = HTTPHeaders([
+            ("ETag", etag), ("Content-Type", APIResponse.jsonContentType), ("Content-Length", String(body.readableBytes)),
+            ("Date", date), ("Server", DiscfgServer.serverName),
+        ])
+        let notModified = HTTPHeaders([("ETag", etag), ("Date", date), ("Server", DiscfgServer.serverName)])
+        return Answer(
+            body: body, ok: HTTPResponseHead(version: .http1_1, status: .ok, headers: ok),
+            notModified: HTTPResponseHead(version: .http1_1, status: .notModified, headers: notModified), second: second
+        )
+    }
+
+    /// Starts a view of `config` unless there is one. Called after the store answered a
+    /// key read of it, so only configs that exist and are read get views.
+    func want(_ config: ConfigName) {
+        let started: UInt64? = state.withLock { state in
+            guard state.views[config.rawValue] == nil, !state.closed, state.views.count < maxViews,
+                  state.refused[config].map({ ContinuousClock.now - $0 > .seconds(60) }) ?? true
+            else { return nil }
+            state.refused[config] = nil
+            state.nextID += 1
+            state.views[config.rawValue] = View(id: state.nextID, config: config)
+            return state.nextID
+        }
+        if let started { begin(config, id: started) }
+    }
+
+    /// Loads `config` and follows it; on any end of the watch (deleted, history lost,
+    /// store failure) the view is dropped, and the next read starts a new one.
+    private func begin(_ config: ConfigName, id: UInt64) {
+        let task = Task { [weak self, store, maxBytes] in
+            do {
+                let (items, loadedAt) = try await store.items(in: config)
+                // Pages may come from successive revisions: answer only once the watch has
+                // replayed up to where the last page was read.
+                let readyAt = try await store.configInfo(config).revision
+                var bytes = 0
+                var entries: [String: Entry] = [:]
+                for item in items {
+                    bytes += item.key.path.utf8.count + item.value.count
+                    entries[item.key.path] = Entry(item: item)
+                }
+                guard let self else { return }
+                guard bytes <= maxBytes else {
+                    self.state.withLock { state in
+                        guard state.views[config.rawValue]?.id == id else { return }
+                        state.views[config.rawValue] = nil
+                        state.refused[config] = .now
+                    }
+                    return
+                }
+                let stillWanted = self.state.withLock { state in
+                    guard state.views[config.rawValue]?.id == id else { return false }
+                    state.views[config.rawValue]?.entries = entries
+                    state.views[config.rawValue]?.bytes = bytes
+                    state.views[config.rawValue]?.revision = loadedAt
+                    state.views[config.rawValue]?.readyAt = readyAt
+                    return true
+                }
+                guard stillWanted else { return }
+                for try await event in await store.watch(config, scope: .prefix(.root), from: loadedAt.next) {
+                    guard self.apply(event, to: config, id: id) else { return }
+                }
+            } catch {}
+            self?.drop(config, id: id)
+        }
+        let kept = state.withLock { state in
+            guard state.views[config.rawValue]?.id == id, !state.closed else { return false }
+            state.views[config.rawValue]?.watcher = task
+            return true
+        }
+        if !kept { task.cancel() }
+    }
+
+    /// Applies one change; false when the view is gone or grew past its limit.
+    private func apply(_ event: Event, to config: ConfigName, id: UInt64) -> Bool {
+        state.withLock { state in
+            guard state.views[config.rawValue]?.id == id, var view = state.views.removeValue(forKey: config.rawValue) else { return false }
+            // While replaying after the load, a key may already be newer than the event.
+            let path = event.key.path
+            let current = view.entries[path]
+            if current.map({ $0.item.modRevision < event.revision }) ?? true {
+                view.bytes -= current.map { $0.item.key.path.utf8.count + $0.item.value.count } ?? 0
+                if let item = event.item {
+                    view.entries[path] = Entry(item: item)
+                    view.bytes += item.key.path.utf8.count + item.value.count
+                } else {
+                    view.entries[path] = nil
+                }
+            }
+            view.revision = max(view.revision ?? .zero, event.revision)
+            guard view.bytes <= maxBytes else {
+                state.refused[config] = .now
+                return false
+            }
+            state.views[config.rawValue] = view
+            return true
+        }
+    }
+
+    private func drop(_ config: ConfigName, id: UInt64) {
+        state.withLock { state in
+            if state.views[config.rawValue]?.id == id { state.views[config.rawValue] = nil }
+        }
+    }
+}

@@ -1,0 +1,161 @@
+import DiscfgCore
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Key reads answered on the event loop, from ``ConfigViews``, without a hop to the
+/// router or the store.
+///
+/// Only an HTTP/1.1 `GET /v1/{config}/keys/{key}` with no query, no percent-escapes, no
+/// body, no `Origin`, `Connection` or `Expect` header, and at most a plain
+/// `If-None-Match: "N"` is a candidate. Its answer is the route's own
+/// (``ConfigAPI/itemBody(_:in:)``, the same headers), given only when the cached token
+/// records admit the caller and the view is current. Every other request, and every
+/// candidate the view cannot answer, goes on to the router unchanged, which answers it
+/// and any refusal as always.
+final class KeyReads: Sendable {
+    let views: ConfigViews
+    let authenticator: Authenticator
+    let allowedHosts: [String]?
+    /// The route as the router's metrics name it.
+    static let route = Endpoint.getKey.path.replacingOccurrences(of: "{key}", with: "**")
+
+    init(views: ConfigViews, authenticator: Authenticator, browserGuard: BrowserGuard) {
+        self.views = views
+        self.authenticator = authenticator
+        allowedHosts = browserGuard.allowedHosts.map { Array($0) }
+    }
+
+    /// A read the event loop may answer, once its request has ended.
+    struct Candidate {
+        var configName: Substring
+        var keyPath: String
+        var uri: String
+        var authorization: String?
+        var ifNoneMatch: Revision?
+        var start: ContinuousClock.Instant
+    }
+
+    /// The read `head` asks for, if the event loop may answer it.
+    func candidate(_ head: HTTPRequestHead) -> Candidate? {
+        guard head.method == .GET, head.version == .http1_1 else { return nil }
+        let uri = head.uri
+        // Offsets of the slash ending the config name, and of the key's leading slash.
+        let split: (configEnd: Int, keyStart: Int)?? = uri.utf8.withContiguousStorageIfAvailable { bytes in
+            let count = bytes.count
+            guard count > 11, bytes[0] == UInt8(ascii: "/"), bytes[1] == UInt8(ascii: "v"), bytes[2] == UInt8(ascii: "1"),
+                  bytes[3] == UInt8(ascii: "/"), bytes[count - 1] != UInt8(ascii: "/")
+            else { return nil }
+            var index = 4
+            while index < count, bytes[index] != UInt8(ascii: "/") { index += 1 }
+            let configEnd = index
+            guard configEnd > 4, configEnd + 6 < count, Self.matches(bytes, at: configEnd, "/keys/") else { return nil }
+            for byte in bytes[(configEnd + 6)...] where byte == UInt8(ascii: "?") || byte == UInt8(ascii: "%") { return nil }
+            return (configEnd, configEnd + 5)
+        }
+        guard case let (configEnd, keyStart)?? = split else { return nil }
+        let utf8 = uri.utf8
+        let configName = Substring(utf8[utf8.index(utf8.startIndex, offsetBy: 4)..<utf8.index(utf8.startIndex, offsetBy: configEnd)])
+        let keyPath = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: keyStart)...]))
+        var authorization: String?
+        var ifNoneMatch: Revision?
+        for (name, value) in head.headers {
+            switch name.utf8.count {
+            case 4 where Self.named(name, "host"):
+                guard hostAllowed(value) else { return nil }
+            case 6 where Self.named(name, "origin"), 6 where Self.named(name, "expect"): return nil
+            case 10 where Self.named(name, "connection"): return nil
+            case 13 where Self.named(name, "authorization"): authorization = value
+            case 13 where Self.named(name, "if-none-match"):
+                guard let revision = Self.plainTag(value) else { return nil }
+                ifNoneMatch = revision
+            case 14 where Self.named(name, "content-length"): guard value == "0" else { return nil }
+            case 17 where Self.named(name, "transfer-encoding"): return nil
+            default: break
+            }
+        }
+        return Candidate(configName: configName, keyPath: keyPath, uri: uri, authorization: authorization, ifNoneMatch: ifNoneMatch, start: .now)
+    }
+
+    /// The answer to `candidate`, noted in `log`; nil for the router to give.
+    func answer(_ candidate: Candidate, peerIsLoopback: Bool?, log: AccessLog.Buffer?) -> (head: HTTPResponseHead, body: ByteBuffer?)? {
+        let second = time(nil)
+        guard case .found(let config, let revision, let answer) = views.lookup(
+            keyPath: candidate.keyPath, configName: candidate.configName, second: second, date: { HTTPDateCache.format(second) }
+        ),
+            let caller = authenticator.cachedCaller(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback),
+            caller.allows(.read, on: config)
+        else { return nil }
+        let reply: (head: HTTPResponseHead, body: ByteBuffer?) = candidate.ifNoneMatch == revision ? (answer.notModified, nil) : (answer.ok, answer.body)
+        log?.append(AccessLog.Record(path: candidate.uri, status: Int(reply.head.status.code), elapsed: .now - candidate.start))
+        return reply
+    }
+
+    /// Whether the `Host` header names this server, as ``BrowserGuard`` requires on a
+    /// loopback address (the router answers 421 otherwise).
+    private func hostAllowed(_ authority: String) -> Bool {
+        guard let allowedHosts else { return true }
+        let bytes = authority.utf8
+        if bytes.first == UInt8(ascii: "[") { return allowedHosts.contains(BrowserGuard.hostName(authority)) }
+        let host = bytes.prefix { $0 != UInt8(ascii: ":") }
+        let rest = bytes[host.endIndex...]
+        guard rest.isEmpty || !rest.dropFirst().contains(UInt8(ascii: ":")) else { return allowedHosts.contains(BrowserGuard.hostName(authority)) }
+        return allowedHosts.contains { allowed in
+            allowed.utf8.count == host.count && zip(allowed.utf8, host).allSatisfy { $0 == Self.lowercased($1) }
+        }
+    }
+
+    /// A plain entity tag, `"N"`, as a revision; nil for anything else (the router reads those).
+    private static func plainTag(_ value: String) -> Revision? {
+        let bytes = value.utf8
+        guard bytes.count >= 3, bytes.count <= 22, bytes.first == UInt8(ascii: "\""), bytes.last == UInt8(ascii: "\"") else { return nil }
+        var number: UInt64 = 0
+        for byte in bytes.dropFirst().dropLast() {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflow1) = number.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            guard !overflow1, !overflow2 else { return nil }
+            number = sum
+        }
+        return number <= Revision.max.rawValue ? Revision(number) : nil
+    }
+
+    private static func matches(_ bytes: UnsafeBufferPointer<UInt8>, at offset: Int, _ text: StaticString) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard offset + count <= bytes.count else { return false }
+        for index in 0..<count where bytes[offset + index] != text.utf8Start[index] { return false }
+        return true
+    }
+
+    /// Whether a header name is `lowercase`, ignoring ASCII case.
+    private static func named(_ name: String, _ lowercase: StaticString) -> Bool {
+        let count = lowercase.utf8CodeUnitCount
+        guard name.utf8.count == count else { return false }
+        var index = 0
+        for byte in name.utf8 {
+            guard lowercased(byte) == lowercase.utf8Start[index] else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    private static func lowercased(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+    }
+}
+
+/// The `Date` header's value.
+enum HTTPDateCache {
+    /// RFC 9110's IMF-fixdate, such as `Mon, 23 Nov 2026 12:12:37 GMT`.
+    static func format(_ second: Int) -> String {
+        var seconds = time_t(second)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

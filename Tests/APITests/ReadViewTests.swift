@@ -1,0 +1,186 @@
+@testable import DiscfgAPI
+import DiscfgCore
+import DiscfgSQLite
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// Key reads answered on the event loop from the in-memory views (`ConfigViews`,
+/// `KeyReadHandler`): the same answers as the router's, never staler than the documented
+/// bound, and refused to the same callers.
+@Suite("serve: key reads from the in-memory views")
+struct ReadViewTests {
+    /// Key reads the views have answered so far, from `/metrics`.
+    private func viewReads(_ server: LiveServer) async throws -> Int {
+        let text = try await server.get("/metrics").text
+        let line = text.split(separator: "\n").first { $0.hasPrefix("discfg_view_reads_total ") }
+        return Int(line?.split(separator: " ").last ?? "") ?? -1
+    }
+
+    /// Reads `path` until the views answer it; the view's answer.
+    private func readFromView(_ server: LiveServer, _ path: String, headers: [(String, String)] = []) async throws -> LiveServer.Reply {
+        for _ in 0..<500 {
+            let before = try await viewReads(server)
+            let reply = try await server.get(path, headers: headers)
+            if try await viewReads(server) > before { return reply }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw DiscfgError(.unavailable, "the views never answered \(path)")
+    }
+
+    @Test("a view answers a key read exactly as the router does: status, body, ETag, types and conditional reads")
+    func sameAnswers() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/db/host", "db1.internal", headers: [("Content-Type", "text/plain")])
+            let fromStore = try await server.get("/v1/app/keys/db/host")
+            #expect(try await viewReads(server) == 0)
+            let fromView = try await readFromView(server, "/v1/app/keys/db/host")
+            #expect(fromView.status == 200)
+            #expect(fromView.body == fromStore.body)
+            for header in ["ETag", "Content-Type", "Content-Length", "Server"] {
+                #expect(fromView.headers[header] == fromStore.headers[header], "\(header)")
+            }
+            #expect(fromView.headers["Date"].count == 1)
+            #expect(try fromView.envelope().item?.value == "db1.internal")
+
+            let before = try await viewReads(server)
+            let notModified = try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "\"1\"")])
+            #expect(notModified.status == 304 && notModified.body.isEmpty && notModified.headers["ETag"] == ["\"1\""])
+            #expect(try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "\"7\"")]).status == 200)
+            #expect(try await viewReads(server) == before + 2)
+            // What the views leave to the router is answered as always.
+            #expect(try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "W/\"1\"")]).status == 304)
+            #expect(try await server.get("/v1/app/keys/db/host?raw").text == "db1.internal")
+            #expect(try await server.get("/v1/app/keys/missing").status == 404)
+            #expect(try await server.get("/v1/app/keys/db/").envelope().items?.map(\.key) == ["/db/host"])
+            #expect(try await server.get("/v1/app/keys/db//host").status == 400)
+            #expect(try await server.get("/v1/app/keys/db/host", headers: [("Host", "evil.example")]).status == 421)
+            #expect(try await viewReads(server) == before + 2)
+        }
+    }
+
+    @Test("read your writes: a read after a write on the same server sees it, every time")
+    func readYourWrites() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/counter", "0")
+            _ = try await readFromView(server, "/v1/app/keys/counter")
+            for round in 1...200 {
+                _ = try await server.put("/v1/app/keys/counter", "\(round)")
+                #expect(try await server.get("/v1/app/keys/counter").envelope().item?.value == "\(round)")
+            }
+            #expect(try await server.request(.DELETE, "/v1/app/keys/counter").status == 200)
+            #expect(try await server.get("/v1/app/keys/counter").status == 404)
+            #expect(try await server.request(.DELETE, "/v1/app/keys?prefix=/&recursive").status == 200)
+            // The config deleted and made again with other contents: the old view is gone.
+            _ = try await server.put("/v1/app/keys/k", "old")
+            _ = try await readFromView(server, "/v1/app/keys/k")
+            #expect(try await server.request(.DELETE, "/v1/app").status == 200)
+            #expect(try await server.get("/v1/app/keys/k").status == 404)
+            _ = try await server.put("/v1/app", "")
+            #expect(try await server.get("/v1/app/keys/k").status == 404)
+            _ = try await server.put("/v1/app/keys/k", "new")
+            #expect(try await server.get("/v1/app/keys/k").envelope().item?.value == "new")
+            #expect(try await readFromView(server, "/v1/app/keys/k").envelope().item?.value == "new")
+        }
+    }
+
+    @Test("another process's writes to the same SQLite file reach the view within its poll interval")
+    func otherWriters() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/k", "one")
+            _ = try await readFromView(server, "/v1/app/keys/k")
+            let other = try SQLiteStore(path: server.directory.appendingPathComponent("store.db").path)
+            _ = try await other.set(try Key("/k"), to: Data("two".utf8), in: try ConfigName("app"))
+            let written = ContinuousClock.now
+            var seen = false
+            while ContinuousClock.now - written < .seconds(10) {
+                if try await server.get("/v1/app/keys/k").envelope().item?.value == "two" {
+                    seen = true
+                    break
+                }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(seen)
+            _ = try await other.delete(try Key("/k"), in: try ConfigName("app"), conditions: [])
+            try await waitUntil { (try? await server.get("/v1/app/keys/k").status) == 404 }
+        }
+    }
+
+    @Test("a key whose TTL ran out is not answered from the view, even before the sweeper removes it")
+    func expiredKeys() async throws {
+        let clock = ManualClock()
+        try await withServer(try await LiveServer.start(clock: clock, configure: { $0.sweepInterval = .seconds(3600) })) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/session?ttl=1", "s")
+            _ = try await readFromView(server, "/v1/app/keys/session")
+            clock.advance(seconds: 1.5)
+            #expect(try await server.get("/v1/app/keys/session").status == 404)
+        }
+    }
+
+    @Test("the views admit exactly the callers the router does: no token, a wrong token, another config's token")
+    func callers() async throws {
+        try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(60))) { server in
+            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (other, otherRecord) = TokenFormat.generate(role: .read, configs: [try ConfigName("other")], description: nil, now: Date())
+            for record in [adminRecord, otherRecord] { try await server.store.saveToken(record) }
+            let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
+            _ = try await server.put("/v1/app", "", headers: bearer(admin))
+            _ = try await server.put("/v1/app/keys/secret", "s", headers: bearer(admin))
+            _ = try await readFromView(server, "/v1/app/keys/secret", headers: bearer(admin))
+            let before = try await viewReads(server)
+            #expect(try await server.get("/v1/app/keys/secret").status == 401)
+            #expect(try await server.get("/v1/app/keys/secret", headers: bearer(admin + "x")).status == 401)
+            #expect(try await server.get("/v1/app/keys/secret", headers: [("Authorization", "Basic abc")]).status == 401)
+            #expect(try await server.get("/v1/app/keys/secret", headers: bearer(other)).status == 403)
+            #expect(try await viewReads(server) == before)
+            #expect(try await server.get("/v1/app/keys/secret", headers: bearer(admin)).status == 200)
+            #expect(try await viewReads(server) == before + 1)
+        }
+    }
+
+    @Test("pipelined requests are answered in order, reads after a write seeing it, and a client that reads late gets every answer")
+    func pipelining() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/k", "v0")
+            _ = try await readFromView(server, "/v1/app/keys/k")
+            let connection = try LoopbackHTTP(port: server.port, receiveBuffer: 4096)
+            defer { connection.close() }
+            let host = "Host: 127.0.0.1:\(server.port)\r\n"
+            let get = "GET /v1/app/keys/k HTTP/1.1\r\n\(host)\r\n"
+            var batch = ""
+            let rounds = 300
+            for round in 1...rounds {
+                batch += get + get
+                batch += "PUT /v1/app/keys/k HTTP/1.1\r\n\(host)Content-Length: \("v\(round)".utf8.count)\r\n\r\nv\(round)"
+            }
+            batch += get + "GET /v1/app/keys/k HTTP/1.1\r\n\(host)Connection: close\r\n\r\n"
+            // Everything sent before anything is read: the answers back up into the server.
+            let requests = Data(batch.utf8)
+            try await BlockingCall.run { try connection.send(requests) }
+            let replies = await connection.readToEnd(waiting: 60)
+            let answers = replies.components(separatedBy: "HTTP/1.1 ").dropFirst()
+            #expect(answers.count == rounds * 3 + 2)
+            // The value each read saw, in the order the reads were sent.
+            let values = answers.filter { $0.contains("\"action\":\"get\"") }.map { answer in
+                answer.components(separatedBy: "\"value\":\"").dropFirst().first?.prefix { $0 != "\"" } ?? ""
+            }
+            var expected: [String] = []
+            for round in 1...rounds { expected += ["v\(round - 1)", "v\(round - 1)"] }
+            expected += ["v\(rounds)", "v\(rounds)"]
+            #expect(values.map(String.init) == expected)
+        }
+    }
+
+    private func waitUntil(_ condition: () async -> Bool) async throws {
+        let start = ContinuousClock.now
+        while !(await condition()) {
+            guard ContinuousClock.now - start < .seconds(10) else { throw DiscfgError(.unavailable, "timed out") }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
