@@ -53,6 +53,7 @@ public final class APIMetrics: Sendable {
         var storeLatency: [String: Histogram] = [:]
         var storeErrors: [String: UInt64] = [:]
         var viewReads: UInt64 = 0
+        var loopWrites: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -74,7 +75,7 @@ public final class APIMetrics: Sendable {
     func recordRequests(route: String, method: String, _ answers: [(status: Int, seconds: Double)], fromView: Bool) {
         guard !answers.isEmpty else { return }
         state.withLock { state in
-            if fromView { state.viewReads += UInt64(answers.count) }
+            if fromView { state.viewReads += UInt64(answers.count) } else { state.loopWrites += UInt64(answers.count) }
             var histogram = state.requestLatency.removeValue(forKey: RouteSeries(route: route, method: method)) ?? Histogram()
             var counts: [Int: UInt64] = [:]
             for answer in answers {
@@ -116,6 +117,8 @@ public final class APIMetrics: Sendable {
         for (labels, value) in storeErrors.sorted(by: { $0.0 < $1.0 }) { out += "discfg_store_errors_total{\(labels)} \(value)\n" }
         out += "# HELP discfg_view_reads_total Key reads answered from the in-memory views, without reading the store.\n# TYPE discfg_view_reads_total counter\n"
         out += "discfg_view_reads_total \(state.viewReads)\n"
+        out += "# HELP discfg_event_loop_writes_total Key writes taken on the event loops and handed to the store without the router.\n# TYPE discfg_event_loop_writes_total counter\n"
+        out += "discfg_event_loop_writes_total \(state.loopWrites)\n"
         return out
     }
 

@@ -35,10 +35,16 @@ enum APIResponse {
 
     /// The error envelope with the status its code maps to.
     static func error(_ error: DiscfgError, action: String) -> Response {
+        let parts = errorParts(error, action: action)
+        return bytes(parts.body, contentType: jsonContentType, status: parts.status, headers: parts.headers)
+    }
+
+    /// The error envelope's status, headers (besides its type) and body.
+    static func errorParts(_ error: DiscfgError, action: String) -> (status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer) {
         var headers: HTTPFields = [:]
         if error.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer realm=\"discfg\"" }
         if let current = error.currentItem { headers[.eTag] = ETag.value(current.modRevision) }
-        return json(Envelope(action: action, error: error), status: status(for: error.code), headers: headers)
+        return (status(for: error.code), headers, jsonBody(Envelope(action: action, error: error)))
     }
 
     /// The HTTP status for each kind of failure.
@@ -117,9 +123,15 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
         case is CancellationError:
             throw error
         default:
-            logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-            return APIResponse.error(DiscfgError(.internal, "internal error; the server log has the details"), action: action)
+            return APIResponse.error(internalError(error, logger: logger), action: action)
         }
+    }
+
+    /// What a caller is told of a failure that is not a ``DiscfgError``: nothing but
+    /// that it happened; the log has the details.
+    static func internalError(_ error: any Error, logger: Logger) -> DiscfgError {
+        logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
+        return DiscfgError(.internal, "internal error; the server log has the details")
     }
 
     /// The error as a caller sees it. Failures of the server or its store name files,

@@ -65,18 +65,24 @@ extension ConfigAPI {
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
         let ttl = try request.number(.ttl)
-        var contentType = request.headers[.contentType]
-        // curl -d sends this when told nothing; it says nothing about the value.
-        if contentType?.hasPrefix("application/x-www-form-urlencoded") == true { contentType = nil }
-        let options = SetOptions(conditions: try request.conditions(), ttlSeconds: ttl, contentType: contentType)
+        let options = SetOptions(conditions: try request.conditions(), ttlSeconds: ttl, contentType: Self.storedContentType(request.headers[.contentType]))
         try options.validate()
         let value = try await request.bodyData(limit: Limits.maxValueBytes)
         let change = try await RequestDeadlines.commit { try await store.set(key, to: value, in: config, options: options) }
-        let created = change.prevItem == nil
-        return APIResponse.json(
-            Envelope(action: "set", config: config, change: change), status: created ? .created : .ok,
-            headers: [.eTag: ETag.value(change.revision)]
-        )
+        let answer = Self.setAnswer(change, in: config)
+        return APIResponse.bytes(answer.body, contentType: APIResponse.jsonContentType, status: answer.status, headers: [.eTag: answer.etag])
+    }
+
+    /// The answer to a `PUT keys/{key}` that made `change`: 201 for a new key, else 200,
+    /// as the router and the event loops (``ServerConnection``) give it.
+    static func setAnswer(_ change: Event, in config: ConfigName) -> (status: HTTPResponse.Status, etag: String, body: ByteBuffer) {
+        (change.prevItem == nil ? .created : .ok, ETag.value(change.revision), APIResponse.jsonBody(Envelope(action: "set", config: config, change: change)))
+    }
+
+    /// The content type a `PUT` keeps with its value: the request's, except the one
+    /// `curl -d` sends when told nothing, which says nothing about the value.
+    static func storedContentType(_ header: String?) -> String? {
+        header?.hasPrefix("application/x-www-form-urlencoded") == true ? nil : header
     }
 
     /// `DELETE keys/{key}`; with `?recursive`, every key under the path

@@ -95,7 +95,7 @@ public enum DiscfgServer {
         let connections = ConnectionGuard(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
         let reads = views.map {
             KeyReads(
-                views: $0, authenticator: authenticator,
+                views: $0, authenticator: authenticator, store: InstrumentedStore(store, metrics: metrics, views: $0), logger: logger,
                 browserGuard: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)
             )
         }
@@ -157,6 +157,7 @@ final class AccessLog: Sendable {
 
     /// What is noted of a key read answered on an event loop.
     struct Record {
+        var method: StaticString
         var path: String
         var status: Int
         var elapsed: Duration
@@ -204,11 +205,14 @@ final class AccessLog: Sendable {
                 return records
             }
             guard !records.isEmpty else { continue }
-            metrics.recordRequests(route: route, method: "GET", records.map { ($0.status, $0.elapsed.seconds) }, fromView: true)
+            let reads = records.filter { $0.method.utf8Start.pointee == UInt8(ascii: "G") }
+            metrics.recordRequests(route: route, method: "GET", reads.map { ($0.status, $0.elapsed.seconds) }, fromView: true)
+            let writes = records.filter { $0.method.utf8Start.pointee != UInt8(ascii: "G") }
+            metrics.recordRequests(route: route, method: "PUT", writes.map { ($0.status, $0.elapsed.seconds) }, fromView: false)
             guard logger.logLevel <= .info else { continue }
             guard let sink else {
                 for record in records {
-                    logger.info("GET \(record.path) \(record.status) \(Self.milliseconds(record.elapsed))ms", metadata: ["status": "\(record.status)"])
+                    logger.info("\(record.method) \(record.path) \(record.status) \(Self.milliseconds(record.elapsed))ms", metadata: ["status": "\(record.status)"])
                 }
                 continue
             }
@@ -219,7 +223,9 @@ final class AccessLog: Sendable {
             for record in records {
                 lines += prefix
                 Self.appendDecimal(record.status, to: &lines)
-                lines += " [DiscfgAPI] GET ".utf8
+                lines += " [DiscfgAPI] ".utf8
+                lines += UnsafeBufferPointer(start: record.method.utf8Start, count: record.method.utf8CodeUnitCount)
+                lines.append(UInt8(ascii: " "))
                 lines += record.path.utf8
                 lines.append(UInt8(ascii: " "))
                 Self.appendDecimal(record.status, to: &lines)

@@ -2,7 +2,9 @@ import DiscfgCore
 import Foundation
 import Logging
 import NIOCore
+import HTTPTypes
 import NIOHTTP1
+import Synchronization
 
 /// Key reads answered on the event loop, from ``ConfigViews``, without a hop to the
 /// router or the store.
@@ -17,29 +19,41 @@ import NIOHTTP1
 final class KeyReads: Sendable {
     let views: ConfigViews
     let authenticator: Authenticator
+    /// The store as the router sees it (timed, and telling the views of each write).
+    let store: any ConfigStore
+    let logger: Logger
     let allowedHosts: [String]?
     /// The route as the router's metrics name it.
     static let route = Endpoint.getKey.path.replacingOccurrences(of: "{key}", with: "**")
 
-    init(views: ConfigViews, authenticator: Authenticator, browserGuard: BrowserGuard) {
+    init(views: ConfigViews, authenticator: Authenticator, store: any ConfigStore, logger: Logger, browserGuard: BrowserGuard) {
         self.views = views
         self.authenticator = authenticator
+        self.store = store
+        self.logger = logger
         allowedHosts = browserGuard.allowedHosts.map { Array($0) }
     }
 
-    /// A read the event loop may answer, once its request has ended.
+    /// A read the event loop may answer, or a write it may hand to the store, once its
+    /// request has ended.
     struct Candidate {
         var configName: Substring
         var keyPath: String
         var uri: String
         var authorization: String?
         var ifNoneMatch: Revision?
+        /// A write's: the body's length and its content type.
+        var contentLength = 0
+        var contentType: String?
         var start: ContinuousClock.Instant
+        var isWrite: Bool
     }
 
-    /// The read `head` asks for, if the event loop may answer it.
+    /// The read or write `head` asks for, if the event loop may take it: a `GET`, or a
+    /// `PUT` of at most ``Limits/maxValueBytes`` with no conditions and no TTL.
     func candidate(_ head: HTTPRequestHead) -> Candidate? {
-        guard head.method == .GET, head.version == .http1_1 else { return nil }
+        let isWrite = head.method == .PUT
+        guard head.method == .GET || isWrite, head.version == .http1_1 else { return nil }
         let uri = head.uri
         // Offsets of the slash ending the config name, and of the key's leading slash.
         let split: (configEnd: Int, keyStart: Int)?? = uri.utf8.withContiguousStorageIfAvailable { bytes in
@@ -60,6 +74,8 @@ final class KeyReads: Sendable {
         let keyPath = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: keyStart)...]))
         var authorization: String?
         var ifNoneMatch: Revision?
+        var contentLength: Int?
+        var contentType: String?
         for (name, value) in head.headers {
             switch name.utf8.count {
             case 4 where Self.named(name, "host"):
@@ -68,27 +84,72 @@ final class KeyReads: Sendable {
             case 10 where Self.named(name, "connection"): return nil
             case 13 where Self.named(name, "authorization"): authorization = value
             case 13 where Self.named(name, "if-none-match"):
-                guard let revision = Self.plainTag(value) else { return nil }
+                guard !isWrite, let revision = Self.plainTag(value) else { return nil }
                 ifNoneMatch = revision
-            case 14 where Self.named(name, "content-length"): guard value == "0" else { return nil }
+            case 8 where Self.named(name, "if-match"): return nil
+            case 12 where Self.named(name, "content-type"): contentType = value
+            case 14 where Self.named(name, "content-length"):
+                guard contentLength == nil, let length = Int(value), length >= 0, length <= (isWrite ? Limits.maxValueBytes : 0) else { return nil }
+                contentLength = length
             case 17 where Self.named(name, "transfer-encoding"): return nil
             default: break
             }
         }
-        return Candidate(configName: configName, keyPath: keyPath, uri: uri, authorization: authorization, ifNoneMatch: ifNoneMatch, start: .now)
+        guard !isWrite || contentLength != nil else { return nil }
+        return Candidate(
+            configName: configName, keyPath: keyPath, uri: uri, authorization: authorization, ifNoneMatch: ifNoneMatch,
+            contentLength: contentLength ?? 0, contentType: contentType, start: .now, isWrite: isWrite
+        )
+    }
+
+    /// What a write the event loop takes needs: the config, key, value and options,
+    /// checked as the route checks them; nil when the router should judge the request
+    /// (an invalid name or key, a caller the cached token records do not admit).
+    func write(_ candidate: Candidate, body: ByteBuffer, peerIsLoopback: Bool?) -> (config: ConfigName, key: Key, value: Data, options: SetOptions)? {
+        guard let config = try? ConfigName(String(candidate.configName)), let key = try? Key(candidate.keyPath),
+              let caller = authenticator.cachedCaller(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback),
+              caller.allows(.write, on: config)
+        else { return nil }
+        let options = SetOptions(conditions: [], ttlSeconds: nil, contentType: ConfigAPI.storedContentType(candidate.contentType))
+        guard (try? options.validate()) != nil else { return nil }
+        return (config, key, Data(body.readableBytesView), options)
+    }
+
+    /// The answer to a write the store finished: the route's.
+    func answer(write result: Result<Event, any Error>, in config: ConfigName, candidate: Candidate, log: AccessLog.Buffer?) -> (head: HTTPResponseHead, body: ByteBuffer) {
+        let status: HTTPResponse.Status
+        var fields: [(String, String)]
+        let body: ByteBuffer
+        switch result {
+        case .success(let change):
+            let answer = ConfigAPI.setAnswer(change, in: config)
+            (status, fields, body) = (answer.status, [("ETag", answer.etag)], answer.body)
+        case .failure(let error):
+            let shown = (error as? DiscfgError).map { ErrorEnvelopeMiddleware<APIRequestContext>.shown($0, logger: logger) }
+                ?? ErrorEnvelopeMiddleware<APIRequestContext>.internalError(error, logger: logger)
+            let parts = APIResponse.errorParts(shown, action: Endpoint.setKey.action)
+            (status, fields, body) = (parts.status, parts.headers.map { ($0.name.rawName, $0.value) }, parts.body)
+        }
+        let second = time(nil)
+        fields += [
+            ("Content-Type", APIResponse.jsonContentType), ("Content-Length", String(body.readableBytes)),
+            ("Date", HTTPDateCache.value(second)), ("Server", DiscfgServer.serverName),
+        ]
+        log?.append(AccessLog.Record(method: "PUT", path: candidate.uri, status: status.code, elapsed: .now - candidate.start))
+        return (HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: HTTPHeaders(fields)), body)
     }
 
     /// The answer to `candidate`, noted in `log`; nil for the router to give.
     func answer(_ candidate: Candidate, peerIsLoopback: Bool?, log: AccessLog.Buffer?) -> (head: HTTPResponseHead, body: ByteBuffer?)? {
         let second = time(nil)
         guard case .found(let config, let revision, let answer) = views.lookup(
-            keyPath: candidate.keyPath, configName: candidate.configName, second: second, date: { HTTPDateCache.format(second) }
+            keyPath: candidate.keyPath, configName: candidate.configName, second: second, date: { HTTPDateCache.value(second) }
         ),
             let caller = authenticator.cachedCaller(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback),
             caller.allows(.read, on: config)
         else { return nil }
         let reply: (head: HTTPResponseHead, body: ByteBuffer?) = candidate.ifNoneMatch == revision ? (answer.notModified, nil) : (answer.ok, answer.body)
-        log?.append(AccessLog.Record(path: candidate.uri, status: Int(reply.head.status.code), elapsed: .now - candidate.start))
+        log?.append(AccessLog.Record(method: "GET", path: candidate.uri, status: Int(reply.head.status.code), elapsed: .now - candidate.start))
         return reply
     }
 
@@ -147,6 +208,16 @@ final class KeyReads: Sendable {
 
 /// The `Date` header's value.
 enum HTTPDateCache {
+    private static let cached = Mutex<(second: Int, text: String)>((-1, ""))
+
+    /// The value for `second`, formatted once a second.
+    static func value(_ second: Int) -> String {
+        if let text = cached.withLock({ $0.second == second ? $0.text : nil }) { return text }
+        let text = format(second)
+        cached.withLock { $0 = (second, text) }
+        return text
+    }
+
     /// RFC 9110's IMF-fixdate, such as `Mon, 23 Nov 2026 12:12:37 GMT`.
     static func format(_ second: Int) -> String {
         var seconds = time_t(second)

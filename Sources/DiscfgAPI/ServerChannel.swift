@@ -1,4 +1,5 @@
 import DiscfgCore
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -50,8 +51,9 @@ struct ServerChannel: ServerChildChannel, HTTPChannelHandler {
 /// - **Idle and shutdown**: a connection with no request for the idle timeout is closed
 ///   (a request head sent too slowly counts as none, a body that stops coming too); on
 ///   graceful shutdown, idle connections close at once and busy ones after their answer.
-/// - **Key reads** (``KeyReads``): answered here when the views can, otherwise handed on
-///   with everything else. A request is answered here only when no earlier request of
+/// - **Key reads and writes** (``KeyReads``): reads answered here when the views can,
+///   plain writes whose whole request came in one read handed straight to the store;
+///   everything else handed on to the router. A request is answered here only when no earlier request of
 ///   the connection is still waiting for the router's answer, so pipelined answers stay
 ///   in order, and only while the connection is writable, so a client that does not
 ///   read its answers is held back by the router's channel.
@@ -79,8 +81,15 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     private var idleCheck: Scheduled<Void>?
     private var closeWhenIdle = false
 
-    /// A candidate read whose head arrived and whose end has not.
-    private var held: (head: HTTPRequestHead, candidate: KeyReads.Candidate)?
+    /// A candidate read or write whose head arrived and whose end has not, with the
+    /// write's body so far.
+    private var held: (head: HTTPRequestHead, candidate: KeyReads.Candidate, body: ByteBuffer?)?
+    /// Whether a write taken here is with the store. Meanwhile the socket is not read,
+    /// and what was already read waits in `queued`, so no answer overtakes the write's.
+    private var writing = false
+    private var queued: [HTTPServerRequestPart] = []
+    /// A read of the socket asked for while writing, made once the write is answered.
+    private var readPending = false
     /// Requests handed to the router and not yet answered, oldest first, each with the
     /// config to view if the router answers it 200 (a read the views missed).
     private var handedOn: [ConfigName?] = []
@@ -141,29 +150,60 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
             refuse(part, context: context)
             return
         }
+        if writing {
+            queued.append(part)
+            return
+        }
+        handle(part, context: context)
+    }
+
+    private func handle(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
         case .head(let head):
             inProgress += 1
             reading = true
             if handedOn.isEmpty, let reads, context.channel.isWritable, let candidate = reads.candidate(head) {
-                held = (head, candidate)
+                held = (head, candidate, nil)
             } else {
                 handOn(head, wanting: nil, context: context)
             }
-        case .body:
-            if let (head, _) = held {
-                // A read with a body is the router's to judge.
+        case .body(let buffer):
+            if var taken = held {
+                if taken.candidate.isWrite, (taken.body?.readableBytes ?? 0) + buffer.readableBytes <= taken.candidate.contentLength {
+                    if taken.body == nil {
+                        taken.body = buffer
+                    } else {
+                        var received = buffer
+                        taken.body!.writeBuffer(&received)
+                    }
+                    held = taken
+                    return
+                }
+                // A read with a body, or a body longer than announced: the router's to judge.
                 held = nil
-                handOn(head, wanting: nil, context: context)
+                handOn(taken.head, wanting: nil, context: context)
+                if let body = taken.body { forward(wrapInboundOut(.body(body)), context: context) }
             }
-            forward(data, context: context)
+            forward(wrapInboundOut(part), context: context)
         case .end:
             reading = false
-            guard let (head, candidate) = held else {
-                forward(data, context: context)
+            guard let (head, candidate, body) = held else {
+                forward(wrapInboundOut(part), context: context)
                 return
             }
             held = nil
+            if candidate.isWrite {
+                let value = body ?? context.channel.allocator.buffer(capacity: 0)
+                if let reads, value.readableBytes == candidate.contentLength,
+                   let write = reads.write(candidate, body: value, peerIsLoopback: peerIsLoopback) {
+                    startWrite(write, candidate: candidate, reads: reads, context: context)
+                } else {
+                    handOn(head, wanting: nil, context: context)
+                    if let body { forward(wrapInboundOut(.body(body)), context: context) }
+                    forward(wrapInboundOut(part), context: context)
+                }
+                return
+            }
             if let reads, let answer = reads.answer(candidate, peerIsLoopback: peerIsLoopback, log: log) {
                 context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
                 if let body = answer.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
@@ -172,8 +212,60 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
                 answered(context)
             } else {
                 handOn(head, wanting: reads.flatMap { _ in try? ConfigName(String(candidate.configName)) }, context: context)
-                forward(data, context: context)
+                forward(wrapInboundOut(part), context: context)
             }
+        }
+    }
+
+    /// Hands a write to the store; its answer is written on this event loop when the
+    /// store has committed it (or failed), and what arrived meanwhile is taken up then.
+    private func startWrite(
+        _ write: (config: ConfigName, key: Key, value: Data, options: SetOptions), candidate: KeyReads.Candidate, reads: KeyReads,
+        context: ChannelHandlerContext
+    ) {
+        writing = true
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let store = reads.store
+        Task {
+            let result: Result<Event, any Error>
+            do {
+                result = .success(try await store.set(write.key, to: write.value, in: write.config, options: write.options))
+            } catch {
+                result = .failure(error)
+            }
+            loopBound.eventLoop.execute {
+                let (handler, context) = loopBound.value
+                handler.finishWrite(result, in: write.config, candidate: candidate, reads: reads, context: context)
+            }
+        }
+    }
+
+    private func finishWrite(
+        _ result: Result<Event, any Error>, in config: ConfigName, candidate: KeyReads.Candidate, reads: KeyReads, context: ChannelHandlerContext
+    ) {
+        writing = false
+        let answer = reads.answer(write: result, in: config, candidate: candidate, log: log)
+        context.write(wrapOutboundOut(.head(answer.head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(answer.body))), promise: nil)
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        needsFlush = true
+        answered(context)
+        // What arrived during the write, in order, until another write starts.
+        while !writing, !queued.isEmpty {
+            handle(queued.removeFirst(), context: context)
+        }
+        channelReadComplete(context: context)
+        if !writing, readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if writing {
+            readPending = true
+        } else {
+            context.read()
         }
     }
 
@@ -188,6 +280,13 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        // A request not whole by the end of a read (a body still coming) is the router's,
+        // which bounds how long it may take.
+        if let taken = held {
+            held = nil
+            handOn(taken.head, wanting: nil, context: context)
+            if let body = taken.body { forward(wrapInboundOut(.body(body)), context: context) }
+        }
         if needsFlush {
             needsFlush = false
             context.flush()

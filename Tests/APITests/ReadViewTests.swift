@@ -5,16 +5,76 @@ import DiscfgTestSupport
 import Foundation
 import Testing
 
-/// Key reads answered on the event loop from the in-memory views (`ConfigViews`,
-/// `KeyReadHandler`): the same answers as the router's, never staler than the documented
-/// bound, and refused to the same callers.
-@Suite("serve: key reads from the in-memory views")
+/// Key reads answered on the event loop from the in-memory views (`ConfigViews`), and
+/// key writes handed from the event loop to the store (`ServerConnection`): the same
+/// answers as the router's, never staler than the documented bound, and refused to the
+/// same callers.
+@Suite("serve: key reads and writes on the event loops")
 struct ReadViewTests {
     /// Key reads the views have answered so far, from `/metrics`.
     private func viewReads(_ server: LiveServer) async throws -> Int {
+        try await counter(server, "discfg_view_reads_total")
+    }
+
+    private func counter(_ server: LiveServer, _ name: String) async throws -> Int {
         let text = try await server.get("/metrics").text
-        let line = text.split(separator: "\n").first { $0.hasPrefix("discfg_view_reads_total ") }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return Int(line?.split(separator: " ").last ?? "") ?? -1
+    }
+
+    @Test("a write taken on the event loop is answered as the router answers it: 201 then 200, the ETag, the envelope, and errors")
+    func writesOnTheEventLoop() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            // `Connection: keep-alive` sends the same request through the router.
+            let router = [("Connection", "keep-alive")]
+            let missingFast = try await server.put("/v1/nope/keys/k", "v")
+            let missingRouter = try await server.put("/v1/nope/keys/k", "v", headers: router)
+            #expect(missingFast.status == 404 && missingFast.body == missingRouter.body)
+            #expect(try await counter(server, "discfg_event_loop_writes_total") == 1)
+
+            _ = try await server.put("/v1/app", "")
+            let created = try await server.put("/v1/app/keys/db/host", "db1", headers: [("Content-Type", "text/plain")])
+            let viaRouter = try await server.put("/v1/app/keys/db/port", "5432", headers: router + [("Content-Type", "text/plain")])
+            #expect(created.status == 201 && viaRouter.status == 201)
+            #expect(created.headers["ETag"] == ["\"1\""] && viaRouter.headers["ETag"] == ["\"2\""])
+            for header in ["Content-Type", "Server"] { #expect(created.headers[header] == viaRouter.headers[header], "\(header)") }
+            #expect(created.headers["Content-Length"] == [String(created.body.count)])
+            let envelope = try created.envelope()
+            #expect(envelope.action == "set" && envelope.item?.value == "db1" && envelope.item?.contentType == "text/plain" && envelope.revision == Revision(1))
+            let updated = try await server.put("/v1/app/keys/db/host", "db2", headers: [("Content-Type", "application/x-www-form-urlencoded")])
+            #expect(updated.status == 200)
+            #expect(try updated.envelope().prevItem?.value == "db1")
+            #expect(try await server.get("/v1/app/keys/db/host?raw").headers["Content-Type"] == ["application/octet-stream"])
+            #expect(try await counter(server, "discfg_event_loop_writes_total") == 3)
+
+            // What the event loop leaves to the router is refused or taken as always.
+            #expect(try await server.put("/v1/app/keys/a//b", "v").status == 400)
+            #expect(try await server.put("/v1/app/keys/big", String(repeating: "x", count: Limits.maxValueBytes + 1)).status == 413)
+            #expect(try await server.put("/v1/app/keys/db/host", "db3", headers: [("If-Match", "\"1\"")]).status == 412)
+            #expect(try await server.put("/v1/app/keys/db/host?ttl=0", "v").status == 400)
+            #expect(try await counter(server, "discfg_event_loop_writes_total") == 3)
+        }
+    }
+
+    @Test("writes on the event loop admit exactly the callers the router does")
+    func writeCallers() async throws {
+        try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(60))) { server in
+            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (reader, readerRecord) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+            for record in [adminRecord, readerRecord] { try await server.store.saveToken(record) }
+            let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
+            _ = try await server.put("/v1/app", "", headers: bearer(admin))
+            #expect(try await server.put("/v1/app/keys/k", "v", headers: bearer(admin)).status == 201)
+            let taken = try await counter(server, "discfg_event_loop_writes_total")
+            #expect(taken >= 0)
+            #expect(try await server.put("/v1/app/keys/k", "v").status == 401)
+            #expect(try await server.put("/v1/app/keys/k", "v", headers: bearer(admin + "x")).status == 401)
+            #expect(try await server.put("/v1/app/keys/k", "v", headers: bearer(reader)).status == 403)
+            #expect(try await counter(server, "discfg_event_loop_writes_total") == taken)
+            #expect(try await server.put("/v1/app/keys/k", "w", headers: bearer(admin)).status == 200)
+            #expect(try await counter(server, "discfg_event_loop_writes_total") == taken + 1)
+            #expect(try await server.get("/v1/app/keys/k", headers: bearer(reader)).envelope().item?.value == "w")
+        }
     }
 
     /// Reads `path` until the views answer it; the view's answer.
