@@ -124,10 +124,12 @@ public final class APIMetrics: Sendable {
 
     /// A store's group commits: each one sync of its log.
     static func render(_ commits: GroupCommitStatistics) -> String {
-        var out = "# HELP discfg_store_commits_total Group commits of the store, each one sync of its log.\n# TYPE discfg_store_commits_total counter\n"
+        var out = "# HELP discfg_store_commits_total Group commits of the store.\n# TYPE discfg_store_commits_total counter\n"
         out += "discfg_store_commits_total \(commits.commits)\n"
         out += "# HELP discfg_store_commit_changes_total Changes made durable by the group commits.\n# TYPE discfg_store_commit_changes_total counter\n"
         out += "discfg_store_commit_changes_total \(commits.changes)\n"
+        out += "# HELP discfg_store_syncs_total Syncs of the store's log, each making the commits before it durable.\n# TYPE discfg_store_syncs_total counter\n"
+        out += "discfg_store_syncs_total \(commits.syncs)\n"
         out += "# HELP discfg_store_commit_batch_size Changes per group commit.\n# TYPE discfg_store_commit_batch_size histogram\n"
         var total: UInt64 = 0
         for (bound, count) in zip(GroupCommitStatistics.bounds, commits.batches) {

@@ -1,5 +1,6 @@
-/// How a store's writes reach the disk: each group commit is one sync of its log, holding
-/// every change that arrived while the one before it was being made durable.
+/// How a store's writes reach the disk: each group commit holds every change that arrived
+/// while the one before it ran, and each sync of the log makes every commit before it
+/// durable.
 public struct GroupCommitStatistics: Sendable, Equatable {
     /// Upper bounds of the batch-size buckets, in changes per commit.
     public static let bounds: [Int] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -8,6 +9,8 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     public var commits: UInt64 = 0
     /// Changes committed, over all commits.
     public var changes: UInt64 = 0
+    /// Syncs of the log that made commits durable; a sync may cover several commits.
+    public var syncs: UInt64 = 0
     /// Commits per batch-size bucket: the first whose bound holds the commit's change
     /// count, the last for bigger ones.
     public var batches = [UInt64](repeating: 0, count: bounds.count + 1)

@@ -4,8 +4,8 @@ import Synchronization
 
 /// The embedded store: one SQLite file, the default for a single machine.
 ///
-/// The file is in WAL mode with `synchronous=FULL`, so an acknowledged change survives
-/// a crash or power loss. One writer thread commits changes in groups; reads run in
+/// The file is in WAL mode, and no change is acknowledged before the log holding it has
+/// been synced to disk, so an acknowledged change survives a crash or power loss. One writer thread commits changes in groups; reads run in
 /// parallel and never wait for it. Several processes may use the file at once (the CLI
 /// while `discfg serve` runs): SQLite locks the writes, and watchers notice other
 /// processes' commits by polling the file's data version every 100 ms.
@@ -43,13 +43,15 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         guard mode == "wal" else {
             throw DiscfgError(.unavailable, "SQLite store \(path) cannot use write-ahead logging (journal mode \(mode ?? "unknown"))", field: "store")
         }
-        try connection.execute("PRAGMA synchronous = FULL")
+        // The writer's commits write the log without waiting for the disk; SQLiteLogSyncer
+        // syncs it before any caller is told, so acknowledged changes are durable.
+        try connection.execute("PRAGMA synchronous = NORMAL")
         // Checkpoints run beside the commits (SQLiteCheckpointer), not inside one; a log
         // that grew while readers held it back is trimmed back once it starts over.
         try connection.execute("PRAGMA wal_autocheckpoint = 0")
         try connection.execute("PRAGMA journal_size_limit = \(16 * 1024 * 1024)")
         try SQLiteSchema.migrate(connection)
-        writer = SQLiteWriter(connection: connection, checkpointer: SQLiteCheckpointer(path: path))
+        writer = SQLiteWriter(connection: connection, checkpointer: SQLiteCheckpointer(path: path), syncer: SQLiteLogSyncer(databasePath: path))
         let readers = SQLiteReaderPool(path: path)
         self.readers = readers
         let watcher = DataVersionWatcher(path: path)

@@ -6,8 +6,9 @@ import Synchronization
 ///
 /// Changes that arrive while a commit is in progress wait, then go into the next
 /// transaction together, each inside its own savepoint so a failed condition undoes only
-/// that change. One fsync then makes the whole group durable (group commit); no caller
-/// hears back before its change is on disk. Blocking SQLite calls stay off Swift's
+/// that change. One fsync of the log, on ``SQLiteLogSyncer``'s thread while the next group
+/// runs, then makes the whole group durable (group commit); no caller hears back before
+/// its change is on disk. Blocking SQLite calls stay off Swift's
 /// cooperative threads.
 final class SQLiteWriter: Sendable {
     /// A change waiting for the next group, and how to tell its caller the outcome.
@@ -24,20 +25,27 @@ final class SQLiteWriter: Sendable {
         var draining = false
     }
 
-    /// The commits made so far.
-    var statistics: GroupCommitStatistics { stats.withLock { $0 } }
+    /// The commits and syncs made so far.
+    var statistics: GroupCommitStatistics {
+        var statistics = stats.withLock { $0 }
+        statistics.syncs = syncer.syncs
+        return statistics
+    }
     private let stats = Mutex(GroupCommitStatistics())
 
     private let thread = DispatchQueue(label: "discfg.sqlite.writer", qos: .userInitiated)
     private let box: ConnectionBox
     private let queue = Mutex(Queue())
     private let checkpointer: SQLiteCheckpointer
+    private let syncer: SQLiteLogSyncer
 
-    /// The writer of `connection`, whose automatic checkpoints must be off:
-    /// `checkpointer` makes them, off the commit path.
-    init(connection: SQLiteConnection, checkpointer: SQLiteCheckpointer) {
+    /// The writer of `connection`, whose automatic checkpoints must be off
+    /// (`checkpointer` makes them, off the commit path) and whose commits do not wait
+    /// for the disk (`syncer` syncs the log before any caller is told).
+    init(connection: SQLiteConnection, checkpointer: SQLiteCheckpointer, syncer: SQLiteLogSyncer) {
         box = ConnectionBox(connection)
         self.checkpointer = checkpointer
+        self.syncer = syncer
     }
 
     /// Runs `body` in a write transaction and returns its result once it is committed.
@@ -122,7 +130,12 @@ final class SQLiteWriter: Sendable {
                 _ = try? connection.run("ROLLBACK")
             }
         }
-        for complete in completions { complete(commitError) }
+        if let commitError {
+            for complete in completions { complete(commitError) }
+        } else {
+            // Told once the log is on disk; meanwhile the next group runs.
+            syncer.afterSync(completions)
+        }
         return notRun
     }
 
