@@ -115,43 +115,49 @@ public final class APIMetrics: Sendable {
         out += histogram("discfg_store_operation_duration_seconds", "Store operation latency by operation.", storeLatency)
         out += "# HELP discfg_store_errors_total Store operations that failed, by operation.\n# TYPE discfg_store_errors_total counter\n"
         for (labels, value) in storeErrors.sorted(by: { $0.0 < $1.0 }) { out += "discfg_store_errors_total{\(labels)} \(value)\n" }
-        out += "# HELP discfg_view_reads_total Key reads answered from the in-memory views, without reading the store.\n# TYPE discfg_view_reads_total counter\n"
-        out += "discfg_view_reads_total \(state.viewReads)\n"
-        out += "# HELP discfg_event_loop_writes_total Key writes taken on the event loops and handed to the store without the router.\n# TYPE discfg_event_loop_writes_total counter\n"
-        out += "discfg_event_loop_writes_total \(state.loopWrites)\n"
+        out += Self.counter("discfg_view_reads_total", "Key reads answered from the in-memory views, without reading the store.", state.viewReads)
+        out += Self.counter("discfg_event_loop_writes_total", "Key writes taken on the event loops and handed to the store without the router.", state.loopWrites)
         return out
     }
 
-    /// A store's group commits: each one sync of its log.
+    /// A store's group commits and the syncs that made them durable.
     static func render(_ commits: GroupCommitStatistics) -> String {
-        var out = "# HELP discfg_store_commits_total Group commits of the store.\n# TYPE discfg_store_commits_total counter\n"
-        out += "discfg_store_commits_total \(commits.commits)\n"
-        out += "# HELP discfg_store_commit_changes_total Changes made durable by the group commits.\n# TYPE discfg_store_commit_changes_total counter\n"
-        out += "discfg_store_commit_changes_total \(commits.changes)\n"
-        out += "# HELP discfg_store_syncs_total Syncs of the store's log, each making the commits before it durable.\n# TYPE discfg_store_syncs_total counter\n"
-        out += "discfg_store_syncs_total \(commits.syncs)\n"
-        out += "# HELP discfg_store_commit_batch_size Changes per group commit.\n# TYPE discfg_store_commit_batch_size histogram\n"
+        var out = counter("discfg_store_commits_total", "Group commits of the store.", commits.commits)
+        out += counter("discfg_store_commit_changes_total", "Changes made durable by the group commits.", commits.changes)
+        out += counter("discfg_store_syncs_total", "Syncs of the store's log, each making the commits before it durable.", commits.syncs)
         var total: UInt64 = 0
-        for (bound, count) in zip(GroupCommitStatistics.bounds, commits.batches) {
+        let cumulative = commits.batches.map { count in
             total += count
-            out += "discfg_store_commit_batch_size_bucket{le=\"\(bound)\"} \(total)\n"
+            return total
         }
-        out += "discfg_store_commit_batch_size_bucket{le=\"+Inf\"} \(commits.commits)\n"
-        out += "discfg_store_commit_batch_size_sum \(commits.changes)\n"
-        out += "discfg_store_commit_batch_size_count \(commits.commits)\n"
+        out += "# HELP discfg_store_commit_batch_size Changes per group commit.\n# TYPE discfg_store_commit_batch_size histogram\n"
+        out += buckets("discfg_store_commit_batch_size", labels: "", bounds: GroupCommitStatistics.bounds.map(String.init), cumulative: cumulative, count: commits.commits, sum: "\(commits.changes)")
         return out
+    }
+
+    private static func counter(_ name: String, _ help: String, _ value: UInt64) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) counter\n\(name) \(value)\n"
     }
 
     private func histogram(_ name: String, _ help: String, _ series: [String: Histogram]) -> String {
         var out = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
         for (labels, histogram) in series.sorted(by: { $0.key < $1.key }) {
-            for (bound, count) in zip(Self.buckets, histogram.cumulativeCounts) {
-                out += "\(name)_bucket{\(labels),le=\"\(bound)\"} \(count)\n"
-            }
-            out += "\(name)_bucket{\(labels),le=\"+Inf\"} \(histogram.count)\n"
-            out += "\(name)_sum{\(labels)} \(histogram.sum)\n"
-            out += "\(name)_count{\(labels)} \(histogram.count)\n"
+            out += Self.buckets(
+                name, labels: labels + ",", bounds: Self.buckets.map { "\($0)" }, cumulative: histogram.cumulativeCounts, count: histogram.count,
+                sum: "\(histogram.sum)"
+            )
         }
+        return out
+    }
+
+    /// One histogram series: its buckets (`labels` ends with a comma when not empty), sum and count.
+    private static func buckets(_ name: String, labels: String, bounds: [String], cumulative: [UInt64], count: UInt64, sum: String) -> String {
+        var out = ""
+        for (bound, total) in zip(bounds, cumulative) { out += "\(name)_bucket{\(labels)le=\"\(bound)\"} \(total)\n" }
+        out += "\(name)_bucket{\(labels)le=\"+Inf\"} \(count)\n"
+        let series = labels.isEmpty ? "" : "{\(labels.dropLast())}"
+        out += "\(name)_sum\(series) \(sum)\n"
+        out += "\(name)_count\(series) \(count)\n"
         return out
     }
 
