@@ -21,7 +21,8 @@ import Synchronization
 ///
 /// The serialized answer of each item is built once per item revision, on first read,
 /// and its headers once a second (they carry the `Date`).
-/// A view holds at most ``maxBytes`` of keys and values; a bigger config is not viewed
+/// All views together hold at most ``maxBytes`` of keys and values; a config that would
+/// take them past it is not viewed
 /// and its reads go to the store.
 public final class ConfigViews: Sendable {
     /// A key's item and, once read, its serialized `GET` answer.
@@ -69,12 +70,14 @@ public final class ConfigViews: Sendable {
         /// Configs too big to view, with when they were found so; tried again later.
         var refused: [ConfigName: ContinuousClock.Instant] = [:]
         var nextID: UInt64 = 0
+        /// Bytes of keys and values in all views.
+        var totalBytes = 0
         var closed = false
     }
 
     /// The store the views read and follow.
     public let store: any ConfigStore
-    /// The most bytes of keys and values one view holds.
+    /// The most bytes of keys and values all views hold together.
     public let maxBytes: Int
     /// The most configs viewed at once.
     public let maxViews: Int
@@ -95,6 +98,7 @@ public final class ConfigViews: Sendable {
     public func close() {
         let watchers = state.withLock { state in
             state.closed = true
+            state.totalBytes = 0
             defer { state.views = [:] }
             return state.views.values.compactMap(\.watcher)
         }
@@ -113,7 +117,9 @@ public final class ConfigViews: Sendable {
     public func deleted(_ config: ConfigName) {
         let watcher = state.withLock { state in
             state.committed[config] = nil
-            return state.views.removeValue(forKey: config.rawValue)?.watcher
+            let view = state.views.removeValue(forKey: config.rawValue)
+            state.totalBytes -= view?.bytes ?? 0
+            return view?.watcher
         }
         watcher?.cancel()
     }
@@ -177,7 +183,7 @@ public final class ConfigViews: Sendable {
     /// Loads `config` and follows it; on any end of the watch (deleted, history lost,
     /// store failure) the view is dropped, and the next read starts a new one.
     private func begin(_ config: ConfigName, id: UInt64) {
-        let task = Task { [weak self, store, maxBytes] in
+        let task = Task { [weak self, maxBytes, store] in
             do {
                 let (items, loadedAt) = try await store.items(in: config)
                 // Pages may come from successive revisions: answer only once the watch has
@@ -190,16 +196,14 @@ public final class ConfigViews: Sendable {
                     entries[item.key.path] = Entry(item: item)
                 }
                 guard let self else { return }
-                guard bytes <= maxBytes else {
-                    self.state.withLock { state in
-                        guard state.views[config.rawValue]?.id == id else { return }
-                        state.views[config.rawValue] = nil
-                        state.refused[config] = .now
-                    }
-                    return
-                }
                 let stillWanted = self.state.withLock { state in
                     guard state.views[config.rawValue]?.id == id else { return false }
+                    guard state.totalBytes + bytes <= maxBytes else {
+                        state.views[config.rawValue] = nil
+                        state.refused[config] = .now
+                        return false
+                    }
+                    state.totalBytes += bytes
                     state.views[config.rawValue]?.entries = entries
                     state.views[config.rawValue]?.bytes = bytes
                     state.views[config.rawValue]?.revision = loadedAt
@@ -228,6 +232,7 @@ public final class ConfigViews: Sendable {
             // While replaying after the load, a key may already be newer than the event.
             let path = event.key.path
             let current = view.entries[path]
+            let before = view.bytes
             if current.map({ $0.item.modRevision < event.revision }) ?? true {
                 view.bytes -= current.map { $0.item.key.path.utf8.count + $0.item.value.count } ?? 0
                 if let item = event.item {
@@ -238,7 +243,10 @@ public final class ConfigViews: Sendable {
                 }
             }
             view.revision = max(view.revision ?? .zero, event.revision)
-            guard view.bytes <= maxBytes else {
+            state.totalBytes += view.bytes - before
+            guard state.totalBytes <= maxBytes else {
+                // Grown past what the views may hold: this one goes.
+                state.totalBytes -= view.bytes
                 state.refused[config] = .now
                 return false
             }
@@ -249,7 +257,8 @@ public final class ConfigViews: Sendable {
 
     private func drop(_ config: ConfigName, id: UInt64) {
         state.withLock { state in
-            if state.views[config.rawValue]?.id == id { state.views[config.rawValue] = nil }
+            guard state.views[config.rawValue]?.id == id else { return }
+            state.totalBytes -= state.views.removeValue(forKey: config.rawValue)?.bytes ?? 0
         }
     }
 }
