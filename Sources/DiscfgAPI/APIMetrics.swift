@@ -62,20 +62,38 @@ public final class APIMetrics: Sendable {
     public init() {}
 
     /// Counts a request and its latency.
-    public func recordRequest(route: String, method: String, status: Int, seconds: Double, fromView: Bool = false) {
+    public func recordRequest(route: String, method: String, status: Int, seconds: Double) {
         state.withLock { state in
-            if fromView { state.viewReads += 1 }
             state.requests[RequestSeries(route: route, method: method, status: status), default: 0] += 1
             state.requestLatency[RouteSeries(route: route, method: method), default: Histogram()].observe(seconds)
         }
     }
 
-    /// Records many answers of one route and method, each a status and a latency in
-    /// seconds, as one update; `fromView` counts them as read from the views.
-    func recordRequests(route: String, method: String, _ answers: [(status: Int, seconds: Double)], fromView: Bool) {
+    /// What the event loops answer without the router.
+    enum LoopAnswer {
+        /// A key read from the views (`GET`).
+        case viewRead
+        /// A key write handed to the store (`PUT`).
+        case write
+
+        var method: StaticString {
+            switch self {
+            case .viewRead: "GET"
+            case .write: "PUT"
+            }
+        }
+    }
+
+    /// Records many answers of one kind given on the event loops, each a status and a
+    /// latency in seconds, as one update.
+    func recordRequests(route: String, _ kind: LoopAnswer, _ answers: [(status: Int, seconds: Double)]) {
         guard !answers.isEmpty else { return }
+        let method = "\(kind.method)"
         state.withLock { state in
-            if fromView { state.viewReads += UInt64(answers.count) } else { state.loopWrites += UInt64(answers.count) }
+            switch kind {
+            case .viewRead: state.viewReads += UInt64(answers.count)
+            case .write: state.loopWrites += UInt64(answers.count)
+            }
             var histogram = state.requestLatency.removeValue(forKey: RouteSeries(route: route, method: method)) ?? Histogram()
             var counts: [Int: UInt64] = [:]
             for answer in answers {

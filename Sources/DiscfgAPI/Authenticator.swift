@@ -99,9 +99,7 @@ public final class Authenticator: Sendable {
     /// then reads the records, or says why the caller is refused).
     func cachedCaller(authorization header: String?, peerIsLoopback: Bool?) -> Caller? {
         if mode == .open { return try? anonymous(peerIsLoopback: peerIsLoopback) }
-        let now = ContinuousClock.now
-        guard let (tokens, issued) = cache.withLock({ cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil })
-        else { return nil }
+        guard let (tokens, issued) = freshTokens(at: .now) else { return nil }
         return try? identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued)
     }
 
@@ -135,12 +133,15 @@ public final class Authenticator: Sendable {
         return .anonymous
     }
 
+    /// The cached token records, if read within the cache's lifetime.
+    private func freshTokens(at now: ContinuousClock.Instant) -> ([String: AccessToken], Bool)? {
+        cache.withLock { cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil }
+    }
+
     /// Valid tokens by id, and whether any was ever issued.
     private func currentTokens() async throws -> ([String: AccessToken], Bool) {
         let now = ContinuousClock.now
-        if let cached = cache.withLock({ cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil }) {
-            return cached
-        }
+        if let cached = freshTokens(at: now) { return cached }
         guard let store else { return ([:], false) }
         let tokens = Dictionary(uniqueKeysWithValues: try await store.listTokens().map { ($0.id, $0) })
         let issued = tokens.isEmpty ? try await store.tokensWereIssued() : true

@@ -43,6 +43,24 @@ public struct BrowserGuard: Sendable {
     }
 
     /// The host name in a `Host` header value: `[::1]:8899` → `::1`, `Example:80` → `example`.
+    /// Whether `authority` (a `Host` header) names this server: always, unless the server
+    /// is bound to loopback, where only loopback names do. Cheap for the usual
+    /// `name:port`, as every request on loopback asks.
+    func admitsHost(_ authority: String) -> Bool {
+        guard let allowedHosts else { return true }
+        let bytes = authority.utf8
+        let host = bytes.prefix { $0 != UInt8(ascii: ":") }
+        let rest = bytes[host.endIndex...]
+        // Bracketed or bare IPv6 names: the general reading.
+        if bytes.first == UInt8(ascii: "[") || rest.dropFirst().contains(UInt8(ascii: ":")) {
+            return allowedHosts.contains(Self.hostName(authority))
+        }
+        return allowedHosts.contains { allowed in
+            allowed.utf8.count == host.count
+                && zip(allowed.utf8, host).allSatisfy { $0 == ($1 >= UInt8(ascii: "A") && $1 <= UInt8(ascii: "Z") ? $1 + 32 : $1) }
+        }
+    }
+
     static func hostName(_ header: String) -> String {
         let lowered = header.lowercased()
         if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
@@ -79,7 +97,7 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     static var corsHeaders: String { "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, Accept" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let allowed = guardrail.allowedHosts, let authority = request.head.authority, !allowed.contains(BrowserGuard.hostName(authority)) {
+        if let authority = request.head.authority, !guardrail.admitsHost(authority) {
             var response = APIResponse.error(
                 DiscfgError(.invalidArgument, "this server answers only to localhost, 127.0.0.1 or [::1], not \(authority)", field: "Host"),
                 action: request.method.rawValue.lowercased()

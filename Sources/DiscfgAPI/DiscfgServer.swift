@@ -53,14 +53,17 @@ public enum DiscfgServer {
     public static func makeRouter(
         store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration
     ) -> Router<APIRequestContext> {
-        makeRouter(store: store, authenticator: authenticator, metrics: metrics, configuration: configuration, views: nil, accessLog: nil)
+        makeRouter(
+            store: store, apiStore: InstrumentedStore(store, metrics: metrics), authenticator: authenticator, metrics: metrics,
+            configuration: configuration, accessLog: nil
+        )
     }
 
-    /// The router, telling `views` of every write, and counting `accessLog`'s key reads
-    /// before each scrape.
+    /// The router, whose routes use `apiStore` (`store` as the API sees it), and which
+    /// counts `accessLog`'s key reads and writes before each scrape.
     static func makeRouter(
-        store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
-        views: ConfigViews?, accessLog: AccessLog?
+        store: any ConfigStore, apiStore: InstrumentedStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
+        accessLog: AccessLog?
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: AccessLogMiddleware(metrics: metrics))
@@ -75,7 +78,7 @@ public enum DiscfgServer {
             let text = metrics.render() + (commits.map { APIMetrics.render($0.groupCommits) } ?? "")
             return APIResponse.bytes(Data(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
-        ConfigAPI(store: InstrumentedStore(store, metrics: metrics, views: views), authenticator: authenticator, options: configuration.api)
+        ConfigAPI(store: apiStore, authenticator: authenticator, options: configuration.api)
             .register(on: router)
         return router
     }
@@ -89,13 +92,16 @@ public enum DiscfgServer {
         let metrics = APIMetrics()
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
         let accessLog = views.map { _ in AccessLog(metrics: metrics, logger: logger, sink: configuration.accessLogSink, route: KeyReads.route) }
+        // One view of the store for the router and the event loops: timed, and telling
+        // the views of every write.
+        let apiStore = InstrumentedStore(store, metrics: metrics, views: views)
         let router = makeRouter(
-            store: store, authenticator: authenticator, metrics: metrics, configuration: configuration, views: views, accessLog: accessLog
+            store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: accessLog
         )
         let connections = ConnectionGuard(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
         let reads = views.map {
             KeyReads(
-                views: $0, authenticator: authenticator, store: InstrumentedStore(store, metrics: metrics, views: $0), logger: logger,
+                views: $0, authenticator: authenticator, store: apiStore, logger: logger,
                 browserGuard: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)
             )
         }
@@ -157,7 +163,7 @@ final class AccessLog: Sendable {
 
     /// What is noted of a key read answered on an event loop.
     struct Record {
-        var method: StaticString
+        var kind: APIMetrics.LoopAnswer
         var path: String
         var status: Int
         var elapsed: Duration
@@ -205,14 +211,13 @@ final class AccessLog: Sendable {
                 return records
             }
             guard !records.isEmpty else { continue }
-            let reads = records.filter { $0.method.utf8Start.pointee == UInt8(ascii: "G") }
-            metrics.recordRequests(route: route, method: "GET", reads.map { ($0.status, $0.elapsed.seconds) }, fromView: true)
-            let writes = records.filter { $0.method.utf8Start.pointee != UInt8(ascii: "G") }
-            metrics.recordRequests(route: route, method: "PUT", writes.map { ($0.status, $0.elapsed.seconds) }, fromView: false)
+            for kind in [APIMetrics.LoopAnswer.viewRead, .write] {
+                metrics.recordRequests(route: route, kind, records.filter { $0.kind == kind }.map { ($0.status, $0.elapsed.seconds) })
+            }
             guard logger.logLevel <= .info else { continue }
             guard let sink else {
                 for record in records {
-                    logger.info("\(record.method) \(record.path) \(record.status) \(Self.milliseconds(record.elapsed))ms", metadata: ["status": "\(record.status)"])
+                    logger.info("\(record.kind.method) \(record.path) \(record.status) \(Self.milliseconds(record.elapsed))ms", metadata: ["status": "\(record.status)"])
                 }
                 continue
             }
@@ -224,7 +229,7 @@ final class AccessLog: Sendable {
                 lines += prefix
                 Self.appendDecimal(record.status, to: &lines)
                 lines += " [DiscfgAPI] ".utf8
-                lines += UnsafeBufferPointer(start: record.method.utf8Start, count: record.method.utf8CodeUnitCount)
+                lines += UnsafeBufferPointer(start: record.kind.method.utf8Start, count: record.kind.method.utf8CodeUnitCount)
                 lines.append(UInt8(ascii: " "))
                 lines += record.path.utf8
                 lines.append(UInt8(ascii: " "))
@@ -250,9 +255,9 @@ final class AccessLog: Sendable {
 
     /// Logs and counts one request now.
     static func record(
-        method: String, path: String, status: Int, route: String, elapsed: Duration, metrics: APIMetrics, logger: Logger, fromView: Bool = false
+        method: String, path: String, status: Int, route: String, elapsed: Duration, metrics: APIMetrics, logger: Logger
     ) {
-        metrics.recordRequest(route: route, method: method, status: status, seconds: elapsed.seconds, fromView: fromView)
+        metrics.recordRequest(route: route, method: method, status: status, seconds: elapsed.seconds)
         logger.info("\(method) \(path) \(status) \(milliseconds(elapsed))ms", metadata: ["status": "\(status)"])
     }
 

@@ -22,7 +22,7 @@ final class KeyReads: Sendable {
     /// The store as the router sees it (timed, and telling the views of each write).
     let store: any ConfigStore
     let logger: Logger
-    let allowedHosts: [String]?
+    let browserGuard: BrowserGuard
     /// The route as the router's metrics name it.
     static let route = Endpoint.getKey.path.replacingOccurrences(of: "{key}", with: "**")
 
@@ -31,7 +31,7 @@ final class KeyReads: Sendable {
         self.authenticator = authenticator
         self.store = store
         self.logger = logger
-        allowedHosts = browserGuard.allowedHosts.map { Array($0) }
+        self.browserGuard = browserGuard
     }
 
     /// A read the event loop may answer, or a write it may hand to the store, once its
@@ -79,7 +79,7 @@ final class KeyReads: Sendable {
         for (name, value) in head.headers {
             switch name.utf8.count {
             case 4 where Self.named(name, "host"):
-                guard hostAllowed(value) else { return nil }
+                guard browserGuard.admitsHost(value) else { return nil }
             case 6 where Self.named(name, "origin"), 6 where Self.named(name, "expect"): return nil
             case 10 where Self.named(name, "connection"): return nil
             case 13 where Self.named(name, "authorization"): authorization = value
@@ -135,7 +135,7 @@ final class KeyReads: Sendable {
             ("Content-Type", APIResponse.jsonContentType), ("Content-Length", String(body.readableBytes)),
             ("Date", HTTPDateCache.value(second)), ("Server", DiscfgServer.serverName),
         ]
-        log?.append(AccessLog.Record(method: "PUT", path: candidate.uri, status: status.code, elapsed: .now - candidate.start))
+        log?.append(AccessLog.Record(kind: .write, path: candidate.uri, status: status.code, elapsed: .now - candidate.start))
         return (HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status.code), headers: HTTPHeaders(fields)), body)
     }
 
@@ -149,22 +149,8 @@ final class KeyReads: Sendable {
             caller.allows(.read, on: config)
         else { return nil }
         let reply: (head: HTTPResponseHead, body: ByteBuffer?) = candidate.ifNoneMatch == revision ? (answer.notModified, nil) : (answer.ok, answer.body)
-        log?.append(AccessLog.Record(method: "GET", path: candidate.uri, status: Int(reply.head.status.code), elapsed: .now - candidate.start))
+        log?.append(AccessLog.Record(kind: .viewRead, path: candidate.uri, status: Int(reply.head.status.code), elapsed: .now - candidate.start))
         return reply
-    }
-
-    /// Whether the `Host` header names this server, as ``BrowserGuard`` requires on a
-    /// loopback address (the router answers 421 otherwise).
-    private func hostAllowed(_ authority: String) -> Bool {
-        guard let allowedHosts else { return true }
-        let bytes = authority.utf8
-        if bytes.first == UInt8(ascii: "[") { return allowedHosts.contains(BrowserGuard.hostName(authority)) }
-        let host = bytes.prefix { $0 != UInt8(ascii: ":") }
-        let rest = bytes[host.endIndex...]
-        guard rest.isEmpty || !rest.dropFirst().contains(UInt8(ascii: ":")) else { return allowedHosts.contains(BrowserGuard.hostName(authority)) }
-        return allowedHosts.contains { allowed in
-            allowed.utf8.count == host.count && zip(allowed.utf8, host).allSatisfy { $0 == Self.lowercased($1) }
-        }
     }
 
     /// A plain entity tag, `"N"`, as a revision; nil for anything else (the router reads those).
