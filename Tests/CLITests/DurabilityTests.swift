@@ -35,4 +35,37 @@ struct DurabilityTests {
         let integrity = try await cli.run("set", "crash", "after", "ok")
         #expect(integrity.status == 0)
     }
+
+    @Test("SIGKILL of serve during a stream of PUTs taken on its event loop: every acknowledged value is stored", .timeLimit(.minutes(3)))
+    func killedServer() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "crash")
+        let (server, port) = try await ServeTests.start(cli)
+        // One keep-alive connection; http.client sends each small request in one write, so
+        // the server takes it on its event loop. A value is printed once it was answered 2xx.
+        let client = """
+        import http.client, sys
+        c = http.client.HTTPConnection("127.0.0.1", \(port))
+        for i in range(1, 1000000):
+            c.request("PUT", "/v1/crash/keys/counter", body=str(i).encode())
+            r = c.getresponse(); r.read()
+            if r.status >= 300: sys.exit(1)
+            print(i, flush=True)
+        """
+        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client)'", stderr: .discard)) { loop in
+            _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= 200 ? true : nil }
+            _ = await server.kill(SIGKILL)
+            return try await loop.wait(timeout: .seconds(60))
+        }
+        let acknowledged = output.stdoutLines.compactMap { Int($0) }.max() ?? 0
+        #expect(acknowledged >= 200)
+        let stored = try await cli.run("get", "crash", "counter")
+        #expect(stored.status == 0, "stderr: \(stored.stderr)")
+        let value = Int(stored.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(value >= acknowledged, "acknowledged \(acknowledged) but the store holds \(value)")
+        #expect(value <= acknowledged + 1)
+        let metrics = try await cli.run("info", "crash", "-f", "json").envelope()
+        #expect(metrics.revision?.rawValue == UInt64(value))
+    }
 }
