@@ -209,7 +209,7 @@ let package = Package(
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient",
+                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient", "CSQLite",
             ],
             swiftSettings: strict
         ),

@@ -7,7 +7,8 @@ import ServiceLifecycle
 extension ConfigAPI {
     /// `GET watch?key=|prefix=&fromRevision=&timeout=`: a long poll, or with
     /// `Accept: text/event-stream` a Server-Sent Events stream whose event ids are
-    /// revisions, so `Last-Event-ID` resumes exactly after the last event seen.
+    /// revisions (`R.P` for the later events of a transaction, ``ResumePoint``), so
+    /// `Last-Event-ID` resumes exactly after the last event seen.
     func watch(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         let scope: WatchScope = if let key = request.query("key") {
@@ -16,8 +17,18 @@ extension ConfigAPI {
             .prefix(try KeyPrefix(request.query("prefix") ?? "/"))
         }
         // fromRevision wins over Last-Event-ID; both are checked.
-        let lastEventID = try request.headers[.lastEventID].map { try NumberField.revision("Last-Event-ID").parse($0.trimmingCharacters(in: .whitespaces)) }
-        let from = try request.revision("fromRevision") ?? lastEventID.map { Revision(UInt64($0)).next }
+        let lastEventID: ResumePoint? = try request.headers[.lastEventID].map { (text: String) throws -> ResumePoint in
+            guard let point = ResumePoint(eventID: text.trimmingCharacters(in: .whitespaces)) else {
+                throw DiscfgError.invalid(
+                    "Last-Event-ID",
+                    "Last-Event-ID \"\(String(text.prefix(40)).debugEscaped)\" is not an event id of this stream: a revision from 0 to \(Revision.max), optionally followed by . and a position (12.3)"
+                )
+            }
+            return point
+        }
+        let fromRevision = try request.revision("fromRevision")
+        let resume = fromRevision.map { ResumePoint(from: $0) } ?? lastEventID
+        let from = resume?.revision
         // Every parameter is read whichever way the watch goes, so none is ignored unread.
         let heartbeat = try request.number(Self.heartbeatField).map { Duration.seconds($0) } ?? options.heartbeat
         let timeout = try request.number(Self.pollTimeoutField).map { Duration.seconds($0) } ?? options.defaultPollTimeout
@@ -41,7 +52,7 @@ extension ConfigAPI {
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
             guard watches.acquire() else { return watches.refusal() }
-            return serverSentEvents(config: config, scope: scope, from: start, heartbeat: heartbeat)
+            return serverSentEvents(config: config, scope: scope, resume: resume ?? ResumePoint(from: start), heartbeat: heartbeat)
         }
         var wait = min(timeout, options.maxPollTimeout)
         if let deadline = context.deadline {
@@ -94,7 +105,7 @@ extension ConfigAPI {
 
     private enum StreamItem: Sendable {
         /// An event, already written as its SSE message.
-        case event(Revision, String)
+        case event(String, String)
         case heartbeat
         case failure(DiscfgError)
     }
@@ -104,7 +115,8 @@ extension ConfigAPI {
     /// ``Options/streamBacklogBytes`` behind is sent what is held, then an `error` event
     /// (`unavailable`) naming the `Last-Event-ID` to resume from, and the stream ends.
     /// Holds one of ``watches`` until it ends.
-    private func serverSentEvents(config: ConfigName, scope: WatchScope, from: Revision, heartbeat: Duration) -> Response {
+    private func serverSentEvents(config: ConfigName, scope: WatchScope, resume: ResumePoint, heartbeat: Duration) -> Response {
+        let from = resume.revision
         let store = store
         let watches = watches
         let budget = options.streamBacklogBytes
@@ -114,12 +126,14 @@ extension ConfigAPI {
             let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .unbounded)
             let events = Task {
                 do {
-                    for try await event in await store.watch(config, scope: scope, from: from) {
+                    var replay = resume.replay()
+                    for try await event in await store.watch(config, scope: scope, from: from) where replay.admit(event) {
                         var data = ByteBuffer()
                         EnvelopeJSON.writeEvent(EventDocument(event), to: &data)
-                        let message = "id: \(event.revision)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data.readableBytesView, as: UTF8.self))\n\n"
+                        let id = replay.point.eventID ?? event.revision.description
+                        let message = "id: \(id)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data.readableBytesView, as: UTF8.self))\n\n"
                         guard backlog.admit(message.utf8.count) else { break }
-                        continuation.yield(.event(event.revision, message))
+                        continuation.yield(.event(id, message))
                     }
                 } catch let error as DiscfgError {
                     continuation.yield(.failure(error))
@@ -142,13 +156,13 @@ extension ConfigAPI {
             // clients reconnect elsewhere with Last-Event-ID.
             let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
             defer { shutdown.cancel() }
-            var lastSent = Revision(from.rawValue > 0 ? from.rawValue - 1 : 0)
+            var lastSent = resume.eventID ?? from.previous.description
             for await item in items {
                 switch item {
-                case .event(let revision, let message):
+                case .event(let id, let message):
                     try await writer.write(ByteBuffer(string: message))
                     backlog.sent(message.utf8.count)
-                    lastSent = revision
+                    lastSent = id
                 case .heartbeat:
                     try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                 case .failure(let error):

@@ -153,6 +153,7 @@ public struct ConfigAPI: Sendable {
         case .watch: return try await watch(request, context)
         case .export: return try await export(request, context)
         case .importSnapshot: return try await importSnapshot(&request, context)
+        case .transaction: return try await transaction(&request, context)
         }
     }
 }

@@ -25,12 +25,13 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case watch
     case export
     case importSnapshot
+    case transaction
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
         case .document, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .get
-        case .sweep, .importSnapshot: .post
+        case .sweep, .importSnapshot, .transaction: .post
         case .createConfig, .setKey: .put
         case .updateConfig: .patch
         case .deleteConfig, .deletePrefix, .deleteKey: .delete
@@ -50,6 +51,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .watch: "/v1/{config}/watch"
         case .export: "/v1/{config}/export"
         case .importSnapshot: "/v1/{config}/import"
+        case .transaction: "/v1/{config}/txn"
         }
     }
 
@@ -59,7 +61,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .document: .everyone
         case .sweep: .adminOfAll
         case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .role(.read)
-        case .deletePrefix, .setKey, .deleteKey, .importSnapshot: .role(.write)
+        case .deletePrefix, .setKey, .deleteKey, .importSnapshot, .transaction: .role(.write)
         case .createConfig, .updateConfig, .deleteConfig: .role(.admin)
         }
     }
@@ -82,6 +84,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .watch: "watch"
         case .export: "export"
         case .importSnapshot: "import"
+        case .transaction: "txn"
         }
     }
 

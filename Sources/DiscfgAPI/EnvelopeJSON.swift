@@ -39,7 +39,9 @@ public enum EnvelopeJSON {
         if let message = envelope.message { object.key("message", &buffer); buffer.writeJSONString(message) }
         if let prefixes = envelope.prefixes { object.key("prefixes", &buffer); writeArray(prefixes, to: &buffer) { $1.writeJSONString($0) } }
         if let prevItem = envelope.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
+        if let responses = envelope.responses { object.key("responses", &buffer); writeArray(responses, to: &buffer, write) }
         if let revision = envelope.revision { object.key("revision", &buffer); buffer.writeJSONNumber(revision.rawValue) }
+        if let succeeded = envelope.succeeded { object.key("succeeded", &buffer); buffer.writeJSONBool(succeeded) }
         if let table = envelope.table { object.key("table", &buffer); write(table, to: &buffer) }
         if let unchanged = envelope.unchanged { object.key("unchanged", &buffer); buffer.writeJSONNumber(unchanged) }
         object.close(&buffer)
@@ -140,6 +142,16 @@ public enum EnvelopeJSON {
         if let prevItem = event.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
         object.key("revision", &buffer); buffer.writeJSONNumber(event.revision.rawValue)
         object.key("type", &buffer); buffer.writeJSONString(event.type.rawValue)
+        object.close(&buffer)
+    }
+
+    private static func write(_ response: TransactionResponseDocument, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        if let item = response.item { object.key("item", &buffer); write(item, to: &buffer) }
+        if let items = response.items { object.key("items", &buffer); writeArray(items, to: &buffer, write) }
+        object.key("op", &buffer); buffer.writeJSONString(response.op)
+        if let prevItem = response.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
+        if let prevItems = response.prevItems { object.key("prevItems", &buffer); writeArray(prevItems, to: &buffer, write) }
         object.close(&buffer)
     }
 
@@ -297,6 +309,11 @@ extension JSONBytes {
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// Writes `true` or `false`.
+    mutating func writeJSONBool(_ value: Bool) {
+        if value { writeStaticString("true") } else { writeStaticString("false") }
+    }
 
     /// Writes a whole number in decimal.
     mutating func writeJSONNumber(_ value: some BinaryInteger) {

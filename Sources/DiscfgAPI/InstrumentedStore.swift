@@ -68,6 +68,9 @@ public struct InstrumentedStore: ConfigStore {
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
         noted(config, \.last?.revision, try await timed("deletePrefix") { try await base.deletePrefix(prefix, in: config) })
     }
+    public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
+        noted(config, { $0.events.isEmpty ? nil : $0.revision }, try await timed("transact") { try await base.transact(transaction, in: config) })
+    }
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try await timed("history") { try await base.history(of: key, in: config, query) }
     }

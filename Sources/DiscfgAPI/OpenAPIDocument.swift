@@ -324,6 +324,46 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+  /v1/{config}/txn:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    post:
+      summary: Run a transaction, atomically - if every comparison holds, the success operations, else the failure ones.
+      description: |
+        As etcd's Txn. The comparisons are read and the chosen branch is run as one
+        change: every key it writes carries one new revision (the envelope's revision,
+        at the envelope's at), and watchers receive its events together. A transaction
+        that changes no key leaves the revision where it was. Later operations see the
+        changes of earlier ones. The answer is 200 whichever branch ran; succeeded says
+        which, and responses holds one entry per operation of that branch, in order
+        (op put with item and prevItem, op delete with prevItems, op get with items).
+
+        An absent key has version, createRevision and modRevision 0 and no value, so
+        version = 0 holds for it and every value comparison fails. A comparison on a
+        prefix holds when it holds for every live key under it (or, with none there,
+        for an absent key); exists holds when at least one key is there.
+
+        Each branch writes a key at most once: two writes of one key, or a put of a
+        key under a prefix the same branch deletes, are refused with 400. A branch
+        changes at most 1000 keys, prefix deletes included (413 otherwise), and the
+        body is at most 16 MiB. Fields not listed here, and null fields, are refused.
+        Values put are stored as given; secrets are not sealed by the server.
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/Transaction" }
+            example:
+              compare: [{ key: /lock, target: version, result: "=", value: 0 }]
+              success: [{ op: put, key: /lock, value: me, ttl: 30 }, { op: put, key: /owner, value: me }]
+              failure: [{ op: get, key: /lock }]
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
 components:
   securitySchemes:
     bearer:
@@ -389,6 +429,91 @@ components:
         at: { type: string, format: date-time }
         item: { $ref: "#/components/schemas/Item" }
         prevItem: { $ref: "#/components/schemas/Item" }
+    PrefixPath:
+      type: string
+      maxLength: 1023
+      description: A directory such as /db (same as /db/); "" or / for every key.
+      pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$'
+    Transaction:
+      type: object
+      additionalProperties: false
+      properties:
+        compare: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Comparison" }, description: "The guards; all must hold for success to run. None: success runs." }
+        success: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Operation" } }
+        failure: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Operation" } }
+    Comparison:
+      type: object
+      description: >-
+        A key (or every key under a prefix) compared with value: a string for target
+        value (base64 with encoding base64; compared byte by byte for < and >), a whole
+        number for version, createRevision and modRevision, true or false for exists
+        (with = or != only).
+      required: [target, result, value]
+      additionalProperties: false
+      properties:
+        key: { $ref: "#/components/schemas/KeyPath" }
+        prefix: { $ref: "#/components/schemas/PrefixPath" }
+        target: { type: string, enum: [value, version, createRevision, modRevision, exists] }
+        result: { type: string, enum: ["=", "!=", "<", ">"] }
+        value: { type: [string, integer, boolean] }
+        encoding: { type: string, enum: [base64, utf-8, utf8] }
+      allOf:
+        - oneOf:
+            - { required: [key] }
+            - { required: [prefix] }
+        - oneOf:
+            - properties: { target: { const: value }, value: { type: string, maxLength: 262144 }, encoding: { enum: [utf-8, utf8] } }
+            - required: [encoding]
+              properties: { target: { const: value }, value: { type: string, maxLength: 349528, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' }, encoding: { const: base64 } }
+            - properties: { target: { const: version }, value: { type: integer, minimum: 0, maximum: 18446744073709551615 } }
+              not: { required: [encoding] }
+            - properties: { target: { enum: [createRevision, modRevision] }, value: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
+              not: { required: [encoding] }
+            - properties: { target: { const: exists }, result: { enum: ["=", "!="] }, value: { type: boolean } }
+              not: { required: [encoding] }
+    Operation:
+      type: object
+      description: >-
+        put sets key to value (base64 with encoding base64), with an optional ttl in
+        seconds and contentType; delete removes a key, or every key under a prefix; get
+        reads a key, or every live key under a prefix in key order.
+      required: [op]
+      additionalProperties: false
+      properties:
+        op: { type: string, enum: [put, delete, get] }
+        key: { $ref: "#/components/schemas/KeyPath" }
+        prefix: { $ref: "#/components/schemas/PrefixPath" }
+        value: { type: string }
+        encoding: { type: string, enum: [base64, utf-8, utf8] }
+        ttl: { type: integer, minimum: 1, maximum: 315360000, description: "Seconds until the key expires." }
+        contentType: { $ref: "#/components/schemas/ContentType" }
+      oneOf:
+        - required: [key, value]
+          properties: { op: { const: put }, value: { type: string, maxLength: 262144 }, encoding: { enum: [utf-8, utf8] } }
+          not: { required: [prefix] }
+        - required: [key, value, encoding]
+          properties: { op: { const: put }, value: { type: string, maxLength: 349528, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' }, encoding: { const: base64 } }
+          not: { required: [prefix] }
+        - properties: { op: { enum: [delete, get] } }
+          oneOf:
+            - { required: [key] }
+            - { required: [prefix] }
+          not:
+            anyOf:
+              - { required: [value] }
+              - { required: [encoding] }
+              - { required: [ttl] }
+              - { required: [contentType] }
+    TransactionResponse:
+      type: object
+      required: [op]
+      description: What one operation did - put (item, and prevItem when the key existed), delete (prevItems, the items removed), get (items).
+      properties:
+        op: { type: string, enum: [put, delete, get] }
+        item: { $ref: "#/components/schemas/Item" }
+        prevItem: { $ref: "#/components/schemas/Item" }
+        prevItems: { type: array, items: { $ref: "#/components/schemas/Item" } }
+        items: { type: array, items: { $ref: "#/components/schemas/Item" } }
     Snapshot:
       type: object
       required: [items]
@@ -518,5 +643,8 @@ components:
         unchanged: { type: integer }
         message: { type: string }
         error: { $ref: "#/components/schemas/Error" }
+        at: { type: string, format: date-time, description: "The time of the change (a set, a delete, a transaction that changed a key)." }
+        succeeded: { type: boolean, description: "txn: whether every comparison held, so the success branch ran." }
+        responses: { type: array, items: { $ref: "#/components/schemas/TransactionResponse" }, description: "txn: one per operation of the branch that ran, in order." }
 """#
 }

@@ -109,6 +109,15 @@ public final class RemoteStore: ConfigStore {
         return try await transport.envelope(.DELETE, path).events?.map { try $0.event() } ?? []
     }
 
+    /// `POST /v1/{config}/txn`, with the result rebuilt from the envelope: each change
+    /// carries the transaction's revision and time, as the server's store made it.
+    public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
+        try transaction.validate()
+        let body = try JSONEncoder().encode(TransactionDocument(transaction))
+        return try await transport.envelope(.POST, configPath(config) + "/txn", body: body, headers: [("Content-Type", "application/json")])
+            .requireTransactionResult()
+    }
+
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         let path = configPath(config) + "/history/" + URLPart.keyPath(key) + URLPart.query([
             ("limit", String(query.limit)), ("before", query.before.map { String($0.storageValue) }), ("maxBytes", String(query.maxBytes)),
@@ -129,15 +138,13 @@ public final class RemoteStore: ConfigStore {
         let envelope = try await transport.envelope(
             .GET, configPath(config) + "/watch" + Self.scopeQuery(scope, from: from, extra: [("timeout", "0"), ("limit", String(limit)), ("maxBytes", String(maxBytes))])
         )
-        var events = try envelope.events?.map { try $0.event() } ?? []
-        var through = envelope.revision ?? from.previous
-        var hasMore = envelope.cursor != nil
-        if events.count > limit {
-            events = Array(events.prefix(limit))
-            through = events[events.count - 1].revision
-            hasMore = true
+        // A server that sent more than asked is cut back, but never inside a revision.
+        var page = EventPage(limit: limit, maxBytes: Int.max)
+        for document in envelope.events ?? [] {
+            guard page.offer(try document.event()) else { break }
         }
-        return EventBatch(events: events, through: through, hasMore: hasMore)
+        if page.isFull { return page.batch(latest: from, from: from) }
+        return EventBatch(events: page.events, through: envelope.revision ?? from.previous, hasMore: envelope.cursor != nil)
     }
 
     public func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> {
@@ -205,6 +212,36 @@ extension Envelope {
     func requireInfo() throws -> ConfigInfo {
         guard let info = configInfo else { throw DiscfgError(.unavailable, "the server's reply to \(action) had no config info") }
         return try info.info()
+    }
+
+    /// The result of a transaction, from the envelope of `POST txn`: a put response is
+    /// a put event, a delete response one delete event per item deleted, all at the
+    /// envelope's revision and time; `events` are those changes in order.
+    func requireTransactionResult() throws -> TransactionResult {
+        guard let succeeded, let revision else { throw DiscfgError(.unavailable, "the server's reply to \(action) had no succeeded or revision") }
+        var responses: [TransactionResponse] = []
+        var events: [Event] = []
+        for response in self.responses ?? [] {
+            switch response.op {
+            case "put":
+                guard let item = try response.item?.item() else { throw DiscfgError(.unavailable, "the server's reply to \(action) had a put without its item") }
+                let event = Event(kind: .put, revision: revision, key: item.key, at: at ?? item.modifiedAt, item: item, prevItem: try response.prevItem?.item())
+                events.append(event)
+                responses.append(.put(event))
+            case "delete":
+                let deleted = try (response.prevItems ?? []).map { document in
+                    let item = try document.item()
+                    return Event(kind: .delete, revision: revision, key: item.key, at: at ?? Date(), item: nil, prevItem: item)
+                }
+                events += deleted
+                responses.append(.delete(deleted))
+            case "get":
+                responses.append(.get(try (response.items ?? []).map { try $0.item() }))
+            default:
+                throw DiscfgError(.unavailable, "the server's reply to \(action) had a response of unknown op \"\(response.op.debugEscaped)\"")
+            }
+        }
+        return TransactionResult(succeeded: succeeded, revision: revision, responses: responses, events: events)
     }
 
     /// The change a set or delete made, as an event.

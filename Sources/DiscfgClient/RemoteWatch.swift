@@ -5,8 +5,9 @@ import Foundation
 import NIOCore
 
 /// A watch over the server's Server-Sent Events that survives dropped connections:
-/// it reconnects with backoff and resumes after the last revision it delivered, so the
-/// consumer sees every event exactly once.
+/// it reconnects with backoff and resumes right after the last event it delivered
+/// (``ResumePoint``, exact inside a transaction's events), so the consumer sees every
+/// event exactly once.
 struct RemoteWatch: Sendable {
     let transport: HTTPTransport
     let configPath: String
@@ -18,14 +19,14 @@ struct RemoteWatch: Sendable {
     func stream() -> AsyncThrowingStream<Event, any Error> {
         AsyncThrowingStream { continuation in
             let task = Task {
-                var next = from
+                var next = from.map { ResumePoint(from: $0) }
                 var failures = 0
                 var polling = false
                 while !Task.isCancelled {
                     if next == nil {
                         // Pin "now" once, so a reconnect resumes from it rather than from a later "now".
                         do {
-                            next = try await RemoteStore.configInfo(transport, path: configPath).revision.next
+                            next = ResumePoint(from: try await RemoteStore.configInfo(transport, path: configPath).revision.next)
                         } catch let error as DiscfgError where error.code != .unavailable {
                             continuation.finish(throwing: error)
                             return
@@ -60,8 +61,9 @@ struct RemoteWatch: Sendable {
     }
 
     /// One connection: deliver events until it ends, advancing `next`.
-    private func follow(from next: inout Revision?, resetFailures: () -> Void, deliver: (Event) -> Void) async throws {
-        guard let start = next else { throw DiscfgError(.unavailable, "no start revision yet") }
+    private func follow(from next: inout ResumePoint?, resetFailures: () -> Void, deliver: (Event) -> Void) async throws {
+        guard let point = next else { throw DiscfgError(.unavailable, "no start revision yet") }
+        let start = point.revision
         let headers = [("Accept", "text/event-stream")]
         let query = RemoteStore.scopeQuery(scope, from: start, extra: [("heartbeat", "10")])
         let request = try await transport.makeRequest(.GET, configPath + "/watch" + query, headers: headers)
@@ -79,6 +81,7 @@ struct RemoteWatch: Sendable {
         }
         resetFailures()
         var parser = ServerSentEventParser()
+        var replay = point.replay()
         let decoder = JSONDecoder.discfg()
         for try await buffer in response.body {
             for message in parser.feed(String(buffer: buffer)) {
@@ -88,10 +91,10 @@ struct RemoteWatch: Sendable {
                     continue
                 }
                 let event = try decoder.decode(EventDocument.self, from: Data(message.data.utf8)).event()
-                // Never deliver twice, even if a server replays from an older revision.
-                if let next, event.revision < next { continue }
+                // Never deliver twice: the server replays the resumed revision whole.
+                guard replay.admit(event) else { continue }
                 deliver(event)
-                next = event.revision.next
+                next = replay.point
             }
         }
         throw DiscfgError(.unavailable, "the watch connection ended")
@@ -101,19 +104,22 @@ struct RemoteWatch: Sendable {
     private struct StreamingRefused: Error {}
 
     /// Long polls, delivering events and advancing `next`, until a poll fails.
-    private func poll(from next: inout Revision?, resetFailures: () -> Void, deliver: (Event) -> Void) async throws {
+    private func poll(from next: inout ResumePoint?, resetFailures: () -> Void, deliver: (Event) -> Void) async throws {
         while !Task.isCancelled {
-            guard let start = next else { throw DiscfgError(.unavailable, "no start revision yet") }
+            guard let point = next else { throw DiscfgError(.unavailable, "no start revision yet") }
+            let start = point.revision
             let query = RemoteStore.scopeQuery(scope, from: start, extra: [("timeout", "20"), ("limit", "500")])
             let envelope = try await transport.envelope(.GET, configPath + "/watch" + query, timeout: .seconds(40))
             resetFailures()
+            var replay = point.replay()
             for document in envelope.events ?? [] {
                 let event = try document.event()
-                if event.revision < start { continue }
+                guard replay.admit(event) else { continue }
                 deliver(event)
-                next = event.revision.next
             }
-            if let through = envelope.revision, let current = next, through >= current { next = through.next }
+            // A page holds whole revisions: everything through it has been seen.
+            if let through = envelope.revision { replay.complete(through: through) }
+            next = replay.point
         }
         throw CancellationError()
     }

@@ -113,3 +113,80 @@ extension ChangeTransaction {
         return ImportResult(events: events, unchanged: unchanged, revision: try currentRevision())
     }
 }
+
+extension ChangeTransaction {
+    /// Runs a ``Transaction``: expires due keys first (each at its own revision, as every
+    /// change does), evaluates the comparisons against the live items, then runs the
+    /// chosen branch in order. Every change of the branch carries one new revision.
+    public mutating func apply(_ transaction: Transaction) throws -> TransactionResult {
+        try transaction.validate()
+        _ = try expireDue()
+        var succeeded = true
+        for comparison in transaction.compares where !comparison.holds(for: try liveItems(comparison.subject)) {
+            succeeded = false
+            break
+        }
+        let base = try currentRevision()
+        var revision: Revision?
+        var events: [Event] = []
+        var responses: [TransactionResponse] = []
+        func nextRevision() throws -> Revision {
+            if let revision { return revision }
+            let next = try base.successor()
+            revision = next
+            return next
+        }
+        func remove(_ item: Item) throws -> Event {
+            guard events.count < Limits.maxTransactionChanges else { throw Self.tooManyChanges(config) }
+            let event = Event(kind: .delete, revision: try nextRevision(), key: item.key, at: now, item: nil, prevItem: item)
+            try record(event)
+            events.append(event)
+            return event
+        }
+        for operation in succeeded ? transaction.success : transaction.failure {
+            switch operation {
+            case .put(let key, let value, let ttlSeconds, let contentType):
+                guard events.count < Limits.maxTransactionChanges else { throw Self.tooManyChanges(config) }
+                let current = try storedItem(key)
+                let revision = try nextRevision()
+                let item = Item(
+                    key: key, value: value, contentType: contentType,
+                    version: (current?.version ?? 0) + 1,
+                    createRevision: current?.createRevision ?? revision,
+                    modRevision: revision, modifiedAt: now,
+                    expiresAt: ttlSeconds.map { Date(milliseconds: now.milliseconds + $0 * 1000) }
+                )
+                let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current)
+                try record(event)
+                events.append(event)
+                responses.append(.put(event))
+            case .delete(let key):
+                responses.append(.delete(try storedItem(key).map { [try remove($0)] } ?? []))
+            case .deletePrefix(let prefix):
+                responses.append(.delete(try storedItems(under: prefix).map(remove)))
+            case .get(let key):
+                responses.append(.get(try liveItems(.key(key))))
+            case .getPrefix(let prefix):
+                responses.append(.get(try liveItems(.prefix(prefix))))
+            }
+        }
+        return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events)
+    }
+
+    /// The live items of a comparison's or read's subject, with this transaction's
+    /// changes (due keys were expired before).
+    private func liveItems(_ subject: Comparison.Subject) throws -> [Item] {
+        switch subject {
+        case .key(let key): try storedItem(key).map { $0.isExpired(at: now) ? [] : [$0] } ?? []
+        case .prefix(let prefix): try storedItems(under: prefix).filter { !$0.isExpired(at: now) }
+        }
+    }
+
+    private static func tooManyChanges(_ config: ConfigName) -> DiscfgError {
+        DiscfgError(
+            .tooLarge,
+            "this transaction changes more than \(Limits.maxTransactionChanges) keys of config \"\(config)\"; it was refused, so nothing was written: delete a narrower prefix or split the transaction",
+            field: "transaction"
+        )
+    }
+}

@@ -6,7 +6,7 @@ import Foundation
 /// each store to the same behaviour.
 ///
 /// Reads never return an expired item. Every change advances the config's revision by
-/// one and is recorded as an ``Event``.
+/// one and is recorded as an ``Event``; a ``Transaction``'s changes share one revision.
 ///
 /// ```swift
 /// let store = try SQLiteStore(path: "/tmp/discfg.db")
@@ -41,12 +41,18 @@ public protocol ConfigStore: Sendable {
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
     /// Deletes every key under a prefix atomically, one revision per key, in key order.
     func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event]
+    /// Runs a multi-key transaction atomically (see ``Transaction``): every change it
+    /// makes carries one new revision. Throws `invalidArgument` for a malformed
+    /// transaction and `tooLarge` for one the store cannot hold in one commit; either way
+    /// nothing changes.
+    func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult
 
     /// A key's past changes, newest first.
     func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage
     /// The config's events from a revision on, oldest first, for watchers and long polls.
     /// At most `limit` events, and no more than `maxBytes` of keys, values and previous
-    /// values (see ``PageBudget``; at least one event). Throws `compacted` when `from` is
+    /// values (see ``PageBudget``; at least one event), except that a batch never splits a
+    /// revision: the events of one transaction always arrive together (``EventPage``). Throws `compacted` when `from` is
     /// at or below the compacted revision.
     func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch
     /// Follows a config's changes as they happen.

@@ -124,6 +124,10 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var error: ErrorDocument?
     /// The DynamoDB table behind the store (`init`, `info`, `update` on a DynamoDB store).
     public var table: TableDocument?
+    /// Whether a transaction's comparisons all held, so its `success` branch ran (`txn`).
+    public var succeeded: Bool?
+    /// What each operation of a transaction's branch did, in order (`txn`).
+    public var responses: [TransactionResponseDocument]?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -134,6 +138,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event
         case configInfo = "info"
         case configs, unchanged, message, error, table
+        case succeeded, responses
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.
@@ -144,6 +149,18 @@ public struct Envelope: Codable, Hashable, Sendable {
         prevItem = change.prevItem.map(ItemDocument.init)
         revision = change.revision
         at = change.at
+    }
+
+    /// The envelope for a transaction's result (`POST /v1/{config}/txn`, `discfg txn`):
+    /// whether it succeeded, the config's revision after it, the time of its change when
+    /// it made one, and one response per operation of the branch that ran.
+    public init(config: ConfigName, transaction result: TransactionResult) {
+        self.init(action: "txn")
+        self.config = config.rawValue
+        succeeded = result.succeeded
+        revision = result.revision
+        at = result.events.first?.at
+        responses = result.responses.map(TransactionResponseDocument.init)
     }
 
     /// The envelope for a failure, carrying the current item of a failed condition.

@@ -19,6 +19,14 @@ public enum Limits {
     /// a store reads for it): 4 MiB. A page always holds at least one entry, however large,
     /// so `limit=1000` of 256 KiB values is cut to a page of 16 rather than 256 MB.
     public static let maxPageBytes = 4 * 1024 * 1024
+    /// The most comparisons, and the most operations in each branch, of one transaction
+    /// (etcd's default `--max-txn-ops`).
+    public static let maxTransactionOperations = 128
+    /// The most keys one transaction may change, delete-prefix operations included. Every
+    /// change of a transaction shares one revision, and a page of events never splits a
+    /// revision, so this also bounds how far one page of events may run past its limit.
+    /// DynamoDB holds fewer in one of its transactions (about 49 keys).
+    public static let maxTransactionChanges = 1000
 
     /// Checks a value's size.
     public static func validateValue(_ value: Data) throws {

@@ -100,6 +100,11 @@ public final class MemoryStore: ConfigStore {
         try change(config) { try $0.deletePrefix(prefix) }
     }
 
+    public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
+        try transaction.validate()
+        return try change(config) { try $0.apply(transaction) }
+    }
+
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
         try Limits.validatePageBytes(query.maxBytes)
@@ -120,11 +125,11 @@ public final class MemoryStore: ConfigStore {
                 throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(state.info.compactedRevision))", field: "fromRevision")
             }
             let start = state.history.firstIndex { $0.revision >= from } ?? state.history.endIndex
-            let matching = state.history[start...].filter { scope.matches($0.key) }
-            let events = Self.page(of: matching, limit: limit, maxBytes: maxBytes)
-            let hasMore = matching.count > events.count
-            let through = hasMore ? events[events.count - 1].revision : Swift.max(state.info.revision, from.previous)
-            return EventBatch(events: events, through: through, hasMore: hasMore)
+            var page = EventPage(limit: limit, maxBytes: maxBytes)
+            for event in state.history[start...] where scope.matches(event.key) {
+                guard page.offer(event) else { break }
+            }
+            return page.batch(latest: state.info.revision, from: from)
         }
     }
 

@@ -21,6 +21,9 @@ struct ConfigMeta: Sendable, Equatable {
     var expiryCheckAt: Date?
     /// Revisions whose previous value lives in an overflow item, so purging deletes it too.
     var overflowRevisions: Set<UInt64>
+    /// Revisions that hold more than one event (a transaction's changes share one), with
+    /// how many, so purging deletes every one of their history items.
+    var sharedRevisions: [UInt64: Int]
     /// Set while the config is being deleted: it no longer exists for any reader.
     var deleting: Bool
 
@@ -31,6 +34,7 @@ struct ConfigMeta: Sendable, Equatable {
         oldestEventAt = nil
         expiryCheckAt = nil
         overflowRevisions = []
+        sharedRevisions = [:]
         deleting = false
     }
 
@@ -51,6 +55,13 @@ struct ConfigMeta: Sendable, Equatable {
         oldestEventAt = attributes[.oldestAt]?.int64.map { Date(milliseconds: $0) }
         expiryCheckAt = attributes[.expiryCheck]?.int64.map { Date(milliseconds: $0) }
         overflowRevisions = Set(attributes[.overflowRevisions]?.uint64Set ?? [])
+        var shared: [UInt64: Int] = [:]
+        if case .m(let counts)? = attributes[.sharedRevisions] {
+            for (revision, count) in counts {
+                if let revision = UInt64(revision), let count = count.uint64 { shared[revision] = Int(clamping: count) }
+            }
+        }
+        sharedRevisions = shared
         deleting = attributes[.deleting]?.boolValue == true
     }
 
@@ -68,6 +79,9 @@ struct ConfigMeta: Sendable, Equatable {
         if let oldestEventAt { attributes[.oldestAt] = .number(oldestEventAt.milliseconds) }
         if let expiryCheckAt { attributes[.expiryCheck] = .number(expiryCheckAt.milliseconds) }
         if !overflowRevisions.isEmpty { attributes[.overflowRevisions] = .ns(overflowRevisions.sorted().map(String.init)) }
+        if !sharedRevisions.isEmpty {
+            attributes[.sharedRevisions] = .m(Dictionary(uniqueKeysWithValues: sharedRevisions.map { (String($0.key), .number(UInt64($0.value))) }))
+        }
         if deleting { attributes[.deleting] = .bool(true) }
         return attributes
     }

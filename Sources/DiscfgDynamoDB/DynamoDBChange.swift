@@ -17,8 +17,8 @@ struct DynamoDBChange: ChangeTransaction {
     let meta: ConfigMeta
     /// The keys read, with what was stored (nil: absent).
     let stored: [Key: Item?]
-    /// A prefix read completely, if any.
-    let scannedPrefix: KeyPrefix?
+    /// Prefixes read completely.
+    let scannedPrefixes: [KeyPrefix]
     /// Due keys from the expiry index, in key order; nil when the index was not queried.
     let due: [Item]?
     /// The earliest expiry after ``now`` in the index, when it was queried.
@@ -27,12 +27,12 @@ struct DynamoDBChange: ChangeTransaction {
     private(set) var recorded: [Event] = []
     private var revision: Revision
 
-    init(config: ConfigName, now: Date, meta: ConfigMeta, stored: [Key: Item?], scannedPrefix: KeyPrefix?, due: [Item]?, nextExpiry: Date?) {
+    init(config: ConfigName, now: Date, meta: ConfigMeta, stored: [Key: Item?], scannedPrefixes: [KeyPrefix], due: [Item]?, nextExpiry: Date?) {
         self.config = config
         self.now = now
         self.meta = meta
         self.stored = stored
-        self.scannedPrefix = scannedPrefix
+        self.scannedPrefixes = scannedPrefixes
         self.due = due
         self.nextExpiry = nextExpiry
         revision = meta.info.revision
@@ -43,12 +43,12 @@ struct DynamoDBChange: ChangeTransaction {
     func storedItem(_ key: Key) throws -> Item? {
         if let overlaid = overlay[key] { return overlaid }
         if let read = stored[key] { return read }
-        if let scannedPrefix, scannedPrefix.contains(key) { return nil }
+        if scannedPrefixes.contains(where: { $0.contains(key) }) { return nil }
         throw DiscfgError(.internal, "key \(key) was not read before the change to config \"\(config)\"")
     }
 
     func storedItems(under prefix: KeyPrefix) throws -> [Item] {
-        guard let scannedPrefix, prefix.path.hasPrefix(scannedPrefix.path) else {
+        guard scannedPrefixes.contains(where: { prefix.path.hasPrefix($0.path) }) else {
             throw DiscfgError(.internal, "prefix \(prefix) was not read before the change to config \"\(config)\"")
         }
         var merged: [Key: Item] = [:]
@@ -114,14 +114,19 @@ struct DynamoDBChange: ChangeTransaction {
 
         var historyActions: [WriteAction] = []
         let ttl = retention.historyTTL(at: now)
-        for event in recorded {
-            var (item, overflow) = EventCodec.attributes(event, in: config, ttl: ttl)
+        var position = 0
+        var sharing: [Revision: Int] = [:]
+        for event in recorded { sharing[event.revision, default: 0] += 1 }
+        for (index, event) in recorded.enumerated() {
+            position = index > 0 && recorded[index - 1].revision == event.revision ? position + 1 : 0
+            var (item, overflow) = EventCodec.attributes(event, in: config, position: position, revisionEvents: sharing[event.revision] ?? 1, ttl: ttl)
             if historyActions.isEmpty { item[.transactionToken] = .s(token) }
             historyActions.append(.put(item, condition: nil))
             if let overflow {
                 historyActions.append(.put(overflow, condition: nil))
                 if ttl == nil { meta.overflowRevisions.insert(event.revision.rawValue) }
             }
+            if position > 0, ttl == nil { meta.sharedRevisions[event.revision.rawValue] = position + 1 }
         }
 
         // The expiry lower bound: the index's next expiry when it was read, the old bound
@@ -162,12 +167,19 @@ struct DynamoDBChange: ChangeTransaction {
         var next = meta.purgedRevision.next
         while next <= meta.info.compactedRevision {
             let overflow = meta.overflowRevisions.contains(next.rawValue)
-            guard actions.count + (overflow ? 2 : 1) <= min(room, Self.maxPurgePerChange) else { break }
-            actions.append(.delete(key: DynamoDBLayout.eventKey(config, next), condition: nil))
-            if overflow {
-                actions.append(.delete(key: DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(next)), condition: nil))
-                meta.overflowRevisions.remove(next.rawValue)
+            let events = meta.sharedRevisions[next.rawValue] ?? 1
+            let needed = events * (overflow ? 2 : 1)
+            // A revision is purged whole; one with more items than a purge usually takes
+            // goes alone when the change leaves room for it.
+            guard actions.count + needed <= (actions.isEmpty ? room : min(room, Self.maxPurgePerChange)) else { break }
+            for position in 0..<events {
+                actions.append(.delete(key: DynamoDBLayout.eventKey(config, next, position: position), condition: nil))
+                if overflow {
+                    actions.append(.delete(key: DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(next, position: position)), condition: nil))
+                }
             }
+            meta.overflowRevisions.remove(next.rawValue)
+            meta.sharedRevisions[next.rawValue] = nil
             meta.purgedRevision = next
             next = next.next
         }

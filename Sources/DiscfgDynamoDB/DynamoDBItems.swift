@@ -61,8 +61,15 @@ enum ItemCodec {
 /// (which retention may already have dropped).
 enum EventCodec {
     /// The event's history item and, when the previous value had to move out, its overflow item.
-    static func attributes(_ event: Event, in config: ConfigName, ttl: Int64?) -> (event: Attributes, overflow: Attributes?) {
-        var attributes = DynamoDBLayout.eventKey(config, event.revision)
+    /// - Parameters:
+    ///   - position: the event's place among its revision's events (0 for the first or
+    ///     only one).
+    ///   - revisionEvents: how many events the revision holds.
+    static func attributes(
+        _ event: Event, in config: ConfigName, position: Int = 0, revisionEvents: Int = 1, ttl: Int64?
+    ) -> (event: Attributes, overflow: Attributes?) {
+        var attributes = DynamoDBLayout.eventKey(config, event.revision, position: position)
+        if revisionEvents > 1 { attributes[.revisionEvents] = .number(UInt64(revisionEvents)) }
         attributes[.lsk] = .s(DynamoDBLayout.historyKeySK(event.key, event.revision))
         attributes[.kind] = .s(event.kind.rawValue)
         attributes[.key] = .s(event.key.path)
@@ -74,7 +81,7 @@ enum EventCodec {
             if attributes.estimatedSize > DynamoDBLayout.maxItemBytes {
                 attributes[.value, in: .previous] = nil
                 attributes[.previousOverflowed] = .bool(true)
-                var moved = DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(event.revision))
+                var moved = DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(event.revision, position: position))
                 moved[.value, in: .previous] = .b(prev.value)
                 overflow = moved
             }
@@ -105,26 +112,26 @@ enum EventCodec {
     }
 
     /// Turns history items in sort-key order (events each followed by their overflow item,
-    /// if any) into events; `missingOverflow` lists revisions whose overflow item was not
-    /// among them.
-    static func events(_ items: [Attributes]) -> (events: [Event], missingOverflow: [Revision]) {
-        var events: [Event] = []
-        var missing: [Revision] = []
+    /// if any) into events, each with its sort key; `missingOverflow` lists the sort keys
+    /// of events whose overflow item was not among them.
+    static func events(_ items: [Attributes]) -> (events: [(sk: String, event: Event)], missingOverflow: [String]) {
+        var events: [(sk: String, event: Event)] = []
+        var missing: [String] = []
         var index = 0
         while index < items.count {
             let attributes = items[index]
             index += 1
-            guard let sk = attributes[.sk]?.string, let revision = DynamoDBLayout.revision(ofHistorySK: sk) else { continue }
+            guard let sk = attributes[.sk]?.string, DynamoDBLayout.revision(ofHistorySK: sk) != nil else { continue }
             var overflow: Attributes?
             if hasOverflow(attributes) {
-                if index < items.count, items[index][.sk]?.string == DynamoDBLayout.overflowSK(revision) {
+                if index < items.count, items[index][.sk]?.string == DynamoDBLayout.overflowSK(ofEventSK: sk) {
                     overflow = items[index]
                     index += 1
                 } else {
-                    missing.append(revision)
+                    missing.append(sk)
                 }
             }
-            if let event = event(attributes, overflow: overflow) { events.append(event) }
+            if let event = event(attributes, overflow: overflow) { events.append((sk, event)) }
         }
         return (events, missing)
     }

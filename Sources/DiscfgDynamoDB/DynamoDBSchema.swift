@@ -43,7 +43,25 @@ enum DynamoDBLayout {
         return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
     }
 
-    static func overflowSK(_ revision: Revision) -> String { revisionSK(revision) + overflowSuffix }
+    /// Separates a revision from an event's position in it, for the second and later
+    /// changes of a transaction (they share its revision).
+    static let positionSeparator = "."
+    /// Digits of an event's position; a transaction makes at most `Limits.maxTransactionChanges`.
+    static let positionDigits = 4
+
+    /// The sort key of the event at `position` within `revision`: the revision's 20 digits
+    /// for the first (or only) event, then `.` and 4 digits for the others. Events sort by
+    /// revision, then position, each followed by its overflow item.
+    static func eventSK(_ revision: Revision, position: Int) -> String {
+        guard position > 0 else { return revisionSK(revision) }
+        let digits = String(position)
+        return revisionSK(revision) + positionSeparator + String(repeating: "0", count: max(0, positionDigits - digits.count)) + digits
+    }
+
+    /// A sort key past every history item of `revision` and before those of the next.
+    static func historyEndSK(_ revision: Revision) -> String { revisionSK(revision) + "~" }
+
+    static func overflowSK(_ revision: Revision, position: Int = 0) -> String { eventSK(revision, position: position) + overflowSuffix }
 
     /// The overflow item's sort key for the event stored under `eventSK`.
     static func overflowSK(ofEventSK eventSK: String) -> String { eventSK + overflowSuffix }
@@ -55,12 +73,19 @@ enum DynamoDBLayout {
     static func key(_ pk: String, _ sk: String) -> Attributes { [Attribute.pk.rawValue: .s(pk), Attribute.sk.rawValue: .s(sk)] }
     static func metaKey(_ config: ConfigName) -> Attributes { key(config.rawValue, metaSK) }
     static func itemKey(_ config: ConfigName, _ key: Key) -> Attributes { Self.key(config.rawValue, key.path) }
-    static func eventKey(_ config: ConfigName, _ revision: Revision) -> Attributes { key(historyPK(config), revisionSK(revision)) }
+    static func eventKey(_ config: ConfigName, _ revision: Revision, position: Int = 0) -> Attributes {
+        key(historyPK(config), eventSK(revision, position: position))
+    }
     static func registryKey(_ config: ConfigName) -> Attributes { key(registryPK, config.rawValue) }
 
-    /// The revision of a history item's sort key, or nil for an overflow item.
+    /// The revision of an event's sort key, or nil for an overflow item.
     static func revision(ofHistorySK sk: String) -> Revision? {
-        guard sk.utf8.count == 20, let value = UInt64(sk) else { return nil }
+        let utf8 = sk.utf8
+        guard utf8.count == 20 || utf8.count == 21 + positionDigits, let value = UInt64(sk.prefix(20)) else { return nil }
+        if utf8.count > 20 {
+            let position = sk.dropFirst(20)
+            guard position.hasPrefix(positionSeparator), UInt64(position.dropFirst()) != nil else { return nil }
+        }
         return Revision(value)
     }
 }
@@ -94,6 +119,8 @@ enum Attribute: String, CaseIterable, Sendable {
     case at
     /// The previous value moved to the event's overflow item.
     case previousOverflowed = "pov"
+    /// On each event of a revision holding several (a transaction's): how many it holds.
+    case revisionEvents = "of"
     /// On the first history event a transaction writes: its `ClientRequestToken`, read
     /// back when the transaction's answer was lost to learn whether it committed.
     case transactionToken = "tx"
@@ -109,6 +136,8 @@ enum Attribute: String, CaseIterable, Sendable {
     case oldestAt
     case expiryCheck
     case overflowRevisions = "overflow"
+    /// Revisions holding more than one event (a transaction's), with their event counts.
+    case sharedRevisions = "shared"
     case deleting
 
     // Tokens.

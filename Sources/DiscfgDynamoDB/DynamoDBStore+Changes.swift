@@ -6,8 +6,23 @@ import Foundation
 struct ChangeReads: Sendable {
     /// Keys read one by one (with the meta item, in one `BatchGetItem`).
     var keys: [Key] = []
-    /// A prefix read completely with a `Query`.
-    var prefix: KeyPrefix?
+    /// Prefixes read completely, each with a `Query`.
+    var prefixes: [KeyPrefix] = []
+    /// Read the meta item before anything else and, when nothing is written, again after:
+    /// for changes whose outcome depends on keys they do not write (a transaction's
+    /// comparisons and reads), so the lock proves every read saw one state.
+    var consistentView = false
+
+    init(keys: [Key] = [], prefix: KeyPrefix? = nil) {
+        self.keys = keys
+        prefixes = prefix.map { [$0] } ?? []
+    }
+
+    init(keys: [Key], prefixes: [KeyPrefix], consistentView: Bool) {
+        self.keys = keys
+        self.prefixes = prefixes
+        self.consistentView = consistentView
+    }
 }
 
 extension DynamoDBStore {
@@ -27,6 +42,18 @@ extension DynamoDBStore {
     /// several transactions, which could leave it half-deleted.
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
         try await change(config, ChangeReads(prefix: prefix)) { try $0.deletePrefix(prefix) }
+    }
+
+    /// Runs a transaction with one `TransactWriteItems`. It reads the meta item before any
+    /// key, so the commit's condition on the meta item's lock also guards every key and
+    /// prefix the comparisons read; a transaction that writes nothing reads the meta item
+    /// again afterwards and starts over when another change committed meanwhile, so its
+    /// reads are one consistent view. Refused with `tooLarge` when its changes need more
+    /// than one DynamoDB transaction holds (about 49 keys).
+    public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
+        try transaction.validate()
+        let (keys, prefixes) = transaction.reads
+        return try await change(config, ChangeReads(keys: keys, prefixes: prefixes, consistentView: true)) { try $0.apply(transaction) }
     }
 
     /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
@@ -81,6 +108,12 @@ extension DynamoDBStore {
             var target = transaction.meta
             target.info.revision = try transaction.currentRevision()
             if transaction.recorded.isEmpty {
+                if reads.consistentView, try await meta(config, consistent: true)?.lock != transaction.meta.lock {
+                    // Another change committed while this one read: read again.
+                    attempt += 1
+                    try await raceBackoff(attempt, config: config)
+                    continue
+                }
                 try await refreshExpiryBound(transaction)
                 return result
             }
@@ -155,13 +188,21 @@ extension DynamoDBStore {
     /// says a key may be due — the due keys and the next expiry from the expiry index.
     func prepare(_ config: ConfigName, _ reads: ChangeReads, now: Date) async throws -> DynamoDBChange {
         let unique = Array(Set(reads.keys))
-        let found = try await connection.batchGet([DynamoDBLayout.metaKey(config)] + unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
+        var found: [Attributes] = []
+        if reads.consistentView {
+            // The meta item strictly before the keys: the commit's lock condition then
+            // covers every key read.
+            guard let meta = try await connection.getItem(DynamoDBLayout.metaKey(config), consistent: true) else { throw DiscfgError.configNotFound(config) }
+            found = try await [meta] + connection.batchGet(unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
+        } else {
+            found = try await connection.batchGet([DynamoDBLayout.metaKey(config)] + unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
+        }
         guard let metaAttributes = found.first(where: { $0[.sk]?.string == DynamoDBLayout.metaSK }),
               let meta = ConfigMeta(metaAttributes), !meta.deleting
         else { throw DiscfgError.configNotFound(config) }
         var stored: [Key: Item?] = Dictionary(uniqueKeysWithValues: unique.map { ($0, nil) })
         for item in found.compactMap(ItemCodec.item) { stored[item.key] = item }
-        if let prefix = reads.prefix {
+        for prefix in reads.prefixes {
             for item in try await connection.queryAll(keyRange(config, from: prefix.path, to: prefix.upperBound, consistent: true)).compactMap(ItemCodec.item)
             where prefix.contains(item.key) {
                 stored[item.key] = item
@@ -172,7 +213,7 @@ extension DynamoDBStore {
         if let check = meta.expiryCheckAt, check <= now {
             (due, nextExpiry) = try await expiryIndex(config, now: now)
         }
-        return DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedPrefix: reads.prefix, due: due, nextExpiry: nextExpiry)
+        return DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedPrefixes: reads.prefixes, due: due, nextExpiry: nextExpiry)
     }
 
     /// The keys due at `now` (whole items, key order) and the first expiry after it.

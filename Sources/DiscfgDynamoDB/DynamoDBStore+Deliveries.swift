@@ -44,6 +44,14 @@ public struct StreamedChange: Sendable, Equatable {
     /// The previous value was too large to share the history item and is not in the
     /// image; read the event from the store for it.
     public var previousValueElsewhere: Bool
+    /// The change's place among its revision's changes (0 for the first or only one).
+    public var position: Int
+    /// How many changes its revision holds (more than one for a transaction's).
+    public var revisionEvents: Int
+
+    /// Whether this is the last change of its revision: once it is delivered, the whole
+    /// revision is.
+    public var completesRevision: Bool { position + 1 >= revisionEvents }
 
     /// The change a stream image describes, or nil when the image is not a history event
     /// (keys, config meta, tokens, overflow items and delivery records are ignored).
@@ -54,5 +62,8 @@ public struct StreamedChange: Sendable, Equatable {
         self.config = config
         self.event = event
         previousValueElsewhere = EventCodec.hasOverflow(newImage)
+        let sortKey = newImage[.sk]?.string ?? ""
+        position = sortKey.utf8.count > 20 ? Int(sortKey.dropFirst(21)) ?? 0 : 0
+        revisionEvents = Int(clamping: newImage[.revisionEvents]?.uint64 ?? 1)
     }
 }

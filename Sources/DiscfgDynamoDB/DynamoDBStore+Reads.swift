@@ -38,8 +38,8 @@ extension DynamoDBStore {
     /// (keys only), then the event itself.
     func firstEvent(on key: Key, in config: ConfigName, after revision: Revision) async throws -> Event? {
         let page = try await connection.queryPage(historyByKey(key, in: config, from: revision.next, through: Revision(UInt64.max), newestFirst: false, limit: 1))
-        guard let sk = page.Items?.first?[.sk]?.string, let found = DynamoDBLayout.revision(ofHistorySK: sk) else { return nil }
-        return try await events(at: [found], in: config).first
+        guard let sk = page.Items?.first?[.sk]?.string else { return nil }
+        return try await events(at: [sk], in: config).first
     }
 
     /// A strongly consistent query of the `byKey` index for `key`'s events in `from...through`.
@@ -51,21 +51,28 @@ extension DynamoDBStore {
         )
     }
 
-    /// The events at these revisions, in the order given, with overflowed values put back.
-    func events(at revisions: [Revision], in config: ConfigName) async throws -> [Event] {
-        guard !revisions.isEmpty else { return [] }
-        let items = try await connection.batchGet(revisions.map { DynamoDBLayout.eventKey(config, $0) }, consistent: true)
+    /// The events stored under these sort keys, in the order given, with overflowed
+    /// values put back.
+    func events(at sortKeys: [String], in config: ConfigName) async throws -> [Event] {
+        let found = try await eventsBySortKey(sortKeys, in: config)
+        return sortKeys.compactMap { found[$0] }
+    }
+
+    /// The events stored under these sort keys, by sort key.
+    func eventsBySortKey(_ sortKeys: [String], in config: ConfigName) async throws -> [String: Event] {
+        guard !sortKeys.isEmpty else { return [:] }
+        let items = try await connection.batchGet(sortKeys.map { DynamoDBLayout.key(DynamoDBLayout.historyPK(config), $0) }, consistent: true)
         let overflowKeys = items.filter(EventCodec.hasOverflow).compactMap { $0[.sk]?.string }
             .map { DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(ofEventSK: $0)) }
         let overflow = try await connection.batchGet(overflowKeys, consistent: true)
         var bySK: [String: Attributes] = [:]
         for item in overflow { if let sk = item[.sk]?.string { bySK[sk] = item } }
-        var byRevision: [Revision: Event] = [:]
+        var bySortKey: [String: Event] = [:]
         for item in items {
             guard let sk = item[.sk]?.string, let event = EventCodec.event(item, overflow: bySK[DynamoDBLayout.overflowSK(ofEventSK: sk)]) else { continue }
-            byRevision[event.revision] = event
+            bySortKey[sk] = event
         }
-        return revisions.compactMap { byRevision[$0] }
+        return bySortKey
     }
 
     public func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
@@ -112,7 +119,7 @@ extension DynamoDBStore {
             return HistoryPage(events: [], nextBefore: nil, compactedRevision: compacted)
         }
         let page = try await connection.queryPage(historyByKey(key, in: config, from: compacted.next, through: through, newestFirst: true, limit: query.limit + 1))
-        let revisions = (page.Items ?? []).compactMap { $0[.sk]?.string.flatMap(DynamoDBLayout.revision(ofHistorySK:)) }
+        let revisions = (page.Items ?? []).compactMap { $0[.sk]?.string }.filter { DynamoDBLayout.revision(ofHistorySK: $0) != nil }
         var budget = PageBudget(bytes: query.maxBytes)
         var events: [Event] = []
         var largest = 0
@@ -150,39 +157,28 @@ extension DynamoDBStore {
         guard from > info.compactedRevision else {
             throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
         }
-        var matching: [Event] = []
-        var budget = PageBudget(bytes: maxBytes)
-        var hasMore = false
+        var page = EventPage(limit: limit, maxBytes: maxBytes)
         if from <= info.revision {
             var input = historyRange(config, from: from, through: info.revision)
             input.Limit = min(1000, limit * 2 + 2)
             pages: while true {
-                let page = try await connection.queryPage(input)
+                let queried = try await connection.queryPage(input)
                 // An event whose overflow item fell on the next page is fetched again whole.
-                var (decoded, missing) = EventCodec.events(page.Items ?? [])
-                decoded = decoded.filter { scope.matches($0.key) }
-                let refetch = missing.filter { revision in decoded.contains { $0.revision == revision } }
+                var (decoded, missing) = EventCodec.events(queried.Items ?? [])
+                decoded = decoded.filter { scope.matches($0.event.key) }
+                let refetch = missing.filter { sk in decoded.contains { $0.sk == sk } }
                 if !refetch.isEmpty {
-                    let refetched = try await events(at: refetch, in: config)
-                    decoded = decoded.map { event in refetched.first { $0.revision == event.revision } ?? event }
+                    let refetched = try await eventsBySortKey(refetch, in: config)
+                    decoded = decoded.map { ($0.sk, refetched[$0.sk] ?? $0.event) }
                 }
-                for event in decoded {
-                    guard budget.take(PageBudget.size(event)) else {
-                        hasMore = true
-                        break pages
-                    }
-                    matching.append(event)
-                    if matching.count == limit {
-                        hasMore = true
-                        break pages
-                    }
+                for (_, event) in decoded {
+                    guard page.offer(event) else { break pages }
                 }
-                guard let next = page.LastEvaluatedKey else { break }
+                guard let next = queried.LastEvaluatedKey else { break }
                 input.ExclusiveStartKey = next
             }
         }
-        let through = hasMore ? matching[matching.count - 1].revision : max(info.revision, from.previous)
-        return EventBatch(events: matching, through: through, hasMore: hasMore)
+        return page.batch(latest: info.revision, from: from)
     }
 
     /// Pages of the current keys (Queries of at most 1 MB, no more than a page's budget

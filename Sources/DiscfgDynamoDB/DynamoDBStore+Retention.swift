@@ -91,7 +91,7 @@ extension DynamoDBStore {
     func historyRange(_ name: ConfigName, from: Revision, through: Revision) -> QueryInput {
         QueryInput(
             table: connection.table,
-            key: .partition(DynamoDBLayout.historyPK(name), .sk, from: DynamoDBLayout.revisionSK(from), through: DynamoDBLayout.overflowSK(through)),
+            key: .partition(DynamoDBLayout.historyPK(name), .sk, from: DynamoDBLayout.revisionSK(from), through: DynamoDBLayout.historyEndSK(through)),
             consistent: true
         )
     }

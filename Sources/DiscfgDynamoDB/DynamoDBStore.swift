@@ -188,7 +188,10 @@ public final class DynamoDBStore: ConfigStore {
             try await compact(&meta, now: now, exact: true)
             meta.purgedRevision = max(meta.purgedRevision, meta.info.compactedRevision)
             let retentionChanged = old.info.settings.history != meta.info.settings.history
-            if retentionChanged, case .days = meta.info.settings.history { meta.overflowRevisions = [] }
+            if retentionChanged, case .days = meta.info.settings.history {
+                meta.overflowRevisions = []
+                meta.sharedRevisions = [:]
+            }
             do {
                 try await putMeta(meta, expectedLock: old.lock)
             } catch let error as AWSError where error.code == .conditionalCheckFailed {

@@ -42,7 +42,7 @@ struct NotificationDispatcher: Sendable {
         var firstFailed: Int?
         var sent = 0
         for (config, pending) in byConfig {
-            let ordered = pending.sorted { $0.change.event.revision < $1.change.event.revision }
+            let ordered = pending.sorted { ($0.change.event.revision, $0.change.position) < ($1.change.event.revision, $1.change.position) }
             switch await notify(config, ordered, deadline: deadline, logger: logger) {
             case .sent(let count):
                 sent += count
@@ -130,7 +130,11 @@ struct NotificationDispatcher: Sendable {
                     return try await eventBridge.send(chunk.map { ($0.change.config, $0.change.event) }, bus: bus)
                 }
                 if went > 0 {
-                    try await record(info, id, through: chunk[went - 1].change.event.revision, failing: chunk[0].record, logger: logger)
+                    // Progress moves by whole revisions: a transaction's later changes may
+                    // still be ahead (in this batch or the next).
+                    if let complete = chunk[..<went].last(where: \.change.completesRevision) {
+                        try await record(info, id, through: complete.change.event.revision, failing: chunk[0].record, logger: logger)
+                    }
                     sent += went
                 }
                 if went < chunk.count { throw Failed(record: chunk[went].record) }
@@ -166,7 +170,9 @@ struct NotificationDispatcher: Sendable {
                     }
                 }
                 guard went == 1 else { throw Failed(record: item.record) }
-                try await record(info, id, through: item.change.event.revision, failing: item.record, logger: logger)
+                if item.change.completesRevision {
+                    try await record(info, id, through: item.change.event.revision, failing: item.record, logger: logger)
+                }
                 sent += 1
             }
         }

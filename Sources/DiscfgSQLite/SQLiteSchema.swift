@@ -6,7 +6,7 @@ import DiscfgCore
 /// History rows carry the item before the change, so a read at a past revision and an
 /// event's `prevItem` survive compaction of older rows.
 enum SQLiteSchema {
-    static let version = 3
+    static let version = 4
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -54,7 +54,7 @@ enum SQLiteSchema {
     """
 
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
-    static let migrations = [create, tokens, tokenHistory]
+    static let migrations = [create, tokens, tokenHistory, historyPositions]
 
     static let tokens = """
     CREATE TABLE IF NOT EXISTS tokens (
@@ -75,6 +75,36 @@ enum SQLiteSchema {
         first_issued_at INTEGER NOT NULL
     );
     INSERT OR IGNORE INTO token_history (id, first_issued_at) SELECT 1, min(created_at) FROM tokens HAVING count(*) > 0;
+    """
+
+    /// A transaction's changes share one revision, so history rows are keyed by revision
+    /// and their position in it (`sub`, 0 for the first or only change).
+    static let historyPositions = """
+    CREATE TABLE history_v4 (
+        config TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        sub INTEGER NOT NULL DEFAULT 0,
+        kind TEXT NOT NULL,
+        key TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        value BLOB,
+        content_type TEXT,
+        version INTEGER,
+        create_revision INTEGER,
+        expires_at INTEGER,
+        prev_value BLOB,
+        prev_content_type TEXT,
+        prev_version INTEGER,
+        prev_create_revision INTEGER,
+        prev_mod_revision INTEGER,
+        prev_modified_at INTEGER,
+        prev_expires_at INTEGER,
+        PRIMARY KEY (config, revision, sub)
+    ) WITHOUT ROWID;
+    INSERT INTO history_v4 (config, sub, \(SQLiteRows.eventColumns)) SELECT config, 0, \(SQLiteRows.eventColumns) FROM history;
+    DROP TABLE history;
+    ALTER TABLE history_v4 RENAME TO history;
+    CREATE INDEX history_by_key ON history (config, key, revision);
     """
 
     /// Creates the tables on a new file; refuses a file written by a newer discfg.

@@ -177,6 +177,11 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         try await change(config) { try $0.deletePrefix(prefix) }
     }
 
+    public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
+        try transaction.validate()
+        return try await change(config) { try $0.apply(transaction) }
+    }
+
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try Limits.validatePageSize(query.limit)
         try Limits.validatePageBytes(query.maxBytes)
@@ -215,23 +220,12 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             case .key(let key): (key.path, key.path + "\u{0}")
             case .prefix(let prefix): (prefix.path, prefix.upperBound)
             }
-            var budget = PageBudget(bytes: maxBytes)
-            var events: [Event] = []
-            var hasMore = false
+            var page = EventPage(limit: limit, maxBytes: maxBytes)
             try connection.forEach(
-                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision",
+                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision, sub",
                 [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high)]
-            ) { row in
-                let event = SQLiteRows.event(row)
-                guard events.count < limit, budget.take(PageBudget.size(event)) else {
-                    hasMore = true
-                    return false
-                }
-                events.append(event)
-                return true
-            }
-            let through = hasMore ? events[events.count - 1].revision : max(info.revision, from.previous)
-            return EventBatch(events: events, through: through, hasMore: hasMore)
+            ) { row in page.offer(SQLiteRows.event(row)) }
+            return page.batch(latest: info.revision, from: from)
         }
     }
 

@@ -7,6 +7,8 @@ struct SQLiteTransaction: ChangeTransaction {
     let config: ConfigName
     let now: Date
     private var revision: Revision
+    /// The position of the next change within ``revision`` (a transaction's changes share it).
+    private var position: Int64 = 0
 
     /// Starts a change; throws `configNotFound` when the config does not exist.
     init(connection: SQLiteConnection, config: ConfigName, now: Date) throws {
@@ -44,6 +46,7 @@ struct SQLiteTransaction: ChangeTransaction {
     }
 
     mutating func record(_ event: Event) throws {
+        position = event.revision == revision ? position + 1 : 0
         let name = SQLiteValue.text(config.rawValue)
         try connection.run(
             "UPDATE configs SET revision = ?, modified_at = ? WHERE name = ?",
@@ -62,8 +65,8 @@ struct SQLiteTransaction: ChangeTransaction {
             try connection.run("DELETE FROM kv WHERE config = ? AND key = ?", [name, .text(event.key.path)])
         }
         try connection.run(
-            "INSERT INTO history (config, \(SQLiteRows.eventColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            SQLiteRows.eventArguments(config, event)
+            "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [.integer(position)] + SQLiteRows.eventArguments(config, event)
         )
         revision = event.revision
     }

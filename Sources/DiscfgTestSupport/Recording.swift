@@ -141,6 +141,8 @@ public struct RecordedRequest: Sendable {
         RecordedRequest("DELETE", "/v1/app/keys/db/port"),
         RecordedRequest("PATCH", "/v1/app", headers: [("Content-Type", "application/json")], body: #"{"history":"last:10"}"#),
         RecordedRequest("PATCH", "/v1/app", headers: [("Content-Type", "application/json")], body: #"{"history":"100"}"#),
+        RecordedRequest("POST", "/v1/app/txn", headers: [("Content-Type", "application/json")], body: Self.lockTransaction),
+        RecordedRequest("POST", "/v1/app/txn", headers: [("Content-Type", "application/json")], body: Self.lockTransaction),
         RecordedRequest("GET", "/v1/configs"),
         // Mistakes.
         RecordedRequest("GET", "/v1/nothere/keys/a"),
@@ -154,9 +156,18 @@ public struct RecordedRequest: Sendable {
         RecordedRequest("GET", "/v1/app/watch?fromRevision=abc"),
         RecordedRequest("DELETE", "/v1/app/keys?recursive"),
         RecordedRequest("POST", "/v1/app/import", headers: [("Content-Type", "application/json")], body: "{not json"),
+        RecordedRequest("POST", "/v1/app/txn", headers: [("Content-Type", "application/json")], body: #"{"compares":[],"success":[]}"#),
+        RecordedRequest("POST", "/v1/app/txn", headers: [("Content-Type", "application/json")], body: #"{"success":[{"op":"put","key":"/a","value":"1"},{"op":"delete","prefix":"/"}]}"#),
         RecordedRequest("PATCH", "/v1/app/keys/db/host", body: "x"),
         RecordedRequest("PUT", "/v1/Bad!Name", body: "{}"),
         RecordedRequest("DELETE", "/v1/app"),
         RecordedRequest("GET", "/v1/app"),
     ]
+
+    /// A lock taken with a transaction: it succeeds once, then fails and reads the lock.
+    static let lockTransaction = #"""
+    {"compare":[{"key":"/db/host","target":"version","result":">","value":1},{"key":"/lock","target":"exists","result":"=","value":false}],\#
+    "success":[{"op":"put","key":"/lock","value":"me","ttl":30},{"op":"put","key":"/db/host","value":"db6.internal"},{"op":"delete","key":"/blob"},\#
+    {"op":"get","prefix":"/db/"}],"failure":[{"op":"get","key":"/lock"}]}
+    """#
 }

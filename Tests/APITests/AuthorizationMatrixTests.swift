@@ -40,7 +40,7 @@ struct AuthorizationMatrixTests {
         }
         let body: String? = switch route.method {
         case .put, .patch: route.path.hasSuffix("{key}") ? "v" : "{}"
-        case .post: route.path.hasSuffix("import") ? "{}" : ""
+        case .post: route.path.hasSuffix("import") || route.path.hasSuffix("txn") ? "{}" : ""
         default: nil
         }
         return (route.method.rawValue, path, body)

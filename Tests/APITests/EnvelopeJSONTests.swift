@@ -73,6 +73,20 @@ struct EnvelopeJSONTests {
         configs.configs = [info, plainInfo]
         var noConfigs = Envelope(action: "configs")
         noConfigs.configs = []
+        var transaction = Envelope(action: "txn")
+        transaction.config = "c"
+        transaction.succeeded = true
+        transaction.revision = Revision(9)
+        transaction.at = put.at
+        transaction.responses = [
+            .put(put), .put(Event(kind: .put, revision: Revision(9), key: typed.key, at: put.at, item: typed, prevItem: nil)),
+            .delete([delete, Event(kind: .delete, revision: Revision(9), key: old.key, at: put.at, item: nil, prevItem: old)]), .delete([]),
+            .get([plain, binary, early]), .get([]),
+        ].map(TransactionResponseDocument.init)
+        var failedTransaction = Envelope(action: "txn")
+        failedTransaction.succeeded = false
+        failedTransaction.revision = .zero
+        failedTransaction.responses = []
         var table = Envelope(action: "init")
         table.table = TableDocument(name: "t", status: "CREATING", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "DISABLED")
         return [
@@ -81,7 +95,7 @@ struct EnvelopeJSONTests {
             got,
             Envelope(action: "set", config: try ConfigName("c"), change: put),
             Envelope(action: "delete", config: try ConfigName("c"), change: delete),
-            list, emptyList, history, watch, imported, failed,
+            list, emptyList, history, watch, imported, failed, transaction, failedTransaction,
             Envelope(action: "get", error: DiscfgError(.keyNotFound, "no key", field: nil)),
             Envelope(action: awkward),
         ]
@@ -133,6 +147,8 @@ struct EnvelopeJSONTests {
             "message": { $0.message = "m" },
             "error": { $0.error = ErrorDocument(DiscfgError(.keyNotFound, "no key", field: "key")) },
             "table": { $0.table = TableDocument(name: "t", status: "ACTIVE", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "ENABLED") },
+            "succeeded": { $0.succeeded = false },
+            "responses": { $0.responses = [TransactionResponseDocument(.get([]))] },
         ]
         var envelopes: [String: Envelope] = [:]
         for child in Mirror(reflecting: Envelope(action: "x")).children {

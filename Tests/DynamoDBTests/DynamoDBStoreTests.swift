@@ -107,6 +107,38 @@ struct DynamoDBStoreTests {
         #expect(raw.compactMap { $0["sk"]?.string } == ["00000000000000000004", "00000000000000000005"])
     }
 
+    @Test func aTransactionTooLargeForOneDynamoDBTransactionIsRefusedAndChangesNothing() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        _ = try await store.set(Key("/k0"), to: Data("v".utf8), in: config)
+        let puts = try (0..<60).map { TransactionOperation.put(try Key("/k\($0)"), Data("w".utf8)) }
+        do {
+            _ = try await store.transact(Transaction(success: puts), in: config)
+            Issue.record("a 60-key transaction fitted in one DynamoDB transaction")
+        } catch let error as DiscfgError {
+            #expect(error.code == .tooLarge)
+            #expect(error.message.contains("100"))
+        }
+        #expect(try await store.revision(of: config) == 1)
+        #expect(try await store.get(Key("/k0"), in: config)?.text == "v")
+        #expect(try await store.transact(Transaction(success: Array(puts.prefix(40))), in: config).revision == 2, "a smaller one fits")
+    }
+
+    @Test func aTransactionsEventsShareItsRevisionAndArePurgedTogether() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig("app", settings: ConfigSettings(history: .last(1)))
+        _ = try await store.transact(Transaction(success: [.put(Key("/a"), Data("1".utf8)), .put(Key("/b"), Data("1".utf8)), .put(Key("/c"), Data("1".utf8))]), in: config)
+        var raw = try await store.connection.queryAll(store.historyRange(config, from: 1, through: 5))
+        #expect(raw.compactMap { $0["sk"]?.string } == ["00000000000000000001", "00000000000000000001.0001", "00000000000000000001.0002"])
+        #expect(raw.map { $0["of"]?.uint64 } == [3, 3, 3])
+        _ = try await store.set(Key("/a"), to: Data("2".utf8), in: config)
+        _ = try await store.set(Key("/a"), to: Data("3".utf8), in: config)
+        raw = try await store.connection.queryAll(store.historyRange(config, from: 1, through: 5))
+        #expect(raw.compactMap { $0["sk"]?.string } == ["00000000000000000003"], "revision 1's three events and revision 2's are gone")
+        let meta = try #require(try await store.meta(config, consistent: true))
+        #expect(meta.sharedRevisions.isEmpty)
+    }
+
     @Test func keepDaysSetsTheNativeTTL() async throws {
         let clock = ManualClock()
         let store = try await makeStore(clock: clock)

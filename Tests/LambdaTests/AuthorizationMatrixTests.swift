@@ -36,7 +36,7 @@ struct LambdaAuthorizationMatrixTests {
                         }
                         let body: String? = switch route.method {
                         case .put, .patch: route.path.hasSuffix("{key}") ? "v" : "{}"
-                        case .post: route.path.hasSuffix("import") ? "{}" : ""
+                        case .post: route.path.hasSuffix("import") || route.path.hasSuffix("txn") ? "{}" : ""
                         default: nil
                         }
                         let request = GatewayEvent.Request(route.method.rawValue, path, query: query, body: body.map { Data($0.utf8) })

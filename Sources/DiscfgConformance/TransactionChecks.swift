@@ -1,0 +1,316 @@
+import DiscfgCore
+import Foundation
+import Testing
+
+/// Multi-key transactions: comparisons, branches, one revision per transaction, and
+/// atomicity under concurrency.
+public struct TransactionChecks: Sendable {
+    let conformance: StoreConformance
+
+    private func key(_ path: String) throws -> Key { try Key(path) }
+    private func prefix(_ path: String) throws -> KeyPrefix { try KeyPrefix(path) }
+
+    public func successRunsWhenEveryComparisonHoldsAndMakesOneRevision() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/old", "gone soon", in: config)
+            try await store.set("/b", "1", in: config)
+            let transaction = Transaction(
+                compares: [
+                    Comparison(.key(try key("/lock")), .equal, .version(0)),
+                    Comparison(.key(try key("/b")), .equal, .value(Data(text: "1"))),
+                ],
+                success: [
+                    .put(try key("/lock"), Data(text: "me"), contentType: "text/plain"),
+                    .put(try key("/b"), Data(text: "2")),
+                    .delete(try key("/old")),
+                    .get(try key("/b")),
+                ],
+                failure: [.get(try key("/lock"))]
+            )
+            let result = try await store.transact(transaction, in: config)
+            #expect(result.succeeded)
+            #expect(result.revision == 3)
+            #expect(try await store.revision(of: config) == 3)
+            #expect(result.events.map(\.key.path) == ["/lock", "/b", "/old"])
+            #expect(result.events.allSatisfy { $0.revision == 3 })
+            #expect(result.events.map(\.kind) == [.put, .put, .delete])
+            guard result.responses.count == 4,
+                  case .put(let lock) = result.responses[0], case .put(let b) = result.responses[1],
+                  case .delete(let deleted) = result.responses[2], case .get(let read) = result.responses[3]
+            else {
+                Issue.record("responses do not match the operations: \(result.responses)")
+                return
+            }
+            #expect(lock.item?.version == 1 && lock.item?.createRevision == 3 && lock.item?.modRevision == 3 && lock.prevItem == nil)
+            #expect(lock.item?.contentType == "text/plain")
+            #expect(b.item?.version == 2 && b.item?.createRevision == 2 && b.prevItem?.text == "1")
+            #expect(deleted.map(\.prevItem?.text) == ["gone soon"])
+            #expect(read.map(\.text) == ["2"], "a get sees the branch's earlier put")
+            #expect(try await store.get(try key("/lock"), in: config)?.text == "me")
+            #expect(try await store.get(try key("/old"), in: config) == nil)
+            let events = try await store.events(in: config, scope: .prefix(.root), from: 3, limit: 10).events
+            #expect(events.map(\.key.path) == ["/lock", "/b", "/old"], "events of one transaction come in the order it made them")
+            #expect(events.allSatisfy { $0.revision == 3 })
+            #expect(try await store.fullHistory(of: try key("/b"), in: config).map(\.revision) == [3, 2])
+        }
+    }
+
+    public func failureRunsWhenAComparisonFailsAndReadsChangeNothing() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/lock", "them", in: config)
+            let before = try await store.observableState(of: config)
+            let result = try await store.transact(Transaction(
+                compares: [Comparison(.key(try key("/lock")), .equal, .version(0))],
+                success: [.put(try key("/lock"), Data(text: "me"))],
+                failure: [.get(try key("/lock")), .get(try key("/absent"))]
+            ), in: config)
+            #expect(!result.succeeded)
+            #expect(result.revision == 1)
+            #expect(result.events.isEmpty)
+            #expect(result.responses.count == 2)
+            if case .get(let items) = result.responses.first { #expect(items.map(\.text) == ["them"]) } else { Issue.record("first response is not a get") }
+            if case .get(let items) = result.responses.last { #expect(items.isEmpty) } else { Issue.record("second response is not a get") }
+            #expect(try await store.observableState(of: config) == before)
+        }
+    }
+
+    /// etcd's rules: an absent key has version, createRevision and modRevision 0 and no
+    /// value; a prefix holds when every key under it does; `exists` asks for any key.
+    public func comparisonsFollowEtcdsRules() async throws {
+        try await conformance.withStore { store, clock in
+            let config = try await store.makeConfig()
+            try await store.set("/a", "m", in: config)                 // rev 1, version 1
+            try await store.set("/a", "n", in: config)                 // rev 2, version 2
+            try await store.set("/dir/x", "1", in: config)             // rev 3
+            try await store.set("/dir/y", "2", in: config)             // rev 4
+            try await store.set("/ttl", "t", in: config, options: SetOptions(ttlSeconds: 5))  // rev 5
+            clock.advance(seconds: 10)
+            let a = try key("/a"), absent = try key("/nope"), dir = try prefix("/dir/"), empty = try prefix("/empty/")
+            let cases: [(Comparison, Bool)] = [
+                (Comparison(.key(a), .equal, .value(Data(text: "n"))), true),
+                (Comparison(.key(a), .notEqual, .value(Data(text: "n"))), false),
+                (Comparison(.key(a), .less, .value(Data(text: "o"))), true),
+                (Comparison(.key(a), .greater, .value(Data(text: "m"))), true),
+                (Comparison(.key(a), .equal, .version(2)), true),
+                (Comparison(.key(a), .greater, .version(1)), true),
+                (Comparison(.key(a), .less, .version(2)), false),
+                (Comparison(.key(a), .equal, .createRevision(1)), true),
+                (Comparison(.key(a), .equal, .modRevision(2)), true),
+                (Comparison(.key(a), .notEqual, .modRevision(2)), false),
+                (Comparison(.key(a), .equal, .exists(true)), true),
+                (Comparison(.key(absent), .equal, .version(0)), true),
+                (Comparison(.key(absent), .equal, .createRevision(0)), true),
+                (Comparison(.key(absent), .less, .modRevision(1)), true),
+                (Comparison(.key(absent), .equal, .value(Data())), false),
+                (Comparison(.key(absent), .notEqual, .value(Data(text: "x"))), false),
+                (Comparison(.key(absent), .equal, .exists(false)), true),
+                (Comparison(.key(absent), .notEqual, .exists(false)), false),
+                (Comparison(.key(try key("/ttl")), .equal, .exists(false)), true),
+                (Comparison(.key(try key("/ttl")), .equal, .version(0)), true),
+                (Comparison(.prefix(dir), .greater, .modRevision(2)), true),
+                (Comparison(.prefix(dir), .greater, .modRevision(3)), false),
+                (Comparison(.prefix(dir), .equal, .version(1)), true),
+                (Comparison(.prefix(dir), .equal, .exists(true)), true),
+                (Comparison(.prefix(empty), .equal, .exists(true)), false),
+                (Comparison(.prefix(empty), .equal, .version(0)), true),
+                (Comparison(.prefix(.root), .greater, .createRevision(0)), true),
+            ]
+            for (comparison, expected) in cases {
+                let result = try await store.transact(Transaction(compares: [comparison]), in: config)
+                #expect(result.succeeded == expected, "\(comparison)")
+            }
+            let all = try await store.transact(Transaction(compares: cases.filter(\.1).map(\.0)), in: config)
+            #expect(all.succeeded, "every holding comparison together")
+            let mixed = try await store.transact(Transaction(compares: cases.map(\.0)), in: config)
+            #expect(!mixed.succeeded, "one failing comparison fails the transaction")
+        }
+    }
+
+    public func deletesAndReadsOfPrefixesSeeTheBranchInOrder() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            for path in ["/tmp/a", "/tmp/b", "/tmp/c/d", "/tmpx", "/keep"] { try await store.set(path, path, in: config) }
+            let result = try await store.transact(Transaction(success: [
+                .getPrefix(try prefix("/tmp/")),
+                .deletePrefix(try prefix("/tmp/")),
+                .put(try key("/fresh"), Data(text: "fresh")),
+                .getPrefix(try prefix("/tmp/")),
+                .delete(try key("/never")),
+                .delete(try key("/keep")),
+            ]), in: config)
+            #expect(result.succeeded)
+            #expect(result.revision == 6)
+            #expect(result.events.map(\.key.path) == ["/tmp/a", "/tmp/b", "/tmp/c/d", "/fresh", "/keep"])
+            #expect(result.events.allSatisfy { $0.revision == 6 })
+            guard result.responses.count == 6,
+                  case .get(let before) = result.responses[0], case .delete(let deleted) = result.responses[1],
+                  case .get(let after) = result.responses[3], case .delete(let never) = result.responses[4]
+            else {
+                Issue.record("responses do not match the operations: \(result.responses)")
+                return
+            }
+            #expect(before.map(\.key.path) == ["/tmp/a", "/tmp/b", "/tmp/c/d"])
+            #expect(deleted.map(\.key.path) == ["/tmp/a", "/tmp/b", "/tmp/c/d"])
+            #expect(after.isEmpty, "a get sees the branch's earlier delete")
+            #expect(never.isEmpty, "deleting an absent key in a transaction is no error")
+            let live = try await store.list(in: config, ListQuery()).items.map(\.key.path)
+            #expect(live == ["/fresh", "/tmpx"])
+            await expectError(.invalidArgument, mentioning: ["/tmp/new"]) {
+                try await store.transact(Transaction(success: [.deletePrefix(try prefix("/tmp/")), .put(try key("/tmp/new"), Data(text: "x"))]), in: config)
+            }
+        }
+    }
+
+    public func aTransactionThatChangesNothingKeepsTheRevision() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/a", "1", in: config)
+            let before = try await store.observableState(of: config)
+            let result = try await store.transact(Transaction(success: [.get(try key("/a")), .delete(try key("/absent")), .deletePrefix(try prefix("/none/"))]), in: config)
+            #expect(result.succeeded)
+            #expect(result.revision == 1)
+            #expect(result.events.isEmpty)
+            let empty = try await store.transact(Transaction(), in: config)
+            #expect(empty.succeeded && empty.revision == 1 && empty.responses.isEmpty)
+            #expect(try await store.observableState(of: config) == before)
+        }
+    }
+
+    public func watchersAndEventPagesGetATransactionWhole() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/first", "0", in: config)
+            let recorder = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: nil))
+            let paths = (0..<6).map { "/k\($0)" }
+            let result = try await store.transact(Transaction(success: try paths.map { .put(try key($0), Data(text: $0)) }), in: config)
+            try await store.set("/after", "x", in: config)
+            let seen = try await recorder.waitForEvents(7)
+            #expect(seen.map(\.key.path) == paths + ["/after"])
+            #expect(seen.prefix(6).allSatisfy { $0.revision == result.revision })
+            recorder.cancel()
+            // A page never splits a revision, whatever its limit or byte budget.
+            let page = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: 2, maxBytes: 1)
+            #expect(page.events.map(\.key.path) == paths)
+            #expect(page.through == 2)
+            #expect(page.hasMore)
+            let next = try await store.events(in: config, scope: .prefix(.root), from: page.through.next, limit: 2)
+            #expect(next.events.map(\.key.path) == ["/after"])
+            let scoped = try await store.events(in: config, scope: .key(try key("/k3")), from: 1, limit: 10)
+            #expect(scoped.events.map(\.key.path) == ["/k3"])
+        }
+    }
+
+    public func pastReadsSeeATransactionAsOneStep() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/from", "token", in: config)
+            let moved = try await store.transact(Transaction(
+                compares: [Comparison(.key(try key("/to")), .equal, .exists(false))],
+                success: [.delete(try key("/from")), .put(try key("/to"), Data(text: "token"))]
+            ), in: config)
+            #expect(moved.succeeded && moved.revision == 2)
+            #expect(try await store.get(try key("/from"), in: config, atRevision: 1)?.text == "token")
+            #expect(try await store.get(try key("/to"), in: config, atRevision: 1) == nil)
+            #expect(try await store.get(try key("/from"), in: config, atRevision: 2) == nil)
+            #expect(try await store.get(try key("/to"), in: config, atRevision: 2)?.text == "token")
+        }
+    }
+
+    public func keepLastNDropsWholeTransactions() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig(settings: ConfigSettings(history: .last(2)))
+            for round in 1...6 {
+                _ = try await store.transact(Transaction(success: try (0..<3).map { .put(try key("/k\($0)"), Data(text: "\(round)")) }), in: config)
+            }
+            let info = try await store.configInfo(config)
+            #expect(info.revision == 6)
+            #expect(info.compactedRevision == 4)
+            let events = try await store.events(in: config, scope: .prefix(.root), from: info.compactedRevision.next, limit: 100).events
+            #expect(events.map(\.revision) == [5, 5, 5, 6, 6, 6])
+            #expect(try await store.fullHistory(of: try key("/k1"), in: config).map(\.revision) == [6, 5])
+            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 100) }
+        }
+    }
+
+    /// Malformed transactions are refused before anything is written.
+    public func invalidTransactionsChangeNothing() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/a", "1", in: config)
+            let before = try await store.observableState(of: config)
+            let a = try key("/a")
+            let invalid: [(Transaction, DiscfgError.Code)] = [
+                (Transaction(success: [.put(a, Data(text: "1")), .put(a, Data(text: "2"))]), .invalidArgument),
+                (Transaction(success: [.put(a, Data(text: "1")), .delete(a)]), .invalidArgument),
+                (Transaction(success: [.deletePrefix(.root), .put(a, Data(text: "1"))]), .invalidArgument),
+                (Transaction(failure: [.delete(a), .put(a, Data(text: "1"))]), .invalidArgument),
+                (Transaction(success: [.put(a, Data(count: Limits.maxValueBytes + 1))]), .tooLarge),
+                (Transaction(success: [.put(a, Data(text: "1"), ttlSeconds: 0)]), .invalidArgument),
+                (Transaction(success: [.put(a, Data(text: "1"), ttlSeconds: -1)]), .invalidArgument),
+                (Transaction(success: [.put(a, Data(text: "1"), ttlSeconds: .max)]), .invalidArgument),
+                (Transaction(success: [.put(a, Data(text: "1"), contentType: "not a type")]), .invalidArgument),
+                (Transaction(compares: [Comparison(.key(a), .less, .exists(true))]), .invalidArgument),
+                (Transaction(compares: [Comparison(.key(a), .equal, .value(Data(count: Limits.maxValueBytes + 1)))]), .tooLarge),
+                (Transaction(compares: Array(repeating: Comparison(.key(a), .equal, .version(1)), count: Limits.maxTransactionOperations + 1)), .invalidArgument),
+                (Transaction(success: Array(repeating: .get(a), count: Limits.maxTransactionOperations + 1)), .invalidArgument),
+            ]
+            for (transaction, code) in invalid {
+                await expectError(code) { try await store.transact(transaction, in: config) }
+            }
+            #expect(try await store.observableState(of: config) == before)
+            await expectError(.configNotFound) { try await store.transact(Transaction(success: [.put(a, Data(text: "1"))]), in: try ConfigName("missing")) }
+        }
+    }
+
+    static let writers = 4
+    static let roundsPerWriter = 20
+
+    /// Writers move a counter and a mirror of it together, each guarded by the counter's
+    /// modRevision: every increment lands once and the two keys never disagree.
+    public func concurrentTransactionsLoseNothing() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            let counter = try key("/counter"), mirror = try key("/mirror")
+            _ = try await store.transact(Transaction(success: [.put(counter, Data(text: "0")), .put(mirror, Data(text: "0"))]), in: config)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<Self.writers {
+                    group.addTask {
+                        var done = 0
+                        while done < Self.roundsPerWriter {
+                            let current = try #require(try await store.get(counter, in: config))
+                            let next = Data(text: String((Int(current.text ?? "") ?? -1) + 1))
+                            let result = try await store.transact(Transaction(
+                                compares: [Comparison(.key(counter), .equal, .modRevision(current.modRevision))],
+                                success: [.put(counter, next), .put(mirror, next), .put(try Key("/by/\(writer)"), Data(text: String(done)))],
+                                failure: [.get(counter)]
+                            ), in: config)
+                            if result.succeeded { done += 1 }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let total = Self.writers * Self.roundsPerWriter
+            let final = try #require(try await store.get(counter, in: config))
+            #expect(final.text == String(total))
+            #expect(final.version == UInt64(total + 1))
+            #expect(try await store.get(mirror, in: config)?.text == String(total))
+            #expect(try await store.revision(of: config) == Revision(UInt64(total + 1)))
+            let events = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: Limits.maxPageSize).events
+            #expect(events.count == total * 3)
+            // Each revision holds exactly one increment: counter, mirror and writer key.
+            for (offset, chunk) in stride(from: 0, to: events.count, by: 3).map({ ($0, events[$0..<$0 + 3]) }) {
+                let revision = Revision(UInt64(offset / 3 + 2))
+                #expect(chunk.allSatisfy { $0.revision == revision })
+                #expect(chunk.prefix(2).map(\.item?.text) == [String(offset / 3 + 1), String(offset / 3 + 1)])
+            }
+        }
+    }
+}
+
+extension StoreConformance {
+    /// The checks of multi-key transactions.
+    public var transaction: TransactionChecks { TransactionChecks(conformance: self) }
+}
