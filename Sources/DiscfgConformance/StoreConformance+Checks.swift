@@ -30,6 +30,7 @@ extension StoreConformance {
         all.append(Check(name: "TransactionChecks.failureRunsWhenAComparisonFailsAndReadsChangeNothing()") { try await self.transaction.failureRunsWhenAComparisonFailsAndReadsChangeNothing() })
         all.append(Check(name: "TransactionChecks.comparisonsFollowEtcdsRules()") { try await self.transaction.comparisonsFollowEtcdsRules() })
         all.append(Check(name: "TransactionChecks.deletesAndReadsOfPrefixesSeeTheBranchInOrder()") { try await self.transaction.deletesAndReadsOfPrefixesSeeTheBranchInOrder() })
+        all.append(Check(name: "TransactionChecks.rangesCompareReadAndDeleteExactlyTheirKeys()") { try await self.transaction.rangesCompareReadAndDeleteExactlyTheirKeys() })
         all.append(Check(name: "TransactionChecks.aTransactionThatChangesNothingKeepsTheRevision()") { try await self.transaction.aTransactionThatChangesNothingKeepsTheRevision() })
         all.append(Check(name: "TransactionChecks.watchersAndEventPagesGetATransactionWhole()") { try await self.transaction.watchersAndEventPagesGetATransactionWhole() })
         all.append(Check(name: "TransactionChecks.pastReadsSeeATransactionAsOneStep()") { try await self.transaction.pastReadsSeeATransactionAsOneStep() })

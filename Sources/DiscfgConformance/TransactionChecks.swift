@@ -163,6 +163,38 @@ public struct TransactionChecks: Sendable {
         }
     }
 
+    /// Ranges of paths (etcd's intervals): `[lower, upper)` in byte order, or open-ended.
+    public func rangesCompareReadAndDeleteExactlyTheirKeys() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            for path in ["/a", "/b", "/b/c", "/ba", "/c", "/d"] { try await store.set(path, path, in: config) }
+            let middle = KeyRange(lower: "/b", upper: "/c")
+            let result = try await store.transact(Transaction(
+                compares: [Comparison(.range(middle), .less, .modRevision(5)), Comparison(.range(KeyRange(lower: "/x", upper: nil)), .equal, .exists(false))],
+                success: [.getRange(middle), .deleteRange(middle), .getRange(KeyRange(lower: "/", upper: nil)), .deleteRange(KeyRange(lower: "/d", upper: nil))]
+            ), in: config)
+            #expect(result.succeeded)
+            guard result.responses.count == 4,
+                  case .get(let before) = result.responses[0], case .delete(let deleted) = result.responses[1],
+                  case .get(let rest) = result.responses[2], case .delete(let tail) = result.responses[3]
+            else {
+                Issue.record("responses do not match the operations: \(result.responses)")
+                return
+            }
+            #expect(before.map(\.key.path) == ["/b", "/b/c", "/ba"])
+            #expect(deleted.map(\.key.path) == ["/b", "/b/c", "/ba"])
+            #expect(rest.map(\.key.path) == ["/a", "/c", "/d"])
+            #expect(tail.map(\.key.path) == ["/d"])
+            #expect(result.events.allSatisfy { $0.revision == 7 })
+            #expect(try await store.list(in: config, ListQuery()).items.map(\.key.path) == ["/a", "/c"])
+            let failed = try await store.transact(Transaction(compares: [Comparison(.range(KeyRange(lower: "/a", upper: nil)), .less, .modRevision(2))]), in: config)
+            #expect(!failed.succeeded, "/c was written at revision 5")
+            await expectError(.invalidArgument) {
+                try await store.transact(Transaction(success: [.deleteRange(KeyRange(lower: "/a", upper: "/b")), .put(try key("/a1"), Data(text: "x"))]), in: config)
+            }
+        }
+    }
+
     public func aTransactionThatChangesNothingKeepsTheRevision() async throws {
         try await conformance.withStore { store, _ in
             let config = try await store.makeConfig()

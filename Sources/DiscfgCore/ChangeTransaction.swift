@@ -14,8 +14,8 @@ public protocol ChangeTransaction {
     func currentRevision() throws -> Revision
     /// The stored item at `key`, expired or not, including this transaction's changes.
     func storedItem(_ key: Key) throws -> Item?
-    /// The stored items under `prefix`, in key order, including this transaction's changes.
-    func storedItems(under prefix: KeyPrefix) throws -> [Item]
+    /// The stored items in `range`, in key order, including this transaction's changes.
+    func storedItems(in range: KeyRange) throws -> [Item]
     /// The stored items whose TTL has run out at ``now``, in key order.
     func dueExpirations() throws -> [Item]
     /// Makes a change: moves the config to `event.revision`, writes `event.item` at
@@ -24,6 +24,11 @@ public protocol ChangeTransaction {
 }
 
 extension ChangeTransaction {
+    /// The stored items under `prefix`, in key order, including this transaction's changes.
+    public func storedItems(under prefix: KeyPrefix) throws -> [Item] {
+        try storedItems(in: prefix.range)
+    }
+
     /// Records an `expire` event for every key whose TTL has run out.
     public mutating func expireDue() throws -> [Event] {
         var events: [Event] = []
@@ -164,10 +169,14 @@ extension ChangeTransaction {
                 responses.append(.delete(try storedItem(key).map { [try remove($0)] } ?? []))
             case .deletePrefix(let prefix):
                 responses.append(.delete(try storedItems(under: prefix).map(remove)))
+            case .deleteRange(let range):
+                responses.append(.delete(try storedItems(in: range).map(remove)))
             case .get(let key):
                 responses.append(.get(try liveItems(.key(key))))
             case .getPrefix(let prefix):
                 responses.append(.get(try liveItems(.prefix(prefix))))
+            case .getRange(let range):
+                responses.append(.get(try liveItems(.range(range))))
             }
         }
         return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events)
@@ -179,6 +188,7 @@ extension ChangeTransaction {
         switch subject {
         case .key(let key): try storedItem(key).map { $0.isExpired(at: now) ? [] : [$0] } ?? []
         case .prefix(let prefix): try storedItems(under: prefix).filter { !$0.isExpired(at: now) }
+        case .range(let range): try storedItems(in: range).filter { !$0.isExpired(at: now) }
         }
     }
 

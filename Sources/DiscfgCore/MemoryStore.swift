@@ -248,8 +248,8 @@ struct MemoryTransaction: ChangeTransaction {
         return merged.values.sorted { $0.key < $1.key }
     }
 
-    func storedItems(under prefix: KeyPrefix) throws -> [Item] {
-        allItems().filter { prefix.contains($0.key) }
+    func storedItems(in range: KeyRange) throws -> [Item] {
+        allItems().filter { range.contains($0.key) }
     }
 
     func dueExpirations() throws -> [Item] {

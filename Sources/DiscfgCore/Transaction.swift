@@ -52,13 +52,13 @@ public struct Transaction: Hashable, Sendable {
     private static func validate(_ operations: [TransactionOperation], name: String) throws {
         var puts = Set<Key>()
         var deletedKeys = Set<Key>()
-        var deletedPrefixes: [KeyPrefix] = []
+        var deletedRanges: [KeyRange] = []
         for operation in operations {
             switch operation {
             case .put(let key, let value, let ttlSeconds, let contentType):
                 try Limits.validateValue(value)
                 try SetOptions(ttlSeconds: ttlSeconds, contentType: contentType).validate()
-                guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedPrefixes.contains(where: { $0.contains(key) }) else {
+                guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedRanges.contains(where: { $0.contains(key) }) else {
                     throw duplicate(key.path, in: name)
                 }
             case .delete(let key):
@@ -66,8 +66,11 @@ public struct Transaction: Hashable, Sendable {
                 deletedKeys.insert(key)
             case .deletePrefix(let prefix):
                 if let put = puts.first(where: { prefix.contains($0) }) { throw duplicate(put.path, in: name) }
-                deletedPrefixes.append(prefix)
-            case .get, .getPrefix:
+                deletedRanges.append(prefix.range)
+            case .deleteRange(let range):
+                if let put = puts.first(where: { range.contains($0) }) { throw duplicate(put.path, in: name) }
+                deletedRanges.append(range)
+            case .get, .getPrefix, .getRange:
                 break
             }
         }
@@ -96,6 +99,8 @@ public struct Comparison: Hashable, Sendable {
         case key(Key)
         /// Every key under a prefix.
         case prefix(KeyPrefix)
+        /// Every key in a range of paths (etcd's `key`/`range_end`).
+        case range(KeyRange)
     }
 
     /// How the key's target relates to the given one.
@@ -209,12 +214,16 @@ public enum TransactionOperation: Hashable, Sendable {
     case get(Key)
     /// Reads every key under a prefix, in key order.
     case getPrefix(KeyPrefix)
+    /// Deletes every key in a range of paths.
+    case deleteRange(KeyRange)
+    /// Reads every key in a range of paths, in key order.
+    case getRange(KeyRange)
 
     /// Whether the operation may change a key.
     public var writes: Bool {
         switch self {
-        case .put, .delete, .deletePrefix: true
-        case .get, .getPrefix: false
+        case .put, .delete, .deletePrefix, .deleteRange: true
+        case .get, .getPrefix, .getRange: false
         }
     }
 
@@ -223,6 +232,7 @@ public enum TransactionOperation: Hashable, Sendable {
         switch self {
         case .put(let key, _, _, _), .delete(let key), .get(let key): key.path
         case .deletePrefix(let prefix), .getPrefix(let prefix): prefix.path
+        case .deleteRange(let range), .getRange(let range): range.description
         }
     }
 }
@@ -260,24 +270,29 @@ public struct TransactionResult: Hashable, Sendable {
 
 extension Transaction {
     /// The keys a store must read before it applies the transaction (every key a
-    /// comparison or operation names) and the prefixes it must read whole.
-    public var reads: (keys: [Key], prefixes: [KeyPrefix]) {
+    /// comparison or operation names) and the ranges it must read whole.
+    public var reads: (keys: [Key], ranges: [KeyRange]) {
         var keys: [Key] = []
-        var prefixes: [KeyPrefix] = []
+        var ranges: [KeyRange] = []
         for comparison in compares {
             switch comparison.subject {
             case .key(let key): keys.append(key)
-            case .prefix(let prefix): prefixes.append(prefix)
+            case .prefix(let prefix): ranges.append(prefix.range)
+            case .range(let range): ranges.append(range)
             }
         }
         for operation in success + failure {
             switch operation {
             case .put(let key, _, _, _), .delete(let key), .get(let key): keys.append(key)
-            case .deletePrefix(let prefix), .getPrefix(let prefix): prefixes.append(prefix)
+            case .deletePrefix(let prefix), .getPrefix(let prefix): ranges.append(prefix.range)
+            case .deleteRange(let range), .getRange(let range): ranges.append(range)
             }
         }
-        // A prefix inside another is read with it.
-        let outer = Set(prefixes).filter { prefix in !prefixes.contains { $0 != prefix && prefix.path.hasPrefix($0.path) } }
-        return (Array(Set(keys)).sorted(), outer.sorted())
+        // A range inside another is read with it; an empty one not at all.
+        let unique = Array(Set(ranges.filter { !$0.isEmpty }))
+        let outer = unique.enumerated().filter { index, range in
+            !unique.enumerated().contains { other, candidate in other != index && candidate.covers(range) && (candidate != range || other < index) }
+        }.map(\.element)
+        return (Array(Set(keys)).sorted(), outer.sorted { $0.lower.utf8.lexicographicallyPrecedes($1.lower.utf8) })
     }
 }

@@ -144,6 +144,10 @@ public struct ComparisonDocument: Codable, Hashable, Sendable {
     public var key: String?
     /// Every key under this prefix is compared (or `key`).
     public var prefix: String?
+    /// Every key from this path on (inclusive) is compared, up to `to` (or `key`).
+    public var from: String?
+    /// With `from`: the first path after the range (exclusive); absent for no end.
+    public var to: String?
     /// `value`, `version`, `createRevision`, `modRevision` or `exists`.
     public var target: String
     /// `=`, `!=`, `<` or `>`.
@@ -154,13 +158,15 @@ public struct ComparisonDocument: Codable, Hashable, Sendable {
     public var encoding: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case key, prefix, target, result, value, encoding
+        case key, prefix, from, to, target, result, value, encoding
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(CodingKeys.self, of: "a comparison")
         key = try container.decodeIfPresent(String.self, forKey: .key)
         prefix = try container.decodeIfPresent(String.self, forKey: .prefix)
+        from = try container.decodeIfPresent(String.self, forKey: .from)
+        to = try container.decodeIfPresent(String.self, forKey: .to)
         target = try container.decode(String.self, forKey: .target)
         result = try container.decode(String.self, forKey: .result)
         value = try container.decode(Operand.self, forKey: .value)
@@ -203,6 +209,7 @@ public struct ComparisonDocument: Codable, Hashable, Sendable {
         switch comparison.subject {
         case .key(let key): self.key = key.path
         case .prefix(let prefix): self.prefix = prefix.path
+        case .range(let range): (from, to) = (range.lower, range.upper)
         }
         target = comparison.target.name
         result = comparison.relation.rawValue
@@ -220,10 +227,11 @@ public struct ComparisonDocument: Codable, Hashable, Sendable {
     /// The comparison this document describes; `field` names it in errors.
     public func comparison(field: String) throws -> Comparison {
         let subject: Comparison.Subject
-        switch (key, prefix) {
-        case (let key?, nil): subject = .key(try Key(key))
-        case (nil, let prefix?): subject = .prefix(try KeyPrefix(prefix))
-        default: throw DiscfgError.invalid(field, "\(field) names a key or a prefix: give exactly one of \"key\" and \"prefix\"")
+        switch (key, prefix, try KeyRange(from: from, to: to, field: field)) {
+        case (let key?, nil, nil): subject = .key(try Key(key))
+        case (nil, let prefix?, nil): subject = .prefix(try KeyPrefix(prefix))
+        case (nil, nil, let range?): subject = .range(range)
+        default: throw DiscfgError.invalid(field, "\(field) names a key, a prefix or a range: give exactly one of \"key\", \"prefix\" and \"from\"")
         }
         guard let relation = Comparison.Relation(rawValue: result) else {
             throw DiscfgError.invalid("\(field).result", "\(field).result is \"\(result.debugEscaped)\"; use =, !=, < or >")
@@ -259,6 +267,10 @@ public struct OperationDocument: Codable, Hashable, Sendable {
     public var key: String?
     /// Every key under this prefix (`delete` and `get`).
     public var prefix: String?
+    /// Every key from this path on (inclusive), up to `to` (`delete` and `get`).
+    public var from: String?
+    /// With `from`: the first path after the range (exclusive); absent for no end.
+    public var to: String?
     /// The value to put.
     public var value: String?
     /// `base64` for a binary value.
@@ -269,7 +281,7 @@ public struct OperationDocument: Codable, Hashable, Sendable {
     public var contentType: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case op, key, prefix, value, encoding, ttl, contentType
+        case op, key, prefix, from, to, value, encoding, ttl, contentType
     }
 
     public init(from decoder: any Decoder) throws {
@@ -277,6 +289,8 @@ public struct OperationDocument: Codable, Hashable, Sendable {
         op = try container.decode(String.self, forKey: .op)
         key = try container.decodeIfPresent(String.self, forKey: .key)
         prefix = try container.decodeIfPresent(String.self, forKey: .prefix)
+        from = try container.decodeIfPresent(String.self, forKey: .from)
+        to = try container.decodeIfPresent(String.self, forKey: .to)
         value = try container.decodeIfPresent(String.self, forKey: .value)
         encoding = try container.decodeIfPresent(String.self, forKey: .encoding)
         do {
@@ -304,6 +318,8 @@ public struct OperationDocument: Codable, Hashable, Sendable {
         case .deletePrefix(let prefix): op = "delete"; self.prefix = prefix.path
         case .get(let key): op = "get"; self.key = key.path
         case .getPrefix(let prefix): op = "get"; self.prefix = prefix.path
+        case .deleteRange(let range): op = "delete"; (from, to) = (range.lower, range.upper)
+        case .getRange(let range): op = "get"; (from, to) = (range.lower, range.upper)
         }
     }
 
@@ -311,6 +327,17 @@ public struct OperationDocument: Codable, Hashable, Sendable {
     public func operation(field: String) throws -> TransactionOperation {
         if op == "delete" || op == "get", let extra = [("value", value != nil), ("encoding", encoding != nil), ("ttl", ttl != nil), ("contentType", contentType != nil)].first(where: \.1)?.0 {
             throw DiscfgError.invalid("\(field).\(extra)", "\(field) is a \(op), which takes no \"\(extra)\"; only a put does")
+        }
+        if let range = try KeyRange(from: from, to: to, field: field) {
+            guard key == nil, prefix == nil else {
+                throw DiscfgError.invalid(field, "\(field) names a key, a prefix or a range: give exactly one of \"key\", \"prefix\" and \"from\"")
+            }
+            switch op {
+            case "delete": return .deleteRange(range)
+            case "get": return .getRange(range)
+            case "put": throw DiscfgError.invalid(field, "\(field) is a put: give \"key\" (a put takes no range)")
+            default: throw DiscfgError.invalid("\(field).op", "\(field).op is \"\(op.debugEscaped)\"; use put, delete or get")
+            }
         }
         switch (op, key, prefix) {
         case ("put", let key?, nil):
@@ -359,5 +386,23 @@ public struct TransactionResponseDocument: Codable, Hashable, Sendable {
             op = "get"
             items = found.map(ItemDocument.init)
         }
+    }
+}
+
+extension KeyRange {
+    /// The range a document's `from` and `to` give, or nil when it gives neither.
+    /// - Throws: `invalidArgument` for a `to` without a `from`, or a path that is not one.
+    init?(from: String?, to: String?, field: String) throws {
+        guard let from else {
+            if to != nil { throw DiscfgError.invalid("\(field).to", "\(field) gives \"to\" without \"from\"; a range starts at \"from\"") }
+            return nil
+        }
+        for (name, path) in [("from", from), ("to", to)] {
+            guard let path else { continue }
+            guard path.hasPrefix("/"), path.utf8.count <= Key.maxBytes + 1, path.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control }) else {
+                throw DiscfgError.invalid("\(field).\(name)", "\(field).\(name) \"\(path.debugEscaped)\" is not a path: it starts with / and holds at most \(Key.maxBytes) bytes and no control characters")
+            }
+        }
+        self.init(lower: from, upper: to)
     }
 }

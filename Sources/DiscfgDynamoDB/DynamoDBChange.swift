@@ -17,8 +17,8 @@ struct DynamoDBChange: ChangeTransaction {
     let meta: ConfigMeta
     /// The keys read, with what was stored (nil: absent).
     let stored: [Key: Item?]
-    /// Prefixes read completely.
-    let scannedPrefixes: [KeyPrefix]
+    /// Ranges of keys read completely.
+    let scannedRanges: [KeyRange]
     /// Due keys from the expiry index, in key order; nil when the index was not queried.
     let due: [Item]?
     /// The earliest expiry after ``now`` in the index, when it was queried.
@@ -27,12 +27,12 @@ struct DynamoDBChange: ChangeTransaction {
     private(set) var recorded: [Event] = []
     private var revision: Revision
 
-    init(config: ConfigName, now: Date, meta: ConfigMeta, stored: [Key: Item?], scannedPrefixes: [KeyPrefix], due: [Item]?, nextExpiry: Date?) {
+    init(config: ConfigName, now: Date, meta: ConfigMeta, stored: [Key: Item?], scannedRanges: [KeyRange], due: [Item]?, nextExpiry: Date?) {
         self.config = config
         self.now = now
         self.meta = meta
         self.stored = stored
-        self.scannedPrefixes = scannedPrefixes
+        self.scannedRanges = scannedRanges
         self.due = due
         self.nextExpiry = nextExpiry
         revision = meta.info.revision
@@ -43,17 +43,17 @@ struct DynamoDBChange: ChangeTransaction {
     func storedItem(_ key: Key) throws -> Item? {
         if let overlaid = overlay[key] { return overlaid }
         if let read = stored[key] { return read }
-        if scannedPrefixes.contains(where: { $0.contains(key) }) { return nil }
+        if scannedRanges.contains(where: { $0.contains(key) }) { return nil }
         throw DiscfgError(.internal, "key \(key) was not read before the change to config \"\(config)\"")
     }
 
-    func storedItems(under prefix: KeyPrefix) throws -> [Item] {
-        guard scannedPrefixes.contains(where: { prefix.path.hasPrefix($0.path) }) else {
-            throw DiscfgError(.internal, "prefix \(prefix) was not read before the change to config \"\(config)\"")
+    func storedItems(in range: KeyRange) throws -> [Item] {
+        guard scannedRanges.contains(where: { $0.covers(range) }) else {
+            throw DiscfgError(.internal, "keys \(range) were not read before the change to config \"\(config)\"")
         }
         var merged: [Key: Item] = [:]
-        for (key, item) in stored where prefix.contains(key) { merged[key] = item }
-        for (key, item) in overlay where prefix.contains(key) { merged[key] = item }
+        for (key, item) in stored where range.contains(key) { merged[key] = item }
+        for (key, item) in overlay where range.contains(key) { merged[key] = item }
         return merged.values.sorted { $0.key < $1.key }
     }
 

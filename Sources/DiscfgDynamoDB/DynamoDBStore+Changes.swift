@@ -6,8 +6,8 @@ import Foundation
 struct ChangeReads: Sendable {
     /// Keys read one by one (with the meta item, in one `BatchGetItem`).
     var keys: [Key] = []
-    /// Prefixes read completely, each with a `Query`.
-    var prefixes: [KeyPrefix] = []
+    /// Ranges of keys read completely, each with a `Query`.
+    var ranges: [KeyRange] = []
     /// Read the meta item before anything else and, when nothing is written, again after:
     /// for changes whose outcome depends on keys they do not write (a transaction's
     /// comparisons and reads), so the lock proves every read saw one state.
@@ -15,12 +15,12 @@ struct ChangeReads: Sendable {
 
     init(keys: [Key] = [], prefix: KeyPrefix? = nil) {
         self.keys = keys
-        prefixes = prefix.map { [$0] } ?? []
+        ranges = prefix.map { [$0.range] } ?? []
     }
 
-    init(keys: [Key], prefixes: [KeyPrefix], consistentView: Bool) {
+    init(keys: [Key], ranges: [KeyRange], consistentView: Bool) {
         self.keys = keys
-        self.prefixes = prefixes
+        self.ranges = ranges
         self.consistentView = consistentView
     }
 }
@@ -52,8 +52,8 @@ extension DynamoDBStore {
     /// than one DynamoDB transaction holds (about 49 keys).
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
-        let (keys, prefixes) = transaction.reads
-        return try await change(config, ChangeReads(keys: keys, prefixes: prefixes, consistentView: true)) { try $0.apply(transaction) }
+        let (keys, ranges) = transaction.reads
+        return try await change(config, ChangeReads(keys: keys, ranges: ranges, consistentView: true)) { try $0.apply(transaction) }
     }
 
     /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
@@ -202,9 +202,9 @@ extension DynamoDBStore {
         else { throw DiscfgError.configNotFound(config) }
         var stored: [Key: Item?] = Dictionary(uniqueKeysWithValues: unique.map { ($0, nil) })
         for item in found.compactMap(ItemCodec.item) { stored[item.key] = item }
-        for prefix in reads.prefixes {
-            for item in try await connection.queryAll(keyRange(config, from: prefix.path, to: prefix.upperBound, consistent: true)).compactMap(ItemCodec.item)
-            where prefix.contains(item.key) {
+        for range in reads.ranges {
+            for item in try await connection.queryAll(keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)).compactMap(ItemCodec.item)
+            where range.contains(item.key) {
                 stored[item.key] = item
             }
         }
@@ -213,7 +213,7 @@ extension DynamoDBStore {
         if let check = meta.expiryCheckAt, check <= now {
             (due, nextExpiry) = try await expiryIndex(config, now: now)
         }
-        return DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedPrefixes: reads.prefixes, due: due, nextExpiry: nextExpiry)
+        return DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedRanges: reads.ranges, due: due, nextExpiry: nextExpiry)
     }
 
     /// The keys due at `now` (whole items, key order) and the first expiry after it.

@@ -30,10 +30,10 @@ struct SQLiteTransaction: ChangeTransaction {
         )
     }
 
-    func storedItems(under prefix: KeyPrefix) throws -> [Item] {
+    func storedItems(in range: KeyRange) throws -> [Item] {
         try connection.query(
             "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key",
-            [.text(config.rawValue), .text(prefix.path), .text(prefix.upperBound)], SQLiteRows.item
+            [.text(config.rawValue), .text(range.lower), .text(range.scanUpper)], SQLiteRows.item
         )
     }
 

@@ -26,6 +26,11 @@ struct TransactionTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func rangesCompareReadAndDeleteExactlyTheirKeys(kind: StoreKind) async throws {
+        try await kind.conformance.transaction.rangesCompareReadAndDeleteExactlyTheirKeys()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aTransactionThatChangesNothingKeepsTheRevision(kind: StoreKind) async throws {
         try await kind.conformance.transaction.aTransactionThatChangesNothingKeepsTheRevision()
     }
