@@ -87,7 +87,8 @@ public enum DiscfgServer {
     /// (`runService()`).
     public static func makeApplication(
         store: any ConfigStore, authenticator: Authenticator, configuration: Configuration, logger: Logger,
-        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }
+        onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+        services extra: (any ConfigStore) -> [any Service] = { _ in [] }
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics()
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
@@ -110,6 +111,9 @@ public enum DiscfgServer {
         var services: [any Service] = [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)]
         if let views { services.append(ConfigViewsService(views: views)) }
         if let accessLog { services.append(AccessLogService(log: accessLog)) }
+        // Services that write through the same view of the store (the etcd API), so the
+        // views see their writes too.
+        services += extra(apiStore)
         return Application(
             router: router,
             server: HTTPServerBuilder { responder in

@@ -2,6 +2,7 @@ import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
 import DiscfgDynamoDB
+import DiscfgEtcd
 import Foundation
 import Hummingbird
 import Logging
@@ -33,6 +34,14 @@ struct ServeCommand: AsyncParsableCommand {
           discfg serve
           discfg serve --host 0.0.0.0 --port 8080 --auth token
           discfg serve --store sqlite:///var/lib/discfg/discfg.db
+          discfg serve --etcd 127.0.0.1:2379      # etcdctl and etcd clients work too
+
+        --etcd serves the etcd v3 gRPC API (KV, Watch, Maintenance.Status,
+        Cluster.MemberList) beside the REST API, over one config (--etcd-config, default
+        etcd, created if missing). etcd keys are any bytes; each becomes a discfg key
+        that sorts as it does, e.g. app/db.host is /app.2Fdb.2Ehost. The etcd API has no
+        authentication yet: it listens on loopback only, and not at all while the REST
+        API requires tokens, unless --insecure is given.
         """
     )
 
@@ -78,6 +87,10 @@ struct ServeCommand: AsyncParsableCommand {
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(name: .customLong("etcd"), help: ArgumentHelp("Also serve the etcd v3 gRPC API on this address (e.g. 127.0.0.1:2379; port 0 picks a free one).", valueName: "host:port"))
+    var etcdAddress: String?
+    @Option(name: .customLong("etcd-config"), help: ArgumentHelp("The config holding the etcd API's keys. Default: etcd.", valueName: "config"))
+    var etcdConfig = "etcd"
     @Option(name: .customLong("read-views"), help: ArgumentHelp(
         "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
         valueName: "mode"
@@ -103,6 +116,20 @@ struct ServeCommand: AsyncParsableCommand {
             }
             if mode != .open, tokens == nil {
                 throw usage("this store keeps no tokens; use --auth none on loopback", field: "--auth")
+            }
+            let etcd = try etcdAddress.map { address in
+                let (etcdHost, etcdPort) = try Self.hostAndPort(address)
+                let config: ConfigName
+                do { config = try ConfigName(etcdConfig) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-config") }
+                if !insecure {
+                    guard Self.isLoopback(etcdHost) else {
+                        throw usage("refusing to serve the etcd API (--etcd) on \(etcdHost): it has no authentication yet; use a loopback address or pass --insecure", field: "--etcd")
+                    }
+                    if mode == .required || (mode == .onceTokensExist && issued) {
+                        throw usage("refusing to serve the etcd API (--etcd) while the REST API requires tokens: the etcd API has no authentication yet, so it would open \(config) to every local user; pass --insecure to serve it anyway", field: "--etcd")
+                    }
+                }
+                return (host: etcdHost, port: etcdPort, config: config)
             }
             // Buffered: a line per request written one at a time would cost more than the request.
             let logSink = LogSink.standardError
@@ -140,11 +167,31 @@ struct ServeCommand: AsyncParsableCommand {
                 store: store, authenticator: authenticator, configuration: configuration, logger: logger,
                 onServerRunning: { port in
                     FileHandle.standardError.write(Data("discfg: serving \(storeName) on http://\(host):\(port) (auth: \(authText))\n".utf8))
+                },
+                services: { apiStore in
+                    guard let etcd else { return [] }
+                    return [
+                        EtcdServer(store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port) { port in
+                            FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
+                        },
+                    ]
                 }
             )
             _ = output
             try await app.runService()
         }
+    }
+
+    /// `HOST:PORT` or `[IPV6]:PORT`, as `--etcd` takes it.
+    static func hostAndPort(_ text: String) throws -> (String, Int) {
+        guard let colon = text.lastIndex(of: ":") else {
+            throw usage("--etcd takes HOST:PORT (e.g. 127.0.0.1:2379), got \"\(text.debugEscaped)\"", field: "--etcd")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { throw usage("--etcd names no host in \"\(text.debugEscaped)\"; e.g. 127.0.0.1:2379", field: "--etcd") }
+        let port = try Int(NumberField("--etcd port", 0...65535).parse(String(text[text.index(after: colon)...])))
+        return (host, port)
     }
 
     static func isLoopback(_ host: String) -> Bool {

@@ -1,0 +1,201 @@
+import DiscfgCore
+import Foundation
+
+/// etcd's key-value semantics over one discfg config: ranges, puts, deletes,
+/// transactions and reads at past revisions, in etcd's terms (byte keys, `range_end`),
+/// with discfg's store doing the work. The gRPC services are a thin layer over it.
+///
+/// Every etcd key is a key of ``config`` (``EtcdKeys``); keys of the config that no etcd
+/// key makes (written by other means) are invisible here.
+public struct EtcdBackend: Sendable {
+    /// The store.
+    public let store: any ConfigStore
+    /// The config holding the etcd keys.
+    public let config: ConfigName
+
+    /// A backend over `config` of `store`.
+    public init(store: any ConfigStore, config: ConfigName) {
+        self.store = store
+        self.config = config
+    }
+
+    /// Creates the config when it does not exist yet.
+    public func prepare() async throws {
+        do {
+            _ = try await store.createConfig(config, settings: ConfigSettings(history: .forever))
+        } catch let error as DiscfgError where error.code == .configExists {}
+    }
+
+    /// The config's revision now.
+    public func currentRevision() async throws -> Revision {
+        try await store.configInfo(config).revision
+    }
+
+    /// What a range read asks for, in etcd's terms.
+    public struct RangeQuery: Sendable {
+        public var key: [UInt8]
+        public var rangeEnd: [UInt8] = []
+        /// At most this many keys; 0 for all.
+        public var limit: Int64 = 0
+        /// Read as of this revision; 0 for now.
+        public var revision: Int64 = 0
+        public var sortOrder: SortOrder = .none
+        public var sortTarget: SortTarget = .key
+        public var keysOnly = false
+        public var countOnly = false
+        public var minModRevision: Int64 = 0
+        public var maxModRevision: Int64 = 0
+        public var minCreateRevision: Int64 = 0
+        public var maxCreateRevision: Int64 = 0
+
+        public enum SortOrder: Sendable { case none, ascend, descend }
+        public enum SortTarget: Sendable { case key, version, create, mod, value }
+
+        public init(key: [UInt8], rangeEnd: [UInt8] = []) {
+            self.key = key
+            self.rangeEnd = rangeEnd
+        }
+    }
+
+    /// What a range read found.
+    public struct RangeResult: Sendable {
+        public var items: [Item]
+        public var more: Bool
+        public var count: Int
+        public var revision: Revision
+    }
+
+    /// Reads the keys of a range, as of now or of a past revision.
+    public func range(_ query: RangeQuery) async throws -> RangeResult {
+        guard !query.key.isEmpty else { throw EtcdError.emptyKey }
+        guard query.limit >= 0 else { throw DiscfgError.invalid("limit", "limit must not be negative") }
+        guard query.revision >= 0 else { throw EtcdError.futureRevision }
+        var (items, revision) = try await liveItems(key: query.key, rangeEnd: query.rangeEnd)
+        if query.revision > 0 {
+            let wanted = Revision(UInt64(query.revision))
+            guard wanted <= revision else { throw EtcdError.futureRevision }
+            if wanted < revision { items = try await itemsAt(wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd)) }
+        }
+        let shaped = Self.shaped(items, query)
+        return RangeResult(items: shaped.items, more: shaped.more, count: shaped.count, revision: revision)
+    }
+
+    /// A range's items as the query asks for them: filtered by revisions, sorted, cut to
+    /// the limit (`count` is how many there were before), values left out for
+    /// `keys_only`, items left out for `count_only`.
+    static func shaped(_ items: [Item], _ query: RangeQuery) -> (items: [Item], more: Bool, count: Int) {
+        var items = items.filter { item in
+            (query.minModRevision == 0 || item.modRevision.rawValue >= UInt64(clamping: query.minModRevision))
+                && (query.maxModRevision == 0 || item.modRevision.rawValue <= UInt64(clamping: query.maxModRevision))
+                && (query.minCreateRevision == 0 || item.createRevision.rawValue >= UInt64(clamping: query.minCreateRevision))
+                && (query.maxCreateRevision == 0 || item.createRevision.rawValue <= UInt64(clamping: query.maxCreateRevision))
+        }
+        items = sorted(items, order: query.sortOrder, target: query.sortTarget)
+        let count = items.count
+        var more = false
+        if query.limit > 0, items.count > Int(clamping: query.limit) {
+            items = Array(items.prefix(Int(clamping: query.limit)))
+            more = true
+        }
+        if query.countOnly { items = [] }
+        if query.keysOnly { items = items.map { var item = $0; item.value = Data(); return item } }
+        return (items, more, count)
+    }
+
+    /// The live items of an etcd range and the revision they were read at.
+    func liveItems(key: [UInt8], rangeEnd: [UInt8]) async throws -> ([Item], Revision) {
+        if rangeEnd.isEmpty {
+            let key = try EtcdKeys.key(key)
+            // One key: a read of the key, then of the revision, is not one view; a
+            // transaction that only reads is.
+            let result = try await store.transact(Transaction(success: [.get(key)]), in: config)
+            guard case .get(let items)? = result.responses.first else { return ([], result.revision) }
+            return (items, result.revision)
+        }
+        let range = EtcdKeys.range(key: key, rangeEnd: rangeEnd)
+        guard !range.isEmpty else { return ([], try await currentRevision()) }
+        let result = try await store.transact(Transaction(success: [.getRange(range)]), in: config)
+        guard case .get(let items)? = result.responses.first else { return ([], result.revision) }
+        return (items.filter { EtcdKeys.bytes($0.key.path) != nil }, result.revision)
+    }
+
+    /// The paths an etcd key and range end cover (one key when the end is empty).
+    static func keyRange(key: [UInt8], rangeEnd: [UInt8]) -> KeyRange {
+        guard rangeEnd.isEmpty else { return EtcdKeys.range(key: key, rangeEnd: rangeEnd) }
+        let path = EtcdKeys.path(key)
+        return KeyRange(lower: path, upper: path + "\u{0}")
+    }
+
+    /// The items of `range` as of `revision`: today's, with every later change undone
+    /// from history.
+    func itemsAt(_ revision: Revision, from items: [Item], current: Revision, range: KeyRange) async throws -> [Item] {
+        var state: [Key: Item] = [:]
+        for item in items { state[item.key] = item }
+        var later: [Event] = []
+        var from = revision.next
+        while from <= current {
+            let batch: EventBatch
+            do {
+                batch = try await store.events(in: config, scope: .prefix(.root), from: from, limit: Limits.maxPageSize)
+            } catch let error as DiscfgError where error.code == .compacted {
+                throw EtcdError.compacted
+            }
+            later += batch.events.filter { range.contains($0.key) && $0.revision <= current }
+            guard batch.hasMore else { break }
+            from = batch.through.next
+        }
+        for event in later.reversed() { state[event.key] = event.prevItem }
+        return state.values.filter { EtcdKeys.bytes($0.key.path) != nil }.sorted { $0.key < $1.key }
+    }
+
+    static func sorted(_ items: [Item], order: RangeQuery.SortOrder, target: RangeQuery.SortTarget) -> [Item] {
+        // Items arrive in key order; etcd sorts only when asked (by key, ascending, it
+        // already is).
+        guard order != .none else { return items }
+        let ascending: [Item] = switch target {
+        case .key: items
+        case .version: items.sorted { ($0.version, $0.key) < ($1.version, $1.key) }
+        case .create: items.sorted { ($0.createRevision, $0.key) < ($1.createRevision, $1.key) }
+        case .mod: items.sorted { ($0.modRevision, $0.key) < ($1.modRevision, $1.key) }
+        case .value: items.sorted { $0.value.lexicographicallyPrecedes($1.value) || ($0.value == $1.value && $0.key < $1.key) }
+        }
+        return order == .descend ? ascending.reversed() : ascending
+    }
+
+    /// Runs a transaction on the config, with etcd's errors.
+    public func transact(_ transaction: Transaction) async throws -> TransactionResult {
+        do {
+            return try await store.transact(transaction, in: config)
+        } catch let error as DiscfgError {
+            throw EtcdError.translated(error)
+        }
+    }
+}
+
+/// etcd's errors, by the messages its clients recognise.
+public enum EtcdError {
+    /// A read or watch of a revision history no longer holds.
+    public static let compacted = DiscfgError(.compacted, "etcdserver: mvcc: required revision has been compacted", field: "revision")
+    /// A read of a revision not reached yet.
+    public static let futureRevision = DiscfgError(.invalidArgument, "etcdserver: mvcc: required revision is a future revision", field: "revision")
+    /// An empty key.
+    public static let emptyKey = DiscfgError(.invalidArgument, "etcdserver: key is not provided", field: "key")
+    /// `ignore_value` on a key that does not exist.
+    public static let keyNotFound = DiscfgError(.keyNotFound, "etcdserver: key not found", field: "key")
+    /// A lease this server does not hold.
+    public static let leaseNotFound = DiscfgError(.keyNotFound, "etcdserver: requested lease not found", field: "lease")
+    /// A transaction writing a key twice.
+    public static let duplicateKey = DiscfgError(.invalidArgument, "etcdserver: duplicate key given in txn request", field: "txn")
+    /// A transaction past the size limit.
+    public static let tooManyOperations = DiscfgError(.invalidArgument, "etcdserver: too many operations in txn request", field: "txn")
+
+    /// A store error in etcd's words where etcd has some.
+    static func translated(_ error: DiscfgError) -> DiscfgError {
+        switch error.code {
+        case .invalidArgument where error.message.contains("written more than once"): duplicateKey
+        case .invalidArgument where error.message.contains("holds at most"): tooManyOperations
+        case .compacted: compacted
+        default: error
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import DiscfgCore
+import Foundation
+import GRPCCore
+
+/// What etcd clients ask of a cluster at start-up: `Maintenance.Status` (as
+/// `etcdctl endpoint status` does) and `Cluster.MemberList`. discfg answers as a
+/// one-member cluster whose leader is itself.
+struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
+    let backend: EtcdBackend
+    let identity: EtcdIdentity
+
+    /// The etcd API version discfg speaks.
+    static let version = "3.5.0"
+
+    func status(request: Etcdserverpb_StatusRequest, context: ServerContext) async throws -> Etcdserverpb_StatusResponse {
+        try await answering {
+            let revision = try await backend.currentRevision()
+            var response = Etcdserverpb_StatusResponse()
+            response.header = identity.header(revision)
+            response.version = Self.version
+            response.leader = identity.memberID
+            response.raftIndex = revision.rawValue
+            response.raftAppliedIndex = revision.rawValue
+            response.raftTerm = identity.raftTerm
+            return response
+        }
+    }
+}
+
+struct EtcdClusterService: Etcdserverpb_Cluster.SimpleServiceProtocol {
+    let backend: EtcdBackend
+    let identity: EtcdIdentity
+    /// Where clients reach this member, e.g. `http://127.0.0.1:2379`.
+    let clientURL: String
+
+    func memberList(request: Etcdserverpb_MemberListRequest, context: ServerContext) async throws -> Etcdserverpb_MemberListResponse {
+        try await answering {
+            var member = Etcdserverpb_Member()
+            member.id = identity.memberID
+            member.name = "discfg"
+            member.clientUrls = [clientURL]
+            member.peerUrls = []
+            var response = Etcdserverpb_MemberListResponse()
+            response.header = identity.header(try await backend.currentRevision())
+            response.members = [member]
+            return response
+        }
+    }
+}

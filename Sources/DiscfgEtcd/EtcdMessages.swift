@@ -1,0 +1,81 @@
+import DiscfgCore
+import Foundation
+import GRPCCore
+
+/// Who answers: etcd clients read a cluster id, a member id and a raft term from every
+/// response header, and some compare them between calls. They are fixed per config, so
+/// every server over the same config speaks as the same one-member cluster.
+struct EtcdIdentity: Sendable {
+    let clusterID: UInt64
+    let memberID: UInt64
+    /// One term: there is no leader election to count.
+    let raftTerm: UInt64 = 1
+
+    init(config: ConfigName) {
+        clusterID = Self.hash("discfg cluster " + config.rawValue)
+        memberID = Self.hash("discfg member " + config.rawValue)
+    }
+
+    /// FNV-1a, 64 bits: stable across processes (Swift's Hasher is not), never 0.
+    private static func hash(_ text: String) -> UInt64 {
+        var value: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in text.utf8 {
+            value ^= UInt64(byte)
+            value = value &* 0x100_0000_01b3
+        }
+        return value == 0 ? 1 : value
+    }
+
+    func header(_ revision: Revision) -> Etcdserverpb_ResponseHeader {
+        var header = Etcdserverpb_ResponseHeader()
+        header.clusterID = clusterID
+        header.memberID = memberID
+        header.revision = revision.storageValue
+        header.raftTerm = raftTerm
+        return header
+    }
+}
+
+extension Mvccpb_KeyValue {
+    /// The etcd form of an item; nil for a key no etcd key makes.
+    init?(_ item: Item, lease: Int64 = 0) {
+        guard let key = EtcdKeys.bytes(item.key.path) else { return nil }
+        self.init()
+        self.key = Data(key)
+        value = item.value
+        createRevision = item.createRevision.storageValue
+        modRevision = item.modRevision.storageValue
+        version = Int64(clamping: item.version)
+        self.lease = lease
+    }
+}
+
+extension RPCError {
+    /// A discfg error as the gRPC status etcd would answer with.
+    init(etcd error: DiscfgError) {
+        let code: RPCError.Code = switch error.code {
+        case .invalidArgument where error.message.contains("future revision"): .outOfRange
+        case .invalidArgument, .tooLarge, .notRepresentable: .invalidArgument
+        case .compacted: .outOfRange
+        case .keyNotFound, .configNotFound: .notFound
+        case .configExists: .alreadyExists
+        case .conditionFailed: .failedPrecondition
+        case .unauthenticated: .unauthenticated
+        case .permissionDenied: .permissionDenied
+        case .throttled: .resourceExhausted
+        case .unavailable: .unavailable
+        case .internal: .internalError
+        }
+        let message = error.message.hasPrefix("etcdserver:") ? error.message : "etcdserver: " + error.message
+        self.init(code: code, message: message)
+    }
+}
+
+/// Runs a handler, turning discfg errors into etcd's gRPC statuses.
+func answering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    do {
+        return try await body()
+    } catch let error as DiscfgError {
+        throw RPCError(etcd: EtcdError.translated(error))
+    }
+}

@@ -1,0 +1,237 @@
+import DiscfgCore
+import Foundation
+import GRPCCore
+import Synchronization
+
+/// etcd's `Watch` service: one stream carries many watchers, each a discfg watch of the
+/// config filtered to its range. The events of one revision (one transaction) go out in
+/// one response, as etcd sends them.
+struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
+    let backend: EtcdBackend
+    let identity: EtcdIdentity
+
+    func watch(
+        request: RPCAsyncSequence<Etcdserverpb_WatchRequest, any Error>,
+        response: RPCWriter<Etcdserverpb_WatchResponse>,
+        context: ServerContext
+    ) async throws {
+        let writer = WatchResponses(response)
+        var watchers: [Int64: Task<Void, Never>] = [:]
+        var nextID: Int64 = 0
+        defer { for task in watchers.values { task.cancel() } }
+        for try await message in request {
+            switch message.requestUnion {
+            case .createRequest(let create)?:
+                var id = create.watchID
+                if id == 0 {
+                    while watchers[nextID] != nil { nextID += 1 }
+                    id = nextID
+                    nextID += 1
+                }
+                guard watchers[id] == nil else {
+                    var refused = Etcdserverpb_WatchResponse()
+                    refused.header = identity.header(try await backend.currentRevision())
+                    refused.watchID = id
+                    refused.created = true
+                    refused.canceled = true
+                    refused.cancelReason = "etcdserver: duplicate watch ID"
+                    try await writer.send(refused)
+                    continue
+                }
+                let watcher = Watcher(id: id, create: create, backend: backend, identity: identity, writer: writer)
+                watchers[id] = Task { await watcher.run() }
+            case .cancelRequest(let cancel)?:
+                guard let task = watchers.removeValue(forKey: cancel.watchID) else { continue }
+                task.cancel()
+                var canceled = Etcdserverpb_WatchResponse()
+                canceled.header = identity.header(try await backend.currentRevision())
+                canceled.watchID = cancel.watchID
+                canceled.canceled = true
+                try await writer.send(canceled)
+            case .progressRequest?:
+                var progress = Etcdserverpb_WatchResponse()
+                progress.header = identity.header(try await backend.currentRevision())
+                progress.watchID = -1
+                try await writer.send(progress)
+            case nil:
+                continue
+            }
+        }
+    }
+}
+
+/// The stream's writer, shared by its watchers: one response at a time.
+actor WatchResponses {
+    private let writer: RPCWriter<Etcdserverpb_WatchResponse>
+
+    init(_ writer: RPCWriter<Etcdserverpb_WatchResponse>) { self.writer = writer }
+
+    func send(_ response: Etcdserverpb_WatchResponse) async throws { try await writer.write(response) }
+}
+
+/// One watcher of a stream.
+private struct Watcher: Sendable {
+    let id: Int64
+    let create: Etcdserverpb_WatchCreateRequest
+    let backend: EtcdBackend
+    let identity: EtcdIdentity
+    let writer: WatchResponses
+
+    func run() async {
+        do {
+            if create.rangeEnd.isEmpty { _ = try EtcdKeys.key(create.key) }
+            let range = EtcdBackend.keyRange(key: Array(create.key), rangeEnd: Array(create.rangeEnd))
+            let info = try await backend.store.configInfo(backend.config)
+            var created = Etcdserverpb_WatchResponse()
+            created.header = identity.header(info.revision)
+            created.watchID = id
+            created.created = true
+            try await writer.send(created)
+            let start = create.startRevision > 0 ? Revision(UInt64(create.startRevision)) : nil
+            if let start, start <= info.compactedRevision {
+                try await cancelCompacted(info.compactedRevision)
+                return
+            }
+            let noPut = create.filters.contains(.noput), noDelete = create.filters.contains(.nodelete)
+            let queue = EventQueue()
+            let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: start)
+            let pump = Task {
+                do {
+                    for try await event in stream where range.contains(event.key) && EtcdKeys.bytes(event.key.path) != nil {
+                        queue.push(event)
+                    }
+                    queue.finish(nil)
+                } catch {
+                    queue.finish(error)
+                }
+            }
+            defer { pump.cancel() }
+            while !Task.isCancelled {
+                guard await queue.waitForEvents() else { break }
+                // A transaction's events are yielded together; a moment lets all of them in.
+                try await Task.sleep(for: .milliseconds(1))
+                let (events, ending) = queue.takeAll()
+                var index = events.startIndex
+                while index < events.endIndex {
+                    let revision = events[index].revision
+                    let end = events[index...].firstIndex { $0.revision != revision } ?? events.endIndex
+                    let kept = events[index..<end].filter { $0.kind == .put ? !noPut : !noDelete }
+                    index = end
+                    guard !kept.isEmpty else { continue }
+                    var message = Etcdserverpb_WatchResponse()
+                    message.header = identity.header(revision)
+                    message.watchID = id
+                    message.events = kept.map(etcdEvent)
+                    try await writer.send(message)
+                }
+                if let ending {
+                    if let error = ending as? DiscfgError, error.code == .compacted {
+                        try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
+                    } else {
+                        try await cancel(reason: (ending as? DiscfgError)?.message ?? "etcdserver: watch ended: \(ending)")
+                    }
+                    return
+                }
+            }
+        } catch is CancellationError {
+        } catch {
+            try? await cancel(reason: (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)")
+        }
+    }
+
+    private func etcdEvent(_ event: Event) -> Mvccpb_Event {
+        var out = Mvccpb_Event()
+        switch event.kind {
+        case .put:
+            out.type = .put
+            if let item = event.item, let kv = Mvccpb_KeyValue(item) { out.kv = kv }
+        case .delete, .expire:
+            out.type = .delete
+            var kv = Mvccpb_KeyValue()
+            kv.key = Data(EtcdKeys.bytes(event.key.path) ?? [])
+            kv.modRevision = event.revision.storageValue
+            out.kv = kv
+        }
+        if create.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { out.prevKv = prev }
+        return out
+    }
+
+    private func cancelCompacted(_ compacted: Revision) async throws {
+        var message = Etcdserverpb_WatchResponse()
+        message.header = identity.header(try await backend.currentRevision())
+        message.watchID = id
+        message.compactRevision = compacted.storageValue
+        message.canceled = true
+        message.cancelReason = EtcdError.compacted.message
+        try await writer.send(message)
+    }
+
+    private func cancel(reason: String) async throws {
+        var message = Etcdserverpb_WatchResponse()
+        message.header = identity.header(try await backend.currentRevision())
+        message.watchID = id
+        message.canceled = true
+        message.cancelReason = reason
+        try await writer.send(message)
+    }
+}
+
+/// Events between the watch that delivers them and the loop that sends them.
+private final class EventQueue: Sendable {
+    private struct State {
+        var events: [Event] = []
+        var ending: (any Error)?
+        var finished = false
+        var waiter: CheckedContinuation<Bool, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    func push(_ event: Event) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.events.append(event)
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    func finish(_ error: (any Error)?) {
+        let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+            state.finished = true
+            state.ending = error
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: true)
+    }
+
+    /// Waits until events or the end are there; false when the queue ended with nothing
+    /// left and no error to report.
+    func waitForEvents() async -> Bool {
+        await withTaskCancellationHandler {
+            await wait()
+        } onCancel: {
+            finish(CancellationError())
+        }
+    }
+
+    private func wait() async -> Bool {
+        await withCheckedContinuation { continuation in
+            let ready = state.withLock { state -> Bool? in
+                if !state.events.isEmpty || state.ending != nil { return true }
+                if state.finished { return false }
+                state.waiter = continuation
+                return nil
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
+    }
+
+    func takeAll() -> (events: [Event], ending: (any Error)?) {
+        state.withLock { state in
+            defer { state.events = [] }
+            return (state.events, state.finished ? state.ending : nil)
+        }
+    }
+}

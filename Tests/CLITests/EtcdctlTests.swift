@@ -1,0 +1,238 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// `discfg serve --etcd` with Debian's `etcdctl` (v3 API) as the client, on the embedded
+/// store and on DynamoDB (moto). etcdctl is installed by `scripts/setup`; a machine
+/// without it fails these tests, it does not skip them.
+@Suite("etcd API: etcdctl against serve --etcd")
+struct EtcdctlTests {
+    enum Backing: String, CaseIterable, CustomStringConvertible {
+        case sqlite, dynamodb
+        var description: String { rawValue }
+    }
+
+    /// A running `serve --etcd` and an `etcdctl` pointed at it.
+    struct Peer {
+        let cli: CLIRunner
+        let server: ChildProcess
+        let etcdPort: Int
+        let store: String
+
+        /// Runs `etcdctl arguments…` and returns its output; `stdin` for `txn -i`.
+        func etcdctl(_ arguments: String..., stdin: String? = nil) async throws -> ChildProcess.Output {
+            try await ChildProcess.run(
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=20s"] + arguments,
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
+                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(60)
+            )
+        }
+
+        /// etcdctl's standard output, expecting success.
+        func ok(_ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            let output = try await ChildProcess.run(
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=20s"] + arguments,
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
+                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(60)
+            )
+            #expect(output.termination == .exited(0), "etcdctl \(arguments.joined(separator: " ")): \(output.stderr)", sourceLocation: sourceLocation)
+            return output.stdout
+        }
+
+        /// etcdctl's JSON output, decoded.
+        func json(_ arguments: String...) async throws -> [String: Any] {
+            let output = try await ChildProcess.run(
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=20s", "-w", "json"] + arguments,
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]), timeout: .seconds(60)
+            )
+            #expect(output.termination == .exited(0), "etcdctl -w json \(arguments.joined(separator: " ")): \(output.stderr)")
+            return try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] ?? [:]
+        }
+
+        func stop() async {
+            await server.stop()
+            cli.cleanUp()
+        }
+    }
+
+    static func start(_ backing: Backing) async throws -> Peer {
+        var cli = try CLIRunner()
+        var store = "sqlite://\(cli.directory.path)/store.db"
+        if backing == .dynamodb {
+            let moto = try await SharedMotoServer.shared.server()
+            cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
+            cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
+            cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
+            store = "dynamodb://us-east-1/etcd-\(UUID().uuidString.prefix(12))?endpoint=\(moto.endpoint.absoluteString)"
+            #expect(try await cli.run("init", "--store", store).status == 0)
+        }
+        cli.environment["DISCFG_STORE"] = store
+        let server = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
+        do {
+            let port = try await server.waitForOutput(timeout: .seconds(60)) { output -> Int? in
+                guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
+                return Int(output.stderr[range].split(separator: ":").last ?? "")
+            }
+            return Peer(cli: cli, server: server, etcdPort: port, store: store)
+        } catch {
+            await server.kill()
+            throw error
+        }
+    }
+
+    @Test("put, get and del: prefixes, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json", arguments: Backing.allCases)
+    func keyValue(backing: Backing) async throws {
+        let etcd = try await Self.start(backing)
+        do {
+            #expect(try await etcd.ok("put", "/registry/pods/a", "alpha") == "OK\n")
+            #expect(try await etcd.ok("put", "/registry/pods/b", "beta") == "OK\n")
+            #expect(try await etcd.ok("put", "/registry/svc/x", "ex") == "OK\n")
+            #expect(try await etcd.ok("put", "plain", "with spaces and ünïcode") == "OK\n")
+            #expect(try await etcd.ok("put", "/registry/pods/a", "alpha2") == "OK\n")
+            #expect(try await etcd.ok("get", "/registry/pods/a") == "/registry/pods/a\nalpha2\n")
+            #expect(try await etcd.ok("get", "plain", "--print-value-only") == "with spaces and ünïcode\n")
+            #expect(try await etcd.ok("get", "/registry/pods/", "--prefix", "--keys-only") == "/registry/pods/a\n\n/registry/pods/b\n\n")
+            #expect(try await etcd.ok("get", "/registry/", "--prefix", "--limit", "2", "--print-value-only") == "alpha2\nbeta\n")
+            #expect(try await etcd.ok("get", "/registry/svc", "--from-key", "--keys-only") == "/registry/svc/x\n\nplain\n\n")
+            #expect(try await etcd.ok("get", "/registry/pods/a", "--rev", "1", "--print-value-only") == "alpha\n")
+            #expect(try await etcd.ok("get", "/registry/pods/a", "--rev", "4", "--print-value-only") == "alpha\n")
+            #expect(try await etcd.ok("get", "/registry/pods/b", "--rev", "1") == "", "b did not exist at revision 1")
+
+            let json = try await etcd.json("get", "/registry/pods/", "--prefix")
+            let header = try #require(json["header"] as? [String: Any])
+            #expect(header["revision"] as? Int == 5)
+            #expect(header["raft_term"] as? Int == 1)
+            #expect((header["member_id"] as? NSNumber)?.uint64Value ?? 0 != 0)
+            #expect(json["count"] as? Int == 2)
+            let kvs = try #require(json["kvs"] as? [[String: Any]])
+            #expect(kvs.compactMap { ($0["key"] as? String).flatMap { Data(base64Encoded: $0) }.map { String(decoding: $0, as: UTF8.self) } } == ["/registry/pods/a", "/registry/pods/b"])
+            #expect(kvs.first?["create_revision"] as? Int == 1)
+            #expect(kvs.first?["mod_revision"] as? Int == 5)
+            #expect(kvs.first?["version"] as? Int == 2)
+            let limited = try await etcd.json("get", "/registry/", "--prefix", "--limit", "1")
+            #expect(limited["count"] as? Int == 3, "count is every key of the range, more says the limit cut it")
+            #expect(limited["more"] as? Bool == true)
+            #expect((limited["kvs"] as? [Any])?.count == 1)
+
+            #expect(try await etcd.ok("del", "/registry/pods/", "--prefix") == "2\n")
+            #expect(try await etcd.ok("del", "nothing") == "0\n")
+            #expect(try await etcd.ok("del", "plain", "--prev-kv") == "1\nplain\nwith spaces and ünïcode\n")
+            #expect(try await etcd.ok("get", "", "--from-key", "--keys-only") == "/registry/svc/x\n\n")
+            // One delete of two keys is one revision, as in etcd.
+            let after = try await etcd.json("get", "/registry/svc/x")
+            #expect((after["header"] as? [String: Any])?["revision"] as? Int == 7)
+
+            // etcd keys are any bytes; discfg shows them in its own key form.
+            let listed = try await etcd.cli.run("ls", "-r", "etcd", "--store", etcd.store)
+            #expect(listed.stdout.contains("/.2Fregistry.2Fsvc.2Fx"), "\(listed.stdout)")
+            let refused = try await etcd.etcdctl("get", "/registry/pods/a", "--rev", "99")
+            #expect(refused.termination != .exited(0))
+            #expect(refused.stderr.contains("required revision is a future revision"))
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    /// What `etcdctl txn -i` prints before the responses when its input is not a terminal.
+    static let prompts = "compares:\nsuccess requests (get, put, del):\nfailure requests (get, put, del):\n"
+
+    @Test("txn -i: compares, success and failure branches, one revision", arguments: Backing.allCases)
+    func transactions(backing: Backing) async throws {
+        let etcd = try await Self.start(backing)
+        do {
+            _ = try await etcd.ok("put", "lock", "free")
+            _ = try await etcd.ok("put", "counter", "1")
+            let won = try await etcd.ok("txn", "-i", stdin: "value(\"lock\") = \"free\"\nversion(\"counter\") > \"0\"\n\nput lock taken\nput owner me\nget counter\n\nget lock\n\n")
+            #expect(won == Self.prompts + "SUCCESS\n\nOK\n\nOK\n\ncounter\n1\n", "\(won)")
+            let lost = try await etcd.ok("txn", "-i", stdin: "value(\"lock\") = \"free\"\n\nput lock again\n\nget lock\n\n")
+            #expect(lost == Self.prompts + "FAILURE\n\nlock\ntaken\n", "\(lost)")
+            let state = try await etcd.json("get", "owner")
+            let kvs = try #require(state["kvs"] as? [[String: Any]])
+            #expect(kvs.first?["mod_revision"] as? Int == 3)
+            let lock = try await etcd.json("get", "lock")
+            #expect((lock["kvs"] as? [[String: Any]])?.first?["mod_revision"] as? Int == 3, "both puts of the transaction share revision 3")
+            let created = try await etcd.ok("txn", "-i", stdin: "create(\"fresh\") = \"0\"\n\nput fresh 1\n\n\n")
+            #expect(created.hasPrefix(Self.prompts + "SUCCESS"), "\(created)")
+            let duplicate = try await etcd.etcdctl("txn", "-i", stdin: "\nput twice 1\nput twice 2\n\n\n")
+            #expect(duplicate.stderr.contains("duplicate key given in txn request"), "\(duplicate.stderr)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("watch --rev replays, watch --prefix --prev-kv follows; a transaction arrives as one response", arguments: Backing.allCases)
+    func watches(backing: Backing) async throws {
+        let etcd = try await Self.start(backing)
+        do {
+            _ = try await etcd.ok("put", "app/a", "1")
+            _ = try await etcd.ok("put", "other", "x")
+            let watcher = try ChildProcess.launch(
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "watch", "app/", "--prefix", "--prev-kv", "--rev", "1"],
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path])
+            )
+            defer { Task { await watcher.kill() } }
+            _ = try await watcher.waitForOutput(timeout: .seconds(30)) { $0.stdout.contains("app/a\n1\n") ? true : nil }
+            _ = try await etcd.ok("txn", "-i", stdin: "\nput app/a 2\nput app/b 3\ndel other\n\n\n")
+            _ = try await etcd.ok("del", "app/a")
+            let seen = try await watcher.waitForOutput(timeout: .seconds(30)) { output -> String? in
+                output.stdout.contains("DELETE\napp/a\n2\napp/a\n\n") ? output.stdout : nil
+            }
+            // Each event: its type, the previous key and value (--prev-kv), then the key and value.
+            #expect(seen == "PUT\napp/a\n1\nPUT\napp/a\n1\napp/a\n2\nPUT\napp/b\n3\nDELETE\napp/a\n2\napp/a\n\n", "\(seen)")
+            let json = try ChildProcess.launch(
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "watch", "app/", "--prefix", "--rev", "3", "-w", "json"],
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path])
+            )
+            defer { Task { await json.kill() } }
+            let line = try await json.waitForOutput(timeout: .seconds(30)) { output -> String? in
+                output.stdout.split(separator: "\n").first { $0.contains("\"Events\"") && $0.contains("\"mod_revision\":3") }.map(String.init)
+            }
+            let response = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            #expect((response?["Events"] as? [Any])?.count == 2, "the transaction's two puts under app/ in one response: \(line)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("endpoint status and member list answer as a one-member cluster", arguments: Backing.allCases)
+    func cluster(backing: Backing) async throws {
+        let etcd = try await Self.start(backing)
+        do {
+            _ = try await etcd.ok("put", "k", "v")
+            let status = try await etcd.ok("endpoint", "status", "-w", "fields")
+            #expect(status.contains("\"Version\" : \"3.5.0\""), "\(status)")
+            #expect(status.contains("\"Revision\" : 1"), "\(status)")
+            #expect(status.contains("\"IsLearner\" : false"), "\(status)")
+            let members = try await etcd.ok("member", "list")
+            #expect(members.contains("started, discfg, , http://127.0.0.1:"), "\(members)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("serve refuses --etcd off loopback or beside required tokens, and a bad address")
+    func refusals() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        for address in ["0.0.0.0:2379", "nonsense", ":2379", "127.0.0.1:70000", "127.0.0.1:-1", "127.0.0.1:x"] {
+            let refused = try await cli.run("serve", "--port", "0", "--etcd", address)
+            #expect(refused.status == 2, "--etcd \(address)")
+            #expect(refused.stderr.contains("--etcd"), "\(refused.stderr)")
+        }
+        let badConfig = try await cli.run("serve", "--port", "0", "--etcd", "127.0.0.1:0", "--etcd-config", "no/slash")
+        #expect(badConfig.status == 2)
+        #expect(try await cli.run("token", "create", "--role", "admin").status == 0)
+        let tokens = try await cli.run("serve", "--port", "0", "--etcd", "127.0.0.1:0")
+        #expect(tokens.status == 2)
+        #expect(tokens.stderr.contains("requires tokens"), "\(tokens.stderr)")
+    }
+}
