@@ -154,6 +154,7 @@ public struct ConfigAPI: Sendable {
         case .export: return try await export(request, context)
         case .importSnapshot: return try await importSnapshot(&request, context)
         case .transaction: return try await transaction(&request, context)
+        case .compact: return try await compact(request, context)
         }
     }
 }

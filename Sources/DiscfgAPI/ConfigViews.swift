@@ -11,8 +11,9 @@ import Synchronization
 /// A view is made once the store has answered a key read of its config, loaded from the
 /// store and then followed through watch. It answers only when it is known to be current:
 /// - **Read your writes.** Every write this server commits is noted
-///   (``committed(_:at:)``) before its caller is answered, and a view that has not yet
-///   applied that revision does not answer; the store does.
+///   (``committed(_:at:changes:)``) before its caller is answered, and a view that has not
+///   yet applied that revision (every change of it, for a transaction) does not answer;
+///   the store does.
 /// - **Other writers** (another process on the same SQLite file, another server on the
 ///   same table) reach the view through the watch: for SQLite within its poll interval
 ///   (100 ms), for DynamoDB within its watch's poll interval.
@@ -56,6 +57,9 @@ public final class ConfigViews: Sendable {
         var entries: [String: Entry] = [:]
         /// The revision the view reflects; nil while loading.
         var revision: Revision?
+        /// How many changes of ``revision`` the view has applied (a transaction's share
+        /// one revision and arrive one by one); `Int.max` when it was loaded at it whole.
+        var changesAtRevision = Int.max
         /// The revision the load must reach before the view may answer.
         var readyAt: Revision = .zero
         var bytes = 0
@@ -65,8 +69,9 @@ public final class ConfigViews: Sendable {
     private struct State {
         /// By config name, which the request's path names exactly when it is the config.
         var views: [String: View] = [:]
-        /// The newest revision this server committed in each config.
-        var committed: [ConfigName: Revision] = [:]
+        /// The newest revision this server committed in each config, and how many
+        /// changes it holds.
+        var committed: [ConfigName: (revision: Revision, changes: Int)] = [:]
         /// Configs too big to view, with when they were found so; tried again later.
         var refused: [ConfigName: ContinuousClock.Instant] = [:]
         var nextID: UInt64 = 0
@@ -105,11 +110,17 @@ public final class ConfigViews: Sendable {
         for watcher in watchers { watcher.cancel() }
     }
 
-    /// Notes that this server committed `revision` in `config`: the view does not answer
-    /// until it has applied it.
-    public func committed(_ config: ConfigName, at revision: Revision) {
+    /// Notes that this server committed `revision` in `config`, with `changes` changes
+    /// (more than one for a transaction): the view does not answer until it has applied
+    /// all of them.
+    public func committed(_ config: ConfigName, at revision: Revision, changes: Int = 1) {
         state.withLock { state in
-            if (state.committed[config] ?? .zero) < revision { state.committed[config] = revision }
+            let known = state.committed[config]
+            if known.map({ $0.revision < revision }) ?? true {
+                state.committed[config] = (revision, changes)
+            } else if let known, known.revision == revision, known.changes < changes {
+                state.committed[config] = (revision, changes)
+            }
         }
     }
 
@@ -144,9 +155,10 @@ public final class ConfigViews: Sendable {
 
     /// The config and the entry at `keyPath` of the view named `name`, if it is current.
     private static func current(_ state: borrowing State, _ name: String, _ keyPath: String) -> (ConfigName, Entry)? {
-        guard let view = state.views[name], let revision = view.revision, revision >= view.readyAt,
-              revision >= state.committed[view.config] ?? .zero, let entry = view.entries[keyPath]
-        else { return nil }
+        guard let view = state.views[name], let revision = view.revision, revision >= view.readyAt, let entry = view.entries[keyPath] else { return nil }
+        if let committed = state.committed[view.config] {
+            guard revision > committed.revision || (revision == committed.revision && view.changesAtRevision >= committed.changes) else { return nil }
+        }
         return (view.config, entry)
     }
 
@@ -242,7 +254,12 @@ public final class ConfigViews: Sendable {
                     view.entries[path] = nil
                 }
             }
-            view.revision = max(view.revision ?? .zero, event.revision)
+            if event.revision > view.revision ?? .zero {
+                view.revision = event.revision
+                view.changesAtRevision = 1
+            } else if event.revision == view.revision, view.changesAtRevision < .max {
+                view.changesAtRevision += 1
+            }
             state.totalBytes += view.bytes - before
             guard state.totalBytes <= maxBytes else {
                 // Grown past what the views may hold: this one goes.

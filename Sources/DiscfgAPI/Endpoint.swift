@@ -26,12 +26,13 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case export
     case importSnapshot
     case transaction
+    case compact
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
         case .document, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .get
-        case .sweep, .importSnapshot, .transaction: .post
+        case .sweep, .importSnapshot, .transaction, .compact: .post
         case .createConfig, .setKey: .put
         case .updateConfig: .patch
         case .deleteConfig, .deletePrefix, .deleteKey: .delete
@@ -52,6 +53,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .export: "/v1/{config}/export"
         case .importSnapshot: "/v1/{config}/import"
         case .transaction: "/v1/{config}/txn"
+        case .compact: "/v1/{config}/compact"
         }
     }
 
@@ -62,7 +64,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .sweep: .adminOfAll
         case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .role(.read)
         case .deletePrefix, .setKey, .deleteKey, .importSnapshot, .transaction: .role(.write)
-        case .createConfig, .updateConfig, .deleteConfig: .role(.admin)
+        case .createConfig, .updateConfig, .deleteConfig, .compact: .role(.admin)
         }
     }
 
@@ -85,6 +87,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .export: "export"
         case .importSnapshot: "import"
         case .transaction: "txn"
+        case .compact: "compact"
         }
     }
 

@@ -68,8 +68,14 @@ public struct InstrumentedStore: ConfigStore {
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
         noted(config, \.last?.revision, try await timed("deletePrefix") { try await base.deletePrefix(prefix, in: config) })
     }
+    public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
+        try await timed("compact") { try await base.compact(config, through: revision) }
+    }
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
-        noted(config, { $0.events.isEmpty ? nil : $0.revision }, try await timed("transact") { try await base.transact(transaction, in: config) })
+        let result = try await timed("transact") { try await base.transact(transaction, in: config) }
+        // Its changes share one revision: the view answers once it has applied them all.
+        if let views, !result.events.isEmpty { views.committed(config, at: result.revision, changes: result.events.count) }
+        return result
     }
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
         try await timed("history") { try await base.history(of: key, in: config, query) }

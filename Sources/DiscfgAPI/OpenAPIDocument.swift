@@ -226,8 +226,9 @@ paths:
       description: |
         With Accept text/event-stream the response is a stream: each event has
         id = its revision, event = put|delete|expire, data = the event as JSON; comment
-        lines are heartbeats. Reconnecting with Last-Event-ID resumes right after that
-        revision. Without it, the request waits until at least one event or the timeout
+        lines are heartbeats. Event ids are revisions, and R.P for the later events of a
+        transaction (its events share revision R), so reconnecting with Last-Event-ID
+        resumes right after that event. Without it, the request waits until at least one event or the timeout
         and returns them with revision = the last revision accounted for. Behind API
         Gateway (the Lambda function) responses cannot stream: Server-Sent Events are
         refused with 406 and clients long-poll instead.
@@ -248,7 +249,7 @@ paths:
         - { name: heartbeat, in: query, schema: { type: integer, default: 15, minimum: 1, maximum: 3600 }, description: "Stream: seconds between heartbeats." }
         - { name: limit, in: query, schema: { type: integer, default: 500, minimum: 1, maximum: 1000 }, description: "Long poll: the most events returned (fewer once their values pass 4 MiB)." }
         - { name: maxBytes, in: query, schema: { type: integer, minimum: 1, maximum: 2147483647 }, description: "Long poll: end the page once its keys, values and previous values pass this many bytes (at least one event); the server applies at most its own budget, 4 MiB by default." }
-        - { name: Last-Event-ID, in: header, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Stream: the revision of the last event received." }
+        - { name: Last-Event-ID, in: header, schema: { type: string, pattern: '^[0-9]{1,19}(\.[0-9]{1,4})?$' }, description: "Stream: the id of the last event received - its revision, or R.P for the event at position P of a transaction's revision R. At most 9223372036854775807." }
       responses:
         "200":
           description: Events.
@@ -338,13 +339,17 @@ paths:
         which, and responses holds one entry per operation of that branch, in order
         (op put with item and prevItem, op delete with prevItems, op get with items).
 
+        A comparison, a delete or a get names a key, a prefix (every key under it), or a
+        range (from, inclusive, to the first path after it, exclusive; without to, to the
+        end), as etcd's key and range_end do.
+
         An absent key has version, createRevision and modRevision 0 and no value, so
         version = 0 holds for it and every value comparison fails. A comparison on a
-        prefix holds when it holds for every live key under it (or, with none there,
-        for an absent key); exists holds when at least one key is there.
+        prefix or a range holds when it holds for every live key in it (or, with none
+        there, for an absent key); exists holds when at least one key is there.
 
         Each branch writes a key at most once: two writes of one key, or a put of a
-        key under a prefix the same branch deletes, are refused with 400. A branch
+        key under a prefix or in a range the same branch deletes, are refused with 400. A branch
         changes at most 1000 keys, prefix deletes included (413 otherwise), and the
         body is at most 16 MiB. Fields not listed here, and null fields, are refused.
         Values put are stored as given; secrets are not sealed by the server.
@@ -364,6 +369,25 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+  /v1/{config}/compact:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    post:
+      summary: Drop the config's history through a revision (etcd's compaction).
+      description: |
+        History at or below the revision is dropped: reads at those revisions, history
+        older than it and watches from it are answered 410 (compacted) from then on. A
+        revision at or below the compacted one changes nothing. The answer holds the
+        config (info) with its revision and compactedRevision. The config's own retention
+        (--history) goes on compacting as before. Admins only.
+      parameters:
+        - { name: revision, in: query, required: true, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Drop history at or below this revision; at most the config's revision." }
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
 components:
   securitySchemes:
     bearer:
@@ -429,11 +453,20 @@ components:
         at: { type: string, format: date-time }
         item: { $ref: "#/components/schemas/Item" }
         prevItem: { $ref: "#/components/schemas/Item" }
-    PrefixPath:
+    TransactionKey:
       type: string
-      maxLength: 1023
-      description: A directory such as /db (same as /db/); "" or / for every key.
+      description: A key such as /db/host (the leading slash may be left out); at most 1024 bytes of UTF-8 with the slash.
+      pattern: '^/?(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*$'
+      anyOf:
+        - { pattern: '^/', maxLength: 1024 }
+        - { maxLength: 1023 }
+    TransactionPrefix:
+      type: string
+      description: A directory such as /db (same as /db/); "" or / for every key. At most 1024 bytes of UTF-8 with the leading slash.
       pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$'
+      anyOf:
+        - { pattern: '^/', maxLength: 1024 }
+        - { maxLength: 1023 }
     Transaction:
       type: object
       additionalProperties: false
@@ -444,23 +477,27 @@ components:
     Comparison:
       type: object
       description: >-
-        A key (or every key under a prefix) compared with value: a string for target
-        value (base64 with encoding base64; compared byte by byte for < and >), a whole
-        number for version, createRevision and modRevision, true or false for exists
-        (with = or != only).
+        A key, every key under a prefix, or every key in the range [from, to) compared
+        with value: a string for target value (base64 with encoding base64; compared byte
+        by byte for < and >), a whole number for version, createRevision and
+        modRevision, true or false for exists (with = or != only).
       required: [target, result, value]
       additionalProperties: false
       properties:
-        key: { $ref: "#/components/schemas/KeyPath" }
-        prefix: { $ref: "#/components/schemas/PrefixPath" }
+        key: { $ref: "#/components/schemas/TransactionKey" }
+        prefix: { $ref: "#/components/schemas/TransactionPrefix" }
+        from: { $ref: "#/components/schemas/RangePath", description: "The first path of a range (inclusive)." }
+        to: { $ref: "#/components/schemas/RangePath", description: "With from: the first path after the range (exclusive); left out, the range runs to the end." }
         target: { type: string, enum: [value, version, createRevision, modRevision, exists] }
         result: { type: string, enum: ["=", "!=", "<", ">"] }
         value: { type: [string, integer, boolean] }
         encoding: { type: string, enum: [base64, utf-8, utf8] }
+      not: { $ref: "#/components/schemas/ToWithoutFrom" }
       allOf:
         - oneOf:
             - { required: [key] }
             - { required: [prefix] }
+            - { required: [from] }
         - oneOf:
             - properties: { target: { const: value }, value: { type: string, maxLength: 262144 }, encoding: { enum: [utf-8, utf8] } }
             - required: [encoding]
@@ -475,14 +512,18 @@ components:
       type: object
       description: >-
         put sets key to value (base64 with encoding base64), with an optional ttl in
-        seconds and contentType; delete removes a key, or every key under a prefix; get
-        reads a key, or every live key under a prefix in key order.
+        seconds and contentType; delete removes a key, every key under a prefix, or every
+        key in the range [from, to); get reads a key, or every live key under a prefix or
+        in a range, in key order.
       required: [op]
       additionalProperties: false
+      not: { $ref: "#/components/schemas/ToWithoutFrom" }
       properties:
         op: { type: string, enum: [put, delete, get] }
-        key: { $ref: "#/components/schemas/KeyPath" }
-        prefix: { $ref: "#/components/schemas/PrefixPath" }
+        key: { $ref: "#/components/schemas/TransactionKey" }
+        prefix: { $ref: "#/components/schemas/TransactionPrefix" }
+        from: { $ref: "#/components/schemas/RangePath", description: "The first path of a range (inclusive)." }
+        to: { $ref: "#/components/schemas/RangePath", description: "With from: the first path after the range (exclusive); left out, the range runs to the end." }
         value: { type: string }
         encoding: { type: string, enum: [base64, utf-8, utf8] }
         ttl: { type: integer, minimum: 1, maximum: 315360000, description: "Seconds until the key expires." }
@@ -490,20 +531,30 @@ components:
       oneOf:
         - required: [key, value]
           properties: { op: { const: put }, value: { type: string, maxLength: 262144 }, encoding: { enum: [utf-8, utf8] } }
-          not: { required: [prefix] }
+          not: { anyOf: [{ required: [prefix] }, { required: [from] }, { required: [to] }] }
         - required: [key, value, encoding]
           properties: { op: { const: put }, value: { type: string, maxLength: 349528, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' }, encoding: { const: base64 } }
-          not: { required: [prefix] }
+          not: { anyOf: [{ required: [prefix] }, { required: [from] }, { required: [to] }] }
         - properties: { op: { enum: [delete, get] } }
           oneOf:
             - { required: [key] }
             - { required: [prefix] }
+            - { required: [from] }
           not:
             anyOf:
               - { required: [value] }
               - { required: [encoding] }
               - { required: [ttl] }
               - { required: [contentType] }
+    RangePath:
+      type: string
+      description: A path that starts with /, at most 1025 bytes of UTF-8, with no control characters; ranges compare paths byte by byte.
+      maxLength: 1025
+      pattern: '^/[^\x00-\x1f\x7f-\x9f]*$'
+    ToWithoutFrom:
+      description: A range's end without its start.
+      required: [to]
+      not: { required: [from] }
     TransactionResponse:
       type: object
       required: [op]

@@ -39,10 +39,11 @@ extension Request {
     /// A flag such as `?recursive` or `?recursive=true`.
     func flag(_ name: String) throws -> Bool {
         guard let value = uri.queryParameters.get(name) else { return false }
-        switch value.lowercased() {
-        case "", "true", "1", "yes": return true
-        case "false", "0", "no": return false
-        default: throw DiscfgError.invalid(name, "\(name) must be true or false, got \(value)")
+        // As the document has it: a flag is given bare (?recursive), true or false.
+        switch value {
+        case "", "true": return true
+        case "false": return false
+        default: throw DiscfgError.invalid(name, "\(name) is a flag: give it bare (?\(name)), or as true or false, not \"\(String(value.prefix(40)).debugEscaped)\"")
         }
     }
 

@@ -111,6 +111,13 @@ public final class RemoteStore: ConfigStore {
 
     /// `POST /v1/{config}/txn`, with the result rebuilt from the envelope: each change
     /// carries the transaction's revision and time, as the server's store made it.
+    /// `POST /v1/{config}/compact?revision=N`.
+    public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
+        let envelope = try await transport.envelope(.POST, configPath(config) + "/compact" + URLPart.query([("revision", String(revision.storageValue))]))
+        guard let info = try envelope.configInfo?.info() else { throw DiscfgError(.unavailable, "the server's answer to compact held no config", field: "store") }
+        return info
+    }
+
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
         let body = try JSONEncoder().encode(TransactionDocument(transaction))

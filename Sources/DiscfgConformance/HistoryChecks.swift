@@ -143,6 +143,33 @@ public struct HistoryChecks: Sendable {
             #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == third.item)
         }
     }
+
+    /// Compaction through a revision (etcd's `compact`): older reads and watches are
+    /// refused, later ones still work, and nothing else changes.
+    public func compactDropsHistoryThroughARevision() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig(settings: ConfigSettings(history: .forever))
+            for value in 1...5 { try await store.set("/k", String(value), in: config) }
+            try await store.set("/other", "x", in: config)
+            let info = try await store.compact(config, through: 3)
+            #expect(info.compactedRevision == 3)
+            #expect(info.revision == 6)
+            #expect(try await store.configInfo(config).compactedRevision == 3)
+            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 3, limit: 10) }
+            #expect(try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 10).events.map(\.revision) == [4, 5, 6])
+            #expect(try await store.get(Key("/k"), in: config, atRevision: 4)?.text == "4")
+            #expect(try await store.get(Key("/k"), in: config)?.text == "5")
+            #expect(try await store.fullHistory(of: Key("/k"), in: config).map(\.revision) == [5, 4])
+            #expect(try await store.compact(config, through: 2).compactedRevision == 3, "an older revision changes nothing")
+            #expect(try await store.compact(config, through: 3).compactedRevision == 3)
+            await expectError(.invalidArgument, field: "revision") { try await store.compact(config, through: 7) }
+            await expectError(.configNotFound) { try await store.compact(try ConfigName("missing"), through: 1) }
+            #expect(try await store.compact(config, through: 6).compactedRevision == 6)
+            #expect(try await store.events(in: config, scope: .prefix(.root), from: 7, limit: 10).events.isEmpty)
+            try await store.set("/k", "6", in: config)
+            #expect(try await store.events(in: config, scope: .prefix(.root), from: 7, limit: 10).events.map(\.item?.text) == ["6"])
+        }
+    }
 }
 
 extension StoreConformance {

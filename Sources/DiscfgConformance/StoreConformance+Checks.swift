@@ -52,6 +52,7 @@ extension StoreConformance {
             all.append(Check(name: "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()") { try await self.exportPages.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted() })
         }
         all.append(Check(name: "ExportPagesChecks.anUnknownConfigIsReportedBeforeAnyPage()") { try await self.exportPages.anUnknownConfigIsReportedBeforeAnyPage() })
+        all.append(Check(name: "HistoryChecks.compactDropsHistoryThroughARevision()") { try await self.history.compactDropsHistoryThroughARevision() })
         all.append(Check(name: "HistoryChecks.historyIsNewestFirstAndOnlyForTheKey()") { try await self.history.historyIsNewestFirstAndOnlyForTheKey() })
         for argument in HistoryChecks.historyPaginatesWithNextBeforeArguments {
             all.append(Check(name: "HistoryChecks.historyPaginatesWithNextBefore(limit: \(argument))") { try await self.history.historyPaginatesWithNextBefore(limit: argument) })

@@ -41,6 +41,11 @@ public protocol ConfigStore: Sendable {
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
     /// Deletes every key under a prefix atomically, one revision per key, in key order.
     func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event]
+    /// Drops the config's history at or below `revision`, as etcd's compaction does:
+    /// reads before it and watches from it then throw `compacted`. A revision at or below
+    /// the compacted one changes nothing; returns the config as it is afterwards.
+    /// Throws `invalidArgument` for a revision the config has not reached.
+    func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo
     /// Runs a multi-key transaction atomically (see ``Transaction``): every change it
     /// makes carries one new revision. Throws `invalidArgument` for a malformed
     /// transaction and `tooLarge` for one the store cannot hold in one commit; either way
@@ -83,6 +88,11 @@ public protocol ConfigStore: Sendable {
 }
 
 extension ConfigStore {
+    /// The error for compacting past the config's revision.
+    public static func futureCompaction(_ revision: Revision, config: ConfigName, current: Revision) -> DiscfgError {
+        DiscfgError.invalid("revision", "config \"\(config)\" is at revision \(current); it cannot be compacted through revision \(revision)")
+    }
+
     /// The current item at `key`, or nil.
     public func get(_ key: Key, in config: ConfigName) async throws -> Item? {
         try await get(key, in: config, atRevision: nil)

@@ -100,6 +100,17 @@ public final class MemoryStore: ConfigStore {
         try change(config) { try $0.deletePrefix(prefix) }
     }
 
+    public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
+        try withConfig(config) { state in
+            guard revision <= state.info.revision else { throw Self.futureCompaction(revision, config: config, current: state.info.revision) }
+            if revision > state.info.compactedRevision {
+                state.history.removeAll { $0.revision <= revision }
+                state.info.compactedRevision = revision
+            }
+            return state.info
+        }
+    }
+
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
         return try change(config) { try $0.apply(transaction) }

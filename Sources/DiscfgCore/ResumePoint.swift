@@ -29,9 +29,12 @@ public struct ResumePoint: Hashable, Sendable {
     /// only, event of revision R) or `R.P` (its event at position P); nil for anything else.
     public init?(eventID text: String) {
         let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        // 19 digits always fit 64 bits; past the largest revision means after it, when
+        // nothing more comes (as ``Revision/next`` has it).
         guard let first = parts.first, !first.isEmpty, first.utf8.count <= 19, first.allSatisfy(\.isASCIIDigit),
-              let value = UInt64(first), value <= Revision.max.rawValue
+              let parsed = UInt64(first)
         else { return nil }
+        let value = min(parsed, Revision.max.rawValue)
         var position = 0
         if parts.count == 2 {
             guard !parts[1].isEmpty, parts[1].utf8.count <= 4, parts[1].allSatisfy(\.isASCIIDigit), let parsed = Int(parts[1]) else { return nil }

@@ -31,6 +31,7 @@ public struct TransactionDocument: Codable, Hashable, Sendable {
         case compare, success, failure
     }
 
+    /// Reads the JSON form, refusing fields it does not define and fields given as null.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(CodingKeys.self, of: "a transaction")
         compare = try container.decodeIfPresent([ComparisonDocument].self, forKey: .compare)
@@ -161,6 +162,7 @@ public struct ComparisonDocument: Codable, Hashable, Sendable {
         case key, prefix, from, to, target, result, value, encoding
     }
 
+    /// Reads the JSON form, refusing fields it does not define and fields given as null.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(CodingKeys.self, of: "a comparison")
         key = try container.decodeIfPresent(String.self, forKey: .key)
@@ -284,6 +286,7 @@ public struct OperationDocument: Codable, Hashable, Sendable {
         case op, key, prefix, from, to, value, encoding, ttl, contentType
     }
 
+    /// Reads the JSON form, refusing fields it does not define and fields given as null.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.strictContainer(CodingKeys.self, of: "an operation")
         op = try container.decode(String.self, forKey: .op)

@@ -207,6 +207,33 @@ public final class DynamoDBStore: ConfigStore {
         }
     }
 
+    /// Moves the meta item's compacted revision (conditioned on its lock), then deletes
+    /// the history items it let go; readers ignore them from the first step on.
+    public func compact(_ name: ConfigName, through revision: Revision) async throws -> ConfigInfo {
+        var attempt = 0
+        while true {
+            guard let old = try await meta(name, consistent: true) else { throw DiscfgError.configNotFound(name) }
+            guard revision <= old.info.revision else { throw Self.futureCompaction(revision, config: name, current: old.info.revision) }
+            guard revision > old.info.compactedRevision else { return old.info }
+            var meta = old
+            meta.lock += 1
+            meta.info.compactedRevision = revision
+            meta.purgedRevision = max(meta.purgedRevision, revision)
+            meta.overflowRevisions = meta.overflowRevisions.filter { $0 > revision.rawValue }
+            meta.sharedRevisions = meta.sharedRevisions.filter { $0.key > revision.rawValue }
+            do {
+                try await putMeta(meta, expectedLock: old.lock)
+            } catch let error as AWSError where error.code == .conditionalCheckFailed {
+                attempt += 1
+                try await raceBackoff(attempt, config: name)
+                continue
+            }
+            try await deleteHistory(name, from: old.purgedRevision.next, through: revision)
+            notifier.notify(name)
+            return meta.info
+        }
+    }
+
     public func listConfigs() async throws -> [ConfigInfo] {
         let registry = try await connection.queryAll(QueryInput(
             table: connection.table, key: .partition(DynamoDBLayout.registryPK), consistent: configuration.consistentReads

@@ -177,6 +177,20 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         try await change(config) { try $0.deletePrefix(prefix) }
     }
 
+    public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
+        let info = try await writer.write { connection in
+            let info = try Self.requireConfig(config, connection)
+            guard revision <= info.revision else { throw Self.futureCompaction(revision, config: config, current: info.revision) }
+            guard revision > info.compactedRevision else { return info }
+            let name = SQLiteValue.text(config.rawValue)
+            try connection.run("UPDATE configs SET compacted_revision = ? WHERE name = ?", [.integer(revision.storageValue), name])
+            try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [name, .integer(revision.storageValue)])
+            return try Self.requireConfig(config, connection)
+        }
+        notifier.notify(config)
+        return info
+    }
+
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
         return try await change(config) { try $0.apply(transaction) }

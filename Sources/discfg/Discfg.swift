@@ -31,7 +31,7 @@ struct Discfg: AsyncParsableCommand {
         version: DiscfgVersion.current,
         subcommands: [
             InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
-            InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self,
+            InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self, TxnCommand.self,
             ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self, ExecCommand.self,
             KeyCommand.self, ServeCommand.self, TokenCommand.self, LambdaCommand.self, VersionCommand.self,
         ]

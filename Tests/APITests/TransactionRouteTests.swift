@@ -101,6 +101,19 @@ struct TransactionRouteTests {
                 #expect(try await server.get("/v1/app/keys/counter").envelope().item?.value == "\(round)")
             }
             #expect(try await counter(server, "discfg_view_reads_total") > viewReads)
+            // Every key of a transaction that writes many, including its last.
+            let keys = (0..<20).map { "/many/\($0)" }
+            for key in keys { _ = try await server.put("/v1/app/keys\(key)", "0") }
+            for key in keys { _ = try await server.get("/v1/app/keys\(key)") }
+            for round in 1...50 {
+                let puts = keys.map { #"{"op": "put", "key": "\#($0)", "value": "\#(round)"}"# }.joined(separator: ", ")
+                #expect(try await txn(server, "app", #"{"success": [\#(puts)]}"#).envelope().succeeded == true)
+                for key in keys.reversed() {
+                    let value = try await server.get("/v1/app/keys\(key)").envelope().item?.value
+                    #expect(value == "\(round)", "\(key) after round \(round)")
+                    if value != "\(round)" { return }
+                }
+            }
             _ = try await txn(server, "app", #"{"success": [{"op": "delete", "key": "/counter"}]}"#)
             #expect(try await server.get("/v1/app/keys/counter").status == 404)
         }
@@ -186,6 +199,11 @@ struct TransactionRouteTests {
         BadBody(body: #"{"success": null}"#, field: "success"),
         BadBody(body: #"{"compare": [{"key": "/a", "target": "version", "result": "=", "value": 1, "encoding": "base64"}]}"#, field: "compare[0].encoding"),
         BadBody(body: #"{"compare": [{"key": "/a", "target": "version", "result": "=", "value": 1.5}]}"#, field: "compare[0].value"),
+        BadBody(body: #"{"success": [{"op": "get", "to": "/b"}]}"#, field: "success[0].to"),
+        BadBody(body: #"{"success": [{"op": "put", "from": "/a", "value": "x"}]}"#, field: "success[0]"),
+        BadBody(body: #"{"success": [{"op": "delete", "key": "/a", "from": "/a"}]}"#, field: "success[0]"),
+        BadBody(body: #"{"success": [{"op": "get", "from": "a"}]}"#, field: "success[0].from"),
+        BadBody(body: #"{"success": [{"op": "put", "key": "/b", "value": "x"}, {"op": "delete", "from": "/a", "to": "/c"}]}"#, field: "success"),
         BadBody(body: #"{"success": [{"op": "put", "key": "/a", "value": "x", "contentType": "not a type"}]}"#, field: "success[0].contentType"),
         BadBody(body: #"{"success": [{"op": "put", "key": "/a", "value": "!!", "encoding": "base64"}]}"#, field: "success[0].value"),
         BadBody(body: #"{"success": [{"op": "put", "key": "/a", "value": "x", "encoding": "rot13"}]}"#, field: "success[0].encoding"),

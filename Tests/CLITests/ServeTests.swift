@@ -44,6 +44,12 @@ struct ServeTests {
         let file = try cli.write("in.json", Data(#"{"/feature/x": "on"}"#.utf8))
         #expect(try await remote.run("import", file).status == 0)
         #expect(try await remote.run("info", "-f", "json").envelope().revision == 3)
+        let txn = try cli.write("txn.json", Data(#"{"compare": [{"key": "/db/host", "target": "value", "result": "=", "value": "db2"}], "success": [{"op": "put", "key": "/db/port", "value": "5432"}]}"#.utf8))
+        let ran = try await remote.run("txn", "--file", txn)
+        #expect(ran.stdout == "SUCCESS\nput /db/port  version 1  revision 4\n", "\(ran.stderr)")
+        #expect(try await remote.run("get", "db/port").stdout == "5432\n")
+        #expect(try await remote.run("txn", "--file", txn).status == 0)
+        #expect(try await remote.run(["txn", "-i"], stdin: Data("value(\"/db/host\") = \"db1\"\n\nput /db/port 1\n".utf8)).status == 4)
         #expect(try await remote.run("delete", "--prefix", "/feature", "--yes").status == 0)
         #expect(try await remote.run("configs", "-f", "json").envelope().configs?.map(\.name) == ["web"])
         // The server's file holds what the remote commands wrote.

@@ -30,7 +30,7 @@ struct ResumePointTests {
         }
     }
 
-    @Test("ids that are not ids are refused", arguments: ["", "-1", "x", "6.", ".1", "6.1.2", "6.-1", "6.10000", "9223372036854775808", "18446744073709551616", " 6", "6 ", "1e3", "٣"])
+    @Test("ids that are not ids are refused", arguments: ["", "-1", "x", "6.", ".1", "6.1.2", "6.-1", "6.10000", "18446744073709551616", "99999999999999999999", " 6", "6 ", "1e3", "٣"])
     func badIDs(text: String) {
         #expect(ResumePoint(eventID: text) == nil)
     }
@@ -41,5 +41,6 @@ struct ResumePointTests {
         #expect(point.revision == .max)
         #expect(point.eventID == "9223372036854775807.9999")
         #expect(ResumePoint(eventID: "0")?.eventID == "0")
+        #expect(ResumePoint(eventID: "9999999999999999999")?.revision == .max, "past the largest revision reads as it")
     }
 }

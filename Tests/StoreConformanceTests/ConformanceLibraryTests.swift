@@ -17,7 +17,7 @@ struct ConformanceLibraryTests {
         for area in ["Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "TTL", "TokenStore", "Transaction", "Validation", "Watch"] {
             #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
         }
-        #expect(suite.checks.count == 166)
+        #expect(suite.checks.count == 167)
         // A store without a capability is not checked for it.
         let plain = StoreConformance(name: "plain") { clock in StoreConformance.Fixture(store: MemoryStore(clock: clock)) }
         #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == [
@@ -74,6 +74,7 @@ struct IgnoresConditions: ConfigStore {
     func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage { try await base.list(in: config, query) }
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event { try await base.delete(key, in: config, conditions: conditions) }
     func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] { try await base.deletePrefix(prefix, in: config) }
+    func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo { try await base.compact(config, through: revision) }
     func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult { try await base.transact(transaction, in: config) }
     func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage { try await base.history(of: key, in: config, query) }
     func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {

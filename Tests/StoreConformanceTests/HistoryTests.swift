@@ -44,4 +44,9 @@ struct HistoryTests {
     func keepDaysCompactsAsTheClockMoves(kind: StoreKind) async throws {
         try await kind.conformance.history.keepDaysCompactsAsTheClockMoves()
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func compactDropsHistoryThroughARevision(kind: StoreKind) async throws {
+        try await kind.conformance.history.compactDropsHistoryThroughARevision()
+    }
 }

@@ -1,0 +1,74 @@
+@testable import DiscfgAPI
+import DiscfgCore
+import Foundation
+import Testing
+
+/// A transaction's changes share one revision and reach a view one by one: until the
+/// view has applied every one of them, it does not answer for the config (read your
+/// writes, for every key of the transaction).
+@Suite("serve: views and transactions")
+struct ViewTransactionTests {
+    /// A memory store whose watch hands out only the events the test releases.
+    final class HeldWatchStore: ConfigStore {
+        let base = MemoryStore()
+        let (released, release) = AsyncThrowingStream.makeStream(of: Event.self)
+
+        func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo { try await base.createConfig(name, settings: settings) }
+        func deleteConfig(_ name: ConfigName) async throws { try await base.deleteConfig(name) }
+        func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo { try await base.updateConfig(name, patch) }
+        func listConfigs() async throws -> [ConfigInfo] { try await base.listConfigs() }
+        func configInfo(_ name: ConfigName) async throws -> ConfigInfo { try await base.configInfo(name) }
+        func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? { try await base.get(key, in: config, atRevision: revision) }
+        func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage { try await base.list(in: config, query) }
+        func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event { try await base.set(key, to: value, in: config, options: options) }
+        func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event { try await base.delete(key, in: config, conditions: conditions) }
+        func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] { try await base.deletePrefix(prefix, in: config) }
+        func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo { try await base.compact(config, through: revision) }
+        func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult { try await base.transact(transaction, in: config) }
+        func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage { try await base.history(of: key, in: config, query) }
+        func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
+            try await base.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
+        }
+        func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> { released }
+        func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages { try await base.exportPages(config, maxBytes: maxBytes) }
+        func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+            try await base.importSnapshot(snapshot, into: config, replace: replace)
+        }
+        func sweepExpired() async throws -> [Event] { try await base.sweepExpired() }
+    }
+
+    private func value(_ views: ConfigViews, _ key: String) -> String? {
+        guard case .found(_, _, let answer) = views.lookup(keyPath: key, configName: "app", second: 0, date: { "" }) else { return nil }
+        let body = String(buffer: answer.body)
+        return try? JSONDecoder.discfg().decode(Envelope.self, from: Data(body.utf8)).item?.value
+    }
+
+    @Test("a view that has applied part of a transaction this server committed does not answer; once it has all of it, it does")
+    func partOfATransaction() async throws {
+        let store = HeldWatchStore()
+        let config = try ConfigName("app")
+        _ = try await store.createConfig(config, settings: ConfigSettings())
+        for key in ["/a", "/b"] { _ = try await store.set(try Key(key), to: Data("0".utf8), in: config, options: SetOptions()) }
+        let views = ConfigViews(store: store)
+        defer { views.close() }
+        let metrics = InstrumentedStore(store, metrics: APIMetrics(), views: views)
+        views.want(config)
+        for _ in 0..<500 where value(views, "/b") == nil { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(value(views, "/b") == "0")
+
+        let result = try await metrics.transact(Transaction(success: [.put(try Key("/a"), Data("1".utf8)), .put(try Key("/b"), Data("1".utf8))]), in: config)
+        #expect(result.events.count == 2)
+        #expect(value(views, "/a") == nil)
+        store.release.yield(result.events[0])
+        // However long it waits, the view holds /a at 1 and /b at 0: it must not answer.
+        for _ in 0..<50 {
+            #expect(value(views, "/a") == nil)
+            #expect(value(views, "/b") == nil)
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        store.release.yield(result.events[1])
+        for _ in 0..<500 where value(views, "/b") == nil { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(value(views, "/a") == "1")
+        #expect(value(views, "/b") == "1")
+    }
+}

@@ -1,0 +1,152 @@
+"""Hooks for scripts/fuzz-api: the rules of docs/openapi.yaml that JSON Schema cannot state.
+
+A read at a past revision (GET /v1/{config}/keys/{key}?revision=N) names a revision the
+config has reached: one past it is refused with 400, as etcd refuses a future revision.
+The schema cannot know the store's revision, so positive cases ask the server for it
+and read at most there.
+
+Stateful runs fill a key from earlier responses or draws without the key's pattern; a
+positive case whose key breaks the pattern (control characters) has them dropped.
+
+An import (POST /v1/{config}/import) names each key once: a schema-valid snapshot whose
+items repeat a key (after discfg's normalization) is refused with 400, so positive cases
+keep the first item of each key.
+
+A transaction (POST /v1/{config}/txn) writes each key at most once per branch: no key put
+twice, put and deleted, or put under a prefix or in a range the same branch deletes. The document says
+so in words; a schema-valid body that breaks it is refused with 400, as it should be. So
+before a positive case is sent, its branches keep only the first of each conflicting
+write (a shorter list of valid operations is still valid). Negative cases go as drawn.
+"""
+
+import json
+import os
+import re
+import unicodedata
+import urllib.request
+
+import schemathesis
+from schemathesis.core.parameters import ParameterLocation
+
+TRANSACTION = "/v1/{config}/txn"
+KEY_READ = "/v1/{config}/keys/{key}"
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _config_revision(config: str):
+    """The config's revision now, from the server under test (scripts/fuzz-api's URL)."""
+    base = os.environ.get("DISCFG_FUZZ_URL")
+    if not base:
+        return None
+    try:
+        with urllib.request.urlopen(f"{base}/v1/{urllib.request.quote(config, safe='')}", timeout=5) as answer:
+            return json.load(answer).get("info", {}).get("revision")
+    except Exception:
+        return None
+
+
+def _negative(case, location) -> bool:
+    """Whether the case was drawn to break the schema at `location` (stateful cases carry
+    no such record, and are drawn valid)."""
+    return case.meta is not None and case.meta.is_negative_at(location)
+
+
+def _fit_state(case) -> None:
+    """Keeps a positive case within what the document's words allow (see above)."""
+    path_parameters = case.path_parameters or {}
+    key = path_parameters.get("key")
+    if isinstance(key, str) and CONTROL.search(key) and not _negative(case, ParameterLocation.PATH):
+        cleaned = CONTROL.sub("", key).strip("/")
+        path_parameters["key"] = cleaned if cleaned and not any(part in ("", ".", "..") for part in cleaned.split("/")) else "k"
+    query = case.query or {}
+    if case.operation.path == KEY_READ and case.method.upper() == "GET" and not _negative(case, ParameterLocation.QUERY):
+        revision = query.get("revision")
+        if isinstance(revision, int):
+            current = _config_revision(path_parameters.get("config", "demo"))
+            if isinstance(current, int) and revision > current:
+                query["revision"] = current
+IMPORT = "/v1/{config}/import"
+
+
+def _key(path: str) -> str:
+    """A key as discfg normalizes it: NFC, with a leading slash."""
+    path = unicodedata.normalize("NFC", path)
+    return path if path.startswith("/") else "/" + path
+
+
+def _prefix(path: str) -> str:
+    """A prefix as discfg normalizes it: a key that ends with a slash; "" is the root."""
+    path = _key(path)
+    return path if path.endswith("/") else path + "/"
+
+
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _in_range(key: str, lower: str, upper) -> bool:
+    """Whether a key lies in [lower, upper), comparing UTF-8 bytes as discfg does."""
+    return _utf8(key) >= _utf8(lower) and (upper is None or _utf8(key) < _utf8(upper))
+
+
+def _without_conflicts(operations: list) -> list:
+    puts: set[str] = set()
+    deleted: set[str] = set()
+    ranges: list[tuple] = []
+    kept = []
+    for operation in operations:
+        if not isinstance(operation, dict):
+            kept.append(operation)
+            continue
+        op, key, prefix = operation.get("op"), operation.get("key"), operation.get("prefix")
+        if op == "put" and isinstance(key, str):
+            key = _key(key)
+            if key in puts or key in deleted or any(_in_range(key, *bounds) for bounds in ranges):
+                continue
+            puts.add(key)
+        elif op == "delete" and isinstance(key, str):
+            key = _key(key)
+            if key in puts:
+                continue
+            deleted.add(key)
+        elif op == "delete" and (isinstance(prefix, str) or isinstance(operation.get("from"), str)):
+            if isinstance(prefix, str):
+                prefix = _prefix(prefix)
+                # The prefix's keys, as a range: up to the prefix with its slash made "0".
+                bounds = (prefix, prefix[:-1] + "0")
+            else:
+                upper = operation.get("to")
+                bounds = (operation["from"], upper if isinstance(upper, str) else None)
+            if any(_in_range(key, *bounds) for key in puts):
+                continue
+            ranges.append(bounds)
+        kept.append(operation)
+    return kept
+
+
+@schemathesis.hook
+def before_call(ctx, case, **kwargs):
+    _fit_state(case)
+    if case.operation.path not in (TRANSACTION, IMPORT) or case.meta is None or case.meta.is_negative_at(ParameterLocation.BODY):
+        return
+    body = case.body
+    if not isinstance(body, dict):
+        return
+    if case.operation.path == IMPORT:
+        items = body.get("items")
+        if isinstance(items, list):
+            seen: set[str] = set()
+            kept = []
+            for item in items:
+                key = item.get("key") if isinstance(item, dict) else None
+                if isinstance(key, str):
+                    if _key(key) in seen:
+                        continue
+                    seen.add(_key(key))
+                kept.append(item)
+            body["items"] = kept
+        return
+    for branch in ("success", "failure"):
+        operations = body.get(branch)
+        if isinstance(operations, list):
+            body[branch] = _without_conflicts(operations)
