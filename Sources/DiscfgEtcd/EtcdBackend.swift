@@ -31,6 +31,15 @@ public struct EtcdBackend: Sendable {
         try await store.configInfo(config).revision
     }
 
+    /// etcd's compaction to `revision`: every revision before it is dropped, `revision`
+    /// itself stays readable (discfg's history through `revision - 1`).
+    public func compact(_ revision: Int64) async throws -> ConfigInfo {
+        let info = try await store.configInfo(config)
+        guard revision <= info.revision.storageValue else { throw EtcdError.futureRevision }
+        guard revision > 0, Revision(UInt64(revision)).previous > info.compactedRevision else { throw EtcdError.compacted }
+        return try await store.compact(config, through: Revision(UInt64(revision)).previous)
+    }
+
     /// What a range read asks for, in etcd's terms.
     public struct RangeQuery: Sendable {
         public var key: [UInt8]
@@ -74,6 +83,9 @@ public struct EtcdBackend: Sendable {
         if query.revision > 0 {
             let wanted = Revision(UInt64(query.revision))
             guard wanted <= revision else { throw EtcdError.futureRevision }
+            // etcd keeps the revision it compacted to readable; discfg's compacted
+            // revision is the one before it.
+            if wanted <= (try await store.configInfo(config)).compactedRevision { throw EtcdError.compacted }
             if wanted < revision { items = try await itemsAt(wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd)) }
         }
         let shaped = Self.shaped(items, query)

@@ -1,6 +1,7 @@
 import DiscfgCore
 import Foundation
 import GRPCCore
+import Synchronization
 
 /// What etcd clients ask of a cluster at start-up: `Maintenance.Status` (as
 /// `etcdctl endpoint status` does) and `Cluster.MemberList`. discfg answers as a
@@ -30,15 +31,24 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
 struct EtcdClusterService: Etcdserverpb_Cluster.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
-    /// Where clients reach this member, e.g. `http://127.0.0.1:2379`.
-    let clientURL: String
+    /// Where clients reach this member, e.g. `http://127.0.0.1:2379`: known once the
+    /// server has bound its port (clients that sync their endpoints dial it).
+    let clientURL: ClientURL
+
+    /// The member's client URL, set once the port is bound.
+    final class ClientURL: Sendable {
+        private let value: Mutex<String>
+        init(_ value: String) { self.value = Mutex(value) }
+        var current: String { value.withLock { $0 } }
+        func set(_ url: String) { value.withLock { $0 = url } }
+    }
 
     func memberList(request: Etcdserverpb_MemberListRequest, context: ServerContext) async throws -> Etcdserverpb_MemberListResponse {
         try await answering {
             var member = Etcdserverpb_Member()
             member.id = identity.memberID
             member.name = "discfg"
-            member.clientUrls = [clientURL]
+            member.clientUrls = [clientURL.current]
             member.peerUrls = []
             var response = Etcdserverpb_MemberListResponse()
             response.header = identity.header(try await backend.currentRevision())

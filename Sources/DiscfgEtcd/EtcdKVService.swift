@@ -7,6 +7,7 @@ import GRPCCore
 struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
+    let leases: EtcdLeases
 
     func range(request: Etcdserverpb_RangeRequest, context: ServerContext) async throws -> Etcdserverpb_RangeResponse {
         try await answering {
@@ -23,17 +24,19 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     func put(request: Etcdserverpb_PutRequest, context: ServerContext) async throws -> Etcdserverpb_PutResponse {
         try await answering {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
-            guard request.lease == 0, !request.ignoreLease else { throw EtcdError.leaseNotFound }
+            guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
             let key = try EtcdKeys.key(request.key)
             let event: Event
-            if request.ignoreValue {
-                guard request.value.isEmpty else { throw EtcdError.valueProvided }
-                event = try await putKeepingValue(key)
+            if request.ignoreValue || request.ignoreLease {
+                guard !(request.ignoreValue && !request.value.isEmpty) else { throw EtcdError.valueProvided }
+                event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease)
             } else {
-                let result = try await backend.transact(Transaction(success: [.put(key, request.value)]))
+                let contentType = request.lease == 0 ? nil : try await leases.attachment(request.lease)
+                let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]))
                 guard let written = result.events.first else { throw DiscfgError(.internal, "a put made no change") }
                 event = written
             }
+            await note(event)
             var response = Etcdserverpb_PutResponse()
             response.header = identity.header(event.revision)
             if request.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { response.prevKv = prev }
@@ -41,17 +44,30 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         }
     }
 
-    /// A put that keeps the key's value (`ignore_value`): compare-and-swap on its
-    /// modRevision until no other write came between the read and the put.
-    private func putKeepingValue(_ key: Key) async throws -> Event {
+    /// A put that keeps the key's value (`ignore_value`, `value` nil) or its lease
+    /// (`ignore_lease`, `lease` nil): compare-and-swap on its modRevision until no other
+    /// write came between the read and the put.
+    private func putKeeping(_ key: Key, value: Data?, lease: Int64?) async throws -> Event {
         while true {
             let read = try await backend.transact(Transaction(success: [.get(key)]))
             guard case .get(let items)? = read.responses.first, let current = items.first else { throw EtcdError.keyNotFound }
+            var contentType = current.contentType
+            if let lease { contentType = lease == 0 ? nil : try await leases.attachment(lease) }
             let result = try await backend.transact(Transaction(
                 compares: [Comparison(.key(key), .equal, .modRevision(current.modRevision))],
-                success: [.put(key, current.value)]
+                success: [.put(key, value ?? current.value, contentType: contentType)]
             ))
             if result.succeeded, let event = result.events.first { return event }
+        }
+    }
+
+    /// Tells the leases which lease (if any) a committed put attached its key to.
+    private func note(_ event: Event) async {
+        guard event.kind == .put, let item = event.item else { return }
+        if let (id, _) = EtcdLeases.lease(ofContentType: item.contentType) {
+            await leases.attached(item.key, to: id)
+        } else {
+            await leases.detached(item.key)
         }
     }
 
@@ -70,29 +86,36 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         try await answering {
             let limit = Limits.maxTransactionOperations
             guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else { throw EtcdError.tooManyOperations }
+            var attachments: [Int64: String] = [:]
+            for operation in request.success + request.failure {
+                if case .requestPut(let put)? = operation.request, put.lease != 0, attachments[put.lease] == nil {
+                    attachments[put.lease] = try await leases.attachment(put.lease)
+                }
+            }
             let transaction = Transaction(
                 compares: try request.compare.map(Self.comparison),
-                success: try request.success.map(Self.operation),
-                failure: try request.failure.map(Self.operation)
+                success: try request.success.map { try Self.operation($0, leases: attachments) },
+                failure: try request.failure.map { try Self.operation($0, leases: attachments) }
             )
             let result = try await backend.transact(transaction)
+            for event in result.events { await note(event) }
             let branch = result.succeeded ? request.success : request.failure
             var response = Etcdserverpb_TxnResponse()
             response.header = identity.header(result.revision)
             response.succeeded = result.succeeded
-            response.responses = zip(branch, result.responses).map { self.response($0.0, $0.1, revision: result.revision) }
+            response.responses = zip(branch, zip(result.responses, Self.operationRevisions(result))).map {
+                self.response($0.0, $0.1.0, revision: $0.1.1)
+            }
             return response
         }
     }
 
     func compact(request: Etcdserverpb_CompactionRequest, context: ServerContext) async throws -> Etcdserverpb_CompactionResponse {
         try await answering {
-            let current = try await backend.currentRevision()
-            guard request.revision <= current.storageValue else { throw EtcdError.futureRevision }
-            throw RPCError(
-                code: .unimplemented,
-                message: "etcdserver: discfg keeps each config's history by its retention; set it with `discfg update \(backend.config) --history N`"
-            )
+            let info = try await backend.compact(request.revision)
+            var response = Etcdserverpb_CompactionResponse()
+            response.header = identity.header(info.revision)
+            return response
         }
     }
 
@@ -166,7 +189,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         return Comparison(subject, relation, target)
     }
 
-    static func operation(_ request: Etcdserverpb_RequestOp) throws -> TransactionOperation {
+    /// - Parameter leases: the content type of each lease the operations attach keys to.
+    static func operation(_ request: Etcdserverpb_RequestOp, leases: [Int64: String]) throws -> TransactionOperation {
         switch request.request {
         case .requestRange(let range)?:
             guard range.revision == 0 else { throw RPCError(code: .unimplemented, message: "etcdserver: a range at a past revision inside a transaction is not supported by discfg yet") }
@@ -177,9 +201,10 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             }
         case .requestPut(let put)?:
             guard !put.key.isEmpty else { throw EtcdError.emptyKey }
-            guard put.lease == 0, !put.ignoreLease else { throw EtcdError.leaseNotFound }
-            guard !put.ignoreValue else { throw RPCError(code: .unimplemented, message: "etcdserver: ignore_value inside a transaction is not supported by discfg yet") }
-            return .put(try EtcdKeys.key(put.key), put.value)
+            guard !put.ignoreValue, !put.ignoreLease else {
+                throw RPCError(code: .unimplemented, message: "etcdserver: ignore_value and ignore_lease inside a transaction are not supported by discfg yet")
+            }
+            return .put(try EtcdKeys.key(put.key), put.value, contentType: put.lease == 0 ? nil : leases[put.lease])
         case .requestDeleteRange(let delete)?:
             return try Self.delete(key: delete.key, rangeEnd: delete.rangeEnd)
         case .requestTxn?:
@@ -189,13 +214,32 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         }
     }
 
-    /// The etcd response to one operation of the branch that ran.
+    /// The revision etcd reports for each operation of the branch that ran: the one the
+    /// transaction began at until an operation changes a key, the transaction's own
+    /// from that operation on (a read after a write sees the write).
+    static func operationRevisions(_ result: TransactionResult) -> [Revision] {
+        let begin = result.events.isEmpty ? result.revision : result.revision.previous
+        var changed = false
+        return result.responses.map { response in
+            switch response {
+            case .put: changed = true
+            case .delete(let events): changed = changed || !events.isEmpty
+            case .get: break
+            }
+            return changed ? result.revision : begin
+        }
+    }
+
+    /// The etcd response to one operation of the branch that ran. Its header holds only
+    /// the revision, as etcd's do; the transaction's own header says who answered.
     func response(_ request: Etcdserverpb_RequestOp, _ response: TransactionResponse, revision: Revision) -> Etcdserverpb_ResponseOp {
         var op = Etcdserverpb_ResponseOp()
+        var header = Etcdserverpb_ResponseHeader()
+        header.revision = revision.storageValue
         switch (request.request, response) {
         case (.requestRange(let range)?, .get(let items)):
             var answer = Etcdserverpb_RangeResponse()
-            answer.header = identity.header(revision)
+            answer.header = header
             var query = Self.query(range)
             query.revision = 0
             let shaped = EtcdBackend.shaped(items.filter { EtcdKeys.bytes($0.key.path) != nil }, query)
@@ -205,12 +249,12 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             op.responseRange = answer
         case (.requestPut(let put)?, .put(let event)):
             var answer = Etcdserverpb_PutResponse()
-            answer.header = identity.header(revision)
+            answer.header = header
             if put.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { answer.prevKv = prev }
             op.responsePut = answer
         case (.requestDeleteRange(let delete)?, .delete(let events)):
             var answer = Etcdserverpb_DeleteRangeResponse()
-            answer.header = identity.header(revision)
+            answer.header = header
             answer.deleted = Int64(events.count)
             if delete.prevKv { answer.prevKvs = events.compactMap { $0.prevItem.flatMap { Mvccpb_KeyValue($0) } } }
             op.responseDeleteRange = answer
@@ -222,6 +266,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
 }
 
 extension EtcdError {
+    /// `ignore_lease` with a lease.
+    static let leaseProvided = DiscfgError(.invalidArgument, "etcdserver: lease is provided", field: "lease")
     /// `ignore_value` with a value.
     static let valueProvided = DiscfgError(.invalidArgument, "etcdserver: value is provided", field: "value")
 }

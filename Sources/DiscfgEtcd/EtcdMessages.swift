@@ -38,7 +38,7 @@ struct EtcdIdentity: Sendable {
 
 extension Mvccpb_KeyValue {
     /// The etcd form of an item; nil for a key no etcd key makes.
-    init?(_ item: Item, lease: Int64 = 0) {
+    init?(_ item: Item) {
         guard let key = EtcdKeys.bytes(item.key.path) else { return nil }
         self.init()
         self.key = Data(key)
@@ -46,7 +46,7 @@ extension Mvccpb_KeyValue {
         createRevision = item.createRevision.storageValue
         modRevision = item.modRevision.storageValue
         version = Int64(clamping: item.version)
-        self.lease = lease
+        lease = EtcdLeases.lease(ofContentType: item.contentType)?.id ?? 0
     }
 }
 

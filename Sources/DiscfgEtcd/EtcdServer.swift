@@ -36,22 +36,36 @@ public struct EtcdServer: Service {
         let backend = EtcdBackend(store: store, config: config)
         try await backend.prepare()
         let identity = EtcdIdentity(config: config)
+        let leases = EtcdLeases(backend: backend)
+        try await leases.recover()
         let address: GRPCNIOTransportCore.SocketAddress = host.contains(":") ? .ipv6(host: host, port: port) : .ipv4(host: host == "localhost" ? "127.0.0.1" : host, port: port)
         let transport = HTTP2ServerTransport.Posix(address: address, transportSecurity: .plaintext)
         let display = host.contains(":") ? "[\(host)]" : host
+        let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("http://\(display):\(port)"))
         let server = GRPCServer(
             transport: transport,
             services: [
-                EtcdKVService(backend: backend, identity: identity),
+                EtcdKVService(backend: backend, identity: identity, leases: leases),
+                EtcdLeaseService(backend: backend, identity: identity, leases: leases),
                 EtcdWatchService(backend: backend, identity: identity),
                 EtcdMaintenanceService(backend: backend, identity: identity),
-                EtcdClusterService(backend: backend, identity: identity, clientURL: "http://\(display):\(port)"),
+                cluster,
             ]
         )
+        // Leases run out on this clock; their keys go in one transaction each.
+        let expiry = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                await leases.expire()
+            }
+        }
+        defer { expiry.cancel() }
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await server.serve() }
             let bound = try await transport.listeningAddress
-            onListening(bound.ipv4?.port ?? bound.ipv6?.port ?? port)
+            let boundPort = bound.ipv4?.port ?? bound.ipv6?.port ?? port
+            cluster.clientURL.set("http://\(display):\(boundPort)")
+            onListening(boundPort)
             try? await gracefulShutdown()
             server.beginGracefulShutdown()
         }

@@ -119,7 +119,10 @@ private struct Watcher: Sendable {
                     index = end
                     guard !kept.isEmpty else { continue }
                     var message = Etcdserverpb_WatchResponse()
-                    message.header = identity.header(revision)
+                    // The store's revision as far as this watcher knows it, as etcd's
+                    // header: events replayed from history arrive under the revision
+                    // the config had when the watch began, not their own older one.
+                    message.header = identity.header(max(revision, info.revision))
                     message.watchID = id
                     message.events = kept.map(etcdEvent)
                     try await writer.send(message)

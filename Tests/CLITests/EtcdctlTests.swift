@@ -129,6 +129,16 @@ struct EtcdctlTests {
             let refused = try await etcd.etcdctl("get", "/registry/pods/a", "--rev", "99")
             #expect(refused.termination != .exited(0))
             #expect(refused.stderr.contains("required revision is a future revision"))
+
+            // Compaction keeps the revision it compacts to, and drops the ones before.
+            #expect(try await etcd.ok("compaction", "6") == "compacted revision 6\n")
+            #expect(try await etcd.ok("get", "/registry/svc/x", "--rev", "6", "--print-value-only") == "ex\n")
+            let compacted = try await etcd.etcdctl("get", "/registry/svc/x", "--rev", "5")
+            #expect(compacted.stderr.contains("required revision has been compacted"), "\(compacted.stderr)")
+            let again = try await etcd.etcdctl("compaction", "6")
+            #expect(again.stderr.contains("required revision has been compacted"), "\(again.stderr)")
+            let watchCompacted = try await etcd.etcdctl("watch", "/registry/", "--prefix", "--rev", "2")
+            #expect(watchCompacted.stdout.contains("compacted") || watchCompacted.stderr.contains("compacted"), "\(watchCompacted.stdout) \(watchCompacted.stderr)")
         } catch {
             await etcd.stop()
             throw error
@@ -201,6 +211,53 @@ struct EtcdctlTests {
         await etcd.stop()
     }
 
+    @Test("leases: grant, put --lease, keep-alive, timetolive, list, revoke, and expiry deletes the keys in one revision", arguments: Backing.allCases)
+    func leases(backing: Backing) async throws {
+        let etcd = try await Self.start(backing)
+        do {
+            let granted = try await etcd.ok("lease", "grant", "100")
+            let id = try #require(granted.split(separator: " ").dropFirst().first.map(String.init), "\(granted)")
+            #expect(granted == "lease \(id) granted with TTL(100s)\n")
+            #expect(try await etcd.ok("put", "--lease=\(id)", "svc/a", "1") == "OK\n")
+            #expect(try await etcd.ok("put", "--lease=\(id)", "svc/b", "2") == "OK\n")
+            #expect(try await etcd.ok("put", "plain", "x") == "OK\n")
+            let json = try await etcd.json("get", "svc/", "--prefix")
+            let leaseIDs = (json["kvs"] as? [[String: Any]])?.compactMap { ($0["lease"] as? NSNumber)?.uint64Value }
+            let expected = try #require(UInt64(id, radix: 16))
+            #expect(leaseIDs == [expected, expected])
+            let ttl = try await etcd.ok("lease", "timetolive", id, "--keys")
+            #expect(ttl.hasPrefix("lease \(id) granted with TTL(100s), remaining("), "\(ttl)")
+            #expect(ttl.hasSuffix("attached keys([svc/a svc/b])\n"), "\(ttl)")
+            #expect(try await etcd.ok("lease", "keep-alive", "--once", id) == "lease \(id) keepalived with TTL(100)\n")
+            #expect(try await etcd.ok("lease", "list") == "found 1 leases\n\(id)\n")
+            #expect(try await etcd.ok("lease", "revoke", id) == "lease \(id) revoked\n")
+            #expect(try await etcd.ok("get", "svc/", "--prefix") == "")
+            #expect(try await etcd.ok("get", "plain", "--print-value-only") == "x\n")
+            #expect(try await etcd.ok("lease", "timetolive", id) == "lease \(id) already expired\n")
+            let missing = try await etcd.etcdctl("put", "--lease=\(id)", "svc/c", "3")
+            #expect(missing.stderr.contains("requested lease not found"), "\(missing.stderr)")
+
+            // A lease that runs out takes its keys with it, in one revision.
+            let short = try #require(try await etcd.ok("lease", "grant", "2").split(separator: " ").dropFirst().first.map(String.init))
+            _ = try await etcd.ok("put", "--lease=\(short)", "tmp/a", "1")
+            _ = try await etcd.ok("put", "--lease=\(short)", "tmp/b", "2")
+            let before = try await etcd.json("get", "plain")
+            let revision = try #require((before["header"] as? [String: Any])?["revision"] as? Int)
+            var gone = false
+            for _ in 0..<40 where !gone {
+                try await Task.sleep(for: .milliseconds(250))
+                gone = try await etcd.ok("get", "tmp/", "--prefix", "--keys-only").isEmpty
+            }
+            #expect(gone, "the lease's keys outlived it")
+            let after = try await etcd.json("get", "plain")
+            #expect((after["header"] as? [String: Any])?["revision"] as? Int == revision + 1, "both keys went in one revision")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
     @Test("endpoint status and member list answer as a one-member cluster", arguments: Backing.allCases)
     func cluster(backing: Backing) async throws {
         let etcd = try await Self.start(backing)
@@ -211,7 +268,7 @@ struct EtcdctlTests {
             #expect(status.contains("\"Revision\" : 1"), "\(status)")
             #expect(status.contains("\"IsLearner\" : false"), "\(status)")
             let members = try await etcd.ok("member", "list")
-            #expect(members.contains("started, discfg, , http://127.0.0.1:"), "\(members)")
+            #expect(members.contains("started, discfg, , http://127.0.0.1:\(etcd.etcdPort)"), "the bound port, not the one asked for: \(members)")
         } catch {
             await etcd.stop()
             throw error

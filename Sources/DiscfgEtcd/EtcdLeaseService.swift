@@ -1,0 +1,75 @@
+import DiscfgCore
+import Foundation
+import GRPCCore
+
+/// etcd's `Lease` service over ``EtcdLeases``.
+struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
+    let backend: EtcdBackend
+    let identity: EtcdIdentity
+    let leases: EtcdLeases
+
+    func leaseGrant(request: Etcdserverpb_LeaseGrantRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseGrantResponse {
+        try await answering {
+            let (id, ttl) = try await leases.grant(id: request.id, ttl: request.ttl)
+            var response = Etcdserverpb_LeaseGrantResponse()
+            response.header = identity.header(try await backend.currentRevision())
+            response.id = id
+            response.ttl = ttl
+            return response
+        }
+    }
+
+    func leaseRevoke(request: Etcdserverpb_LeaseRevokeRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseRevokeResponse {
+        try await answering {
+            let revision = try await leases.revoke(request.id)
+            var response = Etcdserverpb_LeaseRevokeResponse()
+            response.header = identity.header(revision)
+            return response
+        }
+    }
+
+    func leaseKeepAlive(
+        request: RPCAsyncSequence<Etcdserverpb_LeaseKeepAliveRequest, any Error>,
+        response: RPCWriter<Etcdserverpb_LeaseKeepAliveResponse>,
+        context: ServerContext
+    ) async throws {
+        for try await message in request {
+            let ttl = await leases.keepAlive(message.id)
+            var answer = Etcdserverpb_LeaseKeepAliveResponse()
+            answer.header = identity.header(try await answering { try await backend.currentRevision() })
+            answer.id = message.id
+            answer.ttl = ttl
+            try await response.write(answer)
+        }
+    }
+
+    func leaseTimeToLive(request: Etcdserverpb_LeaseTimeToLiveRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseTimeToLiveResponse {
+        try await answering {
+            var response = Etcdserverpb_LeaseTimeToLiveResponse()
+            response.header = identity.header(try await backend.currentRevision())
+            response.id = request.id
+            if let lease = await leases.timeToLive(request.id) {
+                response.ttl = lease.remaining
+                response.grantedTtl = lease.granted
+                if request.keys { response.keys = lease.keys.compactMap { EtcdKeys.bytes($0.path).map { Data($0) } } }
+            } else {
+                // etcd's answer for a lease that is gone.
+                response.ttl = -1
+            }
+            return response
+        }
+    }
+
+    func leaseLeases(request: Etcdserverpb_LeaseLeasesRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseLeasesResponse {
+        try await answering {
+            var response = Etcdserverpb_LeaseLeasesResponse()
+            response.header = identity.header(try await backend.currentRevision())
+            response.leases = await leases.ids().map { id in
+                var status = Etcdserverpb_LeaseStatus()
+                status.id = id
+                return status
+            }
+            return response
+        }
+    }
+}

@@ -1,0 +1,591 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// The same `etcdctl` commands against a real etcd and against `discfg serve --etcd` (on
+/// the embedded store), their outputs compared: simple output byte for byte, `-w json`
+/// output field by field.
+///
+/// Each test starts a fresh pair: Debian's `etcd` (installed by `scripts/setup` with
+/// `etcd-server`) on free loopback ports with a scratch data directory, and `discfg serve
+/// --etcd`. A machine without `etcd` fails these tests, it does not skip them.
+///
+/// Revisions are compared in discfg's numbering: etcd's differ from discfg's by one
+/// constant per pair (etcd's empty store is at revision 1, discfg's empty config at 0),
+/// measured from the first response of each pair and expected everywhere after. A command
+/// that names a revision writes it as `{rev:N}` (N in discfg's numbering), and each side
+/// reads it in its own. The header's `cluster_id`, `member_id` and `raft_term` are
+/// checked present and nonzero on both, and not compared.
+@Suite("etcd compatibility: etcdctl against etcd and against serve --etcd", .serialized)
+struct EtcdCompatibilityTests {
+    typealias Output = ChildProcess.Output
+
+    // MARK: The two servers
+
+    /// One server speaking the etcd API, as `etcdctl` reaches it.
+    struct Side: Sendable {
+        let name: String
+        let port: Int
+        /// etcdctl's HOME.
+        let home: String
+        /// What this side's revisions add to discfg's.
+        var offset = 0
+
+        /// `text` with each `{rev:N}` written as this side's number for discfg's revision N.
+        func translate(_ text: String) -> String {
+            var text = text
+            while let range = text.range(of: #"\{rev:-?[0-9]+\}"#, options: .regularExpression) {
+                let number = Int(text[range].dropFirst(5).dropLast()) ?? 0
+                text.replaceSubrange(range, with: String(number + offset))
+            }
+            return text
+        }
+
+        var environment: [String: String] { ChildProcess.environment(["ETCDCTL_API": "3", "HOME": home]) }
+
+        func arguments(_ arguments: [String]) -> [String] {
+            ["--endpoints=127.0.0.1:\(port)", "--command-timeout=30s", "--dial-timeout=20s"] + arguments.map(translate)
+        }
+
+        /// Runs `etcdctl arguments…` to completion.
+        func etcdctl(_ arguments: [String], stdin: String? = nil) async throws -> Output {
+            try await ChildProcess.run(
+                "etcdctl", self.arguments(arguments), environment: environment,
+                stdin: stdin.map { .bytes(Data(translate($0).utf8)) } ?? .none, timeout: .seconds(120)
+            )
+        }
+
+        /// Starts `etcdctl arguments…` (a watch) and returns it running.
+        func launch(_ arguments: [String]) throws -> ChildProcess {
+            try ChildProcess.launch("etcdctl", self.arguments(arguments), environment: environment)
+        }
+    }
+
+    /// A failure to start a server, with what it printed.
+    struct StartFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// A real etcd, with its scratch directory.
+    struct EtcdServer {
+        let process: ChildProcess
+        let directory: URL
+        let side: Side
+
+        /// Starts `etcd` on free loopback ports and waits until `etcdctl endpoint health`
+        /// answers; tries new ports when another process took them first.
+        static func start() async throws -> EtcdServer {
+            guard let etcd = executable("etcd") else {
+                throw StartFailure(description: """
+                    etcd is not installed: these tests compare discfg with a real etcd. \
+                    Install Debian's etcd-server (scripts/setup does).
+                    """)
+            }
+            var failures: [String] = []
+            for _ in 0..<3 {
+                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-etcd-\(UUID().uuidString)")
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                let client = try MotoServer.freeLoopbackPort()
+                var peer = try MotoServer.freeLoopbackPort()
+                while peer == client { peer = try MotoServer.freeLoopbackPort() }
+                let clientURL = "http://127.0.0.1:\(client)", peerURL = "http://127.0.0.1:\(peer)"
+                var settings = ["HOME": directory.path]
+                #if arch(arm64)
+                settings["ETCD_UNSUPPORTED_ARCH"] = "arm64"
+                #endif
+                let process = try ChildProcess.launch(
+                    etcd,
+                    [
+                        "--name", "t", "--data-dir", directory.appendingPathComponent("data").path,
+                        "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
+                        "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+                        "--initial-cluster", "t=\(peerURL)",
+                    ],
+                    environment: ChildProcess.environment(settings), directory: directory.path, stdout: .discard
+                )
+                let side = Side(name: "etcd", port: client, home: directory.path)
+                let deadline = ContinuousClock.now + .seconds(120)
+                while process.isRunning, ContinuousClock.now < deadline {
+                    let health = try? await side.etcdctl(["endpoint", "health"])
+                    if health?.termination == .exited(0) {
+                        return EtcdServer(process: process, directory: directory, side: side)
+                    }
+                    try await Task.sleep(for: .milliseconds(250))
+                }
+                await process.stop()
+                failures.append("etcd on \(clientURL) (\(process.output.termination?.description ?? "still running")):\n\(process.output.stderr.suffix(3_000))")
+                try? FileManager.default.removeItem(at: directory)
+            }
+            throw StartFailure(description: "etcd did not become healthy:\n" + failures.joined(separator: "\n\n"))
+        }
+
+        /// SIGTERM, SIGKILL after five seconds, then its directory removed.
+        func stop() async {
+            await process.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
+
+        /// The program `name` in PATH.
+        static func executable(_ name: String) -> String? {
+            let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+            return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        }
+    }
+
+    /// `discfg serve --etcd` on a fresh SQLite store.
+    struct DiscfgServer {
+        let cli: CLIRunner
+        let process: ChildProcess
+        let side: Side
+
+        static func start() async throws -> DiscfgServer {
+            let cli = try CLIRunner()
+            let process: ChildProcess
+            do {
+                process = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
+            } catch {
+                cli.cleanUp()
+                throw error
+            }
+            do {
+                let port = try await process.waitForOutput(timeout: .seconds(120)) { output -> Int? in
+                    guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:[0-9]+\n"#, options: .regularExpression) else { return nil }
+                    return Int(output.stderr[range].dropLast().split(separator: ":").last ?? "")
+                }
+                return DiscfgServer(cli: cli, process: process, side: Side(name: "discfg", port: port, home: cli.directory.path))
+            } catch {
+                await process.kill()
+                cli.cleanUp()
+                throw error
+            }
+        }
+
+        func stop() async {
+            await process.stop()
+            cli.cleanUp()
+        }
+    }
+
+    /// Runs `body` with a fresh etcd and a fresh `serve --etcd`, and stops both after,
+    /// whether it threw or not.
+    static func withPair(_ body: (Pair) async throws -> Void) async throws {
+        let etcd = try await EtcdServer.start()
+        let discfg: DiscfgServer
+        do {
+            discfg = try await DiscfgServer.start()
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        do {
+            var pair = Pair(etcd: etcd.side, discfg: discfg.side)
+            try await pair.measureOffset()
+            try await body(pair)
+        } catch {
+            await etcd.stop()
+            await discfg.stop()
+            throw error
+        }
+        await etcd.stop()
+        await discfg.stop()
+    }
+
+    // MARK: Comparing
+
+    /// The two sides, each command run on both.
+    struct Pair: Sendable {
+        var etcd: Side
+        var discfg: Side
+
+        /// Runs `etcdctl arguments…` on both at once.
+        func both(_ arguments: [String], stdin: String? = nil) async throws -> (etcd: Output, discfg: Output) {
+            async let onEtcd = etcd.etcdctl(arguments, stdin: stdin)
+            async let onDiscfg = discfg.etcdctl(arguments, stdin: stdin)
+            return try await (onEtcd, onDiscfg)
+        }
+
+        /// The header revision of each side's answer to the first command: their
+        /// difference is etcd's offset for the rest of the pair's life.
+        mutating func measureOffset() async throws {
+            let answers = try await both(["get", "-w", "json", "compatibility-probe"])
+            #expect(answers.etcd.termination == .exited(0), "etcd: \(answers.etcd.logs)")
+            #expect(answers.discfg.termination == .exited(0), "discfg: \(answers.discfg.logs)")
+            let etcdRevision = try Self.headerRevision(answers.etcd.stdoutData)
+            let discfgRevision = try Self.headerRevision(answers.discfg.stdoutData)
+            etcd.offset = etcdRevision - discfgRevision
+            // etcd's empty store is at revision 1; discfg's empty config at 0.
+            #expect(etcd.offset >= 0, "etcd at \(etcdRevision), discfg at \(discfgRevision)")
+        }
+
+        static func headerRevision(_ json: Data) throws -> Int {
+            let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+            let header = try #require(object["header"] as? [String: Any])
+            return (header["revision"] as? NSNumber)?.intValue ?? 0
+        }
+
+        /// The command succeeds on both with the same standard output, byte for byte;
+        /// that output.
+        @discardableResult
+        func same(_ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            try await same(arguments, stdin: stdin, sourceLocation: sourceLocation)
+        }
+
+        @discardableResult
+        func same(_ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            let answers = try await both(arguments, stdin: stdin)
+            let command = "etcdctl \(arguments.joined(separator: " "))" + (stdin.map { " <<< \($0.debugDescription)" } ?? "")
+            #expect(answers.etcd.termination == .exited(0), "etcd: \(command)\n\(answers.etcd.logs)", sourceLocation: sourceLocation)
+            #expect(answers.discfg.termination == .exited(0), "discfg: \(command)\n\(answers.discfg.logs)", sourceLocation: sourceLocation)
+            #expect(
+                answers.discfg.stdout == answers.etcd.stdout,
+                "\(command)\netcd:\n\(answers.etcd.stdout)\ndiscfg:\n\(answers.discfg.stdout)", sourceLocation: sourceLocation
+            )
+            return answers.etcd.stdout
+        }
+
+        /// The command succeeds on both with `-w json`, and the outputs agree in every
+        /// field, revisions in discfg's numbering; etcd's, so normalized.
+        @discardableResult
+        func sameJSON(_ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            try await sameJSON(arguments, stdin: stdin, sourceLocation: sourceLocation)
+        }
+
+        @discardableResult
+        func sameJSON(_ arguments: [String], stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+            let answers = try await both(["-w", "json"] + arguments, stdin: stdin)
+            let command = "etcdctl -w json \(arguments.joined(separator: " "))" + (stdin.map { " <<< \($0.debugDescription)" } ?? "")
+            #expect(answers.etcd.termination == .exited(0), "etcd: \(command)\n\(answers.etcd.logs)", sourceLocation: sourceLocation)
+            #expect(answers.discfg.termination == .exited(0), "discfg: \(command)\n\(answers.discfg.logs)", sourceLocation: sourceLocation)
+            guard answers.etcd.termination == .exited(0), answers.discfg.termination == .exited(0) else { return "" }
+            // txn -i prints its prompts before the JSON.
+            let onEtcd = try normalizedJSON(Self.lastLine(answers.etcd.stdout), side: etcd, command: command, sourceLocation: sourceLocation)
+            let onDiscfg = try normalizedJSON(Self.lastLine(answers.discfg.stdout), side: discfg, command: command, sourceLocation: sourceLocation)
+            #expect(onDiscfg == onEtcd, "\(command)\netcd (revisions less \(etcd.offset)):\n\(onEtcd)\ndiscfg:\n\(onDiscfg)", sourceLocation: sourceLocation)
+            return onEtcd
+        }
+
+        /// The command fails on both, with the same standard output and the same error:
+        /// etcdctl's `Error:` line and the gRPC status it reports.
+        func sameFailure(_ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            let answers = try await both(arguments, stdin: stdin)
+            let command = "etcdctl \(arguments.joined(separator: " "))" + (stdin.map { " <<< \($0.debugDescription)" } ?? "")
+            #expect(answers.etcd.termination != .exited(0), "etcd: \(command) succeeded\n\(answers.etcd.logs)", sourceLocation: sourceLocation)
+            #expect(answers.discfg.termination == answers.etcd.termination, "\(command)\netcd: \(answers.etcd.logs)\ndiscfg: \(answers.discfg.logs)", sourceLocation: sourceLocation)
+            #expect(answers.discfg.stdout == answers.etcd.stdout, "\(command)\netcd:\n\(answers.etcd.stdout)\ndiscfg:\n\(answers.discfg.stdout)", sourceLocation: sourceLocation)
+            let etcdSaid = Self.failure(answers.etcd), discfgSaid = Self.failure(answers.discfg)
+            #expect(!etcdSaid.isEmpty, "etcd: \(command)\n\(answers.etcd.logs)", sourceLocation: sourceLocation)
+            #expect(discfgSaid == etcdSaid, "\(command)\netcd:\n\(etcdSaid)\ndiscfg:\n\(discfgSaid)", sourceLocation: sourceLocation)
+        }
+
+        /// What etcdctl says of a failure: its `Error:` lines and each gRPC status it
+        /// logged (the rest of that log line holds a time and a client id).
+        static func failure(_ output: Output) -> String {
+            var said: [String] = []
+            for line in output.stderr.split(separator: "\n") {
+                if line.hasPrefix("Error:") { said.append(String(line)) }
+                if let range = line.range(of: #"rpc error: code = [A-Za-z]+ desc = [^"]*"#, options: .regularExpression) {
+                    said.append(String(line[range]))
+                }
+            }
+            return said.joined(separator: "\n")
+        }
+
+        static func lastLine(_ text: String) -> String {
+            String(text.split(separator: "\n").last ?? "")
+        }
+
+        /// etcdctl's JSON, canonical (sorted keys), with the top header's identity
+        /// checked and removed and every revision in discfg's numbering.
+        func normalizedJSON(_ line: String, side: Side, command: String, sourceLocation: SourceLocation) throws -> String {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+            let normalized = Self.normalized(object, side: side, top: true, command: command, sourceLocation: sourceLocation)
+            return String(decoding: try JSONSerialization.data(withJSONObject: normalized, options: [.sortedKeys]), as: UTF8.self)
+        }
+
+        /// `value` with revisions less the side's offset. The top header's cluster_id,
+        /// member_id and raft_term must be there and nonzero, and are removed; a header's
+        /// absent revision (0 is left out) becomes 0. Nested headers keep every other
+        /// field, so one the other side lacks shows.
+        static func normalized(_ value: Any, side: Side, top: Bool, command: String, sourceLocation: SourceLocation) -> Any {
+            if let array = value as? [Any] {
+                return array.map { normalized($0, side: side, top: false, command: command, sourceLocation: sourceLocation) }
+            }
+            guard let object = value as? [String: Any] else { return value }
+            var result: [String: Any] = [:]
+            for (key, field) in object {
+                switch key {
+                case "header", "Header":
+                    var header = field as? [String: Any] ?? [:]
+                    if top {
+                        for name in ["cluster_id", "member_id", "raft_term"] {
+                            let number = (header[name] as? NSNumber)?.doubleValue ?? 0
+                            #expect(number != 0, "\(side.name): \(command): the header's \(name) is missing or 0: \(object)", sourceLocation: sourceLocation)
+                            header[name] = nil
+                        }
+                    }
+                    header["revision"] = ((header["revision"] as? NSNumber)?.intValue ?? 0) - side.offset
+                    result[key] = normalized(header, side: side, top: false, command: command, sourceLocation: sourceLocation)
+                case "revision", "create_revision", "mod_revision":
+                    let number = (field as? NSNumber)?.intValue ?? 0
+                    result[key] = number > 0 && key != "revision" ? number - side.offset : number
+                default:
+                    result[key] = normalized(field, side: side, top: false, command: command, sourceLocation: sourceLocation)
+                }
+            }
+            return result
+        }
+    }
+
+    // MARK: Watches
+
+    /// The watch responses etcdctl printed with `-w json`, one a line (a line not yet
+    /// ended is left for later).
+    static func watchResponses(_ stdout: String) -> [[String: Any]] {
+        var lines = stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        lines.removeLast()
+        return lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    static func eventCount(_ stdout: String) -> Int {
+        watchResponses(stdout).reduce(0) { $0 + (($1["Events"] as? [Any])?.count ?? 0) }
+    }
+
+    /// Each event of a JSON watch with the response that carried it (its header's
+    /// revision, compaction and flags), canonical, in discfg's numbering. How events are
+    /// grouped into responses is not compared: etcd sends the events it replays from
+    /// history in one response, discfg one response per revision.
+    static func watchEvents(_ stdout: String, side: Side, command: String, sourceLocation: SourceLocation = #_sourceLocation) -> [String] {
+        watchResponses(stdout).flatMap { response -> [String] in
+            let normalized = Pair.normalized(response, side: side, top: true, command: command, sourceLocation: sourceLocation) as? [String: Any] ?? [:]
+            var carrier = normalized
+            carrier["Events"] = nil
+            return (normalized["Events"] as? [Any] ?? []).map { event in
+                let pairing: [String: Any] = ["response": carrier, "event": event]
+                return (try? JSONSerialization.data(withJSONObject: pairing, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "?"
+            }
+        }
+    }
+
+    /// Waits until each side's JSON watcher has printed `count` events.
+    static func awaitEvents(_ count: Int, _ watchers: [ChildProcess]) async throws {
+        for watcher in watchers {
+            _ = try await watcher.waitForOutput(timeout: .seconds(120)) { output -> Int? in
+                let seen = eventCount(output.stdout)
+                return seen >= count ? seen : nil
+            }
+        }
+    }
+
+    // MARK: Scenarios
+
+    @Test("put, get and del: --prefix, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json, --prev-kv")
+    func keyValue() async throws {
+        try await Self.withPair { pair in
+            // History: revisions 1 to 8 in discfg's numbering.
+            #expect(try await pair.same("put", "/registry/pods/a", "alpha") == "OK\n")
+            try await pair.same("put", "/registry/pods/b", "beta")
+            try await pair.same("put", "/registry/svc/x", "ex")
+            try await pair.same("put", "plain", "with spaces and ünïcode")
+            try await pair.same("put", "/registry/pods/a", "alpha2")
+            try await pair.same("del", "/registry/pods/b")
+            try await pair.sameJSON("put", "/registry/pods/b", "beta2", "--prev-kv")
+            try await pair.sameJSON("put", "/registry/pods/a", "alpha3", "--prev-kv")
+            try await pair.same("put", "ключ/ü", "значение")
+
+            let reads: [[String]] = [
+                ["get", "/registry/pods/a"],
+                ["get", "plain", "--print-value-only"],
+                ["get", "nothing"],
+                ["get", "/registry/pods/", "--prefix"],
+                ["get", "/registry/pods/", "--prefix", "--keys-only"],
+                ["get", "/registry/", "--prefix", "--limit", "2", "--print-value-only"],
+                ["get", "/registry/", "--prefix", "--limit", "1"],
+                ["get", "/registry/", "--prefix", "--limit", "3"],
+                ["get", "/registry/svc", "--from-key", "--keys-only"],
+                ["get", "", "--from-key"],
+                ["get", "", "--from-key", "--limit", "2", "--keys-only"],
+                ["get", "/registry/pods/a", "/registry/svc/x"],
+                ["get", "/registry/", "--prefix", "--sort-by=MODIFY", "--order=DESCEND"],
+                ["get", "", "--from-key", "--sort-by=VERSION", "--order=ASCEND", "--keys-only"],
+                ["get", "/registry/pods/a", "--rev", "{rev:1}", "--print-value-only"],
+                ["get", "/registry/pods/a", "--rev", "{rev:4}"],
+                ["get", "/registry/pods/b", "--rev", "{rev:1}"],
+                ["get", "/registry/pods/b", "--rev", "{rev:6}"],
+                ["get", "/registry/", "--prefix", "--rev", "{rev:3}", "--limit", "1", "--keys-only"],
+                ["get", "/registry/svc", "--from-key", "--rev", "{rev:7}"],
+                ["get", "ключ/", "--prefix"],
+            ]
+            for read in reads {
+                try await pair.same(read)
+                // JSON has no --print-value-only: etcdctl refuses the two together.
+                if !read.contains("--print-value-only") { try await pair.sameJSON(read) }
+            }
+            // Every key at every revision so far, and now.
+            for revision in 1...9 {
+                try await pair.same("get", "", "--from-key", "--rev", "{rev:\(revision)}")
+                try await pair.sameJSON("get", "", "--from-key", "--rev", "{rev:\(revision)}")
+            }
+
+            #expect(try await pair.same("del", "/registry/pods/", "--prefix", "--prev-kv") == "2\n/registry/pods/a\nalpha3\n/registry/pods/b\nbeta2\n")
+            #expect(try await pair.same("del", "nothing") == "0\n")
+            try await pair.sameJSON("del", "nothing", "--prev-kv")
+            try await pair.sameJSON("del", "plain", "--prev-kv")
+            try await pair.same("put", "z1", "1")
+            try await pair.same("put", "z2", "2")
+            try await pair.sameJSON("del", "z", "--from-key", "--prev-kv")
+            try await pair.same("del", "ключ/ü", "--prev-kv")
+            try await pair.sameJSON("put", "again", "1")
+            try await pair.sameJSON("put", "again", "2", "--prev-kv")
+            for read in [["get", "", "--from-key"], ["get", "", "--from-key", "--rev", "{rev:9}"], ["get", "", "--from-key", "--rev", "{rev:12}"]] {
+                try await pair.same(read)
+                try await pair.sameJSON(read)
+            }
+        }
+    }
+
+    /// What `etcdctl txn -i` reads: compares, a blank line, success requests, a blank
+    /// line, failure requests, a blank line.
+    static func txn(_ compares: [String], success: [String], failure: [String]) -> String {
+        [compares, success, failure].map { $0.map { $0 + "\n" }.joined() + "\n" }.joined()
+    }
+
+    @Test("txn -i: compares that hold and that fail, both branches with get, put and del")
+    func transactions() async throws {
+        try await Self.withPair { pair in
+            try await pair.same("put", "lock", "free")
+            try await pair.same("put", "counter", "1")
+            try await pair.same("put", "gone", "bye")
+
+            let held = try await pair.same("txn", "-i", stdin: Self.txn(
+                [#"value("lock") = "free""#, #"version("counter") > "0""#, #"mod("counter") = "{rev:2}""#, #"create("gone") = "{rev:3}""#],
+                success: ["get lock", "put lock taken", "get counter", "del gone --prev-kv", "put owner me", "get lock", "del nothing"],
+                failure: ["get lock", "put never x", "del counter"]
+            ))
+            #expect(held.contains("SUCCESS"), "\(held)")
+            let failed = try await pair.same("txn", "-i", stdin: Self.txn(
+                [#"value("lock") = "free""#],
+                success: ["put lock again", "del counter"],
+                failure: ["get lock", "put loser 1 --prev-kv", "del counter --prev-kv", "get counter", "get owner"]
+            ))
+            #expect(failed.contains("FAILURE"), "\(failed)")
+
+            // The same shapes as JSON: every response, its header's revision included.
+            try await pair.sameJSON("txn", "-i", stdin: Self.txn(
+                [#"mod("lock") = "{rev:4}""#, #"version("missing") = "0""#],
+                success: ["get lock", "del nothing", "get lock", "put lock x --prev-kv", "del loser --prev-kv", "get lo --prefix", "get loser"],
+                failure: ["get never"]
+            ))
+            try await pair.sameJSON("txn", "-i", stdin: Self.txn(
+                [#"create("never") > "0""#, #"value("lock") = "x""#],
+                success: ["put never 1"],
+                failure: ["get lock", #"get "" --from-key --keys-only"#, "del lock --prev-kv", "put after 1", "get after", "get lock"]
+            ))
+            // Read only: no new revision.
+            try await pair.sameJSON("txn", "-i", stdin: Self.txn(
+                [#"value("missing") = """#],
+                success: ["get after"],
+                failure: [#"get "" --from-key"#, "get a z --limit 1", "del nothing"]
+            ))
+            try await pair.sameJSON("txn", "-i", stdin: Self.txn([], success: [], failure: []))
+            try await pair.same("get", "", "--from-key")
+            try await pair.sameJSON("get", "", "--from-key")
+        }
+    }
+
+    @Test("watch --rev 1 --prefix --prev-kv over puts, transactions and deletes, and a watch replaying history")
+    func watches() async throws {
+        try await Self.withPair { pair in
+            try await pair.same("put", "app/a", "1")
+            try await pair.same("put", "other", "x")
+            let follow = ["watch", "app/", "--prefix", "--prev-kv", "--rev", "{rev:1}"]
+            var watchers: [ChildProcess] = []
+            do {
+                for side in [pair.etcd, pair.discfg] { watchers.append(try side.launch(follow)) }
+                let text = (etcd: watchers[0], discfg: watchers[1])
+                for side in [pair.etcd, pair.discfg] { watchers.append(try side.launch(["-w", "json"] + follow)) }
+                let json = [watchers[2], watchers[3]]
+                try await Self.awaitEvents(1, json)
+
+                try await pair.same("txn", "-i", stdin: Self.txn([], success: ["put app/a 2", "put app/b 3", "del other"], failure: []))
+                try await Self.awaitEvents(3, json)
+                try await pair.same("del", "app/a")
+                try await Self.awaitEvents(4, json)
+                try await pair.same("txn", "-i", stdin: Self.txn(
+                    [#"value("app/b") = "nope""#], success: ["put app/x no"], failure: ["put app/c 4", "get app/b", "put app/d 5", "del missing"]
+                ))
+                try await Self.awaitEvents(6, json)
+                #expect(try await pair.same("del", "app/", "--prefix") == "3\n")
+                try await Self.awaitEvents(9, json)
+                try await pair.same("put", "other", "y")
+                try await pair.same("put", "app/end", "done")
+                try await Self.awaitEvents(10, json)
+                for watcher in [text.etcd, text.discfg] {
+                    _ = try await watcher.waitForOutput(timeout: .seconds(120)) { $0.stdout.contains("PUT\napp/end\ndone\n") ? true : nil }
+                }
+                // A watch begun after all of it replays it from history.
+                let replay = ["-w", "json", "watch", "app/", "--prefix", "--rev", "{rev:3}"]
+                for side in [pair.etcd, pair.discfg] { watchers.append(try side.launch(replay)) }
+                let replaying = [watchers[4], watchers[5]]
+                try await Self.awaitEvents(9, replaying)
+                for watcher in watchers { await watcher.kill() }
+
+                let etcdText = text.etcd.output.stdout, discfgText = text.discfg.output.stdout
+                #expect(discfgText == etcdText, "etcdctl \(follow.joined(separator: " "))\netcd:\n\(etcdText)\ndiscfg:\n\(discfgText)")
+                #expect(etcdText.hasPrefix("PUT\napp/a\n1\nPUT\napp/a\n1\napp/a\n2\nPUT\napp/b\n3\nDELETE\napp/a\n2\napp/a\n\n"), "\(etcdText)")
+                for (command, printed) in [("etcdctl -w json \(follow.joined(separator: " "))", json), ("etcdctl \(replay.joined(separator: " "))", replaying)] {
+                    let onEtcd = Self.watchEvents(printed[0].output.stdout, side: pair.etcd, command: command)
+                    let onDiscfg = Self.watchEvents(printed[1].output.stdout, side: pair.discfg, command: command)
+                    #expect(onEtcd.count == (command.contains("prev-kv") ? 10 : 9))
+                    #expect(onDiscfg.count == onEtcd.count, "\(command)\netcd:\n\(onEtcd.joined(separator: "\n"))\ndiscfg:\n\(onDiscfg.joined(separator: "\n"))")
+                    for (index, (etcdEvent, discfgEvent)) in zip(onEtcd, onDiscfg).enumerated() {
+                        #expect(discfgEvent == etcdEvent, "\(command): event \(index)\netcd (revisions less \(pair.etcd.offset)):\n\(etcdEvent)\ndiscfg:\n\(discfgEvent)")
+                    }
+                }
+            } catch {
+                for watcher in watchers { await watcher.kill() }
+                throw error
+            }
+        }
+    }
+
+    @Test("errors: a future revision, a duplicate key in a txn, no key; endpoint status and member list")
+    func errorsAndCluster() async throws {
+        try await Self.withPair { pair in
+            try await pair.same("put", "k", "v")
+            try await pair.same("put", "app/c", "1")
+            try await pair.sameFailure("get", "k", "--rev", "{rev:1000}")
+            try await pair.sameFailure("get", "", "--from-key", "--rev", "{rev:3}")
+            try await pair.sameFailure("get", "k", "--rev", "{rev:3}", "-w", "json")
+            try await pair.same("get", "k", "--rev", "{rev:2}")
+            try await pair.sameFailure("txn", "-i", stdin: Self.txn([], success: ["put twice 1", "put twice 2"], failure: []))
+            try await pair.sameFailure("txn", "-i", stdin: Self.txn([], success: [], failure: ["put twice 1", "del twice"]))
+            try await pair.sameFailure("txn", "-i", stdin: Self.txn([], success: ["del app/ --prefix", "put app/c 2"], failure: []))
+            try await pair.sameFailure("put", "", "x")
+            try await pair.sameFailure("get", "")
+            try await pair.sameFailure("del", "")
+            // None of the refused writes made a revision.
+            try await pair.sameJSON("get", "", "--from-key")
+
+            // Not compared: the version and database size differ by nature.
+            let status = try await pair.both(["endpoint", "status", "-w", "json"])
+            let members = try await pair.both(["member", "list", "-w", "json"])
+            for (side, status, members) in [(pair.etcd, status.etcd, members.etcd), (pair.discfg, status.discfg, members.discfg)] {
+                #expect(status.termination == .exited(0), "\(side.name): endpoint status: \(status.logs)")
+                let statuses = try JSONSerialization.jsonObject(with: status.stdoutData) as? [[String: Any]] ?? []
+                #expect(statuses.count == 1, "\(side.name): \(status.stdout)")
+                let header = (statuses.first?["Status"] as? [String: Any])?["header"] as? [String: Any]
+                let member = (header?["member_id"] as? NSNumber)?.uint64Value ?? 0
+                #expect(member != 0, "\(side.name): \(status.stdout)")
+                #expect(((statuses.first?["Status"] as? [String: Any])?["leader"] as? NSNumber)?.uint64Value == member, "\(side.name): its own leader: \(status.stdout)")
+
+                #expect(members.termination == .exited(0), "\(side.name): member list: \(members.logs)")
+                let list = try JSONSerialization.jsonObject(with: members.stdoutData) as? [String: Any] ?? [:]
+                let listed = list["members"] as? [[String: Any]] ?? []
+                #expect(listed.count == 1, "\(side.name): \(members.stdout)")
+                #expect((listed.first?["ID"] as? NSNumber)?.uint64Value == member, "\(side.name): \(members.stdout)")
+                #expect((listed.first?["clientURLs"] as? [String]) == ["http://127.0.0.1:\(side.port)"], "\(side.name): \(members.stdout)")
+            }
+        }
+    }
+}
