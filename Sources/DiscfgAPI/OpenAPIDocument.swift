@@ -106,7 +106,7 @@ paths:
       summary: List keys under a prefix, one page at a time, in key order.
       parameters:
         - { name: prefix, in: query, schema: { type: string, default: "/", maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/)." }
-        - { name: recursive, in: query, schema: { type: boolean, default: false }, description: "Every key below, or only direct children plus sub-prefixes." }
+        - { name: recursive, in: query, schema: { type: string, enum: ["", "true", "false"], default: "false" }, description: "Every key below, or only direct children plus sub-prefixes. A flag: given bare (?recursive) or true, it is on." }
         - $ref: "#/components/parameters/limit"
         - { name: cursor, in: query, schema: { type: string }, description: "The cursor of the previous page (any text is a position: before the prefix starts over, after it ends)." }
         - $ref: "#/components/parameters/maxBytes"
@@ -123,7 +123,7 @@ paths:
         name. The same is DELETE /v1/{config}/keys/{prefix}?recursive.
       parameters:
         - { name: prefix, in: query, required: true, schema: { type: string, maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/); / for every key." }
-        - { name: recursive, in: query, required: true, schema: { type: boolean, enum: [true] } }
+        - { name: recursive, in: query, required: true, schema: { type: string, enum: ["", "true"] }, description: "A flag: given bare (?recursive) or true." }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
@@ -138,9 +138,9 @@ paths:
       summary: Get a key; with ?recursive or a trailing slash, list under it.
       parameters:
         - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Read the key as it was at this config revision." }
-        - { name: raw, in: query, schema: { type: boolean }, description: "Return the bare value with its stored content type." }
+        - { name: raw, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Return the bare value with its stored content type. A flag: bare (?raw) or true." }
         - { name: format, in: query, schema: { type: string, enum: [json] }, description: "Return a JSON value parsed rather than as a string." }
-        - { name: recursive, in: query, schema: { type: boolean } }
+        - { name: recursive, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "A flag: bare (?recursive) or true." }
         - $ref: "#/components/parameters/limit"
         - { name: cursor, in: query, schema: { type: string } }
         - $ref: "#/components/parameters/maxBytes"
@@ -309,7 +309,7 @@ paths:
         ?format=json|yaml|env names. A YAML document may nest 64 levels, and its
         aliases may not expand it past 100,000 nodes or four times its size.
       parameters:
-        - { name: replace, in: query, schema: { type: boolean }, description: "Also delete keys the snapshot does not contain." }
+        - { name: replace, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Also delete keys the snapshot does not contain. A flag: bare (?replace) or true." }
       requestBody:
         required: true
         content:
@@ -350,7 +350,7 @@ paths:
 
         Each branch writes a key at most once: two writes of one key, or a put of a
         key under a prefix or in a range the same branch deletes, are refused with 400. A branch
-        changes at most 1000 keys, prefix deletes included (413 otherwise), and the
+        changes at most 100000 keys, prefix deletes included (413 otherwise), and the
         body is at most 16 MiB. Fields not listed here, and null fields, are refused.
         Values put are stored as given; secrets are not sealed by the server.
       requestBody:
@@ -381,7 +381,7 @@ paths:
         config (info) with its revision and compactedRevision. The config's own retention
         (--history) goes on compacting as before. Admins only.
       parameters:
-        - { name: revision, in: query, required: true, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Drop history at or below this revision; at most the config's revision." }
+        - { name: revision, in: query, required: true, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Drop history at or below this revision; at most the config's revision (400 past it)." }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }

@@ -25,8 +25,10 @@ public enum Limits {
     /// The most keys one transaction may change, delete-prefix operations included. Every
     /// change of a transaction shares one revision, and a page of events never splits a
     /// revision, so this also bounds how far one page of events may run past its limit.
-    /// DynamoDB holds fewer in one of its transactions (about 49 keys).
-    public static let maxTransactionChanges = 1000
+    /// High enough for etcd's DeleteRange of what a client wrote (`etcdctl check perf`
+    /// leaves about 9,000 keys to delete at once); DynamoDB holds fewer in one of its
+    /// transactions (about 49 keys).
+    public static let maxTransactionChanges = 100_000
 
     /// Checks a value's size.
     public static func validateValue(_ value: Data) throws {

@@ -94,6 +94,7 @@ private struct Watcher: Sendable {
             }
             let noPut = create.filters.contains(.noput), noDelete = create.filters.contains(.nodelete)
             let queue = EventQueue()
+            var sent = Revision.zero
             let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: start)
             let pump = Task {
                 do {
@@ -108,15 +109,21 @@ private struct Watcher: Sendable {
             defer { pump.cancel() }
             while !Task.isCancelled {
                 guard await queue.waitForEvents() else { break }
-                // A transaction's events are yielded together; a moment lets all of them in.
-                try await Task.sleep(for: .milliseconds(1))
-                let (events, ending) = queue.takeAll()
+                let (taken, ending) = queue.takeAll()
+                let events = taken.filter { $0.revision > sent }
                 var index = events.startIndex
                 while index < events.endIndex {
                     let revision = events[index].revision
                     let end = events[index...].firstIndex { $0.revision != revision } ?? events.endIndex
-                    let kept = events[index..<end].filter { $0.kind == .put ? !noPut : !noDelete }
+                    var group = Array(events[index..<end])
                     index = end
+                    if end == events.endIndex {
+                        // The last revision taken may still be arriving; the store holds it
+                        // whole (a page never splits a revision), so it is read from there.
+                        group = try await wholeRevision(revision, range: range)
+                    }
+                    sent = revision
+                    let kept = group.filter { $0.kind == .put ? !noPut : !noDelete }
                     guard !kept.isEmpty else { continue }
                     var message = Etcdserverpb_WatchResponse()
                     // The store's revision as far as this watcher knows it, as etcd's
@@ -140,6 +147,12 @@ private struct Watcher: Sendable {
         } catch {
             try? await cancel(reason: (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)")
         }
+    }
+
+    /// Every event of `revision` in the watched range, read from the store.
+    private func wholeRevision(_ revision: Revision, range: KeyRange) async throws -> [Event] {
+        let page = try await backend.store.events(in: backend.config, scope: .prefix(.root), from: revision, limit: 1, maxBytes: Limits.maxPageBytes)
+        return page.events.filter { $0.revision == revision && range.contains($0.key) && EtcdKeys.bytes($0.key.path) != nil }
     }
 
     private func etcdEvent(_ event: Event) -> Mvccpb_Event {

@@ -248,7 +248,7 @@ struct TransactionRouteTests {
             #expect(huge.status == 413)
             #expect(try huge.envelope().error?.field == "body")
             var snapshot: [String: String] = [:]
-            for index in 0...Limits.maxTransactionChanges { snapshot[String(format: "/many/%04d", index)] = "v" }
+            for index in 0...Limits.maxTransactionChanges { snapshot[String(format: "/many/%06d", index)] = "v" }
             let imported = try await server.request(.POST, "/v1/c/import", body: try JSONEncoder().encode(snapshot))
             #expect(imported.status == 200, "\(imported.text)")
             let revision = try await server.get("/v1/c").envelope().revision

@@ -292,4 +292,22 @@ struct EtcdctlTests {
         #expect(tokens.status == 2)
         #expect(tokens.stderr.contains("requires tokens"), "\(tokens.stderr)")
     }
+
+    @Test("a client library from PyPI (aetcd), used as its README shows", arguments: Backing.allCases)
+    func clientLibrary(backing: Backing) async throws {
+        let etcd = try await Self.start(backing)
+        do {
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Peers/aetcd_check.py").path
+            let run = try await ChildProcess.run(
+                "python3", [script, String(etcd.etcdPort)], environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
+            )
+            #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.hasSuffix("done\n"), "\(run.stdout)\(run.stderr)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
 }
