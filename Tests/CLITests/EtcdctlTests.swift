@@ -237,15 +237,17 @@ struct EtcdctlTests {
             let missing = try await etcd.etcdctl("put", "--lease=\(id)", "svc/c", "3")
             #expect(missing.stderr.contains("requested lease not found"), "\(missing.stderr)")
 
-            // A lease that runs out takes its keys with it, in one revision.
-            let short = try #require(try await etcd.ok("lease", "grant", "2").split(separator: " ").dropFirst().first.map(String.init))
+            // A lease that runs out takes its keys with it, in one revision. Its TTL leaves
+            // room for two puts from etcdctl on a loaded machine.
+            let short = try #require(try await etcd.ok("lease", "grant", "8").split(separator: " ").dropFirst().first.map(String.init))
             _ = try await etcd.ok("put", "--lease=\(short)", "tmp/a", "1")
             _ = try await etcd.ok("put", "--lease=\(short)", "tmp/b", "2")
             let before = try await etcd.json("get", "plain")
             let revision = try #require((before["header"] as? [String: Any])?["revision"] as? Int)
             var gone = false
-            for _ in 0..<40 where !gone {
-                try await Task.sleep(for: .milliseconds(250))
+            let deadline = ContinuousClock.now + .seconds(90)
+            while !gone, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(500))
                 gone = try await etcd.ok("get", "tmp/", "--prefix", "--keys-only").isEmpty
             }
             #expect(gone, "the lease's keys outlived it")
