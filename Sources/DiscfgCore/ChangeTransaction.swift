@@ -29,15 +29,38 @@ extension ChangeTransaction {
         try storedItems(in: prefix.range)
     }
 
+    /// Records a put of `value` at `key` over `current` at `revision`: the next version,
+    /// the key's creation kept, the TTL counted from ``now``. Every kind of change writes
+    /// a value through here.
+    mutating func recordPut(
+        _ key: Key, _ value: Data, contentType: String?, expiresAt: Date?, over current: Item?, at revision: Revision
+    ) throws -> Event {
+        let item = Item(
+            key: key, value: value, contentType: contentType,
+            version: (current?.version ?? 0) + 1,
+            createRevision: current?.createRevision ?? revision,
+            modRevision: revision, modifiedAt: now, expiresAt: expiresAt
+        )
+        let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current)
+        try record(event)
+        return event
+    }
+
+    /// Records the removal of `item` at `revision`, as a `delete` or an `expire`.
+    mutating func recordRemoval(of item: Item, _ kind: Event.Kind = .delete, at revision: Revision) throws -> Event {
+        let event = Event(kind: kind, revision: revision, key: item.key, at: now, item: nil, prevItem: item)
+        try record(event)
+        return event
+    }
+
+    /// The moment a TTL of `seconds` from ``now`` runs out.
+    func expiry(afterSeconds seconds: Int64?) -> Date? {
+        seconds.map { Date(milliseconds: now.milliseconds + $0 * 1000) }
+    }
+
     /// Records an `expire` event for every key whose TTL has run out.
     public mutating func expireDue() throws -> [Event] {
-        var events: [Event] = []
-        for item in try dueExpirations() {
-            let event = Event(kind: .expire, revision: try currentRevision().successor(), key: item.key, at: now, item: nil, prevItem: item)
-            try record(event)
-            events.append(event)
-        }
-        return events
+        try dueExpirations().map { try recordRemoval(of: $0, .expire, at: try currentRevision().successor()) }
     }
 
     /// Sets `key` to `value` if the conditions hold against the live item.
@@ -47,17 +70,10 @@ extension ChangeTransaction {
         _ = try expireDue()
         let current = try storedItem(key)
         try options.conditions.check(against: current, key: key)
-        let revision = try currentRevision().successor()
-        let item = Item(
-            key: key, value: value, contentType: options.contentType,
-            version: (current?.version ?? 0) + 1,
-            createRevision: current?.createRevision ?? revision,
-            modRevision: revision, modifiedAt: now,
-            expiresAt: options.ttlSeconds.map { Date(milliseconds: now.milliseconds + $0 * 1000) }
+        return try recordPut(
+            key, value, contentType: options.contentType, expiresAt: expiry(afterSeconds: options.ttlSeconds),
+            over: current, at: try currentRevision().successor()
         )
-        let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current)
-        try record(event)
-        return event
     }
 
     /// Deletes `key` if it exists and the conditions hold.
@@ -66,21 +82,13 @@ extension ChangeTransaction {
         let current = try storedItem(key)
         try conditions.check(against: current, key: key)
         guard let current else { throw DiscfgError.keyNotFound(key, in: config) }
-        let event = Event(kind: .delete, revision: try currentRevision().successor(), key: key, at: now, item: nil, prevItem: current)
-        try record(event)
-        return event
+        return try recordRemoval(of: current, at: try currentRevision().successor())
     }
 
     /// Deletes every live key under `prefix`, one revision each, in key order.
     public mutating func deletePrefix(_ prefix: KeyPrefix) throws -> [Event] {
         _ = try expireDue()
-        var events: [Event] = []
-        for item in try storedItems(under: prefix) {
-            let event = Event(kind: .delete, revision: try currentRevision().successor(), key: item.key, at: now, item: nil, prevItem: item)
-            try record(event)
-            events.append(event)
-        }
-        return events
+        return try storedItems(under: prefix).map { try recordRemoval(of: $0, at: try currentRevision().successor()) }
     }
 
     /// Writes a snapshot's entries, skipping those already equal and those already
@@ -93,9 +101,7 @@ extension ChangeTransaction {
         let named = Set(snapshot.items.map(\.key))
         if replace {
             for item in try storedItems(under: .root) where !named.contains(item.key) {
-                let event = Event(kind: .delete, revision: try currentRevision().successor(), key: item.key, at: now, item: nil, prevItem: item)
-                try record(event)
-                events.append(event)
+                events.append(try recordRemoval(of: item, at: try currentRevision().successor()))
             }
         }
         for entry in snapshot.items.sorted(by: { $0.key < $1.key }) {
@@ -105,15 +111,10 @@ extension ChangeTransaction {
                 unchanged += 1
                 continue
             }
-            let revision = try currentRevision().successor()
-            let item = Item(
-                key: entry.key, value: entry.value, contentType: entry.contentType,
-                version: (current?.version ?? 0) + 1, createRevision: current?.createRevision ?? revision,
-                modRevision: revision, modifiedAt: now, expiresAt: entry.expiresAt
-            )
-            let event = Event(kind: .put, revision: revision, key: entry.key, at: now, item: item, prevItem: current)
-            try record(event)
-            events.append(event)
+            events.append(try recordPut(
+                entry.key, entry.value, contentType: entry.contentType, expiresAt: entry.expiresAt,
+                over: current, at: try currentRevision().successor()
+            ))
         }
         return ImportResult(events: events, unchanged: unchanged, revision: try currentRevision())
     }
@@ -126,11 +127,7 @@ extension ChangeTransaction {
     public mutating func apply(_ transaction: Transaction) throws -> TransactionResult {
         try transaction.validate()
         _ = try expireDue()
-        var succeeded = true
-        for comparison in transaction.compares where !comparison.holds(for: try liveItems(comparison.subject)) {
-            succeeded = false
-            break
-        }
+        let succeeded = try transaction.compares.allSatisfy { $0.holds(for: try liveItems($0.subject)) }
         let base = try currentRevision()
         var revision: Revision?
         var events: [Event] = []
@@ -143,8 +140,7 @@ extension ChangeTransaction {
         }
         func remove(_ item: Item) throws -> Event {
             guard events.count < Limits.maxTransactionChanges else { throw Self.tooManyChanges(config) }
-            let event = Event(kind: .delete, revision: try nextRevision(), key: item.key, at: now, item: nil, prevItem: item)
-            try record(event)
+            let event = try recordRemoval(of: item, at: try nextRevision())
             events.append(event)
             return event
         }
@@ -152,17 +148,9 @@ extension ChangeTransaction {
             switch operation {
             case .put(let key, let value, let ttlSeconds, let contentType):
                 guard events.count < Limits.maxTransactionChanges else { throw Self.tooManyChanges(config) }
-                let current = try storedItem(key)
-                let revision = try nextRevision()
-                let item = Item(
-                    key: key, value: value, contentType: contentType,
-                    version: (current?.version ?? 0) + 1,
-                    createRevision: current?.createRevision ?? revision,
-                    modRevision: revision, modifiedAt: now,
-                    expiresAt: ttlSeconds.map { Date(milliseconds: now.milliseconds + $0 * 1000) }
+                let event = try recordPut(
+                    key, value, contentType: contentType, expiresAt: expiry(afterSeconds: ttlSeconds), over: try storedItem(key), at: try nextRevision()
                 )
-                let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current)
-                try record(event)
                 events.append(event)
                 responses.append(.put(event))
             case .delete(let key):

@@ -289,10 +289,8 @@ extension Transaction {
             }
         }
         // A range inside another is read with it; an empty one not at all.
-        let unique = Array(Set(ranges.filter { !$0.isEmpty }))
-        let outer = unique.enumerated().filter { index, range in
-            !unique.enumerated().contains { other, candidate in other != index && candidate.covers(range) && (candidate != range || other < index) }
-        }.map(\.element)
+        let unique = Set(ranges.filter { !$0.isEmpty })
+        let outer = unique.filter { range in !unique.contains { $0 != range && $0.covers(range) } }
         return (Array(Set(keys)).sorted(), outer.sorted { $0.lower.utf8.lexicographicallyPrecedes($1.lower.utf8) })
     }
 }
