@@ -33,23 +33,48 @@ public struct Transaction: Hashable, Sendable {
         self.failure = failure
     }
 
+    /// A rule of shape a transaction breaks, by kind, so a layer speaking another
+    /// protocol (the etcd API) can answer in that protocol's words.
+    public enum Violation: Hashable, Sendable {
+        /// More than ``Limits/maxTransactionOperations`` entries in `part` (`compare`,
+        /// `success` or `failure`).
+        case tooManyEntries(part: String, count: Int)
+        /// The key at `path` is written more than once in `branch`.
+        case keyWrittenTwice(path: String, branch: String)
+
+        /// The error a store throws for it.
+        public var error: DiscfgError {
+            switch self {
+            case .tooManyEntries(let part, let count):
+                DiscfgError.invalid(part, "a transaction holds at most \(Limits.maxTransactionOperations) entries in \(part), got \(count)")
+            case .keyWrittenTwice(let path, let branch):
+                DiscfgError.invalid(branch, "key \(path) is written more than once in the transaction's \(branch) operations; a key may be put or deleted once per transaction")
+            }
+        }
+    }
+
     /// Checks sizes and shapes before any store is touched: at most
     /// ``Limits/maxTransactionOperations`` comparisons and operations in each branch,
     /// values, TTLs and content types within limits, comparisons that make sense, and no
     /// key written twice in one branch (a put and a delete of the same key included).
     public func validate() throws {
+        if let violation = try violation() { throw violation.error }
+    }
+
+    /// The first rule of shape this transaction breaks, or nil; throws for a bad value,
+    /// TTL, content type or comparison.
+    public func violation() throws -> Violation? {
         for (name, count) in [("compare", compares.count), ("success", success.count), ("failure", failure.count)] {
-            guard count <= Limits.maxTransactionOperations else {
-                throw DiscfgError.invalid(name, "a transaction holds at most \(Limits.maxTransactionOperations) entries in \(name), got \(count)")
-            }
+            guard count <= Limits.maxTransactionOperations else { return .tooManyEntries(part: name, count: count) }
         }
         for comparison in compares { try comparison.validate() }
         for (name, branch) in [("success", success), ("failure", failure)] {
-            try Self.validate(branch, name: name)
+            if let violation = try Self.violation(in: branch, name: name) { return violation }
         }
+        return nil
     }
 
-    private static func validate(_ operations: [TransactionOperation], name: String) throws {
+    private static func violation(in operations: [TransactionOperation], name: String) throws -> Violation? {
         var puts = Set<Key>()
         var deletedKeys = Set<Key>()
         var deletedRanges: [KeyRange] = []
@@ -59,25 +84,22 @@ public struct Transaction: Hashable, Sendable {
                 try Limits.validateValue(value)
                 try SetOptions(ttlSeconds: ttlSeconds, contentType: contentType).validate()
                 guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedRanges.contains(where: { $0.contains(key) }) else {
-                    throw duplicate(key.path, in: name)
+                    return .keyWrittenTwice(path: key.path, branch: name)
                 }
             case .delete(let key):
-                guard !puts.contains(key) else { throw duplicate(key.path, in: name) }
+                guard !puts.contains(key) else { return .keyWrittenTwice(path: key.path, branch: name) }
                 deletedKeys.insert(key)
             case .deletePrefix(let prefix):
-                if let put = puts.first(where: { prefix.contains($0) }) { throw duplicate(put.path, in: name) }
+                if let put = puts.first(where: { prefix.contains($0) }) { return .keyWrittenTwice(path: put.path, branch: name) }
                 deletedRanges.append(prefix.range)
             case .deleteRange(let range):
-                if let put = puts.first(where: { range.contains($0) }) { throw duplicate(put.path, in: name) }
+                if let put = puts.first(where: { range.contains($0) }) { return .keyWrittenTwice(path: put.path, branch: name) }
                 deletedRanges.append(range)
             case .get, .getPrefix, .getRange:
                 break
             }
         }
-    }
-
-    private static func duplicate(_ key: String, in branch: String) -> DiscfgError {
-        DiscfgError.invalid(branch, "key \(key) is written more than once in the transaction's \(branch) operations; a key may be put or deleted once per transaction")
+        return nil
     }
 
     /// Whether running this transaction could change a key (for authorization: a

@@ -176,6 +176,11 @@ public struct EtcdBackend: Sendable {
 
     /// Runs a transaction on the config, with etcd's errors.
     public func transact(_ transaction: Transaction) async throws -> TransactionResult {
+        switch try transaction.violation() {
+        case .keyWrittenTwice?: throw EtcdError.duplicateKey
+        case .tooManyEntries?: throw EtcdError.tooManyOperations
+        case nil: break
+        }
         do {
             return try await store.transact(transaction, in: config)
         } catch let error as DiscfgError {
@@ -201,13 +206,9 @@ public enum EtcdError {
     /// A transaction past the size limit.
     public static let tooManyOperations = DiscfgError(.invalidArgument, "etcdserver: too many operations in txn request", field: "txn")
 
-    /// A store error in etcd's words where etcd has some.
+    /// A store error in etcd's words where etcd has some (a transaction's shape is
+    /// checked, in etcd's words, before it reaches the store).
     static func translated(_ error: DiscfgError) -> DiscfgError {
-        switch error.code {
-        case .invalidArgument where error.message.contains("written more than once"): duplicateKey
-        case .invalidArgument where error.message.contains("holds at most"): tooManyOperations
-        case .compacted: compacted
-        default: error
-        }
+        error.code == .compacted ? compacted : error
     }
 }
