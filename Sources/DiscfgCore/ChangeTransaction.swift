@@ -170,6 +170,25 @@ extension ChangeTransaction {
         return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events)
     }
 
+    /// Evaluates a transaction that only reads (``Transaction/writes`` is false) without
+    /// writing anything, so a store can answer it from a read snapshot instead of its
+    /// writer: due keys are left for the sweeper and read as absent, as ``apply(_:)``
+    /// would after expiring them (only the revision differs, by those expiries).
+    public func read(_ transaction: Transaction) throws -> TransactionResult {
+        precondition(!transaction.writes, "read(_:) evaluates transactions that write nothing")
+        try transaction.validate()
+        let succeeded = try transaction.compares.allSatisfy { $0.holds(for: try liveItems($0.subject)) }
+        let responses = try (succeeded ? transaction.success : transaction.failure).map { operation -> TransactionResponse in
+            switch operation {
+            case .get(let key): .get(try liveItems(.key(key)))
+            case .getPrefix(let prefix): .get(try liveItems(.prefix(prefix)))
+            case .getRange(let range): .get(try liveItems(.range(range)))
+            case .put, .delete, .deletePrefix, .deleteRange: preconditionFailure("a transaction that writes nothing has no \(operation)")
+            }
+        }
+        return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: [])
+    }
+
     /// The live items of a comparison's or read's subject, with this transaction's
     /// changes (due keys were expired before).
     private func liveItems(_ subject: Comparison.Subject) throws -> [Item] {

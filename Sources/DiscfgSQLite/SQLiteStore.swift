@@ -193,6 +193,11 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
 
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
+        guard transaction.writes else {
+            // Only reads: answered from a reader's snapshot, beside the writer.
+            let now = clock.now()
+            return try readers.read { try SQLiteTransaction(connection: $0, config: config, now: now).read(transaction) }
+        }
         return try await change(config) { try $0.apply(transaction) }
     }
 
