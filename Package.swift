@@ -225,6 +225,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "EtcdTests",
+            dependencies: ["DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", .product(name: "GRPCCore", package: "grpc-swift-2")],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
                 "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient", "CSQLite",

@@ -20,15 +20,22 @@ public struct EtcdServer: Service {
     public let host: String
     /// The port; 0 picks a free one.
     public let port: Int
+    /// Bytes of events each watcher holds for a client reading slower than the store
+    /// changes, before it lets them go and catches up from history.
+    public let watchBacklogBytes: Int
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
 
     /// A server; nothing listens until ``run()``.
-    public init(store: any ConfigStore, config: ConfigName, host: String, port: Int, onListening: @escaping @Sendable (Int) -> Void = { _ in }) {
+    public init(
+        store: any ConfigStore, config: ConfigName, host: String, port: Int, watchBacklogBytes: Int = 1 << 20,
+        onListening: @escaping @Sendable (Int) -> Void = { _ in }
+    ) {
         self.store = store
         self.config = config
         self.host = host
         self.port = port
+        self.watchBacklogBytes = watchBacklogBytes
         self.onListening = onListening
     }
 
@@ -47,7 +54,7 @@ public struct EtcdServer: Service {
             services: [
                 EtcdKVService(backend: backend, identity: identity, leases: leases),
                 EtcdLeaseService(backend: backend, identity: identity, leases: leases),
-                EtcdWatchService(backend: backend, identity: identity),
+                EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes),
                 EtcdMaintenanceService(backend: backend, identity: identity),
                 cluster,
             ]

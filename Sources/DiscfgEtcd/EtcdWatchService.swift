@@ -9,6 +9,10 @@ import Synchronization
 struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
+    /// Bytes of events a watcher holds for a client that reads slower than the store
+    /// changes; past them it lets go of what it holds and catches up from history once
+    /// the client reads again, as etcd's unsynced watchers do.
+    var backlogBytes = 1 << 20
 
     func watch(
         request: RPCAsyncSequence<Etcdserverpb_WatchRequest, any Error>,
@@ -38,7 +42,7 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                     try await writer.send(refused)
                     continue
                 }
-                let watcher = Watcher(id: id, create: create, backend: backend, identity: identity, writer: writer)
+                let watcher = Watcher(id: id, create: create, backend: backend, identity: identity, writer: writer, backlogBytes: backlogBytes)
                 watchers[id] = Task { await watcher.run() }
             case .cancelRequest(let cancel)?:
                 guard let task = watchers.removeValue(forKey: cancel.watchID) else { continue }
@@ -76,6 +80,7 @@ private struct Watcher: Sendable {
     let backend: EtcdBackend
     let identity: EtcdIdentity
     let writer: WatchResponses
+    let backlogBytes: Int
 
     func run() async {
         do {
@@ -92,8 +97,7 @@ private struct Watcher: Sendable {
                 try await cancelCompacted(info.compactedRevision)
                 return
             }
-            let noPut = create.filters.contains(.noput), noDelete = create.filters.contains(.nodelete)
-            let queue = EventQueue()
+            let queue = EventQueue(maxBytes: backlogBytes)
             var sent = Revision.zero
             let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: start)
             let pump = Task {
@@ -109,32 +113,19 @@ private struct Watcher: Sendable {
             defer { pump.cancel() }
             while !Task.isCancelled {
                 guard await queue.waitForEvents() else { break }
-                let (taken, ending) = queue.takeAll()
-                let events = taken.filter { $0.revision > sent }
-                var index = events.startIndex
-                while index < events.endIndex {
-                    let revision = events[index].revision
-                    let end = events[index...].firstIndex { $0.revision != revision } ?? events.endIndex
-                    var group = Array(events[index..<end])
-                    index = end
-                    if end == events.endIndex {
-                        // The last revision taken may still be arriving; the store holds it
-                        // whole (a page never splits a revision), so it is read from there.
-                        group = try await wholeRevision(revision, range: range)
+                let taken = queue.takeAll()
+                do {
+                    if taken.overflowed {
+                        // What the queue let go of is in history: read from there, a
+                        // page at a time, until caught up with what the store has now.
+                        try await catchUp(after: &sent, range: range, since: info.revision)
                     }
-                    sent = revision
-                    let kept = group.filter { $0.kind == .put ? !noPut : !noDelete }
-                    guard !kept.isEmpty else { continue }
-                    var message = Etcdserverpb_WatchResponse()
-                    // The store's revision as far as this watcher knows it, as etcd's
-                    // header: events replayed from history arrive under the revision
-                    // the config had when the watch began, not their own older one.
-                    message.header = identity.header(max(revision, info.revision))
-                    message.watchID = id
-                    message.events = kept.map(etcdEvent)
-                    try await writer.send(message)
+                    try await send(taken.events.filter { $0.revision > sent }, after: &sent, range: range, since: info.revision, lastMayBePartial: true)
+                } catch let error as DiscfgError where error.code == .compacted {
+                    try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
+                    return
                 }
-                if let ending {
+                if let ending = taken.ending {
                     if let error = ending as? DiscfgError, error.code == .compacted {
                         try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
                     } else {
@@ -146,6 +137,44 @@ private struct Watcher: Sendable {
         } catch is CancellationError {
         } catch {
             try? await cancel(reason: (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)")
+        }
+    }
+
+    /// Sends `events` (in revision order, all after `sent`) one response per revision,
+    /// as filtered, and moves `sent` past them. With `lastMayBePartial`, the last
+    /// revision may still be arriving and is read whole from the store (a page never
+    /// splits a revision).
+    /// - Parameter since: the config's revision when the watch began (the header's
+    ///   revision for events replayed from history, as etcd's).
+    private func send(_ events: [Event], after sent: inout Revision, range: KeyRange, since: Revision, lastMayBePartial: Bool) async throws {
+        let noPut = create.filters.contains(.noput), noDelete = create.filters.contains(.nodelete)
+        var index = events.startIndex
+        while index < events.endIndex {
+            let revision = events[index].revision
+            let end = events[index...].firstIndex { $0.revision != revision } ?? events.endIndex
+            var group = Array(events[index..<end])
+            index = end
+            if lastMayBePartial, end == events.endIndex { group = try await wholeRevision(revision, range: range) }
+            sent = revision
+            let kept = group.filter { $0.kind == .put ? !noPut : !noDelete }
+            guard !kept.isEmpty else { continue }
+            var message = Etcdserverpb_WatchResponse()
+            message.header = identity.header(max(revision, since))
+            message.watchID = id
+            message.events = kept.map(etcdEvent)
+            try await writer.send(message)
+        }
+    }
+
+    /// Sends every event after `sent` that history holds now, a page at a time, so a
+    /// watcher that fell behind holds one page, not the whole gap.
+    private func catchUp(after sent: inout Revision, range: KeyRange, since: Revision) async throws {
+        while true {
+            let page = try await backend.store.events(in: backend.config, scope: .prefix(.root), from: sent.next, limit: Limits.maxPageSize)
+            let events = page.events.filter { range.contains($0.key) && EtcdKeys.bytes($0.key.path) != nil }
+            try await send(events, after: &sent, range: range, since: since, lastMayBePartial: false)
+            if page.through > sent { sent = page.through }
+            guard page.hasMore else { return }
         }
     }
 
@@ -172,11 +201,15 @@ private struct Watcher: Sendable {
         return out
     }
 
+    /// etcd's answer to a watch of history it no longer holds: `compact_revision` is the
+    /// oldest revision still readable, the one after discfg's `compacted` (as etcd's
+    /// compaction keeps the revision it compacted to). As etcd's, its header carries no
+    /// revision.
     private func cancelCompacted(_ compacted: Revision) async throws {
         var message = Etcdserverpb_WatchResponse()
-        message.header = identity.header(try await backend.currentRevision())
+        message.header = identity.header(.zero)
         message.watchID = id
-        message.compactRevision = compacted.storageValue
+        message.compactRevision = compacted.next.storageValue
         message.canceled = true
         message.cancelReason = EtcdError.compacted.message
         try await writer.send(message)
@@ -192,20 +225,54 @@ private struct Watcher: Sendable {
     }
 }
 
-/// Events between the watch that delivers them and the loop that sends them.
-private final class EventQueue: Sendable {
+/// Events between the watch that delivers them and the loop that sends them, at most
+/// `maxBytes` of them (``PageBudget``'s measure): past that it drops what it holds and
+/// says so, and the loop reads the gap from history instead.
+final class EventQueue: Sendable {
     private struct State {
         var events: [Event] = []
+        var bytes = 0
+        var peakBytes = 0
+        var overflowed = false
         var ending: (any Error)?
         var finished = false
         var waiter: CheckedContinuation<Bool, Never>?
     }
 
+    /// What ``takeAll()`` hands over.
+    struct Taken {
+        /// The events held, in order; none when ``overflowed``.
+        var events: [Event]
+        /// Whether events were dropped since the last take: every event after the last
+        /// one sent must be read from history.
+        var overflowed: Bool
+        /// Why the watch ended, once it has.
+        var ending: (any Error)?
+    }
+
+    private let maxBytes: Int
     private let state = Mutex(State())
+
+    init(maxBytes: Int) {
+        self.maxBytes = maxBytes
+    }
+
+    /// The most bytes of events held at once so far.
+    var peakBytes: Int { state.withLock { $0.peakBytes } }
 
     func push(_ event: Event) {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-            state.events.append(event)
+            guard !state.overflowed else { return nil }
+            let size = PageBudget.size(event)
+            if state.bytes + size > maxBytes {
+                state.events = []
+                state.bytes = 0
+                state.overflowed = true
+            } else {
+                state.events.append(event)
+                state.bytes += size
+                state.peakBytes = max(state.peakBytes, state.bytes)
+            }
             defer { state.waiter = nil }
             return state.waiter
         }
@@ -222,8 +289,8 @@ private final class EventQueue: Sendable {
         waiter?.resume(returning: true)
     }
 
-    /// Waits until events or the end are there; false when the queue ended with nothing
-    /// left and no error to report.
+    /// Waits until events, an overflow or the end are there; false when the queue ended
+    /// with nothing left and no error to report.
     func waitForEvents() async -> Bool {
         await withTaskCancellationHandler {
             await wait()
@@ -235,7 +302,7 @@ private final class EventQueue: Sendable {
     private func wait() async -> Bool {
         await withCheckedContinuation { continuation in
             let ready = state.withLock { state -> Bool? in
-                if !state.events.isEmpty || state.ending != nil { return true }
+                if !state.events.isEmpty || state.overflowed || state.ending != nil { return true }
                 if state.finished { return false }
                 state.waiter = continuation
                 return nil
@@ -244,10 +311,14 @@ private final class EventQueue: Sendable {
         }
     }
 
-    func takeAll() -> (events: [Event], ending: (any Error)?) {
+    func takeAll() -> Taken {
         state.withLock { state in
-            defer { state.events = [] }
-            return (state.events, state.finished ? state.ending : nil)
+            defer {
+                state.events = []
+                state.bytes = 0
+                state.overflowed = false
+            }
+            return Taken(events: state.events, overflowed: state.overflowed, ending: state.finished ? state.ending : nil)
         }
     }
 }

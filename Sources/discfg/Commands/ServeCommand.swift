@@ -83,7 +83,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After. Default: 1000.", valueName: "count"),
             transform: { Int(try NumberField("--max-watches", 1...1_000_000).parse($0)) })
     var maxWatches: Int = 1000
-    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from. Default: 1024.", valueName: "KiB"),
+    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from; an etcd watcher past it lets go and catches up from history. Default: 1024.", valueName: "KiB"),
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
@@ -171,7 +171,7 @@ struct ServeCommand: AsyncParsableCommand {
                 services: { apiStore in
                     guard let etcd else { return [] }
                     return [
-                        EtcdServer(store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port) { port in
+                        EtcdServer(store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port, watchBacklogBytes: streamBacklog * 1024) { port in
                             FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                         },
                     ]
