@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The same `etcdctl` commands against a real etcd and against `discfg serve --etcd` (on
-/// the embedded store), their outputs compared: simple output byte for byte, `-w json`
+/// the embedded store, and on DynamoDB served by moto), their outputs compared: simple output byte for byte, `-w json`
 /// output field by field.
 ///
 /// Each test starts a fresh pair: Debian's `etcd` (installed by `scripts/setup` with
@@ -139,10 +139,20 @@ struct EtcdCompatibilityTests {
         let process: ChildProcess
         let side: Side
 
-        static func start() async throws -> DiscfgServer {
-            let cli = try CLIRunner()
+        static func start(_ backing: EtcdctlTests.Backing) async throws -> DiscfgServer {
+            var cli = try CLIRunner()
             let process: ChildProcess
             do {
+                if backing == .dynamodb {
+                    let moto = try await SharedMotoServer.shared.server()
+                    cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
+                    cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
+                    cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
+                    let store = "dynamodb://us-east-1/compat-\(UUID().uuidString.prefix(12))?endpoint=\(moto.endpoint.absoluteString)"
+                    let created = try await cli.run("init", "--store", store)
+                    guard created.status == 0 else { throw StartFailure(description: "discfg init --store \(store): \(created.stderr)") }
+                    cli.environment["DISCFG_STORE"] = store
+                }
                 process = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
             } catch {
                 cli.cleanUp()
@@ -169,11 +179,11 @@ struct EtcdCompatibilityTests {
 
     /// Runs `body` with a fresh etcd and a fresh `serve --etcd`, and stops both after,
     /// whether it threw or not.
-    static func withPair(_ body: (Pair) async throws -> Void) async throws {
+    static func withPair(_ backing: EtcdctlTests.Backing, _ body: (Pair) async throws -> Void) async throws {
         let etcd = try await EtcdServer.start()
         let discfg: DiscfgServer
         do {
-            discfg = try await DiscfgServer.start()
+            discfg = try await DiscfgServer.start(backing)
         } catch {
             await etcd.stop()
             throw error
@@ -324,9 +334,10 @@ struct EtcdCompatibilityTests {
                             header[name] = nil
                         }
                     }
-                    header["revision"] = ((header["revision"] as? NSNumber)?.intValue ?? 0) - side.offset
+                    let revision = (header["revision"] as? NSNumber)?.intValue ?? 0
+                    header["revision"] = revision > 0 ? revision - side.offset : 0
                     result[key] = normalized(header, side: side, top: false, command: command, sourceLocation: sourceLocation)
-                case "revision", "create_revision", "mod_revision":
+                case "revision", "create_revision", "mod_revision", "CompactRevision", "compact_revision":
                     let number = (field as? NSNumber)?.intValue ?? 0
                     result[key] = number > 0 && key != "revision" ? number - side.offset : number
                 default:
@@ -379,9 +390,9 @@ struct EtcdCompatibilityTests {
 
     // MARK: Scenarios
 
-    @Test("put, get and del: --prefix, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json, --prev-kv")
-    func keyValue() async throws {
-        try await Self.withPair { pair in
+    @Test("put, get and del: --prefix, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json, --prev-kv", arguments: EtcdctlTests.Backing.allCases)
+    func keyValue(_ backing: EtcdctlTests.Backing) async throws {
+        try await Self.withPair(backing) { pair in
             // History: revisions 1 to 8 in discfg's numbering.
             #expect(try await pair.same("put", "/registry/pods/a", "alpha") == "OK\n")
             try await pair.same("put", "/registry/pods/b", "beta")
@@ -450,9 +461,9 @@ struct EtcdCompatibilityTests {
         [compares, success, failure].map { $0.map { $0 + "\n" }.joined() + "\n" }.joined()
     }
 
-    @Test("txn -i: compares that hold and that fail, both branches with get, put and del")
-    func transactions() async throws {
-        try await Self.withPair { pair in
+    @Test("txn -i: compares that hold and that fail, both branches with get, put and del", arguments: EtcdctlTests.Backing.allCases)
+    func transactions(_ backing: EtcdctlTests.Backing) async throws {
+        try await Self.withPair(backing) { pair in
             try await pair.same("put", "lock", "free")
             try await pair.same("put", "counter", "1")
             try await pair.same("put", "gone", "bye")
@@ -493,9 +504,9 @@ struct EtcdCompatibilityTests {
         }
     }
 
-    @Test("watch --rev 1 --prefix --prev-kv over puts, transactions and deletes, and a watch replaying history")
-    func watches() async throws {
-        try await Self.withPair { pair in
+    @Test("watch --rev 1 --prefix --prev-kv over puts, transactions and deletes, and a watch replaying history", arguments: EtcdctlTests.Backing.allCases)
+    func watches(_ backing: EtcdctlTests.Backing) async throws {
+        try await Self.withPair(backing) { pair in
             try await pair.same("put", "app/a", "1")
             try await pair.same("put", "other", "x")
             let follow = ["watch", "app/", "--prefix", "--prev-kv", "--rev", "{rev:1}"]
@@ -549,9 +560,9 @@ struct EtcdCompatibilityTests {
         }
     }
 
-    @Test("errors: a future revision, a duplicate key in a txn, no key; endpoint status and member list")
-    func errorsAndCluster() async throws {
-        try await Self.withPair { pair in
+    @Test("errors: a future revision, a duplicate key in a txn, no key; endpoint status and member list", arguments: EtcdctlTests.Backing.allCases)
+    func errorsAndCluster(_ backing: EtcdctlTests.Backing) async throws {
+        try await Self.withPair(backing) { pair in
             try await pair.same("put", "k", "v")
             try await pair.same("put", "app/c", "1")
             try await pair.sameFailure("get", "k", "--rev", "{rev:1000}")
@@ -566,6 +577,21 @@ struct EtcdCompatibilityTests {
             try await pair.sameFailure("del", "")
             // None of the refused writes made a revision.
             try await pair.sameJSON("get", "", "--from-key")
+
+            // A watch of history compacted away: etcd's cancel, field by field, and the
+            // same exit.
+            for side in [pair.etcd, pair.discfg] {
+                let compacted = try await side.etcdctl(["compaction", "{rev:2}"])
+                #expect(compacted.termination == .exited(0), "\(side.name): compaction: \(compacted.logs)")
+            }
+            let watch = try await pair.both(["watch", "k", "--rev", "{rev:1}", "-w", "json"])
+            #expect(watch.etcd.termination != .exited(0), "etcd: \(watch.etcd.logs)")
+            #expect(watch.discfg.termination == watch.etcd.termination, "etcd: \(watch.etcd.logs)\ndiscfg: \(watch.discfg.logs)")
+            let command = "etcdctl watch k --rev {rev:1} -w json"
+            let onEtcd = try pair.normalizedJSON(Pair.lastLine(watch.etcd.stdout), side: pair.etcd, command: command, sourceLocation: #_sourceLocation)
+            let onDiscfg = try pair.normalizedJSON(Pair.lastLine(watch.discfg.stdout), side: pair.discfg, command: command, sourceLocation: #_sourceLocation)
+            #expect(onDiscfg == onEtcd, "\(command)\netcd (revisions less \(pair.etcd.offset)):\n\(onEtcd)\ndiscfg:\n\(onDiscfg)")
+            #expect(onEtcd.contains(#""CompactRevision":2"#), "\(onEtcd)")
 
             // Not compared: the version and database size differ by nature.
             let status = try await pair.both(["endpoint", "status", "-w", "json"])
