@@ -68,4 +68,48 @@ struct DurabilityTests {
         let metrics = try await cli.run("info", "crash", "-f", "json").envelope()
         #expect(metrics.revision?.rawValue == UInt64(value))
     }
+
+    @Test("SIGKILL of serve during a stream of three-key transactions: every acknowledged one is stored whole, none in part", .timeLimit(.minutes(3)))
+    func killedServerMidTransaction() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "crash")
+        let (server, port) = try await ServeTests.start(cli)
+        // Transaction i deletes /old/(i-1), puts /old/i and writes i to /a, /b and /c, one
+        // revision; it is printed once it was answered 2xx.
+        let client = """
+        import http.client, json, sys
+        c = http.client.HTTPConnection("127.0.0.1", \(port))
+        for i in range(1, 1000000):
+            ops = [{"op": "delete", "key": "/old/%d" % (i - 1)}, {"op": "put", "key": "/old/%d" % i, "value": str(i)}]
+            ops += [{"op": "put", "key": k, "value": str(i)} for k in ("/a", "/b", "/c")]
+            c.request("POST", "/v1/crash/txn", body=json.dumps({"success": ops}).encode(), headers={"Content-Type": "application/json"})
+            r = c.getresponse(); r.read()
+            if r.status >= 300: sys.exit(1)
+            print(i, flush=True)
+        """
+        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client)'", stderr: .discard)) { loop in
+            _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= 200 ? true : nil }
+            _ = await server.kill(SIGKILL)
+            return try await loop.wait(timeout: .seconds(60))
+        }
+        let acknowledged = output.stdoutLines.compactMap { Int($0) }.max() ?? 0
+        #expect(acknowledged >= 200)
+        var values: [String: String] = [:]
+        for key in ["/a", "/b", "/c"] {
+            let stored = try await cli.run("get", "crash", key)
+            #expect(stored.status == 0, "\(key): \(stored.stderr)")
+            values[key] = stored.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let value = Int(values["/a"] ?? "") ?? -1
+        #expect(Set(values.values).count == 1, "a transaction was kept in part: \(values)")
+        #expect(value >= acknowledged, "acknowledged \(acknowledged) but the store holds \(value)")
+        #expect(value <= acknowledged + 1)
+        // Exactly one /old/N, the last transaction's, and one revision per transaction.
+        let old = try await cli.run("ls", "crash", "/old/", "-f", "json")
+        #expect(old.stdout.contains("/old/\(value)"), "\(old.stdout)")
+        #expect(!old.stdout.contains("/old/\(value - 1)\""), "\(old.stdout)")
+        let info = try await cli.run("info", "crash", "-f", "json").envelope()
+        #expect(info.revision?.rawValue == UInt64(value))
+    }
 }
