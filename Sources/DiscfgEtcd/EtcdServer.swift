@@ -1,7 +1,10 @@
 import DiscfgCore
 import GRPCCore
-import GRPCNIOTransportHTTP2
+import NIOCore
+import NIOHTTP2
+import NIOPosix
 import ServiceLifecycle
+import Synchronization
 
 /// The etcd v3 gRPC API over one config of a store (`discfg serve --etcd HOST:PORT`):
 /// `KV`, `Watch`, `Maintenance.Status` and `Cluster.MemberList`, over plain HTTP/2.
@@ -23,14 +26,17 @@ public struct EtcdServer: Service {
     /// Bytes of events each watcher holds for a client reading slower than the store
     /// changes, before it lets them go and catches up from history.
     public let watchBacklogBytes: Int
+    /// How long a new connection may take to finish the HTTP/2 preface before it is closed.
+    public let handshakeTimeout: Duration
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
 
     /// A server; nothing listens until ``run()``.
     public init(
         store: any ConfigStore, config: ConfigName, host: String, port: Int, watchBacklogBytes: Int = 1 << 20,
-        onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        handshakeTimeout: Duration = .seconds(60), onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
+        self.handshakeTimeout = handshakeTimeout
         self.store = store
         self.config = config
         self.host = host
@@ -45,20 +51,30 @@ public struct EtcdServer: Service {
         let identity = EtcdIdentity(config: config)
         let leases = EtcdLeases(backend: backend)
         try await leases.recover()
-        let address: GRPCNIOTransportCore.SocketAddress = host.contains(":") ? .ipv6(host: host, port: port) : .ipv4(host: host == "localhost" ? "127.0.0.1" : host, port: port)
-        let transport = HTTP2ServerTransport.Posix(address: address, transportSecurity: .plaintext)
         let display = host.contains(":") ? "[\(host)]" : host
         let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("http://\(display):\(port)"))
-        let server = GRPCServer(
-            transport: transport,
-            services: [
-                EtcdKVService(backend: backend, identity: identity, leases: leases),
-                EtcdLeaseService(backend: backend, identity: identity, leases: leases),
-                EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes),
-                EtcdMaintenanceService(backend: backend, identity: identity),
-                cluster,
-            ]
+        let methods = Self.methods(
+            kv: EtcdKVService(backend: backend, identity: identity, leases: leases),
+            lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases),
+            watch: EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes),
+            maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
+            cluster: cluster
         )
+        let connections = OpenChannels()
+        let handshake = TimeAmount(handshakeTimeout)
+        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                connections.insert(channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    // gRPC clients speak HTTP/2 from the first byte (prior knowledge).
+                    try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings))
+                    try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, handshakeTimeout: handshake))
+                }
+            }
+            .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port)
+            .get()
         // Leases run out on this clock; their keys go in one transaction each.
         let expiry = Task {
             while !Task.isCancelled {
@@ -67,14 +83,57 @@ public struct EtcdServer: Service {
             }
         }
         defer { expiry.cancel() }
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await server.serve() }
-            let bound = try await transport.listeningAddress
-            let boundPort = bound.ipv4?.port ?? bound.ipv6?.port ?? port
-            cluster.clientURL.set("http://\(display):\(boundPort)")
-            onListening(boundPort)
-            try? await gracefulShutdown()
-            server.beginGracefulShutdown()
-        }
+        let boundPort = listener.localAddress?.port ?? port
+        cluster.clientURL.set("http://\(display):\(boundPort)")
+        onListening(boundPort)
+        try? await gracefulShutdown()
+        try? await listener.close()
+        await connections.closeAll()
+    }
+
+    /// What the server tells each client: up to 256 requests at once per connection, a
+    /// megabyte of request data in flight per stream, headers up to 16 KiB.
+    private static let settings = [
+        HTTP2Setting(parameter: .maxConcurrentStreams, value: 256),
+        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+        HTTP2Setting(parameter: .maxHeaderListSize, value: 16 << 10),
+    ]
+
+    /// Every method served, by its request path (`/etcdserverpb.KV/Range`).
+    private static func methods(
+        kv: EtcdKVService, lease: EtcdLeaseService, watch: EtcdWatchService,
+        maintenance: EtcdMaintenanceService, cluster: EtcdClusterService
+    ) -> [String: GRPCMethod] {
+        let methods: [GRPCMethod] = [
+            .unary(Etcdserverpb_KV.Method.Range.descriptor) { try await kv.range(request: $0, context: $1) },
+            .unary(Etcdserverpb_KV.Method.Put.descriptor) { try await kv.put(request: $0, context: $1) },
+            .unary(Etcdserverpb_KV.Method.DeleteRange.descriptor) { try await kv.deleteRange(request: $0, context: $1) },
+            .unary(Etcdserverpb_KV.Method.Txn.descriptor) { try await kv.txn(request: $0, context: $1) },
+            .unary(Etcdserverpb_KV.Method.Compact.descriptor) { try await kv.compact(request: $0, context: $1) },
+            .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor) { try await watch.watch(request: $0, response: $1, context: $2) },
+            .unary(Etcdserverpb_Lease.Method.LeaseGrant.descriptor) { try await lease.leaseGrant(request: $0, context: $1) },
+            .unary(Etcdserverpb_Lease.Method.LeaseRevoke.descriptor) { try await lease.leaseRevoke(request: $0, context: $1) },
+            .bidirectional(Etcdserverpb_Lease.Method.LeaseKeepAlive.descriptor) { try await lease.leaseKeepAlive(request: $0, response: $1, context: $2) },
+            .unary(Etcdserverpb_Lease.Method.LeaseTimeToLive.descriptor) { try await lease.leaseTimeToLive(request: $0, context: $1) },
+            .unary(Etcdserverpb_Lease.Method.LeaseLeases.descriptor) { try await lease.leaseLeases(request: $0, context: $1) },
+            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: $0, context: $1) },
+            .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: $0, context: $1) },
+        ]
+        return Dictionary(uniqueKeysWithValues: methods.map { ("/" + $0.descriptor.fullyQualifiedMethod, $0) })
+    }
+}
+
+/// The server's open connections, closed with it.
+private final class OpenChannels: Sendable {
+    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    func insert(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        channels.withLock { $0[id] = channel }
+        channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
+    }
+
+    func closeAll() async {
+        for channel in channels.withLock({ Array($0.values) }) { try? await channel.close() }
     }
 }

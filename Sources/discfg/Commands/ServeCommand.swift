@@ -77,7 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("write-timeout"), help: ArgumentHelp("Seconds (1-86400) a client may keep the server's send buffer full, reading nothing or a trickle of an event stream or a large page, before it is disconnected. Default: 30.", valueName: "seconds"),
             transform: { try NumberField("--write-timeout", 1...86_400).parse($0) })
     var writeTimeout: Int64 = 30
-    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds (1-86400) a connection may wait without sending a whole request before it is closed. Default: 60.", valueName: "seconds"),
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds (1-86400) a connection may wait without sending a whole request (on the etcd API, without finishing the HTTP/2 preface) before it is closed. Default: 60.", valueName: "seconds"),
             transform: { try NumberField("--idle-timeout", 1...86_400).parse($0) })
     var idleTimeout: Int64 = 60
     @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After. Default: 1000.", valueName: "count"),
@@ -171,7 +171,10 @@ struct ServeCommand: AsyncParsableCommand {
                 services: { apiStore in
                     guard let etcd else { return [] }
                     return [
-                        EtcdServer(store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port, watchBacklogBytes: streamBacklog * 1024) { port in
+                        EtcdServer(
+                            store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
+                            watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout)
+                        ) { port in
                             FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                         },
                     ]
