@@ -92,8 +92,11 @@ private struct Watcher: Sendable {
             created.watchID = id
             created.created = true
             try await writer.send(created)
-            let start = create.startRevision > 0 ? Revision(UInt64(create.startRevision)) : nil
-            if let start, start <= info.compactedRevision {
+            // Without a start revision the watch begins after the revision its `created`
+            // answer names, so a change made once the client heard `created` is never
+            // missed.
+            let start = create.startRevision > 0 ? Revision(UInt64(create.startRevision)) : info.revision.next
+            if start <= info.compactedRevision {
                 try await cancelCompacted(info.compactedRevision)
                 return
             }
