@@ -36,6 +36,8 @@ public struct EtcdBackend: Sendable {
     public func compact(_ revision: Int64) async throws -> ConfigInfo {
         let info = try await store.configInfo(config)
         guard revision <= info.revision.storageValue else { throw EtcdError.futureRevision }
+        // As etcd: compacting to 0 before any compaction changes nothing.
+        if revision == 0, info.compactedRevision == .zero { return info }
         guard revision > 0, Revision(UInt64(revision)).previous > info.compactedRevision else { throw EtcdError.compacted }
         return try await store.compact(config, through: Revision(UInt64(revision)).previous)
     }
@@ -77,8 +79,7 @@ public struct EtcdBackend: Sendable {
     /// Reads the keys of a range, as of now or of a past revision.
     public func range(_ query: RangeQuery) async throws -> RangeResult {
         guard !query.key.isEmpty else { throw EtcdError.emptyKey }
-        guard query.limit >= 0 else { throw DiscfgError.invalid("limit", "limit must not be negative") }
-        guard query.revision >= 0 else { throw EtcdError.futureRevision }
+        // As etcd: a limit of 0 or less is none, a revision of 0 or less is now.
         var (items, revision) = try await liveItems(key: query.key, rangeEnd: query.rangeEnd)
         if query.revision > 0 {
             let wanted = Revision(UInt64(query.revision))
@@ -203,6 +204,10 @@ public enum EtcdError {
     public static let leaseNotFound = DiscfgError(.keyNotFound, "etcdserver: requested lease not found", field: "lease")
     /// A transaction writing a key twice.
     public static let duplicateKey = DiscfgError(.invalidArgument, "etcdserver: duplicate key given in txn request", field: "txn")
+    /// A lease longer than etcd allows.
+    public static let leaseTTLTooLarge = DiscfgError(.invalidArgument, "etcdserver: too large lease TTL", field: "TTL")
+    /// The errors etcd answers with `OutOfRange`.
+    static let outOfRange: Set<DiscfgError> = [futureRevision, compacted, leaseTTLTooLarge]
     /// A transaction past the size limit.
     public static let tooManyOperations = DiscfgError(.invalidArgument, "etcdserver: too many operations in txn request", field: "txn")
 

@@ -167,19 +167,24 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         case .notEqual: .notEqual
         default: .equal
         }
-        func revision(_ value: Int64) throws -> Revision {
-            guard value >= 0 else { throw DiscfgError.invalid("compare", "etcdserver: a revision to compare with must not be negative, got \(value)") }
-            return Revision(UInt64(value))
-        }
+        // etcd compares int64s; versions and revisions are never negative, so a negative
+        // value makes the comparison constant: `>` and `!=` always hold, `=` and `<` never.
+        let never = Comparison(subject, .less, .version(0))
+        let always = Comparison(subject, .notEqual, .version(UInt64.max))
+        func unsigned(_ value: Int64) -> UInt64? { value >= 0 ? UInt64(value) : nil }
         let target: Comparison.Target
         switch (compare.target, compare.targetUnion) {
         case (.version, .version(let version)?):
-            guard version >= 0 else { throw DiscfgError.invalid("compare", "etcdserver: a version to compare with must not be negative, got \(version)") }
-            target = .version(UInt64(version))
+            guard let version = unsigned(version) else { return relation == .greater || relation == .notEqual ? always : never }
+            target = .version(version)
         case (.version, nil): target = .version(0)
-        case (.create, .createRevision(let value)?): target = .createRevision(try revision(value))
+        case (.create, .createRevision(let value)?):
+            guard let value = unsigned(value) else { return relation == .greater || relation == .notEqual ? always : never }
+            target = .createRevision(Revision(value))
         case (.create, nil): target = .createRevision(0)
-        case (.mod, .modRevision(let value)?): target = .modRevision(try revision(value))
+        case (.mod, .modRevision(let value)?):
+            guard let value = unsigned(value) else { return relation == .greater || relation == .notEqual ? always : never }
+            target = .modRevision(Revision(value))
         case (.mod, nil): target = .modRevision(0)
         case (.value, .value(let value)?): target = .value(value)
         case (.value, nil): target = .value(Data())

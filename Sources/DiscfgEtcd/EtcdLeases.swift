@@ -57,8 +57,8 @@ public actor EtcdLeases {
     /// Grants a lease; `id` 0 picks one.
     /// - Returns: the lease's id and TTL.
     func grant(id requested: Int64, ttl: Int64) throws -> (id: Int64, ttl: Int64) {
-        guard ttl <= Self.maxTTL else { throw DiscfgError.invalid("TTL", "etcdserver: too large lease TTL") }
-        guard requested >= 0 else { throw DiscfgError.invalid("ID", "etcdserver: lease ID must be positive") }
+        guard ttl <= Self.maxTTL else { throw EtcdError.leaseTTLTooLarge }
+        // Any other ID is the client's to choose, negative ones included, as in etcd.
         let ttl = max(ttl, 1)
         var id = requested
         if id == 0 {

@@ -54,7 +54,7 @@ extension RPCError {
     /// A discfg error as the gRPC status etcd would answer with.
     init(etcd error: DiscfgError) {
         let code: RPCError.Code = switch error.code {
-        case .invalidArgument where error.message.contains("future revision"): .outOfRange
+        case _ where EtcdError.outOfRange.contains(error): .outOfRange
         case .invalidArgument, .tooLarge, .notRepresentable: .invalidArgument
         case .compacted: .outOfRange
         case .keyNotFound, .configNotFound: .notFound
