@@ -56,7 +56,12 @@ struct EtcdctlTests {
         }
     }
 
-    static func start(_ backing: Backing) async throws -> Peer {
+    /// `Tests/Peers/<name>`.
+    static func peerScript(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/\(name)").path
+    }
+
+    static func start(_ backing: Backing, _ serveArguments: [String] = []) async throws -> Peer {
         var cli = try CLIRunner()
         var store = "sqlite://\(cli.directory.path)/store.db"
         if backing == .dynamodb {
@@ -68,7 +73,7 @@ struct EtcdctlTests {
             #expect(try await cli.run("init", "--store", store).status == 0)
         }
         cli.environment["DISCFG_STORE"] = store
-        let server = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
+        let server = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"] + serveArguments, stdout: .discard)
         do {
             let port = try await server.waitForOutput(timeout: .seconds(60)) { output -> Int? in
                 guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
@@ -299,13 +304,30 @@ struct EtcdctlTests {
     func clientLibrary(backing: Backing) async throws {
         let etcd = try await Self.start(backing)
         do {
-            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Peers/aetcd_check.py").path
             let run = try await ChildProcess.run(
-                "python3", [script, String(etcd.etcdPort)], environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
+                "python3", [Self.peerScript("aetcd_check.py"), String(etcd.etcdPort)], environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.hasSuffix("done\n"), "\(run.stdout)\(run.stderr)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("HTTP/2 and gRPC framing under abuse: HTTP/1, garbage, not gRPC, vanishing clients, a silent one; the server goes on serving")
+    func framingUnderAbuse() async throws {
+        let etcd = try await Self.start(.sqlite, ["--idle-timeout", "2"])
+        do {
+            let run = try await ChildProcess.run(
+                "python3", [Self.peerScript("h2_abuse.py"), String(etcd.etcdPort)],
+                environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
+            )
+            #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.split(separator: "\n").count == 7, "\(run.stdout)\(run.stderr)")
+            #expect(etcd.server.isRunning)
+            #expect(try await etcd.ok("get", "after", "--print-value-only") == "abuse\n")
         } catch {
             await etcd.stop()
             throw error
