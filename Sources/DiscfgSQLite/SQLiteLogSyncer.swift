@@ -18,6 +18,8 @@ final class SQLiteLogSyncer: Sendable {
     private struct State {
         var waiting: [[Completion]] = []
         var syncing = false
+        /// Told once no sync is running or waiting.
+        var idleWaiters: [@Sendable () -> Void] = []
         var descriptor: Int32 = -1
         var syncs: UInt64 = 0
     }
@@ -48,14 +50,29 @@ final class SQLiteLogSyncer: Sendable {
         if start { thread.async { [self] in drain() } }
     }
 
+    /// Runs `body` once no sync is running or waiting, and returns true; or returns
+    /// false at once, without running it, when the log is idle now.
+    func whenBusyWaitForIdle(_ body: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard state.syncing else { return false }
+            state.idleWaiters.append(body)
+            return true
+        }
+    }
+
     private func drain() {
         while true {
-            let groups = state.withLock { state in
+            let (groups, idle) = state.withLock { state -> ([[Completion]], [@Sendable () -> Void]) in
                 defer { state.waiting.removeAll(keepingCapacity: true) }
-                if state.waiting.isEmpty { state.syncing = false }
-                return state.waiting
+                guard state.waiting.isEmpty else { return (state.waiting, []) }
+                state.syncing = false
+                defer { state.idleWaiters = [] }
+                return ([], state.idleWaiters)
             }
-            if groups.isEmpty { return }
+            if groups.isEmpty {
+                for body in idle { body() }
+                return
+            }
             let error = sync()
             for group in groups {
                 for complete in group { complete(error) }
