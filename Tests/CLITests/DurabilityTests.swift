@@ -41,25 +41,19 @@ struct DurabilityTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         try await cli.run("create", "crash")
-        let (server, port) = try await ServeTests.start(cli)
         // One keep-alive connection; http.client sends each small request in one write, so
-        // the server takes it on its event loop. A value is printed once it was answered 2xx.
-        let client = """
-        import http.client, sys
-        c = http.client.HTTPConnection("127.0.0.1", \(port))
-        for i in range(1, 1000000):
-            c.request("PUT", "/v1/crash/keys/counter", body=str(i).encode())
-            r = c.getresponse(); r.read()
-            if r.status >= 300: sys.exit(1)
-            print(i, flush=True)
-        """
-        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client)'", stderr: .discard)) { loop in
-            _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= 200 ? true : nil }
-            _ = await server.kill(SIGKILL)
-            return try await loop.wait(timeout: .seconds(60))
+        // the server takes it on its event loop.
+        let acknowledged = try await Self.killServer(cli, after: 200) { port in
+            """
+            import http.client, sys
+            c = http.client.HTTPConnection("127.0.0.1", \(port))
+            for i in range(1, 1000000):
+                c.request("PUT", "/v1/crash/keys/counter", body=str(i).encode())
+                r = c.getresponse(); r.read()
+                if r.status >= 300: sys.exit(1)
+                print(i, flush=True)
+            """
         }
-        let acknowledged = output.stdoutLines.compactMap { Int($0) }.max() ?? 0
-        #expect(acknowledged >= 200)
         let stored = try await cli.run("get", "crash", "counter")
         #expect(stored.status == 0, "stderr: \(stored.stderr)")
         let value = Int(stored.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
@@ -74,27 +68,21 @@ struct DurabilityTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         try await cli.run("create", "crash")
-        let (server, port) = try await ServeTests.start(cli)
         // Transaction i deletes /old/(i-1), puts /old/i and writes i to /a, /b and /c, one
-        // revision; it is printed once it was answered 2xx.
-        let client = """
-        import http.client, json, sys
-        c = http.client.HTTPConnection("127.0.0.1", \(port))
-        for i in range(1, 1000000):
-            ops = [{"op": "delete", "key": "/old/%d" % (i - 1)}, {"op": "put", "key": "/old/%d" % i, "value": str(i)}]
-            ops += [{"op": "put", "key": k, "value": str(i)} for k in ("/a", "/b", "/c")]
-            c.request("POST", "/v1/crash/txn", body=json.dumps({"success": ops}).encode(), headers={"Content-Type": "application/json"})
-            r = c.getresponse(); r.read()
-            if r.status >= 300: sys.exit(1)
-            print(i, flush=True)
-        """
-        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client)'", stderr: .discard)) { loop in
-            _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= 200 ? true : nil }
-            _ = await server.kill(SIGKILL)
-            return try await loop.wait(timeout: .seconds(60))
+        // revision.
+        let acknowledged = try await Self.killServer(cli, after: 200) { port in
+            """
+            import http.client, json, sys
+            c = http.client.HTTPConnection("127.0.0.1", \(port))
+            for i in range(1, 1000000):
+                ops = [{"op": "delete", "key": "/old/%d" % (i - 1)}, {"op": "put", "key": "/old/%d" % i, "value": str(i)}]
+                ops += [{"op": "put", "key": k, "value": str(i)} for k in ("/a", "/b", "/c")]
+                c.request("POST", "/v1/crash/txn", body=json.dumps({"success": ops}).encode(), headers={"Content-Type": "application/json"})
+                r = c.getresponse(); r.read()
+                if r.status >= 300: sys.exit(1)
+                print(i, flush=True)
+            """
         }
-        let acknowledged = output.stdoutLines.compactMap { Int($0) }.max() ?? 0
-        #expect(acknowledged >= 200)
         var values: [String: String] = [:]
         for key in ["/a", "/b", "/c"] {
             let stored = try await cli.run("get", "crash", key)
@@ -111,5 +99,20 @@ struct DurabilityTests {
         #expect(!old.stdout.contains("/old/\(value - 1)\""), "\(old.stdout)")
         let info = try await cli.run("info", "crash", "-f", "json").envelope()
         #expect(info.revision?.rawValue == UInt64(value))
+    }
+
+    /// Starts `serve`, runs the Python program `client(port)` against it (it prints each
+    /// request's number once the request was answered 2xx), kills the server with
+    /// SIGKILL once `count` were, and returns the highest number acknowledged.
+    static func killServer(_ cli: CLIRunner, after count: Int, client: (Int) -> String) async throws -> Int {
+        let (server, port) = try await ServeTests.start(cli)
+        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client(port))'", stderr: .discard)) { loop in
+            _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= count ? true : nil }
+            _ = await server.kill(SIGKILL)
+            return try await loop.wait(timeout: .seconds(60))
+        }
+        let acknowledged = output.stdoutLines.compactMap { Int($0) }.max() ?? 0
+        #expect(acknowledged >= count)
+        return acknowledged
     }
 }
