@@ -61,11 +61,15 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         }
     }
 
-    /// Tells the leases which lease (if any) a committed put attached its key to.
+    /// Tells the leases which lease (if any) a committed put attached its key to. A put
+    /// without a lease over a value without one changes nothing the leases hold, and
+    /// skips them (most puts: no hop to the leases' actor).
     private func note(_ event: Event) async {
         guard event.kind == .put, let item = event.item else { return }
         if let (id, _) = EtcdLeases.lease(ofContentType: item.contentType) {
             await leases.attached(item.key, to: id)
+        } else if let previous = event.prevItem, EtcdLeases.lease(ofContentType: previous.contentType) == nil {
+            return
         } else {
             await leases.detached(item.key)
         }
