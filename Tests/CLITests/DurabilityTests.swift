@@ -43,17 +43,9 @@ struct DurabilityTests {
         try await cli.run("create", "crash")
         // One keep-alive connection; http.client sends each small request in one write, so
         // the server takes it on its event loop.
-        let acknowledged = try await Self.killServer(cli, after: 200) { port in
-            """
-            import http.client, sys
-            c = http.client.HTTPConnection("127.0.0.1", \(port))
-            for i in range(1, 1000000):
-                c.request("PUT", "/v1/crash/keys/counter", body=str(i).encode())
-                r = c.getresponse(); r.read()
-                if r.status >= 300: sys.exit(1)
-                print(i, flush=True)
-            """
-        }
+        let acknowledged = try await Self.killServer(cli, after: 200, sending: """
+            c.request("PUT", "/v1/crash/keys/counter", body=str(i).encode())
+            """)
         let stored = try await cli.run("get", "crash", "counter")
         #expect(stored.status == 0, "stderr: \(stored.stderr)")
         let value = Int(stored.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
@@ -70,19 +62,11 @@ struct DurabilityTests {
         try await cli.run("create", "crash")
         // Transaction i deletes /old/(i-1), puts /old/i and writes i to /a, /b and /c, one
         // revision.
-        let acknowledged = try await Self.killServer(cli, after: 200) { port in
-            """
-            import http.client, json, sys
-            c = http.client.HTTPConnection("127.0.0.1", \(port))
-            for i in range(1, 1000000):
-                ops = [{"op": "delete", "key": "/old/%d" % (i - 1)}, {"op": "put", "key": "/old/%d" % i, "value": str(i)}]
-                ops += [{"op": "put", "key": k, "value": str(i)} for k in ("/a", "/b", "/c")]
-                c.request("POST", "/v1/crash/txn", body=json.dumps({"success": ops}).encode(), headers={"Content-Type": "application/json"})
-                r = c.getresponse(); r.read()
-                if r.status >= 300: sys.exit(1)
-                print(i, flush=True)
-            """
-        }
+        let acknowledged = try await Self.killServer(cli, after: 200, sending: """
+            ops = [{"op": "delete", "key": "/old/%d" % (i - 1)}, {"op": "put", "key": "/old/%d" % i, "value": str(i)}]
+            ops += [{"op": "put", "key": k, "value": str(i)} for k in ("/a", "/b", "/c")]
+            c.request("POST", "/v1/crash/txn", body=json.dumps({"success": ops}).encode(), headers={"Content-Type": "application/json"})
+            """)
         var values: [String: String] = [:]
         for key in ["/a", "/b", "/c"] {
             let stored = try await cli.run("get", "crash", key)
@@ -101,12 +85,23 @@ struct DurabilityTests {
         #expect(info.revision?.rawValue == UInt64(value))
     }
 
-    /// Starts `serve`, runs the Python program `client(port)` against it (it prints each
-    /// request's number once the request was answered 2xx), kills the server with
-    /// SIGKILL once `count` were, and returns the highest number acknowledged.
-    static func killServer(_ cli: CLIRunner, after count: Int, client: (Int) -> String) async throws -> Int {
+    /// Starts `serve` and sends it request after request from one keep-alive connection
+    /// (`request`: Python that sends request number `i` on connection `c`), each number
+    /// printed once its request was answered 2xx; kills the server with SIGKILL once
+    /// `count` were, and returns the highest number acknowledged.
+    static func killServer(_ cli: CLIRunner, after count: Int, sending request: String) async throws -> Int {
         let (server, port) = try await ServeTests.start(cli)
-        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client(port))'", stderr: .discard)) { loop in
+        let indented = request.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
+        let client = """
+        import http.client, json, sys
+        c = http.client.HTTPConnection("127.0.0.1", \(port))
+        for i in range(1, 1000000):
+        \(indented)
+            r = c.getresponse(); r.read()
+            if r.status >= 300: sys.exit(1)
+            print(i, flush=True)
+        """
+        let output = try await withServer(try cli.launchShell("exec python3 -c '\(client)'", stderr: .discard)) { loop in
             _ = try await loop.waitForOutput(timeout: .seconds(120)) { $0.stdoutLines.count >= count ? true : nil }
             _ = await server.kill(SIGKILL)
             return try await loop.wait(timeout: .seconds(60))
