@@ -177,60 +177,67 @@ public final class DynamoDBStore: ConfigStore {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
-        var attempt = 0
-        while true {
-            guard let old = try await meta(name, consistent: true) else { throw DiscfgError.configNotFound(name) }
+        let (old, written) = try await rewriteMeta(name) { old in
             var meta = old
             let now = clock.now()
             meta.info.settings = patch.applied(to: old.info.settings)
             meta.info.modifiedAt = now
-            meta.lock += 1
             try await compact(&meta, now: now, exact: true)
             meta.purgedRevision = max(meta.purgedRevision, meta.info.compactedRevision)
-            let retentionChanged = old.info.settings.history != meta.info.settings.history
-            if retentionChanged, case .days = meta.info.settings.history {
+            if old.info.settings.history != meta.info.settings.history, case .days = meta.info.settings.history {
                 meta.overflowRevisions = []
                 meta.sharedRevisions = [:]
             }
-            do {
-                try await putMeta(meta, expectedLock: old.lock)
-            } catch let error as AWSError where error.code == .conditionalCheckFailed {
-                attempt += 1
-                try await raceBackoff(attempt, config: name)
-                continue
-            }
-            // Physical clean-up after the commit; readers already ignore what it removes.
-            try await deleteHistory(name, from: old.purgedRevision.next, through: meta.info.compactedRevision)
-            if retentionChanged { try await retimeHistory(name, after: meta.info.compactedRevision, retention: meta.info.settings.history) }
-            notifier.notify(name)
-            return meta.info
+            return meta
         }
+        guard let meta = written else { return old.info }
+        // Physical clean-up after the commit; readers already ignore what it removes.
+        try await deleteHistory(name, from: old.purgedRevision.next, through: meta.info.compactedRevision)
+        if old.info.settings.history != meta.info.settings.history {
+            try await retimeHistory(name, after: meta.info.compactedRevision, retention: meta.info.settings.history)
+        }
+        notifier.notify(name)
+        return meta.info
     }
 
     /// Moves the meta item's compacted revision (conditioned on its lock), then deletes
     /// the history items it let go; readers ignore them from the first step on.
     public func compact(_ name: ConfigName, through revision: Revision) async throws -> ConfigInfo {
-        var attempt = 0
-        while true {
-            guard let old = try await meta(name, consistent: true) else { throw DiscfgError.configNotFound(name) }
+        let (old, written) = try await rewriteMeta(name) { old in
             guard revision <= old.info.revision else { throw Self.futureCompaction(revision, config: name, current: old.info.revision) }
-            guard revision > old.info.compactedRevision else { return old.info }
+            guard revision > old.info.compactedRevision else { return nil }
             var meta = old
-            meta.lock += 1
             meta.info.compactedRevision = revision
             meta.purgedRevision = max(meta.purgedRevision, revision)
             meta.overflowRevisions = meta.overflowRevisions.filter { $0 > revision.rawValue }
             meta.sharedRevisions = meta.sharedRevisions.filter { $0.key > revision.rawValue }
+            return meta
+        }
+        guard let meta = written else { return old.info }
+        try await deleteHistory(name, from: old.purgedRevision.next, through: revision)
+        notifier.notify(name)
+        return meta.info
+    }
+
+    /// Replaces the config's meta item with what `change` makes of it (nil: nothing to
+    /// write), conditioned on the lock it was read with and moving the lock on; a change
+    /// that lost a race reads the item again and retries. Returns the item as read and,
+    /// when written, as written.
+    private func rewriteMeta(
+        _ name: ConfigName, _ change: (ConfigMeta) async throws -> ConfigMeta?
+    ) async throws -> (old: ConfigMeta, new: ConfigMeta?) {
+        var attempt = 0
+        while true {
+            guard let old = try await meta(name, consistent: true) else { throw DiscfgError.configNotFound(name) }
+            guard var meta = try await change(old) else { return (old, nil) }
+            meta.lock = old.lock + 1
             do {
                 try await putMeta(meta, expectedLock: old.lock)
+                return (old, meta)
             } catch let error as AWSError where error.code == .conditionalCheckFailed {
                 attempt += 1
                 try await raceBackoff(attempt, config: name)
-                continue
             }
-            try await deleteHistory(name, from: old.purgedRevision.next, through: revision)
-            notifier.notify(name)
-            return meta.info
         }
     }
 
