@@ -1,31 +1,24 @@
-import Dispatch
 import DiscfgCore
 import Foundation
 import Synchronization
 
-/// Makes committed groups durable on a thread of its own, so the writer runs the next
-/// group while the last one's log is being synced.
+/// Makes committed groups durable: an `fsync` of the write-ahead log, run by the writer
+/// right after each group's commit and before any caller in the group is told.
 ///
 /// The writer's connection commits with `synchronous=NORMAL`: a commit writes its pages
-/// to the write-ahead log without waiting for the disk. Its callers are told only after
-/// this syncer's `fsync` of the log, begun after the commit, has returned, so every
-/// acknowledged change is on disk, as with `synchronous=FULL`, and a crash or power loss
-/// can take only changes nobody was told of. Groups that finish while a sync runs share
-/// the next one.
+/// to the log without waiting for the disk. Its callers are told only after this sync,
+/// begun after the commit, has returned, so every acknowledged change is on disk, as with
+/// `synchronous=FULL`, and a crash or power loss can take only changes nobody was told
+/// of. The sync runs on the writer's own thread: changes that arrive meanwhile could not
+/// be acknowledged before the next sync anyway, so they wait and go into the next group
+/// together, and no thread hands work to another on the commit path.
 final class SQLiteLogSyncer: Sendable {
-    typealias Completion = @Sendable ((any Error)?) -> Void
-
     private struct State {
-        var waiting: [[Completion]] = []
-        var syncing = false
-        /// Told once no sync is running or waiting.
-        var idleWaiters: [@Sendable () -> Void] = []
         var descriptor: Int32 = -1
         var syncs: UInt64 = 0
     }
 
     private let logPath: String
-    private let thread = DispatchQueue(label: "discfg.sqlite.sync", qos: .userInitiated)
     private let state = Mutex(State())
 
     init(databasePath: String) {
@@ -40,48 +33,8 @@ final class SQLiteLogSyncer: Sendable {
     /// Syncs made so far.
     var syncs: UInt64 { state.withLock { $0.syncs } }
 
-    /// Tells `completions` the outcome once the log, as it is now, is on disk.
-    func afterSync(_ completions: [Completion]) {
-        let start = state.withLock { state in
-            state.waiting.append(completions)
-            defer { state.syncing = true }
-            return !state.syncing
-        }
-        if start { thread.async { [self] in drain() } }
-    }
-
-    /// Runs `body` once no sync is running or waiting, and returns true; or returns
-    /// false at once, without running it, when the log is idle now.
-    func whenBusyWaitForIdle(_ body: @escaping @Sendable () -> Void) -> Bool {
-        state.withLock { state in
-            guard state.syncing else { return false }
-            state.idleWaiters.append(body)
-            return true
-        }
-    }
-
-    private func drain() {
-        while true {
-            let (groups, idle) = state.withLock { state -> ([[Completion]], [@Sendable () -> Void]) in
-                defer { state.waiting.removeAll(keepingCapacity: true) }
-                guard state.waiting.isEmpty else { return (state.waiting, []) }
-                state.syncing = false
-                defer { state.idleWaiters = [] }
-                return ([], state.idleWaiters)
-            }
-            if groups.isEmpty {
-                for body in idle { body() }
-                return
-            }
-            let error = sync()
-            for group in groups {
-                for complete in group { complete(error) }
-            }
-        }
-    }
-
-    /// Syncs the log file; nil when it is on disk.
-    private func sync() -> (any Error)? {
+    /// Syncs the log file as it is now; nil once it is on disk. Called by the writer only.
+    func sync() -> (any Error)? {
         var descriptor = state.withLock { $0.descriptor }
         var failure: Int32 = 0
         for _ in 0..<2 {

@@ -6,10 +6,10 @@ import Synchronization
 ///
 /// Changes that arrive while a commit or the sync after it is in progress wait, then go
 /// into the next transaction together, each inside its own savepoint so a failed
-/// condition undoes only that change. One fsync of the log, on ``SQLiteLogSyncer``'s
-/// thread, then makes the whole group durable (group commit); no caller hears back
-/// before its change is on disk. Blocking SQLite calls stay off Swift's
-/// cooperative threads.
+/// condition undoes only that change. One fsync of the log (``SQLiteLogSyncer``), on
+/// this same thread right after the commit, then makes the whole group durable (group
+/// commit); no caller hears back before its change is on disk. Blocking SQLite calls
+/// stay off Swift's cooperative threads.
 final class SQLiteWriter: Sendable {
     /// A change waiting for the next group, and how to tell its caller the outcome.
     private struct Job: Sendable {
@@ -80,11 +80,10 @@ final class SQLiteWriter: Sendable {
 
     private func drain() {
         while true {
-            // One commit per sync of the log: while a sync runs, changes gather and go
-            // into the next group together once it is done (they could not be
+            // One commit per sync of the log: while a commit and its sync run, changes
+            // gather and go into the next group together (they could not be
             // acknowledged before the next sync anyway), so a group holds everything
             // that arrived during one cycle and the log is written once for it.
-            if syncer.whenBusyWaitForIdle({ [self] in thread.async { [self] in drain() } }) { return }
             let jobs = queue.withLock { queue in
                 defer { queue.jobs.removeAll(keepingCapacity: true) }
                 if queue.jobs.isEmpty { queue.draining = false }
@@ -135,12 +134,11 @@ final class SQLiteWriter: Sendable {
                 _ = try? connection.run("ROLLBACK")
             }
         }
-        if let commitError {
-            for complete in completions { complete(commitError) }
-        } else {
-            // Told once the log is on disk; meanwhile the next group runs.
-            syncer.afterSync(completions)
+        if commitError == nil {
+            // Told once the log is on disk.
+            commitError = syncer.sync()
         }
+        for complete in completions { complete(commitError) }
         return notRun
     }
 
