@@ -28,15 +28,18 @@ public struct EtcdServer: Service {
     public let watchBacklogBytes: Int
     /// How long a new connection may take to finish the HTTP/2 preface before it is closed.
     public let handshakeTimeout: Duration
+    /// Connections served at once; one more is closed as soon as it is accepted.
+    public let maxConnections: Int
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
 
     /// A server; nothing listens until ``run()``.
     public init(
         store: any ConfigStore, config: ConfigName, host: String, port: Int, watchBacklogBytes: Int = 1 << 20,
-        handshakeTimeout: Duration = .seconds(60), onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        handshakeTimeout: Duration = .seconds(60), maxConnections: Int = 4096, onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.handshakeTimeout = handshakeTimeout
+        self.maxConnections = maxConnections
         self.store = store
         self.config = config
         self.host = host
@@ -62,15 +65,20 @@ public struct EtcdServer: Service {
         )
         let connections = OpenChannels()
         let handshake = TimeAmount(handshakeTimeout)
+        let requestBytes = RequestBytes(limit: Self.maxRequestBytes)
+        let maxConnections = maxConnections
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                connections.insert(channel)
+                guard connections.insert(channel, limit: maxConnections) else {
+                    // Over the limit: closed at once, which gRPC clients retry later.
+                    return channel.close()
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     // gRPC clients speak HTTP/2 from the first byte (prior knowledge).
                     try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings))
-                    try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, handshakeTimeout: handshake))
+                    try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, handshakeTimeout: handshake, serverBytes: requestBytes))
                 }
             }
             .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port)
@@ -90,6 +98,11 @@ public struct EtcdServer: Service {
         try? await listener.close()
         await connections.closeAll()
     }
+
+    /// The most bytes of requests all connections together hold before their methods
+    /// took them (each connection also has its own limit,
+    /// ``GRPCConnection/maxConnectionRequestBytes``).
+    static let maxRequestBytes = 64 * GRPCConnection.maxMessageBytes
 
     /// What the server tells each client: up to 256 requests at once per connection, a
     /// megabyte of request data in flight per stream, headers up to 16 KiB.
@@ -127,10 +140,18 @@ public struct EtcdServer: Service {
 private final class OpenChannels: Sendable {
     private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
 
-    func insert(_ channel: any Channel) {
+    /// Counts `channel` among the open ones until it closes; false, counting nothing,
+    /// when `limit` are open already.
+    func insert(_ channel: any Channel, limit: Int) -> Bool {
         let id = ObjectIdentifier(channel)
-        channels.withLock { $0[id] = channel }
+        let inserted = channels.withLock { channels in
+            guard channels.count < limit else { return false }
+            channels[id] = channel
+            return true
+        }
+        guard inserted else { return false }
         channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
+        return true
     }
 
     func closeAll() async {

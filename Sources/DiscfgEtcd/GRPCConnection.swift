@@ -10,7 +10,7 @@ struct GRPCMethod: Sendable {
         /// One request message in, one response message out.
         case unary(@Sendable (_ request: [UInt8], _ context: ServerContext) async throws -> [UInt8])
         /// Request messages in as they come, response messages out through the writer.
-        case bidirectional(@Sendable (_ requests: AsyncThrowingStream<[UInt8], any Error>, _ responses: GRPCResponseWriter, _ context: ServerContext) async throws -> Void)
+        case bidirectional(@Sendable (_ requests: RPCAsyncSequence<[UInt8], any Error>, _ responses: GRPCResponseWriter, _ context: ServerContext) async throws -> Void)
     }
 
     let descriptor: MethodDescriptor
@@ -83,6 +83,8 @@ final class GRPCConnection: ChannelInboundHandler {
     private final class Stream {
         let id: HTTP2StreamID
         let method: GRPCMethod
+        /// What the stream's requests hold of the connection's and the server's budgets.
+        let bytes: StreamBytes
         /// Bytes of request messages not yet whole.
         var pending: ByteBuffer
         /// A unary method's request message.
@@ -92,17 +94,24 @@ final class GRPCConnection: ChannelInboundHandler {
         var task: Task<Void, Never>?
         var sentHeaders = false
 
-        init(id: HTTP2StreamID, method: GRPCMethod, pending: ByteBuffer) {
+        init(id: HTTP2StreamID, method: GRPCMethod, bytes: StreamBytes, pending: ByteBuffer) {
             self.id = id
             self.method = method
+            self.bytes = bytes
             self.pending = pending
         }
     }
 
     /// The largest request message taken (etcd's default request limit is 1.5 MiB).
     static let maxMessageBytes = 4 << 20
+    /// The most bytes of requests one connection holds before its methods took them:
+    /// four whole messages of the largest size.
+    static let maxConnectionRequestBytes = 4 * maxMessageBytes
 
     private let methods: [String: GRPCMethod]
+    /// Bytes of requests this connection holds, and all connections together.
+    private let connectionBytes = RequestBytes(limit: GRPCConnection.maxConnectionRequestBytes)
+    private let serverBytes: RequestBytes
     /// How long a new connection may take to send its first frame.
     private let handshakeTimeout: TimeAmount
     private var handshake: Scheduled<Void>?
@@ -114,9 +123,12 @@ final class GRPCConnection: ChannelInboundHandler {
     /// loop leave in one write).
     private var flushScheduled = false
 
-    init(methods: [String: GRPCMethod], handshakeTimeout: TimeAmount) {
+    /// A connection serving `methods`, holding its requests' bytes within its own limit
+    /// and within `serverBytes`, which all connections share.
+    init(methods: [String: GRPCMethod], handshakeTimeout: TimeAmount, serverBytes: RequestBytes) {
         self.methods = methods
         self.handshakeTimeout = handshakeTimeout
+        self.serverBytes = serverBytes
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -132,6 +144,7 @@ final class GRPCConnection: ChannelInboundHandler {
         for stream in streams.values {
             stream.task?.cancel()
             stream.requests?.finish(throwing: CancellationError())
+            stream.bytes.end()
         }
         streams = [:]
         context.fireChannelInactive()
@@ -160,11 +173,17 @@ final class GRPCConnection: ChannelInboundHandler {
             if count > 0, !payload.endStream {
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: stream.id, payload: .windowUpdate(windowSizeIncrement: count))), promise: nil)
             }
+            do {
+                try stream.bytes.take(count)
+            } catch {
+                fail(stream, Self.overBudget(error))
+                return
+            }
             stream.pending.writeBuffer(&bytes)
             guard takeMessages(stream) else { return }
             if payload.endStream { requestsEnded(stream) }
         case .rstStream:
-            guard let stream = streams.removeValue(forKey: frame.streamID) else { return }
+            guard let stream = remove(frame.streamID) else { return }
             stream.task?.cancel()
             stream.requests?.finish(throwing: CancellationError())
         default:
@@ -201,11 +220,17 @@ final class GRPCConnection: ChannelInboundHandler {
             finishWithoutStream(id, RPCError(code: .unimplemented, message: "message compression \(encoding) is not supported; send messages uncompressed"))
             return
         }
-        let stream = Stream(id: id, method: method, pending: context.channel.allocator.buffer(capacity: 0))
+        let bytes = StreamBytes(connection: connectionBytes, server: serverBytes)
+        let stream = Stream(id: id, method: method, bytes: bytes, pending: context.channel.allocator.buffer(capacity: 0))
         streams[id] = stream
         if case .bidirectional(let body) = method.kind {
-            let (requests, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
+            let (queued, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
             stream.requests = continuation
+            // A message read by the method no longer counts against the budgets.
+            let requests = RPCAsyncSequence(wrapping: queued.map { message in
+                bytes.taken(5 + message.count)
+                return message
+            })
             let loop = LoopBoundConnection(self, context.eventLoop)
             let writer = GRPCResponseWriter { bytes in try await loop.send(bytes, on: id) }
             let serverContext = Self.serverContext(method, context)
@@ -294,7 +319,7 @@ final class GRPCConnection: ChannelInboundHandler {
 
     /// A unary response: headers, the message and trailers, in one flush.
     fileprivate func respond(_ id: HTTP2StreamID, _ message: [UInt8]) {
-        guard let context, streams.removeValue(forKey: id) != nil else { return }
+        guard let context, remove(id) != nil else { return }
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.responseHeaders)))), promise: nil)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(framed(message, context)))))), promise: nil)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.trailers(nil), endStream: true)))), promise: nil)
@@ -328,13 +353,30 @@ final class GRPCConnection: ChannelInboundHandler {
     /// Ends a stream with its status: trailers after any response, or a trailers-only
     /// answer.
     fileprivate func finish(_ id: HTTP2StreamID, _ error: (any Error)?) {
-        guard let context, let stream = streams.removeValue(forKey: id) else { return }
+        guard let context, let stream = remove(id) else { return }
         stream.requests?.finish()
         // A trailers-only answer when nothing was sent yet; pseudo-headers come first.
         var headers = stream.sentHeaders ? [:] : Self.responseHeaders
         headers.add(contentsOf: Self.trailers(error))
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
         scheduleFlush(context)
+    }
+
+    /// Forgets a stream that ended; what its requests held goes back to the budgets.
+    private func remove(_ id: HTTP2StreamID) -> Stream? {
+        let stream = streams.removeValue(forKey: id)
+        stream?.bytes.end()
+        return stream
+    }
+
+    /// The answer to a request whose bytes would pass a budget.
+    private static func overBudget(_ refusal: StreamBytes.Refusal) -> RPCError {
+        switch refusal {
+        case .connection(let limit):
+            RPCError(code: .resourceExhausted, message: "this connection already holds \(limit >> 20) MiB of requests not yet answered or read, its limit; wait for answers before sending more")
+        case .server(let limit):
+            RPCError(code: .resourceExhausted, message: "the server already holds \(limit >> 20) MiB of requests not yet answered or read over all connections, its limit; retry shortly")
+        }
     }
 
     private func fail(_ stream: Stream, _ error: RPCError) {

@@ -1,18 +1,25 @@
 """The etcd API's HTTP/2 and gRPC framing under abuse: connections that speak HTTP/1,
 send garbage after the preface, send a request that is not gRPC, open a watch and
-vanish, or say nothing at all. Each must end (or be answered) without disturbing the
+vanish, send parts of more big messages than the server holds, or say nothing at all. Each must end (or be answered) without disturbing the
 server: after all of them an ordinary request is answered. Prints one line per case;
 exits non-zero on the first that fails.
 
-usage: h2_abuse.py PORT
+With --connection-limit N (a server started with --max-connections N): N connections
+are served, one more is closed at once, and once one of the N goes a new one is served.
+
+usage: h2_abuse.py PORT [--connection-limit N]
 """
 
+import queue
 import socket
 import struct
 import sys
 import time
 
 import grpc
+import h2.config
+import h2.connection
+import h2.events
 import aetcd.rpc as rpc
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -76,6 +83,55 @@ def check(what, condition, detail=""):
     print(f"ok {what}", flush=True)
 
 
+def unfinished_messages(port, streams, declared, sent):
+    """Opens `streams` Put requests on one connection, each declaring a message of
+    `declared` bytes and sending the first `sent` of them, as HTTP/2 flow control allows
+    (h2 keeps the windows). Returns the grpc-status and grpc-message of every stream the
+    server ended meanwhile, by stream ID."""
+    sock = connect(port)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    ended = {}
+
+    def pump(seconds):
+        """Takes in what the server sent within `seconds`; False when it sent nothing."""
+        sock.settimeout(seconds)
+        try:
+            data = sock.recv(1 << 20)
+        except socket.timeout:
+            return False
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.TrailersReceived) or (isinstance(event, h2.events.ResponseReceived) and event.stream_ended):
+                fields = dict(event.headers)
+                ended[event.stream_id] = (fields.get("grpc-status"), fields.get("grpc-message"))
+        sock.sendall(conn.data_to_send())
+        return True
+
+    pump(1)
+    ids = []
+    for _ in range(streams):
+        stream = conn.get_next_available_stream_id()
+        ids.append(stream)
+        conn.send_headers(stream, [(name.decode(), value.decode()) for name, value in request_fields(b"/etcdserverpb.KV/Put")])
+        remaining = b"\x00" + struct.pack(">I", declared) + b"\x01" * (sent - 5)
+        deadline = time.monotonic() + 30
+        while remaining and stream not in ended and time.monotonic() < deadline:
+            room = min(conn.local_flow_control_window(stream), conn.max_outbound_frame_size, len(remaining))
+            if room > 0:
+                conn.send_data(stream, remaining[:room])
+                remaining = remaining[room:]
+                sock.sendall(conn.data_to_send())
+            else:
+                pump(0.5)
+    while pump(1):
+        pass
+    sock.close()
+    return ids, ended
+
+
 def main(port):
     # A client that says nothing holds a connection open while the rest go on.
     silent = connect(port)
@@ -114,7 +170,49 @@ def main(port):
     sock.close()
     check("a client that vanished inside a request message leaves the server serving", True)
 
+    # Twenty unfinished 4 MiB messages, a megabyte of each sent: the connection holds
+    # at most 16 MiB, so from the seventeenth on each is refused, the ones before are not.
+    ids, ended = unfinished_messages(port, 20, 4 << 20, 1 << 20)
+    refused = [stream for stream in ids if ended.get(stream, (None,))[0] == "8"]
+    check("parts of more big messages than a connection holds: the ones past 16 MiB get RESOURCE_EXHAUSTED",
+          refused == ids[16:] and "16 MiB" in ended[ids[16]][1], repr(ended))
+
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    # What a connection holds is given back as requests are answered (unary) and read
+    # (streaming): twenty 1 MiB requests of each kind, one after another on one
+    # connection, are all answered, and none is refused for the budget.
+    big = b"x" * (1 << 20)
+    codes = []
+    for _ in range(20):
+        try:
+            channel.unary_unary("/etcdserverpb.KV/Put")(rpc.PutRequest(key=b"big", value=big).SerializeToString(), timeout=20)
+            codes.append(grpc.StatusCode.OK)
+        except grpc.RpcError as error:
+            codes.append(error.code())
+    check("twenty 1 MiB unary requests in turn on one connection are each answered, none refused for the budget",
+          len(codes) == 20 and grpc.StatusCode.RESOURCE_EXHAUSTED not in codes, repr(codes))
+    lease = rpc.LeaseGrantResponse.FromString(channel.unary_unary("/etcdserverpb.Lease/LeaseGrant")(rpc.LeaseGrantRequest(TTL=60).SerializeToString(), timeout=20)).ID
+    # Each keep-alive carries 1 MiB in a field the message does not define, which
+    # protobuf skips.
+    padding = b"\x7a" + bytes([0x80, 0x80, 0x40]) + big
+    keep_alive = rpc.LeaseKeepAliveRequest(ID=lease).SerializeToString() + padding
+    answers = queue.Queue()
+
+    def requests():
+        for _ in range(20):
+            yield keep_alive
+            answers.get(timeout=20)
+
+    responses = channel.stream_stream("/etcdserverpb.Lease/LeaseKeepAlive")(requests(), timeout=60)
+    got = 0
+    for response in responses:
+        got += rpc.LeaseKeepAliveResponse.FromString(response).ID == lease
+        answers.put(None)
+        if got == 20:
+            break
+    responses.cancel()
+    check("twenty 1 MiB keep-alives in turn on one stream are each answered", got == 20, repr(got))
+
     put = channel.unary_unary("/etcdserverpb.KV/Put")
     put(rpc.PutRequest(key=b"after", value=b"abuse").SerializeToString(), timeout=20)
     got = rpc.RangeResponse.FromString(channel.unary_unary("/etcdserverpb.KV/Range")(rpc.RangeRequest(key=b"after").SerializeToString(), timeout=20))
@@ -122,4 +220,27 @@ def main(port):
     check("a connection that never sent the preface is closed (serve --idle-timeout)", read_until_closed(silent, 30) is not None)
 
 
-main(int(sys.argv[1]))
+def connection_limit(port, limit):
+    held = []
+    for _ in range(limit):
+        sock = connect(port)
+        sock.sendall(PREFACE + frame(0x4, 0, 0, b""))
+        held.append(sock)
+    # The server's SETTINGS on each shows it took the connection.
+    for sock in held:
+        sock.settimeout(10)
+        check("a connection within the limit is served", frames(sock.recv(65536))[:1] != [], "")
+    extra = connect(port)
+    extra.sendall(PREFACE + frame(0x4, 0, 0, b""))
+    check("one connection past --max-connections is closed at once, unanswered", read_until_closed(extra, 10) == b"")
+    held.pop().close()
+    time.sleep(0.5)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    got = rpc.RangeResponse.FromString(channel.unary_unary("/etcdserverpb.KV/Range")(rpc.RangeRequest(key=b"k").SerializeToString(), timeout=20))
+    check("once one of them closed a new connection is served", got.header.member_id != 0, repr(got))
+
+
+if len(sys.argv) == 4 and sys.argv[2] == "--connection-limit":
+    connection_limit(int(sys.argv[1]), int(sys.argv[3]))
+else:
+    main(int(sys.argv[1]))

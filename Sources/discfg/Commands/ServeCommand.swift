@@ -71,7 +71,7 @@ struct ServeCommand: AsyncParsableCommand {
     var corsOrigins: [String] = []
     @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
     @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections served at once (1-1000000); a request on one more is answered 503 with Retry-After. Default: 4096.", valueName: "count"),
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections served at once (1-1000000), by the REST API and by the etcd API each; a request on one more is answered 503 with Retry-After (the etcd API closes the connection, which clients retry). Default: 4096.", valueName: "count"),
             transform: { Int(try NumberField("--max-connections", 1...1_000_000).parse($0)) })
     var maxConnections: Int = 4096
     @Option(name: .customLong("write-timeout"), help: ArgumentHelp("Seconds (1-86400) a client may keep the server's send buffer full, reading nothing or a trickle of an event stream or a large page, before it is disconnected. Default: 30.", valueName: "seconds"),
@@ -173,7 +173,8 @@ struct ServeCommand: AsyncParsableCommand {
                     return [
                         EtcdServer(
                             store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
-                            watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout)
+                            watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout),
+                            maxConnections: maxConnections
                         ) { port in
                             FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                         },

@@ -1,0 +1,57 @@
+@testable import DiscfgEtcd
+import Testing
+
+/// The bytes of requests the etcd API holds: each stream's take counts against its
+/// connection's limit and the server's, and comes back as messages are read and when the
+/// stream ends, however it ends. (The connection's limit over real sockets is in
+/// `Tests/Peers/h2_abuse.py`.)
+@Suite("etcd API: the request bytes a connection and the server hold")
+struct RequestBudgetTests {
+    @Test("a take past either limit is refused, names that limit and holds nothing more")
+    func refusals() throws {
+        let connection = RequestBytes(limit: 100)
+        let server = RequestBytes(limit: 150)
+        let other = RequestBytes(limit: 100)
+        let first = StreamBytes(connection: connection, server: server)
+        try first.take(100)
+        #expect(throws: StreamBytes.Refusal.connection(limit: 100)) { try first.take(1) }
+        let second = StreamBytes(connection: other, server: server)
+        try second.take(50)
+        #expect(throws: StreamBytes.Refusal.server(limit: 150)) { try second.take(1) }
+        #expect(connection.current == 100)
+        #expect(other.current == 50)
+        #expect(server.current == 150)
+    }
+
+    @Test("bytes come back as messages are read, the rest when the stream ends, once")
+    func givingBack() throws {
+        let connection = RequestBytes(limit: 1_000)
+        let server = RequestBytes(limit: 1_000)
+        let stream = StreamBytes(connection: connection, server: server)
+        try stream.take(300)
+        stream.taken(120)
+        #expect(connection.current == 180)
+        #expect(server.current == 180)
+        stream.end()
+        #expect(connection.current == 0)
+        #expect(server.current == 0)
+        // After its end a stream holds nothing: late reads and takes change no count.
+        stream.taken(50)
+        try stream.take(40)
+        stream.end()
+        #expect(connection.current == 0)
+        #expect(server.current == 0)
+    }
+
+    @Test("at 0, −1 and the largest sizes the counts stay within their limits", arguments: [0, -1, Int.max, Int.max / 2 + 1])
+    func edges(size: Int) {
+        let connection = RequestBytes(limit: 1 << 24)
+        let server = RequestBytes(limit: 1 << 28)
+        let stream = StreamBytes(connection: connection, server: server)
+        let took = (try? stream.take(size)) != nil
+        #expect(took == (0...(1 << 24)).contains(size))
+        #expect(connection.current >= 0 && connection.current <= connection.limit)
+        stream.end()
+        #expect(connection.current == 0 && server.current == 0)
+    }
+}
