@@ -30,16 +30,19 @@ public struct EtcdServer: Service {
     public let handshakeTimeout: Duration
     /// Connections served at once; one more is closed as soon as it is accepted.
     public let maxConnections: Int
+    /// Watchers open at once over all connections; a create past them is refused.
+    public let maxWatchers: Int
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
 
     /// A server; nothing listens until ``run()``.
     public init(
         store: any ConfigStore, config: ConfigName, host: String, port: Int, watchBacklogBytes: Int = 1 << 20,
-        handshakeTimeout: Duration = .seconds(60), maxConnections: Int = 4096, onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        handshakeTimeout: Duration = .seconds(60), maxConnections: Int = 4096, maxWatchers: Int = 1000, onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
         self.handshakeTimeout = handshakeTimeout
         self.maxConnections = maxConnections
+        self.maxWatchers = maxWatchers
         self.store = store
         self.config = config
         self.host = host
@@ -59,13 +62,13 @@ public struct EtcdServer: Service {
         let methods = Self.methods(
             kv: EtcdKVService(backend: backend, identity: identity, leases: leases),
             lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases),
-            watch: EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes),
+            watch: EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes, openWatchers: Budget(limit: maxWatchers)),
             maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
             cluster: cluster
         )
         let connections = OpenChannels()
         let handshake = TimeAmount(handshakeTimeout)
-        let requestBytes = RequestBytes(limit: Self.maxRequestBytes)
+        let requestBytes = Budget(limit: Self.maxRequestBytes)
         let maxConnections = maxConnections
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)

@@ -9,10 +9,12 @@ import Synchronization
 struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
-    /// Bytes of events a watcher holds for a client that reads slower than the store
-    /// changes; past them it lets go of what it holds and catches up from history once
-    /// the client reads again, as etcd's unsynced watchers do.
+    /// Bytes of events a watch stream's watchers hold together for a client that reads
+    /// slower than the store changes; past them a watcher lets go of what it holds and
+    /// catches up from history once the client reads again, as etcd's unsynced watchers do.
     var backlogBytes = 1 << 20
+    /// Watchers open at once over all streams; a create past them is refused.
+    let openWatchers: Budget
 
     func watch(
         request: RPCAsyncSequence<Etcdserverpb_WatchRequest, any Error>,
@@ -22,7 +24,12 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
         let writer = WatchResponses(response)
         var watchers: [Int64: Task<Void, Never>] = [:]
         var nextID: Int64 = 0
-        defer { for task in watchers.values { task.cancel() } }
+        // What this stream's watchers hold for a slow client, together.
+        let backlog = Budget(limit: backlogBytes)
+        defer {
+            for task in watchers.values { task.cancel() }
+            openWatchers.give(watchers.count)
+        }
         for try await message in request {
             switch message.requestUnion {
             case .createRequest(let create)?:
@@ -32,21 +39,29 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                     id = nextID
                     nextID += 1
                 }
-                guard watchers[id] == nil else {
+                let refusal: String? = if watchers[id] != nil {
+                    "etcdserver: duplicate watch ID"
+                } else if !openWatchers.take(1) {
+                    "etcdserver: too many watchers open on this server (\(openWatchers.limit)); cancel some first"
+                } else {
+                    nil
+                }
+                if let refusal {
                     var refused = Etcdserverpb_WatchResponse()
                     refused.header = identity.header(try await backend.currentRevision())
                     refused.watchID = id
                     refused.created = true
                     refused.canceled = true
-                    refused.cancelReason = "etcdserver: duplicate watch ID"
+                    refused.cancelReason = refusal
                     try await writer.send(refused)
                     continue
                 }
-                let watcher = Watcher(id: id, create: create, backend: backend, identity: identity, writer: writer, backlogBytes: backlogBytes)
+                let watcher = Watcher(id: id, create: create, backend: backend, identity: identity, writer: writer, backlogBytes: backlogBytes, backlog: backlog)
                 watchers[id] = Task { await watcher.run() }
             case .cancelRequest(let cancel)?:
                 guard let task = watchers.removeValue(forKey: cancel.watchID) else { continue }
                 task.cancel()
+                openWatchers.give(1)
                 var canceled = Etcdserverpb_WatchResponse()
                 canceled.header = identity.header(try await backend.currentRevision())
                 canceled.watchID = cancel.watchID
@@ -81,6 +96,8 @@ private struct Watcher: Sendable {
     let identity: EtcdIdentity
     let writer: WatchResponses
     let backlogBytes: Int
+    /// What the stream's watchers hold together, within `backlogBytes`.
+    let backlog: Budget
 
     func run() async {
         do {
@@ -100,7 +117,7 @@ private struct Watcher: Sendable {
                 try await cancelCompacted(info.compactedRevision)
                 return
             }
-            let queue = EventQueue(maxBytes: backlogBytes)
+            let queue = EventQueue(maxBytes: backlogBytes, shared: backlog)
             var sent = Revision.zero
             let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: start)
             let pump = Task {
@@ -229,8 +246,9 @@ private struct Watcher: Sendable {
 }
 
 /// Events between the watch that delivers them and the loop that sends them, at most
-/// `maxBytes` of them (``PageBudget``'s measure): past that it drops what it holds and
-/// says so, and the loop reads the gap from history instead.
+/// `maxBytes` of them (``PageBudget``'s measure) and no more than its stream's `shared`
+/// budget has room for: past that it drops what it holds and says so, and the loop
+/// reads the gap from history instead.
 final class EventQueue: Sendable {
     private struct State {
         var events: [Event] = []
@@ -254,10 +272,17 @@ final class EventQueue: Sendable {
     }
 
     private let maxBytes: Int
+    /// What this queue holds counts here too, with other queues' (one watch stream's).
+    private let shared: Budget?
     private let state = Mutex(State())
 
-    init(maxBytes: Int) {
+    init(maxBytes: Int, shared: Budget? = nil) {
         self.maxBytes = maxBytes
+        self.shared = shared
+    }
+
+    deinit {
+        shared?.give(state.withLock { $0.bytes })
     }
 
     /// The most bytes of events held at once so far.
@@ -267,7 +292,8 @@ final class EventQueue: Sendable {
         let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
             guard !state.overflowed else { return nil }
             let size = PageBudget.size(event)
-            if state.bytes + size > maxBytes {
+            if state.bytes + size > maxBytes || !(shared?.take(size) ?? true) {
+                shared?.give(state.bytes)
                 state.events = []
                 state.bytes = 0
                 state.overflowed = true
@@ -317,6 +343,7 @@ final class EventQueue: Sendable {
     func takeAll() -> Taken {
         state.withLock { state in
             defer {
+                shared?.give(state.bytes)
                 state.events = []
                 state.bytes = 0
                 state.overflowed = false

@@ -110,8 +110,8 @@ final class GRPCConnection: ChannelInboundHandler {
 
     private let methods: [String: GRPCMethod]
     /// Bytes of requests this connection holds, and all connections together.
-    private let connectionBytes = RequestBytes(limit: GRPCConnection.maxConnectionRequestBytes)
-    private let serverBytes: RequestBytes
+    private let connectionBytes = Budget(limit: GRPCConnection.maxConnectionRequestBytes)
+    private let serverBytes: Budget
     /// How long a new connection may take to send its first frame.
     private let handshakeTimeout: TimeAmount
     private var handshake: Scheduled<Void>?
@@ -125,7 +125,7 @@ final class GRPCConnection: ChannelInboundHandler {
 
     /// A connection serving `methods`, holding its requests' bytes within its own limit
     /// and within `serverBytes`, which all connections share.
-    init(methods: [String: GRPCMethod], handshakeTimeout: TimeAmount, serverBytes: RequestBytes) {
+    init(methods: [String: GRPCMethod], handshakeTimeout: TimeAmount, serverBytes: Budget) {
         self.methods = methods
         self.handshakeTimeout = handshakeTimeout
         self.serverBytes = serverBytes

@@ -9,9 +9,9 @@ import Testing
 struct RequestBudgetTests {
     @Test("a take past either limit is refused, names that limit and holds nothing more")
     func refusals() throws {
-        let connection = RequestBytes(limit: 100)
-        let server = RequestBytes(limit: 150)
-        let other = RequestBytes(limit: 100)
+        let connection = Budget(limit: 100)
+        let server = Budget(limit: 150)
+        let other = Budget(limit: 100)
         let first = StreamBytes(connection: connection, server: server)
         try first.take(100)
         #expect(throws: StreamBytes.Refusal.connection(limit: 100)) { try first.take(1) }
@@ -25,8 +25,8 @@ struct RequestBudgetTests {
 
     @Test("bytes come back as messages are read, the rest when the stream ends, once")
     func givingBack() throws {
-        let connection = RequestBytes(limit: 1_000)
-        let server = RequestBytes(limit: 1_000)
+        let connection = Budget(limit: 1_000)
+        let server = Budget(limit: 1_000)
         let stream = StreamBytes(connection: connection, server: server)
         try stream.take(300)
         stream.taken(120)
@@ -45,8 +45,8 @@ struct RequestBudgetTests {
 
     @Test("at 0, −1 and the largest sizes the counts stay within their limits", arguments: [0, -1, Int.max, Int.max / 2 + 1])
     func edges(size: Int) {
-        let connection = RequestBytes(limit: 1 << 24)
-        let server = RequestBytes(limit: 1 << 28)
+        let connection = Budget(limit: 1 << 24)
+        let server = Budget(limit: 1 << 28)
         let stream = StreamBytes(connection: connection, server: server)
         let took = (try? stream.take(size)) != nil
         #expect(took == (0...(1 << 24)).contains(size))

@@ -35,6 +35,76 @@ struct WatchBacklogTests {
         #expect(second.events.map(\.revision) == [Revision(12)])
     }
 
+    @Test("one stream's watchers hold their backlog together: past it the one that pushes overflows, and what it held goes back")
+    func sharedBacklog() throws {
+        let key = try Key("/k")
+        func event(_ revision: UInt64) -> Event {
+            let item = Item(key: key, value: Data(repeating: 1, count: 98), version: revision, createRevision: 1, modRevision: Revision(revision), modifiedAt: Date(), expiresAt: nil)
+            return Event(kind: .put, revision: Revision(revision), key: key, at: Date(), item: item, prevItem: nil)
+        }
+        let size = PageBudget.size(event(1))
+        let backlog = Budget(limit: 10 * size)
+        var first: EventQueue? = EventQueue(maxBytes: 10 * size, shared: backlog)
+        let second = EventQueue(maxBytes: 10 * size, shared: backlog)
+        for revision: UInt64 in 1...6 { first?.push(event(revision)) }
+        for revision: UInt64 in 1...3 { second.push(event(revision)) }
+        #expect(backlog.current == 9 * size)
+        second.push(event(4))
+        second.push(event(5))
+        // The second queue passed what the stream has room for: it let go of its own.
+        #expect(backlog.current == 6 * size)
+        let taken = second.takeAll()
+        #expect(taken.overflowed && taken.events.isEmpty)
+        #expect(first?.takeAll().events.count == 6)
+        #expect(backlog.current == 0)
+        first?.push(event(7))
+        #expect(backlog.current == size)
+        // A watcher that ends gives back what its queue held.
+        first = nil
+        #expect(backlog.current == 0)
+    }
+
+    @Test("watchers open on the server are bounded: a create past the limit is refused with a reason, and a cancel or a closed stream makes room")
+    func watcherLimit() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-watch-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteStore(path: directory.appendingPathComponent("etcd.db").path)
+        let config = try ConfigName("etcd")
+        let backend = EtcdBackend(store: store, config: config)
+        try await backend.prepare()
+        let open = Budget(limit: 2)
+        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), openWatchers: open)
+        let writer = StallingWriter(passing: Int.max)
+        let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
+        func create() -> Etcdserverpb_WatchRequest {
+            var request = Etcdserverpb_WatchRequest()
+            request.createRequest.key = Data("w/".utf8)
+            return request
+        }
+        let watch = Task {
+            try await withServerContextRPCCancellationHandle { handle in
+                let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
+                try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
+            }
+        }
+        for _ in 0..<3 { continuation.yield(create()) }
+        let refused = try await writer.waitFor { $0.first { $0.canceled } }
+        #expect(refused.created && refused.watchID == 2)
+        #expect(refused.cancelReason.contains("too many watchers open on this server (2)"))
+        #expect(open.current == 2)
+        var cancel = Etcdserverpb_WatchRequest()
+        cancel.cancelRequest.watchID = 0
+        continuation.yield(cancel)
+        continuation.yield(create())
+        let again = try await writer.waitFor { responses in responses.last.flatMap { $0.created && !$0.canceled && responses.count >= 5 ? $0 : nil } }
+        #expect(again.watchID == 3)
+        #expect(open.current == 2)
+        continuation.finish()
+        _ = try? await watch.value
+        #expect(open.current == 0)
+    }
+
     @Test("a stalled client gets every revision once, in order, after 40 times its backlog went by")
     func catchesUp() async throws {
         try await withWatch(backlogBytes: 4_096) { fixture in
@@ -86,7 +156,7 @@ struct WatchBacklogTests {
         let config = try ConfigName("etcd")
         let backend = EtcdBackend(store: store, config: config)
         try await backend.prepare()
-        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: backlogBytes)
+        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: backlogBytes, openWatchers: Budget(limit: 10))
         let writer = StallingWriter(passing: 1)
         let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
         var create = Etcdserverpb_WatchCreateRequest()

@@ -80,10 +80,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds (1-86400) a connection may wait without sending a whole request (on the etcd API, without finishing the HTTP/2 preface) before it is closed. Default: 60.", valueName: "seconds"),
             transform: { try NumberField("--idle-timeout", 1...86_400).parse($0) })
     var idleTimeout: Int64 = 60
-    @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches (event streams and long polls) open at once (1-1000000); more are answered 503 with Retry-After. Default: 1000.", valueName: "count"),
+    @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches open at once (1-1000000): event streams and long polls, answered 503 with Retry-After past it, and, counted apart, etcd watchers, a create past it refused with a reason. Default: 1000.", valueName: "count"),
             transform: { Int(try NumberField("--max-watches", 1...1_000_000).parse($0)) })
     var maxWatches: Int = 1000
-    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from; an etcd watcher past it lets go and catches up from history. Default: 1024.", valueName: "KiB"),
+    @Option(name: .customLong("stream-backlog"), help: ArgumentHelp("KiB (1-1048576) of events an event stream holds for a slow reader before cutting it off with the Last-Event-ID to resume from; an etcd watch stream's watchers hold it together, and one past it lets go and catches up from history. Default: 1024.", valueName: "KiB"),
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
@@ -174,7 +174,7 @@ struct ServeCommand: AsyncParsableCommand {
                         EtcdServer(
                             store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
                             watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout),
-                            maxConnections: maxConnections
+                            maxConnections: maxConnections, maxWatchers: maxWatches
                         ) { port in
                             FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                         },

@@ -1,12 +1,13 @@
 import Synchronization
 
-/// Bytes of request messages a server holds before its methods have taken them: parts of
-/// messages still arriving, whole requests still being answered, streaming requests not
-/// yet read. Each connection has a limit of its own, and all connections share one, so
-/// neither many unfinished messages on one connection nor many connections can make the
-/// server hold more than a bounded amount.
-final class RequestBytes: Sendable {
-    /// The most bytes held at once.
+/// An amount the etcd API holds against a limit, taken and given back from any thread:
+/// bytes of requests a connection, or the whole server, holds before its methods have
+/// taken them (parts of messages still arriving, whole requests still being answered,
+/// streaming requests not yet read); bytes of events a watch stream holds for a client
+/// that reads slowly; watchers open on the server. Whatever many connections, streams
+/// or watchers a client opens, what they hold stays within bounds.
+final class Budget: Sendable {
+    /// The most held at once.
     let limit: Int
     private let held = Atomic<Int>(0)
 
@@ -14,11 +15,11 @@ final class RequestBytes: Sendable {
         self.limit = limit
     }
 
-    /// Bytes held now.
+    /// Held now.
     var current: Int { held.load(ordering: .relaxed) }
 
-    /// Holds `count` more bytes; false, holding nothing more, when that would pass the
-    /// limit (or `count` is negative).
+    /// Holds `count` more; false, holding nothing more, when that would pass the limit
+    /// (or `count` is negative).
     func take(_ count: Int) -> Bool {
         guard count >= 0 else { return false }
         var current = held.load(ordering: .relaxed)
@@ -30,7 +31,7 @@ final class RequestBytes: Sendable {
         }
     }
 
-    /// Lets go of `count` bytes taken before.
+    /// Lets go of `count` taken before.
     func give(_ count: Int) {
         held.subtract(count, ordering: .relaxed)
     }
@@ -46,12 +47,12 @@ final class StreamBytes: Sendable {
         case server(limit: Int)
     }
 
-    private let connection: RequestBytes
-    private let server: RequestBytes
+    private let connection: Budget
+    private let server: Budget
     /// Bytes held, and whether the stream is still open (an ended stream holds nothing).
     private let state = Mutex((held: 0, open: true))
 
-    init(connection: RequestBytes, server: RequestBytes) {
+    init(connection: Budget, server: Budget) {
         self.connection = connection
         self.server = server
     }
