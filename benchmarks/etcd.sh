@@ -2,15 +2,18 @@
 # discfg's etcd API beside a real etcd, on this machine, in one run:
 #   1. `etcdctl check perf --load=s` against each (etcd's own pass/fail judgement of
 #      throughput and latency, its figures printed as they come);
-#   2. a put/range load through one gRPC client (grpcio) against each, printed with
-#      the ratio discfg / etcd (targets: put >= 1.0x, range >= 1.5x, p99 no worse).
+#   2. a put/range load through one gRPC client (grpcio) against each, in rounds that
+#      alternate which server goes first (so a machine that speeds up or slows down
+#      during the run favours neither), printed with the ratio discfg / etcd of each
+#      round and their median (targets: put >= 1.0x, range >= 1.5x, p99 no worse).
 # Both servers write durably: discfg serve --etcd on the embedded SQLite store (release
 # build, Swift runtime linked in), Debian's etcd-server with its default fsync.
-# Usage: [BINARY=path/to/discfg] benchmarks/etcd.sh [seconds-per-load] [concurrency]
+# Usage: [BINARY=path/to/discfg] benchmarks/etcd.sh [seconds-per-load] [concurrency] [rounds]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-10}"
 concurrency="${2:-32}"
+rounds="${3:-3}"
 scripts/setup >/dev/null
 command -v etcd >/dev/null || { echo "etcd.sh: needs Debian's etcd-server (etcd)" >&2; exit 1; }
 # BINARY names an already built discfg to measure instead.
@@ -45,11 +48,18 @@ for target in "etcd 127.0.0.1:$etcd_port" "discfg 127.0.0.1:$discfg_port"; do
   ETCDCTL_API=3 etcdctl --endpoints="$2" check perf --load=s 2>&1 | tr '\r' '\n' | grep -Ev '^ *[0-9]+ / 60|^$' || true
 done
 
-echo "== put/range load: $seconds s each, $concurrency concurrent requests, grpcio"
-python3 benchmarks/etcd_load.py "$etcd_port" "$seconds" "$concurrency" "$etcd_pid" | tee "$work/etcd.txt" | sed 's/^/etcd    /'
-python3 benchmarks/etcd_load.py "$discfg_port" "$seconds" "$concurrency" "$discfg_pid" | tee "$work/discfg.txt" | sed 's/^/discfg  /'
-python3 - "$work/etcd.txt" "$work/discfg.txt" <<'PY'
-import re, sys
+echo "== put/range load: $seconds s each, $concurrency concurrent requests, grpcio, $rounds rounds"
+for round in $(seq "$rounds"); do
+  order="etcd discfg"
+  [ $((round % 2)) -eq 0 ] && order="discfg etcd"
+  for name in $order; do
+    if [ "$name" = etcd ]; then port=$etcd_port pid=$etcd_pid; else port=$discfg_port pid=$discfg_pid; fi
+    python3 benchmarks/etcd_load.py "$port" "$seconds" "$concurrency" "$pid" | tee "$work/$name.$round.txt" | sed "s/^/round $round  $(printf '%-7s' "$name")/"
+  done
+done
+python3 - "$work" "$rounds" <<'PY'
+import re, statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
 def read(path):
     rows = {}
     for line in open(path):
@@ -57,9 +67,13 @@ def read(path):
         if found:
             rows[found.group(1).strip()] = [float(found.group(n)) for n in (2, 3, 4, 5)]  # rate, p50, p99, cpu
     return rows
-etcd, discfg = read(sys.argv[1]), read(sys.argv[2])
-print("== discfg / etcd")
-for name in etcd:
-    e, d = etcd[name], discfg[name]
-    print(f"{name:26} throughput {d[0] / e[0]:5.2f}x   p99 {d[2]:7.2f} ms vs {e[2]:7.2f} ms   cpu/req {d[3] / e[3]:5.2f}x")
+runs = [(read(f"{work}/etcd.{r}.txt"), read(f"{work}/discfg.{r}.txt")) for r in range(1, rounds + 1)]
+print("== discfg / etcd, each round and the median")
+for name in runs[0][0]:
+    rate = [d[name][0] / e[name][0] for e, d in runs]
+    cpu = [d[name][3] / e[name][3] for e, d in runs]
+    p99 = [(d[name][2], e[name][2]) for e, d in runs]
+    rounds_text = "  ".join(f"{x:4.2f}x" for x in rate)
+    print(f"{name:26} throughput {rounds_text}   median {statistics.median(rate):4.2f}x")
+    print(f"{'':26} p99 ms discfg vs etcd {'  '.join(f'{d:.1f} vs {e:.1f}' for d, e in p99)}   cpu/req median {statistics.median(cpu):4.2f}x")
 PY
