@@ -42,6 +42,8 @@ public struct ConfigAPI: Sendable {
         /// short with a cursor to continue (at least one entry). A request's `maxBytes`
         /// may ask for less.
         public var maxPageBytes = Limits.maxPageBytes
+        /// Whether the web console is served at `/ui/` (``Console``).
+        public var servesConsole = true
 
         /// The defaults.
         public init() {}
@@ -91,6 +93,7 @@ public struct ConfigAPI: Sendable {
     /// methods a path does not allow (405 with `Allow`).
     public func register<Context: DiscfgRequestContext>(on router: Router<Context>) {
         router.add(middleware: ErrorEnvelopeMiddleware<Context>())
+        if options.servesConsole { Console.embedded.register(on: router) }
         let deadlines = RequestDeadlines(timeout: options.requestTimeout)
         var paths: [String] = []
         for endpoint in Endpoint.allCases where !paths.contains(endpoint.path) { paths.append(endpoint.path) }

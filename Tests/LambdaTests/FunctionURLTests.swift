@@ -46,6 +46,21 @@ struct FunctionURLTests {
         }
     }
 
+    @Test("with DISCFG_AUTH=token the function serves the web console at /ui/ with its Content-Security-Policy to anyone; the API it calls still wants a token")
+    func console() async throws {
+        try await withMotoTable { table in
+            try await withLambda(table, environment: ["DISCFG_AUTH": "token"]) { lambda in
+                let (page, _) = try await lambda.request(GatewayEvent.functionURL(Request("GET", "/ui/")))
+                #expect(page.statusCode == 200, "\(page.raw)")
+                #expect(page.header("content-type") == "text/html; charset=utf-8")
+                #expect(page.header("content-security-policy")?.hasPrefix("default-src 'none'; script-src 'self';") == true, "\(page.raw)")
+                #expect(page.body.contains("<title>discfg console</title>"))
+                let (api, _) = try await lambda.request(GatewayEvent.functionURL(Request("GET", "/v1/configs")))
+                #expect(api.statusCode == 401, "\(api.raw)")
+            }
+        }
+    }
+
     @Test("DISCFG_AUTH=iam,token: a bearer token is checked as a token, otherwise the IAM identity decides")
     func iamAndToken() async throws {
         try await withMotoTable { table in

@@ -30,6 +30,10 @@ struct ServeCommand: AsyncParsableCommand {
         loopback the Host header must name this machine (421 otherwise), which
         defeats DNS rebinding.
 
+        A web console is at /ui/ (open http://127.0.0.1:8899/ui/ and enter a token):
+        browse, edit with compare-and-swap, and follow configs live. --no-ui turns
+        it off.
+
         Examples:
           discfg serve
           discfg serve --host 0.0.0.0 --port 8080 --auth token
@@ -69,6 +73,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("cors-origin"), help: ArgumentHelp("Let web pages from this origin (https://host[:port]) call the API; repeatable. Others may not change anything.", valueName: "origin"),
             transform: { try BrowserGuard.validateOrigin($0) })
     var corsOrigins: [String] = []
+    @Flag(name: .customLong("no-ui"), help: "Do not serve the web console at /ui/.") var noUI = false
     @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
     @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
     @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections served at once (1-1000000), by the REST API and by the etcd API each; a request on one more is answered 503 with Retry-After (the etcd API closes the connection, which clients retry). Default: 4096.", valueName: "count"),
@@ -148,6 +153,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.writeTimeout = .seconds(writeTimeout)
             configuration.idleTimeout = .seconds(idleTimeout)
             configuration.api.maxWatches = maxWatches
+            configuration.api.servesConsole = !noUI
             configuration.api.streamBacklogBytes = streamBacklog * 1024
             configuration.accessLogSink = logSink
             configuration.readViews = switch readViews {

@@ -1,0 +1,1542 @@
+// discfg web console.
+//
+// Signs in with a bearer token, lists configs, shows a config's keys as a tree, edits
+// values with compare-and-swap (If-Match) and follows the config's changes live over
+// Server-Sent Events read with fetch().
+//
+// Everything that comes from the API (names, keys, values, messages) is written with
+// textContent, text nodes or input values, never parsed as HTML. The page runs under
+// a strict Content-Security-Policy: no inline script or style, requests to this origin
+// only, forms never submitted by the browser (every submit is handled here).
+
+const TOKEN_KEY = 'discfg.token';
+const CONFIG_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+const RECONNECT_DELAY_MS = 1000;
+const MAX_RETRY_AFTER_MS = 30000;
+const FLASH_MS = 8000;
+const AGE_REFRESH_MS = 30000;
+const LONG_POLL_SECONDS = 25;
+
+// The page is served at <base>/ui/, the API at <base>/v1, so the console also works
+// behind a path prefix (an API Gateway stage, a reverse proxy).
+const API = new URL('../v1', window.location.href).pathname;
+
+// ---------------------------------------------------------------------------
+// DOM helpers
+// ---------------------------------------------------------------------------
+
+const $ = (id) => document.getElementById(id);
+
+/**
+ * Creates an element. `attrs` are attributes (null, undefined and false are left
+ * out; `className` sets the class); children are nodes or strings, and strings
+ * become text nodes, so data is never parsed as markup.
+ */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === 'className') node.className = value;
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
+const ui = {
+  loading: $('loading'),
+  signout: $('signout'),
+  signinView: $('signin-view'),
+  signin: $('signin'),
+  token: $('token'),
+  signinSubmit: $('signin-submit'),
+  signinError: $('signin-error'),
+
+  configsView: $('configs-view'),
+  configsHeading: $('configs-heading'),
+  configs: $('configs'),
+  newConfig: $('new-config'),
+  newConfigName: $('new-config-name'),
+  newConfigSubmit: $('new-config-submit'),
+  configsError: $('configs-error'),
+
+  configView: $('config-view'),
+  back: $('back'),
+  configTitle: $('config-title'),
+  configRevision: $('config-revision'),
+  liveStatus: $('live-status'),
+  configError: $('config-error'),
+  deleteConfig: $('delete-config'),
+  deleteConfigForm: $('delete-config-form'),
+  deleteConfigLabel: $('delete-config-label'),
+  deleteConfigConfirm: $('delete-config-confirm'),
+  deleteConfigSubmit: $('delete-config-submit'),
+  deleteConfigCancel: $('delete-config-cancel'),
+  deleteConfigError: $('delete-config-error'),
+
+  keyFilter: $('key-filter'),
+  keyCount: $('key-count'),
+  keys: $('keys'),
+  newKey: $('new-key'),
+
+  editorEmpty: $('editor-empty'),
+  editor: $('editor'),
+  editorHeading: $('editor-heading'),
+  editorForm: $('editor-form'),
+  keyPath: $('key-path'),
+  keyPathHint: $('key-path-hint'),
+  meta: $('meta'),
+  metaExpiry: $('meta-expiry'),
+  ttlNote: $('ttl-note'),
+  binaryNote: $('binary-note'),
+  valueField: $('value-field'),
+  value: $('value'),
+  contentType: $('content-type'),
+  save: $('save'),
+  formatJson: $('format-json'),
+  deleteKey: $('delete'),
+  dirty: $('dirty'),
+  deleteConfirm: $('delete-confirm'),
+  deleteConfirmText: $('delete-confirm-text'),
+  deleteConfirmYes: $('delete-confirm-yes'),
+  deleteConfirmNo: $('delete-confirm-no'),
+  editorMessage: $('editor-message'),
+  changedNotice: $('changed-notice'),
+  changedNoticeText: $('changed-notice-text'),
+  changedLoad: $('changed-load'),
+
+  conflict: $('conflict'),
+  conflictHeading: $('conflict-heading'),
+  conflictMine: $('conflict-mine'),
+  conflictTheirs: $('conflict-theirs'),
+  conflictTheirsHeading: $('conflict-theirs-heading'),
+  conflictReapply: $('conflict-reapply'),
+  conflictDiscard: $('conflict-discard'),
+
+  flash: $('flash'),
+};
+
+// ---------------------------------------------------------------------------
+// State
+// ---------------------------------------------------------------------------
+
+/** Whether a token has been accepted (the configs view or a config is showing). */
+let signedIn = false;
+
+/**
+ * The open config, or null. A new object each time a config is opened: async work
+ * checks it is still the current one before touching the page, and its controller
+ * cancels its requests and its watch.
+ */
+let session = null;
+
+/**
+ * The key in the editor, or null:
+ * { key, isNew, item, baseRevision, originalValue, originalContentType, binary,
+ *   busy, pending, latest }
+ * baseRevision is the modRevision the edit started from (sent as If-Match); pending
+ * holds a live change that arrived during a save; latest the change behind the
+ * changed-underneath notice.
+ */
+let editor = null;
+
+/** The refused save being shown in the conflict view: { key, value, contentType, current }. */
+let conflict = null;
+
+/** Increases with every key opened, so a slow answer for an older one is dropped. */
+let openTicket = 0;
+
+function newSession(name) {
+  return {
+    name,
+    revision: 0,
+    items: new Map(), // key → item
+    changed: new Set(), // keys changed live since the config was opened
+    collapsed: new Set(), // folder paths the user closed
+    filterCollapsed: new Set(), // the same while a filter is typed
+    lastEventId: null, // the watch resumes after this event
+    polling: false, // true when the server cannot stream (API Gateway): long-poll
+    renderQueued: false,
+    controller: new AbortController(),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The API
+// ---------------------------------------------------------------------------
+
+/** An error answer of the API: its HTTP status, error code, message and field. */
+class ApiError extends Error {
+  constructor(status, code, message, field) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.field = field;
+    this.retryAfter = 0;
+  }
+}
+
+const isAbort = (error) => error && error.name === 'AbortError';
+
+function storedToken() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+/**
+ * Calls the API: adds the bearer token, sends `body` as is, and returns the parsed
+ * JSON envelope, or the Response itself with `raw` (for streams). Error answers are
+ * thrown as ApiError with the envelope's code and message; a failed connection as an
+ * ApiError with status 0. An aborted request throws the AbortError.
+ */
+async function api(method, path, { body, headers = {}, signal, raw = false } = {}) {
+  const init = { method, headers: { Accept: 'application/json', ...headers }, signal, cache: 'no-store' };
+  const token = storedToken();
+  if (token) init.headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) init.body = body;
+
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (isAbort(error)) throw error;
+    throw new ApiError(0, 'network', 'Could not reach the server. Check the connection and try again.');
+  }
+  if (!response.ok) throw await errorFrom(response);
+  if (raw) return response;
+
+  const text = await response.text();
+  if (!text) return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(response.status, 'badResponse', 'The server answered with something that is not JSON.');
+  }
+}
+
+/** The ApiError for an error answer, from its envelope when it has one. */
+async function errorFrom(response) {
+  let envelope = null;
+  try {
+    envelope = await response.json();
+  } catch {
+    // Not JSON (a proxy's page, say): the status says what happened.
+  }
+  const error = envelope && typeof envelope.error === 'object' ? envelope.error : {};
+  const message = typeof error.message === 'string' && error.message
+    ? error.message
+    : `The server answered ${response.status} ${response.statusText}`.trim();
+  const apiError = new ApiError(response.status, error.code || 'http', message, error.field);
+  apiError.retryAfter = Number(response.headers.get('Retry-After')) || 0;
+  return apiError;
+}
+
+const configUrl = (name) => `${API}/${encodeURIComponent(name)}`;
+
+/** The URL of a key: its path without the leading slash, each segment encoded. */
+function keyUrl(config, key) {
+  const segments = key.replace(/^\//, '').split('/').map(encodeURIComponent);
+  return `${configUrl(config)}/keys/${segments.join('/')}`;
+}
+
+/** An ETag for If-Match: the modRevision, quoted. */
+const etag = (revision) => `"${revision}"`;
+
+/**
+ * Shows an error in `area`, except a 401 (the token is missing or no longer valid),
+ * which signs out with the message on the sign-in form.
+ */
+function showFailure(error, area) {
+  if (isAbort(error)) return;
+  if (error.status === 401) {
+    signOut(error.message);
+    return;
+  }
+  area.textContent = error.message || String(error);
+}
+
+// ---------------------------------------------------------------------------
+// Small formatting helpers
+// ---------------------------------------------------------------------------
+
+/** "just now", "3 min ago", "in 2 h": a time relative to now. */
+function relativeTime(iso, now = Date.now()) {
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return 'unknown';
+  const seconds = Math.round((now - time) / 1000);
+  const future = seconds < 0;
+  const span = Math.abs(seconds);
+  if (span < 10) return future ? 'in a moment' : 'just now';
+  let text;
+  if (span < 60) text = `${span} s`;
+  else if (span < 3600) text = `${Math.floor(span / 60)} min`;
+  else if (span < 86400) text = `${Math.floor(span / 3600)} h`;
+  else if (span < 86400 * 60) text = `${Math.floor(span / 86400)} d`;
+  else if (span < 86400 * 730) text = `${Math.floor(span / (86400 * 30))} months`;
+  else text = `${Math.floor(span / (86400 * 365))} years`;
+  return future ? `in ${text}` : `${text} ago`;
+}
+
+/** A <time> showing a relative age, the ISO time as its title; refreshed periodically. */
+function ageElement(iso, prefix = '') {
+  const time = el('time', { datetime: iso, title: iso, 'data-age': iso, 'data-prefix': prefix });
+  time.textContent = prefix + relativeTime(iso);
+  return time;
+}
+
+function refreshAges() {
+  for (const time of document.querySelectorAll('time[data-age]')) {
+    time.textContent = (time.dataset.prefix || '') + relativeTime(time.dataset.age);
+  }
+}
+
+/** The number of bytes a base64 text decodes to. */
+function base64Length(text) {
+  const clean = text.replace(/\s/g, '');
+  const padding = clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
+}
+
+/** When an item expires (the API's field is expiresAt; expires is accepted too). */
+const expiryOf = (item) => (item && (item.expiresAt || item.expires)) || null;
+
+const isBinary = (item) => Boolean(item && item.encoding === 'base64');
+
+/** How a value is shown as text in the conflict view. */
+function displayValue(item) {
+  if (isBinary(item)) return `binary value, ${base64Length(item.value)} bytes`;
+  return item.value;
+}
+
+// ---------------------------------------------------------------------------
+// JSON
+// ---------------------------------------------------------------------------
+
+/** application/json, or any type ending in +json (parameters ignored). */
+function isJsonType(contentType) {
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+/** The parse error of a text that is not JSON, or null when it is. */
+function jsonError(text) {
+  try {
+    JSON.parse(text);
+    return null;
+  } catch (error) {
+    return error.message;
+  }
+}
+
+/** Whether a text is a JSON object or array (worth offering to format). */
+function looksLikeJsonContainer(text) {
+  const start = text.trimStart()[0];
+  return (start === '{' || start === '[') && jsonError(text) === null;
+}
+
+const isJsonSpace = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+
+/**
+ * Re-indents valid JSON with two spaces, as JSON.stringify(value, null, 2) would,
+ * but without parsing it: numbers past double precision and string escapes stay
+ * exactly as written. Call it only with text JSON.parse accepts.
+ */
+function prettyJson(text) {
+  let out = '';
+  let depth = 0;
+  const newline = () => `\n${'  '.repeat(depth)}`;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      out += text.slice(i, end + 1);
+      i = end;
+    } else if (isJsonSpace(c)) {
+      // Whitespace between tokens is replaced by the layout.
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      let next = i + 1;
+      while (isJsonSpace(text[next])) next += 1;
+      if (text[next] === close) {
+        out += c + close;
+        i = next;
+      } else {
+        depth += 1;
+        out += c + newline();
+      }
+    } else if (c === '}' || c === ']') {
+      depth -= 1;
+      out += newline() + c;
+    } else if (c === ',') {
+      out += `,${newline()}`;
+    } else if (c === ':') {
+      out += ': ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Messages
+// ---------------------------------------------------------------------------
+
+let flashTimer = 0;
+
+/** A short status message in the polite live region. */
+function flash(message) {
+  clearTimeout(flashTimer);
+  ui.flash.textContent = message;
+  flashTimer = setTimeout(() => { ui.flash.textContent = ''; }, FLASH_MS);
+}
+
+function clearErrors() {
+  for (const area of [ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage]) {
+    area.textContent = '';
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Views and navigation
+// ---------------------------------------------------------------------------
+
+/** Shows one of the three views: 'signin', 'configs' or 'config'. */
+function showView(name) {
+  ui.loading.hidden = true;
+  ui.signinView.hidden = name !== 'signin';
+  ui.configsView.hidden = name !== 'configs';
+  ui.configView.hidden = name !== 'config';
+  ui.signout.hidden = name === 'signin';
+}
+
+/** The config named in the address (#/name), or null. */
+function configFromHash() {
+  const hash = window.location.hash;
+  if (!hash.startsWith('#/')) return null;
+  try {
+    const name = decodeURIComponent(hash.slice(2));
+    return CONFIG_NAME.test(name) ? name : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Opens a config (or the list, for null) and records it in the address and history. */
+function navigate(config) {
+  const hash = config ? `#/${encodeURIComponent(config)}` : '';
+  if (window.location.hash !== hash) {
+    window.history.pushState(null, '', hash || window.location.pathname + window.location.search);
+  }
+  route();
+}
+
+/** Shows what the address names. `configs` is a listing already fetched, if any. */
+function route(configs) {
+  if (!signedIn) return;
+  const name = configFromHash();
+  if (name) {
+    if (!session || session.name !== name) openConfig(name);
+  } else {
+    showConfigs(configs);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Sign-in and sign-out
+// ---------------------------------------------------------------------------
+
+async function onSignIn(event) {
+  event.preventDefault();
+  const token = ui.token.value.trim();
+  // Header values are ASCII; anything else could not be sent at all.
+  if (!/^[\x21-\x7e]*$/.test(token)) {
+    ui.signinError.textContent = 'A token is printable ASCII without spaces.';
+    ui.token.focus();
+    return;
+  }
+  sessionStorage.setItem(TOKEN_KEY, token);
+  ui.signinSubmit.disabled = true;
+  ui.signinError.textContent = '';
+  try {
+    await enter();
+  } finally {
+    ui.signinSubmit.disabled = false;
+  }
+}
+
+/** Checks the stored token by listing configs; shows the console or the sign-in form. */
+async function enter() {
+  let envelope;
+  try {
+    envelope = await api('GET', `${API}/configs`);
+  } catch (error) {
+    if (error.status === 401 || error.status === 403) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      ui.token.value = '';
+    } else {
+      // Not the token's fault (the server is down, say): keep it to try again.
+      ui.token.value = storedToken() || '';
+    }
+    showSignIn(error.message);
+    return;
+  }
+  signedIn = true;
+  ui.token.value = '';
+  route(envelope.configs || []);
+}
+
+function showSignIn(message = '') {
+  showView('signin');
+  ui.signinError.textContent = message;
+  ui.token.focus();
+}
+
+/** Forgets the token, stops everything and returns to the sign-in form. */
+function signOut(message = '') {
+  closeConfig();
+  signedIn = false;
+  sessionStorage.removeItem(TOKEN_KEY);
+  ui.configs.replaceChildren();
+  clearErrors();
+  if (window.location.hash) {
+    window.history.replaceState(null, '', window.location.pathname + window.location.search);
+  }
+  showSignIn(message);
+}
+
+// ---------------------------------------------------------------------------
+// Configs
+// ---------------------------------------------------------------------------
+
+/** Shows the list of configs, fetching it unless `configs` is given. */
+async function showConfigs(configs) {
+  closeConfig();
+  showView('configs');
+  clearErrors();
+  ui.configsHeading.focus();
+  if (configs) {
+    renderConfigs(configs);
+    return;
+  }
+  try {
+    const envelope = await api('GET', `${API}/configs`);
+    if (signedIn && !session) renderConfigs(envelope.configs || []);
+  } catch (error) {
+    showFailure(error, ui.configsError);
+  }
+}
+
+function renderConfigs(configs) {
+  const sorted = [...configs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  ui.configs.replaceChildren();
+  if (!sorted.length) {
+    ui.configs.append(el('li', { className: 'empty' }, 'No configs yet. Create one below.'));
+    return;
+  }
+  for (const config of sorted) {
+    const changed = config.modified || config.created;
+    const button = el('button', { type: 'button', 'data-config': config.name },
+      // The spaces between the parts keep them apart in the button's accessible name.
+      el('span', { className: 'config-name' }, config.name), ' ',
+      el('span', { className: 'config-meta' }, `revision ${config.revision ?? 0}`), ' ',
+      el('span', { className: 'config-meta' }, changed ? ageElement(changed, 'changed ') : ''));
+    ui.configs.append(el('li', {}, button));
+  }
+}
+
+function onConfigClick(event) {
+  const button = event.target.closest('button[data-config]');
+  if (button) navigate(button.dataset.config);
+}
+
+async function onCreateConfig(event) {
+  event.preventDefault();
+  ui.configsError.textContent = '';
+  const name = ui.newConfigName.value.trim();
+  if (!CONFIG_NAME.test(name)) {
+    ui.configsError.textContent = 'A config name is 1 to 200 letters, digits, “_”, “.” or “-”.';
+    ui.newConfigName.focus();
+    return;
+  }
+  ui.newConfigSubmit.disabled = true;
+  try {
+    await api('PUT', configUrl(name));
+    ui.newConfigName.value = '';
+    flash(`Created config ${name}`);
+    const envelope = await api('GET', `${API}/configs`);
+    if (signedIn && !session) renderConfigs(envelope.configs || []);
+  } catch (error) {
+    showFailure(error, ui.configsError);
+  } finally {
+    ui.newConfigSubmit.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// One config: keys and the live watch
+// ---------------------------------------------------------------------------
+
+async function openConfig(name) {
+  closeConfig();
+  const current = newSession(name);
+  session = current;
+
+  showView('config');
+  clearErrors();
+  ui.configTitle.textContent = name;
+  ui.configRevision.textContent = 'Revision …';
+  ui.keyFilter.value = '';
+  ui.keys.replaceChildren();
+  ui.keyCount.textContent = 'Loading keys…';
+  hideDeleteConfig();
+  closeEditor();
+  setLive(current, false, 'Connecting…');
+  ui.configTitle.focus();
+
+  try {
+    await loadKeys(current);
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    ui.keyCount.textContent = '';
+    showFailure(error, ui.configError);
+    if (error.status === 404) setLive(current, false, 'Not live');
+    return;
+  }
+  watch(current);
+}
+
+/** Stops the open config's requests and watch and forgets it. */
+function closeConfig() {
+  if (!session) return;
+  session.controller.abort();
+  session = null;
+  editor = null;
+  conflict = null;
+}
+
+/** Reads every key of the config, page by page, and redraws the tree. */
+async function loadKeys(current) {
+  const items = new Map();
+  let revision = null;
+  let cursor = null;
+  do {
+    const query = `?recursive&limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const page = await api('GET', `${configUrl(current.name)}/keys${query}`, { signal: current.controller.signal });
+    for (const item of page.items || []) items.set(item.key, item);
+    // Later pages may be newer; resuming the watch after the first page's revision
+    // replays what changed meanwhile, and replays are recognised (applyChange).
+    if (revision === null) revision = page.revision ?? 0;
+    cursor = page.cursor;
+  } while (cursor);
+
+  if (current !== session) return;
+  current.items = items;
+  current.revision = revision;
+  current.lastEventId = String(revision);
+  renderRevision();
+  renderTree();
+  syncEditorWithTree();
+}
+
+function renderRevision() {
+  if (session) ui.configRevision.textContent = `Revision ${session.revision}`;
+}
+
+/** Sets the live status; `text` overrides the words for a state that is not live. */
+function setLive(current, live, text) {
+  if (current !== session) return;
+  ui.liveStatus.textContent = live ? 'Live' : (text || 'Reconnecting…');
+  ui.liveStatus.classList.toggle('connected', live);
+}
+
+/** Waits `ms` milliseconds, or less if the signal aborts. */
+function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+}
+
+/**
+ * Follows the config's changes until the session ends: a Server-Sent Events stream,
+ * reconnected a second after it drops with Last-Event-ID so nothing is missed, or a
+ * long poll where the server cannot stream.
+ */
+async function watch(current) {
+  const { signal } = current.controller;
+  while (!signal.aborted) {
+    let delay = RECONNECT_DELAY_MS;
+    try {
+      if (current.polling) await pollChanges(current);
+      else await streamChanges(current);
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error.status === 401) {
+        signOut(error.message);
+        return;
+      }
+      if (error.status === 406 && !current.polling) {
+        current.polling = true; // API Gateway cannot stream: long-poll instead.
+        continue;
+      }
+      if (error.status === 404 || error.status === 403 || error.status === 400) {
+        // The config is gone or the token may not watch it: retrying will not help.
+        setLive(current, false, 'Not live');
+        showFailure(error, ui.configError);
+        return;
+      }
+      if (error.status === 410) {
+        // History was compacted past where the watch would resume: start over.
+        await reloadAfterCompaction(current);
+        continue;
+      }
+      if (error.retryAfter) delay = Math.min(error.retryAfter * 1000, MAX_RETRY_AFTER_MS);
+    }
+    if (signal.aborted) return;
+    setLive(current, false);
+    await sleep(delay, signal);
+  }
+}
+
+async function reloadAfterCompaction(current) {
+  setLive(current, false);
+  try {
+    await loadKeys(current);
+  } catch (error) {
+    if (!isAbort(error)) await sleep(RECONNECT_DELAY_MS, current.controller.signal);
+  }
+}
+
+/** Reads one Server-Sent Events stream until it ends. */
+async function streamChanges(current) {
+  const headers = { Accept: 'text/event-stream' };
+  if (current.lastEventId !== null) headers['Last-Event-ID'] = current.lastEventId;
+  const response = await api('GET', `${configUrl(current.name)}/watch`, {
+    headers, signal: current.controller.signal, raw: true,
+  });
+  if (!response.body || !(response.headers.get('Content-Type') || '').includes('text/event-stream')) {
+    throw new ApiError(406, 'notStreaming', 'The server does not stream changes.');
+  }
+  setLive(current, true);
+
+  const parser = new EventStreamParser((message) => onStreamMessage(current, message));
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    parser.push(decoder.decode(value, { stream: true }));
+  }
+  parser.push(decoder.decode());
+}
+
+/**
+ * The Server-Sent Events format, parsed by hand since EventSource cannot send an
+ * Authorization header: lines of `field: value`, comment lines starting with ":",
+ * a blank line ending each event. Calls `onMessage({ id, event, data })` per event.
+ */
+class EventStreamParser {
+  constructor(onMessage) {
+    this.onMessage = onMessage;
+    this.buffer = '';
+    this.reset();
+  }
+
+  reset() {
+    this.id = null;
+    this.event = '';
+    this.data = [];
+  }
+
+  push(chunk) {
+    let text = this.buffer + chunk;
+    // A chunk ending in \r may be cut inside \r\n: keep the \r for the next chunk.
+    let carry = '';
+    if (text.endsWith('\r')) {
+      text = text.slice(0, -1);
+      carry = '\r';
+    }
+    const lines = text.split(/\r\n|\r|\n/);
+    this.buffer = lines.pop() + carry;
+    for (const line of lines) this.line(line);
+  }
+
+  line(line) {
+    if (line === '') {
+      this.dispatch();
+      return;
+    }
+    if (line.startsWith(':')) return; // a heartbeat or comment
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+    else if (field === 'id' && !value.includes('\0')) this.id = value;
+    // retry and unknown fields are ignored: the console reconnects on its own.
+  }
+
+  dispatch() {
+    if (this.data.length || this.id !== null) {
+      this.onMessage({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
+    }
+    this.reset();
+  }
+}
+
+function onStreamMessage(current, { id, event, data }) {
+  if (current !== session) return;
+  // An `error` event (the reader fell behind) ends the stream; the watch reconnects
+  // after its id and loses nothing.
+  if (event !== 'error' && data) {
+    try {
+      applyChange(current, JSON.parse(data));
+    } catch (error) {
+      console.warn('discfg console: an event could not be read', error);
+    }
+  }
+  if (id !== null) current.lastEventId = id;
+}
+
+/**
+ * Long-polls for changes until an error: each answer holds the events after
+ * fromRevision and the last revision it accounted for.
+ */
+async function pollChanges(current) {
+  // After R the next revision is R + 1; after R.P (inside a transaction) read R again:
+  // the events already applied are recognised as replays.
+  const last = Number(current.lastEventId ?? current.revision);
+  let from = Number.isInteger(last) ? last + 1 : Math.floor(last);
+  // The first poll answers at once, so the status says "Live" as soon as polling works.
+  let wait = 0;
+  for (;;) {
+    const envelope = await api('GET', `${configUrl(current.name)}/watch?fromRevision=${from}&timeout=${wait}`, {
+      signal: current.controller.signal,
+    });
+    wait = LONG_POLL_SECONDS;
+    if (current !== session) return;
+    setLive(current, true);
+    for (const event of envelope.events || []) applyChange(current, event);
+    if (typeof envelope.revision === 'number') {
+      current.lastEventId = String(envelope.revision);
+      from = envelope.revision + 1;
+    }
+  }
+}
+
+/**
+ * Applies one change ({ key, type, revision, item }) to the tree and the editor.
+ * Changes already reflected (a replay after reconnecting, or the echo of this
+ * console's own save) are recognised by their revisions and only move the revision.
+ */
+function applyChange(current, change) {
+  if (!change || typeof change.key !== 'string') return;
+  const { key, type } = change;
+  const revision = Number(change.revision) || 0;
+  const known = current.items.get(key);
+  current.revision = Math.max(current.revision, revision);
+  renderRevision();
+
+  if (type === 'put' && change.item) {
+    if (known && known.modRevision >= change.item.modRevision) return;
+    current.items.set(key, change.item);
+    current.changed.add(key);
+  } else if (type === 'delete' || type === 'expire') {
+    if (!known || known.modRevision > revision) return;
+    current.items.delete(key);
+    current.changed.delete(key);
+  } else {
+    return;
+  }
+  scheduleTreeRender(current);
+  editorSawChange({ key, type, revision, item: type === 'put' ? change.item : null });
+}
+
+/** Redraws the tree once after a burst of changes (a transaction's events). */
+function scheduleTreeRender(current) {
+  if (current.renderQueued) return;
+  current.renderQueued = true;
+  setTimeout(() => {
+    current.renderQueued = false;
+    if (current === session) renderTree();
+  }, 0);
+}
+
+// ---------------------------------------------------------------------------
+// The key tree
+// ---------------------------------------------------------------------------
+
+/** Folders by "/" segments: { path, folders: Map(name → folder), keys: [{ name, key }] }. */
+function buildTree(keys) {
+  const root = { path: '/', folders: new Map(), keys: [] };
+  for (const key of keys) {
+    const segments = key.slice(1).split('/');
+    let node = root;
+    for (const segment of segments.slice(0, -1)) {
+      let child = node.folders.get(segment);
+      if (!child) {
+        child = { name: segment, path: `${node.path}${segment}/`, folders: new Map(), keys: [] };
+        node.folders.set(segment, child);
+      }
+      node = child;
+    }
+    node.keys.push({ name: segments[segments.length - 1], key });
+  }
+  return root;
+}
+
+const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Redraws the tree from the session's items and the filter, keeping focus in place. */
+function renderTree() {
+  if (!session) return;
+  const filter = ui.keyFilter.value.trim().toLowerCase();
+  const keys = [...session.items.keys()]
+    .filter((key) => !filter || key.toLowerCase().includes(filter))
+    .sort(byText);
+
+  const focused = ui.keys.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused && focused.dataset.key;
+  const focusFolder = focused && focused.dataset.folder;
+
+  ui.keys.replaceChildren();
+  const total = session.items.size;
+  ui.keyCount.textContent = filter ? `${keys.length} of ${total} keys match` : `${total} ${total === 1 ? 'key' : 'keys'}`;
+  if (!keys.length) {
+    ui.keys.append(el('p', { className: 'empty' }, total ? 'No key matches the filter.' : 'No keys yet. Use “New key” to add one.'));
+  } else {
+    let counter = 0;
+    const nextId = () => `folder-${(counter += 1)}`;
+    ui.keys.append(renderFolder(buildTree(keys), Boolean(filter), nextId));
+  }
+
+  // A redraw replaces the buttons: give focus back to the one that had it.
+  let target = null;
+  if (focusKey) target = ui.keys.querySelector(`button[data-key="${CSS.escape(focusKey)}"]`);
+  else if (focusFolder) target = ui.keys.querySelector(`button[data-folder="${CSS.escape(focusFolder)}"]`);
+  if (target) target.focus();
+}
+
+/** A folder's contents as a list: its folders (toggle button + nested list), then its keys. */
+function renderFolder(node, filtering, nextId) {
+  const list = el('ul');
+  const closed = filtering ? session.filterCollapsed : session.collapsed;
+  for (const folder of [...node.folders.values()].sort((a, b) => byText(a.name, b.name))) {
+    const open = !closed.has(folder.path);
+    const id = nextId();
+    const toggle = el('button', {
+      type: 'button', className: 'folder', 'data-folder': folder.path,
+      'aria-expanded': String(open), 'aria-controls': id, title: folder.path,
+    }, `${folder.name}/`);
+    const children = renderFolder(folder, filtering, nextId);
+    children.id = id;
+    children.hidden = !open;
+    list.append(el('li', {}, toggle, children));
+  }
+  for (const leaf of [...node.keys].sort((a, b) => byText(a.name, b.name))) {
+    list.append(el('li', {}, keyButton(leaf)));
+  }
+  return list;
+}
+
+function keyButton({ name, key }) {
+  const changed = session.changed.has(key);
+  const button = el('button', {
+    type: 'button', className: changed ? 'key changed' : 'key', 'data-key': key, title: key,
+    'aria-current': editor && !editor.isNew && editor.key === key ? 'true' : null,
+  }, name);
+  if (changed) {
+    button.append(
+      el('span', { className: 'marker', 'aria-hidden': 'true' }, '●'),
+      el('span', { className: 'sr-only' }, ' (changed)'),
+    );
+  }
+  return button;
+}
+
+function onTreeClick(event) {
+  const folder = event.target.closest('button[data-folder]');
+  if (folder) {
+    toggleFolder(folder);
+    return;
+  }
+  const key = event.target.closest('button[data-key]');
+  if (key) requestKey(key.dataset.key);
+}
+
+/** Opens or closes a folder in place, remembering it for later redraws. */
+function toggleFolder(button) {
+  const open = button.getAttribute('aria-expanded') !== 'true';
+  const closed = ui.keyFilter.value.trim() ? session.filterCollapsed : session.collapsed;
+  if (open) closed.delete(button.dataset.folder);
+  else closed.add(button.dataset.folder);
+  button.setAttribute('aria-expanded', String(open));
+  const group = document.getElementById(button.getAttribute('aria-controls'));
+  if (group) group.hidden = !open;
+}
+
+function onFilterInput() {
+  if (!session) return;
+  session.filterCollapsed.clear(); // a new filter shows every match
+  renderTree();
+}
+
+/** Marks the key open in the editor in the tree. */
+function markCurrentInTree() {
+  for (const button of ui.keys.querySelectorAll('button[data-key]')) {
+    const current = editor && !editor.isNew && editor.key === button.dataset.key;
+    if (current) button.setAttribute('aria-current', 'true');
+    else button.removeAttribute('aria-current');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The editor
+// ---------------------------------------------------------------------------
+
+/** What was asked for last while the editor had unsaved changes (asking again discards them). */
+let discardTarget = null;
+
+/**
+ * Whether the editor may be replaced by `target` (a key, or "new key"): yes when it
+ * has no unsaved edits or the same thing is asked for twice in a row; otherwise it
+ * says so, and the edits stay.
+ */
+function mayDiscardEdits(target, again) {
+  if (!editor || !isDirty() || discardTarget === target) {
+    discardTarget = null;
+    return true;
+  }
+  discardTarget = target;
+  ui.editorMessage.textContent = `You have unsaved changes. Save them, or ${again} to discard them.`;
+  return false;
+}
+
+/** Opens a key from the tree, asking first when that would drop unsaved edits. */
+function requestKey(key) {
+  if (editor && !editor.isNew && editor.key === key && isDirty()) {
+    ui.value.focus(); // already open, with edits: keep them
+    return;
+  }
+  if (mayDiscardEdits(key, `select ${key} again`)) openKey(key);
+}
+
+async function openKey(key) {
+  const current = session;
+  const ticket = (openTicket += 1);
+  ui.configError.textContent = '';
+  try {
+    const envelope = await api('GET', keyUrl(current.name, key), { signal: current.controller.signal });
+    if (ticket !== openTicket || current !== session) return;
+    current.changed.delete(key);
+    loadEditor({ key, isNew: false, item: envelope.item });
+    scheduleTreeRender(current);
+    if (window.matchMedia('(max-width: 56rem)').matches) ui.editor.scrollIntoView({ block: 'start' });
+  } catch (error) {
+    if (isAbort(error) || ticket !== openTicket || current !== session) return;
+    if (error.status === 404 && current.items.delete(key)) scheduleTreeRender(current);
+    showFailure(error, editor ? ui.editorMessage : ui.configError);
+  }
+}
+
+/** Starts a new key, its path prefilled with the folder of the key open now. */
+function newKey() {
+  if (!session || !mayDiscardEdits('new key', 'press “New key” again')) return;
+  const folder = editor && !editor.isNew ? editor.key.slice(0, editor.key.lastIndexOf('/') + 1) : '/';
+  loadEditor({ key: folder, isNew: true, item: null });
+  ui.keyPath.focus();
+  ui.keyPath.setSelectionRange(folder.length, folder.length);
+}
+
+/** Puts a key (or a new one) in the editor, dropping notices, conflicts and messages. */
+function loadEditor({ key, isNew, item }) {
+  const binary = isBinary(item);
+  editor = {
+    key,
+    isNew,
+    item,
+    baseRevision: item ? item.modRevision : null,
+    originalValue: item && !binary ? item.value : '',
+    originalContentType: (item && item.contentType) || 'text/plain',
+    binary,
+    busy: false,
+    pending: null,
+    latest: null,
+  };
+  conflict = null;
+  discardTarget = null;
+
+  ui.editorEmpty.hidden = true;
+  ui.editor.hidden = false;
+  ui.editorHeading.textContent = isNew ? 'New key' : 'Key';
+  ui.keyPath.value = key;
+  ui.keyPath.readOnly = !isNew;
+  ui.keyPathHint.hidden = !isNew;
+
+  renderMeta(item);
+  ui.binaryNote.hidden = !binary;
+  ui.binaryNote.textContent = binary
+    ? `binary value, ${base64Length(item.value)} bytes (it cannot be edited here)`
+    : '';
+  ui.valueField.hidden = binary;
+  ui.value.value = editor.originalValue;
+  ui.contentType.value = editor.originalContentType;
+  ui.save.hidden = binary;
+  ui.deleteKey.hidden = isNew;
+
+  ui.changedNotice.hidden = true;
+  ui.deleteConfirm.hidden = true;
+  ui.editorMessage.textContent = '';
+  renderConflict(); // also enables the buttons
+  onEditorInput();
+  markCurrentInTree();
+}
+
+function closeEditor() {
+  editor = null;
+  conflict = null;
+  ui.editor.hidden = true;
+  ui.editorEmpty.hidden = false;
+  ui.conflict.hidden = true;
+  markCurrentInTree();
+}
+
+/** Fills the metadata list; hidden for a new key. */
+function renderMeta(item) {
+  ui.meta.hidden = !item;
+  const field = (name) => ui.meta.querySelector(`[data-field="${name}"]`);
+  for (const name of ['version', 'createRevision', 'modRevision', 'contentType']) {
+    field(name).textContent = item ? String(item[name] ?? (name === 'contentType' ? 'text/plain' : '')) : '';
+  }
+  field('modified').replaceChildren(item && item.modified ? ageElement(item.modified) : '');
+  const expires = expiryOf(item);
+  ui.metaExpiry.hidden = !expires;
+  ui.ttlNote.hidden = !expires;
+  field('expires').replaceChildren(expires ? ageElement(expires) : '');
+}
+
+/** Whether the value or content type differ from what was loaded. */
+function isDirty() {
+  if (!editor || editor.binary) return false;
+  return ui.value.value !== editor.originalValue || ui.contentType.value !== editor.originalContentType;
+}
+
+/** After each edit: the unsaved marker and whether "Format JSON" applies. */
+function onEditorInput() {
+  if (!editor) return;
+  ui.dirty.hidden = !isDirty();
+  ui.formatJson.hidden = editor.binary
+    || !(isJsonType(ui.contentType.value) || looksLikeJsonContainer(ui.value.value));
+}
+
+function onFormatJson() {
+  const problem = jsonError(ui.value.value);
+  if (problem) {
+    ui.editorMessage.textContent = `Cannot format: the value is not valid JSON (${problem}).`;
+    return;
+  }
+  ui.editorMessage.textContent = '';
+  ui.value.value = prettyJson(ui.value.value);
+  onEditorInput();
+}
+
+/** Why a new key's path is not acceptable, or null. */
+function keyPathProblem(key) {
+  if (!key.startsWith('/')) return 'A key path starts with “/”, such as /db/host.';
+  if (key === '/' || key.endsWith('/')) return 'A key path names a key, so it cannot end with “/”.';
+  const segments = key.slice(1).split('/');
+  if (segments.some((segment) => segment === '')) return 'A key path cannot contain “//”.';
+  if (segments.some((segment) => segment === '.' || segment === '..')) return 'A key path cannot contain “.” or “..” segments.';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) return 'A key path cannot contain control characters.';
+  if (new TextEncoder().encode(key).length > 1024) return 'A key path is at most 1024 bytes.';
+  return null;
+}
+
+/** Save: checks the value, then writes with If-Match (If-None-Match for a new key). */
+async function onSave(event) {
+  event.preventDefault();
+  if (!editor || editor.binary || editor.busy || conflict) return;
+  ui.editorMessage.textContent = '';
+  const key = editor.isNew ? ui.keyPath.value.trim() : editor.key;
+  if (editor.isNew) {
+    const problem = keyPathProblem(key) || (session.items.has(key) ? `${key} already exists: open it from the tree to edit it.` : null);
+    if (problem) {
+      ui.editorMessage.textContent = problem;
+      ui.keyPath.focus();
+      return;
+    }
+  }
+  const value = ui.value.value;
+  const contentType = ui.contentType.value.trim() || 'text/plain';
+  if (isJsonType(contentType)) {
+    const problem = jsonError(value);
+    if (problem) {
+      ui.editorMessage.textContent = `Not saved: the value is not valid JSON (${problem}).`;
+      ui.value.focus();
+      return;
+    }
+  }
+  const condition = editor.isNew ? { 'If-None-Match': '*' } : { 'If-Match': etag(editor.baseRevision) };
+  await writeKey(key, value, contentType, condition);
+}
+
+/** PUTs a value under a condition; a 412 opens the conflict view instead. */
+async function writeKey(key, value, contentType, condition) {
+  const current = session;
+  const editing = editor;
+  setEditorBusy(editing, true);
+  try {
+    const envelope = await api('PUT', keyUrl(current.name, key), {
+      body: value,
+      headers: { 'Content-Type': contentType, ...condition },
+      signal: current.controller.signal,
+    });
+    if (current !== session) return;
+    const { item } = envelope;
+    current.items.set(key, item);
+    current.changed.delete(key);
+    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
+    renderRevision();
+    scheduleTreeRender(current);
+    if (editor === editing) {
+      loadEditor({ key, isNew: false, item });
+      ui.save.focus();
+    }
+    flash(`Saved ${key} at revision ${envelope.revision ?? item.modRevision}`);
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    if (error.status === 412) await showConflict(current, editing, key, value, contentType);
+    else showFailure(error, ui.editorMessage);
+  } finally {
+    setEditorBusy(editing, false);
+  }
+  // A live change that arrived during the save: judge it against the new revision.
+  if (editing.pending && editor) editorSawChange(editing.pending);
+}
+
+function setEditorBusy(editing, busy) {
+  editing.busy = busy;
+  if (editor === editing) syncEditorButtons();
+}
+
+/** Enables the editor's buttons unless a request is under way (Save also not during a conflict). */
+function syncEditorButtons() {
+  const busy = Boolean(editor && editor.busy);
+  ui.save.disabled = busy || Boolean(conflict);
+  ui.deleteKey.disabled = busy;
+  ui.deleteConfirmYes.disabled = busy;
+  ui.conflictReapply.disabled = busy;
+  ui.conflictDiscard.disabled = busy;
+}
+
+// ---- Delete a key ----
+
+function onDeleteKey() {
+  if (!editor || editor.isNew) return;
+  ui.deleteConfirmText.textContent = `Delete ${editor.key}? Its history stays, but the key is gone.`;
+  ui.deleteConfirm.hidden = false;
+  ui.deleteConfirmNo.focus();
+}
+
+function onDeleteCancel() {
+  ui.deleteConfirm.hidden = true;
+  ui.deleteKey.focus();
+}
+
+async function onDeleteConfirmed() {
+  if (!editor || editor.isNew || editor.busy) return;
+  const current = session;
+  const editing = editor;
+  const { key } = editing;
+  ui.editorMessage.textContent = '';
+  setEditorBusy(editing, true);
+  try {
+    const envelope = await api('DELETE', keyUrl(current.name, key), {
+      headers: { 'If-Match': etag(editing.baseRevision) },
+      signal: current.controller.signal,
+    });
+    if (current !== session) return;
+    forgetKey(current, key, envelope.revision);
+    if (editor === editing) closeEditor();
+    flash(`Deleted ${key}${envelope.revision ? ` at revision ${envelope.revision}` : ''}`);
+    ui.newKey.focus();
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    if (error.status === 404) {
+      forgetKey(current, key);
+      if (editor === editing) closeEditor();
+      flash(`${key} was already deleted`);
+    } else if (error.status === 412) {
+      await refuseStaleDelete(current, editing);
+    } else {
+      showFailure(error, ui.editorMessage);
+    }
+  } finally {
+    setEditorBusy(editing, false);
+  }
+}
+
+function forgetKey(current, key, revision) {
+  current.items.delete(key);
+  current.changed.delete(key);
+  if (revision) current.revision = Math.max(current.revision, revision);
+  renderRevision();
+  scheduleTreeRender(current);
+}
+
+/** A delete refused because the key changed: show what it is now before trying again. */
+async function refuseStaleDelete(current, editing) {
+  let item = null;
+  try {
+    item = (await api('GET', keyUrl(current.name, editing.key), { signal: current.controller.signal })).item;
+  } catch (error) {
+    if (error.status !== 404) {
+      showFailure(error, ui.editorMessage);
+      return;
+    }
+  }
+  if (current !== session || editor !== editing) return;
+  if (!item) {
+    forgetKey(current, editing.key);
+    closeEditor();
+    flash(`${editing.key} was already deleted`);
+    return;
+  }
+  if (!isDirty()) loadEditor({ key: editing.key, isNew: false, item });
+  else showChangedNotice({ key: item.key, type: 'put', revision: item.modRevision, item });
+  ui.editorMessage.textContent = `Not deleted: ${editing.key} changed (revision ${item.modRevision}) since you opened it. Review it, then delete again.`;
+}
+
+// ---- Changes underneath the editor ----
+
+/**
+ * A live change to some key: if it is the key in the editor, refresh the editor when
+ * it has no unsaved edits, or else say that the key changed.
+ */
+function editorSawChange(change) {
+  if (!editor) return;
+  const openKeyPath = editor.isNew ? ui.keyPath.value.trim() : editor.key;
+  if (change.key !== openKeyPath) return;
+  if (editor.busy) {
+    editor.pending = change; // judged when the save or delete answers
+    return;
+  }
+  if (editor.isNew) {
+    if (change.type === 'put') showChangedNotice(change);
+    return;
+  }
+  if (change.type === 'put' && change.item.modRevision <= editor.baseRevision) return; // seen already
+  if (conflict) {
+    // The conflict view compares against the current value: keep it current (a
+    // change older than the value shown, held back during the save, is dropped).
+    const shown = conflict.current ? conflict.current.modRevision : 0;
+    if (change.revision > shown) {
+      conflict.current = change.item;
+      renderConflict();
+    }
+    return;
+  }
+  if (!isDirty()) {
+    if (change.type === 'put') {
+      loadEditor({ key: change.key, isNew: false, item: change.item });
+      flash(`${change.key} was updated to revision ${change.item.modRevision}`);
+    } else {
+      closeEditor();
+      flash(`${change.key} was ${change.type === 'expire' ? 'expired' : 'deleted'} at revision ${change.revision}`);
+    }
+    return;
+  }
+  showChangedNotice(change);
+}
+
+function showChangedNotice(change) {
+  editor.latest = change;
+  if (change.type === 'put') {
+    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.`;
+    ui.changedLoad.textContent = 'Load the current value';
+  } else {
+    const what = change.type === 'expire' ? 'expired' : 'was deleted';
+    ui.changedNoticeText.textContent = `This key ${what} (revision ${change.revision}) while you were editing.`;
+    ui.changedLoad.textContent = 'Close it';
+  }
+  ui.changedNotice.hidden = false;
+}
+
+/** After the tree was reloaded: notice if the open key changed meanwhile. */
+function syncEditorWithTree() {
+  if (!editor || editor.isNew || !session) return;
+  const item = session.items.get(editor.key);
+  if (!item) {
+    editorSawChange({ key: editor.key, type: 'delete', revision: session.revision, item: null });
+  } else if (item.modRevision > editor.baseRevision) {
+    editorSawChange({ key: editor.key, type: 'put', revision: item.modRevision, item });
+  }
+}
+
+/** "Load the current value": drops the edits for what the server has now. */
+function onLoadCurrent() {
+  if (!editor || !editor.latest) return;
+  const change = editor.latest;
+  if (change.type === 'put') {
+    loadEditor({ key: change.key, isNew: false, item: change.item });
+    ui.value.focus();
+  } else {
+    closeEditor();
+    ui.newKey.focus();
+  }
+}
+
+// ---- Conflicts ----
+
+/** A save was refused (412): fetch the current value and show both side by side. */
+async function showConflict(current, editing, key, value, contentType) {
+  let item = null;
+  try {
+    item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
+  } catch (error) {
+    if (isAbort(error)) return;
+    if (error.status !== 404) {
+      showFailure(error, ui.editorMessage);
+      return;
+    }
+  }
+  if (current !== session || editor !== editing) return;
+  conflict = { key, value, contentType, current: item };
+  ui.changedNotice.hidden = true;
+  renderConflict();
+  ui.conflictHeading.focus();
+}
+
+function renderConflict() {
+  ui.conflict.hidden = !conflict;
+  syncEditorButtons();
+  if (!conflict) return;
+  ui.conflictMine.textContent = conflict.value;
+  const theirs = conflict.current;
+  if (theirs) {
+    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, by someone else)`;
+    ui.conflictTheirs.textContent = displayValue(theirs);
+  } else {
+    ui.conflictTheirsHeading.textContent = 'Current value (deleted by someone else)';
+    ui.conflictTheirs.textContent = '';
+  }
+}
+
+/** "Re-apply mine": saves your value over the current revision, knowingly. */
+async function onConflictReapply() {
+  if (!conflict || !editor || editor.busy) return;
+  const { key, value, contentType, current } = conflict;
+  const condition = current ? { 'If-Match': etag(current.modRevision) } : { 'If-None-Match': '*' };
+  conflict = null;
+  renderConflict();
+  await writeKey(key, value, contentType, condition);
+}
+
+/** "Discard mine": loads the current value into the editor. */
+function onConflictDiscard() {
+  if (!conflict) return;
+  const { key, current } = conflict;
+  if (current) {
+    loadEditor({ key, isNew: false, item: current });
+    flash(`Loaded the current value of ${key} (revision ${current.modRevision})`);
+    ui.value.focus();
+  } else {
+    closeEditor();
+    flash(`${key} is deleted; your value was discarded`);
+    ui.newKey.focus();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Delete a config
+// ---------------------------------------------------------------------------
+
+function onDeleteConfigToggle() {
+  if (!ui.deleteConfigForm.hidden) {
+    hideDeleteConfig();
+    return;
+  }
+  ui.deleteConfigLabel.textContent = `Type “${session.name}” to delete this config, its keys and its history`;
+  ui.deleteConfigConfirm.value = '';
+  ui.deleteConfigError.textContent = '';
+  ui.deleteConfigForm.hidden = false;
+  ui.deleteConfig.setAttribute('aria-expanded', 'true');
+  ui.deleteConfigConfirm.focus();
+}
+
+function hideDeleteConfig() {
+  ui.deleteConfigForm.hidden = true;
+  ui.deleteConfig.setAttribute('aria-expanded', 'false');
+}
+
+async function onDeleteConfig(event) {
+  event.preventDefault();
+  if (!session) return;
+  const { name } = session;
+  if (ui.deleteConfigConfirm.value.trim() !== name) {
+    ui.deleteConfigError.textContent = `Type the config's name, ${name}, exactly to delete it.`;
+    ui.deleteConfigConfirm.focus();
+    return;
+  }
+  ui.deleteConfigSubmit.disabled = true;
+  try {
+    await api('DELETE', configUrl(name), { signal: session.controller.signal });
+    flash(`Deleted config ${name}`);
+    navigate(null);
+  } catch (error) {
+    showFailure(error, ui.deleteConfigError);
+  } finally {
+    ui.deleteConfigSubmit.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Wiring
+// ---------------------------------------------------------------------------
+
+function start() {
+  ui.signin.addEventListener('submit', onSignIn);
+  ui.signout.addEventListener('click', () => signOut());
+  ui.configs.addEventListener('click', onConfigClick);
+  ui.newConfig.addEventListener('submit', onCreateConfig);
+
+  ui.back.addEventListener('click', () => navigate(null));
+  ui.deleteConfig.addEventListener('click', onDeleteConfigToggle);
+  ui.deleteConfigForm.addEventListener('submit', onDeleteConfig);
+  ui.deleteConfigCancel.addEventListener('click', () => { hideDeleteConfig(); ui.deleteConfig.focus(); });
+
+  ui.keyFilter.addEventListener('input', onFilterInput);
+  ui.keys.addEventListener('click', onTreeClick);
+  ui.newKey.addEventListener('click', newKey);
+
+  ui.editorForm.addEventListener('submit', onSave);
+  ui.editorForm.addEventListener('keydown', (event) => {
+    // Ctrl+S / Cmd+S saves, as in an editor.
+    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
+      event.preventDefault();
+      ui.editorForm.requestSubmit(ui.save);
+    }
+  });
+  ui.value.addEventListener('input', onEditorInput);
+  ui.contentType.addEventListener('input', onEditorInput);
+  ui.formatJson.addEventListener('click', onFormatJson);
+  ui.deleteKey.addEventListener('click', onDeleteKey);
+  ui.deleteConfirmYes.addEventListener('click', onDeleteConfirmed);
+  ui.deleteConfirmNo.addEventListener('click', onDeleteCancel);
+  ui.changedLoad.addEventListener('click', onLoadCurrent);
+  ui.conflictReapply.addEventListener('click', onConflictReapply);
+  ui.conflictDiscard.addEventListener('click', onConflictDiscard);
+
+  window.addEventListener('popstate', () => route());
+  setInterval(refreshAges, AGE_REFRESH_MS);
+
+  // A token from earlier in this tab (a reload): try it; otherwise ask for one.
+  if (storedToken() !== null) enter();
+  else showSignIn();
+}
+
+start();
