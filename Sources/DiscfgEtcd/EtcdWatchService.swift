@@ -57,7 +57,13 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                     continue
                 }
                 let watcher = Watcher(id: id, create: create, backend: backend, identity: identity, writer: writer, backlogBytes: backlogBytes, backlog: backlog)
-                watchers[id] = Task { await watcher.run() }
+                // `created` goes out here, in the order of the creates: etcd clients
+                // match each `created` to their oldest pending create.
+                guard let info = await watcher.start() else {
+                    openWatchers.give(1)
+                    continue
+                }
+                watchers[id] = Task { await watcher.run(from: info) }
             case .cancelRequest(let cancel)?:
                 guard let task = watchers.removeValue(forKey: cancel.watchID) else { continue }
                 task.cancel()
@@ -99,16 +105,29 @@ private struct Watcher: Sendable {
     /// What the stream's watchers hold together, within `backlogBytes`.
     let backlog: Budget
 
-    func run() async {
+    /// Answers the create: `created` with the config's revision now, which the watch
+    /// goes on from; or, for a create that cannot be served, its cancel, and nil.
+    func start() async -> ConfigInfo? {
         do {
             if create.rangeEnd.isEmpty { _ = try EtcdKeys.key(create.key) }
-            let range = EtcdBackend.keyRange(key: Array(create.key), rangeEnd: Array(create.rangeEnd))
             let info = try await backend.store.configInfo(backend.config)
             var created = Etcdserverpb_WatchResponse()
             created.header = identity.header(info.revision)
             created.watchID = id
             created.created = true
             try await writer.send(created)
+            return info
+        } catch {
+            try? await cancel(reason: Self.reason(error))
+            return nil
+        }
+    }
+
+    /// Sends the watch's events from `info`, the config as `start()` saw it, until it is
+    /// cancelled or ends.
+    func run(from info: ConfigInfo) async {
+        do {
+            let range = EtcdBackend.keyRange(key: Array(create.key), rangeEnd: Array(create.rangeEnd))
             // Without a start revision the watch begins after the revision its `created`
             // answer names, so a change made once the client heard `created` is never
             // missed.
@@ -156,8 +175,13 @@ private struct Watcher: Sendable {
             }
         } catch is CancellationError {
         } catch {
-            try? await cancel(reason: (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)")
+            try? await cancel(reason: Self.reason(error))
         }
+    }
+
+    /// The cancel reason etcd gives for `error`.
+    private static func reason(_ error: any Error) -> String {
+        (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)"
     }
 
     /// Sends `events` (in revision order, all after `sent`) one response per revision,

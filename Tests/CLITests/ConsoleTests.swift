@@ -52,41 +52,40 @@ struct ConsoleTests {
     @Test("/ui/ serves the page, its script and style with a strict CSP, ETags, 304s, a year's caching for versioned files, and a JSON 404 for the rest")
     func served() async throws {
         try await Self.withServe { (port: Int) async throws in
+            let redirect = try await Self.get(port, "/ui")
+            #expect(redirect.status == 308)
+            #expect(redirect.headers["location"] == "/ui/")
 
-        let redirect = try await Self.get(port, "/ui")
-        #expect(redirect.status == 308)
-        #expect(redirect.headers["location"] == "/ui/")
+            let page = try await Self.get(port, "/ui/")
+            #expect(page.status == 200)
+            #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+            #expect(page.headers["content-security-policy"] == Self.policy)
+            #expect(page.headers["x-content-type-options"] == "nosniff")
+            #expect(page.headers["cache-control"] == "no-cache")
+            let etag = try #require(page.headers["etag"])
+            #expect(try await Self.get(port, "/ui/", headers: ["If-None-Match: \(etag)"]).status == 304)
+            #expect(try await Self.get(port, "/ui/", headers: ["If-None-Match: \"other\""]).status == 200)
+            let head = try await Self.get(port, "/ui/", method: "HEAD")
+            #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == page.headers["content-length"])
 
-        let page = try await Self.get(port, "/ui/")
-        #expect(page.status == 200)
-        #expect(page.headers["content-type"] == "text/html; charset=utf-8")
-        #expect(page.headers["content-security-policy"] == Self.policy)
-        #expect(page.headers["x-content-type-options"] == "nosniff")
-        #expect(page.headers["cache-control"] == "no-cache")
-        let etag = try #require(page.headers["etag"])
-        #expect(try await Self.get(port, "/ui/", headers: ["If-None-Match: \(etag)"]).status == 304)
-        #expect(try await Self.get(port, "/ui/", headers: ["If-None-Match: \"other\""]).status == 200)
-        let head = try await Self.get(port, "/ui/", method: "HEAD")
-        #expect(head.status == 200 && head.body.isEmpty && head.headers["content-length"] == page.headers["content-length"])
-
-        // The page names its script and style with the files' version.
-        let version = try #require(page.body.firstMatch(of: /console\.js\?v=([0-9a-f]{16})/)?.1)
-        #expect(!page.body.contains("{{version}}"))
-        for (file, type) in [("console.js", "text/javascript; charset=utf-8"), ("console.css", "text/css; charset=utf-8")] {
-            let pinned = try await Self.get(port, "/ui/\(file)?v=\(version)")
-            #expect(pinned.status == 200)
-            #expect(pinned.headers["content-type"] == type)
-            #expect(pinned.headers["cache-control"] == "public, max-age=31536000, immutable")
-            #expect(pinned.headers["content-security-policy"] == Self.policy)
-            let stale = try await Self.get(port, "/ui/\(file)?v=0000000000000000")
-            #expect(stale.headers["cache-control"] == "no-cache", "another version's URL is not cached for a year")
-        }
-        for path in ["/ui/nope.js", "/ui/..%2Fopenapi.yaml", "/ui/%00", "/ui/console.js/x"] {
-            let missing = try await Self.get(port, path)
-            #expect(missing.status == 404, "\(path)")
-            #expect(missing.headers["content-type"]?.hasPrefix("application/json") == true, "\(path)")
-        }
-        #expect(try await Self.get(port, "/ui/", method: "POST").status >= 400)
+            // The page names its script and style with the files' version.
+            let version = try #require(page.body.firstMatch(of: /console\.js\?v=([0-9a-f]{16})/)?.1)
+            #expect(!page.body.contains("{{version}}"))
+            for (file, type) in [("console.js", "text/javascript; charset=utf-8"), ("console.css", "text/css; charset=utf-8")] {
+                let pinned = try await Self.get(port, "/ui/\(file)?v=\(version)")
+                #expect(pinned.status == 200)
+                #expect(pinned.headers["content-type"] == type)
+                #expect(pinned.headers["cache-control"] == "public, max-age=31536000, immutable")
+                #expect(pinned.headers["content-security-policy"] == Self.policy)
+                let stale = try await Self.get(port, "/ui/\(file)?v=0000000000000000")
+                #expect(stale.headers["cache-control"] == "no-cache", "another version's URL is not cached for a year")
+            }
+            for path in ["/ui/nope.js", "/ui/..%2Fopenapi.yaml", "/ui/%00", "/ui/console.js/x"] {
+                let missing = try await Self.get(port, path)
+                #expect(missing.status == 404, "\(path)")
+                #expect(missing.headers["content-type"]?.hasPrefix("application/json") == true, "\(path)")
+            }
+            #expect(try await Self.get(port, "/ui/", method: "POST").status >= 400)
         }
     }
 

@@ -66,43 +66,68 @@ struct WatchBacklogTests {
 
     @Test("watchers open on the server are bounded: a create past the limit is refused with a reason, and a cancel or a closed stream makes room")
     func watcherLimit() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-watch-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let store = try SQLiteStore(path: directory.appendingPathComponent("etcd.db").path)
-        let config = try ConfigName("etcd")
-        let backend = EtcdBackend(store: store, config: config)
-        try await backend.prepare()
-        let open = Budget(limit: 2)
-        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), openWatchers: open)
-        let writer = StallingWriter(passing: Int.max)
-        let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
-        func create() -> Etcdserverpb_WatchRequest {
-            var request = Etcdserverpb_WatchRequest()
-            request.createRequest.key = Data("w/".utf8)
-            return request
-        }
-        let watch = Task {
-            try await withServerContextRPCCancellationHandle { handle in
-                let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
-                try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
+        try await withBackend { backend, config in
+            let open = Budget(limit: 2)
+            let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), openWatchers: open)
+            let writer = StallingWriter(passing: Int.max)
+            let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
+            func create() -> Etcdserverpb_WatchRequest {
+                var request = Etcdserverpb_WatchRequest()
+                request.createRequest.key = Data("w/".utf8)
+                return request
             }
+            let watch = Task {
+                try await withServerContextRPCCancellationHandle { handle in
+                    let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
+                    try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
+                }
+            }
+            for _ in 0..<3 { continuation.yield(create()) }
+            // Both watchers said `created` (a watcher cancelled before it started would
+            // never say it), and the third create was refused.
+            let refused = try await writer.waitFor { responses in
+                responses.filter { $0.created && !$0.canceled }.count == 2 ? responses.first { $0.canceled } : nil
+            }
+            #expect(refused.created && refused.watchID == 2)
+            #expect(refused.cancelReason.contains("too many watchers open on this server (2)"))
+            #expect(open.current == 2)
+            var cancel = Etcdserverpb_WatchRequest()
+            cancel.cancelRequest.watchID = 0
+            continuation.yield(cancel)
+            continuation.yield(create())
+            let again = try await writer.waitFor { responses in responses.dropFirst(3).first { $0.created && !$0.canceled } }
+            #expect(again.watchID == 3)
+            #expect(try await writer.waitFor { $0 }.contains { $0.canceled && !$0.created && $0.watchID == 0 }, "the cancel was answered")
+            #expect(open.current == 2)
+            continuation.finish()
+            _ = try? await watch.value
+            #expect(open.current == 0)
         }
-        for _ in 0..<3 { continuation.yield(create()) }
-        let refused = try await writer.waitFor { $0.first { $0.canceled } }
-        #expect(refused.created && refused.watchID == 2)
-        #expect(refused.cancelReason.contains("too many watchers open on this server (2)"))
-        #expect(open.current == 2)
-        var cancel = Etcdserverpb_WatchRequest()
-        cancel.cancelRequest.watchID = 0
-        continuation.yield(cancel)
-        continuation.yield(create())
-        let again = try await writer.waitFor { responses in responses.last.flatMap { $0.created && !$0.canceled && responses.count >= 5 ? $0 : nil } }
-        #expect(again.watchID == 3)
-        #expect(open.current == 2)
-        continuation.finish()
-        _ = try? await watch.value
-        #expect(open.current == 0)
+    }
+
+    @Test("creates on one stream are answered `created` in the order they came (etcd clients match each to their oldest pending create)")
+    func createdInOrder() async throws {
+        try await withBackend { backend, config in
+            let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), openWatchers: Budget(limit: 100))
+            let writer = StallingWriter(passing: Int.max)
+            let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
+            for index in 0..<50 {
+                var request = Etcdserverpb_WatchRequest()
+                request.createRequest.key = Data("w/\(index)".utf8)
+                continuation.yield(request)
+            }
+            let watch = Task {
+                try await withServerContextRPCCancellationHandle { handle in
+                    let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
+                    try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
+                }
+            }
+            let created = try await writer.waitFor { responses in responses.count >= 50 ? responses : nil }
+            #expect(created.map(\.watchID) == Array(0..<50))
+            #expect(created.allSatisfy { $0.created && !$0.canceled })
+            continuation.finish()
+            _ = try? await watch.value
+        }
     }
 
     @Test("a stalled client gets every revision once, in order, after 40 times its backlog went by")
@@ -149,6 +174,35 @@ struct WatchBacklogTests {
     /// A watch of `w/…` from revision 1 on a fresh SQLite store, whose client reads the
     /// `created` response and then nothing until `writer.open()`.
     func withWatch(backlogBytes: Int, _ body: (Fixture) async throws -> Void) async throws {
+        try await withBackend { backend, config in
+            let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: backlogBytes, openWatchers: Budget(limit: 10))
+            let writer = StallingWriter(passing: 1)
+            let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
+            var create = Etcdserverpb_WatchCreateRequest()
+            create.key = Data("w/".utf8)
+            create.rangeEnd = Data("w0".utf8)
+            create.startRevision = 1
+            var request = Etcdserverpb_WatchRequest()
+            request.createRequest = create
+            continuation.yield(request)
+            let watch = Task {
+                try await withServerContextRPCCancellationHandle { handle in
+                    let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
+                    try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
+                }
+            }
+            defer {
+                continuation.finish()
+                writer.open()
+                watch.cancel()
+            }
+            _ = try await writer.waitFor { $0.first { $0.created } }
+            try await body(Fixture(backend: backend, writer: writer))
+        }
+    }
+
+    /// The etcd API's backend over config `etcd` of a fresh SQLite file, removed after `body`.
+    func withBackend(_ body: (EtcdBackend, ConfigName) async throws -> Void) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-watch-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -156,29 +210,7 @@ struct WatchBacklogTests {
         let config = try ConfigName("etcd")
         let backend = EtcdBackend(store: store, config: config)
         try await backend.prepare()
-        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: backlogBytes, openWatchers: Budget(limit: 10))
-        let writer = StallingWriter(passing: 1)
-        let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
-        var create = Etcdserverpb_WatchCreateRequest()
-        create.key = Data("w/".utf8)
-        create.rangeEnd = Data("w0".utf8)
-        create.startRevision = 1
-        var request = Etcdserverpb_WatchRequest()
-        request.createRequest = create
-        continuation.yield(request)
-        let watch = Task {
-            try await withServerContextRPCCancellationHandle { handle in
-                let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
-                try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
-            }
-        }
-        defer {
-            continuation.finish()
-            writer.open()
-            watch.cancel()
-        }
-        _ = try await writer.waitFor { $0.first { $0.created } }
-        try await body(Fixture(backend: backend, writer: writer))
+        try await body(backend, config)
     }
 }
 
