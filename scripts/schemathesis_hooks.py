@@ -1,6 +1,7 @@
 """Hooks for scripts/fuzz-api: the rules of docs/openapi.yaml that JSON Schema cannot state.
 
-A read at a past revision (GET /v1/{config}/keys/{key}?revision=N) or a compaction
+A read at a past revision (GET /v1/{config}/keys/{key}?revision=N, GET
+/v1/{config}/export?revision=N) or a compaction
 (POST /v1/{config}/compact?revision=N) names a revision the config has reached: one past
 it is refused with 400, as etcd refuses a future revision.
 The schema cannot know the store's revision, so positive cases ask the server for it
@@ -32,6 +33,7 @@ from schemathesis.core.parameters import ParameterLocation
 TRANSACTION = "/v1/{config}/txn"
 KEY_READ = "/v1/{config}/keys/{key}"
 COMPACT = "/v1/{config}/compact"
+EXPORT = "/v1/{config}/export"
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -61,7 +63,7 @@ def _fit_state(case) -> None:
         cleaned = CONTROL.sub("", key).strip("/")
         path_parameters["key"] = cleaned if cleaned and not any(part in ("", ".", "..") for part in cleaned.split("/")) else "k"
     query = case.query or {}
-    reads_revision = (case.operation.path == KEY_READ and case.method.upper() == "GET") or case.operation.path == COMPACT
+    reads_revision = (case.operation.path == KEY_READ and case.method.upper() == "GET") or case.operation.path in (COMPACT, EXPORT)
     if reads_revision and not _negative(case, ParameterLocation.QUERY):
         revision = query.get("revision")
         if isinstance(revision, str) and revision.isdigit():

@@ -133,6 +133,47 @@ public final class Authenticator: Sendable {
         return .anonymous
     }
 
+    // MARK: Managing tokens (`/admin/tokens`)
+
+    /// Every valid token's record, oldest first.
+    public func tokens() async throws -> [AccessToken] {
+        try await tokenStore().listTokens()
+    }
+
+    /// Issues a token and keeps its record; the token itself is returned this once.
+    /// It is accepted at once: the cached records are read again on the next request.
+    public func issueToken(role: Role, configs: [ConfigName]?, description: String?, now: Date) async throws -> (token: String, record: AccessToken) {
+        let store = try tokenStore()
+        let issued = try TokenFormat.generate(role: role, configs: configs, description: description, now: now)
+        try await store.saveToken(issued.record)
+        forgetCachedTokens()
+        return issued
+    }
+
+    /// Revokes the token with this id and returns its record; `keyNotFound` (404) when
+    /// there is none. It is refused at once by this server, and by others within their
+    /// cache's lifetime.
+    public func revokeToken(id: String) async throws -> AccessToken {
+        let store = try tokenStore()
+        guard TokenFormat.isID(id), let record = try await store.token(id: id) else {
+            throw DiscfgError(.keyNotFound, "no token with id \"\(id.debugEscaped)\" ('GET /admin/tokens' lists them)", field: "id")
+        }
+        try await store.revokeToken(id: id)
+        forgetCachedTokens()
+        return record
+    }
+
+    private func tokenStore() throws -> any TokenStore {
+        guard let store else {
+            throw DiscfgError(.invalidArgument, "this server keeps no tokens: it was started open, over a store without them", field: "tokens")
+        }
+        return store
+    }
+
+    private func forgetCachedTokens() {
+        cache.withLock { $0.loadedAt = nil }
+    }
+
     /// The cached token records, if read within the cache's lifetime.
     private func freshTokens(at now: ContinuousClock.Instant) -> ([String: AccessToken], Bool)? {
         cache.withLock { cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil }
@@ -165,8 +206,21 @@ public enum TokenFormat {
     static let prefix = "dcfg_"
     static let idLength = 12
 
+    /// The longest description a token may carry.
+    public static let maxDescriptionLength = 500
+
     /// A new token and its record: `dcfg_<12 hex id>_<43 base64url secret>`.
-    public static func generate(role: Role, configs: [ConfigName]?, description: String?, now: Date) -> (token: String, record: AccessToken) {
+    /// - Throws: `invalidArgument` for a description that is too long or holds control
+    ///   characters, which would garble `token list`.
+    public static func generate(role: Role, configs: [ConfigName]?, description: String?, now: Date) throws -> (token: String, record: AccessToken) {
+        if let description {
+            guard description.unicodeScalars.count <= maxDescriptionLength else {
+                throw DiscfgError.invalid("description", "a token's description is longer than \(maxDescriptionLength) characters")
+            }
+            if let bad = description.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+                throw DiscfgError.invalid("description", "a token's description contains the control character \"\(String(bad).debugEscaped)\"")
+            }
+        }
         var generator = SystemRandomNumberGenerator()
         let idBytes = (0..<(idLength / 2)).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let secretBytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
@@ -175,6 +229,11 @@ public enum TokenFormat {
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let token = prefix + id + "_" + secret
         return (token, AccessToken(id: id, hash: hash(token), role: role, configs: configs, description: description, createdAt: now))
+    }
+
+    /// Whether `text` has the form of a token's id (12 lowercase hex digits).
+    static func isID(_ text: String) -> Bool {
+        text.utf8.count == idLength && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 
     /// The id part of a well-formed token, or nil.

@@ -3,14 +3,15 @@ import Foundation
 import Hummingbird
 
 extension ConfigAPI {
-    /// `GET export?format=json|yaml|env`. The store's pages are encoded as they are read,
+    /// `GET export?format=json|yaml|env&revision=R` (R: a past revision; default now).
+    /// The store's pages are encoded as they are read,
     /// so the server holds about one page (``Options/maxPageBytes``) of the config, not
     /// all of it; a page that fails (history needed for the export's revision gone) ends
     /// the response unfinished rather than with a snapshot that mixes revisions.
     func export(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         let format = try SnapshotFormat(parsing: request.query("format") ?? "json", field: "format")
-        let pages = try await store.exportPages(config, maxBytes: options.maxPageBytes)
+        let pages = try await store.exportPages(config, maxBytes: options.maxPageBytes, atRevision: try request.revision("revision"))
         let contentType = switch format {
         case .json: APIResponse.jsonContentType
         case .yaml: "application/yaml"

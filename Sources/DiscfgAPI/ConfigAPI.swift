@@ -131,7 +131,7 @@ public struct ConfigAPI: Sendable {
     static let answeredMethods: [HTTPRequest.Method] = [.get, .put, .post, .patch, .delete, .head, .options, .trace, HTTPRequest.Method("QUERY")!]
 
     static func hummingbirdPattern(_ path: String) -> String {
-        path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**")
+        path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**").replacingOccurrences(of: "{id}", with: ":id")
     }
 
     /// Answers one route: its config named, its caller admitted as the route's access
@@ -143,6 +143,9 @@ public struct ConfigAPI: Sendable {
         switch endpoint {
         case .document: return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
         case .sweep: return try await sweep()
+        case .listTokens: return try await listTokens()
+        case .createToken: return try await createToken(&request)
+        case .revokeToken: return try await revokeToken(context)
         case .listConfigs: return try await listConfigs(shownTo: caller)
         case .createConfig: return try await createConfig(&request, context)
         case .configInfo: return try await configInfo(request, context, shownTo: caller)

@@ -11,6 +11,9 @@ import HTTPTypes
 public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case document
     case sweep
+    case listTokens
+    case createToken
+    case revokeToken
     case listConfigs
     case createConfig
     case configInfo
@@ -31,19 +34,22 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
-        case .document, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .get
-        case .sweep, .importSnapshot, .transaction, .compact: .post
+        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .get
+        case .sweep, .createToken, .importSnapshot, .transaction, .compact: .post
         case .createConfig, .setKey: .put
         case .updateConfig: .patch
-        case .deleteConfig, .deletePrefix, .deleteKey: .delete
+        case .revokeToken, .deleteConfig, .deletePrefix, .deleteKey: .delete
         }
     }
 
-    /// The path in OpenAPI form: `{config}` is a config name, `{key}` the rest of the path.
+    /// The path in OpenAPI form: `{config}` is a config name, `{key}` the rest of the
+    /// path, `{id}` a token's id.
     public var path: String {
         switch self {
         case .document: "/openapi.yaml"
         case .sweep: "/admin/sweep"
+        case .listTokens, .createToken: "/admin/tokens"
+        case .revokeToken: "/admin/tokens/{id}"
         case .listConfigs: "/v1/configs"
         case .createConfig, .configInfo, .updateConfig, .deleteConfig: "/v1/{config}"
         case .listKeys, .deletePrefix: "/v1/{config}/keys"
@@ -61,7 +67,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     public var access: ConfigAPI.Access {
         switch self {
         case .document: .everyone
-        case .sweep: .adminOfAll
+        case .sweep, .listTokens, .createToken, .revokeToken: .adminOfAll
         case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .role(.read)
         case .deletePrefix, .setKey, .deleteKey, .importSnapshot, .transaction: .role(.write)
         case .createConfig, .updateConfig, .deleteConfig, .compact: .role(.admin)
@@ -73,6 +79,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .document: "document"
         case .sweep: "sweep"
+        case .listTokens: "tokens"
+        case .createToken: "token-create"
+        case .revokeToken: "token-revoke"
         case .listConfigs: "configs"
         case .createConfig: "create"
         case .configInfo: "info"

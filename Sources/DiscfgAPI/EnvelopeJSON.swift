@@ -43,6 +43,8 @@ public enum EnvelopeJSON {
         if let revision = envelope.revision { object.key("revision", &buffer); buffer.writeJSONNumber(revision.rawValue) }
         if let succeeded = envelope.succeeded { object.key("succeeded", &buffer); buffer.writeJSONBool(succeeded) }
         if let table = envelope.table { object.key("table", &buffer); write(table, to: &buffer) }
+        if let token = envelope.token { object.key("token", &buffer); buffer.writeJSONString(token) }
+        if let tokens = envelope.tokens { object.key("tokens", &buffer); writeArray(tokens, to: &buffer, write) }
         if let unchanged = envelope.unchanged { object.key("unchanged", &buffer); buffer.writeJSONNumber(unchanged) }
         object.close(&buffer)
     }
@@ -209,6 +211,16 @@ public enum EnvelopeJSON {
             object.key("type", &buffer); buffer.writeJSONString("webhook")
             object.key("url", &buffer); buffer.writeJSONString(url)
         }
+        object.close(&buffer)
+    }
+
+    private static func write(_ token: TokenDocument, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        if let configs = token.configs { object.key("configs", &buffer); writeArray(configs, to: &buffer) { $1.writeJSONString($0) } }
+        object.key("createdAt", &buffer); buffer.writeJSONTimestamp(token.createdAt)
+        if let description = token.description { object.key("description", &buffer); buffer.writeJSONString(description) }
+        object.key("id", &buffer); buffer.writeJSONString(token.id)
+        object.key("role", &buffer); buffer.writeJSONString(token.role.rawValue)
         object.close(&buffer)
     }
 

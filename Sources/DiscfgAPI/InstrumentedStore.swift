@@ -87,8 +87,8 @@ public struct InstrumentedStore: ConfigStore {
         await base.watch(config, scope: scope, from: from)
     }
     /// Times reading the header; the pages are timed by whoever reads them.
-    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
-        try await timed("export") { try await base.exportPages(config, maxBytes: maxBytes) }
+    public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
+        try await timed("export") { try await base.exportPages(config, maxBytes: maxBytes, atRevision: revision) }
     }
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
         noted(config, \.revision, try await timed("import") { try await base.importSnapshot(snapshot, into: config, replace: replace) })

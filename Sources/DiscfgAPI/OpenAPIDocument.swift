@@ -45,6 +45,41 @@ paths:
         "200": { $ref: "#/components/responses/Envelope" }
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
+  /admin/tokens:
+    get:
+      summary: List the bearer tokens the server accepts (their records, never the tokens); admins of every config only.
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+    post:
+      summary: Issue a bearer token; the answer's token is shown this once (only its SHA-256 is kept). Admins of every config only.
+      description: |
+        The token works at once on this server, and on others sharing the store within
+        their few seconds of token caching. Fields the body does not name are refused.
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/TokenRequest" }
+      responses:
+        "201": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
+  /admin/tokens/{id}:
+    parameters:
+      - { name: id, in: path, required: true, schema: { type: string, pattern: '^[0-9a-f]{12}$' }, description: "The token's id (the 12 hex digits after dcfg_)." }
+    delete:
+      summary: Revoke a token; answers its record. This server refuses it at once, others sharing the store within seconds. Admins of every config only.
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
   /v1/configs:
     get:
       summary: List configs (a scoped token sees only its configs).
@@ -281,9 +316,12 @@ paths:
         (4 MiB) of it at a time. On a store without read snapshots (DynamoDB) keys
         changed during the export are read from history as they were at that revision;
         should that history be gone meanwhile, the response ends unfinished rather than
-        mix revisions (export again). env is written whole at the end.
+        mix revisions (export again). env is written whole at the end. With revision,
+        the config as it was at that past revision, rebuilt from history: 400 past the
+        config's revision, 410 below its retained history.
       parameters:
         - { name: format, in: query, schema: { type: string, enum: [json, yaml, env], default: json } }
+        - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Export the config as it was at this revision (default: now)." }
       responses:
         "200":
           description: The snapshot.
@@ -296,6 +334,7 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "409": { $ref: "#/components/responses/Error" }
+        "410": { $ref: "#/components/responses/Error" }
   /v1/{config}/import:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -658,6 +697,23 @@ components:
             type: { type: string, enum: [webhook] }
             url: { type: string, maxLength: 2048, pattern: '^[hH][tT][tT][pP][sS]://[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:[1-9][0-9]{0,3})?(/[A-Za-z0-9._~/-]*)?$', description: "The https URL changes are POSTed to, on a public address: loopback, private, link-local and metadata hosts, and plain http, are refused unless the server allows them (serve --allow-private-webhooks / --allow-http-webhooks, DISCFG_WEBHOOK_ALLOW on Lambda). Redirects are not followed." }
             secret: { type: [string, "null"], minLength: 1, description: "Signs deliveries, X-Discfg-Signature = sha256=HEX(HMAC-SHA256(secret, timestamp + '.' + body))." }
+    TokenRequest:
+      type: object
+      additionalProperties: false
+      required: [role]
+      properties:
+        role: { type: string, enum: [read, write, admin], description: "read: keys, history, watch, export; write: also set, delete, import, txn; admin: also create, update and delete configs." }
+        configs: { type: array, minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}$' }, description: "The configs the token may touch; leave it out for every config." }
+        description: { type: string, maxLength: 500, pattern: '^[^\x00-\x1f\x7f-\x9f]*$', description: "Who holds it, shown in lists." }
+    Token:
+      type: object
+      required: [id, role, createdAt]
+      properties:
+        id: { type: string }
+        role: { type: string, enum: [read, write, admin] }
+        configs: { type: array, items: { type: string }, description: "Absent: every config." }
+        description: { type: string }
+        createdAt: { type: string, format: date-time }
     Config:
       type: object
       properties:
@@ -697,5 +753,7 @@ components:
         at: { type: string, format: date-time, description: "The time of the change (a set, a delete, a transaction that changed a key)." }
         succeeded: { type: boolean, description: "txn: whether every comparison held, so the success branch ran." }
         responses: { type: array, items: { $ref: "#/components/schemas/TransactionResponse" }, description: "txn: one per operation of the branch that ran, in order." }
+        token: { type: string, description: "token-create: the new bearer token, shown this once." }
+        tokens: { type: array, items: { $ref: "#/components/schemas/Token" }, description: "tokens, token-create, token-revoke: token records." }
 """#
 }

@@ -164,9 +164,9 @@ public final class RemoteStore: ConfigStore {
     /// The server's export, at one revision, downloaded and then handed out in pages:
     /// the server streams it from its store a page at a time, but this client still holds
     /// the whole document while decoding it.
-    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+    public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
         try Limits.validatePageBytes(maxBytes)
-        let reply = try await transport.send(.GET, configPath(config) + "/export?format=json")
+        let reply = try await transport.send(.GET, configPath(config) + "/export?format=json" + (revision.map { "&revision=\($0.rawValue)" } ?? ""))
         guard reply.status == 200 else { _ = try HTTPTransport.decode(reply, baseURL: transport.baseURL); throw DiscfgError(.unavailable, "export failed") }
         let snapshot = try SnapshotFormat.json.decode(reply.body)
         let header = SnapshotHeader(config: snapshot.config ?? config, revision: snapshot.revision ?? .zero, exportedAt: snapshot.exportedAt ?? Date())

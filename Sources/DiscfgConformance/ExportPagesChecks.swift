@@ -111,6 +111,51 @@ public struct ExportPagesChecks: Sendable {
         }
     }
 
+    /// An export at a past revision is the config as it was then: keys changed, deleted,
+    /// created and expired since are as they were, page by page; a revision not yet
+    /// reached is refused, and one below the retained history is `compacted`.
+    public func anExportAtAPastRevisionIsTheConfigAsItWasThen() async throws {
+        try await conformance.withStore { store, clock in
+            let config = try await Self.prepare(store)
+            try await store.set("/ttl", "short-lived", in: config, options: SetOptions(ttlSeconds: 5))
+            let then = try await store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.map(ConfigSnapshot.Entry.init)
+            let past = try await store.revision(of: config)
+            #expect(then.count == 29)
+
+            try await store.set(Self.path(3), "changed", in: config)
+            _ = try await store.delete(Key(Self.path(8)), in: config, conditions: [])
+            try await store.set(Self.path(4), "back again", in: config)
+            try await store.set("/new", "created after", in: config)
+            clock.advance(seconds: 10)
+            _ = try await store.sweepExpired()
+            let now = try await store.revision(of: config)
+            #expect(now > past)
+
+            let pages = try await store.exportPages(config, maxBytes: 1, atRevision: past)
+            #expect(pages.header.revision == past)
+            var exported: [ConfigSnapshot.Entry] = []
+            for try await page in pages { exported += page }
+            #expect(exported == then, "the export at \(past) differs from the listing at \(past)")
+
+            let first = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: .zero)
+            var none: [ConfigSnapshot.Entry] = []
+            for try await page in first { none += page }
+            #expect(first.header.revision == .zero && none.isEmpty, "at revision 0 the config was empty")
+
+            let current = try await store.export(config)
+            let atNow = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: now)
+            var same: [ConfigSnapshot.Entry] = []
+            for try await page in atNow { same += page }
+            #expect(same == current.items, "at the current revision it is the current export")
+
+            _ = await expectError(.invalidArgument) { try await store.exportPages(config, maxBytes: 1, atRevision: now.next) }
+            _ = await expectError(.invalidArgument) { try await store.exportPages(config, maxBytes: 1, atRevision: Revision(UInt64(Int64.max))) }
+            _ = try await store.compact(config, through: Revision(past.rawValue + 2))
+            let gone = await expectError(.compacted) { try await store.exportPages(config, maxBytes: 1, atRevision: past) }
+            #expect(gone?.field == "revision")
+        }
+    }
+
     public func anUnknownConfigIsReportedBeforeAnyPage() async throws {
         try await conformance.withStore { store, _ in
             _ = await expectError(.configNotFound) { try await store.exportPages(ConfigName("nope"), maxBytes: Limits.maxPageBytes) }

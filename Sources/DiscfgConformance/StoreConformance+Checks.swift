@@ -51,6 +51,7 @@ extension StoreConformance {
         if capabilities.contains(.exportPagesReadHistory) {
             all.append(Check(name: "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()") { try await self.exportPages.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted() })
         }
+        all.append(Check(name: "ExportPagesChecks.anExportAtAPastRevisionIsTheConfigAsItWasThen()") { try await self.exportPages.anExportAtAPastRevisionIsTheConfigAsItWasThen() })
         all.append(Check(name: "ExportPagesChecks.anUnknownConfigIsReportedBeforeAnyPage()") { try await self.exportPages.anUnknownConfigIsReportedBeforeAnyPage() })
         all.append(Check(name: "HistoryChecks.compactDropsHistoryThroughARevision()") { try await self.history.compactDropsHistoryThroughARevision() })
         all.append(Check(name: "HistoryChecks.historyIsNewestFirstAndOnlyForTheKey()") { try await self.history.historyIsNewestFirstAndOnlyForTheKey() })

@@ -76,7 +76,10 @@ public protocol ConfigStore: Sendable {
     /// config's live items at ``SnapshotPages/header``'s revision, even while it changes.
     /// A store without read snapshots rebuilds keys changed meanwhile from history, and
     /// its pages throw `compacted` when that history is gone rather than mix revisions.
-    func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages
+    ///
+    /// With `revision`, the items as they were at that past revision (at most the
+    /// config's; `compacted` below its retained history), expired or not then.
+    func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages
     /// Writes a snapshot's items into a config in one transaction, one revision per
     /// changed key; unchanged keys are skipped. With `replace`, keys not in the snapshot
     /// are deleted.
@@ -96,6 +99,11 @@ extension ConfigStore {
     /// The current item at `key`, or nil.
     public func get(_ key: Key, in config: ConfigName) async throws -> Item? {
         try await get(key, in: config, atRevision: nil)
+    }
+
+    /// The config's live items now, page by page (``exportPages(_:maxBytes:atRevision:)``).
+    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
+        try await exportPages(config, maxBytes: maxBytes, atRevision: nil)
     }
 
     /// The config's events from a revision on, at most ``Limits/maxPageBytes`` of them.

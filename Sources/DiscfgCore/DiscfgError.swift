@@ -76,4 +76,14 @@ extension DiscfgError {
     public static func keyNotFound(_ key: Key, in config: ConfigName, atRevision revision: Revision? = nil) -> DiscfgError {
         DiscfgError(.keyNotFound, "key \"\(key)\" not found in config \"\(config)\"\(revision.map { " at revision \($0)" } ?? "")", field: "key")
     }
+
+    /// A read at a revision the config has not reached.
+    public static func futureRevision(_ revision: Revision, current: Revision) -> DiscfgError {
+        .invalid("revision", "revision \(revision) is in the future; the config is at revision \(current)")
+    }
+
+    /// A read at (or from) a revision whose history is gone.
+    public static func compacted(_ revision: Revision, through compacted: Revision, field: String = "revision") -> DiscfgError {
+        DiscfgError(.compacted, "revision \(revision) is older than the retained history (compacted through revision \(compacted))", field: field)
+    }
 }

@@ -36,6 +36,25 @@ public struct ItemDocument: Codable, Hashable, Sendable {
     }
 }
 
+/// The JSON form of an ``AccessToken``'s record: never the token or its hash.
+public struct TokenDocument: Codable, Hashable, Sendable {
+    public var id: String
+    public var role: Role
+    /// The configs it may touch; absent for all.
+    public var configs: [String]?
+    public var description: String?
+    public var createdAt: Date
+
+    /// The document for a token record.
+    public init(_ token: AccessToken) {
+        id = token.id
+        role = token.role
+        configs = token.configs?.map(\.rawValue)
+        description = token.description
+        createdAt = token.createdAt
+    }
+}
+
 /// The JSON form of an ``Event``.
 public struct EventDocument: Codable, Hashable, Sendable {
     public var type: Event.Kind
@@ -128,6 +147,10 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var succeeded: Bool?
     /// What each operation of a transaction's branch did, in order (`txn`).
     public var responses: [TransactionResponseDocument]?
+    /// A new bearer token, shown this once (`token-create`).
+    public var token: String?
+    /// Token records, never the tokens (`tokens`, `token-create`, `token-revoke`).
+    public var tokens: [TokenDocument]?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -138,7 +161,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event
         case configInfo = "info"
         case configs, unchanged, message, error, table
-        case succeeded, responses
+        case succeeded, responses, token, tokens
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.

@@ -133,7 +133,7 @@ public final class MemoryStore: ConfigStore {
         let from = Swift.max(from, Revision(1))
         return try withConfig(config) { state in
             guard from > state.info.compactedRevision else {
-                throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(state.info.compactedRevision))", field: "fromRevision")
+                throw DiscfgError.compacted(from, through: state.info.compactedRevision, field: "fromRevision")
             }
             let start = state.history.firstIndex { $0.revision >= from } ?? state.history.endIndex
             var page = EventPage(limit: limit, maxBytes: maxBytes)
@@ -154,8 +154,8 @@ public final class MemoryStore: ConfigStore {
         return stream
     }
 
-    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
-        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now())
+    public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, atRevision: revision, now: clock.now())
     }
 
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {

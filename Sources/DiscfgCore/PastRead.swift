@@ -15,7 +15,7 @@ public enum PastRead {
         current: Item?, now: Date, firstEventAfter: (Revision) throws -> Event?
     ) throws -> Item? {
         guard revision <= configRevision else {
-            throw DiscfgError.invalid("revision", "revision \(revision) is in the future; the config is at revision \(configRevision)")
+            throw DiscfgError.futureRevision(revision, current: configRevision)
         }
         if let current, current.modRevision <= revision {
             // Every change sweeps due keys first, so an item that is expired but not yet
@@ -23,7 +23,7 @@ public enum PastRead {
             return revision == configRevision && current.isExpired(at: now) ? nil : current
         }
         guard revision >= compacted else {
-            throw DiscfgError(.compacted, "revision \(revision) is older than the retained history (compacted through revision \(compacted))", field: "revision")
+            throw DiscfgError.compacted(revision, through: compacted)
         }
         return try firstEventAfter(revision)?.prevItem
     }

@@ -30,28 +30,45 @@ public actor RevisionExport {
     /// Lists one page of current keys.
     public typealias Lister = @Sendable (ConfigName, ListQuery) async throws -> ListPage
 
-    /// The pages of `config` at its current revision, as a store's
-    /// ``ConfigStore/exportPages(_:maxBytes:)``.
+    /// The pages of `config` at its current revision, or at a past one, as a store's
+    /// ``ConfigStore/exportPages(_:maxBytes:atRevision:)``.
     /// - Parameters:
-    ///   - now: the store's time; items expired by then are left out.
+    ///   - revision: a past revision to export at; nil for the current one.
+    ///   - now: the store's time; at the current revision, items expired by then are
+    ///     left out (at a past one, items are as they were, as past reads have them).
     ///   - list: how to list current keys, when not `store.list`. The listing must not be
     ///     stale (a key shown at an older version than it had at the export's revision
     ///     could not be told apart), so a store whose reads may lag passes a strongly
     ///     consistent one.
-    public static func pages(of store: any ConfigStore, _ config: ConfigName, maxBytes: Int, now: Date, list: Lister? = nil) async throws -> SnapshotPages {
+    public static func pages(
+        of store: any ConfigStore, _ config: ConfigName, maxBytes: Int, atRevision past: Revision? = nil, now: Date, list: Lister? = nil
+    ) async throws -> SnapshotPages {
         try Limits.validatePageBytes(maxBytes)
         let info = try await store.configInfo(config)
-        let header = SnapshotHeader(config: config, revision: info.revision, exportedAt: now)
-        let export = RevisionExport(store: store, header: header, maxBytes: maxBytes, list: list ?? { try await store.list(in: $0, $1) })
+        if let past {
+            guard past <= info.revision else {
+                throw DiscfgError.futureRevision(past, current: info.revision)
+            }
+            guard past >= info.compactedRevision else {
+                throw DiscfgError.compacted(past, through: info.compactedRevision)
+            }
+        }
+        let header = SnapshotHeader(config: config, revision: past ?? info.revision, exportedAt: now)
+        let pastOnly = past.map { $0 < info.revision } ?? false
+        let export = RevisionExport(store: store, header: header, maxBytes: maxBytes, hidesExpired: !pastOnly, list: list ?? { try await store.list(in: $0, $1) })
         return SnapshotPages(header: header) { try await export.nextPage() }
     }
 
     private let list: Lister
 
-    private init(store: any ConfigStore, header: SnapshotHeader, maxBytes: Int, list: @escaping Lister) {
+    /// Whether items expired by the export's time are left out (at the current revision).
+    private let hidesExpired: Bool
+
+    private init(store: any ConfigStore, header: SnapshotHeader, maxBytes: Int, hidesExpired: Bool, list: @escaping Lister) {
         self.store = store
         self.header = header
         self.maxBytes = maxBytes
+        self.hidesExpired = hidesExpired
         self.list = list
         changesThrough = header.revision
     }
@@ -88,7 +105,7 @@ public actor RevisionExport {
         finished = high == nil
         // Keys behind the export need no more fixing up.
         if let high { changed = changed.filter { high.utf8.lexicographicallyPrecedes($0.path.utf8) } }
-        return items.filter { !$0.isExpired(at: header.exportedAt) }.sorted { $0.key < $1.key }.map(ConfigSnapshot.Entry.init)
+        return items.filter { !hidesExpired || !$0.isExpired(at: header.exportedAt) }.sorted { $0.key < $1.key }.map(ConfigSnapshot.Entry.init)
     }
 
     /// Notes every key changed after R, up to the present.

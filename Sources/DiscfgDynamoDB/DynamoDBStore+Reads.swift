@@ -155,7 +155,7 @@ extension DynamoDBStore {
         guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
         let info = meta.info
         guard from > info.compactedRevision else {
-            throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
+            throw DiscfgError.compacted(from, through: info.compactedRevision, field: "fromRevision")
         }
         var page = EventPage(limit: limit, maxBytes: maxBytes)
         if from <= info.revision {
@@ -185,8 +185,8 @@ extension DynamoDBStore {
     /// read at once), fixed up to the export's revision from history: DynamoDB has no
     /// read snapshots. The pages are read strongly consistently whatever
     /// ``Configuration/consistentReads`` says, as a stale key could not be fixed up.
-    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
-        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now()) { [self] config, query in
+    public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, atRevision: revision, now: clock.now()) { [self] config, query in
             try await list(in: config, query, consistent: true)
         }
     }

@@ -233,7 +233,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         return try readers.read { connection in
             let info = try Self.requireConfig(config, connection)
             guard from > info.compactedRevision else {
-                throw DiscfgError(.compacted, "revision \(from) is older than the retained history (compacted through revision \(info.compactedRevision))", field: "fromRevision")
+                throw DiscfgError.compacted(from, through: info.compactedRevision, field: "fromRevision")
             }
             let (low, high): (String, String) = switch scope {
             case .key(let key): (key.path, key.path + "\u{0}")
@@ -258,8 +258,8 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         return stream
     }
 
-    public func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages {
-        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, now: clock.now())
+    public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
+        try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, atRevision: revision, now: clock.now())
     }
 
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {

@@ -11,9 +11,9 @@ struct AuthTests {
     func roles() async throws {
         try await withServer(try await LiveServer.start(auth: .required)) { server in
             let now = Date()
-            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: now)
-            let (reader, readerRecord) = TokenFormat.generate(role: .read, configs: [try ConfigName("app")], description: nil, now: now)
-            let (writer, writerRecord) = TokenFormat.generate(role: .write, configs: nil, description: nil, now: now)
+            let (admin, adminRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: now)
+            let (reader, readerRecord) = try TokenFormat.generate(role: .read, configs: [try ConfigName("app")], description: nil, now: now)
+            let (writer, writerRecord) = try TokenFormat.generate(role: .write, configs: nil, description: nil, now: now)
             for record in [adminRecord, readerRecord, writerRecord] { try await server.store.saveToken(record) }
             let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
 
@@ -48,7 +48,7 @@ struct AuthTests {
     func onceTokensExist() async throws {
         try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
             #expect(try await server.put("/v1/app", "").status == 201)
-            let (token, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+            let (token, record) = try TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
             try await server.store.saveToken(record)
             try await Task.sleep(for: .milliseconds(20))
             #expect(try await server.get("/v1/app").status == 401)
@@ -58,7 +58,7 @@ struct AuthTests {
 
     @Test("tokens: the id is parsed back, the hash is SHA-256 of the token, and only the hash is stored")
     func tokenFormat() throws {
-        let (token, record) = TokenFormat.generate(role: .write, configs: nil, description: nil, now: Date())
+        let (token, record) = try TokenFormat.generate(role: .write, configs: nil, description: nil, now: Date())
         #expect(token.hasPrefix("dcfg_"))
         #expect(TokenFormat.id(of: token) == record.id)
         #expect(record.hash == TokenFormat.hash(token))
@@ -74,7 +74,7 @@ struct AuthStaysOnTests {
     func revokingTheLastTokenKeepsAuthOn() async throws {
         try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
             #expect(try await server.put("/v1/app", "").status == 201)
-            let (token, record) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (token, record) = try TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
             try await server.store.saveToken(record)
             try await Task.sleep(for: .milliseconds(20))
             #expect(try await server.put("/v1/app/keys/k", "v").status == 401)
@@ -94,7 +94,7 @@ struct AuthStaysOnTests {
     @Test("forgetting issued tokens is refused while one is valid")
     func forgetNeedsNoValidToken() async throws {
         try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
-            let (_, record) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+            let (_, record) = try TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
             try await server.store.saveToken(record)
             await #expect(throws: DiscfgError.self) { try await server.store.forgetIssuedTokens() }
             #expect(try await server.store.tokensWereIssued())
@@ -126,8 +126,8 @@ struct AuthStaysOnTests {
     @Test("a sweep needs an admin of every config: a scoped admin gets 403 and sees no value")
     func scopedAdminCannotSweep() async throws {
         try await withServer(try await LiveServer.start(auth: .required)) { server in
-            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
-            let (scoped, scopedRecord) = TokenFormat.generate(role: .admin, configs: [try ConfigName("a")], description: nil, now: Date())
+            let (admin, adminRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (scoped, scopedRecord) = try TokenFormat.generate(role: .admin, configs: [try ConfigName("a")], description: nil, now: Date())
             for record in [adminRecord, scopedRecord] { try await server.store.saveToken(record) }
             let denied = try await server.request(.POST, "/admin/sweep", headers: [("Authorization", "Bearer \(scoped)")])
             #expect(denied.status == 403)

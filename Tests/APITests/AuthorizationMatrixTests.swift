@@ -32,7 +32,7 @@ struct AuthorizationMatrixTests {
     /// A request that reaches the route's handler: path filled in, and a body or
     /// query it needs to get past parsing.
     static func request(for route: Endpoint) -> (method: String, path: String, body: String?) {
-        var path = route.path.replacingOccurrences(of: "{config}", with: "app").replacingOccurrences(of: "{key}", with: "k")
+        var path = route.path.replacingOccurrences(of: "{config}", with: "app").replacingOccurrences(of: "{key}", with: "k").replacingOccurrences(of: "{id}", with: "0123456789ab")
         switch route.description {
         case "DELETE /v1/{config}/keys": path += "?prefix=/nothing/&recursive"
         case "GET /v1/{config}/watch": path += "?timeout=0"
@@ -60,7 +60,7 @@ struct AuthorizationMatrixTests {
             var tokens: [String: String] = [:]
             for kind in Self.callers {
                 guard let role = kind.role else { continue }
-                let (token, record) = TokenFormat.generate(role: role, configs: kind.configs, description: kind.name, now: Date())
+                let (token, record) = try TokenFormat.generate(role: role, configs: kind.configs, description: kind.name, now: Date())
                 try await server.store.saveToken(record)
                 tokens[kind.name] = token
             }

@@ -87,10 +87,16 @@ struct EnvelopeJSONTests {
         failedTransaction.succeeded = false
         failedTransaction.revision = .zero
         failedTransaction.responses = []
+        var tokens = Envelope(action: "token-create")
+        tokens.token = "dcfg_0123456789ab_s3cr/t"
+        tokens.tokens = [
+            TokenDocument(AccessToken(id: "0123456789ab", hash: Data(), role: .admin, createdAt: Date(milliseconds: 1))),
+            TokenDocument(AccessToken(id: "ba9876543210", hash: Data([1]), role: .read, configs: [], description: "", createdAt: Date(milliseconds: 2))),
+        ]
         var table = Envelope(action: "init")
         table.table = TableDocument(name: "t", status: "CREATING", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "DISABLED")
         return [
-            configInfo, configs, noConfigs, table,
+            configInfo, configs, noConfigs, table, tokens,
             Envelope(action: "get"),
             got,
             Envelope(action: "set", config: try ConfigName("c"), change: put),
@@ -127,6 +133,7 @@ struct EnvelopeJSONTests {
         let item = ItemDocument(try Self.item("/k", Data("v".utf8)))
         let event = EventDocument(Event(kind: .put, revision: Revision(3), key: try Key("/k"), at: Date(milliseconds: 5), item: try Self.item("/k", Data("v".utf8)), prevItem: nil))
         let info = ConfigDocument(ConfigInfo(name: try ConfigName("c"), revision: .zero, createdAt: Date(milliseconds: 0), modifiedAt: Date(milliseconds: 0), settings: ConfigSettings()))
+        let token = TokenDocument(AccessToken(id: "0123456789ab", hash: Data(), role: .write, configs: [try ConfigName("c")], description: "web \"tier\"", createdAt: Date(milliseconds: 9)))
         let setters: [String: (inout Envelope) -> Void] = [
             "action": { _ in },
             "config": { $0.config = "c" },
@@ -149,6 +156,8 @@ struct EnvelopeJSONTests {
             "table": { $0.table = TableDocument(name: "t", status: "ACTIVE", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "ENABLED") },
             "succeeded": { $0.succeeded = false },
             "responses": { $0.responses = [TransactionResponseDocument(.get([]))] },
+            "token": { $0.token = "dcfg_0123456789ab_secret" },
+            "tokens": { $0.tokens = [token] },
         ]
         var envelopes: [String: Envelope] = [:]
         for child in Mirror(reflecting: Envelope(action: "x")).children {

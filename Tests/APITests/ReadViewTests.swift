@@ -93,8 +93,8 @@ struct ReadViewTests {
     @Test("writes on the event loop admit exactly the callers the router does")
     func writeCallers() async throws {
         try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(600))) { server in
-            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
-            let (reader, readerRecord) = TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
+            let (admin, adminRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (reader, readerRecord) = try TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
             for record in [adminRecord, readerRecord] { try await server.store.saveToken(record) }
             let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
             let taken = { try await counter(server, "discfg_event_loop_writes_total") }
@@ -218,8 +218,8 @@ struct ReadViewTests {
     @Test("the views admit exactly the callers the router does: no token, a wrong token, another config's token")
     func callers() async throws {
         try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(60))) { server in
-            let (admin, adminRecord) = TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
-            let (other, otherRecord) = TokenFormat.generate(role: .read, configs: [try ConfigName("other")], description: nil, now: Date())
+            let (admin, adminRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
+            let (other, otherRecord) = try TokenFormat.generate(role: .read, configs: [try ConfigName("other")], description: nil, now: Date())
             for record in [adminRecord, otherRecord] { try await server.store.saveToken(record) }
             let bearer = { (token: String) in [("Authorization", "Bearer \(token)")] }
             _ = try await server.put("/v1/app", "", headers: bearer(admin))

@@ -24,6 +24,7 @@ struct NumericFlagTests {
         Flag(arguments: ["set", "k", "v2"], flag: "--ttl", range: 1...Limits.maxTTLSeconds),
         Flag(arguments: ["delete", "k"], flag: "--if-version", range: revisions),
         Flag(arguments: ["get", "k"], flag: "--revision", range: revisions),
+        Flag(arguments: ["export"], flag: "--revision", range: revisions),
         Flag(arguments: ["ls", "-r"], flag: "--page-size", range: 1...1000),
         Flag(arguments: ["history", "k"], flag: "--limit", range: 1...1000),
         Flag(arguments: ["history", "k"], flag: "-n", range: 1...1000),

@@ -81,7 +81,7 @@ struct IgnoresConditions: ConfigStore {
         try await base.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
     }
     func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> { await base.watch(config, scope: scope, from: from) }
-    func exportPages(_ config: ConfigName, maxBytes: Int) async throws -> SnapshotPages { try await base.exportPages(config, maxBytes: maxBytes) }
+    func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages { try await base.exportPages(config, maxBytes: maxBytes, atRevision: revision) }
     func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
         try await base.importSnapshot(snapshot, into: config, replace: replace)
     }

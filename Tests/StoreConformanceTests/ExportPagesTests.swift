@@ -21,6 +21,11 @@ struct ExportPagesTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func anExportAtAPastRevisionIsTheConfigAsItWasThen(kind: StoreKind) async throws {
+        try await kind.conformance.exportPages.anExportAtAPastRevisionIsTheConfigAsItWasThen()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func anUnknownConfigIsReportedBeforeAnyPage(kind: StoreKind) async throws {
         try await kind.conformance.exportPages.anUnknownConfigIsReportedBeforeAnyPage()
     }

@@ -244,7 +244,7 @@ struct TokenCommand: AsyncParsableCommand {
             try await global.run("token-create") { output in
                 let configs = try scopes.isEmpty ? nil : scopes.map(ConfigName.init)
                 let store = try global.openTokenStore()
-                let (token, record) = TokenFormat.generate(role: role, configs: configs, description: description, now: SystemClock().now())
+                let (token, record) = try TokenFormat.generate(role: role, configs: configs, description: description, now: SystemClock().now())
                 try await store.saveToken(record)
                 var envelope = Envelope(action: "token-create")
                 envelope.message = token

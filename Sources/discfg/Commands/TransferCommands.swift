@@ -23,6 +23,7 @@ struct ExportCommand: AsyncParsableCommand {
           discfg export myapp --to yaml -o myapp.yaml
           discfg export --to env > .env
           discfg export --to env --reveal > .env     # secrets opened with the config's key
+          discfg export --revision 42 -o before.json   # as it was at revision 42
 
         Secrets are exported sealed, as stored, unless --reveal opens them (the file then
         holds them in the clear). env output needs --reveal when the config has secrets.
@@ -40,6 +41,10 @@ struct ExportCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Write secret values opened, with the config's key (which must be at hand).")
     var reveal = false
 
+    @Option(name: .long, help: ArgumentHelp("Export the config as it was at this past revision (rebuilt from history).", valueName: "r"),
+            transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
+    var revision: UInt64?
+
     @Argument(help: "[CONFIG]") var arguments: [String] = []
 
     func run() async throws {
@@ -47,7 +52,7 @@ struct ExportCommand: AsyncParsableCommand {
             let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             let format = to ?? output.flatMap(SnapshotFormat.init(fileExtension:)) ?? .json
             let store = try global.openStore()
-            let stored = try await store.exportPages(config, maxBytes: Limits.maxPageBytes)
+            let stored = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: revision.map { Revision($0) })
             let pages = try secretsHandled(stored, config: config, format: format, store: store)
             guard let output else {
                 try await format.encode(pages, chunkBytes: 64 * 1024) { printer.raw($0) }

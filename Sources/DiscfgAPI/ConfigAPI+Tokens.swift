@@ -1,0 +1,97 @@
+import DiscfgCore
+import Foundation
+import Hummingbird
+
+extension ConfigAPI {
+    /// `GET /admin/tokens`: every valid token's record (never a token or its hash).
+    func listTokens() async throws -> Response {
+        var envelope = Envelope(action: "tokens")
+        envelope.tokens = try await authenticator.tokens().map(TokenDocument.init)
+        return APIResponse.json(envelope)
+    }
+
+    /// `POST /admin/tokens` with `{"role": …, "configs": […], "description": …}`: issues
+    /// a token and answers it once (201), beside its record.
+    func createToken(_ request: inout Request) async throws -> Response {
+        let body = try await request.bodyData(limit: options.maxSettingsBytes)
+        let asked = try TokenRequest(json: body)
+        let (token, record) = try await RequestDeadlines.commit {
+            try await authenticator.issueToken(role: asked.role, configs: asked.configs, description: asked.description, now: Date())
+        }
+        var envelope = Envelope(action: "token-create")
+        envelope.token = token
+        envelope.tokens = [TokenDocument(record)]
+        var response = APIResponse.json(envelope)
+        response.status = .created
+        response.headers[.cacheControl] = "no-store"
+        return response
+    }
+
+    /// `DELETE /admin/tokens/{id}`: revokes a token and answers its record.
+    func revokeToken(_ context: some DiscfgRequestContext) async throws -> Response {
+        let id = context.parameters.get("id") ?? ""
+        let record = try await RequestDeadlines.commit { try await authenticator.revokeToken(id: id) }
+        var envelope = Envelope(action: "token-revoke")
+        envelope.tokens = [TokenDocument(record)]
+        return APIResponse.json(envelope)
+    }
+}
+
+/// The body of `POST /admin/tokens`. Fields it does not know are refused, not ignored:
+/// a mistyped `config` would otherwise issue a token for every config.
+struct TokenRequest: Decodable {
+    var role: Role
+    var configs: [ConfigName]?
+    var description: String?
+
+    private enum Field: String, CodingKey, CaseIterable {
+        case role, configs, description
+    }
+
+    private struct AnyField: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(json: Data) throws {
+        let shape = "a token request is a JSON object such as {\"role\": \"read\", \"configs\": [\"myapp\"], \"description\": \"web tier\"}"
+        do {
+            self = try JSONDecoder().decode(Self.self, from: json)
+        } catch let error as DiscfgError {
+            throw error
+        } catch DecodingError.keyNotFound(let key, _) {
+            throw DiscfgError.invalid(key.stringValue, "a token request needs \"\(key.stringValue)\": read, write or admin")
+        } catch let error as DecodingError {
+            let field = Self.path(of: error).first?.stringValue
+            switch field {
+            case "role": throw DiscfgError.invalid("role", "role must be read, write or admin")
+            case "configs": throw DiscfgError.invalid("configs", "configs must be a list of config names")
+            case "description": throw DiscfgError.invalid("description", "description must be a string")
+            default: throw DiscfgError.invalid("body", shape)
+            }
+        }
+    }
+
+    private static func path(of error: DecodingError) -> [any CodingKey] {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .keyNotFound(_, let context), .dataCorrupted(let context): context.codingPath
+        @unknown default: []
+        }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let any = try decoder.container(keyedBy: AnyField.self)
+        if let unknown = any.allKeys.first(where: { Field(rawValue: $0.stringValue) == nil }) {
+            throw DiscfgError.invalid("body", "a token request has no field \"\(unknown.stringValue.debugEscaped)\"; its fields are role, configs and description")
+        }
+        let fields = try decoder.container(keyedBy: Field.self)
+        role = try fields.decode(Role.self, forKey: .role)
+        configs = try fields.decodeIfPresent([ConfigName].self, forKey: .configs)
+        description = try fields.decodeIfPresent(String.self, forKey: .description)
+        if configs?.isEmpty == true {
+            throw DiscfgError.invalid("configs", "configs is empty, so the token could touch no config; leave it out for every config")
+        }
+    }
+}
