@@ -10,7 +10,7 @@ import Synchronization
 /// token, looked up by id and compared in constant time. Records are cached for a
 /// couple of seconds so a busy server does not read the token table on every request;
 /// a revoked token stops working within that time.
-public final class Authenticator: Sendable {
+public final class Authenticator: TokenAdministration {
     /// When tokens are required.
     public enum Mode: Sendable, Equatable {
         /// Nobody needs a token (loopback development, or `--insecure`).
@@ -26,6 +26,9 @@ public final class Authenticator: Sendable {
         var tokens: [String: AccessToken] = [:]
         var issued = false
         var loadedAt: ContinuousClock.Instant?
+        /// Counts changes made through this authenticator: records read before one are
+        /// not cached after it.
+        var generation = 0
     }
 
     public let mode: Mode
@@ -133,34 +136,34 @@ public final class Authenticator: Sendable {
         return .anonymous
     }
 
-    // MARK: Managing tokens (`/admin/tokens`)
+    // MARK: Managing tokens (`/admin/tokens`, `discfg token`)
 
     /// Every valid token's record, oldest first.
-    public func tokens() async throws -> [AccessToken] {
-        try await tokenStore().listTokens()
-    }
-
     /// Issues a token and keeps its record; the token itself is returned this once.
     /// It is accepted at once: the cached records are read again on the next request.
-    public func issueToken(role: Role, configs: [ConfigName]?, description: String?, now: Date) async throws -> (token: String, record: AccessToken) {
+    public func issueToken(role: Role, configs: [ConfigName]?, description: String?) async throws -> (token: String, record: TokenDocument) {
         let store = try tokenStore()
-        let issued = try TokenFormat.generate(role: role, configs: configs, description: description, now: now)
+        let issued = try TokenFormat.generate(role: role, configs: configs, description: description, now: Date())
         try await store.saveToken(issued.record)
         forgetCachedTokens()
-        return issued
+        return (issued.token, TokenDocument(issued.record))
+    }
+
+    public func tokens() async throws -> [TokenDocument] {
+        try await tokenStore().listTokens().map(TokenDocument.init)
     }
 
     /// Revokes the token with this id and returns its record; `keyNotFound` (404) when
     /// there is none. It is refused at once by this server, and by others within their
     /// cache's lifetime.
-    public func revokeToken(id: String) async throws -> AccessToken {
+    public func revokeToken(id: String) async throws -> TokenDocument {
         let store = try tokenStore()
         guard TokenFormat.isID(id), let record = try await store.token(id: id) else {
-            throw DiscfgError(.keyNotFound, "no token with id \"\(id.debugEscaped)\" ('GET /admin/tokens' lists them)", field: "id")
+            throw DiscfgError(.keyNotFound, "no token with id \"\(id.debugEscaped)\"; 'discfg token list' (GET /admin/tokens) lists them", field: "id")
         }
         try await store.revokeToken(id: id)
         forgetCachedTokens()
-        return record
+        return TokenDocument(record)
     }
 
     private func tokenStore() throws -> any TokenStore {
@@ -170,8 +173,12 @@ public final class Authenticator: Sendable {
         return store
     }
 
+    /// Drops the cached records, and any read already under way when they changed.
     private func forgetCachedTokens() {
-        cache.withLock { $0.loadedAt = nil }
+        cache.withLock { cache in
+            cache.loadedAt = nil
+            cache.generation &+= 1
+        }
     }
 
     /// The cached token records, if read within the cache's lifetime.
@@ -184,9 +191,13 @@ public final class Authenticator: Sendable {
         let now = ContinuousClock.now
         if let cached = freshTokens(at: now) { return cached }
         guard let store else { return ([:], false) }
+        let generation = cache.withLock(\.generation)
         let tokens = Dictionary(uniqueKeysWithValues: try await store.listTokens().map { ($0.id, $0) })
         let issued = tokens.isEmpty ? try await store.tokensWereIssued() : true
-        cache.withLock { $0 = Cache(tokens: tokens, issued: issued, loadedAt: now) }
+        cache.withLock { cache in
+            guard cache.generation == generation else { return }
+            cache = Cache(tokens: tokens, issued: issued, loadedAt: now, generation: generation)
+        }
         return (tokens, issued)
     }
 }

@@ -6,7 +6,7 @@ extension ConfigAPI {
     /// `GET /admin/tokens`: every valid token's record (never a token or its hash).
     func listTokens() async throws -> Response {
         var envelope = Envelope(action: "tokens")
-        envelope.tokens = try await authenticator.tokens().map(TokenDocument.init)
+        envelope.tokens = try await authenticator.tokens()
         return APIResponse.json(envelope)
     }
 
@@ -16,11 +16,11 @@ extension ConfigAPI {
         let body = try await request.bodyData(limit: options.maxSettingsBytes)
         let asked = try TokenRequest(json: body)
         let (token, record) = try await RequestDeadlines.commit {
-            try await authenticator.issueToken(role: asked.role, configs: asked.configs, description: asked.description, now: Date())
+            try await authenticator.issueToken(role: asked.role, configs: asked.configs, description: asked.description)
         }
         var envelope = Envelope(action: "token-create")
         envelope.token = token
-        envelope.tokens = [TokenDocument(record)]
+        envelope.tokens = [record]
         var response = APIResponse.json(envelope)
         response.status = .created
         response.headers[.cacheControl] = "no-store"
@@ -32,7 +32,7 @@ extension ConfigAPI {
         let id = context.parameters.get("id") ?? ""
         let record = try await RequestDeadlines.commit { try await authenticator.revokeToken(id: id) }
         var envelope = Envelope(action: "token-revoke")
-        envelope.tokens = [TokenDocument(record)]
+        envelope.tokens = [record]
         return APIResponse.json(envelope)
     }
 }

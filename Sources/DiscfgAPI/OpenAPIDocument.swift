@@ -703,8 +703,8 @@ components:
       required: [role]
       properties:
         role: { type: string, enum: [read, write, admin], description: "read: keys, history, watch, export; write: also set, delete, import, txn; admin: also create, update and delete configs." }
-        configs: { type: array, minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}$' }, description: "The configs the token may touch; leave it out for every config." }
-        description: { type: string, maxLength: 500, pattern: '^[^\x00-\x1f\x7f-\x9f]*$', description: "Who holds it, shown in lists." }
+        configs: { type: [array, "null"], minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}$' }, description: "The configs the token may touch; leave it out (or null) for every config." }
+        description: { type: [string, "null"], maxLength: 500, pattern: '^[^\x00-\x1f\x7f-\x9f]*$', description: "Who holds it, shown in lists." }
     Token:
       type: object
       required: [id, role, createdAt]

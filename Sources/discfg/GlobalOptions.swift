@@ -1,4 +1,5 @@
 import ArgumentParser
+import DiscfgAPI
 import DiscfgAWS
 import DiscfgClient
 import DiscfgCore
@@ -78,6 +79,17 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The store, as the keeper of bearer tokens.
+    /// Who manages tokens for `discfg token`: a server through `/admin/tokens` for an
+    /// http(s) store, else the store's own token records.
+    func openTokenAdministration() throws -> any TokenAdministration {
+        let store = try openStore()
+        if let remote = store as? any TokenAdministration { return remote }
+        guard let tokens = store as? any TokenStore else {
+            throw DiscfgError(.invalidArgument, "the store \(storeDescription) keeps no tokens", field: "store")
+        }
+        return Authenticator(mode: .required, store: tokens)
+    }
+
     func openTokenStore() throws -> any TokenStore {
         guard let tokens = try openStore() as? any TokenStore else {
             throw DiscfgError(.invalidArgument, "the store \(storeDescription) keeps no tokens", field: "store")

@@ -68,6 +68,39 @@ struct ServeTests {
 
     /// Starts `discfg serve --port 0` with `arguments` and returns it with the port it
     /// announced.
+    @Test("discfg token against a server: create, list and revoke through /admin/tokens, as an admin of every config")
+    func tokensThroughServer() async throws {
+        var cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        cli.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
+        let admin = try #require(try await cli.run("token", "create", "--role", "admin").stdout.split(separator: "\n").first.map(String.init))
+        try await cli.run("create", "web")
+        let (server, port) = try await Self.start(cli, ["--auth", "token"])
+        defer { Task { await server.kill() } }
+        var remote = cli
+        remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
+        remote.environment["DISCFG_TOKEN"] = admin
+
+        let created = try await remote.run("token", "create", "--role", "read", "--scope", "web", "--description", "web tier")
+        #expect(created.status == 0, "\(created.stderr)")
+        let token = try #require(created.stdout.split(separator: "\n").first.map(String.init))
+        #expect(token.hasPrefix("dcfg_") && created.stdout.contains("configs web"))
+        var reader = remote
+        reader.environment["DISCFG_TOKEN"] = token
+        #expect(try await reader.run("ls", "web").status == 0, "the new token works at once")
+        #expect(try await reader.run("set", "web", "k", "v").status != 0, "within its role")
+        #expect(try await reader.run("token", "list").status != 0, "a reader manages no tokens")
+
+        let listed = try await remote.run("token", "list")
+        #expect(listed.stdout.contains("web tier") && listed.stdout.contains("read") && !listed.stdout.contains(token))
+        let id = String(token.dropFirst(5).prefix(12))
+        #expect(try await remote.run("token", "revoke", id).status == 0)
+        #expect(try await reader.run("ls", "web").status != 0, "refused at once once revoked")
+        let again = try await remote.run("token", "revoke", id)
+        #expect(again.status != 0 && again.stderr.contains("no token with id"), "\(again.stderr)")
+        #expect(try await remote.run("token", "create", "--role", "read", "--description", "bad\u{7}bell").status == 2)
+    }
+
     static func start(_ cli: CLIRunner, _ arguments: [String] = []) async throws -> (server: ChildProcess, port: Int) {
         let server = try cli.launch(["serve", "--port", "0", "--log-level", "error"] + arguments, stdout: .discard)
         do {

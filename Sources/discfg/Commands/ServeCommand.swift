@@ -243,15 +243,13 @@ struct TokenCommand: AsyncParsableCommand {
         func run() async throws {
             try await global.run("token-create") { output in
                 let configs = try scopes.isEmpty ? nil : scopes.map(ConfigName.init)
-                let store = try global.openTokenStore()
-                let (token, record) = try TokenFormat.generate(role: role, configs: configs, description: description, now: SystemClock().now())
-                try await store.saveToken(record)
+                let (token, record) = try await global.openTokenAdministration().issueToken(role: role, configs: configs, description: description)
                 var envelope = Envelope(action: "token-create")
                 envelope.message = token
                 output.emit(envelope) {
                     """
                     \(token)
-                    (token \(record.id), role \(role.rawValue)\(configs.map { ", configs " + $0.map(\.rawValue).joined(separator: ",") } ?? ""); it is not shown again)
+                    (token \(record.id), role \(record.role.rawValue)\(record.configs.map { ", configs " + $0.joined(separator: ",") } ?? ""); it is not shown again)
                     """
                 }
             }
@@ -265,7 +263,7 @@ struct TokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await global.run("token-list") { output in
-                let tokens = try await global.openTokenStore().listTokens()
+                let tokens = try await global.openTokenAdministration().tokens()
                 var envelope = Envelope(action: "token-list")
                 envelope.message = tokens.map { "\($0.id) \($0.role.rawValue)" }.joined(separator: "\n")
                 output.emit(envelope) {
@@ -273,7 +271,7 @@ struct TokenCommand: AsyncParsableCommand {
                     let now = Date()
                     return Show.table(
                         ["ID", "ROLE", "CONFIGS", "CREATED", "DESCRIPTION"],
-                        tokens.map { [$0.id, $0.role.rawValue, $0.configs?.map(\.rawValue).joined(separator: ",") ?? "*", Show.relative($0.createdAt, now: now), $0.description ?? ""] }
+                        tokens.map { [$0.id, $0.role.rawValue, $0.configs?.joined(separator: ",") ?? "*", Show.relative($0.createdAt, now: now), $0.description ?? ""] }
                     )
                 }
             }
@@ -288,10 +286,12 @@ struct TokenCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await global.run("token-revoke") { output in
-                try await global.openTokenStore().revokeToken(id: id)
+                let tokens = try global.openTokenAdministration()
+                let record = try await tokens.revokeToken(id: id)
                 var envelope = Envelope(action: "token-revoke")
                 envelope.message = id
-                let remaining = try await global.openTokenStore().listTokens().count
+                envelope.tokens = [record]
+                let remaining = try await tokens.tokens().count
                 output.emit(envelope) {
                     "revoked token \(id); servers stop accepting it within a few seconds"
                         + (remaining == 0 ? "\nno valid token is left: servers keep requiring one ('discfg token create'; 'discfg token forget' to open them again)" : "")
