@@ -70,6 +70,25 @@ enum APIResponse {
 enum ETag {
     static func value(_ revision: Revision) -> String { "\"\(revision.rawValue)\"" }
 
+    /// Whether an `If-None-Match` list (`"a", W/"b"` or `*`) names `tag` (a quoted entity
+    /// tag), compared weakly as RFC 9110 asks of `If-None-Match`: `W/` and the quotes
+    /// aside, the same characters.
+    static func listMatches(_ header: String, _ tag: String) -> Bool {
+        let wanted = opaque(Substring(tag))
+        return header.split(separator: ",").contains { entry in
+            let entry = Substring(entry.trimmingCharacters(in: .whitespaces))
+            return entry == "*" || opaque(entry) == wanted
+        }
+    }
+
+    /// An entity tag without `W/` and its quotes.
+    private static func opaque(_ tag: Substring) -> Substring {
+        var tag = tag
+        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+        if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = tag.dropFirst().dropLast() }
+        return tag
+    }
+
     /// The revision in an `If-Match` / `If-None-Match` value such as `"12"`, `W/"12"` or `12`.
     static func revision(in text: Substring, header: String) throws -> Revision {
         var value = text.trimmingCharacters(in: .whitespaces)

@@ -18,7 +18,7 @@ extension ConfigAPI {
             throw DiscfgError.keyNotFound(key, in: config, atRevision: revision)
         }
         let etag = ETag.value(item.modRevision)
-        if let ifNoneMatch = request.headers[.ifNoneMatch], ifNoneMatch.split(separator: ",").contains(where: { (try? ETag.revision(in: $0, header: "If-None-Match")) == item.modRevision }) {
+        if let ifNoneMatch = request.headers[.ifNoneMatch], ETag.listMatches(ifNoneMatch, ETag.value(item.modRevision)) {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
         if try request.flag("raw") {

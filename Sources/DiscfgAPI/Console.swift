@@ -88,7 +88,7 @@ struct Console: Sendable {
         // version of all the files, are kept for a year.
         let pinned = name != "index.html" && request.uri.queryParameters.get("v") == version
         headers[.cacheControl] = pinned ? "public, max-age=31536000, immutable" : "no-cache"
-        if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == file.etag || $0.trimmingCharacters(in: .whitespaces) == "*" }) {
+        if let match = request.headers[.ifNoneMatch], ETag.listMatches(match, file.etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = file.contentType

@@ -43,6 +43,10 @@ struct RouteTests {
             #expect(got.headers["ETag"].first == "\"2\"")
             #expect(try await server.get("/v1/c/keys/db/host", headers: [("If-None-Match", "\"2\"")]).status == 304)
             #expect(try await server.get("/v1/c/keys/db/host", headers: [("If-None-Match", "\"1\"")]).status == 200)
+            // A list, weak tags and * take the router's path; the same rule answers them.
+            for (header, status) in [(#""9", W/"2""#, 304), (" W/\"2\" ", 304), ("*", 304), (#""1", "3""#, 200), ("2", 304), (#""02""#, 200), ("", 200), (",,", 200)] {
+                #expect(try await server.get("/v1/c/keys/db/host?revision=2", headers: [("If-None-Match", header)]).status == status, "If-None-Match: \(header)")
+            }
             #expect(try await server.get("/v1/c/keys/db/host?revision=1").envelope().item?.value == "db1")
 
             _ = try await server.put("/v1/c/keys/doc", #"{"a": [1, 2]}"#, headers: [("Content-Type", "application/json")])
