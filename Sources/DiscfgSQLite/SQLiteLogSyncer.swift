@@ -13,29 +13,26 @@ import Synchronization
 /// be acknowledged before the next sync anyway, so they wait and go into the next group
 /// together, and no thread hands work to another on the commit path.
 final class SQLiteLogSyncer: Sendable {
-    private struct State {
-        var descriptor: Int32 = -1
-        var syncs: UInt64 = 0
-    }
-
     private let logPath: String
-    private let state = Mutex(State())
+    /// The log's open descriptor, or -1; only the writer's thread (and deinit) uses it.
+    private let descriptor = Atomic<Int32>(-1)
+    private let syncCount = Atomic<UInt64>(0)
 
     init(databasePath: String) {
         logPath = databasePath + "-wal"
     }
 
     deinit {
-        let descriptor = state.withLock { $0.descriptor }
+        let descriptor = descriptor.load(ordering: .relaxed)
         if descriptor >= 0 { close(descriptor) }
     }
 
     /// Syncs made so far.
-    var syncs: UInt64 { state.withLock { $0.syncs } }
+    var syncs: UInt64 { syncCount.load(ordering: .relaxed) }
 
     /// Syncs the log file as it is now; nil once it is on disk. Called by the writer only.
     func sync() -> (any Error)? {
-        var descriptor = state.withLock { $0.descriptor }
+        var descriptor = descriptor.load(ordering: .relaxed)
         var failure: Int32 = 0
         for _ in 0..<2 {
             if descriptor < 0 {
@@ -48,17 +45,15 @@ final class SQLiteLogSyncer: Sendable {
             var status: Int32
             repeat { status = fsync(descriptor) } while status != 0 && errno == EINTR
             if status == 0 {
-                state.withLock { state in
-                    state.descriptor = descriptor
-                    state.syncs += 1
-                }
+                self.descriptor.store(descriptor, ordering: .relaxed)
+                syncCount.add(1, ordering: .relaxed)
                 return nil
             }
             failure = errno
             close(descriptor)
             descriptor = -1
         }
-        state.withLock { $0.descriptor = -1 }
+        self.descriptor.store(-1, ordering: .relaxed)
         return DiscfgError(
             .unavailable,
             "SQLite store: committed changes could not be made durable (fsync of \(logPath): \(String(cString: strerror(failure)))); they may be lost if the machine fails",
