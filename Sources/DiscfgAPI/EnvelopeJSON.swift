@@ -169,6 +169,7 @@ public enum EnvelopeJSON {
         var object = JSONObjectWriter(&buffer)
         object.key("compactedRevision", &buffer); buffer.writeJSONNumber(info.compactedRevision.rawValue)
         object.key("created", &buffer); buffer.writeJSONTimestamp(info.created)
+        if let keyCount = info.keyCount { object.key("keyCount", &buffer); buffer.writeJSONNumber(keyCount) }
         object.key("modified", &buffer); buffer.writeJSONTimestamp(info.modified)
         object.key("name", &buffer); buffer.writeJSONString(info.name)
         object.key("revision", &buffer); buffer.writeJSONNumber(info.revision.rawValue)

@@ -720,6 +720,7 @@ components:
         name: { type: string }
         revision: { type: integer }
         compactedRevision: { type: integer }
+        keyCount: { type: integer, description: "How many keys it holds (keys past their TTL count until swept, within a second); absent when the store does not know." }
         created: { type: string, format: date-time }
         modified: { type: string, format: date-time }
         settings: { $ref: "#/components/schemas/Settings" }

@@ -122,6 +122,44 @@ public struct ConfigLifecycleChecks: Sendable {
         }
     }
 
+    /// A config counts its keys through every kind of change, in its info and in the
+    /// list of configs alike.
+    public func keyCountFollowsEveryKindOfChange() async throws {
+        try await conformance.withStore { store, clock in
+            let config = try await store.makeConfig("counted")
+            let other = try await store.makeConfig("other")
+            func count() async throws -> Int? {
+                let listed = try await store.listConfigs().first { $0.name == config }?.keyCount
+                let info = try await store.configInfo(config).keyCount
+                #expect(listed == info, "the list of configs and the config's info disagree")
+                return info
+            }
+            #expect(try await count() == 0)
+            for key in ["/a", "/b", "/dir/c", "/dir/d"] { try await store.set(key, "v", in: config) }
+            try await store.set("/elsewhere", "v", in: other)
+            #expect(try await count() == 4)
+            try await store.set("/a", "changed", in: config)
+            #expect(try await count() == 4, "a key changed is not a key more")
+            _ = try await store.delete(Key("/b"), in: config, conditions: [])
+            #expect(try await count() == 3)
+            _ = await expectError(.conditionFailed) { try await store.delete(Key("/a"), in: config, conditions: [.version(9)]) }
+            #expect(try await count() == 3, "a refused change counts nothing")
+            _ = try await store.deletePrefix(KeyPrefix("/dir"), in: config)
+            #expect(try await count() == 1)
+            _ = try await store.transact(Transaction(success: [.put(Key("/t1"), Data("x".utf8)), .put(Key("/t2"), Data("y".utf8)), .delete(Key("/a"))]), in: config)
+            #expect(try await count() == 2)
+            try await store.set("/short", "v", in: config, options: SetOptions(ttlSeconds: 5))
+            #expect(try await count() == 3)
+            clock.advance(seconds: 6)
+            _ = try await store.sweepExpired()
+            #expect(try await count() == 2, "an expired key is counted out when swept")
+            let snapshot = ConfigSnapshot(items: [ConfigSnapshot.Entry(key: try Key("/t1"), value: Data("x".utf8)), ConfigSnapshot.Entry(key: try Key("/n"), value: Data("n".utf8))])
+            _ = try await store.importSnapshot(snapshot, into: config, replace: true)
+            #expect(try await count() == 2, "an import that replaces counts what it leaves")
+            #expect(try await store.configInfo(other).keyCount == 1, "other configs are untouched")
+        }
+    }
+
     public func missingKeyInExistingConfigReadsAsNil() async throws {
         try await conformance.withStore { store, _ in
             let name = try await store.makeConfig()

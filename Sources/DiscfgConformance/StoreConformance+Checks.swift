@@ -44,6 +44,7 @@ extension StoreConformance {
         all.append(Check(name: "ConfigLifecycleChecks.notificationTargetsAreKeptReplacedAndCleared()") { try await self.configLifecycle.notificationTargetsAreKeptReplacedAndCleared() })
         all.append(Check(name: "ConfigLifecycleChecks.encryptionSettingsAreKeptAndReplacedWhole()") { try await self.configLifecycle.encryptionSettingsAreKeptAndReplacedWhole() })
         all.append(Check(name: "ConfigLifecycleChecks.deleteRemovesTheConfigAndEverythingInIt()") { try await self.configLifecycle.deleteRemovesTheConfigAndEverythingInIt() })
+        all.append(Check(name: "ConfigLifecycleChecks.keyCountFollowsEveryKindOfChange()") { try await self.configLifecycle.keyCountFollowsEveryKindOfChange() })
         all.append(Check(name: "ConfigLifecycleChecks.missingKeyInExistingConfigReadsAsNil()") { try await self.configLifecycle.missingKeyInExistingConfigReadsAsNil() })
         all.append(Check(name: "ConfigLifecycleChecks.everyOperationOnAnUnknownConfigThrowsConfigNotFound()") { try await self.configLifecycle.everyOperationOnAnUnknownConfigThrowsConfigNotFound() })
         all.append(Check(name: "ExportPagesChecks.keysChangedCreatedAndDeletedBetweenPagesKeepTheExportAtItsRevision()") { try await self.exportPages.keysChangedCreatedAndDeletedBetweenPagesKeepTheExportAtItsRevision() })

@@ -155,11 +155,15 @@ public struct ConfigInfo: Hashable, Sendable {
     public var modifiedAt: Date
     /// Its settings.
     public var settings: ConfigSettings
+    /// How many keys it holds (keys whose TTL ran out count until they are swept,
+    /// within a second); nil when the store does not know (a DynamoDB config created
+    /// before discfg counted keys).
+    public var keyCount: Int?
 
     /// Creates a config description.
     public init(
         name: ConfigName, revision: Revision, compactedRevision: Revision = .zero,
-        createdAt: Date, modifiedAt: Date, settings: ConfigSettings
+        createdAt: Date, modifiedAt: Date, settings: ConfigSettings, keyCount: Int? = 0
     ) {
         self.name = name
         self.revision = revision
@@ -167,6 +171,19 @@ public struct ConfigInfo: Hashable, Sendable {
         self.createdAt = createdAt
         self.modifiedAt = modifiedAt
         self.settings = settings
+        self.keyCount = keyCount
+    }
+}
+
+extension Event {
+    /// What this change does to its config's key count: +1 for a key created, -1 for
+    /// one deleted or expired, 0 for a key changed.
+    public var keyCountChange: Int {
+        switch (prevItem, item) {
+        case (nil, _?): 1
+        case (_?, nil): -1
+        default: 0
+        }
     }
 }
 

@@ -88,6 +88,8 @@ public struct ConfigDocument: Codable, Hashable, Sendable {
     public var created: Date
     public var modified: Date
     public var settings: ConfigSettings
+    /// How many keys it holds; absent when the store does not know.
+    public var keyCount: Int?
 
     /// The document for a config.
     public init(_ info: ConfigInfo) {
@@ -97,11 +99,12 @@ public struct ConfigDocument: Codable, Hashable, Sendable {
         created = info.createdAt
         modified = info.modifiedAt
         settings = info.settings
+        keyCount = info.keyCount
     }
 
     /// The config description this document holds.
     public func info() throws -> ConfigInfo {
-        ConfigInfo(name: try ConfigName(name), revision: revision, compactedRevision: compactedRevision, createdAt: created, modifiedAt: modified, settings: settings)
+        ConfigInfo(name: try ConfigName(name), revision: revision, compactedRevision: compactedRevision, createdAt: created, modifiedAt: modified, settings: settings, keyCount: keyCount)
     }
 }
 

@@ -195,6 +195,7 @@ public final class MemoryStore: ConfigStore {
             for event in transaction.recorded {
                 config.items[event.key] = event.item
                 config.history.append(event)
+                config.info.keyCount = config.info.keyCount.map { $0 + event.keyCountChange }
             }
             config.info.revision = transaction.revision
             config.info.modifiedAt = now

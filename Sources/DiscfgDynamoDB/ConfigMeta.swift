@@ -48,7 +48,8 @@ struct ConfigMeta: Sendable, Equatable {
         info = ConfigInfo(
             name: name, revision: Revision(revision),
             compactedRevision: Revision(attributes[.compacted]?.uint64 ?? 0),
-            createdAt: Date(milliseconds: created), modifiedAt: Date(milliseconds: modified), settings: settings
+            createdAt: Date(milliseconds: created), modifiedAt: Date(milliseconds: modified), settings: settings,
+            keyCount: attributes[.keyCount]?.int64.map { Int(clamping: $0) }
         )
         lock = attributes[.lock]?.uint64 ?? 0
         purgedRevision = Revision(attributes[.purged]?.uint64 ?? 0)
@@ -75,6 +76,7 @@ struct ConfigMeta: Sendable, Equatable {
         let settings = (try? JSONEncoder().encode(info.settings)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         attributes[.settings] = .s(settings)
         attributes[.lock] = .number(lock)
+        if let keyCount = info.keyCount { attributes[.keyCount] = .number(Int64(keyCount)) }
         attributes[.purged] = .number(purgedRevision.rawValue)
         if let oldestEventAt { attributes[.oldestAt] = .number(oldestEventAt.milliseconds) }
         if let expiryCheckAt { attributes[.expiryCheck] = .number(expiryCheckAt.milliseconds) }

@@ -94,6 +94,7 @@ struct DynamoDBChange: ChangeTransaction {
         meta.lock = self.meta.lock + 1
         meta.info.revision = revision
         meta.info.modifiedAt = now
+        meta.info.keyCount = meta.info.keyCount.map { count in recorded.reduce(count) { $0 + $1.keyCountChange } }
         let retention = meta.info.settings.history
         if case .days = retention, meta.oldestEventAt == nil { meta.oldestEventAt = now }
 

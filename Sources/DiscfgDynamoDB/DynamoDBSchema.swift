@@ -139,6 +139,8 @@ enum Attribute: String, CaseIterable, Sendable {
     /// Revisions holding more than one event (a transaction's), with their event counts.
     case sharedRevisions = "shared"
     case deleting
+    /// How many keys the config holds; absent on configs created before keys were counted.
+    case keyCount = "keys"
 
     // Tokens.
     case tokenHash = "hash"

@@ -11,7 +11,7 @@ enum SQLiteRows {
     prev_value, prev_content_type, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at, prev_expires_at
     """
 
-    static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings"
+    static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings, key_count"
 
     /// Decodes a row selected with ``itemColumns``.
     static func item(_ row: SQLiteRow) -> Item {
@@ -51,7 +51,7 @@ enum SQLiteRows {
         return ConfigInfo(
             name: try ConfigName(row.text(0)), revision: Revision(UInt64(clamping: row.integer(1))),
             compactedRevision: Revision(UInt64(clamping: row.integer(2))), createdAt: Date(milliseconds: row.integer(3)),
-            modifiedAt: Date(milliseconds: row.integer(4)), settings: settings
+            modifiedAt: Date(milliseconds: row.integer(4)), settings: settings, keyCount: Int(clamping: row.integer(6))
         )
     }
 

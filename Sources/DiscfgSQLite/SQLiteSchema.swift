@@ -6,7 +6,7 @@ import DiscfgCore
 /// History rows carry the item before the change, so a read at a past revision and an
 /// event's `prevItem` survive compaction of older rows.
 enum SQLiteSchema {
-    static let version = 4
+    static let version = 5
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -54,7 +54,7 @@ enum SQLiteSchema {
     """
 
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
-    static let migrations = [create, tokens, tokenHistory, historyPositions]
+    static let migrations = [create, tokens, tokenHistory, historyPositions, keyCounts]
 
     static let tokens = """
     CREATE TABLE IF NOT EXISTS tokens (
@@ -105,6 +105,12 @@ enum SQLiteSchema {
     DROP TABLE history;
     ALTER TABLE history_v4 RENAME TO history;
     CREATE INDEX history_by_key ON history (config, key, revision);
+    """
+
+    /// Each config counts its keys, kept by every change in the same transaction.
+    static let keyCounts = """
+    ALTER TABLE configs ADD COLUMN key_count INTEGER NOT NULL DEFAULT 0;
+    UPDATE configs SET key_count = (SELECT count(*) FROM kv WHERE kv.config = configs.name);
     """
 
     /// Creates the tables on a new file; refuses a file written by a newer discfg.

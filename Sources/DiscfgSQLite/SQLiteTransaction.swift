@@ -49,8 +49,8 @@ struct SQLiteTransaction: ChangeTransaction {
         position = event.revision == revision ? position + 1 : 0
         let name = SQLiteValue.text(config.rawValue)
         try connection.run(
-            "UPDATE configs SET revision = ?, modified_at = ? WHERE name = ?",
-            [.integer(event.revision.storageValue), .integer(now.milliseconds), name]
+            "UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?",
+            [.integer(event.revision.storageValue), .integer(now.milliseconds), .integer(Int64(event.keyCountChange)), name]
         )
         if let item = event.item {
             try connection.run(

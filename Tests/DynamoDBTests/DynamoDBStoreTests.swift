@@ -178,6 +178,24 @@ struct DynamoDBStoreTests {
         #expect(try await store.configInfo(config).compactedRevision == 3)
     }
 
+    @Test func aConfigFromBeforeKeyCountsHasNoneAndNeverAWrongOne() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        try await store.set("/a", "v", in: config)
+        // The meta item as a discfg that did not count keys wrote it.
+        var meta = try #require(try await store.connection.getItem(DynamoDBLayout.metaKey(config), consistent: true))
+        meta[.keyCount] = nil
+        try await store.transactWrite([.put(meta, condition: nil)])
+        #expect(try await store.configInfo(config).keyCount == nil)
+        try await store.set("/b", "v", in: config)
+        _ = try await store.delete(Key("/a"), in: config, conditions: [])
+        #expect(try await store.configInfo(config).keyCount == nil, "unknown stays unknown rather than counting from zero")
+        #expect(try await store.configInfo(config).revision == 3)
+        let counted = try await store.makeConfig("counted")
+        try await store.set("/a", "v", in: counted)
+        #expect(try await store.configInfo(counted).keyCount == 1)
+    }
+
     @Test func tokensLiveInTheTable() async throws {
         let store = try await makeStore()
         let token = AccessToken(id: "abc", hash: Data([1, 2, 3]), role: .write, configs: [try ConfigName("app")], description: "ci", createdAt: Date(milliseconds: 1000))

@@ -41,6 +41,11 @@ struct ConfigLifecycleTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func keyCountFollowsEveryKindOfChange(kind: StoreKind) async throws {
+        try await kind.conformance.configLifecycle.keyCountFollowsEveryKindOfChange()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func missingKeyInExistingConfigReadsAsNil(kind: StoreKind) async throws {
         try await kind.conformance.configLifecycle.missingKeyInExistingConfigReadsAsNil()
     }

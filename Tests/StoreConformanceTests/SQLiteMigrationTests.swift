@@ -65,7 +65,7 @@ struct SQLiteMigrationTests {
     """
     }
 
-    @Test("a schema 3 file is migrated: its history reads as before and a transaction shares one revision")
+    @Test("a schema 3 file is migrated: its history reads as before, a transaction shares one revision, its keys are counted")
     func schemaThreeFileMigrates() async throws {
         try await SQLiteFileTests.withDirectory { directory in
             let path = directory.appendingPathComponent("old.db").path
@@ -79,7 +79,9 @@ struct SQLiteMigrationTests {
             let a = try Key("/a")
             #expect(try await store.fullHistory(of: a, in: config).map(\.item?.text) == ["two", "one"])
             #expect(try await store.get(a, in: config, atRevision: 1)?.text == "one")
+            #expect(try await store.configInfo(config).keyCount == 1, "counted by the migration")
             let result = try await store.transact(Transaction(success: [.put(a, Data(text: "three")), .put(try Key("/b"), Data(text: "b"))]), in: config)
+            #expect(try await store.configInfo(config).keyCount == 2)
             #expect(result.revision == 3)
             let events = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10).events
             #expect(events.map(\.revision) == [1, 2, 3, 3])
@@ -90,7 +92,7 @@ struct SQLiteMigrationTests {
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(reopened, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK)
             #expect(sqlite3_step(statement) == SQLITE_ROW)
-            #expect(sqlite3_column_int(statement, 0) == 4)
+            #expect(sqlite3_column_int(statement, 0) == 5)
             sqlite3_finalize(statement)
             sqlite3_close(reopened)
         }

@@ -173,9 +173,9 @@ struct ConfigsCommand: AsyncParsableCommand {
                 guard !configs.isEmpty else { return "no configs yet; create one with 'discfg create NAME'" }
                 let now = Date()
                 return Show.table(
-                    ["", "NAME", "REVISION", "MODIFIED", "HISTORY"],
+                    ["", "NAME", "KEYS", "REVISION", "MODIFIED", "HISTORY"],
                     configs.map { info in
-                        [info.name == selected?.name ? "*" : "", info.name.rawValue, String(info.revision.rawValue),
+                        [info.name == selected?.name ? "*" : "", info.name.rawValue, info.keyCount.map(String.init) ?? "?", String(info.revision.rawValue),
                          Show.relative(info.modifiedAt, now: now), info.settings.history.text]
                     }
                 )
@@ -245,6 +245,7 @@ struct InfoCommand: AsyncParsableCommand {
                 var rows: [[String]] = [
                     ["config", name.rawValue],
                     ["revision", String(info.revision.rawValue)],
+                    ["keys", info.keyCount.map(String.init) ?? "not counted (a DynamoDB config from before discfg counted keys)"],
                     ["modified", "\(TimestampFormat.string(from: info.modifiedAt)) (\(Show.relative(info.modifiedAt, now: now)))"],
                     ["created", "\(TimestampFormat.string(from: info.createdAt)) (\(Show.relative(info.createdAt, now: now)))"],
                     ["history", info.settings.history.text + (info.compactedRevision > .zero ? " (kept after revision \(info.compactedRevision))" : "")],
