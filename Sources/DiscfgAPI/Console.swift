@@ -3,7 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 
-/// The web console: plain HTML, CSS and one JavaScript module from `console/`, embedded
+/// The web console: plain HTML, CSS and JavaScript modules from `console/`, embedded
 /// in the binary (``ConsoleFiles``) and served at `/ui/`. It calls the REST API on the
 /// same origin with the bearer token its user enters, so it needs nothing the API does
 /// not already offer, and works wherever the API is served (`discfg serve`, the Lambda
@@ -12,9 +12,10 @@ import Hummingbird
 /// Safe by construction: every answer carries a strict `Content-Security-Policy` (the
 /// console's own script and style only, no inline script or eval, requests to this
 /// origin only, no framing), and the console renders values as text. The page itself is
-/// revalidated on every load (`no-cache` with an `ETag`); it names its script and style
-/// with the version of the files, so those are cached for a year and a new binary's
-/// console is never mixed with an old one's.
+/// revalidated on every load (`no-cache` with an `ETag`); it names its script and style,
+/// and the script its modules, with the version of the files (`{{version}}` in any file
+/// is replaced by it), so those are cached for a year and a new binary's console is
+/// never mixed with an old one's.
 struct Console: Sendable {
     struct File: Sendable {
         let body: ByteBuffer
@@ -42,7 +43,7 @@ struct Console: Sendable {
         self.version = version
         var files: [String: File] = [:]
         for (name, text) in texts {
-            let served = name == "index.html" ? text.replacingOccurrences(of: "{{version}}", with: version) : text
+            let served = text.replacingOccurrences(of: "{{version}}", with: version)
             var fileHash = FNV1a()
             fileHash.add(served)
             files[name] = File(body: ByteBuffer(string: served), contentType: Self.contentType(of: name), etag: "\"\(fileHash.hex)\"")

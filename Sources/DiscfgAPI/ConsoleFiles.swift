@@ -4,186 +4,6 @@
 enum ConsoleFiles {
     /// Each file's name and text, as in `console/`.
     static let texts: [(name: String, text: String)] = [
-        ("index.html", ##"""
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<meta name="referrer" content="no-referrer">
-<title>discfg console</title>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="console.css?v={{version}}">
-<script type="module" src="console.js?v={{version}}"></script>
-</head>
-<body>
-<!--
-  The discfg web console. This page is only the skeleton: console.js fills it in from
-  the REST API and shows one view at a time (sign-in, configs, one config). Everything
-  that comes from the API is written as text, never as markup.
--->
-<header class="topbar">
-  <p class="brand">discfg <span class="brand-sub">console</span></p>
-  <button type="button" id="signout" class="quiet" hidden>Sign out</button>
-</header>
-
-<main id="main">
-  <!-- Every view starts hidden: console.js shows one once it runs, so nothing can be
-       clicked (or a form submitted by the browser) before the script is ready. -->
-  <p id="loading" class="placeholder">Loading…</p>
-  <noscript><p class="error">The discfg console needs JavaScript.</p></noscript>
-
-  <!-- Sign-in: the bearer token is kept in sessionStorage for this tab only. -->
-  <section id="signin-view" class="view narrow" aria-labelledby="signin-heading" hidden>
-    <h1 id="signin-heading">Sign in</h1>
-    <p class="hint">Enter an API token (<code>dcfg_…</code>). A server that runs without tokens accepts an empty one.</p>
-    <form id="signin" class="stack" novalidate>
-      <label for="token">Token</label>
-      <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" autocapitalize="off">
-      <div class="actions">
-        <button type="submit" id="signin-submit" class="primary">Sign in</button>
-      </div>
-      <p id="signin-error" class="error" role="alert"></p>
-    </form>
-  </section>
-
-  <!-- Configs: the list, and a form to create one. -->
-  <section id="configs-view" class="view narrow" aria-labelledby="configs-heading" hidden>
-    <h1 id="configs-heading" tabindex="-1">Configs</h1>
-    <nav aria-label="Configs">
-      <ul id="configs" class="config-list"></ul>
-    </nav>
-    <form id="new-config" class="inline-form" novalidate>
-      <label for="new-config-name">New config</label>
-      <div class="row">
-        <input id="new-config-name" name="name" type="text" maxlength="200" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="name" aria-describedby="new-config-hint">
-        <button type="submit" id="new-config-submit">Create config</button>
-      </div>
-      <p id="new-config-hint" class="hint">Letters, digits, “_”, “.” and “-”, up to 200.</p>
-    </form>
-    <p id="configs-error" class="error" role="alert"></p>
-  </section>
-
-  <!-- One config: its keys as a tree beside the editor. -->
-  <section id="config-view" class="view" aria-labelledby="config-title" hidden>
-    <div class="config-head">
-      <button type="button" id="back" class="quiet">← Configs</button>
-      <h1 id="config-title" tabindex="-1"></h1>
-      <span id="config-revision" class="badge"></span>
-      <span id="live-status" class="live" role="status">Connecting…</span>
-      <button type="button" id="delete-config" class="quiet danger-text" aria-expanded="false" aria-controls="delete-config-form">Delete config…</button>
-    </div>
-
-    <form id="delete-config-form" class="confirm-box" novalidate hidden>
-      <label for="delete-config-confirm" id="delete-config-label"></label>
-      <div class="row">
-        <input id="delete-config-confirm" name="confirm" type="text" autocomplete="off" spellcheck="false" autocapitalize="off">
-        <button type="submit" id="delete-config-submit" class="danger">Delete config</button>
-        <button type="button" id="delete-config-cancel">Cancel</button>
-      </div>
-      <p id="delete-config-error" class="error" role="alert"></p>
-    </form>
-
-    <p id="config-error" class="error" role="alert"></p>
-
-    <div class="panes">
-      <section class="keys-pane" aria-labelledby="keys-heading">
-        <h2 id="keys-heading" class="sr-only">Keys</h2>
-        <div class="keys-tools">
-          <div class="filter">
-            <label for="key-filter">Filter keys</label>
-            <input id="key-filter" type="search" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="/db">
-          </div>
-          <button type="button" id="new-key">New key</button>
-        </div>
-        <p id="key-count" class="hint"></p>
-        <div id="keys" class="tree"></div>
-      </section>
-
-      <section class="editor-pane" aria-labelledby="editor-heading">
-        <p id="editor-empty" class="placeholder">Select a key, or create one with “New key”.</p>
-
-        <div id="editor" hidden>
-          <h2 id="editor-heading" tabindex="-1">Key</h2>
-
-          <!-- Shown when the open key changes on the server while it has unsaved edits. -->
-          <div id="changed-notice" class="notice" role="alert" hidden>
-            <p id="changed-notice-text"></p>
-            <button type="button" id="changed-load">Load the current value</button>
-          </div>
-
-          <!-- Shown when a save is refused (412) because someone changed the key. -->
-          <section id="conflict" class="conflict" role="alert" aria-labelledby="conflict-heading" hidden>
-            <h3 id="conflict-heading" tabindex="-1">Someone else changed this key</h3>
-            <p>Your value was not saved. Compare it with the current one and choose.</p>
-            <div class="conflict-grid">
-              <div class="conflict-side">
-                <h4 id="conflict-mine-heading">Your value</h4>
-                <pre id="conflict-mine"></pre>
-              </div>
-              <div class="conflict-side">
-                <h4 id="conflict-theirs-heading">Current value</h4>
-                <pre id="conflict-theirs"></pre>
-              </div>
-            </div>
-            <div class="actions">
-              <button type="button" id="conflict-reapply" class="primary">Re-apply mine</button>
-              <button type="button" id="conflict-discard">Discard mine</button>
-            </div>
-          </section>
-
-          <form id="editor-form" class="stack" novalidate>
-            <label for="key-path">Key path</label>
-            <input id="key-path" name="key" type="text" maxlength="1024" autocomplete="off" spellcheck="false" autocapitalize="off" aria-describedby="key-path-hint">
-            <p id="key-path-hint" class="hint" hidden>Starts with “/”, folders separated by “/”, such as /db/host.</p>
-
-            <dl id="meta" class="meta">
-              <div><dt>Version</dt><dd data-field="version"></dd></div>
-              <div><dt>Created at revision</dt><dd data-field="createRevision"></dd></div>
-              <div><dt>Modified at revision</dt><dd data-field="modRevision"></dd></div>
-              <div><dt>Content type</dt><dd data-field="contentType"></dd></div>
-              <div><dt>Last change</dt><dd data-field="modified"></dd></div>
-              <div id="meta-expiry" hidden><dt>Expires</dt><dd data-field="expires"></dd></div>
-            </dl>
-            <p id="ttl-note" class="hint" hidden>This key has a TTL: saving it here stores the value without one, so it no longer expires.</p>
-
-            <p id="binary-note" class="notice" hidden></p>
-
-            <div id="value-field" class="stack">
-              <label for="value">Value</label>
-              <textarea id="value" name="value" rows="12" spellcheck="false" autocapitalize="off"></textarea>
-              <label for="content-type">Content type</label>
-              <input id="content-type" name="contentType" type="text" maxlength="255" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="text/plain">
-            </div>
-
-            <div class="actions">
-              <button type="submit" id="save" class="primary">Save</button>
-              <button type="button" id="format-json" hidden>Format JSON</button>
-              <button type="button" id="delete" class="danger-text">Delete…</button>
-              <span id="dirty" class="hint" hidden>Unsaved changes</span>
-            </div>
-
-            <div id="delete-confirm" class="confirm-box" hidden>
-              <p id="delete-confirm-text"></p>
-              <div class="actions">
-                <button type="button" id="delete-confirm-yes" class="danger">Delete key</button>
-                <button type="button" id="delete-confirm-no">Cancel</button>
-              </div>
-            </div>
-
-            <p id="editor-message" class="error" role="alert"></p>
-          </form>
-        </div>
-      </section>
-    </div>
-  </section>
-</main>
-
-<div id="flash" class="flash" role="status" aria-live="polite"></div>
-</body>
-</html>
-"""##),
         ("console.css", ##"""
 /*
  * discfg console styles. No external fonts or images: the system font stack, colours
@@ -422,7 +242,7 @@ button.quiet { background: transparent; }
   margin-bottom: .75rem;
 }
 .config-head h1 { margin: 0; overflow-wrap: anywhere; }
-.config-head #delete-config { margin-left: auto; }
+.config-tools { display: flex; flex-wrap: wrap; gap: .25rem .5rem; margin-left: auto; }
 
 .panes { display: grid; grid-template-columns: minmax(0, 1fr); gap: 1rem; }
 
@@ -506,6 +326,131 @@ button.quiet { background: transparent; }
   border-radius: var(--radius);
 }
 
+/* ---- Top navigation ---- */
+
+.topnav { display: flex; flex-wrap: wrap; gap: .25rem; justify-content: flex-end; }
+.topnav button[aria-current="page"] { border-color: var(--accent); font-weight: 600; }
+
+select {
+  min-height: 2.5rem;
+  padding: .35rem .5rem;
+  border: 1px solid var(--border);
+  border-radius: var(--radius);
+  background: var(--bg);
+  color: var(--text);
+  font: inherit;
+  max-width: 100%;
+}
+input[type="file"] { max-width: 100%; font: inherit; }
+label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; }
+
+/* Values shown as text, read-only: wrapped, scrolled when long. */
+.value-text {
+  margin: 0;
+  padding: .5rem;
+  max-height: 16rem;
+  overflow: auto;
+  white-space: pre-wrap;
+  overflow-wrap: anywhere;
+  background: var(--surface);
+  border: 1px solid var(--border);
+  border-radius: var(--radius);
+}
+
+/* ---- Export and import, reading at a revision ---- */
+
+.transfer { border-color: var(--border); background: var(--surface); display: grid; gap: 1rem; grid-template-columns: minmax(0, 1fr); }
+@media (min-width: 56rem) {
+  .transfer { grid-template-columns: repeat(2, minmax(0, 1fr)); }
+  .transfer > .error, .transfer > .hint { grid-column: 1 / -1; }
+}
+.transfer-part h3 { margin-bottom: .35rem; }
+.transfer .row label { font-weight: 600; }
+#at-revision-form { border-color: var(--border); background: var(--surface); }
+#at-revision { max-width: 14rem; }
+
+.snapshot {
+  border: 2px solid var(--accent);
+  border-radius: var(--radius);
+  padding: .75rem;
+  margin-bottom: 1rem;
+}
+.snapshot-head { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+.snapshot-head h2 { margin: 0 auto 0 0; overflow-wrap: anywhere; }
+.snapshot-keys { margin: .5rem 0 0; }
+.snapshot-keys dt { font-family: var(--mono); font-weight: 600; margin-top: .6rem; overflow-wrap: anywhere; }
+.snapshot-keys dd { margin: .2rem 0 0; }
+
+/* ---- Secrets ---- */
+
+.secret {
+  padding: .6rem .75rem;
+  border: 1px solid var(--border);
+  border-radius: var(--radius);
+  background: var(--surface);
+  display: flex;
+  flex-direction: column;
+  gap: .4rem;
+}
+.masked { font-family: var(--mono); letter-spacing: .1em; color: var(--muted); }
+
+/* ---- History and diff ---- */
+
+.history { border-top: 1px solid var(--border); margin-top: 1rem; padding-top: .75rem; }
+.history-list { list-style: none; margin: .5rem 0; padding: 0; display: flex; flex-direction: column; gap: .5rem; }
+.history-list > li {
+  border: 1px solid var(--border);
+  border-left-width: 4px;
+  border-radius: var(--radius);
+  padding: .5rem .6rem;
+  min-width: 0;
+}
+.history-list > li.deleted { border-left-color: var(--danger); }
+.history-list > li.current { border-left-color: var(--ok); }
+.history-line { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: baseline; margin-bottom: .3rem; }
+.history-line strong { font-family: var(--mono); }
+.history-line .hint { font-size: .85rem; }
+.history-list .value-text { max-height: 8rem; margin-bottom: .4rem; }
+.history-list .actions label { font-weight: 400; display: inline-flex; gap: .3rem; align-items: center; min-height: 2.5rem; }
+
+.diff { margin-top: .75rem; }
+.diff-lines {
+  font-family: var(--mono);
+  font-size: .85rem;
+  border: 1px solid var(--border);
+  border-radius: var(--radius);
+  max-height: 24rem;
+  overflow: auto;
+}
+.diff-line { white-space: pre-wrap; overflow-wrap: anywhere; padding: 0 .5rem; }
+.diff-line.add { background: color-mix(in srgb, var(--ok) 16%, transparent); }
+.diff-line.del { background: color-mix(in srgb, var(--danger) 16%, transparent); }
+.diff-line.skip { color: var(--muted); background: var(--surface); font-style: italic; }
+
+/* ---- Tokens ---- */
+
+.token-list { list-style: none; margin: .75rem 0 1.25rem; padding: 0; display: flex; flex-direction: column; gap: .5rem; }
+.token-list > li {
+  border: 1px solid var(--border);
+  border-radius: var(--radius);
+  padding: .5rem .75rem;
+  background: var(--surface);
+  display: flex;
+  flex-wrap: wrap;
+  gap: .25rem 1rem;
+  align-items: baseline;
+}
+.token-id { font-family: var(--mono); font-weight: 600; }
+.token-list .actions { margin-left: auto; }
+.token-list .confirm-box { flex-basis: 100%; }
+.issued {
+  margin-top: 1rem;
+  padding: .75rem;
+  border: 2px solid var(--ok);
+  border-radius: var(--radius);
+}
+#issued-token { font-family: var(--mono); color: var(--text); }
+
 /* ---- Global status line ---- */
 
 .flash {
@@ -520,13 +465,16 @@ button.quiet { background: transparent; }
   color: var(--bg);
   box-shadow: 0 2px 8px rgb(0 0 0 / 25%);
   overflow-wrap: anywhere;
+  /* A status line, not a control: clicks reach what it covers. */
+  pointer-events: none;
 }
 .flash:empty { display: none; }
 
 @media (max-width: 30rem) {
   main { padding: .75rem .5rem; }
   .keys-tools { flex-wrap: wrap; }
-  .config-head #delete-config { margin-left: 0; }
+  .config-tools { margin-left: 0; }
+  .row { flex-wrap: wrap; }
 }
 
 @media (prefers-reduced-motion: no-preference) {
@@ -556,7 +504,12 @@ const LONG_POLL_SECONDS = 25;
 
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
 // behind a path prefix (an API Gateway stage, a reverse proxy).
+import { diffLines } from './diff.js?v={{version}}';
+import { base64Bytes, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
+
 const API = new URL('../v1', window.location.href).pathname;
+const TOKENS_URL = new URL('../admin/tokens', window.location.href).pathname;
+const TOKENS_HASH = '#tokens';
 
 // ---------------------------------------------------------------------------
 // DOM helpers
@@ -583,6 +536,8 @@ function el(tag, attrs = {}, ...children) {
 const ui = {
   loading: $('loading'),
   signout: $('signout'),
+  configsNav: $('configs-nav'),
+  tokensNav: $('tokens-nav'),
   signinView: $('signin-view'),
   signin: $('signin'),
   token: $('token'),
@@ -597,6 +552,23 @@ const ui = {
   newConfigSubmit: $('new-config-submit'),
   configsError: $('configs-error'),
 
+  tokensView: $('tokens-view'),
+  tokensHeading: $('tokens-heading'),
+  tokensRefused: $('tokens-refused'),
+  tokensBody: $('tokens-body'),
+  tokens: $('tokens'),
+  newToken: $('new-token'),
+  newTokenRole: $('new-token-role'),
+  newTokenConfigs: $('new-token-configs'),
+  newTokenDescription: $('new-token-description'),
+  newTokenSubmit: $('new-token-submit'),
+  issued: $('issued'),
+  issuedHeading: $('issued-heading'),
+  issuedToken: $('issued-token'),
+  issuedCopy: $('issued-copy'),
+  issuedDone: $('issued-done'),
+  tokensError: $('tokens-error'),
+
   configView: $('config-view'),
   back: $('back'),
   configTitle: $('config-title'),
@@ -610,6 +582,36 @@ const ui = {
   deleteConfigSubmit: $('delete-config-submit'),
   deleteConfigCancel: $('delete-config-cancel'),
   deleteConfigError: $('delete-config-error'),
+  panes: $('panes'),
+
+  atRevisionToggle: $('at-revision-toggle'),
+  atRevisionForm: $('at-revision-form'),
+  atRevision: $('at-revision'),
+  atRevisionSubmit: $('at-revision-submit'),
+  atRevisionCancel: $('at-revision-cancel'),
+  atRevisionError: $('at-revision-error'),
+  snapshot: $('snapshot'),
+  snapshotHeading: $('snapshot-heading'),
+  snapshotDownload: $('snapshot-download'),
+  snapshotClose: $('snapshot-close'),
+  snapshotCount: $('snapshot-count'),
+  snapshotKeys: $('snapshot-keys'),
+
+  transferToggle: $('transfer-toggle'),
+  transfer: $('transfer'),
+  exportFormat: $('export-format'),
+  exportDownload: $('export-download'),
+  importForm: $('import-form'),
+  importFile: $('import-file'),
+  importFormat: $('import-format'),
+  importReplace: $('import-replace'),
+  importReplaceBox: $('import-replace-box'),
+  importReplaceLabel: $('import-replace-label'),
+  importReplaceConfirm: $('import-replace-confirm'),
+  importSubmit: $('import-submit'),
+  transferClose: $('transfer-close'),
+  transferStatus: $('transfer-status'),
+  transferError: $('transfer-error'),
 
   keyFilter: $('key-filter'),
   keyCount: $('key-count'),
@@ -626,12 +628,30 @@ const ui = {
   metaExpiry: $('meta-expiry'),
   ttlNote: $('ttl-note'),
   binaryNote: $('binary-note'),
+  secret: $('secret'),
+  secretNote: $('secret-note'),
+  secretKeyField: $('secret-key-field'),
+  secretKey: $('secret-key'),
+  secretReveal: $('secret-reveal'),
+  secretHide: $('secret-hide'),
+  secretValue: $('secret-value'),
+  secretError: $('secret-error'),
   valueField: $('value-field'),
   value: $('value'),
   contentType: $('content-type'),
   save: $('save'),
   formatJson: $('format-json'),
   deleteKey: $('delete'),
+  historyToggle: $('history-toggle'),
+  history: $('history'),
+  historyHeading: $('history-heading'),
+  historyList: $('history-list'),
+  historyMore: $('history-more'),
+  historyError: $('history-error'),
+  diff: $('diff'),
+  diffHeading: $('diff-heading'),
+  diffSummary: $('diff-summary'),
+  diffLines: $('diff-lines'),
   dirty: $('dirty'),
   deleteConfirm: $('delete-confirm'),
   deleteConfirmText: $('delete-confirm-text'),
@@ -669,7 +689,7 @@ let session = null;
 
 /**
  * The key in the editor, or null:
- * { key, isNew, item, baseRevision, originalValue, originalContentType, binary,
+ * { key, isNew, item, baseRevision, originalValue, originalContentType, readOnly,
  *   busy, pending, latest }
  * baseRevision is the modRevision the edit started from (sent as If-Match); pending
  * holds a live change that arrived during a save; latest the change behind the
@@ -695,6 +715,10 @@ function newSession(name) {
     polling: false, // true when the server cannot stream (API Gateway): long-poll
     renderQueued: false,
     controller: new AbortController(),
+    encryption: undefined, // the config's encryption settings, read when a secret is shown
+    fileKey: null, // the key file given to reveal secrets (a CryptoKey), this config only
+    dataKeys: new Map(), // data key id → CryptoKey, opened with fileKey
+    snapshotRevision: null, // the revision shown read-only, if any
   };
 }
 
@@ -770,11 +794,14 @@ async function errorFrom(response) {
 
 const configUrl = (name) => `${API}/${encodeURIComponent(name)}`;
 
-/** The URL of a key: its path without the leading slash, each segment encoded. */
-function keyUrl(config, key) {
-  const segments = key.replace(/^\//, '').split('/').map(encodeURIComponent);
-  return `${configUrl(config)}/keys/${segments.join('/')}`;
-}
+/** A key's path for a URL: without the leading slash, each segment encoded. */
+const keySegments = (key) => key.replace(/^\//, '').split('/').map(encodeURIComponent).join('/');
+
+/** The URL of a key. */
+const keyUrl = (config, key) => `${configUrl(config)}/keys/${keySegments(key)}`;
+
+/** The URL of a key's history. */
+const historyUrl = (config, key) => `${configUrl(config)}/history/${keySegments(key)}`;
 
 /** An ETag for If-Match: the modRevision, quoted. */
 const etag = (revision) => `"${revision}"`;
@@ -839,8 +866,14 @@ const expiryOf = (item) => (item && (item.expiresAt || item.expires)) || null;
 
 const isBinary = (item) => Boolean(item && item.encoding === 'base64');
 
+/** A secret: sealed in the client; the API holds and returns only its ciphertext. */
+const SECRET_TYPE = 'application/vnd.discfg.secret';
+const SECRET_MASK = '(secret)';
+const isSecret = (item) => Boolean(item && item.contentType === SECRET_TYPE);
+
 /** How a value is shown as text in the conflict view. */
 function displayValue(item) {
+  if (isSecret(item)) return SECRET_MASK;
   if (isBinary(item)) return `binary value, ${base64Length(item.value)} bytes`;
   return item.value;
 }
@@ -930,7 +963,10 @@ function flash(message) {
 }
 
 function clearErrors() {
-  for (const area of [ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage]) {
+  for (const area of [
+    ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
+    ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError,
+  ]) {
     area.textContent = '';
   }
 }
@@ -939,13 +975,26 @@ function clearErrors() {
 // Views and navigation
 // ---------------------------------------------------------------------------
 
-/** Shows one of the three views: 'signin', 'configs' or 'config'. */
+/** Shows one of the views: 'signin', 'configs', 'config' or 'tokens'. */
 function showView(name) {
   ui.loading.hidden = true;
   ui.signinView.hidden = name !== 'signin';
   ui.configsView.hidden = name !== 'configs';
   ui.configView.hidden = name !== 'config';
-  ui.signout.hidden = name === 'signin';
+  ui.tokensView.hidden = name !== 'tokens';
+  for (const button of [ui.signout, ui.configsNav, ui.tokensNav]) button.hidden = name === 'signin';
+  setCurrentNav(ui.configsNav, name === 'configs');
+  setCurrentNav(ui.tokensNav, name === 'tokens');
+  if (name !== 'tokens') {
+    // A token just issued is shown once: leaving the view forgets it.
+    ui.issuedToken.value = '';
+    ui.issued.hidden = true;
+  }
+}
+
+function setCurrentNav(button, current) {
+  if (current) button.setAttribute('aria-current', 'page');
+  else button.removeAttribute('aria-current');
 }
 
 /** The config named in the address (#/name), or null. */
@@ -960,9 +1009,12 @@ function configFromHash() {
   }
 }
 
-/** Opens a config (or the list, for null) and records it in the address and history. */
+/**
+ * Opens a config (or the list, for null; the tokens for TOKENS_HASH) and records it in
+ * the address and history.
+ */
 function navigate(config) {
-  const hash = config ? `#/${encodeURIComponent(config)}` : '';
+  const hash = config === TOKENS_HASH ? TOKENS_HASH : config ? `#/${encodeURIComponent(config)}` : '';
   if (window.location.hash !== hash) {
     window.history.pushState(null, '', hash || window.location.pathname + window.location.search);
   }
@@ -972,6 +1024,10 @@ function navigate(config) {
 /** Shows what the address names. `configs` is a listing already fetched, if any. */
 function route(configs) {
   if (!signedIn) return;
+  if (window.location.hash === TOKENS_HASH) {
+    showTokens();
+    return;
+  }
   const name = configFromHash();
   if (name) {
     if (!session || session.name !== name) openConfig(name);
@@ -1036,6 +1092,8 @@ function signOut(message = '') {
   signedIn = false;
   sessionStorage.removeItem(TOKEN_KEY);
   ui.configs.replaceChildren();
+  ui.tokens.replaceChildren();
+  tokenList = [];
   clearErrors();
   if (window.location.hash) {
     window.history.replaceState(null, '', window.location.pathname + window.location.search);
@@ -1078,6 +1136,10 @@ function renderConfigs(configs) {
       // The spaces between the parts keep them apart in the button's accessible name.
       el('span', { className: 'config-name' }, config.name), ' ',
       el('span', { className: 'config-meta' }, `revision ${config.revision ?? 0}`), ' ',
+      // keyCount is missing for a config whose count the store does not know yet.
+      typeof config.keyCount === 'number'
+        ? el('span', { className: 'config-meta' }, `${config.keyCount} ${config.keyCount === 1 ? 'key' : 'keys'}`)
+        : '', ' ',
       el('span', { className: 'config-meta' }, changed ? ageElement(changed, 'changed ') : ''));
     ui.configs.append(el('li', {}, button));
   }
@@ -1128,6 +1190,9 @@ async function openConfig(name) {
   ui.keys.replaceChildren();
   ui.keyCount.textContent = 'Loading keys…';
   hideDeleteConfig();
+  hideAtRevision();
+  hideTransfer();
+  closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');
   ui.configTitle.focus();
@@ -1151,6 +1216,7 @@ function closeConfig() {
   session = null;
   editor = null;
   conflict = null;
+  timeline = null;
 }
 
 /** Reads every key of the config, page by page, and redraws the tree. */
@@ -1590,15 +1656,19 @@ function newKey() {
 
 /** Puts a key (or a new one) in the editor, dropping notices, conflicts and messages. */
 function loadEditor({ key, isNew, item }) {
-  const binary = isBinary(item);
+  const secret = isSecret(item);
+  const binary = !secret && isBinary(item);
+  // Binary values and secrets are shown, not edited: a textarea cannot hold bytes, and
+  // a secret can only be sealed where its config's key is.
+  const readOnly = binary || secret;
   editor = {
     key,
     isNew,
     item,
     baseRevision: item ? item.modRevision : null,
-    originalValue: item && !binary ? item.value : '',
+    originalValue: item && !readOnly ? item.value : '',
     originalContentType: (item && item.contentType) || 'text/plain',
-    binary,
+    readOnly,
     busy: false,
     pending: null,
     latest: null,
@@ -1618,10 +1688,15 @@ function loadEditor({ key, isNew, item }) {
   ui.binaryNote.textContent = binary
     ? `binary value, ${base64Length(item.value)} bytes (it cannot be edited here)`
     : '';
-  ui.valueField.hidden = binary;
+  ui.valueField.hidden = readOnly;
   ui.value.value = editor.originalValue;
   ui.contentType.value = editor.originalContentType;
-  ui.save.hidden = binary;
+  ui.save.hidden = readOnly;
+  ui.historyToggle.hidden = isNew;
+  renderSecret(secret ? item : null);
+  // An open history follows the editor from key to key, and shows each new change.
+  if (timeline && isNew) closeHistory();
+  else if (timeline) openHistory(key);
   ui.deleteKey.hidden = isNew;
 
   ui.changedNotice.hidden = true;
@@ -1635,6 +1710,8 @@ function loadEditor({ key, isNew, item }) {
 function closeEditor() {
   editor = null;
   conflict = null;
+  closeHistory();
+  renderSecret(null);
   ui.editor.hidden = true;
   ui.editorEmpty.hidden = false;
   ui.conflict.hidden = true;
@@ -1657,7 +1734,7 @@ function renderMeta(item) {
 
 /** Whether the value or content type differ from what was loaded. */
 function isDirty() {
-  if (!editor || editor.binary) return false;
+  if (!editor || editor.readOnly) return false;
   return ui.value.value !== editor.originalValue || ui.contentType.value !== editor.originalContentType;
 }
 
@@ -1665,7 +1742,7 @@ function isDirty() {
 function onEditorInput() {
   if (!editor) return;
   ui.dirty.hidden = !isDirty();
-  ui.formatJson.hidden = editor.binary
+  ui.formatJson.hidden = editor.readOnly
     || !(isJsonType(ui.contentType.value) || looksLikeJsonContainer(ui.value.value));
 }
 
@@ -1696,7 +1773,7 @@ function keyPathProblem(key) {
 /** Save: checks the value, then writes with If-Match (If-None-Match for a new key). */
 async function onSave(event) {
   event.preventDefault();
-  if (!editor || editor.binary || editor.busy || conflict) return;
+  if (!editor || editor.readOnly || editor.busy || conflict) return;
   ui.editorMessage.textContent = '';
   const key = editor.isNew ? ui.keyPath.value.trim() : editor.key;
   if (editor.isNew) {
@@ -1992,22 +2069,35 @@ function onConflictDiscard() {
 // Delete a config
 // ---------------------------------------------------------------------------
 
-function onDeleteConfigToggle() {
-  if (!ui.deleteConfigForm.hidden) {
-    hideDeleteConfig();
+// ---- Panels a button opens and closes (aria-expanded kept in step) ----
+
+/** Opens `panel` below `button` and calls `opened`; or, when it is open, closes it. */
+function togglePanel(button, panel, opened, hide) {
+  if (!panel.hidden) {
+    hide();
+    button.focus();
     return;
   }
-  ui.deleteConfigLabel.textContent = `Type “${session.name}” to delete this config, its keys and its history`;
-  ui.deleteConfigConfirm.value = '';
-  ui.deleteConfigError.textContent = '';
-  ui.deleteConfigForm.hidden = false;
-  ui.deleteConfig.setAttribute('aria-expanded', 'true');
-  ui.deleteConfigConfirm.focus();
+  setPanel(button, panel, true);
+  opened();
+}
+
+function setPanel(button, panel, open) {
+  panel.hidden = !open;
+  button.setAttribute('aria-expanded', String(open));
+}
+
+function onDeleteConfigToggle() {
+  togglePanel(ui.deleteConfig, ui.deleteConfigForm, () => {
+    ui.deleteConfigLabel.textContent = `Type “${session.name}” to delete this config, its keys and its history`;
+    ui.deleteConfigConfirm.value = '';
+    ui.deleteConfigError.textContent = '';
+    ui.deleteConfigConfirm.focus();
+  }, hideDeleteConfig);
 }
 
 function hideDeleteConfig() {
-  ui.deleteConfigForm.hidden = true;
-  ui.deleteConfig.setAttribute('aria-expanded', 'false');
+  setPanel(ui.deleteConfig, ui.deleteConfigForm, false);
 }
 
 async function onDeleteConfig(event) {
@@ -2031,6 +2121,740 @@ async function onDeleteConfig(event) {
   }
 }
 
+/** What a PUT sends for an item's value: its bytes when it is binary, else its text. */
+const bodyOf = (item) => (isBinary(item) ? base64Bytes(item.value) : item.value);
+
+// ---------------------------------------------------------------------------
+// Secrets
+// ---------------------------------------------------------------------------
+//
+// A secret is sealed in the client (AES-256-GCM under one of its config's data keys,
+// which are kept wrapped by the config's key). The server never holds a key, so the
+// console shows secrets masked. Where the config's key is a key file, the user may
+// give the file to this tab: the browser opens the data key and the value itself with
+// Web Crypto, keeps the key in memory for this config only, and sends nothing.
+
+/** The config's encryption settings (read once per open config, or again when `fresh`), or null. */
+async function encryptionOf(current, fresh = false) {
+  if (current.encryption === undefined || fresh) {
+    const envelope = await api('GET', configUrl(current.name), { signal: current.controller.signal });
+    current.encryption = (envelope.info && envelope.info.settings && envelope.info.settings.encryption) || null;
+  }
+  return current.encryption;
+}
+
+const isFileKeyName = (name) => typeof name === 'string' && name.startsWith('file://');
+
+/** One of the config's data keys, opened with the key file given to this tab. */
+async function dataKey(current, id) {
+  if (current.dataKeys.has(id)) return current.dataKeys.get(id);
+  const find = (encryption) => encryption && (encryption.dataKeys || []).find((candidate) => candidate.id === id);
+  // A data key made since the settings were read (discfg key rotate): read them again.
+  const entry = find(await encryptionOf(current)) || find(await encryptionOf(current, true));
+  if (!entry) throw new Error(`data key “${id}” is not one of this config's data keys`);
+  const key = await unwrapDataKey(current.fileKey, current.name, id, entry.wrapped);
+  current.dataKeys.set(id, key);
+  return key;
+}
+
+/** Opens a secret item of the open config: its value as text, and its own content type. */
+const openSecret = (current, item) => openSealed(current.name, item, (id) => dataKey(current, id));
+
+/** Shows the secret panel for a secret item (or hides it for null). */
+async function renderSecret(item) {
+  ui.secret.hidden = !item;
+  ui.secretValue.hidden = true;
+  ui.secretValue.textContent = '';
+  ui.secretHide.hidden = true;
+  ui.secretReveal.hidden = true;
+  ui.secretKeyField.hidden = true;
+  ui.secretError.textContent = '';
+  if (!item) return;
+  const current = session;
+  ui.secretNote.textContent = 'Sealed in the client with this config\'s key. The server keeps only ciphertext, so the console shows it masked. It cannot be edited here: set it with discfg set --secret.';
+  let encryption = null;
+  try {
+    encryption = await encryptionOf(current);
+  } catch (error) {
+    if (current === session) showFailure(error, ui.secretError);
+    return;
+  }
+  if (current !== session || !editor || editor.item !== item) return;
+  const name = encryption && encryption.key;
+  if (!window.crypto || !window.crypto.subtle) {
+    ui.secretNote.textContent += ' Revealing it needs a secure page (https or localhost).';
+  } else if (isFileKeyName(name)) {
+    ui.secretKeyField.hidden = Boolean(current.fileKey);
+    ui.secretReveal.hidden = !current.fileKey;
+    if (!current.fileKey) ui.secretNote.textContent += ` Its key is the key file ${name.slice('file://'.length)}: choose that file to reveal the value in this tab.`;
+  } else {
+    const what = name ? `Its key is ${name}, which a browser cannot use` : 'This config names no key';
+    ui.secretNote.textContent += ` ${what}: reveal it with discfg get ${current.name} ${item.key}.`;
+  }
+}
+
+/** A key file was chosen: read it, keep it for this config, and reveal the value. */
+async function onSecretKeyChosen() {
+  const file = ui.secretKey.files[0];
+  const current = session;
+  ui.secretKey.value = '';
+  if (!file || !current) return;
+  ui.secretError.textContent = '';
+  const key = file.size < 1024 ? await importKeyFile(await file.text()) : null;
+  if (current !== session) return;
+  if (!key) {
+    ui.secretError.textContent = `${file.name} is not a discfg key file (made by discfg key init).`;
+    return;
+  }
+  current.fileKey = key;
+  current.dataKeys = new Map();
+  await revealSecret();
+}
+
+async function revealSecret() {
+  if (!editor || !isSecret(editor.item) || !session || !session.fileKey) return;
+  const current = session;
+  const { item } = editor;
+  ui.secretError.textContent = '';
+  try {
+    const opened = await openSecret(current, item);
+    if (current !== session || !editor || editor.item !== item) return;
+    ui.secretValue.textContent = opened.text;
+    ui.secretValue.hidden = false;
+    ui.secretHide.hidden = false;
+    ui.secretReveal.hidden = true;
+    ui.secretKeyField.hidden = true;
+    ui.secretHide.focus();
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    if (error instanceof ApiError) showFailure(error, ui.secretError);
+    else ui.secretError.textContent = `Not revealed: ${error.message}.`;
+    // A key file that opens nothing is not kept.
+    if (!(error instanceof ApiError) && current.dataKeys.size === 0) {
+      current.fileKey = null;
+      ui.secretKeyField.hidden = false;
+      ui.secretReveal.hidden = true;
+    }
+  }
+}
+
+function hideSecret() {
+  ui.secretValue.textContent = '';
+  ui.secretValue.hidden = true;
+  ui.secretHide.hidden = true;
+  ui.secretReveal.hidden = !(session && session.fileKey);
+  ui.secretReveal.focus();
+}
+
+// ---------------------------------------------------------------------------
+// A key's history: timeline, diff, restore
+// ---------------------------------------------------------------------------
+
+const HISTORY_PAGE = 50;
+
+/**
+ * The history shown for the key in the editor, or null:
+ * { key, events (newest first), cursor, a, b (revisions compared), ticket }.
+ */
+let timeline = null;
+
+function onHistoryToggle() {
+  if (timeline) {
+    closeHistory();
+    ui.historyToggle.focus();
+    return;
+  }
+  if (!editor || editor.isNew) return;
+  openHistory(editor.key).then(() => { if (timeline) ui.historyHeading.focus(); });
+}
+
+/** Shows the history of `key`: read again when it is already shown (a new change). */
+function openHistory(key) {
+  if (!timeline || timeline.key !== key) {
+    timeline = { key, events: [], cursor: null, a: null, b: null, ticket: 0 };
+    ui.historyList.replaceChildren(el('li', { className: 'empty' }, 'Loading history…'));
+    ui.diff.hidden = true;
+  }
+  ui.history.hidden = false;
+  ui.historyToggle.setAttribute('aria-expanded', 'true');
+  return loadHistory(true);
+}
+
+function closeHistory() {
+  timeline = null;
+  ui.history.hidden = true;
+  ui.historyToggle.setAttribute('aria-expanded', 'false');
+  ui.historyList.replaceChildren();
+  ui.diff.hidden = true;
+  ui.historyError.textContent = '';
+}
+
+/** Reads the newest page of history (`fresh`) or the next older one. */
+async function loadHistory(fresh) {
+  const current = session;
+  const shown = timeline;
+  if (!current || !shown) return;
+  const ticket = (shown.ticket += 1);
+  const before = !fresh && shown.cursor ? `&before=${encodeURIComponent(shown.cursor)}` : '';
+  const path = historyUrl(current.name, shown.key);
+  try {
+    const envelope = await api('GET', `${path}?limit=${HISTORY_PAGE}${before}`, { signal: current.controller.signal });
+    if (current !== session || shown !== timeline || ticket !== shown.ticket) return;
+    const events = envelope.events || [];
+    shown.events = fresh ? events : shown.events.concat(events);
+    shown.cursor = envelope.cursor || null;
+    shown.compacted = envelope.compactedRevision || 0;
+    const known = new Set(shown.events.map((event) => event.revision));
+    if (fresh || !known.has(shown.a) || !known.has(shown.b)) chooseDefaultPair(shown);
+    ui.historyError.textContent = '';
+    renderHistory();
+  } catch (error) {
+    if (isAbort(error) || current !== session || shown !== timeline) return;
+    showFailure(error, ui.historyError);
+  }
+}
+
+/** By default B is the newest value and A the one before it. */
+function chooseDefaultPair(shown) {
+  shown.b = shown.events.length ? shown.events[0].revision : null;
+  shown.a = shown.events.length > 1 ? shown.events[1].revision : shown.b;
+}
+
+const changeWords = { put: 'set', delete: 'deleted', expire: 'expired' };
+
+function renderHistory() {
+  const shown = timeline;
+  if (!shown) return;
+  const currentItem = session && session.items.get(shown.key);
+  const list = [];
+  for (const event of shown.events) {
+    const { revision } = event;
+    const isCurrent = Boolean(currentItem && event.item && event.item.modRevision === currentItem.modRevision);
+    const removed = event.type !== 'put';
+    const line = el('div', { className: 'history-line' },
+      el('strong', {}, `Revision ${revision}`), ' ',
+      el('span', {}, changeWords[event.type] || event.type), ' ',
+      event.item ? el('span', { className: 'hint' }, `version ${event.item.version}`) : '', ' ',
+      event.at ? ageElement(event.at) : '', ' ',
+      isCurrent ? el('span', { className: 'badge' }, 'current') : '');
+    const value = removed
+      ? el('p', { className: 'hint' }, event.type === 'expire' ? 'The key expired (its TTL ran out).' : 'The key was deleted.')
+      : el('pre', { className: 'value-text' }, displayValue(event.item));
+    const pick = (side, label) => el('label', {},
+      el('input', {
+        type: 'radio', name: `diff-${side}`, value: String(revision), 'data-side': side,
+        checked: shown[side] === revision, 'aria-label': `${label} revision ${revision}`,
+      }), side.toUpperCase());
+    const actions = el('div', { className: 'actions' }, pick('a', 'Compare from'), pick('b', 'Compare to'));
+    if (!removed && !isCurrent) {
+      actions.append(el('button', { type: 'button', 'data-restore': String(revision) }, 'Restore'));
+    }
+    actions.append(el('button', { type: 'button', className: 'quiet', 'data-at-revision': String(revision) }, 'Config at this revision'));
+    list.push(el('li', {
+      className: removed ? 'deleted' : isCurrent ? 'current' : '', 'data-revision': String(revision),
+    }, line, value, actions));
+  }
+  if (!list.length) list.push(el('li', { className: 'empty' }, 'No history is kept for this key.'));
+  else if (!shown.cursor && shown.compacted) {
+    list.push(el('li', { className: 'empty' }, `Older changes were compacted (history kept after revision ${shown.compacted}).`));
+  }
+  ui.historyList.replaceChildren(...list);
+  ui.historyMore.hidden = !shown.cursor;
+  renderDiff();
+}
+
+function onHistoryChange(event) {
+  const input = event.target.closest('input[data-side]');
+  if (!input || !timeline) return;
+  timeline[input.dataset.side] = Number(input.value);
+  renderDiff();
+}
+
+function onHistoryClick(event) {
+  const restore = event.target.closest('button[data-restore]');
+  if (restore) {
+    restoreRevision(Number(restore.dataset.restore));
+    return;
+  }
+  const at = event.target.closest('button[data-at-revision]');
+  if (at) readAtRevision(at.dataset.atRevision);
+}
+
+/** The text an event is compared as: its value, or nothing once deleted. */
+function comparedText(event) {
+  if (!event || event.type !== 'put' || !event.item) return '';
+  return displayValue(event.item);
+}
+
+function renderDiff() {
+  const shown = timeline;
+  const a = shown && shown.events.find((event) => event.revision === shown.a);
+  const b = shown && shown.events.find((event) => event.revision === shown.b);
+  ui.diff.hidden = !a || !b;
+  if (!a || !b) return;
+  ui.diffHeading.textContent = `From revision ${a.revision} (A) to revision ${b.revision} (B)`;
+  if (a === b) {
+    ui.diffSummary.textContent = 'Pick two different revisions to compare.';
+    ui.diffLines.replaceChildren();
+    return;
+  }
+  if (isSecret(a.item) || isSecret(b.item)) {
+    ui.diffSummary.textContent = 'Secrets are compared only where they can be opened: reveal each with discfg history --reveal.';
+    ui.diffLines.replaceChildren();
+    return;
+  }
+  const ops = diffLines(comparedText(a), comparedText(b));
+  if (!ops) {
+    ui.diffSummary.textContent = 'These values are too far apart to compare line by line.';
+    ui.diffLines.replaceChildren();
+    return;
+  }
+  const added = ops.filter((op) => op.type === 'add').length;
+  const removed = ops.filter((op) => op.type === 'del').length;
+  ui.diffSummary.textContent = added || removed
+    ? `${added} ${added === 1 ? 'line' : 'lines'} added, ${removed} removed.`
+    : 'The two values are the same.';
+  ui.diffLines.replaceChildren(...renderDiffLines(ops));
+}
+
+const DIFF_CONTEXT = 3;
+
+/** Diff lines as elements: changes with three lines of context, longer runs folded. */
+function renderDiffLines(ops) {
+  const near = new Uint8Array(ops.length);
+  ops.forEach((op, index) => {
+    if (op.type === 'same') return;
+    for (let i = Math.max(0, index - DIFF_CONTEXT); i <= Math.min(ops.length - 1, index + DIFF_CONTEXT); i += 1) near[i] = 1;
+  });
+  const prefix = { add: '+ ', del: '- ', same: '  ' };
+  const words = { add: 'added: ', del: 'removed: ', same: '' };
+  const lines = [];
+  let skipped = 0;
+  const flush = () => {
+    if (skipped) lines.push(el('div', { className: 'diff-line skip' }, `… ${skipped} unchanged ${skipped === 1 ? 'line' : 'lines'}`));
+    skipped = 0;
+  };
+  ops.forEach((op, index) => {
+    if (op.type === 'same' && !near[index]) {
+      skipped += 1;
+      return;
+    }
+    flush();
+    lines.push(el('div', { className: `diff-line ${op.type}` },
+      el('span', { 'aria-hidden': 'true' }, prefix[op.type]),
+      words[op.type] ? el('span', { className: 'sr-only' }, words[op.type]) : '',
+      op.text));
+  });
+  flush();
+  return lines;
+}
+
+/**
+ * Restores a past value as a new change: a compare-and-swap against the value the
+ * console shows now (If-Match), or against no value when the key is deleted.
+ */
+async function restoreRevision(revision) {
+  const shown = timeline;
+  const current = session;
+  const event = shown && shown.events.find((candidate) => candidate.revision === revision);
+  if (!event || !event.item || !editor || editor.busy) return;
+  ui.historyError.textContent = '';
+  if (isSecret(event.item)) {
+    ui.historyError.textContent = 'A secret opens only at the version it was sealed for, so its old value cannot be restored as it is: reveal it with discfg history --reveal and set it again with discfg set --secret.';
+    return;
+  }
+  if (isDirty()) {
+    ui.historyError.textContent = 'You have unsaved changes: save or discard them before restoring.';
+    return;
+  }
+  const { key } = shown;
+  const now = current.items.get(key);
+  const condition = now ? { 'If-Match': etag(now.modRevision) } : { 'If-None-Match': '*' };
+  const editing = editor;
+  setEditorBusy(editing, true);
+  try {
+    const envelope = await api('PUT', keyUrl(current.name, key), {
+      body: bodyOf(event.item),
+      headers: { 'Content-Type': event.item.contentType || 'text/plain', ...condition },
+      signal: current.controller.signal,
+    });
+    if (current !== session) return;
+    const { item } = envelope;
+    current.items.set(key, item);
+    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
+    renderRevision();
+    scheduleTreeRender(current);
+    if (editor === editing) loadEditor({ key, isNew: false, item }); // reloads the history too
+    flash(`Restored the value of revision ${revision} as revision ${item.modRevision}`);
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    if (error.status === 412) {
+      ui.historyError.textContent = `Not restored: ${key} changed meanwhile. Its history now shows the latest change; restore again if you still want to.`;
+      loadHistory(true);
+    } else {
+      showFailure(error, ui.historyError);
+    }
+  } finally {
+    setEditorBusy(editing, false);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The whole config at a revision
+// ---------------------------------------------------------------------------
+
+const MAX_REVISION = 9223372036854775807n;
+
+/** A revision typed by a person, as its decimal text, or null when it is not one. */
+function parseRevision(text) {
+  const trimmed = text.trim();
+  if (!/^\d{1,19}$/.test(trimmed) || BigInt(trimmed) > MAX_REVISION) return null;
+  return BigInt(trimmed).toString();
+}
+
+function onAtRevisionToggle() {
+  togglePanel(ui.atRevisionToggle, ui.atRevisionForm, () => {
+    ui.atRevisionError.textContent = '';
+    if (!ui.atRevision.value && session) ui.atRevision.value = String(session.revision);
+    ui.atRevision.focus();
+    ui.atRevision.select();
+  }, hideAtRevision);
+}
+
+function hideAtRevision() {
+  setPanel(ui.atRevisionToggle, ui.atRevisionForm, false);
+  ui.atRevisionError.textContent = '';
+}
+
+function onAtRevisionSubmit(event) {
+  event.preventDefault();
+  const revision = parseRevision(ui.atRevision.value);
+  if (revision === null) {
+    ui.atRevisionError.textContent = 'A revision is a whole number from 0 to 9223372036854775807.';
+    ui.atRevision.focus();
+    return;
+  }
+  readAtRevision(revision);
+}
+
+/** Reads the config as it was at `revision` (its export) and shows it, read-only. */
+async function readAtRevision(revision) {
+  const current = session;
+  if (!current) return;
+  ui.atRevisionError.textContent = '';
+  ui.configError.textContent = '';
+  let snapshot;
+  try {
+    snapshot = await api('GET', `${configUrl(current.name)}/export?format=json&revision=${revision}`, { signal: current.controller.signal });
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    showFailure(error, ui.atRevisionForm.hidden ? ui.configError : ui.atRevisionError);
+    return;
+  }
+  if (current !== session) return;
+  hideAtRevision();
+  current.snapshotRevision = revision;
+  const items = [...(snapshot.items || [])].sort((a, b) => byText(a.key, b.key));
+  ui.snapshotHeading.textContent = `${current.name} at revision ${snapshot.revision ?? revision}`;
+  ui.snapshotCount.textContent = `${items.length} ${items.length === 1 ? 'key' : 'keys'}, read-only. The config is at revision ${current.revision} now; restore a value from its key's history.`;
+  const rows = [];
+  for (const item of items) {
+    const type = isSecret(item) ? 'secret' : item.contentType || 'text/plain';
+    rows.push(
+      el('dt', {}, item.key, ' ', el('span', { className: 'badge' }, type)),
+      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, displayValue(item))),
+    );
+  }
+  if (!rows.length) rows.push(el('dd', { className: 'empty' }, 'The config had no keys at that revision.'));
+  ui.snapshotKeys.replaceChildren(...rows);
+  ui.snapshot.hidden = false;
+  ui.panes.hidden = true;
+  ui.snapshotHeading.focus();
+}
+
+function closeSnapshot(focus = true) {
+  ui.snapshot.hidden = true;
+  ui.snapshotKeys.replaceChildren();
+  ui.panes.hidden = false;
+  if (session) session.snapshotRevision = null;
+  if (focus) ui.atRevisionToggle.focus();
+}
+
+// ---------------------------------------------------------------------------
+// Export and import
+// ---------------------------------------------------------------------------
+
+const importTypes = { json: 'application/json', yaml: 'application/yaml', env: 'text/plain; charset=utf-8' };
+
+function onTransferToggle() {
+  togglePanel(ui.transferToggle, ui.transfer, () => {
+    ui.transferError.textContent = '';
+    ui.transferStatus.textContent = '';
+    ui.exportFormat.focus();
+  }, hideTransfer);
+}
+
+function hideTransfer() {
+  setPanel(ui.transferToggle, ui.transfer, false);
+  ui.importForm.reset();
+  ui.importReplaceBox.hidden = true;
+}
+
+/** Downloads the config's export (at `revision`, or now) as a file. */
+async function downloadExport(format, revision, area) {
+  const current = session;
+  if (!current) return;
+  area.textContent = '';
+  const at = revision ? `&revision=${revision}` : '';
+  try {
+    const response = await api('GET', `${configUrl(current.name)}/export?format=${format}${at}`, {
+      headers: { Accept: '*/*' }, signal: current.controller.signal, raw: true,
+    });
+    // A body cut short (history needed for the export gone meanwhile) rejects here.
+    const blob = await response.blob();
+    if (current !== session) return;
+    const name = `${current.name}${revision ? `-r${revision}` : ''}.${format}`;
+    const url = URL.createObjectURL(blob);
+    const link = el('a', { href: url, download: name, hidden: true });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    flash(`Downloaded ${name} (${blob.size} bytes)`);
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    if (error instanceof ApiError) showFailure(error, area);
+    else area.textContent = 'The export ended before it was complete (the history it needed changed meanwhile). Export again.';
+  }
+}
+
+/** The format a file's name implies, or null. */
+function formatOfFile(name) {
+  const lower = name.toLowerCase();
+  if (lower.endsWith('.json')) return 'json';
+  if (lower.endsWith('.yaml') || lower.endsWith('.yml')) return 'yaml';
+  if (lower.endsWith('.env') || lower.startsWith('.env')) return 'env';
+  return null;
+}
+
+function onImportReplaceToggle() {
+  ui.importReplaceBox.hidden = !ui.importReplace.checked;
+  if (ui.importReplace.checked && session) {
+    ui.importReplaceLabel.textContent = `Type “${session.name}” to delete every key of it the file does not have`;
+    ui.importReplaceConfirm.value = '';
+    ui.importReplaceConfirm.focus();
+  }
+}
+
+async function onImport(event) {
+  event.preventDefault();
+  const current = session;
+  if (!current) return;
+  ui.transferError.textContent = '';
+  ui.transferStatus.textContent = '';
+  const file = ui.importFile.files[0];
+  if (!file) {
+    ui.transferError.textContent = 'Choose a file to import.';
+    ui.importFile.focus();
+    return;
+  }
+  const format = ui.importFormat.value || formatOfFile(file.name);
+  if (!format) {
+    ui.transferError.textContent = `The format of “${file.name}” cannot be told from its name: choose JSON, YAML or env.`;
+    ui.importFormat.focus();
+    return;
+  }
+  const replace = ui.importReplace.checked;
+  if (replace && ui.importReplaceConfirm.value.trim() !== current.name) {
+    ui.transferError.textContent = `Replacing deletes keys: type the config's name, ${current.name}, exactly to go on.`;
+    ui.importReplaceConfirm.focus();
+    return;
+  }
+  ui.importSubmit.disabled = true;
+  try {
+    // The file itself is the body: the browser sends it without reading it into the page.
+    const envelope = await api('POST', `${configUrl(current.name)}/import?format=${format}${replace ? '&replace' : ''}`, {
+      body: file, headers: { 'Content-Type': importTypes[format] }, signal: current.controller.signal,
+    });
+    if (current !== session) return;
+    const changed = (envelope.events || []).length;
+    const unchanged = envelope.unchanged || 0;
+    const message = changed
+      ? `Imported ${file.name}: ${changed} ${changed === 1 ? 'key' : 'keys'} changed, ${unchanged} unchanged, now at revision ${envelope.revision}.`
+      : `Imported ${file.name}: nothing changed (${unchanged} ${unchanged === 1 ? 'key' : 'keys'} already as in the file).`;
+    ui.transferStatus.textContent = message;
+    flash(message);
+    ui.importForm.reset();
+    ui.importReplaceBox.hidden = true;
+    // The watch brings the changes; applying them here too shows them at once.
+    for (const change of envelope.events || []) applyChange(current, change);
+  } catch (error) {
+    if (isAbort(error) || current !== session) return;
+    showFailure(error, ui.transferError);
+  } finally {
+    ui.importSubmit.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tokens
+// ---------------------------------------------------------------------------
+
+/** The token id being confirmed for revocation, or null. */
+let revoking = null;
+let tokenList = [];
+
+async function showTokens() {
+  closeConfig();
+  showView('tokens');
+  clearErrors();
+  revoking = null;
+  ui.issued.hidden = true;
+  ui.issuedToken.value = '';
+  ui.tokensHeading.focus();
+  await loadTokens();
+}
+
+async function loadTokens() {
+  try {
+    const envelope = await api('GET', TOKENS_URL);
+    if (!signedIn || window.location.hash !== TOKENS_HASH) return;
+    tokenList = envelope.tokens || [];
+    ui.tokensRefused.hidden = true;
+    ui.tokensBody.hidden = false;
+    renderTokens();
+  } catch (error) {
+    if (isAbort(error)) return;
+    ui.tokensBody.hidden = true;
+    if (error.status === 403) {
+      ui.tokensRefused.textContent = 'Tokens are managed by an admin of every config, and the token you signed in with is not one. Ask an admin, or sign in with an admin token.';
+      ui.tokensRefused.hidden = false;
+    } else if (error.status === 400) {
+      ui.tokensRefused.textContent = `This server manages no tokens: ${error.message}`;
+      ui.tokensRefused.hidden = false;
+    } else {
+      showFailure(error, ui.tokensError);
+    }
+  }
+}
+
+/** Whether `id` is the token this tab signed in with. */
+const isOwnToken = (id) => (storedToken() || '').startsWith(`dcfg_${id}_`);
+
+function renderTokens() {
+  const rows = tokenList.map((token) => {
+    const own = isOwnToken(token.id);
+    const row = el('li', { 'data-token': token.id },
+      el('span', { className: 'token-id' }, `dcfg_${token.id}_…`), ' ',
+      el('span', { className: 'badge' }, token.role), ' ',
+      el('span', {}, token.configs && token.configs.length ? `configs: ${token.configs.join(', ')}` : 'every config'), ' ',
+      token.description ? el('span', { className: 'hint' }, token.description) : '', ' ',
+      token.createdAt ? ageElement(token.createdAt, 'issued ') : '', ' ',
+      own ? el('span', { className: 'badge' }, 'signed in with it') : '');
+    if (revoking === token.id) {
+      row.append(el('div', { className: 'confirm-box' },
+        el('p', {}, own
+          ? `Revoke dcfg_${token.id}? It is the token you signed in with: this console signs out, and everything using it is refused at once.`
+          : `Revoke dcfg_${token.id}? Everything using it is refused at once.`),
+        el('div', { className: 'actions' },
+          el('button', { type: 'button', className: 'danger', 'data-revoke-confirm': token.id }, 'Revoke token'),
+          el('button', { type: 'button', 'data-revoke-cancel': token.id }, 'Cancel'))));
+    } else {
+      row.append(el('div', { className: 'actions' },
+        el('button', { type: 'button', className: 'danger-text', 'data-revoke': token.id, 'aria-label': `Revoke dcfg_${token.id}` }, 'Revoke…')));
+    }
+    return row;
+  });
+  if (!rows.length) rows.push(el('li', { className: 'empty' }, 'No tokens.'));
+  ui.tokens.replaceChildren(...rows);
+}
+
+async function onTokensClick(event) {
+  const ask = event.target.closest('button[data-revoke]');
+  if (ask) {
+    revoking = ask.dataset.revoke;
+    renderTokens();
+    ui.tokens.querySelector(`button[data-revoke-cancel="${CSS.escape(revoking)}"]`).focus();
+    return;
+  }
+  const cancel = event.target.closest('button[data-revoke-cancel]');
+  if (cancel) {
+    const id = revoking;
+    revoking = null;
+    renderTokens();
+    const again = ui.tokens.querySelector(`button[data-revoke="${CSS.escape(id)}"]`);
+    if (again) again.focus();
+    return;
+  }
+  const confirm = event.target.closest('button[data-revoke-confirm]');
+  if (!confirm) return;
+  const id = confirm.dataset.revokeConfirm;
+  confirm.disabled = true;
+  ui.tokensError.textContent = '';
+  try {
+    await api('DELETE', `${TOKENS_URL}/${encodeURIComponent(id)}`);
+    revoking = null;
+    if (isOwnToken(id)) {
+      signOut(`You revoked dcfg_${id}, the token this console signed in with.`);
+      return;
+    }
+    flash(`Revoked dcfg_${id}`);
+    await loadTokens();
+    ui.tokensHeading.focus();
+  } catch (error) {
+    confirm.disabled = false;
+    showFailure(error, ui.tokensError);
+  }
+}
+
+async function onIssueToken(event) {
+  event.preventDefault();
+  ui.tokensError.textContent = '';
+  const configs = ui.newTokenConfigs.value.split(/[\s,]+/).filter(Boolean);
+  const bad = configs.find((name) => !CONFIG_NAME.test(name));
+  if (bad) {
+    ui.tokensError.textContent = `“${bad}” is not a config name (1 to 200 letters, digits, “_”, “.” or “-”).`;
+    ui.newTokenConfigs.focus();
+    return;
+  }
+  const request = { role: ui.newTokenRole.value };
+  if (configs.length) request.configs = configs;
+  const description = ui.newTokenDescription.value.trim();
+  if (description) request.description = description;
+  ui.newTokenSubmit.disabled = true;
+  try {
+    const envelope = await api('POST', TOKENS_URL, {
+      body: JSON.stringify(request), headers: { 'Content-Type': 'application/json' },
+    });
+    ui.newToken.reset();
+    ui.issuedToken.value = envelope.token;
+    ui.issued.hidden = false;
+    ui.issuedHeading.focus();
+    await loadTokens();
+  } catch (error) {
+    showFailure(error, ui.tokensError);
+  } finally {
+    ui.newTokenSubmit.disabled = false;
+  }
+}
+
+async function onCopyIssued() {
+  ui.issuedToken.select();
+  try {
+    await navigator.clipboard.writeText(ui.issuedToken.value);
+    flash('Copied the token');
+  } catch {
+    flash('Selected the token: copy it with Ctrl+C');
+  }
+}
+
+/** "Done": the token leaves the page; it cannot be shown again. */
+function onIssuedDone() {
+  ui.issuedToken.value = '';
+  ui.issued.hidden = true;
+  ui.newTokenRole.focus();
+}
+
 // ---------------------------------------------------------------------------
 // Wiring
 // ---------------------------------------------------------------------------
@@ -2038,6 +2862,12 @@ async function onDeleteConfig(event) {
 function start() {
   ui.signin.addEventListener('submit', onSignIn);
   ui.signout.addEventListener('click', () => signOut());
+  ui.configsNav.addEventListener('click', () => navigate(null));
+  ui.tokensNav.addEventListener('click', () => navigate(TOKENS_HASH));
+  ui.tokens.addEventListener('click', onTokensClick);
+  ui.newToken.addEventListener('submit', onIssueToken);
+  ui.issuedCopy.addEventListener('click', onCopyIssued);
+  ui.issuedDone.addEventListener('click', onIssuedDone);
   ui.configs.addEventListener('click', onConfigClick);
   ui.newConfig.addEventListener('submit', onCreateConfig);
 
@@ -2045,6 +2875,18 @@ function start() {
   ui.deleteConfig.addEventListener('click', onDeleteConfigToggle);
   ui.deleteConfigForm.addEventListener('submit', onDeleteConfig);
   ui.deleteConfigCancel.addEventListener('click', () => { hideDeleteConfig(); ui.deleteConfig.focus(); });
+  ui.atRevisionToggle.addEventListener('click', onAtRevisionToggle);
+  ui.atRevisionForm.addEventListener('submit', onAtRevisionSubmit);
+  ui.atRevisionCancel.addEventListener('click', () => { hideAtRevision(); ui.atRevisionToggle.focus(); });
+  ui.snapshotClose.addEventListener('click', () => closeSnapshot());
+  ui.snapshotDownload.addEventListener('click', () => {
+    if (session && session.snapshotRevision) downloadExport('json', session.snapshotRevision, ui.configError);
+  });
+  ui.transferToggle.addEventListener('click', onTransferToggle);
+  ui.transferClose.addEventListener('click', () => { hideTransfer(); ui.transferToggle.focus(); });
+  ui.exportDownload.addEventListener('click', () => downloadExport(ui.exportFormat.value, null, ui.transferError));
+  ui.importReplace.addEventListener('change', onImportReplaceToggle);
+  ui.importForm.addEventListener('submit', onImport);
 
   ui.keyFilter.addEventListener('input', onFilterInput);
   ui.keys.addEventListener('click', onTreeClick);
@@ -2061,6 +2903,13 @@ function start() {
   ui.value.addEventListener('input', onEditorInput);
   ui.contentType.addEventListener('input', onEditorInput);
   ui.formatJson.addEventListener('click', onFormatJson);
+  ui.historyToggle.addEventListener('click', onHistoryToggle);
+  ui.historyList.addEventListener('click', onHistoryClick);
+  ui.historyList.addEventListener('change', onHistoryChange);
+  ui.historyMore.addEventListener('click', () => loadHistory(false));
+  ui.secretKey.addEventListener('change', onSecretKeyChosen);
+  ui.secretReveal.addEventListener('click', revealSecret);
+  ui.secretHide.addEventListener('click', hideSecret);
   ui.deleteKey.addEventListener('click', onDeleteKey);
   ui.deleteConfirmYes.addEventListener('click', onDeleteConfirmed);
   ui.deleteConfirmNo.addEventListener('click', onDeleteCancel);
@@ -2077,6 +2926,525 @@ function start() {
 }
 
 start();
+"""##),
+        ("diff.js", ##"""
+// A line diff for the console's history view: Myers' shortest edit script, which is
+// also what diff(1) and git compute, on what is left after the common start and end.
+
+const MAX_DIFF_LINES = 50000;
+const MAX_DIFF_EDITS = 2000;
+
+/**
+ * The lines of `before` and `after` as a list of { type: 'same' | 'del' | 'add', text },
+ * shortest edit first (Myers' algorithm on what is left after the common start and end),
+ * or null when the values are too long or too different to compare here.
+ */
+export function diffLines(before, after) {
+  const x = before.split('\n');
+  const y = after.split('\n');
+  let start = 0;
+  while (start < x.length && start < y.length && x[start] === y[start]) start += 1;
+  let endX = x.length;
+  let endY = y.length;
+  while (endX > start && endY > start && x[endX - 1] === y[endY - 1]) {
+    endX -= 1;
+    endY -= 1;
+  }
+  if (endX - start + (endY - start) > MAX_DIFF_LINES) return null;
+  const middle = shortestEdit(x.slice(start, endX), y.slice(start, endY));
+  if (!middle) return null;
+  const same = (text) => ({ type: 'same', text });
+  return [...x.slice(0, start).map(same), ...middle, ...x.slice(endX).map(same)];
+}
+
+function shortestEdit(a, b) {
+  const n = a.length;
+  const m = b.length;
+  const max = n + m;
+  const offset = max + 1;
+  const v = new Int32Array(2 * max + 3);
+  const trace = [];
+  let found = -1;
+  for (let d = 0; d <= max && found < 0; d += 1) {
+    if (d > MAX_DIFF_EDITS) return null;
+    // V as it was before this round, for k in [-d - 1, d + 1]: enough to walk back.
+    trace.push(v.slice(offset - d - 1, offset + d + 2));
+    for (let k = -d; k <= d; k += 2) {
+      let x = k === -d || (k !== d && v[offset + k - 1] < v[offset + k + 1]) ? v[offset + k + 1] : v[offset + k - 1] + 1;
+      let y = x - k;
+      while (x < n && y < m && a[x] === b[y]) {
+        x += 1;
+        y += 1;
+      }
+      v[offset + k] = x;
+      if (x >= n && y >= m) {
+        found = d;
+        break;
+      }
+    }
+  }
+  const ops = [];
+  let x = n;
+  let y = m;
+  for (let d = found; d >= 0; d -= 1) {
+    const before = trace[d];
+    const at = (k) => before[k + d + 1];
+    const k = x - y;
+    const down = k === -d || (k !== d && at(k - 1) < at(k + 1));
+    const previousK = down ? k + 1 : k - 1;
+    const previousX = d === 0 ? 0 : at(previousK);
+    const previousY = d === 0 ? 0 : previousX - previousK;
+    while (x > previousX && y > previousY) {
+      ops.push({ type: 'same', text: a[x - 1] });
+      x -= 1;
+      y -= 1;
+    }
+    if (d > 0) {
+      if (down) ops.push({ type: 'add', text: b[previousY] });
+      else ops.push({ type: 'del', text: a[previousX] });
+    }
+    x = previousX;
+    y = previousY;
+  }
+  return ops.reverse();
+}
+"""##),
+        ("index.html", ##"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
+<meta name="referrer" content="no-referrer">
+<title>discfg console</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="console.css?v={{version}}">
+<script type="module" src="console.js?v={{version}}"></script>
+</head>
+<body>
+<!--
+  The discfg web console. This page is only the skeleton: console.js fills it in from
+  the REST API and shows one view at a time (sign-in, configs, one config). Everything
+  that comes from the API is written as text, never as markup.
+-->
+<header class="topbar">
+  <p class="brand">discfg <span class="brand-sub">console</span></p>
+  <nav class="topnav" aria-label="Console">
+    <button type="button" id="configs-nav" class="quiet" hidden>Configs</button>
+    <button type="button" id="tokens-nav" class="quiet" hidden>Tokens</button>
+    <button type="button" id="signout" class="quiet" hidden>Sign out</button>
+  </nav>
+</header>
+
+<main id="main">
+  <!-- Every view starts hidden: console.js shows one once it runs, so nothing can be
+       clicked (or a form submitted by the browser) before the script is ready. -->
+  <p id="loading" class="placeholder">Loading…</p>
+  <noscript><p class="error">The discfg console needs JavaScript.</p></noscript>
+
+  <!-- Sign-in: the bearer token is kept in sessionStorage for this tab only. -->
+  <section id="signin-view" class="view narrow" aria-labelledby="signin-heading" hidden>
+    <h1 id="signin-heading">Sign in</h1>
+    <p class="hint">Enter an API token (<code>dcfg_…</code>). A server that runs without tokens accepts an empty one.</p>
+    <form id="signin" class="stack" novalidate>
+      <label for="token">Token</label>
+      <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" autocapitalize="off">
+      <div class="actions">
+        <button type="submit" id="signin-submit" class="primary">Sign in</button>
+      </div>
+      <p id="signin-error" class="error" role="alert"></p>
+    </form>
+  </section>
+
+  <!-- Configs: the list, and a form to create one. -->
+  <section id="configs-view" class="view narrow" aria-labelledby="configs-heading" hidden>
+    <h1 id="configs-heading" tabindex="-1">Configs</h1>
+    <nav aria-label="Configs">
+      <ul id="configs" class="config-list"></ul>
+    </nav>
+    <form id="new-config" class="inline-form" novalidate>
+      <label for="new-config-name">New config</label>
+      <div class="row">
+        <input id="new-config-name" name="name" type="text" maxlength="200" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="name" aria-describedby="new-config-hint">
+        <button type="submit" id="new-config-submit">Create config</button>
+      </div>
+      <p id="new-config-hint" class="hint">Letters, digits, “_”, “.” and “-”, up to 200.</p>
+    </form>
+    <p id="configs-error" class="error" role="alert"></p>
+  </section>
+
+  <!-- Tokens: an admin of every config lists, issues and revokes bearer tokens. -->
+  <section id="tokens-view" class="view narrow" aria-labelledby="tokens-heading" hidden>
+    <h1 id="tokens-heading" tabindex="-1">Tokens</h1>
+    <p id="tokens-refused" class="notice" role="alert" hidden></p>
+    <div id="tokens-body" hidden>
+      <p class="hint">Only a token's record is kept, never the token: each is shown once, when it is issued.</p>
+      <ul id="tokens" class="token-list"></ul>
+
+      <form id="new-token" class="stack" novalidate>
+        <h2 id="new-token-heading">Issue a token</h2>
+        <label for="new-token-role">Role</label>
+        <select id="new-token-role" name="role">
+          <option value="read">read: get, list, history, watch, export</option>
+          <option value="write">write: read, and set, delete, import</option>
+          <option value="admin">admin: write, and configs (and tokens, for every config)</option>
+        </select>
+        <label for="new-token-configs">Configs</label>
+        <input id="new-token-configs" name="configs" type="text" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="every config" aria-describedby="new-token-configs-hint">
+        <p id="new-token-configs-hint" class="hint">Names separated by commas or spaces; empty for every config.</p>
+        <label for="new-token-description">Description</label>
+        <input id="new-token-description" name="description" type="text" maxlength="200" autocomplete="off" placeholder="what uses it">
+        <div class="actions">
+          <button type="submit" id="new-token-submit" class="primary">Issue token</button>
+        </div>
+      </form>
+
+      <section id="issued" class="issued" role="alert" aria-labelledby="issued-heading" hidden>
+        <h2 id="issued-heading" tabindex="-1">New token: copy it now</h2>
+        <p class="hint">This is the only time it is shown. Anyone holding it acts with its role.</p>
+        <label for="issued-token">Token</label>
+        <div class="row">
+          <input id="issued-token" type="text" readonly spellcheck="false" autocapitalize="off">
+          <button type="button" id="issued-copy">Copy</button>
+          <button type="button" id="issued-done">Done</button>
+        </div>
+      </section>
+    </div>
+    <p id="tokens-error" class="error" role="alert"></p>
+  </section>
+
+  <!-- One config: its keys as a tree beside the editor. -->
+  <section id="config-view" class="view" aria-labelledby="config-title" hidden>
+    <div class="config-head">
+      <button type="button" id="back" class="quiet">← Configs</button>
+      <h1 id="config-title" tabindex="-1"></h1>
+      <span id="config-revision" class="badge"></span>
+      <span id="live-status" class="live" role="status">Connecting…</span>
+      <div class="config-tools">
+        <button type="button" id="at-revision-toggle" class="quiet" aria-expanded="false" aria-controls="at-revision-form">At revision…</button>
+        <button type="button" id="transfer-toggle" class="quiet" aria-expanded="false" aria-controls="transfer">Export / import…</button>
+        <button type="button" id="delete-config" class="quiet danger-text" aria-expanded="false" aria-controls="delete-config-form">Delete config…</button>
+      </div>
+    </div>
+
+    <form id="at-revision-form" class="confirm-box" novalidate hidden>
+      <label for="at-revision">Read the whole config as it was at revision</label>
+      <div class="row">
+        <input id="at-revision" name="revision" type="text" inputmode="numeric" autocomplete="off" spellcheck="false">
+        <button type="submit" id="at-revision-submit">Read</button>
+        <button type="button" id="at-revision-cancel">Cancel</button>
+      </div>
+      <p id="at-revision-error" class="error" role="alert"></p>
+    </form>
+
+    <!-- Export and import: files by download and upload. -->
+    <section id="transfer" class="confirm-box transfer" aria-labelledby="transfer-heading" hidden>
+      <h2 id="transfer-heading" class="sr-only">Export and import</h2>
+      <div class="transfer-part">
+        <h3>Export</h3>
+        <div class="row">
+          <label for="export-format">Format</label>
+          <select id="export-format">
+            <option value="json">JSON</option>
+            <option value="yaml">YAML</option>
+            <option value="env">env (NAME=value)</option>
+          </select>
+          <button type="button" id="export-download">Download</button>
+        </div>
+        <p class="hint">Secrets stay sealed in JSON and YAML; env cannot hold them sealed or binary values.</p>
+      </div>
+      <form id="import-form" class="transfer-part stack" novalidate>
+        <h3>Import</h3>
+        <label for="import-file">File</label>
+        <input id="import-file" type="file" accept=".json,.yaml,.yml,.env,application/json,application/yaml,text/plain">
+        <label for="import-format">Format</label>
+        <select id="import-format">
+          <option value="">From the file's name</option>
+          <option value="json">JSON</option>
+          <option value="yaml">YAML</option>
+          <option value="env">env (NAME=value)</option>
+        </select>
+        <label class="check"><input id="import-replace" type="checkbox"> Replace: also delete keys the file does not have</label>
+        <div id="import-replace-box" hidden>
+          <label for="import-replace-confirm" id="import-replace-label"></label>
+          <input id="import-replace-confirm" type="text" autocomplete="off" spellcheck="false" autocapitalize="off">
+        </div>
+        <p class="hint">One transaction: every key changes at once, or none does. Unchanged keys are skipped.</p>
+        <div class="actions">
+          <button type="submit" id="import-submit" class="primary">Import</button>
+          <button type="button" id="transfer-close">Close</button>
+        </div>
+      </form>
+      <p id="transfer-status" class="hint" role="status"></p>
+      <p id="transfer-error" class="error" role="alert"></p>
+    </section>
+
+    <form id="delete-config-form" class="confirm-box" novalidate hidden>
+      <label for="delete-config-confirm" id="delete-config-label"></label>
+      <div class="row">
+        <input id="delete-config-confirm" name="confirm" type="text" autocomplete="off" spellcheck="false" autocapitalize="off">
+        <button type="submit" id="delete-config-submit" class="danger">Delete config</button>
+        <button type="button" id="delete-config-cancel">Cancel</button>
+      </div>
+      <p id="delete-config-error" class="error" role="alert"></p>
+    </form>
+
+    <p id="config-error" class="error" role="alert"></p>
+
+    <!-- The whole config as it was at one revision: read-only. -->
+    <section id="snapshot" class="snapshot" aria-labelledby="snapshot-heading" hidden>
+      <div class="snapshot-head">
+        <h2 id="snapshot-heading" tabindex="-1"></h2>
+        <button type="button" id="snapshot-download">Download JSON</button>
+        <button type="button" id="snapshot-close">Close</button>
+      </div>
+      <p id="snapshot-count" class="hint"></p>
+      <dl id="snapshot-keys" class="snapshot-keys"></dl>
+    </section>
+
+    <div id="panes" class="panes">
+      <section class="keys-pane" aria-labelledby="keys-heading">
+        <h2 id="keys-heading" class="sr-only">Keys</h2>
+        <div class="keys-tools">
+          <div class="filter">
+            <label for="key-filter">Filter keys</label>
+            <input id="key-filter" type="search" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="/db">
+          </div>
+          <button type="button" id="new-key">New key</button>
+        </div>
+        <p id="key-count" class="hint"></p>
+        <div id="keys" class="tree"></div>
+      </section>
+
+      <section class="editor-pane" aria-labelledby="editor-heading">
+        <p id="editor-empty" class="placeholder">Select a key, or create one with “New key”.</p>
+
+        <div id="editor" hidden>
+          <h2 id="editor-heading" tabindex="-1">Key</h2>
+
+          <!-- Shown when the open key changes on the server while it has unsaved edits. -->
+          <div id="changed-notice" class="notice" role="alert" hidden>
+            <p id="changed-notice-text"></p>
+            <button type="button" id="changed-load">Load the current value</button>
+          </div>
+
+          <!-- Shown when a save is refused (412) because someone changed the key. -->
+          <section id="conflict" class="conflict" role="alert" aria-labelledby="conflict-heading" hidden>
+            <h3 id="conflict-heading" tabindex="-1">Someone else changed this key</h3>
+            <p>Your value was not saved. Compare it with the current one and choose.</p>
+            <div class="conflict-grid">
+              <div class="conflict-side">
+                <h4 id="conflict-mine-heading">Your value</h4>
+                <pre id="conflict-mine"></pre>
+              </div>
+              <div class="conflict-side">
+                <h4 id="conflict-theirs-heading">Current value</h4>
+                <pre id="conflict-theirs"></pre>
+              </div>
+            </div>
+            <div class="actions">
+              <button type="button" id="conflict-reapply" class="primary">Re-apply mine</button>
+              <button type="button" id="conflict-discard">Discard mine</button>
+            </div>
+          </section>
+
+          <form id="editor-form" class="stack" novalidate>
+            <label for="key-path">Key path</label>
+            <input id="key-path" name="key" type="text" maxlength="1024" autocomplete="off" spellcheck="false" autocapitalize="off" aria-describedby="key-path-hint">
+            <p id="key-path-hint" class="hint" hidden>Starts with “/”, folders separated by “/”, such as /db/host.</p>
+
+            <dl id="meta" class="meta">
+              <div><dt>Version</dt><dd data-field="version"></dd></div>
+              <div><dt>Created at revision</dt><dd data-field="createRevision"></dd></div>
+              <div><dt>Modified at revision</dt><dd data-field="modRevision"></dd></div>
+              <div><dt>Content type</dt><dd data-field="contentType"></dd></div>
+              <div><dt>Last change</dt><dd data-field="modified"></dd></div>
+              <div id="meta-expiry" hidden><dt>Expires</dt><dd data-field="expires"></dd></div>
+            </dl>
+            <p id="ttl-note" class="hint" hidden>This key has a TTL: saving it here stores the value without one, so it no longer expires.</p>
+
+            <p id="binary-note" class="notice" hidden></p>
+
+            <!-- A secret: the server holds only ciphertext; a key file opens it here. -->
+            <div id="secret" class="secret" hidden>
+              <p><span class="badge">secret</span> <span id="secret-masked" class="masked">••••••••</span></p>
+              <p id="secret-note" class="hint"></p>
+              <div id="secret-key-field" class="stack" hidden>
+                <label for="secret-key">Key file, to reveal it in this tab</label>
+                <input id="secret-key" type="file" aria-describedby="secret-key-hint">
+                <p id="secret-key-hint" class="hint">Read by the browser and kept in this tab's memory for this config only; never sent.</p>
+              </div>
+              <div class="actions">
+                <button type="button" id="secret-reveal" hidden>Reveal</button>
+                <button type="button" id="secret-hide" hidden>Hide</button>
+              </div>
+              <pre id="secret-value" class="value-text" hidden></pre>
+              <p id="secret-error" class="error" role="alert"></p>
+            </div>
+
+            <div id="value-field" class="stack">
+              <label for="value">Value</label>
+              <textarea id="value" name="value" rows="12" spellcheck="false" autocapitalize="off"></textarea>
+              <label for="content-type">Content type</label>
+              <input id="content-type" name="contentType" type="text" maxlength="255" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="text/plain">
+            </div>
+
+            <div class="actions">
+              <button type="submit" id="save" class="primary">Save</button>
+              <button type="button" id="format-json" hidden>Format JSON</button>
+              <button type="button" id="history-toggle" aria-expanded="false" aria-controls="history">History</button>
+              <button type="button" id="delete" class="danger-text">Delete…</button>
+              <span id="dirty" class="hint" hidden>Unsaved changes</span>
+            </div>
+
+            <div id="delete-confirm" class="confirm-box" hidden>
+              <p id="delete-confirm-text"></p>
+              <div class="actions">
+                <button type="button" id="delete-confirm-yes" class="danger">Delete key</button>
+                <button type="button" id="delete-confirm-no">Cancel</button>
+              </div>
+            </div>
+
+            <p id="editor-message" class="error" role="alert"></p>
+          </form>
+
+          <!-- The key's history: a timeline, a diff between any two of its values, restore. -->
+          <section id="history" class="history" aria-labelledby="history-heading" hidden>
+            <h3 id="history-heading" tabindex="-1">History</h3>
+            <p class="hint">Newest first. Pick two values to compare (A and B); restoring one saves it as a new change.</p>
+            <ol id="history-list" class="history-list"></ol>
+            <button type="button" id="history-more" hidden>Load older changes</button>
+            <p id="history-error" class="error" role="alert"></p>
+            <section id="diff" class="diff" aria-labelledby="diff-heading" hidden>
+              <h4 id="diff-heading"></h4>
+              <p id="diff-summary" class="hint"></p>
+              <div id="diff-lines" class="diff-lines"></div>
+            </section>
+          </section>
+        </div>
+      </section>
+    </div>
+  </section>
+</main>
+
+<div id="flash" class="flash" role="status" aria-live="polite"></div>
+</body>
+</html>
+"""##),
+        ("sealed.js", ##"""
+// Opening discfg secrets in the browser, with Web Crypto.
+//
+// A secret is sealed in the client: AES-256-GCM under one of its config's data keys,
+// which the config's settings keep wrapped (AES-256-GCM) by the config's key. Where
+// that key is a key file (`discfg key init`), the file opens the data keys, and they
+// open the values. Nothing here talks to the network: the page hands in the config's
+// wrapped data keys and the sealed items the API returned.
+
+/** The bytes of a base64 text. */
+export function base64Bytes(text) {
+  const binary = atob(text.replace(/\s/g, ''));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+export const utf8 = (text) => new TextEncoder().encode(text);
+
+/** Bytes as UTF-8 text, or null when they are not UTF-8. */
+export function textOf(bytes) {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+const SECRET_MAGIC = 'DSE1';
+const KEY_FILE_HEADER = 'discfg-key-v1';
+
+/** The 32 bytes of a discfg key file's text, or null when it is not one. */
+function keyFileBytes(text) {
+  const lines = text.split(/\r?\n/).filter((line) => line !== '');
+  if (lines.length !== 2 || lines[0] !== KEY_FILE_HEADER) return null;
+  try {
+    const bytes = base64Bytes(lines[1]);
+    return bytes.length === 32 ? bytes : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The header of a sealed value: data key id, own content type, version, payload. */
+function sealedParts(bytes) {
+  const fail = () => { throw new Error(`the value is marked secret but is not a sealed discfg secret (${bytes.length} bytes)`); };
+  if (bytes.length < 4 + 2 + 8 + 12 + 16 || String.fromCharCode(...bytes.slice(0, 4)) !== SECRET_MAGIC) fail();
+  let offset = 4;
+  const idLength = bytes[offset];
+  offset += 1;
+  if (idLength === 0 || offset + idLength >= bytes.length) fail();
+  const dataKeyId = textOf(bytes.slice(offset, offset + idLength)) ?? fail();
+  offset += idLength;
+  const typeLength = bytes[offset];
+  offset += 1;
+  if (offset + typeLength + 8 + 28 > bytes.length) fail();
+  const contentType = textOf(bytes.slice(offset, offset + typeLength)) ?? fail();
+  offset += typeLength;
+  let version = 0n;
+  for (let i = 0; i < 8; i += 1) version = (version << 8n) | BigInt(bytes[offset + i]);
+  offset += 8;
+  return { dataKeyId, contentType, version, nonce: bytes.slice(offset, offset + 12), sealed: bytes.slice(offset + 12) };
+}
+
+/** A key file's text as a key that opens data keys, or null when it is not a key file. */
+export async function importKeyFile(text) {
+  const bytes = keyFileBytes(text);
+  return bytes ? crypto.subtle.importKey('raw', bytes, 'AES-GCM', false, ['decrypt']) : null;
+}
+
+/**
+ * Opens data key `id` of `config`, wrapped (base64) under `fileKey`. The wrap is
+ * authenticated with the data key's context, its config and id in key order.
+ */
+export async function unwrapDataKey(fileKey, config, id, wrappedBase64) {
+  const wrapped = base64Bytes(wrappedBase64);
+  const context = utf8(`discfg:config=${config}\u0000discfg:dataKey=${id}`);
+  let raw;
+  try {
+    raw = await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: wrapped.slice(0, 12), additionalData: context, tagLength: 128 },
+      fileKey, wrapped.slice(12),
+    );
+  } catch {
+    throw new Error(`data key “${id}” does not open with this key file: it is another config's key`);
+  }
+  return crypto.subtle.importKey('raw', raw, 'AES-GCM', false, ['decrypt']);
+}
+
+/**
+ * Opens a sealed item of `config` ({ key, value (base64), version }): its value as text
+ * (or a description of its bytes) and its own content type. `dataKeyFor(id)` gives
+ * the data key it names. The value is bound to its config, key and version: sealed for
+ * another, it does not open.
+ */
+export async function openSealed(config, item, dataKeyFor) {
+  const parts = sealedParts(base64Bytes(item.value));
+  if (parts.version !== BigInt(item.version)) {
+    throw new Error(`this value was sealed for version ${parts.version} of the key, not ${item.version}: it was rolled back or copied from elsewhere; set it again`);
+  }
+  const key = await dataKeyFor(parts.dataKeyId);
+  const associated = utf8(`discfg secret v1\u0000${config}\u0000${item.key}\u0000${parts.version}\u0000${parts.dataKeyId}\u0000${parts.contentType}`);
+  let plain;
+  try {
+    plain = new Uint8Array(await crypto.subtle.decrypt(
+      { name: 'AES-GCM', iv: parts.nonce, additionalData: associated, tagLength: 128 }, key, parts.sealed,
+    ));
+  } catch {
+    throw new Error('the value does not open: it was changed, or copied from another key or version');
+  }
+  const text = textOf(plain);
+  return { text: text ?? `binary value, ${plain.length} bytes`, contentType: parts.contentType || 'text/plain' };
+}
 """##),
     ]
 }

@@ -7,15 +7,17 @@ SCREENSHOTS.
 usage: console_check.py URL TOKEN DISCFG SCREENSHOTS
 """
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 URL, TOKEN, DISCFG, SCREENSHOTS = sys.argv[1:5]
 
@@ -27,14 +29,26 @@ def check(what, condition, detail=""):
     print(f"ok {what}", flush=True)
 
 
+def cli_as(token, *arguments):
+    """Runs the discfg CLI against the server with `token`: (exit status, stdout, stderr)."""
+    environment = dict(os.environ, DISCFG_STORE=URL, DISCFG_TOKEN=token)
+    done = subprocess.run([DISCFG, *arguments], env=environment, capture_output=True, text=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
 def cli(*arguments):
     """Runs the discfg CLI against the server, as someone else at a terminal."""
-    environment = dict(os.environ, DISCFG_STORE=URL, DISCFG_TOKEN=TOKEN)
-    done = subprocess.run([DISCFG, *arguments], env=environment, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        print(f"FAIL discfg {' '.join(arguments)}: {done.stderr}", flush=True)
+    status, stdout, stderr = cli_as(TOKEN, *arguments)
+    if status != 0:
+        print(f"FAIL discfg {' '.join(arguments)}: {stderr}", flush=True)
         sys.exit(1)
-    return done.stdout
+    return stdout
+
+
+def exported(config):
+    """The config's keys as the CLI exports them: {key: (value, contentType)}."""
+    document = json.loads(cli("export", config, "--to", "json"))
+    return {item["key"]: (item["value"], item.get("contentType")) for item in document["items"]}
 
 
 def browser():
@@ -53,8 +67,10 @@ def main():
     by_id = lambda name: driver.find_element(By.ID, name)
 
     def until(what, condition, seconds=10):
+        # The console redraws lists as changes arrive: an element found a moment ago may
+        # be gone, and the condition is simply asked again.
         try:
-            return WebDriverWait(driver, seconds, poll_frequency=0.05).until(lambda _: condition())
+            return WebDriverWait(driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda _: condition())
         except TimeoutException:
             check(what, False, "(timed out)")
 
@@ -147,14 +163,250 @@ def main():
         until("re-applying saves mine over theirs", lambda: by_id("conflict").get_attribute("hidden") is not None)
         check("as a new change: theirs stays in history", cli("get", "web", "/db/host") == "mine\n" and "theirs" in cli("history", "web", "/db/host"))
 
+        # History: a timeline newest first, a line diff between any two, restore.
+        by_id("history-toggle").click()
+        entries = lambda: driver.find_elements(By.CSS_SELECTOR, "#history-list > li[data-revision]")
+        # textContent: each line's words for screen readers ("added: ") are in it too.
+        diff_lines = lambda: [line.get_attribute("textContent") for line in driver.find_elements(By.CSS_SELECTOR, "#diff-lines .diff-line")]
+        until("the key's history opens as a timeline", lambda: len(entries()) == 3)
+        values = [entry.find_element(By.CSS_SELECTOR, "pre").text for entry in entries()]
+        revisions = [int(entry.get_attribute("data-revision")) for entry in entries()]
+        check("newest first, every value it had", values == ["mine", "theirs", "h1"] and revisions == sorted(revisions, reverse=True), repr((values, revisions)))
+        first = revisions[2]
+        driver.find_element(By.CSS_SELECTOR, f'input[data-side="a"][value="{first}"]').click()
+        until("any two revisions are compared line by line",
+              lambda: diff_lines() == ["- removed: h1", "+ added: mine"])
+        driver.find_element(By.CSS_SELECTOR, f'button[data-restore="{first}"]').click()
+        until("restoring a past value shows it in the editor", lambda: by_id("value").get_attribute("value") == "h1")
+        check("and saves it as a new change, history kept", cli("get", "web", "/db/host") == "h1\n")
+        until("the timeline shows the restore on top", lambda: len(entries()) == 4 and entries()[0].find_element(By.CSS_SELECTOR, "pre").text == "h1")
+
+        # The diff itself, on 3,000 random pairs in this browser: it rebuilds both values
+        # and is as short as the longest common subsequence allows.
+        failures = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            import(new URL('diff.js', location.href).href).then(({ diffLines }) => {
+              let seed = 7;
+              const random = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+              const text = () => Array.from({ length: random(12) }, () => 'abcd'[random(4)]).join('\\n');
+              const lcs = (x, y) => {
+                const row = new Array(y.length + 1).fill(0);
+                for (const a of x) { let previous = 0; for (let j = 1; j <= y.length; j += 1) { const kept = row[j]; row[j] = a === y[j - 1] ? previous + 1 : Math.max(row[j], row[j - 1]); previous = kept; } }
+                return row[y.length];
+              };
+              const failed = [];
+              for (let i = 0; i < 3000; i += 1) {
+                const before = text(); const after = text();
+                const ops = diffLines(before, after);
+                const rebuilt = (skip) => ops.filter((op) => op.type !== skip).map((op) => op.text).join('\\n');
+                const x = before.split('\\n'); const y = after.split('\\n');
+                const edits = ops.filter((op) => op.type !== 'same').length;
+                if (rebuilt('add') !== before || rebuilt('del') !== after || edits !== x.length + y.length - 2 * lcs(x, y)) failed.push([before, after]);
+              }
+              done(failed.slice(0, 3));
+            }).catch((error) => done(String(error)));
+        """)
+        check("the line diff is right and shortest on 3,000 random pairs", failures == [], repr(failures))
+
+        # A multi-line value: the diff keeps the unchanged lines and marks the rest.
+        cli("set", "web", "/app/conf", "host=a\nport=1\nmode=x\nend")
+        cli("set", "web", "/app/conf", "host=a\nport=2\nmode=x\nend\nextra=y")
+        until("a new key arrives", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/app/conf"]'))
+        driver.find_element(By.CSS_SELECTOR, '[data-key="/app/conf"]').click()
+        until("another key's history follows the editor", lambda: len(entries()) == 2)
+        until("the newest change is compared with the one before it by default",
+              lambda: diff_lines()
+              == ["  host=a", "- removed: port=1", "+ added: port=2", "  mode=x", "  end", "+ added: extra=y"])
+        check("with a summary", "2 lines added, 1 removed" in by_id("diff-summary").text, by_id("diff-summary").text)
+        driver.execute_script("arguments[0].scrollIntoView()", by_id("history"))
+        shot("history.png")
+
+        # The whole config as it was at a revision, read-only.
+        by_id("at-revision-toggle").click()
+        for bad, why in (("-1", "a negative revision"), ("18446744073709551616", "2^64"), ("1.5", "a fraction")):
+            by_id("at-revision").clear()
+            by_id("at-revision").send_keys(bad)
+            by_id("at-revision-submit").click()
+            until(f"{why} is refused before it is sent", lambda: "whole number" in by_id("at-revision-error").text)
+        by_id("at-revision").clear()
+        by_id("at-revision").send_keys("9223372036854775807")
+        by_id("at-revision-submit").click()
+        until("a revision past the config's is refused with the API's message", lambda: by_id("at-revision-error").text.strip() != "" and "whole number" not in by_id("at-revision-error").text)
+        by_id("at-revision").clear()
+        by_id("at-revision").send_keys(str(first))
+        by_id("at-revision-submit").click()
+        until("the config at a past revision opens", lambda: by_id("snapshot").is_displayed())
+        at = lambda key: [pre.text for pre in driver.find_elements(By.CSS_SELECTOR, f'#snapshot-keys pre[data-snapshot-key="{key}"]')]
+        check("with the values it had then", at("/db/host") == ["h1"] and at("/db/port") == ["5432"], repr((at("/db/host"), at("/db/port"))))
+        check("and without the keys made later", at("/xss") == [] and at("/live/flag") == [] and at("/app/conf") == [])
+        check("read-only: no editor beside it", not by_id("value").is_displayed())
+        shot("revision.png")
+        by_id("snapshot-close").click()
+        until("closing it returns to the keys", lambda: by_id("keys").is_displayed())
+
+        # Export by download, import by upload, in every format.
+        downloads = tempfile.mkdtemp(prefix="discfg-downloads-")
+        driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+        by_id("transfer-toggle").click()
+        for format in ("json", "yaml", "env"):
+            Select(by_id("export-format")).select_by_value(format)
+            by_id("export-download").click()
+            path = os.path.join(downloads, f"web.{format}")
+            until(f"export downloads web.{format}", lambda: os.path.exists(path) and os.path.getsize(path) > 0)
+        with open(os.path.join(downloads, "web.json")) as file:
+            document = json.load(file)
+        check("the JSON file is the config's export", {item["key"]: item["value"] for item in document["items"]} == {key: value for key, (value, _) in exported("web").items()})
+        with open(os.path.join(downloads, "web.env")) as file:
+            check("the env file names keys as variables", "DB_HOST=h1" in file.read())
+
+        cli("create", "copy")
+        cli("set", "copy", "/extra", "only here")
+        bad_file = os.path.join(downloads, "broken.json")
+        with open(bad_file, "w") as file:
+            file.write('{"items": [')
+        by_id("back").click()
+        until("the new config is listed", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
+        driver.find_element(By.CSS_SELECTOR, '[data-config="copy"]').click()
+        until("it opens", lambda: by_id("config-title").text == "copy" and driver.find_elements(By.CSS_SELECTOR, '[data-key="/extra"]'))
+        by_id("transfer-toggle").click()
+        by_id("import-file").send_keys(bad_file)
+        by_id("import-submit").click()
+        until("a file that does not parse is refused with the API's message", lambda: by_id("transfer-error").text.strip() != "")
+        check("and changes nothing", exported("copy") == {"/extra": ("only here", None)}, repr(exported("copy")))
+        for format in ("env", "yaml", "json"):
+            by_id("import-file").send_keys(os.path.join(downloads, f"web.{format}"))
+            by_id("import-submit").click()
+            until(f"importing web.{format} reports what changed", lambda: by_id("transfer-status").text.startswith(f"Imported web.{format}"))
+            print(f"   ({by_id('transfer-status').text})", flush=True)
+        copied, original = exported("copy"), exported("web")
+        check("env makes a key of each variable", copied.get("/DB_HOST", (None,))[0] == "h1", repr(copied))
+        check("the round trip loses nothing", {key: copied.get(key) for key in original} == original and "/extra" in copied, repr(copied))
+        until("the imported keys show in the tree", lambda: driver.find_elements(By.CSS_SELECTOR, '#keys [data-key="/xss"]'))
+        by_id("import-file").send_keys(os.path.join(downloads, "web.json"))
+        by_id("import-replace").click()
+        by_id("import-replace-confirm").send_keys("web")
+        shot("transfer.png")
+        by_id("import-submit").click()
+        until("replacing needs the config's name typed exactly", lambda: "exactly" in by_id("transfer-error").text)
+        check("and nothing was deleted before it", "/extra" in exported("copy"))
+        by_id("import-replace-confirm").clear()
+        by_id("import-replace-confirm").send_keys("copy")
+        by_id("import-submit").click()
+        until("replacing deletes the keys the file lacks", lambda: "/extra" not in exported("copy") and "/DB_HOST" not in exported("copy"))
+        check("and leaves the config equal to the file", exported("copy") == exported("web"))
+        until("the deleted key leaves the tree", lambda: not driver.find_elements(By.CSS_SELECTOR, '#keys [data-key="/extra"]'))
+
+        # Secrets: masked, explained, revealed only with the config's key file, in this tab.
+        keys = tempfile.mkdtemp(prefix="discfg-keys-")
+        right, wrong = os.path.join(keys, "web.key"), os.path.join(keys, "other.key")
+        cli("key", "init", right)
+        cli("key", "init", wrong)
+        cli("update", "web", "--encryption", f"file://{right}")
+        cli("set", "web", "/db/password", "s3cret pass", "--secret")
+        by_id("back").click()
+        until("back to the configs", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="web"]'))
+        driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').click()
+        until("the secret is in the tree", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/db/password"]'))
+        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/password"]').click()
+        until("a secret shows masked and explained", lambda: by_id("secret").is_displayed() and "key file" in by_id("secret-note").text and by_id("secret-key-field").is_displayed())
+        check("never as its value, and not editable", "s3cret" not in driver.page_source and not by_id("value").is_displayed() and not by_id("save").is_displayed())
+        shot("secret.png")
+        by_id("secret-key").send_keys(os.path.join(downloads, "web.json"))
+        until("a file that is not a key file is named as such", lambda: "not a discfg key file" in by_id("secret-error").text)
+        by_id("secret-key").send_keys(wrong)
+        until("another key file reveals nothing", lambda: "does not open" in by_id("secret-error").text)
+        check("and the value stays hidden", "s3cret" not in driver.page_source)
+        until("the key file may be chosen again", lambda: by_id("secret-key-field").is_displayed())
+        by_id("secret-key").send_keys(right)
+        until("the config's key file reveals it, in the browser", lambda: by_id("secret-value").text == "s3cret pass")
+        by_id("secret-hide").click()
+        check("hiding it takes it off the page", "s3cret" not in driver.page_source)
+        cli("key", "rotate", "web")
+        cli("set", "web", "/db/token", "t0ken", "--secret")
+        until("a secret sealed under a newer data key arrives", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/db/token"]'))
+        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/token"]').click()
+        until("with the key file given, another secret reveals with one button", lambda: by_id("secret-reveal").is_displayed())
+        by_id("secret-reveal").click()
+        until("even under a data key made after the console read the config", lambda: by_id("secret-value").text == "t0ken")
+        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/password"]').click()
+        until("the next secret opens masked again", lambda: by_id("secret-reveal").is_displayed() and not by_id("secret-value").is_displayed())
+        by_id("history-toggle").click()
+        until("a secret's history is masked too", lambda: entries() and entries()[0].find_element(By.CSS_SELECTOR, "pre").text == "(secret)")
+        check("with nothing of it on the page", "s3cret" not in driver.page_source)
+
         by_id("back").click()
         until("back to the list of configs", lambda: by_id("configs").is_displayed())
         shot("configs.png")
+        check("each config shows how many keys it has", "keys" in driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').text, driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').text)
+        web_keys = len(exported("web"))
+        check("counted right", f"{web_keys} keys" in driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').text)
+
+        # Tokens: an admin lists, issues (shown once) and revokes them.
+        by_id("tokens-nav").click()
+        rows = lambda: driver.find_elements(By.CSS_SELECTOR, "#tokens > li[data-token]")
+        until("an admin sees the tokens", lambda: len(rows()) == 1)
+        check("and which one this tab signed in with", "signed in with it" in rows()[0].text)
+        Select(by_id("new-token-role")).select_by_value("read")
+        by_id("new-token-configs").send_keys("web")
+        by_id("new-token-description").send_keys("console <b>test</b>")
+        by_id("new-token-submit").click()
+        until("a new token is shown once", lambda: by_id("issued").is_displayed() and by_id("issued-token").get_attribute("value").startswith("dcfg_"))
+        issued = by_id("issued-token").get_attribute("value")
+        issued_id = issued[5:17]
+        until("and listed by its record", lambda: len(rows()) == 2)
+        check("its description as text", driver.find_element(By.CSS_SELECTOR, f'li[data-token="{issued_id}"]').text.count("console <b>test</b>") == 1)
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", by_id("issued"))
+        shot("tokens.png")
+        status, out, _ = cli_as(issued, "get", "web", "/db/host")
+        check("the new token works with its role", status == 0 and out == "h1\n")
+        status, _, err = cli_as(issued, "set", "web", "/db/host", "nope")
+        check("and no further", status != 0 and cli("get", "web", "/db/host") == "h1\n", err)
+        by_id("issued-done").click()
+        check("Done takes it off the page", issued not in driver.page_source)
+
+        by_id("signout").click()
+        sign_in(issued)
+        until("the read token signs in", lambda: by_id("configs").is_displayed() and driver.find_elements(By.CSS_SELECTOR, '[data-config="web"]'))
+        check("and sees only its config", not driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
+        by_id("tokens-nav").click()
+        until("managing tokens is explained, not offered, to a token that may not", lambda: by_id("tokens-refused").is_displayed() and "admin" in by_id("tokens-refused").text)
+        check("with no list or form", not by_id("new-token").is_displayed())
+        by_id("signout").click()
+        sign_in(TOKEN)
+        until("the admin signs in again", lambda: by_id("configs").is_displayed())
+        by_id("tokens-nav").click()
+        until("the tokens list again", lambda: len(rows()) == 2)
+        driver.find_element(By.CSS_SELECTOR, f'button[data-revoke="{issued_id}"]').click()
+        until("revoking asks first", lambda: driver.find_elements(By.CSS_SELECTOR, f'button[data-revoke-confirm="{issued_id}"]'))
+        check("and nothing is revoked yet", cli_as(issued, "get", "web", "/db/host")[0] == 0)
+        driver.find_element(By.CSS_SELECTOR, f'button[data-revoke-confirm="{issued_id}"]').click()
+        until("a revoked token leaves the list", lambda: len(rows()) == 1)
+        status, _, err = cli_as(issued, "get", "web", "/db/host")
+        check("and is refused at once", status != 0, err)
+        by_id("configs-nav").click()
+        until("back to the configs from the tokens", lambda: by_id("configs").is_displayed())
         driver.set_window_size(360, 800)
         driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').click()
         until("the config opens at 360 px wide", lambda: by_id("config-title").text == "web")
         check("with nothing wider than the screen", driver.execute_script("return document.documentElement.scrollWidth <= 360"))
         shot("narrow.png")
+
+        # Deleting a config asks for its name, typed exactly.
+        by_id("back").click()
+        until("the configs again", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
+        driver.find_element(By.CSS_SELECTOR, '[data-config="copy"]').click()
+        until("the config to delete opens", lambda: by_id("config-title").text == "copy")
+        by_id("delete-config").click()
+        check("its panel says it is open", by_id("delete-config").get_attribute("aria-expanded") == "true")
+        by_id("delete-config-confirm").send_keys("web")
+        by_id("delete-config-submit").click()
+        until("another name deletes nothing", lambda: by_id("delete-config-error").text.strip() != "")
+        check("and the config is still there", "copy" in cli("configs"))
+        by_id("delete-config-confirm").clear()
+        by_id("delete-config-confirm").send_keys("copy")
+        by_id("delete-config-submit").click()
+        until("its own name deletes it", lambda: by_id("configs").is_displayed() and not driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
+        check("from the store", "copy" not in cli("configs").split())
 
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and "Content Security Policy" in entry["message"]]
         check("the page broke no rule of its Content-Security-Policy", errors == [], repr(errors))

@@ -71,7 +71,8 @@ struct ConsoleTests {
             // The page names its script and style with the files' version.
             let version = try #require(page.body.firstMatch(of: /console\.js\?v=([0-9a-f]{16})/)?.1)
             #expect(!page.body.contains("{{version}}"))
-            for (file, type) in [("console.js", "text/javascript; charset=utf-8"), ("console.css", "text/css; charset=utf-8")] {
+            let files = [("console.js", "text/javascript"), ("diff.js", "text/javascript"), ("sealed.js", "text/javascript"), ("console.css", "text/css")]
+            for (file, type) in files.map({ ($0.0, "\($0.1); charset=utf-8") }) {
                 let pinned = try await Self.get(port, "/ui/\(file)?v=\(version)")
                 #expect(pinned.status == 200)
                 #expect(pinned.headers["content-type"] == type)
@@ -102,24 +103,35 @@ struct ConsoleTests {
         try await Self.withServe { (port: Int) async throws in
             let page = try await Self.get(port, "/ui/")
             let version = try #require(page.body.firstMatch(of: /console\.js\?v=([0-9a-f]{16})/)?.1)
-            for file in ["index.html", "console.css", "console.js"] {
+            let names = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("console").path).sorted()
+            #expect(names.contains("console.js") && names.contains("index.html"))
+            for file in names {
                 let disk = try String(contentsOf: Self.root.appendingPathComponent("console/\(file)"), encoding: .utf8)
                 let served = file == "index.html" ? page.body : try await Self.get(port, "/ui/\(file)?v=\(version)").body
-                let expected = file == "index.html" ? disk.replacingOccurrences(of: "{{version}}", with: String(version)) : disk
+                let expected = disk.replacingOccurrences(of: "{{version}}", with: String(version))
                 #expect(served.trimmingCharacters(in: .newlines) == expected.trimmingCharacters(in: .newlines), "console/\(file) differs from the binary's; run scripts/embed-console")
+                #expect(!served.contains("{{version}}"), "console/\(file)")
             }
         }
         let html = try String(contentsOf: Self.root.appendingPathComponent("console/index.html"), encoding: .utf8)
         #expect(html.firstMatch(of: /<script(?![^>]*\bsrc=)[^>]*>/) == nil, "inline script")
         #expect(html.firstMatch(of: /\son[a-z]+\s*=/) == nil, "inline event handler")
         #expect(html.firstMatch(of: /\sstyle\s*=/) == nil, "inline style")
-        let script = try String(contentsOf: Self.root.appendingPathComponent("console/console.js"), encoding: .utf8)
-        for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setTimeout(\"", "setInterval(\""] {
-            #expect(!script.contains(forbidden), "console.js uses \(forbidden)")
+        let scripts = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("console").path).filter { $0.hasSuffix(".js") }
+        #expect(scripts.count >= 3)
+        for name in scripts {
+            let script = try String(contentsOf: Self.root.appendingPathComponent("console/\(name)"), encoding: .utf8)
+            for forbidden in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "setTimeout(\"", "setInterval(\""] {
+                #expect(!script.contains(forbidden), "\(name) uses \(forbidden)")
+            }
+            // Modules are imported with the files' version, so they are cached with them.
+            for match in script.matches(of: /from '([^']+)'/) {
+                #expect(match.1.hasSuffix("?v={{version}}"), "\(name) imports \(match.1) without the files' version")
+            }
         }
     }
 
-    @Test("in headless Chromium: sign-in refused and accepted, configs and keys created, JSON checked, CLI changes live within 1 s, XSS stays text, the conflict view loses nothing, 360 px wide")
+    @Test("in headless Chromium: sign-in refused and accepted, configs and keys created, JSON checked, CLI changes live within 1 s, XSS stays text, the conflict view loses nothing, history diff and restore, the config at a revision, export and import round trip, secrets masked and revealed only with their key file, tokens issued once and revoked, 360 px wide")
     func inABrowser() async throws {
         var cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -138,7 +150,10 @@ struct ConsoleTests {
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.contains("ok the page broke no rule of its Content-Security-Policy"), "\(run.stdout)\(run.stderr)")
-            for name in ["signin-refused.png", "config.png", "conflict.png", "configs.png", "narrow.png"] {
+            for name in [
+                "signin-refused.png", "config.png", "conflict.png", "history.png", "revision.png", "transfer.png",
+                "secret.png", "configs.png", "tokens.png", "narrow.png",
+            ] {
                 #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent(name).path), "screenshot \(name)")
             }
         } catch {
