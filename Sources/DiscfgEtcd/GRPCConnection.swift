@@ -122,6 +122,9 @@ final class GRPCConnection: ChannelInboundHandler {
     /// Whether a flush is already due on the loop (answers finished in one turn of the
     /// loop leave in one write).
     private var flushScheduled = false
+    /// The client's and this end's addresses as a request's context names them; asked of
+    /// the socket once, not for every request.
+    private var peers: (remote: String, local: String)?
 
     /// A connection serving `methods`, holding its requests' bytes within its own limit
     /// and within `serverBytes`, which all connections share.
@@ -233,7 +236,7 @@ final class GRPCConnection: ChannelInboundHandler {
             })
             let loop = LoopBoundConnection(self, context.eventLoop)
             let writer = GRPCResponseWriter { bytes in try await loop.send(bytes, on: id) }
-            let serverContext = Self.serverContext(method, context)
+            let serverContext = serverContext(method, context)
             stream.task = Task(executorPreference: executor) {
                 do {
                     try await body(requests, writer, serverContext)
@@ -291,7 +294,7 @@ final class GRPCConnection: ChannelInboundHandler {
                 return
             }
             let loop = LoopBoundConnection(self, context.eventLoop)
-            let serverContext = Self.serverContext(stream.method, context)
+            let serverContext = serverContext(stream.method, context)
             let id = stream.id
             stream.task = Task(executorPreference: executor) {
                 do {
@@ -304,13 +307,10 @@ final class GRPCConnection: ChannelInboundHandler {
         }
     }
 
-    private static func serverContext(_ method: GRPCMethod, _ context: ChannelHandlerContext) -> ServerContext {
-        ServerContext(
-            descriptor: method.descriptor,
-            remotePeer: context.remoteAddress.map { "\($0)" } ?? "unknown",
-            localPeer: context.localAddress.map { "\($0)" } ?? "unknown",
-            cancellation: ServerContext.RPCCancellationHandle()
-        )
+    private func serverContext(_ method: GRPCMethod, _ context: ChannelHandlerContext) -> ServerContext {
+        let peers = peers ?? (context.remoteAddress.map { "\($0)" } ?? "unknown", context.localAddress.map { "\($0)" } ?? "unknown")
+        self.peers = peers
+        return ServerContext(descriptor: method.descriptor, remotePeer: peers.remote, localPeer: peers.local, cancellation: ServerContext.RPCCancellationHandle())
     }
 
     // MARK: Responses (on the event loop)
