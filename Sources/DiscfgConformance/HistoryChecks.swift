@@ -144,6 +144,82 @@ public struct HistoryChecks: Sendable {
         }
     }
 
+    /// Many changes to a few keys — puts, deletes, re-creations, transactions that change
+    /// several keys in one revision, prefix deletes — then compaction and more changes:
+    /// a read at every revision returns what the key held then, and each key's history,
+    /// whole or in pages, is its events newest first. A store that finds a key's past
+    /// through links between its events must follow them across all of this.
+    public func pastReadsAndHistoryFollowManyChanges() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig(settings: ConfigSettings(history: .forever))
+            let keys = try ["/a", "/b", "/c"].map { try Key($0) }
+            // What each key held after each revision, and its events.
+            var states: [[Key: Item]] = [[:]]
+            var events: [Key: [Event]] = [:]
+            var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+            func next(_ bound: Int) -> Int {
+                seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return Int((seed >> 33) % UInt64(bound))
+            }
+            // A transaction's events share a revision; a prefix delete's each have one.
+            func apply(_ made: [Event]) {
+                for event in made {
+                    while states.count <= Int(event.revision.rawValue) { states.append(states.last ?? [:]) }
+                    states[states.count - 1][event.key] = event.item
+                    events[event.key, default: []].append(event)
+                }
+            }
+            func change(_ count: Int) async throws {
+                for step in 0..<count {
+                    let key = keys[next(keys.count)]
+                    switch next(10) {
+                    case 0...4:
+                        apply([try await store.set(key.path, "v\(states.count)-\(step)", in: config)])
+                    case 5, 6:
+                        if states.last?[key] != nil { apply([try await store.delete(key, in: config, conditions: [])]) }
+                    case 7, 8:
+                        let other = keys[(keys.firstIndex(of: key)! + 1 + next(keys.count - 1)) % keys.count]
+                        let result = try await store.transact(Transaction(success: [
+                            .put(key, Data("t\(states.count)".utf8)), .put(other, Data("u\(states.count)".utf8)),
+                        ]), in: config)
+                        apply(result.events)
+                    default:
+                        apply(try await store.deletePrefix(.root, in: config))
+                    }
+                }
+            }
+            func verify(from oldest: Int) async throws {
+                let latest = states.count - 1
+                #expect(try await store.revision(of: config) == Revision(UInt64(latest)))
+                for revision in oldest...latest {
+                    for key in keys {
+                        let read = try await store.get(key, in: config, atRevision: Revision(UInt64(revision)))
+                        #expect(read == states[revision][key], "\(key) at revision \(revision)")
+                    }
+                }
+                for key in keys {
+                    let expected = Array((events[key] ?? []).filter { $0.revision.rawValue > UInt64(oldest) }.reversed())
+                    #expect(try await store.fullHistory(of: key, in: config) == expected, "history of \(key)")
+                    var paged: [Event] = []
+                    var before: Revision?
+                    for _ in 0..<100 {
+                        let page = try await store.history(of: key, in: config, HistoryQuery(limit: 7, before: before))
+                        paged += page.events
+                        guard let next = page.nextBefore else { break }
+                        before = next
+                    }
+                    #expect(paged == expected, "history of \(key) in pages of 7")
+                }
+            }
+            try await change(60)
+            try await verify(from: 0)
+            let compacted = (states.count - 1) / 2
+            _ = try await store.compact(config, through: Revision(UInt64(compacted)))
+            try await change(40)
+            try await verify(from: compacted)
+        }
+    }
+
     /// Compaction through a revision (etcd's `compact`): older reads and watches are
     /// refused, later ones still work, and nothing else changes.
     public func compactDropsHistoryThroughARevision() async throws {

@@ -65,6 +65,7 @@ extension StoreConformance {
         all.append(Check(name: "HistoryChecks.keepLastNCompactsOlderHistory()") { try await self.history.keepLastNCompactsOlderHistory() })
         all.append(Check(name: "HistoryChecks.updatingRetentionCompactsAtOnce()") { try await self.history.updatingRetentionCompactsAtOnce() })
         all.append(Check(name: "HistoryChecks.keepDaysCompactsAsTheClockMoves()") { try await self.history.keepDaysCompactsAsTheClockMoves() })
+        all.append(Check(name: "HistoryChecks.pastReadsAndHistoryFollowManyChanges()") { try await self.history.pastReadsAndHistoryFollowManyChanges() })
         all.append(Check(name: "ImportExportChecks.exportHoldsEveryLiveItemInKeyOrder()") { try await self.importExport.exportHoldsEveryLiveItemInKeyOrder() })
         all.append(Check(name: "ImportExportChecks.importIntoAnotherConfigReproducesTheLiveItems()") { try await self.importExport.importIntoAnotherConfigReproducesTheLiveItems() })
         all.append(Check(name: "ImportExportChecks.reimportingTheSameSnapshotChangesNothing()") { try await self.importExport.reimportingTheSameSnapshotChangesNothing() })

@@ -4,9 +4,11 @@ import DiscfgCore
 ///
 /// Times are whole milliseconds since 1970; revisions and versions are integers.
 /// History rows carry the item before the change, so a read at a past revision and an
-/// event's `prevItem` survive compaction of older rows.
+/// event's `prevItem` survive compaction of older rows. Each key's events are linked
+/// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
+/// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 5
+    static let version = 6
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -53,8 +55,14 @@ enum SQLiteSchema {
     CREATE INDEX IF NOT EXISTS history_by_key ON history (config, key, revision);
     """
 
+    /// A step from one version to the next.
+    enum Migration {
+        case sql(String)
+        case code(@Sendable (SQLiteConnection) throws -> Void)
+    }
+
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
-    static let migrations = [create, tokens, tokenHistory, historyPositions, keyCounts]
+    static let migrations: [Migration] = [.sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains)]
 
     static let tokens = """
     CREATE TABLE IF NOT EXISTS tokens (
@@ -113,6 +121,34 @@ enum SQLiteSchema {
     UPDATE configs SET key_count = (SELECT count(*) FROM kv WHERE kv.config = configs.name);
     """
 
+    /// Each key's events link to the one before (`prev_*`) and to one further back
+    /// (`jump_*`), the newest found from the key's row or, once deleted, its tombstone;
+    /// this replaces the index of history by key, which cost every change a page write.
+    /// Existing history is linked key by key, walking that index one last time.
+    static let keyChainColumns = """
+    ALTER TABLE kv ADD COLUMN mod_sub INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE history ADD COLUMN seq INTEGER;
+    ALTER TABLE history ADD COLUMN prev_revision INTEGER;
+    ALTER TABLE history ADD COLUMN prev_sub INTEGER;
+    ALTER TABLE history ADD COLUMN jump_revision INTEGER;
+    ALTER TABLE history ADD COLUMN jump_sub INTEGER;
+    ALTER TABLE history ADD COLUMN jump_seq INTEGER;
+    CREATE TABLE tombstones (
+        config TEXT NOT NULL,
+        key TEXT NOT NULL,
+        revision INTEGER NOT NULL,
+        sub INTEGER NOT NULL,
+        PRIMARY KEY (config, key)
+    ) WITHOUT ROWID;
+    CREATE INDEX tombstones_by_revision ON tombstones (config, revision);
+    """
+
+    @Sendable static func linkKeyChains(_ connection: SQLiteConnection) throws {
+        try connection.execute(keyChainColumns)
+        try SQLiteKeyChain.linkExisting(connection)
+        try connection.execute("DROP INDEX history_by_key")
+    }
+
     /// Creates the tables on a new file; refuses a file written by a newer discfg.
     static func migrate(_ connection: SQLiteConnection) throws {
         let current = try connection.first("PRAGMA user_version") { $0.integer(0) } ?? 0
@@ -122,7 +158,12 @@ enum SQLiteSchema {
         guard current < version else { return }
         try connection.execute("BEGIN IMMEDIATE")
         do {
-            for migration in migrations[Int(current)...] { try connection.execute(migration) }
+            for migration in migrations[Int(current)...] {
+                switch migration {
+                case .sql(let sql): try connection.execute(sql)
+                case .code(let body): try body(connection)
+                }
+            }
             try connection.execute("PRAGMA user_version = \(version)")
             try connection.execute("COMMIT")
         } catch {

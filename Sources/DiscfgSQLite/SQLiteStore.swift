@@ -78,6 +78,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             let name = SQLiteValue.text(name.rawValue)
             try connection.run("DELETE FROM kv WHERE config = ?", [name])
             try connection.run("DELETE FROM history WHERE config = ?", [name])
+            try connection.run("DELETE FROM tombstones WHERE config = ?", [name])
             guard try connection.run("DELETE FROM configs WHERE name = ?", [name]) == 1 else {
                 throw DiscfgError.configNotFound(try ConfigName(name.text))
             }
@@ -129,10 +130,8 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
                 key: key, at: revision, configRevision: info.revision, compacted: info.compactedRevision,
                 current: current, now: now,
                 firstEventAfter: { after in
-                    try connection.first(
-                        "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision > ? ORDER BY revision LIMIT 1",
-                        [.text(config.rawValue), .text(key.path), .integer(after.storageValue)], SQLiteRows.event
-                    )
+                    let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
+                    return try chain.firstEvent(on: key.path, after: after.storageValue).flatMap(chain.event)
                 }
             )
         }
@@ -184,7 +183,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             guard revision > info.compactedRevision else { return info }
             let name = SQLiteValue.text(config.rawValue)
             try connection.run("UPDATE configs SET compacted_revision = ? WHERE name = ?", [.integer(revision.storageValue), name])
-            try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [name, .integer(revision.storageValue)])
+            try SQLiteTransaction.dropHistory(connection, config: name, through: revision)
             return try Self.requireConfig(config, connection)
         }
         notifier.notify(config)
@@ -210,11 +209,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             var budget = PageBudget(bytes: query.maxBytes)
             var page: [Event] = []
             var more = false
-            try connection.forEach(
-                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND key = ? AND revision < ? ORDER BY revision DESC",
-                [.text(config.rawValue), .text(key.path), .integer(before)]
-            ) { row in
-                let event = SQLiteRows.event(row)
+            try SQLiteKeyChain(connection: connection, config: config.rawValue).walk(key.path, before: before) { event in
                 guard page.count < query.limit, budget.take(PageBudget.size(event)) else {
                     more = true
                     return false

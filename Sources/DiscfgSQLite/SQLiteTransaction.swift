@@ -48,25 +48,35 @@ struct SQLiteTransaction: ChangeTransaction {
     mutating func record(_ event: Event) throws {
         position = event.revision == revision ? position + 1 : 0
         let name = SQLiteValue.text(config.rawValue)
+        let key = SQLiteValue.text(event.key.path)
+        // Read before the key's row or tombstone moves on to this event.
+        let links = try SQLiteKeyChain(connection: connection, config: config.rawValue).links(forNewEventOn: event.key.path)
         try connection.run(
             "UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?",
             [.integer(event.revision.storageValue), .integer(now.milliseconds), .integer(Int64(event.keyCountChange)), name]
         )
         if let item = event.item {
             try connection.run(
-                "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    name, .text(item.key.path), .blob(item.value), .optional(item.contentType), .integer(Int64(clamping: item.version)),
+                    name, key, .blob(item.value), .optional(item.contentType), .integer(Int64(clamping: item.version)),
                     .integer(item.createRevision.storageValue), .integer(item.modRevision.storageValue),
-                    .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds),
+                    .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds), .integer(position),
                 ]
             )
+            if event.prevItem == nil {
+                try connection.run("DELETE FROM tombstones WHERE config = ? AND key = ?", [name, key])
+            }
         } else {
-            try connection.run("DELETE FROM kv WHERE config = ? AND key = ?", [name, .text(event.key.path)])
+            try connection.run("DELETE FROM kv WHERE config = ? AND key = ?", [name, key])
+            try connection.run(
+                "INSERT OR REPLACE INTO tombstones (config, key, revision, sub) VALUES (?, ?, ?, ?)",
+                [name, key, .integer(event.revision.storageValue), .integer(position)]
+            )
         }
         try connection.run(
-            "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.integer(position)] + SQLiteRows.eventArguments(config, event)
+            "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [.integer(position)] + SQLiteRows.eventArguments(config, event) + links.arguments
         )
         revision = event.revision
     }
@@ -90,7 +100,14 @@ struct SQLiteTransaction: ChangeTransaction {
             [.integer(dropThrough.storageValue), name, .integer(dropThrough.storageValue)]
         )
         if changed > 0 {
-            try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [name, .integer(dropThrough.storageValue)])
+            try Self.dropHistory(connection, config: name, through: dropThrough)
         }
+    }
+
+    /// Deletes history at or below `revision`, with the tombstones of keys whose last
+    /// event it held.
+    static func dropHistory(_ connection: SQLiteConnection, config: SQLiteValue, through revision: Revision) throws {
+        try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [config, .integer(revision.storageValue)])
+        try connection.run("DELETE FROM tombstones WHERE config = ? AND revision <= ?", [config, .integer(revision.storageValue)])
     }
 }

@@ -49,4 +49,9 @@ struct HistoryTests {
     func compactDropsHistoryThroughARevision(kind: StoreKind) async throws {
         try await kind.conformance.history.compactDropsHistoryThroughARevision()
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func pastReadsAndHistoryFollowManyChanges(kind: StoreKind) async throws {
+        try await kind.conformance.history.pastReadsAndHistoryFollowManyChanges()
+    }
 }

@@ -92,9 +92,81 @@ struct SQLiteMigrationTests {
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(reopened, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK)
             #expect(sqlite3_step(statement) == SQLITE_ROW)
-            #expect(sqlite3_column_int(statement, 0) == 5)
+            #expect(sqlite3_column_int(statement, 0) == Int32(6))
             sqlite3_finalize(statement)
             sqlite3_close(reopened)
         }
+    }
+
+    /// What a schema 6 file holds that schema 5 did not: each history row's links, the
+    /// newest event's place in a key's row, tombstones; and the index it replaced.
+    static let backToSchemaFive = """
+    ALTER TABLE history DROP COLUMN seq;
+    ALTER TABLE history DROP COLUMN prev_revision;
+    ALTER TABLE history DROP COLUMN prev_sub;
+    ALTER TABLE history DROP COLUMN jump_revision;
+    ALTER TABLE history DROP COLUMN jump_sub;
+    ALTER TABLE history DROP COLUMN jump_seq;
+    ALTER TABLE kv DROP COLUMN mod_sub;
+    DROP TABLE tombstones;
+    CREATE INDEX history_by_key ON history (config, key, revision);
+    PRAGMA user_version = 5;
+    """
+
+    @Test("a schema 5 file gets its keys' history linked: reads at every revision and each key's history read as before")
+    func schemaFiveFileLinksItsHistory() async throws {
+        try await SQLiteFileTests.withDirectory { directory in
+            let path = directory.appendingPathComponent("five.db").path
+            let config = try ConfigName("app")
+            let keys = try ["/a", "/b", "/c", "/d"].map { try Key($0) }
+            var reads: [[Item?]] = []
+            var histories: [[Event]] = []
+            var latest = Revision.zero
+            do {
+                let store = try SQLiteStore(path: path)
+                _ = try await store.createConfig(config, settings: ConfigSettings(history: .forever))
+                for value in 1...9 { try await store.set("/a", "a\(value)", in: config) } // a chain long enough to jump
+                try await store.set("/c", "c", in: config)
+                _ = try await store.delete(keys[0], in: config, conditions: [])
+                try await store.set("/a", "again", in: config)
+                _ = try await store.transact(Transaction(success: [.put(keys[1], Data(text: "b")), .put(keys[2], Data(text: "c2")), .put(keys[3], Data(text: "d"))]), in: config)
+                _ = try await store.deletePrefix(.root, in: config)
+                try await store.set("/b", "b2", in: config)
+                _ = try await store.compact(config, through: 4)
+                latest = try await store.revision(of: config)
+                for revision in 4...latest.rawValue {
+                    reads.append(try await keys.asyncMap { try await store.get($0, in: config, atRevision: Revision(revision)) })
+                }
+                histories = try await keys.asyncMap { try await store.fullHistory(of: $0, in: config) }
+            }
+            #expect(histories.map(\.count) == [8, 3, 3, 2], "a: 5...9, the delete, again, the prefix delete; the rest compacted")
+
+            var handle: OpaquePointer?
+            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            #expect(sqlite3_exec(handle, Self.backToSchemaFive, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
+            sqlite3_close(handle)
+
+            let store = try SQLiteStore(path: path)
+            for revision in 4...latest.rawValue {
+                let now = try await keys.asyncMap { try await store.get($0, in: config, atRevision: Revision(revision)) }
+                #expect(now == reads[Int(revision - 4)], "at revision \(revision)")
+            }
+            #expect(try await keys.asyncMap { try await store.fullHistory(of: $0, in: config) } == histories)
+            // Chains go on from the linked history: a re-created key and a live one.
+            let recreated = try await store.set("/a", "after", in: config)
+            let updated = try await store.set("/b", "b3", in: config)
+            #expect(try await store.fullHistory(of: keys[0], in: config) == [recreated] + histories[0])
+            #expect(try await store.fullHistory(of: keys[1], in: config) == [updated] + histories[1])
+            #expect(try await store.get(keys[0], in: config, atRevision: 6)?.text == "a6")
+            #expect(try await store.get(keys[1], in: config, atRevision: latest) == reads.last?[1])
+        }
+    }
+}
+
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var result: [T] = []
+        for element in self { result.append(try await transform(element)) }
+        return result
     }
 }
