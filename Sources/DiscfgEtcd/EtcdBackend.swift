@@ -87,7 +87,14 @@ public struct EtcdBackend: Sendable {
             // etcd keeps the revision it compacted to readable; discfg's compacted
             // revision is the one before it.
             if wanted <= (try await store.configInfo(config)).compactedRevision { throw EtcdError.compacted }
-            if wanted < revision { items = try await itemsAt(wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd)) }
+            if wanted < revision {
+                if query.rangeEnd.isEmpty {
+                    // One key: the store finds its value then among the key's own events.
+                    items = try await itemAt(wanted, key: query.key).map { [$0] } ?? []
+                } else {
+                    items = try await itemsAt(wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd))
+                }
+            }
         }
         let shaped = Self.shaped(items, query)
         return RangeResult(items: shaped.items, more: shaped.more, count: shaped.count, revision: revision)
@@ -137,6 +144,15 @@ public struct EtcdBackend: Sendable {
         guard rangeEnd.isEmpty else { return EtcdKeys.range(key: key, rangeEnd: rangeEnd) }
         let path = EtcdKeys.path(key)
         return KeyRange(lower: path, upper: path + "\u{0}")
+    }
+
+    /// One key's item as of `revision`.
+    func itemAt(_ revision: Revision, key: [UInt8]) async throws -> Item? {
+        do {
+            return try await store.get(EtcdKeys.key(key), in: config, atRevision: revision)
+        } catch let error as DiscfgError where error.code == .compacted {
+            throw EtcdError.compacted
+        }
     }
 
     /// The items of `range` as of `revision`: today's, with every later change undone
