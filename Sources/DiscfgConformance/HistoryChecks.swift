@@ -171,14 +171,15 @@ public struct HistoryChecks: Sendable {
             }
             func change(_ count: Int) async throws {
                 for step in 0..<count {
-                    let key = keys[next(keys.count)]
+                    let index = next(keys.count)
+                    let key = keys[index]
                     switch next(10) {
                     case 0...4:
                         apply([try await store.set(key.path, "v\(states.count)-\(step)", in: config)])
                     case 5, 6:
                         if states.last?[key] != nil { apply([try await store.delete(key, in: config, conditions: [])]) }
                     case 7, 8:
-                        let other = keys[(keys.firstIndex(of: key)! + 1 + next(keys.count - 1)) % keys.count]
+                        let other = keys[(index + 1 + next(keys.count - 1)) % keys.count]
                         let result = try await store.transact(Transaction(success: [
                             .put(key, Data("t\(states.count)".utf8)), .put(other, Data("u\(states.count)".utf8)),
                         ]), in: config)

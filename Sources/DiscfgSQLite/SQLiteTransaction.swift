@@ -50,7 +50,9 @@ struct SQLiteTransaction: ChangeTransaction {
         let name = SQLiteValue.text(config.rawValue)
         let key = SQLiteValue.text(event.key.path)
         // Read before the key's row or tombstone moves on to this event.
-        let links = try SQLiteKeyChain(connection: connection, config: config.rawValue).links(forNewEventOn: event.key.path)
+        let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
+        let head = try chain.head(event.key.path)
+        let links = try chain.links(after: head?.position)
         try connection.run(
             "UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?",
             [.integer(event.revision.storageValue), .integer(now.milliseconds), .integer(Int64(event.keyCountChange)), name]
@@ -64,7 +66,7 @@ struct SQLiteTransaction: ChangeTransaction {
                     .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds), .integer(position),
                 ]
             )
-            if event.prevItem == nil {
+            if head?.deleted == true {
                 try connection.run("DELETE FROM tombstones WHERE config = ? AND key = ?", [name, key])
             }
         } else {

@@ -147,6 +147,7 @@ struct SQLiteMigrationTests {
             sqlite3_close(handle)
 
             let store = try SQLiteStore(path: path)
+            #expect(Self.tombstones(path) == ["/a", "/c", "/d"], "the deleted keys' newest events")
             for revision in 4...latest.rawValue {
                 let now = try await keys.asyncMap { try await store.get($0, in: config, atRevision: Revision(revision)) }
                 #expect(now == reads[Int(revision - 4)], "at revision \(revision)")
@@ -155,11 +156,29 @@ struct SQLiteMigrationTests {
             // Chains go on from the linked history: a re-created key and a live one.
             let recreated = try await store.set("/a", "after", in: config)
             let updated = try await store.set("/b", "b3", in: config)
+            #expect(Self.tombstones(path) == ["/c", "/d"], "a key made again keeps its newest event in its row")
             #expect(try await store.fullHistory(of: keys[0], in: config) == [recreated] + histories[0])
             #expect(try await store.fullHistory(of: keys[1], in: config) == [updated] + histories[1])
             #expect(try await store.get(keys[0], in: config, atRevision: 6)?.text == "a6")
             #expect(try await store.get(keys[1], in: config, atRevision: latest) == reads.last?[1])
         }
+    }
+}
+
+extension SQLiteMigrationTests {
+    /// The keys with a tombstone in the file at `path`.
+    static func tombstones(_ path: String) -> [String] {
+        var handle: OpaquePointer?
+        guard sqlite3_open(path, &handle) == SQLITE_OK else { return ["cannot open \(path)"] }
+        defer { sqlite3_close(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "SELECT key FROM tombstones ORDER BY key", -1, &statement, nil) == SQLITE_OK else {
+            return [String(cString: sqlite3_errmsg(handle))]
+        }
+        defer { sqlite3_finalize(statement) }
+        var keys: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW { keys.append(String(cString: sqlite3_column_text(statement, 0))) }
+        return keys
     }
 }
 
