@@ -111,3 +111,47 @@ struct DurabilityTests {
         return acknowledged
     }
 }
+
+/// A file from before key chains is upgraded on first open, saying so when the wait is long.
+@Suite("CLI: upgrading a SQLite file")
+struct SQLiteUpgradeTests {
+    @Test("a schema 5 file with 100,000 history rows: the first open links them and says so once; the history reads as before")
+    func largeFileAnnouncesItsUpgrade() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "app", "--history", "forever")
+        try await cli.run("set", "app", "/k", "one")
+        // Back to schema 5, with 100,000 more changes of /k (revisions 2...100001).
+        let script = """
+        import sqlite3, sys
+        db = sqlite3.connect(sys.argv[1])
+        db.executescript('''
+        ALTER TABLE history DROP COLUMN seq; ALTER TABLE history DROP COLUMN prev_revision; ALTER TABLE history DROP COLUMN prev_sub;
+        ALTER TABLE history DROP COLUMN jump_revision; ALTER TABLE history DROP COLUMN jump_sub; ALTER TABLE history DROP COLUMN jump_seq;
+        ALTER TABLE kv DROP COLUMN mod_sub; DROP TABLE tombstones;
+        CREATE INDEX history_by_key ON history (config, key, revision);
+        WITH RECURSIVE n(r) AS (SELECT 2 UNION ALL SELECT r + 1 FROM n WHERE r < 100001)
+        INSERT INTO history (config, revision, sub, kind, key, at, value, version, create_revision,
+                             prev_value, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at)
+        SELECT 'app', r, 0, 'put', '/k', 0, CAST('v' || r AS BLOB), r, 1, CAST('v' || (r - 1) AS BLOB), r - 1, 1, r - 1, 0 FROM n;
+        UPDATE kv SET value = CAST('v100001' AS BLOB), version = 100001, mod_revision = 100001;
+        UPDATE configs SET revision = 100001;
+        PRAGMA user_version = 5;
+        ''')
+        db.commit()
+        """
+        let downgrade = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", script, cli.directory.appendingPathComponent("store.db").path], environment: cli.environment)
+        #expect(downgrade.status == 0, "\(downgrade.stderr)")
+
+        let first = try await cli.run("get", "app", "/k")
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stderr.contains("upgrading") && first.stderr.contains("linking 100001 history rows"), "\(first.stderr)")
+        #expect(first.stdout.contains("v100001"), "\(first.stdout)")
+        let second = try await cli.run("history", "app", "/k", "--limit", "2")
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(!second.stderr.contains("upgrading"), "once only: \(second.stderr)")
+        #expect(second.stdout.contains("v100001") && second.stdout.contains("v100000"), "\(second.stdout)")
+        let past = try await cli.run("get", "app", "/k", "--revision", "50000")
+        #expect(past.stdout.contains("v50000") && !past.stdout.contains("v50001"), "\(past.stdout)\(past.stderr)")
+    }
+}
