@@ -1,6 +1,7 @@
 import CSQLite
 import DiscfgCore
 import Foundation
+import Synchronization
 
 /// A value bound to a statement parameter.
 enum SQLiteValue {
@@ -34,6 +35,41 @@ struct SQLiteRow {
     func optionalBlob(_ column: Int32) -> Data? { isNull(column) ? nil : blob(column) }
 }
 
+/// SQL text a connection runs; ``SQLiteStatement`` for the statements run on every
+/// change or read, a plain `String` for the rest.
+protocol SQLiteSQL {
+    var sql: String { get }
+    /// The statement prepared on `connection`, from its cache after the first time.
+    func prepared(on connection: SQLiteConnection) throws -> OpaquePointer
+}
+
+extension String: SQLiteSQL {
+    var sql: String { self }
+
+    func prepared(on connection: SQLiteConnection) throws -> OpaquePointer {
+        try connection.cachedStatement(self)
+    }
+}
+
+/// A statement of the store's hot paths (every change, every read): prepared once per
+/// connection and found again by a number fixed when it was made, where a `String` is
+/// found by hashing its text and comparing it, over a hundred bytes on every call.
+final class SQLiteStatement: SQLiteSQL, Sendable {
+    let sql: String
+    /// Its place in each connection's cache.
+    fileprivate let slot: Int
+    private static let made = Atomic<Int>(0)
+
+    init(_ sql: String) {
+        self.sql = sql
+        slot = Self.made.add(1, ordering: .relaxed).oldValue
+    }
+
+    func prepared(on connection: SQLiteConnection) throws -> OpaquePointer {
+        try connection.cachedStatement(self)
+    }
+}
+
 /// One connection to a SQLite file, with its prepared statements cached.
 ///
 /// Not thread-safe: each connection is used by one thread at a time (the writer's
@@ -41,6 +77,8 @@ struct SQLiteRow {
 final class SQLiteConnection {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// Prepared ``SQLiteStatement``s, by their slot.
+    private var slots: [OpaquePointer?] = []
     let path: String
 
     /// Opens (and for the writer, creates) the database file.
@@ -61,6 +99,7 @@ final class SQLiteConnection {
 
     deinit {
         for statement in statements.values { sqlite3_finalize(statement) }
+        for statement in slots { sqlite3_finalize(statement) }
         sqlite3_close_v2(handle)
     }
 
@@ -72,79 +111,102 @@ final class SQLiteConnection {
 
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
-    func run(_ sql: String, _ arguments: [SQLiteValue] = []) throws -> Int {
-        let statement = try prepared(sql, arguments)
+    func run(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = []) throws -> Int {
+        let statement = try bound(sql, arguments)
         defer { sqlite3_reset(statement) }
         let status = sqlite3_step(statement)
-        guard status == SQLITE_DONE || status == SQLITE_ROW else { throw error(status, sql) }
+        guard status == SQLITE_DONE || status == SQLITE_ROW else { throw error(status, sql.sql) }
         return Int(sqlite3_changes(handle))
     }
 
     /// Runs a query and maps each row.
-    func query<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> [T] {
-        let statement = try prepared(sql, arguments)
-        defer { sqlite3_reset(statement) }
+    func query<T>(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> [T] {
         var rows: [T] = []
-        while true {
-            let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { return rows }
-            guard status == SQLITE_ROW else { throw error(status, sql) }
-            rows.append(try map(SQLiteRow(statement: statement)))
+        try forEach(sql, arguments) { row in
+            rows.append(try map(row))
+            return true
         }
+        return rows
     }
 
     /// Steps through a query's rows one at a time until `body` returns false, so a caller
     /// that needs only some rows (a page full by bytes) reads no more than those.
-    func forEach(_ sql: String, _ arguments: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Bool) throws {
-        let statement = try prepared(sql, arguments)
+    func forEach(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Bool) throws {
+        let statement = try bound(sql, arguments)
         defer { sqlite3_reset(statement) }
         while true {
             let status = sqlite3_step(statement)
             if status == SQLITE_DONE { return }
-            guard status == SQLITE_ROW else { throw error(status, sql) }
+            guard status == SQLITE_ROW else { throw error(status, sql.sql) }
             guard try body(SQLiteRow(statement: statement)) else { return }
         }
     }
 
     /// The first row of a query, mapped, or nil.
-    func first<T>(_ sql: String, _ arguments: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> T? {
-        let statement = try prepared(sql, arguments)
+    func first<T>(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> T? {
+        let statement = try bound(sql, arguments)
         defer { sqlite3_reset(statement) }
         let status = sqlite3_step(statement)
         if status == SQLITE_DONE { return nil }
-        guard status == SQLITE_ROW else { throw error(status, sql) }
+        guard status == SQLITE_ROW else { throw error(status, sql.sql) }
         return try map(SQLiteRow(statement: statement))
     }
 
-    private func prepared(_ sql: String, _ arguments: [SQLiteValue]) throws -> OpaquePointer {
-        let statement: OpaquePointer
-        if let cached = statements[sql] {
-            statement = cached
-        } else {
-            var fresh: OpaquePointer?
-            let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &fresh, nil)
-            guard status == SQLITE_OK, let fresh else { throw error(status, sql) }
-            statements[sql] = fresh
-            statement = fresh
-        }
-        sqlite3_clear_bindings(statement)
+    fileprivate func cachedStatement(_ sql: String) throws -> OpaquePointer {
+        if let cached = statements[sql] { return cached }
+        let fresh = try prepare(sql)
+        statements[sql] = fresh
+        return fresh
+    }
+
+    fileprivate func cachedStatement(_ statement: SQLiteStatement) throws -> OpaquePointer {
+        if statement.slot < slots.count, let cached = slots[statement.slot] { return cached }
+        let fresh = try prepare(statement.sql)
+        if statement.slot >= slots.count { slots += Array(repeating: nil, count: statement.slot - slots.count + 1) }
+        slots[statement.slot] = fresh
+        return fresh
+    }
+
+    private func prepare(_ sql: String) throws -> OpaquePointer {
+        var fresh: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &fresh, nil)
+        guard status == SQLITE_OK, let fresh else { throw error(status, sql) }
+        return fresh
+    }
+
+    /// The statement, prepared, with `arguments` bound to its parameters in order.
+    private func bound(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue]) throws -> OpaquePointer {
+        let statement = try sql.prepared(on: self)
+        // Every parameter is bound below when the arguments name them all (as every
+        // caller's do); only fewer would leave a value from the last run to clear.
+        if arguments.count < sqlite3_bind_parameter_count(statement) { sqlite3_clear_bindings(statement) }
         for (offset, argument) in arguments.enumerated() {
             let index = Int32(offset + 1)
             let status: Int32
             switch argument {
             case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
-            // An explicit length, so a bound string keeps a trailing NUL (range ends such as
-            // `key + "\u{0}"`) instead of being cut at it.
-            case .text(let value): status = sqlite3_bind_text(statement, index, value, Int32(value.utf8.count), transient)
+            case .text(let value): status = bindText(statement, index, value)
             case .blob(let value):
                 status = value.withUnsafeBytes { buffer in
                     sqlite3_bind_blob(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
                 }
             case .null: status = sqlite3_bind_null(statement, index)
             }
-            guard status == SQLITE_OK else { throw error(status, sql) }
+            guard status == SQLITE_OK else { throw error(status, sql.sql) }
         }
         return statement
+    }
+
+    /// Binds `text` with an explicit length, so a string keeps a trailing NUL (range ends
+    /// such as `key + "\u{0}"`) instead of being cut at it. SQLite copies the bytes from
+    /// the string's own storage; no C string is made first.
+    private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: String) -> Int32 {
+        let direct = text.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                chars.baseAddress.map { sqlite3_bind_text(statement, index, $0, Int32(chars.count), transient) }
+            }
+        }
+        return (direct ?? nil) ?? sqlite3_bind_text(statement, index, text, Int32(text.utf8.count), transient)
     }
 
     /// Whether a transaction is open. SQLite ends one by itself on some failures (a

@@ -34,6 +34,21 @@ struct SQLiteKeyChain {
         /// The links of a chain's first event.
         static let first = Links(seq: 1, prev: nil, jump: nil, jumpSeq: 1)
 
+        init(seq: Int64, prev: HistoryPosition?, jump: HistoryPosition?, jumpSeq: Int64) {
+            self.seq = seq
+            self.prev = prev
+            self.jump = jump
+            self.jumpSeq = jumpSeq
+        }
+
+        /// The links in `row`, whose columns from `first` on are ``SQLiteKeyChain/columns``.
+        init(_ row: SQLiteRow, from first: Int32) {
+            seq = row.optionalInteger(first) ?? 1
+            prev = SQLiteKeyChain.position(row, revision: first + 1, sub: first + 2)
+            jump = SQLiteKeyChain.position(row, revision: first + 3, sub: first + 4)
+            jumpSeq = row.optionalInteger(first + 5) ?? seq
+        }
+
         /// The bound values for ``SQLiteKeyChain/columns``.
         var arguments: [SQLiteValue] {
             [
@@ -43,50 +58,84 @@ struct SQLiteKeyChain {
         }
     }
 
-    /// A key's newest event, and whether the key is deleted (a tombstone keeps its place).
-    struct Head {
+    /// An event's place and its links.
+    struct LinkedEvent {
         let position: HistoryPosition
-        let deleted: Bool
+        let links: Links
     }
 
     static let columns = "seq, prev_revision, prev_sub, jump_revision, jump_sub, jump_seq"
+    private static let liveHead = SQLiteStatement("SELECT mod_revision, mod_sub FROM kv WHERE config = ? AND key = ?")
+    private static let tombstone = SQLiteStatement("SELECT revision, sub FROM tombstones WHERE config = ? AND key = ?")
+    private static let linksAt = SQLiteStatement("SELECT \(columns) FROM history WHERE config = ? AND revision = ? AND sub = ?")
+    private static let eventAtRevision = SQLiteStatement("SELECT sub, \(columns) FROM history WHERE config = ? AND revision = ? AND key = ?")
+    private static let eventAndPreviousAt = SQLiteStatement(
+        "SELECT \(SQLiteRows.eventColumns), prev_revision, prev_sub FROM history WHERE config = ? AND revision = ? AND sub = ?"
+    )
 
     let connection: SQLiteConnection
     let config: String
 
-    /// The key's newest event, from its row or its tombstone.
-    func head(_ key: String) throws -> Head? {
+    /// The place of the key's newest event, from its row or its tombstone.
+    func head(_ key: String) throws -> HistoryPosition? {
         let arguments: [SQLiteValue] = [.text(config), .text(key)]
-        if let live = try connection.first("SELECT mod_revision, mod_sub FROM kv WHERE config = ? AND key = ?", arguments, Self.position) {
-            return Head(position: live, deleted: false)
+        return try connection.first(Self.liveHead, arguments, Self.position) ?? connection.first(Self.tombstone, arguments, Self.position)
+    }
+
+    /// The newest event on `key` before a new one is recorded, with its links (nil when
+    /// the key has none kept), and whether the key is deleted (its place is in a
+    /// tombstone). `stored` is the key's item as stored, when it has one: its
+    /// `mod_revision` names the event's revision, so one read of history finds the
+    /// event and its links together.
+    func newest(_ key: String, stored: Item?) throws -> (event: LinkedEvent?, deleted: Bool) {
+        if let stored {
+            let event = try connection.first(
+                Self.eventAtRevision, [.text(config), .integer(stored.modRevision.storageValue), .text(key)]
+            ) { row in LinkedEvent(position: HistoryPosition(revision: stored.modRevision.storageValue, sub: row.integer(0)), links: Links(row, from: 1)) }
+            return (event, false)
         }
-        return try connection.first("SELECT revision, sub FROM tombstones WHERE config = ? AND key = ?", arguments, Self.position)
-            .map { Head(position: $0, deleted: true) }
+        guard let position = try connection.first(Self.tombstone, [.text(config), .text(key)], Self.position) else { return (nil, false) }
+        return (try links(at: position).map { LinkedEvent(position: position, links: $0) }, true)
     }
 
     /// The links of the event at `position`, or nil once its row is gone.
     func links(at position: HistoryPosition) throws -> Links? {
-        try connection.first(
-            "SELECT \(Self.columns) FROM history WHERE config = ? AND revision = ? AND sub = ?",
-            [.text(config), .integer(position.revision), .integer(position.sub)]
-        ) { row in
-            let seq = row.optionalInteger(0) ?? 1
-            return Links(
-                seq: seq, prev: Self.position(row, revision: 1, sub: 2), jump: Self.position(row, revision: 3, sub: 4),
-                jumpSeq: row.optionalInteger(5) ?? seq
-            )
-        }
+        try connection.first(Self.linksAt, [.text(config), .integer(position.revision), .integer(position.sub)]) { Links($0, from: 0) }
     }
 
-    /// The links of a new event whose key's newest event so far is at `parent`.
-    func links(after parent: HistoryPosition?) throws -> Links {
-        guard let parent, let head = try links(at: parent) else { return .first }
-        // Past the parent's jump when the two spans behind the parent are equal; else
-        // to the parent. Spans then grow as a skew-binary number's digits do.
-        if let jump = head.jump, let behind = try links(at: jump), head.seq - head.jumpSeq == head.jumpSeq - behind.jumpSeq {
-            return Links(seq: head.seq + 1, prev: parent, jump: behind.jump ?? jump, jumpSeq: behind.jumpSeq)
+    /// The links of a new event whose key's newest event so far is `parent`.
+    func links(after parent: LinkedEvent?) throws -> Links {
+        guard let parent else { return .first }
+        let head = parent.links
+        // Past the parent's jump when the two spans behind the parent are equal; else to
+        // the parent. Spans then grow as a skew-binary number's digits do. The span behind
+        // the jump follows from numbers alone (``jumpSeq(of:)``), so the jump's row is
+        // read only when the spans match, for where its own jump points; the span is then
+        // checked against the row, which decides (rows linked around compacted ones may
+        // differ from the numbers, and a jump to the parent is always sound).
+        let span = head.seq - head.jumpSeq
+        if let jump = head.jump, span == head.jumpSeq - Self.jumpSeq(of: head.jumpSeq),
+           let behind = try links(at: jump), span == head.jumpSeq - behind.jumpSeq {
+            return Links(seq: head.seq + 1, prev: parent.position, jump: behind.jump ?? jump, jumpSeq: behind.jumpSeq)
         }
-        return Links(seq: head.seq + 1, prev: parent, jump: parent, jumpSeq: head.seq)
+        return Links(seq: head.seq + 1, prev: parent.position, jump: parent.position, jumpSeq: head.seq)
+    }
+
+    /// The `seq` that the chain's event number `seq` jumps to when every event before it
+    /// was linked by ``links(after:)``: `seq - 1` written greedily as a sum of numbers
+    /// 2^k − 1 (a skew-binary number), the jump goes back by the smallest of them.
+    static func jumpSeq(of seq: Int64) -> Int64 {
+        guard seq > 1 else { return 1 }
+        var rest = seq - 1
+        var term: Int64 = 1
+        while term <= (rest - 1) / 2 { term = 2 * term + 1 }
+        var smallest = term
+        while rest > 0 {
+            while term > rest { term /= 2 }
+            rest -= term
+            smallest = term
+        }
+        return seq - smallest
     }
 
     /// The oldest retained event on `key` with a revision above `revision`.
@@ -96,7 +145,7 @@ struct SQLiteKeyChain {
 
     /// The oldest retained event on `key` with a revision above `revision`, and its links.
     private func oldest(on key: String, after revision: Int64) throws -> (position: HistoryPosition, links: Links)? {
-        guard let newest = try head(key)?.position, newest.revision > revision, let found = try links(at: newest) else { return nil }
+        guard let newest = try head(key), newest.revision > revision, let found = try links(at: newest) else { return nil }
         var current = (position: newest, links: found)
         while true {
             if let jump = current.links.jump, jump.revision > revision, let found = try links(at: jump) {
@@ -116,7 +165,7 @@ struct SQLiteKeyChain {
             // The oldest event at or after `before`: the walk starts at the one before it.
             next = newer.links.prev
         } else {
-            next = try head(key)?.position
+            next = try head(key)
         }
         while let position = next, let (event, prev) = try eventAndPrevious(position), try body(event) {
             next = prev
@@ -129,17 +178,14 @@ struct SQLiteKeyChain {
     }
 
     private func eventAndPrevious(_ position: HistoryPosition) throws -> (event: Event, prev: HistoryPosition?)? {
-        try connection.first(
-            "SELECT \(SQLiteRows.eventColumns), prev_revision, prev_sub FROM history WHERE config = ? AND revision = ? AND sub = ?",
-            [.text(config), .integer(position.revision), .integer(position.sub)]
-        ) { row in (SQLiteRows.event(row), Self.position(row, revision: 16, sub: 17)) }
+        try connection.first(Self.eventAndPreviousAt, [.text(config), .integer(position.revision), .integer(position.sub)]) { row in (SQLiteRows.event(row), Self.position(row, revision: 16, sub: 17)) }
     }
 
     private static func position(_ row: SQLiteRow) -> HistoryPosition {
         HistoryPosition(revision: row.integer(0), sub: row.integer(1))
     }
 
-    private static func position(_ row: SQLiteRow, revision: Int32, sub: Int32) -> HistoryPosition? {
+    fileprivate static func position(_ row: SQLiteRow, revision: Int32, sub: Int32) -> HistoryPosition? {
         guard let value = row.optionalInteger(revision) else { return nil }
         return HistoryPosition(revision: value, sub: row.optionalInteger(sub) ?? 0)
     }
@@ -158,15 +204,16 @@ struct SQLiteKeyChain {
                 "SELECT revision, sub FROM history INDEXED BY history_by_key WHERE config = ? AND key = ? ORDER BY revision, sub",
                 [.text(config), .text(key)], position
             )
-            var newest: HistoryPosition?
+            var newest: LinkedEvent?
             for row in rows {
+                let links = try chain.links(after: newest)
                 try connection.run(
                     "UPDATE history SET seq = ?, prev_revision = ?, prev_sub = ?, jump_revision = ?, jump_sub = ?, jump_seq = ? WHERE config = ? AND revision = ? AND sub = ?",
-                    try chain.links(after: newest).arguments + [.text(config), .integer(row.revision), .integer(row.sub)]
+                    links.arguments + [.text(config), .integer(row.revision), .integer(row.sub)]
                 )
-                newest = row
+                newest = LinkedEvent(position: row, links: links)
             }
-            guard let newest else { continue }
+            guard let newest = newest?.position else { continue }
             let live = try connection.run(
                 "UPDATE kv SET mod_sub = ? WHERE config = ? AND key = ? AND mod_revision = ?",
                 [.integer(newest.sub), .text(config), .text(key), .integer(newest.revision)]

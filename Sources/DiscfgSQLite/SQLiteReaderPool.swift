@@ -10,6 +10,8 @@ final class SQLiteReaderPool: Sendable {
     private let path: String
     private let idle = Mutex<[ConnectionBox]>([])
     private let maxIdle = 8
+    private static let begin = SQLiteStatement("BEGIN")
+    private static let commit = SQLiteStatement("COMMIT")
 
     init(path: String) {
         self.path = path
@@ -19,9 +21,9 @@ final class SQLiteReaderPool: Sendable {
     func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         let box = try idle.withLock { $0.popLast() } ?? ConnectionBox(SQLiteConnection(path: path, create: false))
         let connection = box.connection
-        try connection.run("BEGIN")
+        try connection.run(Self.begin)
         defer {
-            _ = try? connection.run("COMMIT")
+            _ = try? connection.run(Self.commit)
             idle.withLock { if $0.count < maxIdle { $0.append(box) } }
         }
         return try body(connection)

@@ -2,7 +2,7 @@ import DiscfgCore
 import Foundation
 import Synchronization
 
-/// Column lists and row decoding shared by the store's queries.
+/// Column lists, row decoding and the statements shared by the store's queries.
 enum SQLiteRows {
     static let itemColumns = "key, value, content_type, version, create_revision, mod_revision, modified_at, expires_at"
 
@@ -12,6 +12,13 @@ enum SQLiteRows {
     """
 
     static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings, key_count"
+
+    /// A key's stored item.
+    static let itemByKey = SQLiteStatement("SELECT \(itemColumns) FROM kv WHERE config = ? AND key = ?")
+    /// A config's keys from a key (inclusive) to a key (exclusive), in key order.
+    static let itemsInRange = SQLiteStatement("SELECT \(itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key")
+    /// A config's row.
+    static let configByName = SQLiteStatement("SELECT \(configColumns) FROM configs WHERE name = ?")
 
     /// Decodes a row selected with ``itemColumns``.
     static func item(_ row: SQLiteRow) -> Item {

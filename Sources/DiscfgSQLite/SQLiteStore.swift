@@ -21,6 +21,9 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     private let clock: any WallClock
     private let notifier: ChangeNotifier
     private let sweeper = ExpirySweeper()
+    private static let eventsSince = SQLiteStatement(
+        "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision, sub"
+    )
 
     /// Opens the store at `path`, creating the file, its directory and tables if needed.
     ///
@@ -115,10 +118,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
         let now = clock.now()
         return try readers.read { connection in
-            let current = try connection.first(
-                "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key = ?",
-                [.text(config.rawValue), .text(key.path)], SQLiteRows.item
-            )
+            let current = try connection.first(SQLiteRows.itemByKey, [.text(config.rawValue), .text(key.path)], SQLiteRows.item)
             guard let revision else {
                 if let current, !current.isExpired(at: now) { return current }
                 // Absent: tell a missing key from a missing config.
@@ -147,10 +147,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             var start: String? = folder.scanStart
             while let from = start, !folder.isDone {
                 start = nil
-                try connection.forEach(
-                    "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key",
-                    [.text(config.rawValue), .text(from), .text(query.prefix.upperBound)]
-                ) { row in
+                try connection.forEach(SQLiteRows.itemsInRange, [.text(config.rawValue), .text(from), .text(query.prefix.upperBound)]) { row in
                     let item = SQLiteRows.item(row)
                     guard !item.isExpired(at: now) else { return true }
                     if let jump = folder.offer(item) {
@@ -235,10 +232,9 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             case .prefix(let prefix): (prefix.path, prefix.upperBound)
             }
             var page = EventPage(limit: limit, maxBytes: maxBytes)
-            try connection.forEach(
-                "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision, sub",
-                [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high)]
-            ) { row in page.offer(SQLiteRows.event(row)) }
+            try connection.forEach(Self.eventsSince, [.text(config.rawValue), .integer(from.storageValue), .text(low), .text(high)]) { row in
+                page.offer(SQLiteRows.event(row))
+            }
             return page.batch(latest: info.revision, from: from)
         }
     }
@@ -287,8 +283,8 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             var transaction = try SQLiteTransaction(connection: connection, config: config, now: now)
             let before = try transaction.currentRevision()
             let result = try body(&transaction)
-            if try transaction.currentRevision() != before, let info = try Self.configInfo(config, connection) {
-                try transaction.pruneHistory(retention: info.settings.history)
+            if try transaction.currentRevision() != before {
+                try transaction.pruneHistory()
             }
             return result
         }
@@ -297,7 +293,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     }
 
     private static func configInfo(_ name: ConfigName, _ connection: SQLiteConnection) throws -> ConfigInfo? {
-        try connection.first("SELECT \(SQLiteRows.configColumns) FROM configs WHERE name = ?", [.text(name.rawValue)], SQLiteRows.config)
+        try connection.first(SQLiteRows.configByName, [.text(name.rawValue)], SQLiteRows.config)
     }
 
     private static func requireConfig(_ name: ConfigName, _ connection: SQLiteConnection) throws -> ConfigInfo {

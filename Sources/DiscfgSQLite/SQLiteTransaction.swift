@@ -9,78 +9,95 @@ struct SQLiteTransaction: ChangeTransaction {
     private var revision: Revision
     /// The position of the next change within ``revision`` (a transaction's changes share it).
     private var position: Int64 = 0
+    /// The config's settings as stored, decoded when history is pruned.
+    private let settings: String
+
+    private static let configState = SQLiteStatement("SELECT revision, settings FROM configs WHERE name = ?")
+    /// Whether any key of the config is due; most changes find none, and this costs one
+    /// step of the expiry index where the query of due keys also sorts them.
+    private static let anyDue = SQLiteStatement("SELECT 1 FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? LIMIT 1")
+    // Named, or the planner walks every key of the config instead of the expiry index.
+    private static let due = SQLiteStatement(
+        "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key"
+    )
+    private static let moveConfig = SQLiteStatement("UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?")
+    private static let putItem = SQLiteStatement(
+        "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    private static let deleteItem = SQLiteStatement("DELETE FROM kv WHERE config = ? AND key = ?")
+    private static let deleteTombstone = SQLiteStatement("DELETE FROM tombstones WHERE config = ? AND key = ?")
+    private static let putTombstone = SQLiteStatement("INSERT OR REPLACE INTO tombstones (config, key, revision, sub) VALUES (?, ?, ?, ?)")
+    private static let appendHistory = SQLiteStatement(
+        "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    )
+    private static let oldestHistory = SQLiteStatement("SELECT at FROM history WHERE config = ? ORDER BY revision LIMIT 1")
 
     /// Starts a change; throws `configNotFound` when the config does not exist.
     init(connection: SQLiteConnection, config: ConfigName, now: Date) throws {
         self.connection = connection
         self.config = config
         self.now = now
-        guard let revision = try connection.first("SELECT revision FROM configs WHERE name = ?", [.text(config.rawValue)], { Revision(UInt64(clamping: $0.integer(0))) }) else {
+        guard let (revision, settings) = try connection.first(Self.configState, [.text(config.rawValue)], { (Revision(UInt64(clamping: $0.integer(0))), $0.text(1)) }) else {
             throw DiscfgError.configNotFound(config)
         }
         self.revision = revision
+        self.settings = settings
     }
 
     func currentRevision() throws -> Revision { revision }
 
     func storedItem(_ key: Key) throws -> Item? {
-        try connection.first(
-            "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key = ?",
-            [.text(config.rawValue), .text(key.path)], SQLiteRows.item
-        )
+        try connection.first(SQLiteRows.itemByKey, [.text(config.rawValue), .text(key.path)], SQLiteRows.item)
     }
 
     func storedItems(in range: KeyRange) throws -> [Item] {
-        try connection.query(
-            "SELECT \(SQLiteRows.itemColumns) FROM kv WHERE config = ? AND key >= ? AND key < ? ORDER BY key",
-            [.text(config.rawValue), .text(range.lower), .text(range.scanUpper)], SQLiteRows.item
-        )
+        try connection.query(SQLiteRows.itemsInRange, [.text(config.rawValue), .text(range.lower), .text(range.scanUpper)], SQLiteRows.item)
     }
 
     func dueExpirations() throws -> [Item] {
-        try connection.query(
-            // Named, or the planner walks every key of the config instead of the expiry index.
-            "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key",
-            [.integer(now.milliseconds), .text(config.rawValue)], SQLiteRows.item
-        )
+        let arguments: [SQLiteValue] = [.integer(now.milliseconds), .text(config.rawValue)]
+        guard try connection.first(Self.anyDue, arguments, { _ in true }) == true else { return [] }
+        return try connection.query(Self.due, arguments, SQLiteRows.item)
     }
 
     mutating func record(_ event: Event) throws {
         position = event.revision == revision ? position + 1 : 0
         let name = SQLiteValue.text(config.rawValue)
         let key = SQLiteValue.text(event.key.path)
-        // Read before the key's row or tombstone moves on to this event.
+        // Read before the key's row or tombstone moves on to this event. Every change
+        // records over the item it read (`prevItem`), whose revision names the key's
+        // newest event.
         let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
-        let head = try chain.head(event.key.path)
-        let links = try chain.links(after: head?.position)
+        let newest = try chain.newest(event.key.path, stored: event.prevItem)
+        let links = try chain.links(after: newest.event)
         try connection.run(
-            "UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?",
+            Self.moveConfig,
             [.integer(event.revision.storageValue), .integer(now.milliseconds), .integer(Int64(event.keyCountChange)), name]
         )
         if let item = event.item {
             try connection.run(
-                "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                Self.putItem,
                 [
                     name, key, .blob(item.value), .optional(item.contentType), .integer(Int64(clamping: item.version)),
                     .integer(item.createRevision.storageValue), .integer(item.modRevision.storageValue),
                     .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds), .integer(position),
                 ]
             )
-            if head?.deleted == true {
-                try connection.run("DELETE FROM tombstones WHERE config = ? AND key = ?", [name, key])
+            if newest.deleted {
+                try connection.run(Self.deleteTombstone, [name, key])
             }
         } else {
-            try connection.run("DELETE FROM kv WHERE config = ? AND key = ?", [name, key])
-            try connection.run(
-                "INSERT OR REPLACE INTO tombstones (config, key, revision, sub) VALUES (?, ?, ?, ?)",
-                [name, key, .integer(event.revision.storageValue), .integer(position)]
-            )
+            try connection.run(Self.deleteItem, [name, key])
+            try connection.run(Self.putTombstone, [name, key, .integer(event.revision.storageValue), .integer(position)])
         }
-        try connection.run(
-            "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [.integer(position)] + SQLiteRows.eventArguments(config, event) + links.arguments
-        )
+        try connection.run(Self.appendHistory, [.integer(position)] + SQLiteRows.eventArguments(config, event) + links.arguments)
         revision = event.revision
+    }
+
+    /// Drops history the config's retention no longer keeps (its settings as this change
+    /// found them), and records how far.
+    func pruneHistory() throws {
+        try pruneHistory(retention: SQLiteRows.settings(settings).history)
     }
 
     /// Drops history the config's retention no longer keeps, and records how far.
@@ -89,7 +106,7 @@ struct SQLiteTransaction: ChangeTransaction {
         var dropThrough = retention.lastDroppable(revision: revision)
         if dropThrough == nil, let cutoff = retention.cutoff(now: now) {
             // History is in time order, so the oldest row tells whether there is work.
-            let oldest = try connection.first("SELECT at FROM history WHERE config = ? ORDER BY revision LIMIT 1", [name]) { $0.integer(0) }
+            let oldest = try connection.first(Self.oldestHistory, [name]) { $0.integer(0) }
             if let oldest, oldest < cutoff.milliseconds {
                 dropThrough = try connection.first(
                     "SELECT max(revision) FROM history WHERE config = ? AND at < ?", [name, .integer(cutoff.milliseconds)]

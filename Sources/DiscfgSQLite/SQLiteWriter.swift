@@ -20,6 +20,11 @@ final class SQLiteWriter: Sendable {
         let fail: @Sendable (any Error) -> Void
     }
 
+    private static let begin = SQLiteStatement("BEGIN IMMEDIATE")
+    private static let commit = SQLiteStatement("COMMIT")
+    private static let savepoint = SQLiteStatement("SAVEPOINT change")
+    private static let release = SQLiteStatement("RELEASE change")
+
     private struct Queue {
         var jobs: [Job] = []
         var draining = false
@@ -55,9 +60,9 @@ final class SQLiteWriter: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let job = Job(run: { connection in
                 do {
-                    try connection.run("SAVEPOINT change")
+                    try connection.run(Self.savepoint)
                     let value = try body(connection)
-                    try connection.run("RELEASE change")
+                    try connection.run(Self.release)
                     return { commitError in
                         if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
                     }
@@ -107,7 +112,7 @@ final class SQLiteWriter: Sendable {
     private func commitGroup(_ jobs: ArraySlice<Job>) -> ArraySlice<Job> {
         let connection = box.connection
         do {
-            try connection.run("BEGIN IMMEDIATE")
+            try connection.run(Self.begin)
         } catch {
             for job in jobs { job.fail(error) }
             return []
@@ -126,7 +131,7 @@ final class SQLiteWriter: Sendable {
             commitError = Self.groupLost(connection.path)
         } else {
             do {
-                try connection.run("COMMIT")
+                try connection.run(Self.commit)
                 stats.withLock { $0.record(changes: completions.count) }
                 checkpointer.committed(changes: completions.count)
             } catch {
