@@ -34,21 +34,6 @@ struct SQLiteKeyChain {
         /// The links of a chain's first event.
         static let first = Links(seq: 1, prev: nil, jump: nil, jumpSeq: 1)
 
-        init(seq: Int64, prev: HistoryPosition?, jump: HistoryPosition?, jumpSeq: Int64) {
-            self.seq = seq
-            self.prev = prev
-            self.jump = jump
-            self.jumpSeq = jumpSeq
-        }
-
-        /// The links in `row`, whose columns from `first` on are ``SQLiteKeyChain/columns``.
-        init(_ row: SQLiteRow, from first: Int32) {
-            seq = row.optionalInteger(first) ?? 1
-            prev = SQLiteKeyChain.position(row, revision: first + 1, sub: first + 2)
-            jump = SQLiteKeyChain.position(row, revision: first + 3, sub: first + 4)
-            jumpSeq = row.optionalInteger(first + 5) ?? seq
-        }
-
         /// The bound values for ``SQLiteKeyChain/columns``.
         var arguments: [SQLiteValue] {
             [
@@ -144,14 +129,14 @@ struct SQLiteKeyChain {
     }
 
     /// The oldest retained event on `key` with a revision above `revision`, and its links.
-    private func oldest(on key: String, after revision: Int64) throws -> (position: HistoryPosition, links: Links)? {
+    private func oldest(on key: String, after revision: Int64) throws -> LinkedEvent? {
         guard let newest = try head(key), newest.revision > revision, let found = try links(at: newest) else { return nil }
-        var current = (position: newest, links: found)
+        var current = LinkedEvent(position: newest, links: found)
         while true {
             if let jump = current.links.jump, jump.revision > revision, let found = try links(at: jump) {
-                current = (jump, found)
+                current = LinkedEvent(position: jump, links: found)
             } else if let prev = current.links.prev, prev.revision > revision, let found = try links(at: prev) {
-                current = (prev, found)
+                current = LinkedEvent(position: prev, links: found)
             } else {
                 return current
             }
@@ -225,5 +210,15 @@ struct SQLiteKeyChain {
                 )
             }
         }
+    }
+}
+
+extension SQLiteKeyChain.Links {
+    /// The links in `row`, whose columns from `first` on are ``SQLiteKeyChain/columns``.
+    init(_ row: SQLiteRow, from first: Int32) {
+        seq = row.optionalInteger(first) ?? 1
+        prev = SQLiteKeyChain.position(row, revision: first + 1, sub: first + 2)
+        jump = SQLiteKeyChain.position(row, revision: first + 3, sub: first + 4)
+        jumpSeq = row.optionalInteger(first + 5) ?? seq
     }
 }

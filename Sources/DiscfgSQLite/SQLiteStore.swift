@@ -100,7 +100,8 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
                 "UPDATE configs SET settings = ?, modified_at = ? WHERE name = ?",
                 [.text(settingsJSON), .integer(now.milliseconds), .text(name.rawValue)]
             )
-            try SQLiteTransaction(connection: connection, config: name, now: now).pruneHistory(retention: info.settings.history)
+            // Started after the settings changed, so it prunes by the new ones.
+            try SQLiteTransaction(connection: connection, config: name, now: now).pruneHistory()
             return try Self.configInfo(name, connection) ?? info
         }
         notifier.notify(name)

@@ -97,11 +97,7 @@ struct SQLiteTransaction: ChangeTransaction {
     /// Drops history the config's retention no longer keeps (its settings as this change
     /// found them), and records how far.
     func pruneHistory() throws {
-        try pruneHistory(retention: SQLiteRows.settings(settings).history)
-    }
-
-    /// Drops history the config's retention no longer keeps, and records how far.
-    func pruneHistory(retention: HistoryRetention) throws {
+        let retention = try SQLiteRows.settings(settings).history
         let name = SQLiteValue.text(config.rawValue)
         var dropThrough = retention.lastDroppable(revision: revision)
         if dropThrough == nil, let cutoff = retention.cutoff(now: now) {
