@@ -81,9 +81,13 @@ final class SQLiteConnection {
     private var slots: [OpaquePointer?] = []
     let path: String
 
+    /// Set once, before the process's first connection opens.
+    private static let processSettings: Void = { _ = discfg_sqlite3_skip_memory_counts() }()
+
     /// Opens (and for the writer, creates) the database file.
     init(path: String, create: Bool) throws {
         self.path = path
+        Self.processSettings
         var handle: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
