@@ -1,5 +1,6 @@
 import DiscfgCore
 import Foundation
+import Synchronization
 
 /// A change to one config inside the writer's transaction.
 struct SQLiteTransaction: ChangeTransaction {
@@ -96,14 +97,16 @@ struct SQLiteTransaction: ChangeTransaction {
 
     /// Drops history the config's retention no longer keeps (its settings as this change
     /// found them), and records how far.
-    func pruneHistory() throws {
+    func pruneHistory(_ oldestRows: OldestHistoryRows) throws {
         let retention = try SQLiteRows.settings(settings).history
         let name = SQLiteValue.text(config.rawValue)
         var dropThrough = retention.lastDroppable(revision: revision)
         if dropThrough == nil, let cutoff = retention.cutoff(now: now) {
             // History is in time order, so the oldest row tells whether there is work.
-            let oldest = try connection.first(Self.oldestHistory, [name]) { $0.integer(0) }
-            if let oldest, oldest < cutoff.milliseconds {
+            let due = try oldestRows.mayBeBefore(cutoff.milliseconds, in: config.rawValue, now: now.milliseconds) {
+                try connection.first(Self.oldestHistory, [name]) { $0.integer(0) }
+            }
+            if due {
                 dropThrough = try connection.first(
                     "SELECT max(revision) FROM history WHERE config = ? AND at < ?", [name, .integer(cutoff.milliseconds)]
                 ) { $0.optionalInteger(0).map { Revision(UInt64(clamping: $0)) } } ?? nil
@@ -124,5 +127,43 @@ struct SQLiteTransaction: ChangeTransaction {
     static func dropHistory(_ connection: SQLiteConnection, config: SQLiteValue, through revision: Revision) throws {
         try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [config, .integer(revision.storageValue)])
         try connection.run("DELETE FROM tombstones WHERE config = ? AND revision <= ?", [config, .integer(revision.storageValue)])
+    }
+}
+
+/// What the writer last read of each config's oldest history row, so that a change under
+/// a retention of days reads that row only when it may have aged out, not on every
+/// change. Errs only towards reading: a change's own row can only be newer (or, with a
+/// clock set back, it is counted), pruning only makes the oldest row newer, and an
+/// answer is read again after ``recheckMilliseconds`` whatever happened (another
+/// process's writes, a group undone).
+final class OldestHistoryRows: Sendable {
+    static let recheckMilliseconds: Int64 = 60_000
+
+    private struct Oldest {
+        /// When the oldest row was written, at most.
+        var at: Int64
+        /// When that was read.
+        var read: Int64
+    }
+
+    private let oldest = Mutex<[String: Oldest]>([:])
+
+    /// Whether `config`'s oldest history row may be older than `cutoff`, at `now`;
+    /// `readOldest` reads that row's time when what is known does not settle it.
+    func mayBeBefore(_ cutoff: Int64, in config: String, now: Int64, readOldest: () throws -> Int64?) throws -> Bool {
+        try oldest.withLock { oldest in
+            if var known = oldest[config], now >= known.read, now - known.read < Self.recheckMilliseconds {
+                // The change just made wrote a row at `now`.
+                known.at = min(known.at, now)
+                oldest[config] = known
+                if known.at >= cutoff { return false }
+            }
+            guard let at = try readOldest() else {
+                oldest[config] = nil
+                return false
+            }
+            oldest[config] = Oldest(at: at, read: now)
+            return at < cutoff
+        }
     }
 }
