@@ -68,6 +68,9 @@ final class SQLiteStatement: SQLiteSQL, Sendable {
     func prepared(on connection: SQLiteConnection) throws -> OpaquePointer {
         try connection.cachedStatement(self)
     }
+
+    /// Ends the connection's transaction, the writer's group or a reader's snapshot.
+    static let commit = SQLiteStatement("COMMIT")
 }
 
 /// One connection to a SQLite file, with its prepared statements cached.

@@ -11,7 +11,6 @@ final class SQLiteReaderPool: Sendable {
     private let idle = Mutex<[ConnectionBox]>([])
     private let maxIdle = 8
     private static let begin = SQLiteStatement("BEGIN")
-    private static let commit = SQLiteStatement("COMMIT")
 
     init(path: String) {
         self.path = path
@@ -23,7 +22,7 @@ final class SQLiteReaderPool: Sendable {
         let connection = box.connection
         try connection.run(Self.begin)
         defer {
-            _ = try? connection.run(Self.commit)
+            _ = try? connection.run(SQLiteStatement.commit)
             idle.withLock { if $0.count < maxIdle { $0.append(box) } }
         }
         return try body(connection)

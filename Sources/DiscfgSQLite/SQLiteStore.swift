@@ -21,7 +21,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     private let clock: any WallClock
     private let notifier: ChangeNotifier
     private let sweeper = ExpirySweeper()
-    private let oldestHistory = OldestHistoryRows()
+    private let oldestRows = OldestHistoryRows()
     private static let eventsSince = SQLiteStatement(
         "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision, sub"
     )
@@ -87,12 +87,13 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
                 throw DiscfgError.configNotFound(try ConfigName(name.text))
             }
         }
+        oldestRows.forget(name.rawValue)
         notifier.deleted(name)
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
         let now = clock.now()
-        let info = try await writer.write { [oldestHistory] connection in
+        let info = try await writer.write { [oldestRows] connection in
             guard var info = try Self.configInfo(name, connection) else { throw DiscfgError.configNotFound(name) }
             info.settings = patch.applied(to: info.settings)
             info.modifiedAt = now
@@ -102,7 +103,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
                 [.text(settingsJSON), .integer(now.milliseconds), .text(name.rawValue)]
             )
             // Started after the settings changed, so it prunes by the new ones.
-            try SQLiteTransaction(connection: connection, config: name, now: now).pruneHistory(oldestHistory)
+            try SQLiteTransaction(connection: connection, config: name, now: now).pruneHistory(oldestRows)
             return try Self.configInfo(name, connection) ?? info
         }
         notifier.notify(name)
@@ -281,12 +282,12 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     /// Runs one change in the writer's next group, prunes history, and wakes watchers.
     private func change<T: Sendable>(_ config: ConfigName, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T) async throws -> T {
         let now = clock.now()
-        let result = try await writer.write { [oldestHistory] connection in
+        let result = try await writer.write { [oldestRows] connection in
             var transaction = try SQLiteTransaction(connection: connection, config: config, now: now)
             let before = try transaction.currentRevision()
             let result = try body(&transaction)
             if try transaction.currentRevision() != before {
-                try transaction.pruneHistory(oldestHistory)
+                try transaction.pruneHistory(oldestRows)
             }
             return result
         }

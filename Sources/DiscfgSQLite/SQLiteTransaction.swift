@@ -153,7 +153,8 @@ final class OldestHistoryRows: Sendable {
     func mayBeBefore(_ cutoff: Int64, in config: String, now: Int64, readOldest: () throws -> Int64?) throws -> Bool {
         try oldest.withLock { oldest in
             if var known = oldest[config], now >= known.read, now - known.read < Self.recheckMilliseconds {
-                // The change just made wrote a row at `now`.
+                // A change made just before wrote its row at `now`; counting it keeps `at`
+                // a bound on the oldest row (a settings update wrote none, and errs towards reading).
                 known.at = min(known.at, now)
                 oldest[config] = known
                 if known.at >= cutoff { return false }
@@ -165,5 +166,10 @@ final class OldestHistoryRows: Sendable {
             oldest[config] = Oldest(at: at, read: now)
             return at < cutoff
         }
+    }
+
+    /// Forgets a deleted config, so names no longer in use are not kept.
+    func forget(_ config: String) {
+        _ = oldest.withLock { $0.removeValue(forKey: config) }
     }
 }

@@ -21,7 +21,6 @@ final class SQLiteWriter: Sendable {
     }
 
     private static let begin = SQLiteStatement("BEGIN IMMEDIATE")
-    private static let commit = SQLiteStatement("COMMIT")
     private static let savepoint = SQLiteStatement("SAVEPOINT change")
     private static let release = SQLiteStatement("RELEASE change")
 
@@ -131,7 +130,7 @@ final class SQLiteWriter: Sendable {
             commitError = Self.groupLost(connection.path)
         } else {
             do {
-                try connection.run(Self.commit)
+                try connection.run(SQLiteStatement.commit)
                 stats.withLock { $0.record(changes: completions.count) }
                 checkpointer.committed(changes: completions.count)
             } catch {

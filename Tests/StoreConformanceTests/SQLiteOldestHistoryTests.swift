@@ -52,6 +52,14 @@ struct SQLiteOldestHistoryTests {
         #expect(try ask(rows, cutoff: 3_500, now: 4_000, stored: 3_000) == (true, true))
     }
 
+    @Test("a deleted config's row is forgotten: a config made again under its name is read")
+    func forgetsDeletedConfigs() throws {
+        let rows = OldestHistoryRows()
+        #expect(try ask(rows, cutoff: 0, now: 1_000, stored: 500) == (false, true))
+        rows.forget("app")
+        #expect(try ask(rows, cutoff: 400, now: 2_000, stored: 1_500) == (false, true))
+    }
+
     @Test("a config with no history has nothing to prune, and is read again next time")
     func noHistory() throws {
         let rows = OldestHistoryRows()
