@@ -45,7 +45,7 @@ struct EtcdCompatibilityTests {
         var environment: [String: String] { ChildProcess.environment(["ETCDCTL_API": "3", "HOME": home]) }
 
         func arguments(_ arguments: [String]) -> [String] {
-            ["--endpoints=127.0.0.1:\(port)", "--command-timeout=30s", "--dial-timeout=20s"] + arguments.map(translate)
+            ["--endpoints=127.0.0.1:\(port)", "--command-timeout=60s", "--dial-timeout=20s"] + arguments.map(translate)
         }
 
         /// Runs `etcdctl arguments…` to completion.
@@ -144,7 +144,7 @@ struct EtcdCompatibilityTests {
             let process: ChildProcess
             do {
                 if backing == .dynamodb {
-                    let moto = try await SharedMotoServer.shared.server()
+                    let moto = try await SharedMotoServer.etcd.server()
                     cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
                     cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
                     cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"

@@ -3,6 +3,13 @@ import DiscfgTestSupport
 import Foundation
 import Testing
 
+extension SharedMotoServer {
+    /// The etcd suites' moto, apart from the one the other suites share: each etcdctl call
+    /// has a deadline, and behind every other suite's calls on one moto answering in turn,
+    /// a read at a past revision waited past 20 s in a parallel run.
+    static let etcd = SharedMotoServer()
+}
+
 /// `discfg serve --etcd` with Debian's `etcdctl` (v3 API) as the client, on the embedded
 /// store and on DynamoDB (moto). etcdctl is installed by `scripts/setup`; a machine
 /// without it fails these tests, it does not skip them.
@@ -23,18 +30,18 @@ struct EtcdctlTests {
         /// Runs `etcdctl arguments…` and returns its output; `stdin` for `txn -i`.
         func etcdctl(_ arguments: String..., stdin: String? = nil) async throws -> ChildProcess.Output {
             try await ChildProcess.run(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=20s"] + arguments,
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s"] + arguments,
                 environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
-                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(60)
+                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(120)
             )
         }
 
         /// etcdctl's standard output, expecting success.
         func ok(_ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
             let output = try await ChildProcess.run(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=20s"] + arguments,
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s"] + arguments,
                 environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
-                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(60)
+                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(120)
             )
             #expect(output.termination == .exited(0), "etcdctl \(arguments.joined(separator: " ")): \(output.stderr)", sourceLocation: sourceLocation)
             return output.stdout
@@ -43,8 +50,8 @@ struct EtcdctlTests {
         /// etcdctl's JSON output, decoded.
         func json(_ arguments: String...) async throws -> [String: Any] {
             let output = try await ChildProcess.run(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=20s", "-w", "json"] + arguments,
-                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]), timeout: .seconds(60)
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s", "-w", "json"] + arguments,
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]), timeout: .seconds(120)
             )
             #expect(output.termination == .exited(0), "etcdctl -w json \(arguments.joined(separator: " ")): \(output.stderr)")
             return try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] ?? [:]
@@ -65,7 +72,7 @@ struct EtcdctlTests {
         var cli = try CLIRunner()
         var store = "sqlite://\(cli.directory.path)/store.db"
         if backing == .dynamodb {
-            let moto = try await SharedMotoServer.shared.server()
+            let moto = try await SharedMotoServer.etcd.server()
             cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
             cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
             cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
