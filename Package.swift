@@ -44,9 +44,10 @@ let package = Package(
             swiftSettings: strict
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "CSQLiteLog", dependencies: ["CSQLite"]),
         .target(
             name: "DiscfgSQLite",
-            dependencies: ["DiscfgCore", "CSQLite"],
+            dependencies: ["DiscfgCore", "CSQLite", "CSQLiteLog"],
             swiftSettings: strict
         ),
         .target(
@@ -235,7 +236,7 @@ let package = Package(
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient", "CSQLite",
+                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient", "CSQLite", "CSQLiteLog",
             ],
             swiftSettings: strict
         ),

@@ -142,7 +142,7 @@ public final class APIMetrics: Sendable {
     static func render(_ commits: GroupCommitStatistics) -> String {
         var out = counter("discfg_store_commits_total", "Group commits of the store.", commits.commits)
         out += counter("discfg_store_commit_changes_total", "Changes made durable by the group commits.", commits.changes)
-        out += counter("discfg_store_syncs_total", "Syncs of the store's log, each making the commits before it durable.", commits.syncs)
+        out += counter("discfg_store_syncs_total", "Syncs of the store's log: one per commit, made before it is visible.", commits.syncs)
         var total: UInt64 = 0
         let cumulative = commits.batches.map { count in
             total += count

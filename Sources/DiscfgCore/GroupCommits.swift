@@ -1,6 +1,5 @@
 /// How a store's writes reach the disk: each group commit holds every change that arrived
-/// while the one before it ran, and each sync of the log makes every commit before it
-/// durable.
+/// while the one before it ran, and is durable once its sync of the log returned.
 public struct GroupCommitStatistics: Sendable, Equatable {
     /// Upper bounds of the batch-size buckets, in changes per commit.
     public static let bounds: [Int] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]
@@ -9,7 +8,8 @@ public struct GroupCommitStatistics: Sendable, Equatable {
     public var commits: UInt64 = 0
     /// Changes committed, over all commits.
     public var changes: UInt64 = 0
-    /// Syncs of the log that made commits durable; a sync may cover several commits.
+    /// Syncs of the log: one for each commit, made before the commit is visible, and one
+    /// for the header of a log that starts over.
     public var syncs: UInt64 = 0
     /// Commits per batch-size bucket: the first whose bound holds the commit's change
     /// count, the last for bigger ones.

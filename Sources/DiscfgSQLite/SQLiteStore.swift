@@ -47,15 +47,16 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         guard mode == "wal" else {
             throw DiscfgError(.unavailable, "SQLite store \(path) cannot use write-ahead logging (journal mode \(mode ?? "unknown"))", field: "store")
         }
-        // The writer's commits write the log without waiting for the disk; SQLiteLogSyncer
-        // syncs it before any caller is told, so acknowledged changes are durable.
-        try connection.execute("PRAGMA synchronous = NORMAL")
+        // Each commit syncs the log before it is visible or anyone is told, so every
+        // acknowledged change is durable; its pages reach the kernel in one write.
+        try connection.execute("PRAGMA synchronous = FULL")
+        connection.gatherLogWrites()
         // Checkpoints run beside the commits (SQLiteCheckpointer), not inside one; a log
         // that grew while readers held it back is trimmed back once it starts over.
         try connection.execute("PRAGMA wal_autocheckpoint = 0")
         try connection.execute("PRAGMA journal_size_limit = \(16 * 1024 * 1024)")
         try SQLiteSchema.migrate(connection)
-        writer = SQLiteWriter(connection: connection, checkpointer: SQLiteCheckpointer(path: path), syncer: SQLiteLogSyncer(databasePath: path))
+        writer = SQLiteWriter(connection: connection, checkpointer: SQLiteCheckpointer(path: path))
         let readers = SQLiteReaderPool(path: path)
         self.readers = readers
         let watcher = DataVersionWatcher(path: path)

@@ -4,11 +4,12 @@ import Synchronization
 
 /// The one writer of a SQLite store: a dedicated thread that commits changes in groups.
 ///
-/// Changes that arrive while a commit or the sync after it is in progress wait, then go
-/// into the next transaction together, each inside its own savepoint so a failed
-/// condition undoes only that change. One fsync of the log (``SQLiteLogSyncer``), on
-/// this same thread right after the commit, then makes the whole group durable (group
-/// commit); no caller hears back before its change is on disk. Blocking SQLite calls
+/// Changes that arrive while a commit is in progress wait, then go into the next
+/// transaction together, each inside its own savepoint so a failed condition undoes only
+/// that change. The commit syncs the log (`synchronous=FULL`) before the group becomes
+/// visible to readers, so one fsync makes the whole group durable (group commit) and no
+/// caller hears back, and no reader sees a change, before it is on disk. The connection
+/// gathers the commit's log pages into one write (CSQLiteLog). Blocking SQLite calls
 /// stay off Swift's cooperative threads.
 final class SQLiteWriter: Sendable {
     /// A change waiting for the next group, and how to tell its caller the outcome.
@@ -30,26 +31,19 @@ final class SQLiteWriter: Sendable {
     }
 
     /// The commits and syncs made so far.
-    var statistics: GroupCommitStatistics {
-        var statistics = stats.withLock { $0 }
-        statistics.syncs = syncer.syncs
-        return statistics
-    }
+    var statistics: GroupCommitStatistics { stats.withLock { $0 } }
     private let stats = Mutex(GroupCommitStatistics())
 
     private let thread = DispatchQueue(label: "discfg.sqlite.writer", qos: .userInitiated)
     private let box: ConnectionBox
     private let queue = Mutex(Queue())
     private let checkpointer: SQLiteCheckpointer
-    private let syncer: SQLiteLogSyncer
 
     /// The writer of `connection`, whose automatic checkpoints must be off
-    /// (`checkpointer` makes them, off the commit path) and whose commits do not wait
-    /// for the disk (`syncer` syncs the log before any caller is told).
-    init(connection: SQLiteConnection, checkpointer: SQLiteCheckpointer, syncer: SQLiteLogSyncer) {
+    /// (`checkpointer` makes them, off the commit path) and whose commits sync the log.
+    init(connection: SQLiteConnection, checkpointer: SQLiteCheckpointer) {
         box = ConnectionBox(connection)
         self.checkpointer = checkpointer
-        self.syncer = syncer
     }
 
     /// Runs `body` in a write transaction and returns its result once it is committed.
@@ -84,8 +78,8 @@ final class SQLiteWriter: Sendable {
 
     private func drain() {
         while true {
-            // One commit per sync of the log: while a commit and its sync run, changes
-            // gather and go into the next group together (they could not be
+            // One commit, and one sync of the log, per group: while a commit runs,
+            // changes gather and go into the next group together (they could not be
             // acknowledged before the next sync anyway), so a group holds everything
             // that arrived during one cycle and the log is written once for it.
             let jobs = queue.withLock { queue in
@@ -131,16 +125,16 @@ final class SQLiteWriter: Sendable {
         } else {
             do {
                 try connection.run(SQLiteStatement.commit)
-                stats.withLock { $0.record(changes: completions.count) }
+                let syncs = connection.logCalls.syncs
+                stats.withLock {
+                    $0.record(changes: completions.count)
+                    $0.syncs = syncs
+                }
                 checkpointer.committed(changes: completions.count)
             } catch {
                 commitError = error
                 _ = try? connection.run("ROLLBACK")
             }
-        }
-        if commitError == nil {
-            // Told once the log is on disk.
-            commitError = syncer.sync()
         }
         for complete in completions { complete(commitError) }
         return notRun
