@@ -111,7 +111,7 @@ public struct EtcdServer: Service {
     /// megabyte of request data in flight per stream, headers up to 16 KiB.
     private static let settings = [
         HTTP2Setting(parameter: .maxConcurrentStreams, value: 256),
-        HTTP2Setting(parameter: .initialWindowSize, value: 1 << 20),
+        HTTP2Setting(parameter: .initialWindowSize, value: GRPCConnection.windowBytes),
         HTTP2Setting(parameter: .maxHeaderListSize, value: 16 << 10),
     ]
 

@@ -104,6 +104,11 @@ final class GRPCConnection: ChannelInboundHandler {
 
     /// The largest request message taken (etcd's default request limit is 1.5 MiB).
     static let maxMessageBytes = 4 << 20
+    /// Each stream's flow-control window (the server's initial window size setting), and
+    /// the connection's once widened.
+    static let windowBytes = 1 << 20
+    /// Every HTTP/2 window's size before any WINDOW_UPDATE (RFC 9113, 6.9.2).
+    static let defaultWindowBytes = 65_535
     /// The most bytes of requests one connection holds before its methods took them:
     /// four whole messages of the largest size.
     static let maxConnectionRequestBytes = 4 * maxMessageBytes
@@ -115,6 +120,10 @@ final class GRPCConnection: ChannelInboundHandler {
     /// How long a new connection may take to send its first frame.
     private let handshakeTimeout: TimeAmount
     private var handshake: Scheduled<Void>?
+    /// Bytes of request data read since the connection's window was last given back.
+    private var connectionBytesRead = 0
+    /// Whether the connection's window was widened to ``windowBytes``.
+    private var connectionWindowWidened = false
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var context: ChannelHandlerContext?
     /// Where this connection's requests run: its own event loop.
@@ -168,10 +177,8 @@ final class GRPCConnection: ChannelInboundHandler {
         case .data(let payload):
             guard case .byteBuffer(var bytes) = payload.data else { return }
             let count = bytes.readableBytes
-            if count > 0 {
-                // Whatever happens to the stream, the connection's window gets the bytes back.
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: count))), promise: nil)
-            }
+            // Whatever happens to the stream, the connection's window gets the bytes back.
+            returnToConnectionWindow(count, context: context)
             guard let stream = streams[frame.streamID] else { return }
             if count > 0, !payload.endStream {
                 context.write(wrapOutboundOut(HTTP2Frame(streamID: stream.id, payload: .windowUpdate(windowSizeIncrement: count))), promise: nil)
@@ -192,6 +199,23 @@ final class GRPCConnection: ChannelInboundHandler {
         default:
             break
         }
+    }
+
+    /// Gives the client back `count` bytes of the connection's window, in batches: the
+    /// first grant widens the window from HTTP/2's 65,535 bytes to
+    /// ``windowBytes``, and later ones go out once half of it was read. One
+    /// WINDOW_UPDATE per request would be a frame, and often a packet, the client must
+    /// read for every message it sent; here small requests cost none, and the window
+    /// the client sees never falls below half (every byte is read as soon as it comes).
+    private func returnToConnectionWindow(_ count: Int, context: ChannelHandlerContext) {
+        guard count > 0 else { return }
+        connectionBytesRead += count
+        let widen = connectionWindowWidened ? 0 : Self.windowBytes - Self.defaultWindowBytes
+        guard widen > 0 || connectionBytesRead >= Self.windowBytes / 2 else { return }
+        connectionWindowWidened = true
+        let increment = connectionBytesRead + widen
+        connectionBytesRead = 0
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -132,6 +132,44 @@ def unfinished_messages(port, streams, declared, sent):
     return ids, ended
 
 
+def connection_window(port, requests):
+    """Sends `requests` small Puts on one connection, each answered before the next.
+    Returns the increments of the connection-level WINDOW_UPDATEs the server sent, the
+    request data bytes sent, and the connection window the client has left."""
+    sock = connect(port)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    increments = []
+    answered = set()
+    sent = 0
+
+    def pump():
+        sock.settimeout(10)
+        data = sock.recv(1 << 20)
+        if not data:
+            raise ConnectionError("the server closed the connection")
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.WindowUpdated) and event.stream_id == 0:
+                increments.append(event.delta)
+            if isinstance(event, h2.events.StreamEnded):
+                answered.add(event.stream_id)
+        sock.sendall(conn.data_to_send())
+
+    for index in range(requests):
+        stream = conn.get_next_available_stream_id()
+        message = rpc.PutRequest(key=b"window/%d" % index, value=b"v" * 32).SerializeToString()
+        conn.send_headers(stream, [(name.decode(), value.decode()) for name, value in request_fields(b"/etcdserverpb.KV/Put")])
+        conn.send_data(stream, b"\x00" + struct.pack(">I", len(message)) + message, end_stream=True)
+        sent += 5 + len(message)
+        sock.sendall(conn.data_to_send())
+        while stream not in answered:
+            pump()
+    window = conn.outbound_flow_control_window
+    sock.close()
+    return increments, sent, window
+
+
 def main(port):
     # A client that says nothing holds a connection open while the rest go on.
     silent = connect(port)
@@ -212,6 +250,13 @@ def main(port):
             break
     responses.cancel()
     check("twenty 1 MiB keep-alives in turn on one stream are each answered", got == 20, repr(got))
+
+    # The connection's window is widened to 1 MiB by the first grant, then given back
+    # once half of it was read: small requests cost the client no WINDOW_UPDATE each.
+    increments, sent, window = connection_window(port, 200)
+    check("200 small requests on one connection: one connection WINDOW_UPDATE, widening the window to 1 MiB",
+          len(increments) == 1 and window == 65535 + increments[0] - sent and window > (1 << 20) - sent,
+          repr((increments, sent, window)))
 
     put = channel.unary_unary("/etcdserverpb.KV/Put")
     put(rpc.PutRequest(key=b"after", value=b"abuse").SerializeToString(), timeout=20)
