@@ -7,6 +7,9 @@ public final class MemoryStore: ConfigStore {
     struct ConfigState {
         var info: ConfigInfo
         var items: [Key: Item] = [:]
+        /// The keys of `items` that have an expiry time, so a change looks for due keys
+        /// among those alone.
+        var expiring: Set<Key> = []
         /// Oldest first.
         var history: [Event] = []
     }
@@ -189,15 +192,25 @@ public final class MemoryStore: ConfigStore {
     private func change<T>(_ name: ConfigName, _ body: (inout MemoryTransaction) throws -> T) throws -> T {
         let now = clock.now()
         let result: T = try withConfig(name) { config in
-            var transaction = MemoryTransaction(base: config, now: now)
-            let result = try body(&transaction)
-            guard !transaction.recorded.isEmpty else { return result }
-            for event in transaction.recorded {
+            // The transaction's copy of the config is gone before the config changes, so
+            // its items and history change in place rather than being copied whole.
+            let (result, recorded, revision) = try { () throws -> (T, [Event], Revision) in
+                var transaction = MemoryTransaction(base: config, now: now)
+                let result = try body(&transaction)
+                return (result, transaction.recorded, transaction.revision)
+            }()
+            guard !recorded.isEmpty else { return result }
+            for event in recorded {
                 config.items[event.key] = event.item
+                if event.item?.expiresAt != nil {
+                    config.expiring.insert(event.key)
+                } else {
+                    config.expiring.remove(event.key)
+                }
                 config.history.append(event)
                 config.info.keyCount = config.info.keyCount.map { $0 + event.keyCountChange }
             }
-            config.info.revision = transaction.revision
+            config.info.revision = revision
             config.info.modifiedAt = now
             Self.prune(&config, now: now)
             return result
@@ -222,7 +235,8 @@ public final class MemoryStore: ConfigStore {
         var dropThrough: Revision?
         if let last = retention.lastDroppable(revision: config.info.revision) {
             dropThrough = last
-        } else if let cutoff = retention.cutoff(now: now) {
+        } else if let cutoff = retention.cutoff(now: now), let oldest = config.history.first, oldest.at < cutoff {
+            // History is in time order, so the oldest event tells whether there is work.
             dropThrough = config.history.last(where: { $0.at < cutoff })?.revision
         }
         guard let dropThrough, dropThrough > config.info.compactedRevision else { return }
@@ -265,7 +279,12 @@ struct MemoryTransaction: ChangeTransaction {
     }
 
     func dueExpirations() throws -> [Item] {
-        allItems().filter { $0.isExpired(at: now) }
+        var due: [Item] = []
+        for key in base.expiring where overlay[key] == nil {
+            if let item = base.items[key], item.isExpired(at: now) { due.append(item) }
+        }
+        for case let item? in overlay.values where item.isExpired(at: now) { due.append(item) }
+        return due.sorted { $0.key < $1.key }
     }
 
     mutating func record(_ event: Event) throws {
