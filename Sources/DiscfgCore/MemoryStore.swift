@@ -194,11 +194,12 @@ public final class MemoryStore: ConfigStore {
         let result: T = try withConfig(name) { config in
             // The transaction's copy of the config is gone before the config changes, so
             // its items and history change in place rather than being copied whole.
-            let (result, recorded, revision) = try { () throws -> (T, [Event], Revision) in
+            let result: T, recorded: [Event], revision: Revision
+            do {
                 var transaction = MemoryTransaction(base: config, now: now)
-                let result = try body(&transaction)
-                return (result, transaction.recorded, transaction.revision)
-            }()
+                result = try body(&transaction)
+                (recorded, revision) = (transaction.recorded, transaction.revision)
+            }
             guard !recorded.isEmpty else { return result }
             for event in recorded {
                 config.items[event.key] = event.item

@@ -120,10 +120,9 @@ final class GRPCConnection: ChannelInboundHandler {
     /// How long a new connection may take to send its first frame.
     private let handshakeTimeout: TimeAmount
     private var handshake: Scheduled<Void>?
-    /// Bytes of request data read since the connection's window was last given back.
-    private var connectionBytesRead = 0
-    /// Whether the connection's window was widened to ``windowBytes``.
-    private var connectionWindowWidened = false
+    /// Credit owed to the connection's window: bytes of request data read since it was
+    /// last given back, plus at first the widening from 65,535 bytes to ``windowBytes``.
+    private var connectionCreditOwed = GRPCConnection.windowBytes - GRPCConnection.defaultWindowBytes
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var context: ChannelHandlerContext?
     /// Where this connection's requests run: its own event loop.
@@ -209,12 +208,10 @@ final class GRPCConnection: ChannelInboundHandler {
     /// the client sees never falls below half (every byte is read as soon as it comes).
     private func returnToConnectionWindow(_ count: Int, context: ChannelHandlerContext) {
         guard count > 0 else { return }
-        connectionBytesRead += count
-        let widen = connectionWindowWidened ? 0 : Self.windowBytes - Self.defaultWindowBytes
-        guard widen > 0 || connectionBytesRead >= Self.windowBytes / 2 else { return }
-        connectionWindowWidened = true
-        let increment = connectionBytesRead + widen
-        connectionBytesRead = 0
+        connectionCreditOwed += count
+        guard connectionCreditOwed >= Self.windowBytes / 2 else { return }
+        let increment = connectionCreditOwed
+        connectionCreditOwed = 0
         context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
     }
 

@@ -49,6 +49,15 @@ def connect(port):
     return sock
 
 
+def connect_h2(port):
+    """A connection whose HTTP/2 state (frames, windows) h2 keeps, its preface sent."""
+    sock = connect(port)
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    return sock, conn
+
+
 def read_until_closed(sock, seconds=10):
     """Everything the server sends until it closes the connection; None if it does not."""
     sock.settimeout(seconds)
@@ -88,10 +97,7 @@ def unfinished_messages(port, streams, declared, sent):
     `declared` bytes and sending the first `sent` of them, as HTTP/2 flow control allows
     (h2 keeps the windows). Returns the grpc-status and grpc-message of every stream the
     server ended meanwhile, by stream ID."""
-    sock = connect(port)
-    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
-    conn.initiate_connection()
-    sock.sendall(conn.data_to_send())
+    sock, conn = connect_h2(port)
     ended = {}
 
     def pump(seconds):
@@ -136,10 +142,7 @@ def connection_window(port, requests):
     """Sends `requests` small Puts on one connection, each answered before the next.
     Returns the increments of the connection-level WINDOW_UPDATEs the server sent, the
     request data bytes sent, and the connection window the client has left."""
-    sock = connect(port)
-    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
-    conn.initiate_connection()
-    sock.sendall(conn.data_to_send())
+    sock, conn = connect_h2(port)
     increments = []
     answered = set()
     sent = 0
