@@ -5,7 +5,8 @@
 #   2. a put/range load through one gRPC client (grpcio) against each, in rounds that
 #      alternate which server goes first (so a machine that speeds up or slows down
 #      during the run favours neither), printed with the ratio discfg / etcd of each
-#      round and their median (targets: put >= 1.0x, range >= 1.5x, p99 no worse).
+#      round and their median (targets: put >= 1.0x, range >= 1.5x, p99 no worse), and
+#      the CPU each server and the client spent per request (they share the cores).
 # Both servers write durably: discfg serve --etcd on the embedded SQLite store (release
 # build, Swift runtime linked in), Debian's etcd-server with its default fsync.
 # Usage: [BINARY=path/to/discfg] benchmarks/etcd.sh [seconds-per-load] [concurrency] [rounds]
@@ -63,17 +64,19 @@ work, rounds = sys.argv[1], int(sys.argv[2])
 def read(path):
     rows = {}
     for line in open(path):
-        found = re.match(r"(.+?)\s+([0-9.]+) req/s\s+p50\s+([0-9.]+) ms\s+p99\s+([0-9.]+) ms\s+cpu\s+([0-9.]+) us/req", line)
+        found = re.match(r"(.+?)\s+([0-9.]+) req/s\s+p50\s+([0-9.]+) ms\s+p99\s+([0-9.]+) ms\s+cpu\s+([0-9.]+) us/req\s+client cpu\s+([0-9.]+) us/req", line)
         if found:
-            rows[found.group(1).strip()] = [float(found.group(n)) for n in (2, 3, 4, 5)]  # rate, p50, p99, cpu
+            rows[found.group(1).strip()] = [float(found.group(n)) for n in (2, 3, 4, 5, 6)]  # rate, p50, p99, cpu, client cpu
     return rows
 runs = [(read(f"{work}/etcd.{r}.txt"), read(f"{work}/discfg.{r}.txt")) for r in range(1, rounds + 1)]
 print("== discfg / etcd, each round and the median")
 for name in runs[0][0]:
     rate = [d[name][0] / e[name][0] for e, d in runs]
     cpu = [d[name][3] / e[name][3] for e, d in runs]
+    client = [d[name][4] / e[name][4] for e, d in runs]
     p99 = [(d[name][2], e[name][2]) for e, d in runs]
     rounds_text = "  ".join(f"{x:4.2f}x" for x in rate)
     print(f"{name:26} throughput {rounds_text}   median {statistics.median(rate):4.2f}x")
-    print(f"{'':26} p99 ms discfg vs etcd {'  '.join(f'{d:.1f} vs {e:.1f}' for d, e in p99)}   cpu/req median {statistics.median(cpu):4.2f}x")
+    print(f"{'':26} p99 ms discfg vs etcd {'  '.join(f'{d:.1f} vs {e:.1f}' for d, e in p99)}")
+    print(f"{'':26} cpu/req median: server {statistics.median(cpu):4.2f}x, client {statistics.median(client):4.2f}x")
 PY

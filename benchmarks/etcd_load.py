@@ -4,7 +4,9 @@ discfg and against etcd, so their ratio is the servers'; grpcio's own cost keeps
 below about 15,000 requests a second on the 2-core machine this was written on.
 Prints one line per load: requests/s, p50 and p99 in milliseconds, and, given the
 server's process id, the CPU time it spent per request (user and system, from /proc),
-the steadiest figure on a busy machine.
+the steadiest figure on a busy machine, beside the CPU time this client spent per
+request (the server and its client share the machine's cores, so what a server's
+answers cost the client counts too).
 
 usage: etcd_load.py PORT [seconds] [concurrency] [server-pid]
 """
@@ -71,11 +73,13 @@ async def main(port, seconds, concurrency, pid):
             await range_call(prefix)
 
         for name, request in (("put", put), ("range (one key)", get), ("range (prefix, 100 keys)", get_prefix)):
-            before = cpu_seconds(pid)
+            before, client_before = cpu_seconds(pid), cpu_seconds(os.getpid())
             rate, p50, p99 = await run(seconds, concurrency, request)
-            after = cpu_seconds(pid)
-            cpu = f"   cpu {(after - before) / (rate * seconds) * 1e6:6.0f} us/req" if before is not None else ""
-            print(f"{name:26} {rate:9.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms{cpu}")
+            after, client_after = cpu_seconds(pid), cpu_seconds(os.getpid())
+            per_request = lambda spent: spent / (rate * seconds) * 1e6
+            cpu = f"   cpu {per_request(after - before):6.0f} us/req" if before is not None else ""
+            client = f"   client cpu {per_request(client_after - client_before):6.0f} us/req"
+            print(f"{name:26} {rate:9.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms{cpu}{client}")
 
 
 asyncio.run(main(
