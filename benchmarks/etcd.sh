@@ -2,11 +2,13 @@
 # discfg's etcd API beside a real etcd, on this machine, in one run:
 #   1. `etcdctl check perf --load=s` against each (etcd's own pass/fail judgement of
 #      throughput and latency, its figures printed as they come);
-#   2. a put/range load through one gRPC client (grpcio) against each, in rounds that
-#      alternate which server goes first (so a machine that speeds up or slows down
-#      during the run favours neither), printed with the ratio discfg / etcd of each
-#      round and their median (targets: put >= 1.0x, range >= 1.5x, p99 no worse), and
-#      the CPU each server and the client spent per request (they share the cores).
+#   2. a put/range load through one gRPC client (grpcio) against each, in rounds: each
+#      load runs on the two servers back to back, and which goes first alternates from
+#      round to round (so a machine that speeds up or slows down during the run favours
+#      neither, and moves little between the two halves of a pair); printed with the
+#      ratio discfg / etcd of each round and their median (targets: put >= 1.0x,
+#      range >= 1.5x, p99 no worse), and the CPU each server and the client spent per
+#      request (they share the cores).
 # Both servers write durably: discfg serve --etcd on the embedded SQLite store (release
 # build, Swift runtime linked in), Debian's etcd-server with its default fsync.
 # Usage: [BINARY=path/to/discfg] benchmarks/etcd.sh [seconds-per-load] [concurrency] [rounds]
@@ -53,9 +55,11 @@ echo "== put/range load: $seconds s each, $concurrency concurrent requests, grpc
 for round in $(seq "$rounds"); do
   order="etcd discfg"
   [ $((round % 2)) -eq 0 ] && order="discfg etcd"
-  for name in $order; do
-    if [ "$name" = etcd ]; then port=$etcd_port pid=$etcd_pid; else port=$discfg_port pid=$discfg_pid; fi
-    python3 benchmarks/etcd_load.py "$port" "$seconds" "$concurrency" "$pid" | tee "$work/$name.$round.txt" | sed "s/^/round $round  $(printf '%-7s' "$name")/"
+  for load in put range prefix; do
+    for name in $order; do
+      if [ "$name" = etcd ]; then port=$etcd_port pid=$etcd_pid; else port=$discfg_port pid=$discfg_pid; fi
+      python3 benchmarks/etcd_load.py "$port" "$seconds" "$concurrency" "$pid" "$load" | tee -a "$work/$name.$round.txt" | sed "s/^/round $round  $(printf '%-7s' "$name")/"
+    done
   done
 done
 python3 - "$work" "$rounds" <<'PY'

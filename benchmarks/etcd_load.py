@@ -6,9 +6,10 @@ Prints one line per load: requests/s, p50 and p99 in milliseconds, and, given th
 server's process id, the CPU time it spent per request (user and system, from /proc),
 the steadiest figure on a busy machine, beside the CPU time this client spent per
 request (the server and its client share the machine's cores, so what a server's
-answers cost the client counts too).
+answers cost the client counts too). LOADS names the loads to run, comma-separated
+(put, range, prefix; all three by default).
 
-usage: etcd_load.py PORT [seconds] [concurrency] [server-pid]
+usage: etcd_load.py PORT [seconds] [concurrency] [server-pid] [loads]
 """
 
 import asyncio
@@ -51,7 +52,7 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def main(port, seconds, concurrency, pid):
+async def main(port, seconds, concurrency, pid, loads):
     async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
         put_call = channel.unary_unary("/etcdserverpb.KV/Put")
         range_call = channel.unary_unary("/etcdserverpb.KV/Range")
@@ -72,7 +73,8 @@ async def main(port, seconds, concurrency, pid):
         async def get_prefix(number, index):
             await range_call(prefix)
 
-        for name, request in (("put", put), ("range (one key)", get), ("range (prefix, 100 keys)", get_prefix)):
+        named = {"put": ("put", put), "range": ("range (one key)", get), "prefix": ("range (prefix, 100 keys)", get_prefix)}
+        for name, request in (named[load] for load in loads):
             before, client_before = cpu_seconds(pid), cpu_seconds(os.getpid())
             rate, p50, p99 = await run(seconds, concurrency, request)
             after, client_after = cpu_seconds(pid), cpu_seconds(os.getpid())
@@ -82,7 +84,10 @@ async def main(port, seconds, concurrency, pid):
             print(f"{name:26} {rate:9.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms{cpu}{client}")
 
 
+loads = sys.argv[5].split(",") if len(sys.argv) > 5 else ["put", "range", "prefix"]
+if not set(loads) <= {"put", "range", "prefix"}:
+    sys.exit(f"etcd_load.py: loads are put, range and prefix, not {sys.argv[5]}")
 asyncio.run(main(
     int(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 10, int(sys.argv[3]) if len(sys.argv) > 3 else 32,
-    int(sys.argv[4]) if len(sys.argv) > 4 else None,
+    int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] else None, loads,
 ))
