@@ -85,6 +85,8 @@ final class GRPCConnection: ChannelInboundHandler {
         let method: GRPCMethod
         /// What the stream's requests hold of the connection's and the server's budgets.
         let bytes: StreamBytes
+        /// What the stream's window is owed of the bytes read on it.
+        var credit = WindowCredit()
         /// Bytes of request messages not yet whole.
         var pending: ByteBuffer
         /// A unary method's request message.
@@ -120,9 +122,9 @@ final class GRPCConnection: ChannelInboundHandler {
     /// How long a new connection may take to send its first frame.
     private let handshakeTimeout: TimeAmount
     private var handshake: Scheduled<Void>?
-    /// Credit owed to the connection's window: bytes of request data read since it was
-    /// last given back, plus at first the widening from 65,535 bytes to ``windowBytes``.
-    private var connectionCreditOwed = GRPCConnection.windowBytes - GRPCConnection.defaultWindowBytes
+    /// What the connection's window is owed: the bytes of request data read, and at first
+    /// its widening from HTTP/2's 65,535 bytes to ``windowBytes``.
+    private var connectionCredit = WindowCredit(owed: GRPCConnection.windowBytes - GRPCConnection.defaultWindowBytes)
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var context: ChannelHandlerContext?
     /// Where this connection's requests run: its own event loop.
@@ -177,10 +179,12 @@ final class GRPCConnection: ChannelInboundHandler {
             guard case .byteBuffer(var bytes) = payload.data else { return }
             let count = bytes.readableBytes
             // Whatever happens to the stream, the connection's window gets the bytes back.
-            returnToConnectionWindow(count, context: context)
+            if let increment = connectionCredit.read(count) {
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+            }
             guard let stream = streams[frame.streamID] else { return }
-            if count > 0, !payload.endStream {
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: stream.id, payload: .windowUpdate(windowSizeIncrement: count))), promise: nil)
+            if !payload.endStream, let increment = stream.credit.read(count) {
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: stream.id, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
             }
             do {
                 try stream.bytes.take(count)
@@ -198,21 +202,6 @@ final class GRPCConnection: ChannelInboundHandler {
         default:
             break
         }
-    }
-
-    /// Gives the client back `count` bytes of the connection's window, in batches: the
-    /// first grant widens the window from HTTP/2's 65,535 bytes to
-    /// ``windowBytes``, and later ones go out once half of it was read. One
-    /// WINDOW_UPDATE per request would be a frame, and often a packet, the client must
-    /// read for every message it sent; here small requests cost none, and the window
-    /// the client sees never falls below half (every byte is read as soon as it comes).
-    private func returnToConnectionWindow(_ count: Int, context: ChannelHandlerContext) {
-        guard count > 0 else { return }
-        connectionCreditOwed += count
-        guard connectionCreditOwed >= Self.windowBytes / 2 else { return }
-        let increment = connectionCreditOwed
-        connectionCreditOwed = 0
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -484,5 +473,27 @@ private struct LoopBoundConnection: Sendable {
         let written = try await loop.submit { connection.value.send(message, on: id) }.get()
         guard let written else { throw CancellationError() }
         try await written.get()
+    }
+}
+
+/// Flow-control credit a window of ``GRPCConnection/windowBytes`` is owed, given back in
+/// batches: once half the window was read, one WINDOW_UPDATE returns all of it. One per
+/// message would be a frame, and often a packet, the client must read for every message
+/// it sent; here small messages cost none, and the window the client sees never falls
+/// below half (every byte is read as soon as it comes).
+private struct WindowCredit {
+    private var owed: Int
+
+    init(owed: Int = 0) {
+        self.owed = owed
+    }
+
+    /// Notes `count` bytes read; returns the increment to give back now, if one is due.
+    mutating func read(_ count: Int) -> Int? {
+        guard count > 0 else { return nil }
+        owed += count
+        guard owed >= GRPCConnection.windowBytes / 2 else { return nil }
+        defer { owed = 0 }
+        return owed
     }
 }

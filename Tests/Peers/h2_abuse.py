@@ -10,6 +10,7 @@ are served, one more is closed at once, and once one of the N goes a new one is 
 usage: h2_abuse.py PORT [--connection-limit N]
 """
 
+import collections
 import queue
 import socket
 import struct
@@ -138,13 +139,15 @@ def unfinished_messages(port, streams, declared, sent):
     return ids, ended
 
 
-def connection_window(port, requests):
-    """Sends `requests` small Puts on one connection, each answered before the next.
-    Returns the increments of the connection-level WINDOW_UPDATEs the server sent, the
-    request data bytes sent, and the connection window the client has left."""
+def small_messages(port, count, lease=None):
+    """Sends `count` small messages on one connection, each answered before the next:
+    Puts, a stream each, or with `lease`, keep-alives on one stream. Returns the
+    increments of the WINDOW_UPDATEs the server sent by stream ID (0: the connection's),
+    the request data bytes sent, and the client's windows left: the connection's and,
+    for keep-alives, their stream's."""
     sock, conn = connect_h2(port)
-    increments = []
-    answered = set()
+    increments = collections.defaultdict(list)
+    answers = collections.Counter()
     sent = 0
 
     def pump():
@@ -153,24 +156,31 @@ def connection_window(port, requests):
         if not data:
             raise ConnectionError("the server closed the connection")
         for event in conn.receive_data(data):
-            if isinstance(event, h2.events.WindowUpdated) and event.stream_id == 0:
-                increments.append(event.delta)
-            if isinstance(event, h2.events.StreamEnded):
-                answered.add(event.stream_id)
+            if isinstance(event, h2.events.WindowUpdated):
+                increments[event.stream_id].append(event.delta)
+            if isinstance(event, h2.events.DataReceived):
+                conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                answers[event.stream_id] += 1
         sock.sendall(conn.data_to_send())
 
-    for index in range(requests):
-        stream = conn.get_next_available_stream_id()
-        message = rpc.PutRequest(key=b"window/%d" % index, value=b"v" * 32).SerializeToString()
-        conn.send_headers(stream, [(name.decode(), value.decode()) for name, value in request_fields(b"/etcdserverpb.KV/Put")])
-        conn.send_data(stream, b"\x00" + struct.pack(">I", len(message)) + message, end_stream=True)
+    stream = None
+    for index in range(count):
+        if lease is None or stream is None:
+            stream = conn.get_next_available_stream_id()
+            path = b"/etcdserverpb.KV/Put" if lease is None else b"/etcdserverpb.Lease/LeaseKeepAlive"
+            conn.send_headers(stream, [(name.decode(), value.decode()) for name, value in request_fields(path)])
+        if lease is None:
+            message = rpc.PutRequest(key=b"window/%d" % index, value=b"v" * 32).SerializeToString()
+        else:
+            message = rpc.LeaseKeepAliveRequest(ID=lease).SerializeToString()
+        conn.send_data(stream, b"\x00" + struct.pack(">I", len(message)) + message, end_stream=lease is None)
         sent += 5 + len(message)
         sock.sendall(conn.data_to_send())
-        while stream not in answered:
+        while answers[stream] < (1 if lease is None else index + 1):
             pump()
-    window = conn.outbound_flow_control_window
+    windows = (conn.outbound_flow_control_window, conn.local_flow_control_window(stream) if lease is not None else None)
     sock.close()
-    return increments, sent, window
+    return increments, sent, windows
 
 
 def main(port):
@@ -256,10 +266,17 @@ def main(port):
 
     # The connection's window is widened to 1 MiB by the first grant, then given back
     # once half of it was read: small requests cost the client no WINDOW_UPDATE each.
-    increments, sent, window = connection_window(port, 200)
+    increments, sent, (window, _) = small_messages(port, 200)
+    connection = increments.pop(0, [])
     check("200 small requests on one connection: one connection WINDOW_UPDATE, widening the window to 1 MiB",
-          len(increments) == 1 and window == 65535 + increments[0] - sent and window > (1 << 20) - sent,
-          repr((increments, sent, window)))
+          len(connection) == 1 and window == 65535 + connection[0] - sent and window > (1 << 20) - sent,
+          repr((connection, sent, window)))
+    check("200 small requests: no stream WINDOW_UPDATE (each request ends its stream)", not increments, repr(dict(increments)))
+    # A stream's window is given back the same way: small messages on one stream cost none.
+    increments, sent, (window, stream_window) = small_messages(port, 200, lease=lease)
+    increments.pop(0, None)
+    check("200 small keep-alives on one stream: no stream WINDOW_UPDATE, the stream's window 1 MiB less what was sent",
+          not increments and stream_window == (1 << 20) - sent, repr((dict(increments), sent, stream_window)))
 
     put = channel.unary_unary("/etcdserverpb.KV/Put")
     put(rpc.PutRequest(key=b"after", value=b"abuse").SerializeToString(), timeout=20)
