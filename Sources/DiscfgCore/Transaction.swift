@@ -64,17 +64,25 @@ public struct Transaction: Hashable, Sendable {
     /// The first rule of shape this transaction breaks, or nil; throws for a bad value,
     /// TTL, content type or comparison.
     public func violation() throws -> Violation? {
-        for (name, count) in [("compare", compares.count), ("success", success.count), ("failure", failure.count)] {
-            guard count <= Limits.maxTransactionOperations else { return .tooManyEntries(part: name, count: count) }
-        }
+        let limit = Limits.maxTransactionOperations
+        guard compares.count <= limit else { return .tooManyEntries(part: "compare", count: compares.count) }
+        guard success.count <= limit else { return .tooManyEntries(part: "success", count: success.count) }
+        guard failure.count <= limit else { return .tooManyEntries(part: "failure", count: failure.count) }
         for comparison in compares { try comparison.validate() }
-        for (name, branch) in [("success", success), ("failure", failure)] {
-            if let violation = try Self.violation(in: branch, name: name) { return violation }
-        }
-        return nil
+        if let violation = try Self.violation(in: success, name: "success") { return violation }
+        return try Self.violation(in: failure, name: "failure")
     }
 
     private static func violation(in operations: [TransactionOperation], name: String) throws -> Violation? {
+        guard operations.count > 1 else {
+            // One operation writes no key twice; only a put's own values are checked (most
+            // transactions are a single put, checked on every hop to the store).
+            if case .put(_, let value, let ttlSeconds, let contentType)? = operations.first {
+                try Limits.validateValue(value)
+                try SetOptions(ttlSeconds: ttlSeconds, contentType: contentType).validate()
+            }
+            return nil
+        }
         var puts = Set<Key>()
         var deletedKeys = Set<Key>()
         var deletedRanges: [KeyRange] = []
