@@ -230,7 +230,9 @@ let package = Package(
         ),
         .testTarget(
             name: "EtcdTests",
-            dependencies: ["DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", .product(name: "GRPCCore", package: "grpc-swift-2")],
+            dependencies: [
+                "DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

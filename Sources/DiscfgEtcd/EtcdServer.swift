@@ -79,8 +79,9 @@ public struct EtcdServer: Service {
                     return channel.close()
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    // gRPC clients speak HTTP/2 from the first byte (prior knowledge).
-                    try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings))
+                    // gRPC clients speak HTTP/2 from the first byte (prior knowledge). The
+                    // connection checks request header blocks itself (GRPCRequestHead).
+                    try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings, headerBlockValidation: .disabled))
                     try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, handshakeTimeout: handshake, serverBytes: requestBytes))
                 }
             }

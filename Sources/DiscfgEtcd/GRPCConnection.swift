@@ -171,9 +171,22 @@ final class GRPCConnection: ChannelInboundHandler {
         case .headers(let headers):
             if let stream = streams[frame.streamID] {
                 // Trailers from the client: only the end of its requests matters.
+                do {
+                    try GRPCRequestHead.checkTrailers(headers.headers)
+                } catch {
+                    refuseMalformed(frame.streamID, context: context)
+                    return
+                }
                 if headers.endStream { requestsEnded(stream) }
             } else {
-                open(frame.streamID, headers: headers.headers, endStream: headers.endStream, context: context)
+                let head: GRPCRequestHead
+                do {
+                    head = try GRPCRequestHead(headers.headers)
+                } catch {
+                    refuseMalformed(frame.streamID, context: context)
+                    return
+                }
+                open(frame.streamID, head: head, endStream: headers.endStream, context: context)
             }
         case .data(let payload):
             guard case .byteBuffer(var bytes) = payload.data else { return }
@@ -216,20 +229,29 @@ final class GRPCConnection: ChannelInboundHandler {
 
     // MARK: Requests
 
-    private func open(_ id: HTTP2StreamID, headers: HPACKHeaders, endStream: Bool, context: ChannelHandlerContext) {
-        let contentType = headers.first(name: "content-type") ?? ""
-        guard contentType.hasPrefix("application/grpc") else {
+    /// Ends a stream whose header block is malformed (``GRPCRequestHead``), and whatever
+    /// the stream had started.
+    private func refuseMalformed(_ id: HTTP2StreamID, context: ChannelHandlerContext) {
+        if let stream = remove(id) {
+            stream.task?.cancel()
+            stream.requests?.finish(throwing: CancellationError())
+        }
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.protocolError))), promise: nil)
+        scheduleFlush(context)
+    }
+
+    private func open(_ id: HTTP2StreamID, head: GRPCRequestHead, endStream: Bool, context: ChannelHandlerContext) {
+        guard head.contentType?.hasPrefix("application/grpc") == true else {
             // Not gRPC at all: an HTTP answer.
             let answer: HPACKHeaders = [":status": "415", "content-type": "text/plain"]
             context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: answer, endStream: true)))), promise: nil)
             return
         }
-        let path = headers.first(name: ":path") ?? ""
-        guard let method = methods[path] else {
-            finishWithoutStream(id, RPCError(code: .unimplemented, message: "unknown method \(path)"))
+        guard let method = methods[head.path] else {
+            finishWithoutStream(id, RPCError(code: .unimplemented, message: "unknown method \(head.path)"))
             return
         }
-        if let encoding = headers.first(name: "grpc-encoding"), encoding != "identity" {
+        if let encoding = head.encoding, encoding != "identity" {
             finishWithoutStream(id, RPCError(code: .unimplemented, message: "message compression \(encoding) is not supported; send messages uncompressed"))
             return
         }
@@ -326,13 +348,14 @@ final class GRPCConnection: ChannelInboundHandler {
     // MARK: Responses (on the event loop)
 
     private static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+    private static let okTrailers = trailers(nil)
 
     /// A unary response: headers, the message and trailers, in one flush.
     fileprivate func respond(_ id: HTTP2StreamID, _ message: [UInt8]) {
         guard let context, remove(id) != nil else { return }
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.responseHeaders)))), promise: nil)
         context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .data(.init(data: .byteBuffer(framed(message, context)))))), promise: nil)
-        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.trailers(nil), endStream: true)))), promise: nil)
+        context.write(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .headers(.init(headers: Self.okTrailers, endStream: true)))), promise: nil)
         scheduleFlush(context)
     }
 

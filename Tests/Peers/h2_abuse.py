@@ -1,6 +1,6 @@
 """The etcd API's HTTP/2 and gRPC framing under abuse: connections that speak HTTP/1,
-send garbage after the preface, send a request that is not gRPC, open a watch and
-vanish, send parts of more big messages than the server holds, or say nothing at all. Each must end (or be answered) without disturbing the
+send garbage after the preface, send a request that is not gRPC, send malformed header
+blocks beside a well-formed request, open a watch and vanish, send parts of more big messages than the server holds, or say nothing at all. Each must end (or be answered) without disturbing the
 server: after all of them an ordinary request is answered. Prints one line per case;
 exits non-zero on the first that fails.
 
@@ -205,6 +205,43 @@ def main(port):
         seen += sock.recv(65536)
         answered = [f for f in frames(seen) if f[0] == 0x1 and f[2] == 1]
     check("a request that is not gRPC gets an HTTP answer that ends its stream", answered and answered[0][1] & 0x1, repr(frames(seen)))
+    sock.close()
+
+    # Malformed header blocks (RFC 9113, 8.2 and 8.3), each on a stream of its own on
+    # one connection: each stream is reset with PROTOCOL_ERROR, the connection goes on
+    # and answers a well-formed request after them.
+    put = rpc.PutRequest(key=b"malformed", value=b"v").SerializeToString()
+    fields = request_fields(b"/etcdserverpb.KV/Put")
+    malformed = [
+        [field for field in fields if field[0] != b":path"],
+        [(b":status", b"200")] + fields,
+        fields + [(b":authority", b"late")],
+        fields + [(b"X-Upper", b"1")],
+        fields + [(b"connection", b"close")],
+        [field if field[0] != b"te" else (b"te", b"gzip") for field in fields],
+        fields + [(b"x-trace", b"a\r\nb")],
+    ]
+    sock = connect(port)
+    data = PREFACE + frame(0x4, 0, 0, b"")
+    for index, block in enumerate(malformed):
+        data += headers(1 + 2 * index, block, True)
+    good = 1 + 2 * len(malformed)
+    data += headers(good, fields, False) + frame(0x0, 0x1, good, b"\x00" + struct.pack(">I", len(put)) + put)
+    sock.sendall(data)
+    sock.settimeout(10)
+    seen = b""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(f[0] == 0x1 and f[2] == good and f[1] & 0x1 for f in frames(seen)):
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        seen += chunk
+    resets = {f[2]: int.from_bytes(f[3], "big") for f in frames(seen) if f[0] == 0x3}
+    check("each malformed header block gets RST_STREAM PROTOCOL_ERROR on its own stream",
+          resets == {1 + 2 * index: 1 for index in range(len(malformed))}, repr(frames(seen)))
+    answer = [f for f in frames(seen) if f[2] == good and f[0] == 0x0]
+    check("the connection goes on: a well-formed request after them is answered",
+          answer and rpc.PutResponse.FromString(answer[0][3][5:]).header.revision > 0, repr(frames(seen)))
     sock.close()
 
     sock = connect(port)
