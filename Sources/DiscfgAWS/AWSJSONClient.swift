@@ -8,7 +8,8 @@ import NIOHTTP1
 /// discfg needs only a handful of calls, so instead of an SDK it posts JSON to `/` with an
 /// `X-Amz-Target` header, signs with SigV4, retries throttling and transient failures with
 /// full-jitter backoff, turns error bodies into ``AWSError`` and records consumed capacity.
-/// The client owns one `HTTPClient`; call ``shutdown()`` when done.
+/// The client owns one `HTTPClient`; call ``shutdown()`` when done (releasing it shuts
+/// the pool down too).
 public final class AWSJSONClient: Sendable {
     /// Where and how to talk to the service.
     public struct Configuration: Sendable {
@@ -102,9 +103,16 @@ public final class AWSJSONClient: Sendable {
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
     }
 
-    /// Closes the connection pool; required before the client is released.
+    /// Closes the connection pool. Call it when done; a client released without it
+    /// closes the pool as it goes.
     public func shutdown() async throws {
         try await httpClient.shutdown()
+    }
+
+    deinit {
+        // A no-op after shutdown(), which an error path may never reach: AsyncHTTPClient
+        // stops the process when a client that was not shut down is freed.
+        httpClient.shutdown { _ in }
     }
 
     /// Calls `operation` with a JSON `body` and returns the raw JSON response.

@@ -42,6 +42,14 @@ public final class LiveServer: TestServer {
         client = HTTPClient(eventLoopGroupProvider: .singleton)
     }
 
+    /// A server a test let go of without ``stop()`` (its set-up threw after the start):
+    /// its client is shut down, which AsyncHTTPClient requires of every client it frees,
+    /// and the server is stopped, so the test fails rather than the whole test process.
+    deinit {
+        client.shutdown { _ in }
+        task.cancel()
+    }
+
     /// Starts a server; `auth` decides whether tokens are needed, and token records are
     /// trusted for `tokenCacheLifetime` (short, so tests see revocations at once).
     public static func start(
