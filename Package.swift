@@ -159,7 +159,6 @@ let package = Package(
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "GRPCProtobuf", package: "grpc-swift-protobuf"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -232,6 +231,7 @@ let package = Package(
             name: "EtcdTests",
             dependencies: [
                 "DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -1,7 +1,6 @@
 import DiscfgCore
 import GRPCCore
 import NIOCore
-import NIOHTTP2
 import NIOPosix
 import ServiceLifecycle
 import Synchronization
@@ -79,9 +78,8 @@ public struct EtcdServer: Service {
                     return channel.close()
                 }
                 return channel.eventLoop.makeCompletedFuture {
-                    // gRPC clients speak HTTP/2 from the first byte (prior knowledge). The
-                    // connection checks request header blocks itself (GRPCRequestHead).
-                    try channel.pipeline.syncOperations.addHandler(NIOHTTP2Handler(mode: .server, initialSettings: Self.settings, headerBlockValidation: .disabled))
+                    // gRPC clients speak HTTP/2 from the first byte (prior knowledge), which
+                    // the connection reads itself.
                     try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, handshakeTimeout: handshake, serverBytes: requestBytes))
                 }
             }
@@ -107,14 +105,6 @@ public struct EtcdServer: Service {
     /// took them (each connection also has its own limit,
     /// ``GRPCConnection/maxConnectionRequestBytes``).
     static let maxRequestBytes = 64 * GRPCConnection.maxMessageBytes
-
-    /// What the server tells each client: up to 256 requests at once per connection, a
-    /// megabyte of request data in flight per stream, headers up to 16 KiB.
-    private static let settings = [
-        HTTP2Setting(parameter: .maxConcurrentStreams, value: 256),
-        HTTP2Setting(parameter: .initialWindowSize, value: GRPCConnection.windowBytes),
-        HTTP2Setting(parameter: .maxHeaderListSize, value: 16 << 10),
-    ]
 
     /// Every method served, by its request path (`/etcdserverpb.KV/Range`).
     private static func methods(

@@ -3,11 +3,9 @@ import NIOHPACK
 /// What a request's HTTP/2 header block tells the connection, read in the one pass that
 /// also checks the block is well formed (RFC 9113, 8.2 and 8.3).
 ///
-/// The connection checks header blocks itself rather than leaving it to NIOHTTP2, whose
-/// general checks (every block, both ways, field names as substrings) were a twelfth of
-/// the instructions the server spent on a put; the server's own blocks are constants.
 /// A block it refuses ends its stream with RST_STREAM `PROTOCOL_ERROR`, as RFC 9113
-/// 8.1.1 asks for a malformed request; the connection and its other streams go on.
+/// 8.1.1 asks for a malformed request; the connection and its other streams go on. The
+/// server's own blocks need no check: ``ResponseHeaderEncoder`` writes the few it sends.
 struct GRPCRequestHead: Equatable {
     /// `:path`, the method asked for (`/etcdserverpb.KV/Put`).
     let path: String

@@ -2,9 +2,9 @@
 import NIOHPACK
 import Testing
 
-/// The etcd API's own check of request header blocks (RFC 9113, 8.2 and 8.3), which
-/// stands in for NIOHTTP2's. (That a refused block ends only its stream, over a real
-/// socket, is in `Tests/Peers/h2_abuse.py`.)
+/// The etcd API's check of request header blocks (RFC 9113, 8.2 and 8.3). (That a
+/// refused block ends only its stream, over a real socket, is in
+/// `Tests/Peers/h2_abuse.py`.)
 @Suite("etcd API: request header blocks")
 struct RequestHeadTests {
     static let valid: [(String, String)] = [

@@ -1,0 +1,124 @@
+import GRPCCore
+import NIOCore
+import SwiftProtobuf
+
+/// One gRPC method as a connection calls it, its messages as serialized bytes.
+struct GRPCMethod: Sendable {
+    enum Kind: Sendable {
+        /// One request message in, one response message out.
+        case unary(@Sendable (_ request: [UInt8], _ context: ServerContext) async throws -> [UInt8])
+        /// Request messages in as they come, response messages out through the writer.
+        case bidirectional(@Sendable (_ requests: RPCAsyncSequence<[UInt8], any Error>, _ responses: GRPCResponseWriter, _ context: ServerContext) async throws -> Void)
+    }
+
+    let descriptor: MethodDescriptor
+    let kind: Kind
+
+    /// A unary method whose handler takes and returns decoded messages.
+    static func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ descriptor: MethodDescriptor, _ body: @escaping @Sendable (Request, ServerContext) async throws -> Response
+    ) -> GRPCMethod {
+        GRPCMethod(descriptor: descriptor, kind: .unary { bytes, context in
+            let request = try decode(Request.self, bytes)
+            return try await body(request, context).serializedBytes()
+        })
+    }
+
+    /// A bidirectional streaming method whose handler reads and writes decoded messages.
+    static func bidirectional<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        _ descriptor: MethodDescriptor,
+        _ body: @escaping @Sendable (RPCAsyncSequence<Request, any Error>, RPCWriter<Response>, ServerContext) async throws -> Void
+    ) -> GRPCMethod {
+        GRPCMethod(descriptor: descriptor, kind: .bidirectional { requests, responses, context in
+            let decoded = requests.map { try decode(Request.self, $0) }
+            try await body(RPCAsyncSequence(wrapping: decoded), RPCWriter(wrapping: MessageWriter<Response>(responses)), context)
+        })
+    }
+
+    private static func decode<Request: SwiftProtobuf.Message>(_ type: Request.Type, _ bytes: [UInt8]) throws -> Request {
+        do {
+            return try Request(serializedBytes: bytes)
+        } catch {
+            throw RPCError(code: .internalError, message: "could not decode the \(Request.protoMessageName) request: \(error)")
+        }
+    }
+}
+
+/// Writes a streaming method's encoded responses; a write returns once the response
+/// left for the client, so a client that does not read holds its writer (HTTP/2 flow
+/// control and the socket's buffer are the back-pressure).
+struct GRPCResponseWriter: Sendable {
+    let send: @Sendable ([UInt8]) async throws -> Void
+}
+
+/// The writer a streaming handler sees, encoding each message.
+private struct MessageWriter<Response: SwiftProtobuf.Message>: RPCWriterProtocol {
+    let writer: GRPCResponseWriter
+
+    init(_ writer: GRPCResponseWriter) { self.writer = writer }
+
+    func write(_ element: Response) async throws {
+        try await writer.send(try element.serializedBytes())
+    }
+
+    func write(contentsOf elements: some Sequence<Response>) async throws {
+        for element in elements { try await write(element) }
+    }
+}
+
+/// The gRPC status of an outcome, as trailers carry it.
+enum GRPCStatus {
+    /// `grpc-status` and `grpc-message` for an outcome: OK, the code and message of an
+    /// `RPCError`, or `unknown` for anything else.
+    static func fields(_ error: (any Error)?) -> [(name: String, value: String)] {
+        guard let error else { return [("grpc-status", "0")] }
+        let (code, message): (Int, String) = switch error {
+        case let error as RPCError: (error.code.rawValue, error.message)
+        case is CancellationError: (RPCError.Code.cancelled.rawValue, "the request was cancelled")
+        default: (RPCError.Code.unknown.rawValue, "\(error)")
+        }
+        return [("grpc-status", String(code)), ("grpc-message", percentEncoded(message))]
+    }
+
+    /// gRPC's encoding of `grpc-message`: printable ASCII but `%` as it is, every other
+    /// byte of the UTF-8 as `%XX`.
+    static func percentEncoded(_ message: String) -> String {
+        var out = ""
+        for byte in message.utf8 {
+            if byte >= 0x20, byte <= 0x7E, byte != UInt8(ascii: "%") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
+
+/// Flow-control credit a window of ``GRPCConnection/windowBytes`` is owed, given back in
+/// batches: once half the window was read, one WINDOW_UPDATE returns all of it. One per
+/// message would be a frame, and often a packet, the client must read for every message
+/// it sent; here small messages cost none, and the window the client sees never falls
+/// below half (every byte is read as soon as it comes).
+struct WindowCredit {
+    private var owed: Int
+
+    init(owed: Int = 0) {
+        self.owed = owed
+    }
+
+    /// Notes `count` bytes read; returns the increment to give back now, if one is due.
+    mutating func read(_ count: Int) -> Int? {
+        guard count > 0 else { return nil }
+        owed += count
+        guard owed >= GRPCConnection.windowBytes / 2 else { return nil }
+        defer { owed = 0 }
+        return owed
+    }
+}
