@@ -12,8 +12,9 @@ struct SQLiteTransaction: ChangeTransaction {
     private var position: Int64 = 0
     /// The config's settings as stored, decoded when history is pruned.
     private let settings: String
+    /// Where the config's row is read and its moves kept until the group commits.
+    private let configs: SQLiteConfigRows
 
-    private static let configState = SQLiteStatement("SELECT revision, settings FROM configs WHERE name = ?")
     /// Whether any key of the config is due; most changes find none, and this costs one
     /// step of the expiry index where the query of due keys also sorts them.
     private static let anyDue = SQLiteStatement("SELECT 1 FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? LIMIT 1")
@@ -21,7 +22,6 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let due = SQLiteStatement(
         "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key"
     )
-    private static let moveConfig = SQLiteStatement("UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?")
     private static let putItem = SQLiteStatement(
         "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
@@ -33,16 +33,19 @@ struct SQLiteTransaction: ChangeTransaction {
     )
     private static let oldestHistory = SQLiteStatement("SELECT at FROM history WHERE config = ? ORDER BY revision LIMIT 1")
 
-    /// Starts a change; throws `configNotFound` when the config does not exist.
-    init(connection: SQLiteConnection, config: ConfigName, now: Date) throws {
+    /// Starts a change, or a read, whose config's row `configs` holds (the writer's rows
+    /// for its group, which the group's changes share; else rows of its own); throws
+    /// `configNotFound` when the config does not exist.
+    init(connection: SQLiteConnection, config: ConfigName, now: Date, configs: SQLiteConfigRows = SQLiteConfigRows()) throws {
         self.connection = connection
         self.config = config
         self.now = now
-        guard let (revision, settings) = try connection.first(Self.configState, [.text(config.rawValue)], { (Revision(UInt64(clamping: $0.integer(0))), $0.text(1)) }) else {
+        self.configs = configs
+        guard let row = try configs.row(config, connection) else {
             throw DiscfgError.configNotFound(config)
         }
-        self.revision = revision
-        self.settings = settings
+        revision = row.revision
+        settings = row.settings
     }
 
     func currentRevision() throws -> Revision { revision }
@@ -71,10 +74,7 @@ struct SQLiteTransaction: ChangeTransaction {
         let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
         let newest = try chain.newest(event.key.path, stored: event.prevItem)
         let links = try chain.links(after: newest.event)
-        try connection.run(
-            Self.moveConfig,
-            [.integer(event.revision.storageValue), .integer(now.milliseconds), .integer(Int64(event.keyCountChange)), name]
-        )
+        configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange)
         if let item = event.item {
             try connection.run(
                 Self.putItem,

@@ -11,14 +11,25 @@ import Synchronization
 /// caller hears back, and no reader sees a change, before it is on disk. The connection
 /// gathers the commit's log pages into one write (CSQLiteLog). Blocking SQLite calls
 /// stay off Swift's cooperative threads.
+///
+/// A group's changes of keys share the config rows they read and move
+/// (``SQLiteConfigRows``), written once before the commit; any other write first finds
+/// the table as those changes left it.
 final class SQLiteWriter: Sendable {
     /// A change waiting for the next group, and how to tell its caller the outcome.
     private struct Job: Sendable {
+        /// Whether it is a change of keys, which keeps its config's row in the group's rows.
+        let changesKeys: Bool
         /// Runs the change inside its savepoint and returns what to do once the group's
         /// commit succeeded (nil) or failed (the error).
-        let run: @Sendable (SQLiteConnection) -> @Sendable ((any Error)?) -> Void
+        let run: @Sendable (SQLiteConnection, SQLiteConfigRows) -> @Sendable ((any Error)?) -> Void
         /// Tells the caller the group could not start; the change never ran.
         let fail: @Sendable (any Error) -> Void
+    }
+
+    /// The group's config rows; the writer's thread alone uses them.
+    private final class GroupRows: @unchecked Sendable {
+        let configs = SQLiteConfigRows()
     }
 
     private static let begin = SQLiteStatement("BEGIN IMMEDIATE")
@@ -36,6 +47,7 @@ final class SQLiteWriter: Sendable {
 
     private let thread = DispatchQueue(label: "discfg.sqlite.writer", qos: .userInitiated)
     private let box: ConnectionBox
+    private let group = GroupRows()
     private let queue = Mutex(Queue())
     private let checkpointer: SQLiteCheckpointer
 
@@ -48,13 +60,26 @@ final class SQLiteWriter: Sendable {
 
     /// Runs `body` in a write transaction and returns its result once it is committed.
     /// If `body` throws, its changes are undone and the error is rethrown; others in the
-    /// same group are unaffected.
+    /// same group are unaffected. The `configs` table is as the group's changes so far
+    /// left it.
     func write<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection) throws -> T) async throws -> T {
+        try await enqueue(changesKeys: false) { connection, _ in try body(connection) }
+    }
+
+    /// Runs a change of keys like ``write(_:)``, with the group's config rows: read from
+    /// them, and its config's move kept in them until the group commits.
+    func writeChange<T: Sendable>(_ body: @escaping @Sendable (SQLiteConnection, SQLiteConfigRows) throws -> T) async throws -> T {
+        try await enqueue(changesKeys: true, body)
+    }
+
+    private func enqueue<T: Sendable>(changesKeys: Bool, _ body: @escaping @Sendable (SQLiteConnection, SQLiteConfigRows) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job(run: { connection in
+            let job = Job(changesKeys: changesKeys, run: { connection, configs in
+                // A change undone takes its moves of the rows with it.
+                let before = configs.snapshot
                 do {
                     try connection.run(Self.savepoint)
-                    let value = try body(connection)
+                    let value = try body(connection, configs)
                     try connection.run(Self.release)
                     return { commitError in
                         if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
@@ -62,6 +87,7 @@ final class SQLiteWriter: Sendable {
                 } catch {
                     _ = try? connection.run("ROLLBACK TO change")
                     _ = try? connection.run("RELEASE change")
+                    configs.restore(before)
                     return { _ in continuation.resume(throwing: error) }
                 }
             }, fail: { continuation.resume(throwing: $0) })
@@ -104,6 +130,8 @@ final class SQLiteWriter: Sendable {
     /// caller hears that the group failed; they go into the next group instead.
     private func commitGroup(_ jobs: ArraySlice<Job>) -> ArraySlice<Job> {
         let connection = box.connection
+        let configs = group.configs
+        defer { configs.forget() }
         do {
             try connection.run(Self.begin)
         } catch {
@@ -112,18 +140,32 @@ final class SQLiteWriter: Sendable {
         }
         var completions: [@Sendable ((any Error)?) -> Void] = []
         var notRun: ArraySlice<Job> = []
+        var commitError: (any Error)?
         for (index, job) in zip(jobs.indices, jobs) {
             guard connection.inTransaction else {
                 notRun = jobs[index...]
                 break
             }
-            completions.append(job.run(connection))
+            if !job.changesKeys {
+                // Any other write sees the table as the changes before it left it, and may
+                // change it: the rows are read again after it.
+                do {
+                    try configs.write(connection)
+                } catch {
+                    commitError = error
+                    notRun = jobs[index...]
+                    break
+                }
+                configs.forget()
+            }
+            completions.append(job.run(connection, configs))
+            if !job.changesKeys { configs.forget() }
         }
-        var commitError: (any Error)?
-        if !connection.inTransaction {
+        if commitError == nil, !connection.inTransaction {
             commitError = Self.groupLost(connection.path)
-        } else {
+        } else if commitError == nil {
             do {
+                try configs.write(connection)
                 try connection.run(SQLiteStatement.commit)
                 let syncs = connection.logCalls.syncs
                 stats.withLock {
@@ -133,9 +175,9 @@ final class SQLiteWriter: Sendable {
                 checkpointer.committed(changes: completions.count)
             } catch {
                 commitError = error
-                _ = try? connection.run("ROLLBACK")
             }
         }
+        if commitError != nil, connection.inTransaction { _ = try? connection.run("ROLLBACK") }
         for complete in completions { complete(commitError) }
         return notRun
     }

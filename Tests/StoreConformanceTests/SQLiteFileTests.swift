@@ -60,6 +60,65 @@ struct SQLiteFileTests {
         }
     }
 
+    /// A group's changes of keys keep their config's row in memory and write it once
+    /// before the commit; changes that fail, settings updates, compactions and deletes of
+    /// missing keys in the same groups must leave every row as if each change ran alone.
+    @Test("changes in one group share their config's row: revisions, key counts, times and history are as if each ran alone, also after reopening")
+    func groupsShareConfigRows() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("store.db").path
+            let store = try SQLiteStore(path: path)
+            let configs = [try await store.makeConfig("a"), try await store.makeConfig("b")]
+            let before = store.groupCommits
+            enum Outcome: Sendable { case changed(ConfigName), refused, other }
+            let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group in
+                for index in 0..<400 {
+                    let config = configs[index % 2]
+                    group.addTask {
+                        do {
+                            // Each config gets every kind of write, interleaved with the other's.
+                            switch index / 2 % 10 {
+                            case 3:
+                                _ = try await store.set(try Key("/k\(index % 7)"), to: Data("x".utf8), in: config, options: SetOptions(conditions: [.version(999)]))
+                            case 5:
+                                _ = try await store.updateConfig(config, ConfigSettingsPatch(description: "update \(index)"))
+                                return .other
+                            case 7:
+                                _ = try await store.delete(try Key("/k\(index % 7)"), in: config, conditions: [])
+                            case 9:
+                                _ = try await store.compact(config, through: .zero)
+                                return .other
+                            default:
+                                _ = try await store.set(try Key("/k\(index % 7)"), to: Data("v\(index)".utf8), in: config)
+                            }
+                            return .changed(config)
+                        } catch let error as DiscfgError where error.code == .conditionFailed || error.code == .keyNotFound {
+                            return .refused
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Outcome]()) { $0.append($1) }
+            }
+            let after = store.groupCommits
+            #expect(after.batches.dropFirst().reduce(0, +) > 0, "some commits held more than one change")
+            #expect(after.changes - before.changes == 400)
+            let reopened = try SQLiteStore(path: path)
+            for config in configs {
+                let changes = outcomes.filter { if case .changed(config) = $0 { true } else { false } }.count
+                let info = try await store.configInfo(config)
+                #expect(info.revision == Revision(UInt64(changes)), "\(config): one revision per change that happened")
+                let keys = try await store.list(in: config, ListQuery(prefix: .root, recursive: true)).items.count
+                #expect(info.keyCount == keys, "\(config): the key count follows the changes")
+                let events = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 1000).events
+                #expect(events.map(\.revision) == (1...UInt64(changes)).map { Revision($0) }, "\(config): every revision once, in order")
+                #expect(info.modifiedAt.milliseconds >= (events.last?.at.milliseconds ?? 0))
+                let again = try await reopened.configInfo(config)
+                #expect(again.revision == info.revision && again.keyCount == info.keyCount && again.modifiedAt == info.modifiedAt)
+                #expect(again.settings.description?.hasPrefix("update ") == true)
+            }
+        }
+    }
+
     @Test("the write-ahead log is checkpointed beside the commits, so it stays small under a stream of writes")
     func writeAheadLogStaysSmall() async throws {
         try await Self.withDirectory { directory in
