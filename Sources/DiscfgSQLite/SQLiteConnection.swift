@@ -123,11 +123,11 @@ final class SQLiteConnection {
     /// Runs a statement and returns how many rows it changed.
     @discardableResult
     func run(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = []) throws -> Int {
-        let statement = try bound(sql, arguments)
-        defer { sqlite3_reset(statement) }
-        let status = sqlite3_step(statement)
-        guard status == SQLITE_DONE || status == SQLITE_ROW else { throw error(status, sql.sql) }
-        return Int(sqlite3_changes(handle))
+        try withBound(sql, arguments) { statement in
+            let status = sqlite3_step(statement)
+            guard status == SQLITE_DONE || status == SQLITE_ROW else { throw error(status, sql.sql) }
+            return Int(sqlite3_changes(handle))
+        }
     }
 
     /// Runs a query and maps each row.
@@ -143,24 +143,24 @@ final class SQLiteConnection {
     /// Steps through a query's rows one at a time until `body` returns false, so a caller
     /// that needs only some rows (a page full by bytes) reads no more than those.
     func forEach(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = [], _ body: (SQLiteRow) throws -> Bool) throws {
-        let statement = try bound(sql, arguments)
-        defer { sqlite3_reset(statement) }
-        while true {
-            let status = sqlite3_step(statement)
-            if status == SQLITE_DONE { return }
-            guard status == SQLITE_ROW else { throw error(status, sql.sql) }
-            guard try body(SQLiteRow(statement: statement)) else { return }
+        try withBound(sql, arguments) { statement in
+            while true {
+                let status = sqlite3_step(statement)
+                if status == SQLITE_DONE { return }
+                guard status == SQLITE_ROW else { throw error(status, sql.sql) }
+                guard try body(SQLiteRow(statement: statement)) else { return }
+            }
         }
     }
 
     /// The first row of a query, mapped, or nil.
     func first<T>(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue] = [], _ map: (SQLiteRow) throws -> T) throws -> T? {
-        let statement = try bound(sql, arguments)
-        defer { sqlite3_reset(statement) }
-        let status = sqlite3_step(statement)
-        if status == SQLITE_DONE { return nil }
-        guard status == SQLITE_ROW else { throw error(status, sql.sql) }
-        return try map(SQLiteRow(statement: statement))
+        try withBound(sql, arguments) { statement in
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { return nil }
+            guard status == SQLITE_ROW else { throw error(status, sql.sql) }
+            return try map(SQLiteRow(statement: statement))
+        }
     }
 
     fileprivate func cachedStatement(_ sql: String) throws -> OpaquePointer {
@@ -185,39 +185,58 @@ final class SQLiteConnection {
         return fresh
     }
 
-    /// The statement, prepared, with `arguments` bound to its parameters in order.
-    private func bound(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue]) throws -> OpaquePointer {
+    /// Runs `body` with the statement prepared and `arguments` bound to its parameters in
+    /// order, then resets it.
+    ///
+    /// Text and blobs are bound where they lie (SQLITE_STATIC), not copied by SQLite: each
+    /// is bound inside the closure that lends its bytes, and `body` runs inside all of
+    /// them, so the bytes outlive every step. Afterwards the statement keeps pointers to
+    /// them, which nothing reads: every run binds all of a statement's parameters, or
+    /// clears them, before it steps.
+    private func withBound<R>(_ sql: some SQLiteSQL, _ arguments: [SQLiteValue], _ body: (OpaquePointer) throws -> R) throws -> R {
         let statement = try sql.prepared(on: self)
         // Every parameter is bound below when the arguments name them all (as every
         // caller's do); only fewer would leave a value from the last run to clear.
         if arguments.count < sqlite3_bind_parameter_count(statement) { sqlite3_clear_bindings(statement) }
-        for (offset, argument) in arguments.enumerated() {
-            let index = Int32(offset + 1)
-            let status: Int32
-            switch argument {
-            case .integer(let value): status = sqlite3_bind_int64(statement, index, value)
-            case .text(let value): status = bindText(statement, index, value)
-            case .blob(let value):
-                status = value.withUnsafeBytes { buffer in
-                    sqlite3_bind_blob(statement, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), transient)
-                }
-            case .null: status = sqlite3_bind_null(statement, index)
-            }
-            guard status == SQLITE_OK else { throw error(status, sql.sql) }
-        }
-        return statement
+        defer { sqlite3_reset(statement) }
+        return try bind(arguments, from: 0, to: statement, sql) { try body(statement) }
     }
 
-    /// Binds `text` with an explicit length, so a string keeps a trailing NUL (range ends
-    /// such as `key + "\u{0}"`) instead of being cut at it. SQLite copies the bytes from
-    /// the string's own storage; no C string is made first.
-    private func bindText(_ statement: OpaquePointer, _ index: Int32, _ text: String) -> Int32 {
-        let direct = text.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.withMemoryRebound(to: CChar.self) { chars in
-                chars.baseAddress.map { sqlite3_bind_text(statement, index, $0, Int32(chars.count), transient) }
+    /// Binds `arguments` from `index` on, then runs `body` inside the closures that lend
+    /// the bytes of text and blobs.
+    private func bind<R>(
+        _ arguments: [SQLiteValue], from index: Int, to statement: OpaquePointer, _ sql: some SQLiteSQL, then body: () throws -> R
+    ) throws -> R {
+        var index = index
+        while index < arguments.count {
+            let parameter = Int32(index + 1)
+            switch arguments[index] {
+            case .integer(let value):
+                try check(sqlite3_bind_int64(statement, parameter, value), sql)
+            case .null:
+                try check(sqlite3_bind_null(statement, parameter), sql)
+            case .text(var text):
+                // The string's own UTF-8 (made contiguous if it is not), with its length,
+                // so a trailing NUL (range ends such as `key + "\u{0}"`) is kept.
+                return try text.withUTF8 { bytes in
+                    let pointer = UnsafeRawPointer(bytes.baseAddress ?? UnsafePointer(bitPattern: 1)!).assumingMemoryBound(to: CChar.self)
+                    // No destructor: SQLITE_STATIC.
+                    try check(sqlite3_bind_text(statement, parameter, pointer, Int32(bytes.count), nil), sql)
+                    return try bind(arguments, from: index + 1, to: statement, sql, then: body)
+                }
+            case .blob(let value):
+                return try value.withUnsafeBytes { buffer in
+                    try check(sqlite3_bind_blob(statement, parameter, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), nil), sql)
+                    return try bind(arguments, from: index + 1, to: statement, sql, then: body)
+                }
             }
+            index += 1
         }
-        return (direct ?? nil) ?? sqlite3_bind_text(statement, index, text, Int32(text.utf8.count), transient)
+        return try body()
+    }
+
+    private func check(_ status: Int32, _ sql: some SQLiteSQL) throws {
+        guard status == SQLITE_OK else { throw error(status, sql.sql) }
     }
 
     /// Whether a transaction is open. SQLite ends one by itself on some failures (a
@@ -253,8 +272,6 @@ final class SQLiteConnection {
         return DiscfgError(.unavailable, "SQLite store \(path): \(message)\(hint)", field: "store")
     }
 }
-
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
 /// Hands a non-Sendable connection across threads where the code guarantees only one
 /// thread uses it at a time.
