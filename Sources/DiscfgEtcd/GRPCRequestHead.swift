@@ -44,17 +44,11 @@ extension GRPCRequestHead {
         for (name, value, _) in headers {
             if name.utf8.first == UInt8(ascii: ":") {
                 guard !regular else { throw Malformed("pseudo-header \(name) after a regular field") }
-                let bit: UInt8
-                switch name {
-                case ":method": bit = Self.method
-                case ":scheme": bit = Self.scheme
-                case ":path": bit = Self.pathBit
-                case ":authority": bit = Self.authority
-                default: throw Malformed("pseudo-header \(name) is not one of a request's")
-                }
+                let bit = Self.pseudoHeaderBit(name)
+                guard bit != 0 else { throw Malformed("pseudo-header \(name) is not one of a request's") }
                 guard seen & bit == 0 else { throw Malformed("pseudo-header \(name) twice") }
                 seen |= bit
-                guard Self.all(value, { $0 > 0x20 && $0 != 0x7F }) else { throw Malformed("pseudo-header \(name) holds a space or control character") }
+                guard Self.all(value, Self.isPseudoHeaderValueByte) else { throw Malformed("pseudo-header \(name) holds a space or control character") }
                 if bit == Self.pathBit {
                     guard !value.isEmpty else { throw Malformed("empty :path") }
                     path = value
@@ -62,12 +56,13 @@ extension GRPCRequestHead {
             } else {
                 regular = true
                 try Self.checkRegular(name, value)
-                switch name {
-                case "te":
+                // Compared only where the length matches: most fields are none of these.
+                switch name.utf8.count {
+                case 2 where name == "te":
                     guard value == "trailers" else { throw Malformed("te other than trailers") }
-                case "content-type":
+                case 12 where name == "content-type":
                     if contentType == nil { contentType = value }
-                case "grpc-encoding":
+                case 13 where name == "grpc-encoding":
                     if encoding == nil { encoding = value }
                 default:
                     break
@@ -81,6 +76,17 @@ extension GRPCRequestHead {
         self.encoding = encoding
     }
 
+    /// The bit of a request's pseudo-header, 0 for any other name.
+    private static func pseudoHeaderBit(_ name: String) -> UInt8 {
+        switch name.utf8.count {
+        case 5 where name == ":path": pathBit
+        case 7 where name == ":method": method
+        case 7 where name == ":scheme": scheme
+        case 10 where name == ":authority": authority
+        default: 0
+        }
+    }
+
     /// Checks trailers a client sends after its messages: regular fields only, by the
     /// same rules as a request's.
     static func checkTrailers(_ headers: HPACKHeaders) throws(Malformed) {
@@ -92,22 +98,41 @@ extension GRPCRequestHead {
 
     private static func checkRegular(_ name: String, _ value: String) throws(Malformed) {
         guard !name.isEmpty, all(name, isTokenCharacter) else { throw Malformed("field name \(name.debugDescription) is not a lowercase token") }
-        switch name {
-        case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+        switch name.utf8.count {
+        case 7 where name == "upgrade", 10 where name == "connection" || name == "keep-alive",
+             16 where name == "proxy-connection", 17 where name == "transfer-encoding":
             throw Malformed("connection-specific field \(name)")
         default:
             break
         }
-        guard all(value, { $0 != 0 && $0 != 0x0A && $0 != 0x0D }) else { throw Malformed("field \(name) holds NUL, CR or LF") }
+        guard all(value, isFieldValueByte) else { throw Malformed("field \(name) holds NUL, CR or LF") }
     }
 
     /// Whether every byte of `text` passes `test`, read from its storage in place (the
     /// generic walk of a `UTF8View` took several times as long).
+    @inline(__always)
     private static func all(_ text: String, _ test: (UInt8) -> Bool) -> Bool {
-        text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(test) } ?? text.utf8.allSatisfy(test)
+        var text = text
+        return text.withUTF8 { bytes in
+            for byte in bytes where !test(byte) { return false }
+            return true
+        }
+    }
+
+    /// A byte a pseudo-header's value may hold: no space or control character.
+    @inline(__always)
+    private static func isPseudoHeaderValueByte(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte != 0x7F
+    }
+
+    /// A byte a field value may hold: anything but NUL, CR and LF.
+    @inline(__always)
+    private static func isFieldValueByte(_ byte: UInt8) -> Bool {
+        byte != 0 && byte != 0x0A && byte != 0x0D
     }
 
     /// RFC 9110's `tchar` less uppercase letters, which HTTP/2 forbids in names.
+    @inline(__always)
     private static func isTokenCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x30...0x39, 0x5E...0x7A, 0x7C, 0x7E: true
