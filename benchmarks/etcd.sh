@@ -8,7 +8,10 @@
 #      neither, and moves little between the two halves of a pair); printed with the
 #      ratio discfg / etcd of each round and their median (targets: put >= 1.0x,
 #      range >= 1.5x, p99 no worse), and the CPU each server and the client spent per
-#      request (they share the cores).
+#      request (they share the cores);
+#   3. the instructions discfg spends per durable put (valgrind --tool=callgrind, every
+#      thread, a fixed number of puts at 8 in flight): the same count on a quiet machine
+#      and a busy one, so a change's effect shows where the wall-clock figures wobble.
 # Both servers write durably: discfg serve --etcd on the embedded SQLite store (release
 # build, Swift runtime linked in), Debian's etcd-server with its default fsync.
 # Usage: [BINARY=path/to/discfg] benchmarks/etcd.sh [seconds-per-load] [concurrency] [rounds]
@@ -19,6 +22,11 @@ concurrency="${2:-32}"
 rounds="${3:-3}"
 scripts/setup >/dev/null
 command -v etcd >/dev/null || { echo "etcd.sh: needs Debian's etcd-server (etcd)" >&2; exit 1; }
+if ! command -v valgrind >/dev/null; then
+  echo "etcd.sh: installing valgrind" >&2
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq >/dev/null && $sudo_cmd apt-get install -y -qq valgrind >/dev/null
+fi
 # BINARY names an already built discfg to measure instead.
 binary="${BINARY:-.build/release/discfg}"
 [ -n "${BINARY:-}" ] || swift build -c release --static-swift-stdlib --product discfg >/dev/null
@@ -84,3 +92,33 @@ for name in runs[0][0]:
     print(f"{'':26} p99 ms discfg vs etcd {'  '.join(f'{d:.1f} vs {e:.1f}' for d, e in p99)}")
     print(f"{'':26} cpu/req median: server {statistics.median(cpu):4.2f}x, client {statistics.median(client):4.2f}x")
 PY
+
+# Instructions per put: discfg under callgrind, counting only while a fixed number of puts
+# is sent (after 1,500 to warm up), every thread. Valgrind 3.19 cannot read the DWARF 5
+# of a Swift binary (the copy measured has no debug info) and, in a program whose main
+# thread waits in dispatch_main, faults on its sigsuspend (it writes to the signal mask
+# it is given, which libdispatch keeps read-only): a preloaded sigsuspend hands it a copy.
+puts=5000
+strip -g -o "$work/discfg-nodebug" "$binary"
+cat > "$work/sigsuspend.c" <<'C'
+#define _GNU_SOURCE
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int sigsuspend(const sigset_t *mask) { sigset_t copy = *mask; return (int)syscall(SYS_rt_sigsuspend, &copy, 8); }
+C
+cc -shared -fPIC -O2 -o "$work/sigsuspend.so" "$work/sigsuspend.c"
+counted_port="$(free_port)"
+mkdir -p "$work/counted"
+LD_PRELOAD="$work/sigsuspend.so" valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$work/counted/callgrind.out.%p" \
+  "$work/discfg-nodebug" serve --store "sqlite://$work/counted/discfg.db" --port 0 --etcd "127.0.0.1:$counted_port" --log-level error 2>"$work/counted/log" &
+counted_pid=$!
+pids+=($counted_pid)
+for _ in $(seq 300); do ETCDCTL_API=3 etcdctl --endpoints="127.0.0.1:$counted_port" endpoint status >/dev/null 2>&1 && break; sleep 0.3; done
+python3 benchmarks/etcd_load.py "$counted_port" --puts 1500 8 >/dev/null
+callgrind_control -z "$counted_pid" >/dev/null 2>&1; callgrind_control -i on "$counted_pid" >/dev/null 2>&1
+python3 benchmarks/etcd_load.py "$counted_port" --puts "$puts" 8 >/dev/null
+callgrind_control -i off "$counted_pid" >/dev/null 2>&1; callgrind_control -d "$counted_pid" >/dev/null 2>&1
+sleep 1
+total=$(for f in "$work"/counted/callgrind.out.*; do callgrind_annotate "$f" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}'; done | sort -n | tail -1)
+echo "== discfg instructions per durable put (callgrind, $puts puts at 8 in flight, every thread): $(( ${total:-0} / puts ))"

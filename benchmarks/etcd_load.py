@@ -10,6 +10,8 @@ answers cost the client counts too). LOADS names the loads to run, comma-separat
 (put, range, prefix; all three by default).
 
 usage: etcd_load.py PORT [seconds] [concurrency] [server-pid] [loads]
+       etcd_load.py PORT --puts COUNT [concurrency]   (exactly COUNT puts, nothing printed:
+                                                       for counting instructions per put)
 """
 
 import asyncio
@@ -86,6 +88,23 @@ async def main(port, seconds, concurrency, pid, loads):
             print(f"{name:26} {rate:9.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms{cpu}{client}")
 
 
+async def fixed_puts(port, count, concurrency):
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        put_call = channel.unary_unary("/etcdserverpb.KV/Put")
+        value = b"v" * 256
+        puts = [rpc.PutRequest(key=b"bench/%04d" % index, value=value).SerializeToString() for index in range(1000)]
+        numbers = iter(range(count))
+
+        async def worker():
+            for number in numbers:
+                await put_call(puts[(number * 7919) % 1000])
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+if len(sys.argv) > 3 and sys.argv[2] == "--puts":
+    asyncio.run(fixed_puts(int(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 8))
+    sys.exit(0)
 loads = sys.argv[5].split(",") if len(sys.argv) > 5 else ["put", "range", "prefix"]
 if not set(loads) <= {"put", "range", "prefix"}:
     sys.exit(f"etcd_load.py: loads are put, range and prefix, not {sys.argv[5]}")
