@@ -8,7 +8,7 @@ import DiscfgCore
 /// The writer keeps one for its groups; a read, or a write that is not a change of keys,
 /// uses a fresh one that lives as long as it does. Used by one thread at a time.
 final class SQLiteConfigRows {
-    struct Row: Equatable {
+    struct Row {
         var revision: Revision
         /// The config's settings as stored (JSON), for pruning history.
         let settings: String
@@ -21,11 +21,9 @@ final class SQLiteConfigRows {
     private static let read = SQLiteStatement("SELECT revision, settings FROM configs WHERE name = ?")
     private static let move = SQLiteStatement("UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ? WHERE name = ?")
 
-    /// The rows read or moved since the last ``forget()``, by config name.
-    private(set) var rows: [String: Row] = [:]
-
-    /// Whether some row was moved and not yet written.
-    var moved: Bool { rows.values.contains { $0.modifiedAt != nil } }
+    /// The rows read or moved since the last ``forget()``, by config name; a change that
+    /// is undone puts back what they were before it.
+    var rows: [String: Row] = [:]
 
     /// The config's row, read from the table the first time; nil when there is no such config.
     func row(_ config: ConfigName, _ connection: SQLiteConnection) throws -> Row? {
@@ -53,13 +51,6 @@ final class SQLiteConfigRows {
             try connection.run(Self.move, [.integer(row.revision.storageValue), .integer(modifiedAt), .integer(row.keyCountChange), .text(name)])
             rows[name] = Row(revision: row.revision, settings: row.settings)
         }
-    }
-
-    /// What the rows are now, to go back to when a change is undone.
-    var snapshot: [String: Row] { rows }
-
-    func restore(_ snapshot: [String: Row]) {
-        rows = snapshot
     }
 
     /// Forgets every row: the table may have changed since they were read.

@@ -76,7 +76,7 @@ final class SQLiteWriter: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let job = Job(changesKeys: changesKeys, run: { connection, configs in
                 // A change undone takes its moves of the rows with it.
-                let before = configs.snapshot
+                let before = configs.rows
                 do {
                     try connection.run(Self.savepoint)
                     let value = try body(connection, configs)
@@ -87,7 +87,7 @@ final class SQLiteWriter: Sendable {
                 } catch {
                     _ = try? connection.run("ROLLBACK TO change")
                     _ = try? connection.run("RELEASE change")
-                    configs.restore(before)
+                    configs.rows = before
                     return { _ in continuation.resume(throwing: error) }
                 }
             }, fail: { continuation.resume(throwing: $0) })
@@ -148,7 +148,7 @@ final class SQLiteWriter: Sendable {
             }
             if !job.changesKeys {
                 // Any other write sees the table as the changes before it left it, and may
-                // change it: the rows are read again after it.
+                // change it: the changes after it read the rows again.
                 do {
                     try configs.write(connection)
                 } catch {
@@ -159,7 +159,6 @@ final class SQLiteWriter: Sendable {
                 configs.forget()
             }
             completions.append(job.run(connection, configs))
-            if !job.changesKeys { configs.forget() }
         }
         if commitError == nil, !connection.inTransaction {
             commitError = Self.groupLost(connection.path)
