@@ -79,18 +79,14 @@ extension GRPCConnection {
         if stream.queued.isEmpty, length <= min(sendWindow, stream.sendWindow, peerMaxFrameSize) {
             // Room for it now: written straight into the connection's output.
             outbound.writeHTTP2FrameHeader(length: length, type: .data, stream: stream.id)
-            outbound.writeInteger(UInt8(0))
-            outbound.writeInteger(UInt32(message.count))
-            outbound.writeBytes(message)
+            outbound.writeGRPCMessage(message)
             sendWindow -= length
             stream.sendWindow -= length
             if let promise { outboundPromises.append(promise) }
             return
         }
         var framed = ByteBufferAllocator().buffer(capacity: length)
-        framed.writeInteger(UInt8(0))
-        framed.writeInteger(UInt32(message.count))
-        framed.writeBytes(message)
+        framed.writeGRPCMessage(message)
         stream.queued.append((framed, promise))
     }
 
@@ -213,6 +209,15 @@ extension GRPCConnection {
         let promises = outboundPromises
         outboundPromises = []
         for promise in promises { promise.fail(error) }
+    }
+}
+
+extension ByteBuffer {
+    /// Writes an uncompressed gRPC message: a flag byte of 0, its length, its bytes.
+    fileprivate mutating func writeGRPCMessage(_ message: [UInt8]) {
+        writeInteger(UInt8(0))
+        writeInteger(UInt32(message.count))
+        writeBytes(message)
     }
 }
 

@@ -196,7 +196,7 @@ extension ByteBuffer {
 
     /// Sets the 9-byte frame header at `index`, written before its payload's length was known.
     mutating func setHTTP2FrameHeader(at index: Int, length: Int, type: HTTP2Wire.FrameType, flags: UInt8, stream: UInt32) {
-        // Length (24 bits), type and flags in one word, the stream in another.
+        // Length (24 bits) and type in one word, then the flags and the stream.
         setInteger(UInt32(truncatingIfNeeded: length) << 8 | UInt32(type.rawValue), at: index)
         setInteger(flags, at: index + 4)
         setInteger(stream, at: index + 5)

@@ -43,10 +43,11 @@ struct ResponseHeaderEncoder {
     mutating func clientTableSize(_ size: Int) {
         let newLimit = min(size, Self.defaultTableSize)
         guard newLimit != limit || pendingLimit != nil else { return }
-        pendingLimit = (min(pendingLimit?.smallest ?? newLimit, newLimit), newLimit)
+        let smallest = min(pendingLimit?.smallest ?? newLimit, newLimit)
+        pendingLimit = (smallest, newLimit)
         limit = newLimit
         // What the decoder drops when it reads the smaller size, dropped here too.
-        while tableSize > (pendingLimit?.smallest ?? limit), !table.isEmpty { table.removeLast() }
+        while tableSize > smallest, !table.isEmpty { table.removeLast() }
     }
 
     /// A response's headers: `:status: 200`, `content-type: application/grpc`.

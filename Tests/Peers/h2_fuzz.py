@@ -67,8 +67,10 @@ class Frames:
     def payload(self, kind):
         if kind == 0x0:
             return self.grpc_message()
-        if kind in (0x1, 0x9):
-            return self.header_block() if kind == 0x1 else self.noise(self.pick(0, 1, 5, 20))
+        if kind == 0x1:
+            return self.header_block()
+        if kind == 0x9:
+            return self.noise(self.pick(0, 1, 5, 20))
         if kind == 0x4:
             return self.settings()
         if kind == 0x8:
