@@ -55,6 +55,7 @@ enum APIResponse {
         case .configExists: .conflict
         case .conditionFailed: .preconditionFailed
         case .tooLarge: .contentTooLarge
+        case .quotaExceeded: .insufficientStorage
         case .compacted: .gone
         case .notRepresentable: .conflict
         case .unauthenticated: .unauthorized
@@ -64,6 +65,11 @@ enum APIResponse {
         case .internal: .internalServerError
         }
     }
+}
+
+extension HTTPResponse.Status {
+    /// 507: the config's quota is full (WebDAV's status for a store out of space, RFC 4918).
+    static var insufficientStorage: Self { .init(code: 507, reasonPhrase: "Insufficient Storage") }
 }
 
 /// Entity tags: a key's modRevision, quoted.

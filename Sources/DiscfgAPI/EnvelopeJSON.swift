@@ -167,6 +167,7 @@ public enum EnvelopeJSON {
 
     private static func write(_ info: ConfigDocument, to buffer: inout JSONBytes) {
         var object = JSONObjectWriter(&buffer)
+        if let byteCount = info.byteCount { object.key("byteCount", &buffer); buffer.writeJSONNumber(byteCount) }
         object.key("compactedRevision", &buffer); buffer.writeJSONNumber(info.compactedRevision.rawValue)
         object.key("created", &buffer); buffer.writeJSONTimestamp(info.created)
         if let keyCount = info.keyCount { object.key("keyCount", &buffer); buffer.writeJSONNumber(keyCount) }
@@ -183,6 +184,7 @@ public enum EnvelopeJSON {
         if let encryption = settings.encryption { object.key("encryption", &buffer); write(encryption, to: &buffer) }
         object.key("history", &buffer); buffer.writeJSONString(settings.history.text)
         if !settings.notify.isEmpty { object.key("notify", &buffer); writeArray(settings.notify, to: &buffer, write) }
+        if let quotaBytes = settings.quotaBytes { object.key("quotaBytes", &buffer); buffer.writeJSONNumber(quotaBytes) }
         object.close(&buffer)
     }
 

@@ -650,6 +650,17 @@ components:
       properties:
         history: { type: [string, "null"], pattern: '^(forever|[1-9][0-9]{0,8}|([1-9][0-9]{0,3}|[12][0-9]{4}|3[0-5][0-9]{3}|36[0-4][0-9]{2}|36500)d)$', description: "Nd (1 to 36500 days), N (the last 1 to 999999999 changes) or forever; null leaves it as it is." }
         description: { type: [string, "null"] }
+        quotaBytes:
+          type: [integer, "null"]
+          minimum: 0
+          maximum: 1125899906842624
+          description: |
+            The most bytes of key paths and values the config may hold (etcd's
+            --quota-backend-bytes, for one config). A change that would take the config
+            past it is refused with 507 and code quotaExceeded, and nothing is written;
+            deletes and changes that do not grow the config always pass. History is not
+            counted (its retention bounds it). Absent when the config has no quota. In an
+            update, 0 or null removes the quota; leaving it out keeps it.
         notify:
           type: [array, "null"]
           description: |
@@ -721,6 +732,7 @@ components:
         revision: { type: integer }
         compactedRevision: { type: integer }
         keyCount: { type: integer, description: "How many keys it holds (keys past their TTL count until swept, within a second); absent when the store does not know." }
+        byteCount: { type: integer, description: "The bytes of its keys' paths and values, what settings.quotaBytes bounds (keys past their TTL count until swept); absent when the store does not know yet." }
         created: { type: string, format: date-time }
         modified: { type: string, format: date-time }
         settings: { $ref: "#/components/schemas/Settings" }
@@ -730,7 +742,7 @@ components:
       properties:
         code:
           type: string
-          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, compacted, notRepresentable, unauthenticated, permissionDenied, throttled, unavailable, internal]
+          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, quotaExceeded, compacted, notRepresentable, unauthenticated, permissionDenied, throttled, unavailable, internal]
         message: { type: string }
         field: { type: string }
     Envelope:

@@ -65,20 +65,28 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
     public var notify: [NotificationTarget]
     /// How secret values are encrypted; nil until the config is given a key.
     public var encryption: EncryptionSettings?
+    /// The most bytes of key paths and values the config may hold (etcd's
+    /// `--quota-backend-bytes`, for one config); nil for no quota. A change that would
+    /// take ``ConfigInfo/byteCount`` past it is refused with
+    /// ``DiscfgError/Code/quotaExceeded``; deletes and changes that shrink always pass.
+    /// From 1 to ``Limits/maxQuotaBytes``.
+    public var quotaBytes: Int?
 
-    /// Creates settings; the defaults keep 30 days of history, notify nobody and encrypt nothing.
+    /// Creates settings; the defaults keep 30 days of history, notify nobody, encrypt
+    /// nothing and set no quota.
     public init(
         history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = [],
-        encryption: EncryptionSettings? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil
     ) {
         self.history = history
         self.description = description
         self.notify = notify
         self.encryption = encryption
+        self.quotaBytes = quotaBytes
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify, encryption
+        case history, description, notify, encryption, quotaBytes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -87,6 +95,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         description = try container.decodeIfPresent(String.self, forKey: .description)
         notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify) ?? []
         encryption = try container.decodeIfPresent(EncryptionSettings.self, forKey: .encryption)
+        quotaBytes = try container.decodeIfPresent(Int64.self, forKey: .quotaBytes).map { Int(try NumberField.quotaBytes.check($0)) }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -95,6 +104,17 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         try container.encodeIfPresent(description, forKey: .description)
         if !notify.isEmpty { try container.encode(notify, forKey: .notify) }
         try container.encodeIfPresent(encryption, forKey: .encryption)
+        try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
+    }
+
+    /// Checks a change of `change` bytes to a config `config` holding `size` bytes of key
+    /// paths and values against ``quotaBytes``. A change that does not grow the config
+    /// always passes, so a config over its quota (the quota was lowered) can still be
+    /// cleaned up.
+    /// - Throws: ``DiscfgError/Code/quotaExceeded`` naming the quota and the size.
+    public func checkQuota(_ config: ConfigName, size: Int, change: Int) throws {
+        guard let quotaBytes, change > 0, size + change > quotaBytes else { return }
+        throw DiscfgError.quotaExceeded(config, quota: quotaBytes, size: size + change)
     }
 
     /// These settings with webhook secrets hidden, for callers who may not see them.
@@ -115,20 +135,64 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     public var notify: [NotificationTarget]?
     /// New encryption settings, replacing the old ones whole.
     public var encryption: EncryptionSettings?
+    /// A new quota in bytes (1 to ``Limits/maxQuotaBytes``), or ``removeQuota`` (0) to
+    /// remove the quota, as an empty description clears the description. In JSON, `0` and
+    /// `null` both remove it.
+    public var quotaBytes: Int?
+
+    /// The ``quotaBytes`` that removes a config's quota.
+    public static let removeQuota = 0
 
     /// Creates a patch.
     public init(
         history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil,
-        encryption: EncryptionSettings? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil
     ) {
         self.history = history
         self.description = description
         self.notify = notify
         self.encryption = encryption
+        self.quotaBytes = quotaBytes
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case history, description, notify, encryption, quotaBytes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        history = try container.decodeIfPresent(HistoryRetention.self, forKey: .history)
+        description = try container.decodeIfPresent(String.self, forKey: .description)
+        notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify)
+        encryption = try container.decodeIfPresent(EncryptionSettings.self, forKey: .encryption)
+        if container.contains(.quotaBytes) {
+            // `null` removes the quota, as 0 does.
+            if try container.decodeNil(forKey: .quotaBytes) {
+                quotaBytes = Self.removeQuota
+            } else {
+                let value = try? container.decode(Int64.self, forKey: .quotaBytes)
+                guard let value, value == 0 || NumberField.quotaBytes.range.contains(value) else {
+                    throw DiscfgError.invalid(
+                        "quotaBytes",
+                        "quotaBytes must be a whole number of bytes from 1 to \(Limits.maxQuotaBytes), or 0 or null to remove the quota"
+                    )
+                }
+                quotaBytes = Int(value)
+            }
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(history, forKey: .history)
+        try container.encodeIfPresent(description, forKey: .description)
+        try container.encodeIfPresent(notify, forKey: .notify)
+        try container.encodeIfPresent(encryption, forKey: .encryption)
+        try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
     }
 
     /// Whether the patch changes nothing.
-    public var isEmpty: Bool { history == nil && description == nil && notify == nil && encryption == nil }
+    public var isEmpty: Bool { history == nil && description == nil && notify == nil && encryption == nil && quotaBytes == nil }
 
     /// `settings` with this patch applied.
     public func applied(to settings: ConfigSettings) -> ConfigSettings {
@@ -137,6 +201,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         if let description { result.description = description.isEmpty ? nil : description }
         if let notify { result.notify = notify }
         if let encryption { result.encryption = encryption }
+        if let quotaBytes { result.quotaBytes = quotaBytes == Self.removeQuota ? nil : quotaBytes }
         return result
     }
 }
@@ -159,11 +224,21 @@ public struct ConfigInfo: Hashable, Sendable {
     /// within a second); nil when the store does not know (a DynamoDB config created
     /// before discfg counted keys).
     public var keyCount: Int?
+    /// The bytes of its live keys' paths and values, what ``ConfigSettings/quotaBytes``
+    /// bounds (keys whose TTL ran out count until swept, as for ``keyCount``); nil when
+    /// the store does not know yet (a DynamoDB config from before discfg counted bytes,
+    /// until its count is taken).
+    ///
+    /// History is not counted: it is bounded by the config's retention instead, and it
+    /// is dropped in the background (compaction, DynamoDB's expiry), where a count kept in
+    /// the same transaction as each change could not follow it. A config's storage is
+    /// therefore at most its quota plus the history its retention keeps.
+    public var byteCount: Int?
 
     /// Creates a config description.
     public init(
         name: ConfigName, revision: Revision, compactedRevision: Revision = .zero,
-        createdAt: Date, modifiedAt: Date, settings: ConfigSettings, keyCount: Int? = 0
+        createdAt: Date, modifiedAt: Date, settings: ConfigSettings, keyCount: Int? = 0, byteCount: Int? = 0
     ) {
         self.name = name
         self.revision = revision
@@ -172,6 +247,7 @@ public struct ConfigInfo: Hashable, Sendable {
         self.modifiedAt = modifiedAt
         self.settings = settings
         self.keyCount = keyCount
+        self.byteCount = byteCount
     }
 }
 
@@ -184,6 +260,12 @@ extension Event {
         case (_?, nil): -1
         default: 0
         }
+    }
+
+    /// What this change does to its config's byte count (``ConfigInfo/byteCount``): the
+    /// new item's key path and value less the previous item's.
+    public var byteCountChange: Int {
+        (item.map(PageBudget.size) ?? 0) - (prevItem.map(PageBudget.size) ?? 0)
     }
 }
 

@@ -24,6 +24,10 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
         case conditionFailed
         /// A value or request body is over its size limit.
         case tooLarge
+        /// The change would take the config's live bytes (key paths and values) past
+        /// its quota (``ConfigSettings/quotaBytes``); nothing was changed. Deletes and
+        /// changes that shrink the config always pass.
+        case quotaExceeded
         /// The requested revision is older than the retained history.
         case compacted
         /// What the config holds cannot be written in the format asked for (binary
@@ -75,6 +79,15 @@ extension DiscfgError {
     /// The key does not exist in the configuration (at `revision`, when one was asked for).
     public static func keyNotFound(_ key: Key, in config: ConfigName, atRevision revision: Revision? = nil) -> DiscfgError {
         DiscfgError(.keyNotFound, "key \"\(key)\" not found in config \"\(config)\"\(revision.map { " at revision \($0)" } ?? "")", field: "key")
+    }
+
+    /// A change refused because it would take `config` to `size` bytes, past its quota.
+    public static func quotaExceeded(_ config: ConfigName, quota: Int, size: Int) -> DiscfgError {
+        DiscfgError(
+            .quotaExceeded,
+            "config \"\(config)\" is over its quota: this change would make its keys and values \(size) bytes, and its quota is \(quota) bytes; nothing was changed (delete keys, or raise the quota with `discfg update \(config) --quota SIZE`)",
+            field: "quotaBytes"
+        )
     }
 
     /// A read at a revision the config has not reached.

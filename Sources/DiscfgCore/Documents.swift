@@ -90,6 +90,8 @@ public struct ConfigDocument: Codable, Hashable, Sendable {
     public var settings: ConfigSettings
     /// How many keys it holds; absent when the store does not know.
     public var keyCount: Int?
+    /// The bytes of its keys' paths and values; absent when the store does not know yet.
+    public var byteCount: Int?
 
     /// The document for a config.
     public init(_ info: ConfigInfo) {
@@ -100,11 +102,14 @@ public struct ConfigDocument: Codable, Hashable, Sendable {
         modified = info.modifiedAt
         settings = info.settings
         keyCount = info.keyCount
+        byteCount = info.byteCount
     }
 
     /// The config description this document holds.
     public func info() throws -> ConfigInfo {
-        ConfigInfo(name: try ConfigName(name), revision: revision, compactedRevision: compactedRevision, createdAt: created, modifiedAt: modified, settings: settings, keyCount: keyCount)
+        ConfigInfo(
+            name: try ConfigName(name), revision: revision, compactedRevision: compactedRevision, createdAt: created, modifiedAt: modified, settings: settings, keyCount: keyCount, byteCount: byteCount
+        )
     }
 }
 

@@ -30,6 +30,10 @@ public enum Limits {
     /// transactions (about 49 keys).
     public static let maxTransactionChanges = 100_000
 
+    /// The largest config quota (``ConfigSettings/quotaBytes``): 1 PiB, far past what
+    /// any store here holds for one config, yet far from overflowing a byte count.
+    public static let maxQuotaBytes: Int64 = 1 << 50
+
     /// Checks a value's size.
     public static func validateValue(_ value: Data) throws {
         guard value.count <= maxValueBytes else {

@@ -66,6 +66,9 @@ extension NumberField {
     /// A page's byte budget (``ListQuery/maxBytes``); a server applies at most its own.
     public static let pageBytes = NumberField("maxBytes", 1...Int64(Int32.max))
 
+    /// A config's quota in bytes (``ConfigSettings/quotaBytes``).
+    public static let quotaBytes = NumberField("quotaBytes", 1...Limits.maxQuotaBytes)
+
     /// A time to live, in seconds.
     public static let ttl = NumberField("ttl", 1...Limits.maxTTLSeconds)
 }

@@ -63,6 +63,8 @@ extension RPCError {
         case .unauthenticated: .unauthenticated
         case .permissionDenied: .permissionDenied
         case .throttled: .resourceExhausted
+        // etcd's ErrGRPCNoSpace ("mvcc: database space exceeded") is RESOURCE_EXHAUSTED.
+        case .quotaExceeded: .resourceExhausted
         case .unavailable: .unavailable
         case .internal: .internalError
         }

@@ -55,6 +55,7 @@ enum ExitStatus {
         case .invalidArgument, .compacted, .notRepresentable: usage
         case .configNotFound, .keyNotFound: notFound
         case .conditionFailed: conditionFailed
+        case .quotaExceeded: Self.error
         default: Self.error
         }
     }
