@@ -16,6 +16,11 @@ public protocol ChangeTransaction {
     func storedItem(_ key: Key) throws -> Item?
     /// The stored items in `range`, in key order, including this transaction's changes.
     func storedItems(in range: KeyRange) throws -> [Item]
+    /// Offers the stored items in `range`, in key order, to `body` until it returns
+    /// false. A store that can step through rows one at a time implements it, so a read
+    /// that stops early, or only counts, never holds the whole range; the default reads
+    /// ``storedItems(in:)``.
+    func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws
     /// The stored items whose TTL has run out at ``now``, in key order.
     func dueExpirations() throws -> [Item]
     /// Makes a change: moves the config to `event.revision`, writes `event.item` at
@@ -24,6 +29,12 @@ public protocol ChangeTransaction {
 }
 
 extension ChangeTransaction {
+    public func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws {
+        for item in try storedItems(in: range) {
+            guard try body(item) else { return }
+        }
+    }
+
     /// The stored items under `prefix`, in key order, including this transaction's changes.
     public func storedItems(under prefix: KeyPrefix) throws -> [Item] {
         try storedItems(in: prefix.range)
@@ -127,7 +138,9 @@ extension ChangeTransaction {
     public mutating func apply(_ transaction: Transaction) throws -> TransactionResult {
         try transaction.validate()
         _ = try expireDue()
-        let succeeded = try transaction.compares.allSatisfy { $0.holds(for: try liveItems($0.subject)) }
+        let filter = transaction.keyFilter
+        let succeeded = try transaction.compares.allSatisfy { try holds($0, filter) }
+        var reads = ReadBudgetState(transaction.readBudget)
         let base = try currentRevision()
         var revision: Revision?
         var events: [Event] = []
@@ -156,18 +169,18 @@ extension ChangeTransaction {
             case .delete(let key):
                 responses.append(.delete(try storedItem(key).map { [try remove($0)] } ?? []))
             case .deletePrefix(let prefix):
-                responses.append(.delete(try storedItems(under: prefix).map(remove)))
+                responses.append(.delete(try storedItems(under: prefix).filter { filter?.admits($0.key) ?? true }.map(remove)))
             case .deleteRange(let range):
-                responses.append(.delete(try storedItems(in: range).map(remove)))
+                responses.append(.delete(try storedItems(in: range).filter { filter?.admits($0.key) ?? true }.map(remove)))
             case .get(let key):
-                responses.append(.get(try liveItems(.key(key))))
+                responses.append(.get(try read(.key(key), filter, &reads, at: responses.count)))
             case .getPrefix(let prefix):
-                responses.append(.get(try liveItems(.prefix(prefix))))
+                responses.append(.get(try read(.prefix(prefix), filter, &reads, at: responses.count)))
             case .getRange(let range):
-                responses.append(.get(try liveItems(.range(range))))
+                responses.append(.get(try read(.range(range), filter, &reads, at: responses.count)))
             }
         }
-        return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events)
+        return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events, cutReads: reads.cut)
     }
 
     /// Evaluates a transaction that only reads (``Transaction/writes`` is false) without
@@ -177,26 +190,61 @@ extension ChangeTransaction {
     public func read(_ transaction: Transaction) throws -> TransactionResult {
         precondition(!transaction.writes, "read(_:) evaluates transactions that write nothing")
         try transaction.validate()
-        let succeeded = try transaction.compares.allSatisfy { $0.holds(for: try liveItems($0.subject)) }
-        let responses = try (succeeded ? transaction.success : transaction.failure).map { operation -> TransactionResponse in
+        let filter = transaction.keyFilter
+        let succeeded = try transaction.compares.allSatisfy { try holds($0, filter) }
+        var reads = ReadBudgetState(transaction.readBudget)
+        var responses: [TransactionResponse] = []
+        for operation in succeeded ? transaction.success : transaction.failure {
             switch operation {
-            case .get(let key): .get(try liveItems(.key(key)))
-            case .getPrefix(let prefix): .get(try liveItems(.prefix(prefix)))
-            case .getRange(let range): .get(try liveItems(.range(range)))
+            case .get(let key): responses.append(.get(try read(.key(key), filter, &reads, at: responses.count)))
+            case .getPrefix(let prefix): responses.append(.get(try read(.prefix(prefix), filter, &reads, at: responses.count)))
+            case .getRange(let range): responses.append(.get(try read(.range(range), filter, &reads, at: responses.count)))
             case .put, .delete, .deletePrefix, .deleteRange: preconditionFailure("a transaction that writes nothing has no \(operation)")
             }
         }
-        return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: [])
+        return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: [], cutReads: reads.cut)
     }
 
-    /// The live items of a comparison's or read's subject, with this transaction's
-    /// changes (due keys were expired before).
-    private func liveItems(_ subject: Comparison.Subject) throws -> [Item] {
+    /// Offers the live items of a comparison's or read's subject, with this
+    /// transaction's changes (due keys were expired before), in key order, to `body`
+    /// until it returns false; over a range, only the keys `filter` admits.
+    private func forEachLiveItem(_ subject: Comparison.Subject, _ filter: KeyFilter?, _ body: (Item) throws -> Bool) throws {
+        let range: KeyRange
         switch subject {
-        case .key(let key): try storedItem(key).map { $0.isExpired(at: now) ? [] : [$0] } ?? []
-        case .prefix(let prefix): try storedItems(under: prefix).filter { !$0.isExpired(at: now) }
-        case .range(let range): try storedItems(in: range).filter { !$0.isExpired(at: now) }
+        case .key(let key):
+            if let item = try storedItem(key), !item.isExpired(at: now) { _ = try body(item) }
+            return
+        case .prefix(let prefix): range = prefix.range
+        case .range(let keys): range = keys
         }
+        try forEachStoredItem(in: range) { item in
+            guard !item.isExpired(at: now), filter?.admits(item.key) ?? true else { return true }
+            return try body(item)
+        }
+    }
+
+    /// Whether a comparison holds, read one item at a time: it stops at the first item
+    /// it fails for, and never holds a whole range.
+    private func holds(_ comparison: Comparison, _ filter: KeyFilter?) throws -> Bool {
+        var found = false
+        var holds = true
+        try forEachLiveItem(comparison.subject, filter) { item in
+            found = true
+            // For one item, "holds for every item" and "exists" both read that item.
+            holds = comparison.holds(for: [item])
+            return holds
+        }
+        return found ? holds : comparison.holds(for: [])
+    }
+
+    /// The live items a read returns, within the transaction's read budget.
+    private func read(_ subject: Comparison.Subject, _ filter: KeyFilter?, _ reads: inout ReadBudgetState, at index: Int) throws -> [Item] {
+        var kept: [Item] = []
+        try forEachLiveItem(subject, filter) { item in
+            try reads.offer(item, at: index, into: &kept)
+            return true
+        }
+        return kept
     }
 
     private static func tooManyChanges(_ config: ConfigName) -> DiscfgError {

@@ -25,6 +25,10 @@ public struct Transaction: Hashable, Sendable {
     public var success: [TransactionOperation]
     /// What runs otherwise.
     public var failure: [TransactionOperation]
+    /// The only keys its ranges reach (nil: every key); see ``KeyFilter``.
+    public var keyFilter: KeyFilter?
+    /// How many bytes its reads return together (nil: no budget); see ``ReadBudget``.
+    public var readBudget: ReadBudget?
 
     /// Creates a transaction.
     public init(compares: [Comparison] = [], success: [TransactionOperation] = [], failure: [TransactionOperation] = []) {
@@ -288,13 +292,17 @@ public struct TransactionResult: Hashable, Sendable {
     public var responses: [TransactionResponse]
     /// The transaction's changes, all at ``revision``, in the order they were made.
     public var events: [Event]
+    /// The reads ``Transaction/readBudget`` cut (``ReadBudget/Past/cut``): for each, by
+    /// its index in ``responses``, how many live items it found in all.
+    public var cutReads: [Int: Int]
 
     /// Creates a result.
-    public init(succeeded: Bool, revision: Revision, responses: [TransactionResponse], events: [Event]) {
+    public init(succeeded: Bool, revision: Revision, responses: [TransactionResponse], events: [Event], cutReads: [Int: Int] = [:]) {
         self.succeeded = succeeded
         self.revision = revision
         self.responses = responses
         self.events = events
+        self.cutReads = cutReads
     }
 }
 

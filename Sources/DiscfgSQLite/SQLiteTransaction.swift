@@ -58,6 +58,14 @@ struct SQLiteTransaction: ChangeTransaction {
         try connection.query(SQLiteRows.itemsInRange, [.text(config.rawValue), .text(range.lower), .text(range.scanUpper)], SQLiteRows.item)
     }
 
+    /// Steps through the rows one at a time, so a transaction's read that stops at its
+    /// budget, or a compare that fails early, never holds the whole range.
+    func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws {
+        try connection.forEach(SQLiteRows.itemsInRange, [.text(config.rawValue), .text(range.lower), .text(range.scanUpper)]) { row in
+            try body(SQLiteRows.item(row))
+        }
+    }
+
     func dueExpirations() throws -> [Item] {
         let arguments: [SQLiteValue] = [.integer(now.milliseconds), .text(config.rawValue)]
         guard try connection.first(Self.anyDue, arguments, { _ in true }) == true else { return [] }
