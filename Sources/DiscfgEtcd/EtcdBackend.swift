@@ -19,12 +19,23 @@ public struct EtcdBackend: Sendable {
         self.config = config
     }
 
-    /// Creates the config when it does not exist yet.
-    public func prepare() async throws {
+    /// Creates the config when it does not exist yet, keeping `history` (etcd keeps every
+    /// revision until a client compacts; a bounded default keeps the store bounded while
+    /// clients watching recent revisions keep working). An existing config keeps its own
+    /// settings; returns them, so a caller can say when they differ.
+    @discardableResult
+    public func prepare(history: HistoryRetention = Self.defaultHistory) async throws -> ConfigInfo {
         do {
-            _ = try await store.createConfig(config, settings: ConfigSettings(history: .forever))
-        } catch let error as DiscfgError where error.code == .configExists {}
+            return try await store.createConfig(config, settings: ConfigSettings(history: history))
+        } catch let error as DiscfgError where error.code == .configExists {
+            return try await store.configInfo(config)
+        }
     }
+
+    /// The history a new etcd config keeps: its last 100,000 changes. etcd keeps all of
+    /// them until compacted (and its clients compact); a client watching from a
+    /// revision older than these is told it was compacted, as etcd tells it.
+    public static let defaultHistory = HistoryRetention.last(100_000)
 
     /// The config's revision now.
     public func currentRevision() async throws -> Revision {
@@ -76,11 +87,17 @@ public struct EtcdBackend: Sendable {
         public var revision: Revision
     }
 
-    /// Reads the keys of a range, as of now or of a past revision.
+    /// Reads the keys of a range, as of now or of a past revision, within
+    /// ``EtcdAnswer/maxBytes``: past it the answer ends at the last key that fits, with
+    /// `more` set and `count` the keys of the whole range (etcd's `more` means exactly
+    /// that more keys exist past the answer). An answer in an order other than the
+    /// keys' cannot be cut that way and is refused (``EtcdError/answerTooLarge``), as is
+    /// a read at a past revision over more than the budget.
     public func range(_ query: RangeQuery) async throws -> RangeResult {
         guard !query.key.isEmpty else { throw EtcdError.emptyKey }
         // As etcd: a limit of 0 or less is none, a revision of 0 or less is now.
-        var (items, revision) = try await liveItems(key: query.key, rangeEnd: query.rangeEnd)
+        let budget = EtcdAnswer.budget(keysOnly: query.keysOnly || query.countOnly, past: .cut)
+        var (items, revision, total) = try await liveItems(key: query.key, rangeEnd: query.rangeEnd, budget: budget)
         if query.revision > 0 {
             let wanted = Revision(UInt64(query.revision))
             guard wanted <= revision else { throw EtcdError.futureRevision }
@@ -92,9 +109,20 @@ public struct EtcdBackend: Sendable {
                     // One key: the store finds its value then among the key's own events.
                     items = try await itemAt(wanted, key: query.key).map { [$0] } ?? []
                 } else {
+                    // Undoing later changes needs the whole range as it is now.
+                    guard total == nil else { throw EtcdError.answerTooLarge }
                     items = try await itemsAt(wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd))
+                    if EtcdAnswer.size(items, keysOnly: query.keysOnly || query.countOnly) > EtcdAnswer.maxBytes { throw EtcdError.answerTooLarge }
                 }
+                total = nil
             }
+        }
+        if let total {
+            // The read stopped at the budget: what it kept is the answer's start in key
+            // order, which only an answer in key order can use.
+            guard query.sortOrder == .none || (query.sortOrder == .ascend && query.sortTarget == .key) else { throw EtcdError.answerTooLarge }
+            let shaped = Self.shaped(items, query)
+            return RangeResult(items: shaped.items, more: true, count: total, revision: revision)
         }
         let shaped = Self.shaped(items, query)
         return RangeResult(items: shaped.items, more: shaped.more, count: shaped.count, revision: revision)
@@ -122,21 +150,26 @@ public struct EtcdBackend: Sendable {
         return (items, more, count)
     }
 
-    /// The live items of an etcd range and the revision they were read at.
-    func liveItems(key: [UInt8], rangeEnd: [UInt8]) async throws -> ([Item], Revision) {
+    /// The live etcd items of a range, the revision they were read at, and, when the
+    /// read stopped at `budget`, how many the whole range holds (the items are then the
+    /// range's first, in key order).
+    func liveItems(key: [UInt8], rangeEnd: [UInt8], budget: ReadBudget) async throws -> ([Item], Revision, total: Int?) {
+        let operation: TransactionOperation
         if rangeEnd.isEmpty {
-            let key = try EtcdKeys.key(key)
             // One key: a read of the key, then of the revision, is not one view; a
             // transaction that only reads is.
-            let result = try await store.transact(Transaction(success: [.get(key)]), in: config)
-            guard case .get(let items)? = result.responses.first else { return ([], result.revision) }
-            return (items, result.revision)
+            operation = .get(try EtcdKeys.key(key))
+        } else {
+            let range = EtcdKeys.range(key: key, rangeEnd: rangeEnd)
+            guard !range.isEmpty else { return ([], try await currentRevision(), nil) }
+            operation = .getRange(range)
         }
-        let range = EtcdKeys.range(key: key, rangeEnd: rangeEnd)
-        guard !range.isEmpty else { return ([], try await currentRevision()) }
-        let result = try await store.transact(Transaction(success: [.getRange(range)]), in: config)
-        guard case .get(let items)? = result.responses.first else { return ([], result.revision) }
-        return (items.filter { EtcdKeys.bytes($0.key.path) != nil }, result.revision)
+        var transaction = Transaction(success: [operation])
+        transaction.keyFilter = EtcdKeys.filter
+        transaction.readBudget = budget
+        let result = try await store.transact(transaction, in: config)
+        guard case .get(let items)? = result.responses.first else { return ([], result.revision, nil) }
+        return (items.filter { EtcdKeys.bytes($0.key.path) != nil }, result.revision, result.cutReads[0])
     }
 
     /// The paths an etcd key and range end cover (one key when the end is empty).
@@ -157,10 +190,15 @@ public struct EtcdBackend: Sendable {
 
     /// The items of `range` as of `revision`: today's, with every later change undone
     /// from history.
+    ///
+    /// Only each key's first change after `revision` is kept (its previous item is the
+    /// key as it was), and no more than ``EtcdAnswer/maxBytes`` of them: a range whose
+    /// past is larger is refused with ``EtcdError/answerTooLarge``.
     func itemsAt(_ revision: Revision, from items: [Item], current: Revision, range: KeyRange) async throws -> [Item] {
         var state: [Key: Item] = [:]
         for item in items { state[item.key] = item }
-        var later: [Event] = []
+        var undone = Set<Key>()
+        var undoneBytes = 0
         var from = revision.next
         while from <= current {
             let batch: EventBatch
@@ -169,11 +207,15 @@ public struct EtcdBackend: Sendable {
             } catch let error as DiscfgError where error.code == .compacted {
                 throw EtcdError.compacted
             }
-            later += batch.events.filter { range.contains($0.key) && $0.revision <= current }
+            for event in batch.events where event.revision <= current && range.contains(event.key) && EtcdKeys.bytes(event.key.path) != nil {
+                guard undone.insert(event.key).inserted else { continue }
+                state[event.key] = event.prevItem
+                undoneBytes += event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0
+                guard undoneBytes <= EtcdAnswer.maxBytes else { throw EtcdError.answerTooLarge }
+            }
             guard batch.hasMore else { break }
             from = batch.through.next
         }
-        for event in later.reversed() { state[event.key] = event.prevItem }
         return state.values.filter { EtcdKeys.bytes($0.key.path) != nil }.sorted { $0.key < $1.key }
     }
 
@@ -191,15 +233,27 @@ public struct EtcdBackend: Sendable {
         return order == .descend ? ascending.reversed() : ascending
     }
 
-    /// Runs a transaction on the config, with etcd's errors.
-    public func transact(_ transaction: Transaction) async throws -> TransactionResult {
+    /// Runs a transaction on the config, with etcd's errors. Its ranges reach only
+    /// etcd keys (``EtcdKeys/filter``): a compare, read or delete over a range never sees
+    /// or touches a key the config holds from other writers. Its reads return at most
+    /// ``EtcdAnswer/maxBytes`` together; a transaction whose reads would pass it changes
+    /// nothing and is refused with ``EtcdError/answerTooLarge``.
+    ///
+    /// - Parameter readBudget: the budget of its reads; nil for the server's own reads
+    ///   (a lease's keys before they are deleted), which are bounded otherwise.
+    public func transact(_ transaction: Transaction, readBudget: ReadBudget? = EtcdAnswer.budget(keysOnly: false, past: .refuse)) async throws -> TransactionResult {
         switch try transaction.violation() {
         case .keyWrittenTwice?: throw EtcdError.duplicateKey
         case .tooManyEntries?: throw EtcdError.tooManyOperations
         case nil: break
         }
+        var transaction = transaction
+        transaction.keyFilter = EtcdKeys.filter
+        transaction.readBudget = readBudget
         do {
             return try await store.transact(transaction, in: config)
+        } catch let error as DiscfgError where error == readBudget?.refusal {
+            throw EtcdError.answerTooLarge
         } catch let error as DiscfgError {
             throw EtcdError.translated(error)
         }
@@ -224,6 +278,9 @@ public enum EtcdError {
     public static let leaseTTLTooLarge = DiscfgError(.invalidArgument, "etcdserver: too large lease TTL", field: "TTL")
     /// The errors etcd answers with `OutOfRange`.
     static let outOfRange: Set<DiscfgError> = [futureRevision, compacted, leaseTTLTooLarge]
+    /// etcd's NOSPACE: a change refused because the config is at its quota
+    /// (``ConfigSettings/quotaBytes``), answered `RESOURCE_EXHAUSTED` in etcd's words.
+    public static let noSpace = DiscfgError(.quotaExceeded, "etcdserver: mvcc: database space exceeded", field: "quotaBytes")
     /// A transaction past the size limit.
     public static let tooManyOperations = DiscfgError(.invalidArgument, "etcdserver: too many operations in txn request", field: "txn")
 

@@ -81,7 +81,10 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             var response = Etcdserverpb_DeleteRangeResponse()
             response.header = identity.header(result.revision)
             response.deleted = Int64(result.events.count)
-            if request.prevKv { response.prevKvs = result.events.compactMap { $0.prevItem.flatMap { Mvccpb_KeyValue($0) } } }
+            if request.prevKv {
+                try Self.checkPrevious(result.events, revision: result.revision)
+                response.prevKvs = result.events.compactMap { $0.prevItem.flatMap { Mvccpb_KeyValue($0) } }
+            }
             return response
         }
     }
@@ -104,6 +107,20 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             let result = try await backend.transact(transaction)
             for event in result.events { await note(event) }
             let branch = result.succeeded ? request.success : request.failure
+            // The reads were bounded by the store; the previous values of what the
+            // branch deleted or overwrote were not, and are checked here.
+            let previous = zip(branch, result.responses).flatMap { request, response -> [Event] in
+                switch (request.request, response) {
+                case (.requestDeleteRange(let delete)?, .delete(let events)) where delete.prevKv: events
+                case (.requestPut(let put)?, .put(let event)) where put.prevKv: [event]
+                default: []
+                }
+            }
+            let read = result.responses.reduce(0) { total, response in
+                guard case .get(let items) = response else { return total }
+                return total + EtcdAnswer.size(items, keysOnly: false)
+            }
+            try Self.checkPrevious(previous, revision: result.revision, besides: read)
             var response = Etcdserverpb_TxnResponse()
             response.header = identity.header(result.revision)
             response.succeeded = result.succeeded
@@ -217,7 +234,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         case .requestDeleteRange(let delete)?:
             return try Self.delete(key: delete.key, rangeEnd: delete.rangeEnd)
         case .requestTxn?:
-            throw RPCError(code: .unimplemented, message: "etcdserver: nested transactions are not supported by discfg yet")
+            throw EtcdTxnShape.nested
         case nil:
             throw DiscfgError.invalid("txn", "etcdserver: a request operation names no request")
         }
@@ -271,6 +288,20 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             break
         }
         return op
+    }
+}
+
+extension EtcdKVService {
+    /// Refuses an answer whose `prev_kv`s, with `besides` bytes already in it, would
+    /// pass ``EtcdAnswer/maxBytes``. The change was made (etcd, too, fails to send such
+    /// an answer after applying it); the message says so, with its revision.
+    static func checkPrevious(_ events: [Event], revision: Revision, besides: Int = 0) throws {
+        let bytes = events.reduce(besides) { $0 + ($1.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0) }
+        guard bytes > EtcdAnswer.maxBytes else { return }
+        throw RPCError(
+            code: .resourceExhausted,
+            message: "grpc: trying to send message larger than max: the change was made at revision \(revision), but its previous keys and values (\(bytes) bytes) are more than one answer holds (\(EtcdAnswer.maxBytes)); ask without prev_kv, or change fewer keys at once"
+        )
     }
 }
 

@@ -80,6 +80,10 @@ public enum EtcdKeys {
         return bytes.isEmpty ? nil : bytes
     }
 
+    /// The keys an etcd key makes, as a transaction's ranges reach them: keys of the
+    /// config written by other means are neither compared, read nor deleted.
+    public static let filter = KeyFilter("etcd-encoded keys") { bytes($0.path) != nil }
+
     /// The paths of an etcd range: `key` alone when `rangeEnd` is empty, every key from
     /// `key` on when it is `\0`, else `[key, rangeEnd)`. A `key` of `\0` with a `rangeEnd`
     /// of `\0` is every key.

@@ -55,6 +55,7 @@ extension RPCError {
     init(etcd error: DiscfgError) {
         let code: RPCError.Code = switch error.code {
         case _ where EtcdError.outOfRange.contains(error): .outOfRange
+        case .tooLarge where error.field == EtcdError.answerField: .resourceExhausted
         case .invalidArgument, .tooLarge, .notRepresentable: .invalidArgument
         case .compacted: .outOfRange
         case .keyNotFound, .configNotFound: .notFound
@@ -68,7 +69,14 @@ extension RPCError {
         case .unavailable: .unavailable
         case .internal: .internalError
         }
-        let message = error.message.hasPrefix("etcdserver:") ? error.message : "etcdserver: " + error.message
+        let message = if error.code == .quotaExceeded {
+            // etcd's NOSPACE: clients match these words (etcdctl, and operators' alerts).
+            EtcdError.noSpace.message
+        } else if error.message.hasPrefix("etcdserver:") || error.message.hasPrefix("grpc:") {
+            error.message
+        } else {
+            "etcdserver: " + error.message
+        }
         self.init(code: code, message: message)
     }
 }

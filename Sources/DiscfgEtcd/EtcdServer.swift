@@ -33,6 +33,15 @@ public struct EtcdServer: Service {
     public let maxWatchers: Int
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
+    /// Who may call: everyone, or nobody while the store's tokens are required
+    /// (``EtcdAccess``), followed live. Open unless set.
+    public var access = EtcdAccess.open
+    /// The history the config keeps when this server creates it (an existing config
+    /// keeps its own, and ``notice`` is told when it differs).
+    public var history = EtcdBackend.defaultHistory
+    /// Told, in a sentence for the log, what an operator should know: the access rule's
+    /// answer changed; the config keeps other history than ``history``.
+    public var notice: @Sendable (String) -> Void = { _ in }
 
     /// A server; nothing listens until ``run()``.
     public init(
@@ -51,8 +60,18 @@ public struct EtcdServer: Service {
     }
 
     public func run() async throws {
+        let gate = EtcdAccessGate(access, notice: notice)
+        // Known before the first connection: a server that starts with tokens required
+        // refuses from its first call.
+        await gate.read()
+        if case .closed = access { notice("tokens are always required: the etcd API has no authentication yet and refuses every call") }
+        let following = Task { await gate.follow() }
+        defer { following.cancel() }
         let backend = EtcdBackend(store: store, config: config)
-        try await backend.prepare()
+        let prepared = try await backend.prepare(history: history)
+        if prepared.settings.history != history {
+            notice("config \(config) keeps \(prepared.settings.history.text) of history where a new etcd config keeps \(history.text); 'discfg update \(config) --history \(history.text)' bounds it")
+        }
         let identity = EtcdIdentity(config: config)
         let leases = EtcdLeases(backend: backend)
         try await leases.recover()
@@ -64,7 +83,7 @@ public struct EtcdServer: Service {
             watch: EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes, openWatchers: Budget(limit: maxWatchers)),
             maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
             cluster: cluster
-        )
+        ).mapValues { $0.guarded(by: { gate.refusal() }, recheckingEvery: gate.recheckInterval) }
         let connections = OpenChannels()
         let handshake = TimeAmount(handshakeTimeout)
         let requestBytes = Budget(limit: Self.maxRequestBytes)
@@ -115,7 +134,7 @@ public struct EtcdServer: Service {
             .unary(Etcdserverpb_KV.Method.Range.descriptor) { try await kv.range(request: $0, context: $1) },
             .unary(Etcdserverpb_KV.Method.Put.descriptor) { try await kv.put(request: $0, context: $1) },
             .unary(Etcdserverpb_KV.Method.DeleteRange.descriptor) { try await kv.deleteRange(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Txn.descriptor) { try await kv.txn(request: $0, context: $1) },
+            .unary(Etcdserverpb_KV.Method.Txn.descriptor, check: EtcdTxnShape.check) { try await kv.txn(request: $0, context: $1) },
             .unary(Etcdserverpb_KV.Method.Compact.descriptor) { try await kv.compact(request: $0, context: $1) },
             .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor) { try await watch.watch(request: $0, response: $1, context: $2) },
             .unary(Etcdserverpb_Lease.Method.LeaseGrant.descriptor) { try await lease.leaseGrant(request: $0, context: $1) },

@@ -15,6 +15,19 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
     var backlogBytes = 1 << 20
     /// Watchers open at once over all streams; a create past them is refused.
     let openWatchers: Budget
+    /// Watchers open on each connection, by its peer's address.
+    let byConnection = ConnectionWatchers()
+
+    /// The most watchers one stream holds; a create past them is refused with a reason.
+    /// etcd has no such cap; clients open one stream per context, and a thousand
+    /// watchers of one context is past what any client seen opens.
+    static let maxWatchersPerStream = 1000
+    /// The share of the server's watchers (``openWatchers``) one connection's streams may
+    /// hold together: a quarter, so one client (or attacker) cannot take them all.
+    static let connectionShare = 4
+
+    /// The most watchers one connection holds.
+    var maxWatchersPerConnection: Int { max(1, openWatchers.limit / Self.connectionShare) }
 
     func watch(
         request: RPCAsyncSequence<Etcdserverpb_WatchRequest, any Error>,
@@ -26,9 +39,12 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
         var nextID: Int64 = 0
         // What this stream's watchers hold for a slow client, together.
         let backlog = Budget(limit: backlogBytes)
+        let connection = context.remotePeer
+        let perConnection = maxWatchersPerConnection
         defer {
             for task in watchers.values { task.cancel() }
             openWatchers.give(watchers.count)
+            byConnection.give(watchers.count, of: connection)
         }
         for try await message in request {
             switch message.requestUnion {
@@ -39,13 +55,7 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                     id = nextID
                     nextID += 1
                 }
-                let refusal: String? = if watchers[id] != nil {
-                    "etcdserver: duplicate watch ID"
-                } else if !openWatchers.take(1) {
-                    "etcdserver: too many watchers open on this server (\(openWatchers.limit)); cancel some first"
-                } else {
-                    nil
-                }
+                let refusal = refusal(id: id, open: watchers, connection: connection, perConnection: perConnection)
                 if let refusal {
                     var refused = Etcdserverpb_WatchResponse()
                     refused.header = identity.header(try await backend.currentRevision())
@@ -61,6 +71,7 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                 // match each `created` to their oldest pending create.
                 guard let info = await watcher.start() else {
                     openWatchers.give(1)
+                    byConnection.give(1, of: connection)
                     continue
                 }
                 watchers[id] = Task { await watcher.run(from: info) }
@@ -68,6 +79,7 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                 guard let task = watchers.removeValue(forKey: cancel.watchID) else { continue }
                 task.cancel()
                 openWatchers.give(1)
+                byConnection.give(1, of: connection)
                 var canceled = Etcdserverpb_WatchResponse()
                 canceled.header = identity.header(try await backend.currentRevision())
                 canceled.watchID = cancel.watchID
@@ -82,6 +94,25 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
                 continue
             }
         }
+    }
+}
+
+extension EtcdWatchService {
+    /// Why a create of watcher `id` is refused, or nil, having then counted it against
+    /// the stream's, the connection's and the server's caps.
+    fileprivate func refusal(id: Int64, open watchers: [Int64: Task<Void, Never>], connection: String, perConnection: Int) -> String? {
+        if watchers[id] != nil { return "etcdserver: duplicate watch ID" }
+        if watchers.count >= Self.maxWatchersPerStream {
+            return "etcdserver: too many watchers on this stream (\(Self.maxWatchersPerStream)); cancel some first, or watch on another stream"
+        }
+        if !byConnection.take(of: connection, limit: perConnection) {
+            return "etcdserver: too many watchers on this connection (\(perConnection), a quarter of the server's); cancel some first"
+        }
+        if !openWatchers.take(1) {
+            byConnection.give(1, of: connection)
+            return "etcdserver: too many watchers open on this server (\(openWatchers.limit)); cancel some first"
+        }
+        return nil
     }
 }
 
@@ -202,12 +233,38 @@ private struct Watcher: Sendable {
             sent = revision
             let kept = group.filter { $0.kind == .put ? !noPut : !noDelete }
             guard !kept.isEmpty else { continue }
-            var message = Etcdserverpb_WatchResponse()
-            message.header = identity.header(max(revision, since))
-            message.watchID = id
-            message.events = kept.map(etcdEvent)
-            try await writer.send(message)
+            // One revision's events go out in one response, as etcd's, unless they pass
+            // one answer's budget: then in several, marked `fragment` (but the last) for
+            // a client that asked for fragments, as etcd fragments them.
+            let fragments = Self.fragments(kept, prevKv: create.prevKv)
+            for (number, fragment) in fragments.enumerated() {
+                var message = Etcdserverpb_WatchResponse()
+                message.header = identity.header(max(revision, since))
+                message.watchID = id
+                message.events = fragment.map(etcdEvent)
+                message.fragment = create.fragment && number < fragments.count - 1
+                try await writer.send(message)
+            }
         }
+    }
+
+    /// Events cut into runs of at most ``EtcdAnswer/maxBytes`` each (an event larger
+    /// alone goes alone).
+    static func fragments(_ events: [Event], prevKv: Bool) -> [[Event]] {
+        var runs: [[Event]] = [[]]
+        var bytes = 0
+        for event in events {
+            let current = (event.item ?? event.prevItem).map { EtcdAnswer.size($0, keysOnly: false) } ?? EtcdAnswer.bytesPerKeyValue
+            let previous = prevKv ? (event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0) : 0
+            let size = current + previous
+            if !runs[runs.count - 1].isEmpty, bytes + size > EtcdAnswer.maxBytes {
+                runs.append([])
+                bytes = 0
+            }
+            runs[runs.count - 1].append(event)
+            bytes += size
+        }
+        return runs
     }
 
     /// Sends every event after `sent` that history holds now, a page at a time, so a
@@ -373,6 +430,29 @@ final class EventQueue: Sendable {
                 state.overflowed = false
             }
             return Taken(events: state.events, overflowed: state.overflowed, ending: state.finished ? state.ending : nil)
+        }
+    }
+}
+
+/// The watchers each connection holds, by its peer's address, within a limit each.
+final class ConnectionWatchers: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+
+    /// Counts one more watcher of `connection`; false, counting nothing, at `limit`.
+    func take(of connection: String, limit: Int) -> Bool {
+        counts.withLock { counts in
+            guard counts[connection, default: 0] < limit else { return false }
+            counts[connection, default: 0] += 1
+            return true
+        }
+    }
+
+    /// Counts `count` fewer watchers of `connection`.
+    func give(_ count: Int, of connection: String) {
+        guard count > 0 else { return }
+        counts.withLock { counts in
+            let left = counts[connection, default: 0] - count
+            counts[connection] = left > 0 ? left : nil
         }
     }
 }

@@ -15,6 +15,11 @@ extension GRPCConnection {
             answerWithoutStream(id, .trailersOnly(RPCError(code: .unimplemented, message: "unknown method \(head.path)")), requestEnded: endStream)
             return
         }
+        if let refusal = method.refusal() {
+            // The server's access rule (EtcdAccess) refuses every call now.
+            answerWithoutStream(id, .trailersOnly(refusal), requestEnded: endStream)
+            return
+        }
         if let encoding = head.encoding, encoding != "identity" {
             let refusal = RPCError(code: .unimplemented, message: "message compression \(encoding) is not supported; send messages uncompressed")
             answerWithoutStream(id, .trailersOnly(refusal), requestEnded: endStream)

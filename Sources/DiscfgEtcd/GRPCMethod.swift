@@ -13,12 +13,61 @@ struct GRPCMethod: Sendable {
 
     let descriptor: MethodDescriptor
     let kind: Kind
+    /// Why a call may not run now (the server's ``EtcdAccess``), or nil: the connection
+    /// asks before it opens a stream for the call, and a stream asks again before each
+    /// message it reads or writes, so a stream opened before the answer changed ends at
+    /// its next message.
+    var refusal: @Sendable () -> RPCError? = { nil }
+
+    /// This method, refused whenever `refusal` says so. A stream asks again every
+    /// `interval` too (nil: never), so one that stays quiet ends as well.
+    func guarded(by refusal: @escaping @Sendable () -> RPCError?, recheckingEvery interval: Duration?) -> GRPCMethod {
+        let kind: Kind = switch self.kind {
+        case .unary(let body):
+            .unary { request, context in
+                if let refused = refusal() { throw refused }
+                return try await body(request, context)
+            }
+        case .bidirectional(let body):
+            .bidirectional { requests, responses, context in
+                let checked = requests.map { message in
+                    if let refused = refusal() { throw refused }
+                    return message
+                }
+                let writer = GRPCResponseWriter { bytes in
+                    if let refused = refusal() { throw refused }
+                    try await responses.send(bytes)
+                }
+                guard let interval else {
+                    try await body(RPCAsyncSequence(wrapping: checked), writer, context)
+                    return
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask { try await body(RPCAsyncSequence(wrapping: checked), writer, context) }
+                    group.addTask {
+                        // Ends the stream (the other task is cancelled) once refused.
+                        while true {
+                            try await Task.sleep(for: interval)
+                            if let refused = refusal() { throw refused }
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
+            }
+        }
+        return GRPCMethod(descriptor: descriptor, kind: kind, refusal: refusal)
+    }
 
     /// A unary method whose handler takes and returns decoded messages.
+    /// - Parameter check: looks at the request's bytes before they are decoded (a shape
+    ///   whose decoding alone would cost too much is refused there).
     static func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-        _ descriptor: MethodDescriptor, _ body: @escaping @Sendable (Request, ServerContext) async throws -> Response
+        _ descriptor: MethodDescriptor, check: @escaping @Sendable ([UInt8]) throws -> Void = { _ in },
+        _ body: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) -> GRPCMethod {
         GRPCMethod(descriptor: descriptor, kind: .unary { bytes, context in
+            try check(bytes)
             let request = try decode(Request.self, bytes)
             return try await body(request, context).serializedBytes()
         })

@@ -1,7 +1,8 @@
 """The etcd API's edges, as an attacker sends them: numbers at 0, -1 and 2^63-1 (int64's
 largest; 2^63 and 2^64 do not fit the wire's int64), request bytes that are not a
 message, a message over the size limit, an unknown method. Run against an endpoint, it
-prints one line per case, `case: CODE` (the gRPC status, OK for success), so the same
+prints one line per case, `case: CODE` (the gRPC status, OK for success, with the TTL a
+lease grant got), so the same
 run against etcd and against discfg can be compared line by line.
 
 usage: grpc_edges.py PORT
@@ -18,11 +19,12 @@ BIG = 2**63 - 1
 def main(port):
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
 
-    def call(name, method, request, raw=None):
+    def call(name, method, request, raw=None, shown=None):
+        """`shown` turns the answer's bytes into what the line shows besides OK."""
         stub = channel.unary_unary(method)
         try:
-            stub(raw if raw is not None else request.SerializeToString(), timeout=20)
-            print(f"{name}: OK", flush=True)
+            answer = stub(raw if raw is not None else request.SerializeToString(), timeout=20)
+            print(f"{name}: OK{shown(answer) if shown else ''}", flush=True)
         except grpc.RpcError as error:
             print(f"{name}: {error.code().name}", flush=True)
 
@@ -37,7 +39,9 @@ def main(port):
         call(f"compact {value}", kv + "Compact", rpc.CompactionRequest(revision=value))
         compare = rpc.Compare(key=b"edge", target=rpc.Compare.MOD, result=rpc.Compare.LESS, mod_revision=value)
         call(f"txn compare mod_revision {value}", kv + "Txn", rpc.TxnRequest(compare=[compare]))
-        call(f"lease grant ttl {value}", "/etcdserverpb.Lease/LeaseGrant", rpc.LeaseGrantRequest(TTL=value))
+        # The TTL granted too: etcd raises a short one to its minimum.
+        call(f"lease grant ttl {value}", "/etcdserverpb.Lease/LeaseGrant", rpc.LeaseGrantRequest(TTL=value),
+             shown=lambda answer: f" TTL {rpc.LeaseGrantResponse.FromString(answer).TTL}")
         call(f"lease grant id {value}", "/etcdserverpb.Lease/LeaseGrant", rpc.LeaseGrantRequest(TTL=60, ID=value))
         call(f"lease revoke {value}", "/etcdserverpb.Lease/LeaseRevoke", rpc.LeaseRevokeRequest(ID=value))
         call(f"lease timetolive {value}", "/etcdserverpb.Lease/LeaseTimeToLive", rpc.LeaseTimeToLiveRequest(ID=value))

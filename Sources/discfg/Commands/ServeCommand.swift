@@ -44,8 +44,10 @@ struct ServeCommand: AsyncParsableCommand {
         Cluster.MemberList) beside the REST API, over one config (--etcd-config, default
         etcd, created if missing). etcd keys are any bytes; each becomes a discfg key
         that sorts as it does, e.g. app/db.host is /app.2Fdb.2Ehost. The etcd API has no
-        authentication yet: it listens on loopback only, and not at all while the REST
-        API requires tokens, unless --insecure is given.
+        authentication yet: it listens on loopback only, and while the REST API requires
+        tokens it refuses every call ("user name is empty"), unless --insecure is given.
+        It follows the tokens live: 'discfg token create' on the store closes it within a
+        second or two. A new etcd config keeps its last 100000 changes (--etcd-history).
         """
     )
 
@@ -96,6 +98,13 @@ struct ServeCommand: AsyncParsableCommand {
     var etcdAddress: String?
     @Option(name: .customLong("etcd-config"), help: ArgumentHelp("The config holding the etcd API's keys. Default: etcd.", valueName: "config"))
     var etcdConfig = "etcd"
+    @Option(name: .customLong("etcd-history"), help: ArgumentHelp(
+        "The history a new etcd config keeps: N (its last N changes), Nd (N days) or forever, as etcd keeps every revision until compacted. An existing config keeps its own ('discfg update' changes it). Default: 100000.",
+        valueName: "retention"
+    ), transform: { text in
+        do { return try HistoryRetention(parsing: text) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-history") }
+    })
+    var etcdHistory = EtcdBackend.defaultHistory
     @Option(name: .customLong("read-views"), help: ArgumentHelp(
         "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
         valueName: "mode"
@@ -129,9 +138,6 @@ struct ServeCommand: AsyncParsableCommand {
                 if !insecure {
                     guard Self.isLoopback(etcdHost) else {
                         throw usage("refusing to serve the etcd API (--etcd) on \(etcdHost): it has no authentication yet; use a loopback address or pass --insecure", field: "--etcd")
-                    }
-                    if mode == .required || (mode == .onceTokensExist && issued) {
-                        throw usage("refusing to serve the etcd API (--etcd) while the REST API requires tokens: the etcd API has no authentication yet, so it would open \(config) to every local user; pass --insecure to serve it anyway", field: "--etcd")
                     }
                 }
                 return (host: etcdHost, port: etcdPort, config: config)
@@ -176,15 +182,23 @@ struct ServeCommand: AsyncParsableCommand {
                 },
                 services: { apiStore in
                     guard let etcd else { return [] }
-                    return [
-                        EtcdServer(
-                            store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
-                            watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout),
-                            maxConnections: maxConnections, maxWatchers: maxWatches
-                        ) { port in
-                            FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
-                        },
-                    ]
+                    var server = EtcdServer(
+                        store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
+                        watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout),
+                        maxConnections: maxConnections, maxWatchers: maxWatches
+                    ) { port in
+                        FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
+                    }
+                    // No etcd authentication yet: while tokens are required, every etcd call
+                    // is refused (followed live), unless --insecure opened it on purpose.
+                    server.access = switch (insecure, mode, tokens) {
+                    case (true, _, _), (_, .open, _), (_, _, nil): .open
+                    case (false, .required, _?): .closed
+                    case (false, .onceTokensExist, let tokens?): .closedOnceTokensIssued(tokens)
+                    }
+                    server.history = etcdHistory
+                    server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
+                    return [server]
                 }
             )
             _ = output
