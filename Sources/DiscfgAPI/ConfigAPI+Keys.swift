@@ -22,7 +22,10 @@ extension ConfigAPI {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
         if try request.flag("raw") {
-            return APIResponse.bytes(item.value, contentType: item.contentType ?? "application/octet-stream", headers: [.eTag: etag])
+            let contentType = item.contentType ?? "application/octet-stream"
+            var headers = RawValueHeaders.fields(for: contentType)
+            headers[.eTag] = etag
+            return APIResponse.bytes(item.value, contentType: contentType, headers: headers)
         }
         let envelope = Self.itemEnvelope(item, in: config, atRevision: revision)
         let response = APIResponse.json(envelope, headers: [.eTag: etag])

@@ -66,6 +66,7 @@ public enum Recording {
     public static let keptHeaders: Set<String> = [
         "content-type", "etag", "location", "allow", "retry-after", "cache-control",
         "x-discfg-revision", "www-authenticate", "vary", "access-control-allow-origin",
+        "x-content-type-options", "content-security-policy", "content-disposition",
     ]
 
     /// Text as is; bytes that are not UTF-8 as base64, marked.
