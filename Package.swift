@@ -231,7 +231,7 @@ let package = Package(
             name: "EtcdTests",
             dependencies: [
                 "DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -42,7 +42,10 @@ public final class ConnectionGuard: Sendable {
     /// The connections a server may have accepted before it stops accepting: the limit,
     /// plus room for the ones being turned away, so a flood still gets answers without
     /// the server running out of file descriptors.
-    var acceptLimit: Int { limit + max(64, limit / 8) }
+    var acceptLimit: Int { Self.acceptLimit(for: limit) }
+
+    /// The accept limit of a server serving `limit` connections at once.
+    static func acceptLimit(for limit: Int) -> Int { limit + max(64, limit / 8) }
 
     /// The answer to a request on a connection over the limit.
     static let refusal: (head: HTTPResponseHead, body: String) = {

@@ -1,30 +1,36 @@
 import Synchronization
 
 /// An amount the etcd API holds against a limit, taken and given back from any thread:
-/// bytes of requests a connection, or the whole server, holds before its methods have
-/// taken them (parts of messages still arriving, whole requests still being answered,
-/// streaming requests not yet read); bytes of events a watch stream holds for a client
+/// bytes of memory a connection, or the whole server, holds for its clients (parts of
+/// request messages still arriving, whole requests still being answered, streaming
+/// requests not yet read, answers the client has not taken, and a fixed overhead for
+/// each open stream and each message); bytes of events a watch stream holds for a client
 /// that reads slowly; watchers open on the server. Whatever many connections, streams
 /// or watchers a client opens, what they hold stays within bounds.
 final class Budget: Sendable {
     /// The most held at once.
     let limit: Int
+    /// The last bytes of the limit, which only a holder that holds little may take (see
+    /// ``StreamBytes/take(_:connection:server:)``); 0 for none.
+    let reserve: Int
     private let held = Atomic<Int>(0)
 
-    init(limit: Int) {
+    init(limit: Int, reserve: Int = 0) {
         self.limit = limit
+        self.reserve = min(max(reserve, 0), limit)
     }
 
     /// Held now.
     var current: Int { held.load(ordering: .relaxed) }
 
     /// Holds `count` more; false, holding nothing more, when that would pass the limit
-    /// (or `count` is negative).
-    func take(_ count: Int) -> Bool {
+    /// (or, unless `reserved`, reach into the reserve), or `count` is negative.
+    func take(_ count: Int, reserved: Bool = true) -> Bool {
         guard count >= 0 else { return false }
+        let ceiling = reserved ? limit : limit - reserve
         var current = held.load(ordering: .relaxed)
         while true {
-            guard count <= limit - current else { return false }
+            guard count <= ceiling - current else { return false }
             let (exchanged, original) = held.compareExchange(expected: current, desired: current + count, ordering: .relaxed)
             if exchanged { return true }
             current = original
@@ -43,9 +49,24 @@ final class StreamBytes: Sendable {
     enum Refusal: Error, Equatable {
         /// The connection's limit would be passed.
         case connection(limit: Int)
-        /// The limit of all connections together would be passed.
+        /// The limit of all connections together would be passed (or, for a connection
+        /// past its fair share, the part of it kept for the others).
         case server(limit: Int)
     }
+
+    /// What a connection may hold and still take the server's reserve: one request
+    /// message of the largest size, with its stream's and its message's overhead.
+    ///
+    /// Fair share: the server's budget is shared first come, first served, but its last
+    /// ``Budget/reserve`` bytes only go to connections holding no more than this. However
+    /// many connections fill their own limits (slow clients, unfinished messages, answers
+    /// nobody reads), together they hold at most the server's limit less its reserve, and
+    /// a client that holds little (an ordinary Put, a Range) still finds room in the
+    /// reserve. Taking it back needs many connections each holding a largest message,
+    /// and each of those is bounded in time: a message not whole within the idle timeout
+    /// is reset, and so is an answer left waiting on a closed window past the write
+    /// timeout.
+    static let smallHolderBytes = GRPCConnection.maxMessageBytes + GRPCConnection.streamOverheadBytes + 2 * GRPCConnection.messageOverheadBytes
 
     private let connection: Budget
     private let server: Budget
@@ -57,18 +78,32 @@ final class StreamBytes: Sendable {
         self.server = server
     }
 
-    /// Holds `count` more bytes of the stream's requests.
-    func take(_ count: Int) throws(Refusal) {
+    /// Holds `count` more bytes of the connection's against its limit and the server's,
+    /// the server's reserve only while the connection holds little
+    /// (``smallHolderBytes``).
+    static func take(_ count: Int, connection: Budget, server: Budget) throws(Refusal) {
         guard connection.take(count) else { throw .connection(limit: connection.limit) }
-        guard server.take(count) else {
+        guard server.take(count, reserved: connection.current <= smallHolderBytes) else {
             connection.give(count)
             throw .server(limit: server.limit)
         }
+    }
+
+    /// Lets go of `count` bytes taken with ``take(_:connection:server:)``.
+    static func give(_ count: Int, connection: Budget, server: Budget) {
+        guard count > 0 else { return }
+        connection.give(count)
+        server.give(count)
+    }
+
+    /// Holds `count` more bytes of the stream's requests.
+    func take(_ count: Int) throws(Refusal) {
+        try Self.take(count, connection: connection, server: server)
         let kept = state.withLock { state in
             if state.open { state.held += count }
             return state.open
         }
-        if !kept { giveBack(count) }
+        if !kept { Self.give(count, connection: connection, server: server) }
     }
 
     /// The method took a message of `count` bytes: they are its now, not the stream's.
@@ -79,7 +114,7 @@ final class StreamBytes: Sendable {
             state.held -= given
             return given
         }
-        giveBack(given)
+        Self.give(given, connection: connection, server: server)
     }
 
     /// The stream ended: everything it still holds goes back.
@@ -88,12 +123,6 @@ final class StreamBytes: Sendable {
             defer { state = (held: 0, open: false) }
             return state.held
         }
-        giveBack(given)
-    }
-
-    private func giveBack(_ count: Int) {
-        guard count > 0 else { return }
-        connection.give(count)
-        server.give(count)
+        Self.give(given, connection: connection, server: server)
     }
 }

@@ -25,8 +25,15 @@ public struct EtcdServer: Service {
     /// Bytes of events each watcher holds for a client reading slower than the store
     /// changes, before it lets them go and catches up from history.
     public let watchBacklogBytes: Int
-    /// How long a new connection may take to finish the HTTP/2 preface before it is closed.
-    public let handshakeTimeout: Duration
+    /// How long a connection may wait for its client before it is closed: to finish the
+    /// HTTP/2 preface; with no request open (then with GOAWAY, as gRPC's
+    /// `MaxConnectionIdle`); and how long one request message may take to arrive whole
+    /// before its stream is reset.
+    public let idleTimeout: Duration
+    /// How long an answer may wait on the client's flow-control window with no byte
+    /// sent before its stream is reset, and a connection's socket may stay full before
+    /// the connection is closed.
+    public let writeTimeout: Duration
     /// Connections served at once; one more is closed as soon as it is accepted.
     public let maxConnections: Int
     /// Watchers open at once over all connections; a create past them is refused.
@@ -46,9 +53,11 @@ public struct EtcdServer: Service {
     /// A server; nothing listens until ``run()``.
     public init(
         store: any ConfigStore, config: ConfigName, host: String, port: Int, watchBacklogBytes: Int = 1 << 20,
-        handshakeTimeout: Duration = .seconds(60), maxConnections: Int = 4096, maxWatchers: Int = 1000, onListening: @escaping @Sendable (Int) -> Void = { _ in }
+        idleTimeout: Duration = .seconds(60), writeTimeout: Duration = .seconds(30), maxConnections: Int = 4096, maxWatchers: Int = 1000,
+        onListening: @escaping @Sendable (Int) -> Void = { _ in }
     ) {
-        self.handshakeTimeout = handshakeTimeout
+        self.idleTimeout = idleTimeout
+        self.writeTimeout = writeTimeout
         self.maxConnections = maxConnections
         self.maxWatchers = maxWatchers
         self.store = store
@@ -85,11 +94,20 @@ public struct EtcdServer: Service {
             cluster: cluster
         ).mapValues { $0.guarded(by: { gate.refusal() }, recheckingEvery: gate.recheckInterval) }
         let connections = OpenChannels()
-        let handshake = TimeAmount(handshakeTimeout)
-        let requestBytes = Budget(limit: Self.maxRequestBytes)
+        let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout))
+        let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)
         let maxConnections = maxConnections
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelInitializer { channel in
+                // An accept that fails for want of descriptors (EMFILE, ENFILE) waits a
+                // second before the next, as NIO's async bootstrap and so the REST API's
+                // listener do; without it the listener retried at once, for ever, and
+                // spun a core while the REST API starved.
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler(shouldForwardIOErrorCaught: false))
+                }
+            }
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 guard connections.insert(channel, limit: maxConnections) else {
@@ -99,7 +117,7 @@ public struct EtcdServer: Service {
                 return channel.eventLoop.makeCompletedFuture {
                     // gRPC clients speak HTTP/2 from the first byte (prior knowledge), which
                     // the connection reads itself.
-                    try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, handshakeTimeout: handshake, serverBytes: requestBytes))
+                    try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, timeouts: timeouts, serverBytes: heldBytes))
                 }
             }
             .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port)
@@ -120,10 +138,15 @@ public struct EtcdServer: Service {
         await connections.closeAll()
     }
 
-    /// The most bytes of requests all connections together hold before their methods
-    /// took them (each connection also has its own limit,
-    /// ``GRPCConnection/maxConnectionRequestBytes``).
-    static let maxRequestBytes = 64 * GRPCConnection.maxMessageBytes
+    /// The most bytes all connections together hold for their clients: requests before
+    /// their methods took them, answers before they left, and each stream's and
+    /// message's overhead (each connection also has its own limit,
+    /// ``GRPCConnection/maxConnectionBytes``). The README's memory ceiling is built on it.
+    static let maxHeldBytes = 64 * GRPCConnection.maxMessageBytes
+    /// The part of ``maxHeldBytes`` kept for connections that hold little: connections
+    /// each at their own limit hold at most the rest together (``StreamBytes``'s fair
+    /// share), so a few slow clients cannot refuse everyone else.
+    static let reservedHeldBytes = maxHeldBytes / 4
 
     /// Every method served, by its request path (`/etcdserverpb.KV/Range`).
     private static func methods(

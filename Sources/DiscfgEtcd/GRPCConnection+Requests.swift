@@ -26,14 +26,27 @@ extension GRPCConnection {
             return
         }
         let bytes = StreamBytes(connection: connectionBytes, server: serverBytes)
+        do {
+            if case .bidirectional = method.kind {
+                try bytes.take(Self.streamingOverheadBytes)
+            } else {
+                try bytes.take(Self.streamOverheadBytes)
+            }
+        } catch {
+            // The connection (or the server) holds all it may: no new request until it
+            // holds less.
+            answerWithoutStream(id, .trailersOnly(Self.overBudget(error)), requestEnded: endStream)
+            return
+        }
         let stream = Stream(id: id, method: method, bytes: bytes, pending: context.channel.allocator.buffer(capacity: 0), sendWindow: peerInitialWindow)
         streams[id] = stream
+        idleSince = nil
         if case .bidirectional(let body) = method.kind {
             let (queued, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
             stream.requests = continuation
             // A message read by the method no longer counts against the budgets.
             let requests = RPCAsyncSequence(wrapping: queued.map { message in
-                bytes.taken(5 + message.count)
+                bytes.taken(5 + message.count + Self.messageOverheadBytes)
                 return message
             })
             let loop = LoopBoundConnection(self, context.eventLoop)
@@ -63,7 +76,14 @@ extension GRPCConnection {
                 return
             }
             stream.pending.writeBuffer(&data)
+            let buffered = stream.pending.readableBytes
             guard takeMessages(stream) else { return }
+            // The clock of a message not yet whole starts at its first byte.
+            if stream.pending.readableBytes == 0 {
+                stream.messageSince = nil
+            } else if stream.messageSince == nil || stream.pending.readableBytes < buffered {
+                stream.messageSince = now
+            }
         }
         if endStream { requestsEnded(stream) }
     }
@@ -83,6 +103,13 @@ extension GRPCConnection {
                 return false
             }
             guard stream.pending.readableBytes >= 5 + Int(length) else { return true }
+            // A message apart from the stream's bytes costs more than its bytes.
+            do {
+                try stream.bytes.take(Self.messageOverheadBytes)
+            } catch {
+                fail(stream, Self.overBudget(error))
+                return false
+            }
             stream.pending.moveReaderIndex(forwardBy: 5)
             let message = stream.pending.readBytes(length: Int(length)) ?? []
             if let requests = stream.requests {
@@ -138,9 +165,9 @@ extension GRPCConnection {
     private static func overBudget(_ refusal: StreamBytes.Refusal) -> RPCError {
         switch refusal {
         case .connection(let limit):
-            RPCError(code: .resourceExhausted, message: "this connection already holds \(limit >> 20) MiB of requests not yet answered or read, its limit; wait for answers before sending more")
+            RPCError(code: .resourceExhausted, message: "this connection already holds \(limit >> 20) MiB of requests not yet answered or read and of answers not yet taken, its limit; wait for answers before sending more")
         case .server(let limit):
-            RPCError(code: .resourceExhausted, message: "the server already holds \(limit >> 20) MiB of requests not yet answered or read over all connections, its limit; retry shortly")
+            RPCError(code: .resourceExhausted, message: "the server already holds \(limit >> 20) MiB of requests and answers over all connections, its limit for them; retry shortly")
         }
     }
 

@@ -24,27 +24,47 @@ extension GRPCConnection {
         }
     }
 
-    /// A unary response: headers, the message and trailers.
+    /// What an answer message is charged from the moment it is built until it left.
+    static func charge(_ message: [UInt8]) -> Int {
+        5 + message.count + messageOverheadBytes
+    }
+
+    /// A unary response: headers, the message and trailers; or, when the connection or
+    /// the server cannot hold the message, `RESOURCE_EXHAUSTED` in its place.
     func respond(_ id: UInt32, _ message: [UInt8]) {
         guard let stream = streams[id], stream.trailers == nil else { return }
+        let charge = Self.charge(message)
+        do {
+            try StreamBytes.take(charge, connection: connectionBytes, server: serverBytes)
+        } catch {
+            finish(id, Self.answerOverBudget(error))
+            return
+        }
         writeHeaders(.headers, on: id, endStream: false)
         stream.sentHeaders = true
-        enqueue(message, on: stream, promise: nil)
+        enqueue(message, charge: charge, on: stream, promise: nil)
         stream.trailers = .okTrailers
         sendQueued(stream)
         scheduleFlush()
     }
 
-    /// A streaming response message; the future completes once it left for the client,
-    /// nil when the stream is gone.
+    /// A streaming response message; the future completes once it left for the client
+    /// (failed with `RESOURCE_EXHAUSTED` when the connection or the server cannot hold
+    /// it), nil when the stream is gone.
     func send(_ message: [UInt8], on id: UInt32) -> EventLoopFuture<Void>? {
         guard let context, let stream = streams[id], stream.trailers == nil else { return nil }
+        let charge = Self.charge(message)
+        do {
+            try StreamBytes.take(charge, connection: connectionBytes, server: serverBytes)
+        } catch {
+            return context.eventLoop.makeFailedFuture(Self.answerOverBudget(error))
+        }
         if !stream.sentHeaders {
             stream.sentHeaders = true
             writeHeaders(.headers, on: id, endStream: false)
         }
         let promise = context.eventLoop.makePromise(of: Void.self)
-        enqueue(message, on: stream, promise: promise)
+        enqueue(message, charge: charge, on: stream, promise: promise)
         sendQueued(stream)
         scheduleFlush()
         return promise.futureResult
@@ -73,8 +93,19 @@ extension GRPCConnection {
         scheduleFlush()
     }
 
-    /// Queues a message as gRPC frames it (a flag byte, its length, its bytes).
-    private func enqueue(_ message: [UInt8], on stream: Stream, promise: EventLoopPromise<Void>?) {
+    /// The answer to a method whose answer the connection or the server cannot hold.
+    static func answerOverBudget(_ refusal: StreamBytes.Refusal) -> RPCError {
+        switch refusal {
+        case .connection(let limit):
+            RPCError(code: .resourceExhausted, message: "this connection already holds \(limit >> 20) MiB of requests and of answers its client has not taken, its limit; read the answers (open the flow-control window) before asking for more")
+        case .server(let limit):
+            RPCError(code: .resourceExhausted, message: "the server already holds \(limit >> 20) MiB of requests and answers over all connections, its limit for them; retry shortly")
+        }
+    }
+
+    /// Queues a message as gRPC frames it (a flag byte, its length, its bytes); `charge`
+    /// was taken of the budgets for it, and goes back once it left.
+    private func enqueue(_ message: [UInt8], charge: Int, on stream: Stream, promise: EventLoopPromise<Void>?) {
         let length = 5 + message.count
         if stream.queued.isEmpty, length <= min(sendWindow, stream.sendWindow, peerMaxFrameSize) {
             // Room for it now: written straight into the connection's output.
@@ -82,24 +113,29 @@ extension GRPCConnection {
             outbound.writeGRPCMessage(message)
             sendWindow -= length
             stream.sendWindow -= length
+            outboundCharge += charge
             if let promise { outboundPromises.append(promise) }
             return
         }
         var framed = ByteBufferAllocator().buffer(capacity: length)
         framed.writeGRPCMessage(message)
-        stream.queued.append((framed, promise))
+        stream.queued.append(QueuedMessage(bytes: framed, promise: promise, charge: charge))
     }
 
     /// Sends what the windows allow of the stream's queued DATA, then, once none is left,
     /// its trailers, which end it.
     func sendQueued(_ stream: Stream) {
+        var sent = false
         while var first = stream.queued.first {
             let room = min(sendWindow, stream.sendWindow, peerMaxFrameSize)
             guard room > 0 else {
-                // WINDOW_UPDATE lets it go on: the stream's, or the connection's.
+                // WINDOW_UPDATE lets it go on: the stream's, or the connection's. Until
+                // then the clock of the write timeout runs (from the last byte sent).
                 if sendWindow <= 0, !blocked.contains(stream.id) { blocked.append(stream.id) }
+                if sent || stream.waitingSince == nil { stream.waitingSince = now }
                 return
             }
+            sent = true
             let count = min(room, first.bytes.readableBytes)
             var part = first.bytes.readSlice(length: count)!
             outbound.writeHTTP2FrameHeader(length: count, type: .data, stream: stream.id)
@@ -108,11 +144,13 @@ extension GRPCConnection {
             stream.sendWindow -= count
             if first.bytes.readableBytes == 0 {
                 stream.queued.removeFirst()
+                outboundCharge += first.charge
                 if let promise = first.promise { outboundPromises.append(promise) }
             } else {
                 stream.queued[stream.queued.startIndex] = first
             }
         }
+        stream.waitingSince = nil
         guard let trailers = stream.trailers else { return }
         writeHeaders(trailers, on: stream.id, endStream: true)
         remove(stream.id)
@@ -154,6 +192,7 @@ extension GRPCConnection {
     func remove(_ id: UInt32) -> Stream? {
         guard let stream = streams.removeValue(forKey: id) else { return nil }
         stream.bytes.end()
+        if streams.isEmpty { idleSince = now }
         if peerGoingAway, streams.isEmpty, let context {
             let promise = context.eventLoop.makePromise(of: Void.self)
             outboundPromises.append(promise)
@@ -169,7 +208,11 @@ extension GRPCConnection {
     func drop(_ stream: Stream) {
         stream.task?.cancel()
         stream.requests?.finish(throwing: CancellationError())
-        while let item = stream.queued.popFirst() { item.promise?.fail(CancellationError()) }
+        while let item = stream.queued.popFirst() {
+            StreamBytes.give(item.charge, connection: connectionBytes, server: serverBytes)
+            item.promise?.fail(CancellationError())
+        }
+        stream.waitingSince = nil
     }
 
     /// Flushes once the loop has run what is queued on it now, so answers that finish
@@ -200,12 +243,23 @@ extension GRPCConnection {
                 for each in promises { each.completeWith(result) }
             }
         }
+        if outboundCharge > 0 {
+            // The answers in this write are held until it completed (a socket whose
+            // buffer is full keeps them in memory too).
+            let charge = outboundCharge
+            outboundCharge = 0
+            let (connection, server) = (connectionBytes, serverBytes)
+            if promise == nil { promise = context.eventLoop.makePromise(of: Void.self) }
+            promise!.futureResult.whenComplete { _ in StreamBytes.give(charge, connection: connection, server: server) }
+        }
         context.writeAndFlush(wrapOutboundOut(bytes), promise: promise)
     }
 
     /// Fails whatever was framed and not yet written.
     func failOutbound(_ error: any Error) {
         outbound.clear()
+        StreamBytes.give(outboundCharge, connection: connectionBytes, server: serverBytes)
+        outboundCharge = 0
         let promises = outboundPromises
         outboundPromises = []
         for promise in promises { promise.fail(error) }

@@ -350,7 +350,7 @@ struct EtcdctlTests {
                 environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
-            #expect(run.stdout.split(separator: "\n").count == 55, "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.split(separator: "\n").count == 57, "\(run.stdout)\(run.stderr)")
             #expect(etcd.server.isRunning)
             #expect(try await etcd.ok("get", "after", "--print-value-only") == "abuse\n")
         } catch {

@@ -55,3 +55,32 @@ struct RequestBudgetTests {
         #expect(connection.current == 0 && server.current == 0)
     }
 }
+
+/// The server's budget is shared fairly: connections past a largest message's worth
+/// leave its reserve to the others.
+@Suite("etcd API: the server budget's fair share")
+struct FairShareTests {
+    @Test("connections at their own limits hold at most the server's limit less its reserve; one that holds little still takes the reserve")
+    func reserve() throws {
+        let server = Budget(limit: 64 << 20, reserve: 16 << 20)
+        var full: [Budget] = []
+        // Slow clients, each filling its own 16 MiB as far as the server lets it.
+        for _ in 0..<5 {
+            let connection = Budget(limit: 16 << 20)
+            while (try? StreamBytes.take(1 << 20, connection: connection, server: server)) != nil {}
+            full.append(connection)
+        }
+        // Three fill their own limits up to the server's limit less its reserve; past
+        // that each holds one largest message's worth at most, from the reserve.
+        #expect(full.map(\.current) == [16 << 20, 16 << 20, 16 << 20, 4 << 20, 4 << 20])
+        #expect(server.current == 56 << 20)
+        // An ordinary client: a request of its largest size fits the reserve.
+        let ordinary = Budget(limit: 16 << 20)
+        try StreamBytes.take(GRPCConnection.maxMessageBytes, connection: ordinary, server: server)
+        // Past its own small holding it may not take the rest of the reserve.
+        #expect(throws: StreamBytes.Refusal.server(limit: 64 << 20)) {
+            try StreamBytes.take(StreamBytes.smallHolderBytes, connection: ordinary, server: server)
+        }
+        #expect(server.current == 60 << 20)
+    }
+}

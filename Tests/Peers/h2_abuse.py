@@ -138,8 +138,11 @@ def unfinished_messages(port, streams, declared, sent):
                 sock.sendall(conn.data_to_send())
             else:
                 pump(0.5)
-    while pump(1):
-        pass
+    # Until every stream has ended, or 10 s (the server ends a message not whole within
+    # its idle timeout).
+    deadline = time.monotonic() + 10
+    while len(ended) < len(ids) and time.monotonic() < deadline:
+        pump(1)
     sock.close()
     return ids, ended
 
@@ -284,8 +287,11 @@ def protocol_rules(port):
         got = after_preface(port, data)
         check(f"{what}: GOAWAY {code} and the connection is closed", got is not None and goaway_code(got) == code,
               repr(frames(got) if got else got))
-    got = after_preface(port, b"", 3)
+    got = after_preface(port, b"", 1)
     check("a connection that breaks no rule stays open", got is None, repr(got))
+    got = after_preface(port, b"", 10)
+    check("a connection with no stream open for --idle-timeout (2 s) is sent GOAWAY NO_ERROR and closed",
+          got is not None and goaway_code(got) == "NO_ERROR", repr(frames(got) if got else got))
     sock = connect(port)
     sock.sendall(PREFACE + headers(1, fields, True))
     got = read_until_closed(sock)
@@ -456,12 +462,16 @@ def main(port):
     sock.close()
     check("a client that vanished inside a request message leaves the server serving", True)
 
-    # Twenty unfinished 4 MiB messages, a megabyte of each sent: the connection holds
-    # at most 16 MiB, so from the seventeenth on each is refused, the ones before are not.
-    ids, ended = unfinished_messages(port, 20, 4 << 20, 1 << 20)
-    refused = [stream for stream in ids if ended.get(stream, (None,))[0] == "8"]
+    # Twenty unfinished 4 MiB messages, a megabyte of each sent (less the 4 KiB each
+    # stream is charged): the connection holds at most 16 MiB, so from the seventeenth on
+    # each is refused, the ones before are not; those are ended once the server's idle
+    # timeout (2 s) passed with their messages not whole, and their bytes given back.
+    ids, ended = unfinished_messages(port, 20, 4 << 20, (1 << 20) - (8 << 10))
+    refused = [stream for stream in ids if ended.get(stream, (None, ""))[0] == "8" and "16 MiB" in ended[stream][1]]
     check("parts of more big messages than a connection holds: the ones past 16 MiB get RESOURCE_EXHAUSTED",
-          refused == ids[16:] and "16 MiB" in ended[ids[16]][1], repr(ended))
+          refused == ids[16:], repr(ended))
+    expired = [stream for stream in ids if ended.get(stream, (None, ""))[0] == "8" and "not whole within 2 s" in ended[stream][1]]
+    check("the messages left unfinished are ended after --idle-timeout with RESOURCE_EXHAUSTED", expired == ids[:16], repr(ended))
 
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     # What a connection holds is given back as requests are answered (unary) and read

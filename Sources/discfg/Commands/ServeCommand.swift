@@ -78,13 +78,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-ui"), help: "Do not serve the web console at /ui/.") var noUI = false
     @Flag(name: .customLong("allow-http-webhooks"), help: "Let configs set plain http:// webhooks through the API.") var allowHTTPWebhooks = false
     @Flag(name: .customLong("allow-private-webhooks"), help: "Let configs set webhooks on loopback, private or link-local addresses through the API.") var allowPrivateWebhooks = false
-    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections served at once (1-1000000), by the REST API and by the etcd API each; a request on one more is answered 503 with Retry-After (the etcd API closes the connection, which clients retry). Default: 4096.", valueName: "count"),
+    @Option(name: .customLong("max-connections"), help: ArgumentHelp("Connections served at once (1-1000000), by the REST API and by the etcd API each; a request on one more is answered 503 with Retry-After (the etcd API closes the connection, which clients retry). Lowered to fit the descriptor limit (ulimit -n, raised to its hard limit first): 128 descriptors are kept for the store and the listeners, and the two APIs share the rest. Default: 4096.", valueName: "count"),
             transform: { Int(try NumberField("--max-connections", 1...1_000_000).parse($0)) })
     var maxConnections: Int = 4096
-    @Option(name: .customLong("write-timeout"), help: ArgumentHelp("Seconds (1-86400) a client may keep the server's send buffer full, reading nothing or a trickle of an event stream or a large page, before it is disconnected. Default: 30.", valueName: "seconds"),
+    @Option(name: .customLong("write-timeout"), help: ArgumentHelp("Seconds (1-86400) a client may keep the server's send buffer full, reading nothing or a trickle of an event stream or a large page, before it is disconnected; on the etcd API also how long an answer may wait on the client's closed flow-control window before its stream is reset. Default: 30.", valueName: "seconds"),
             transform: { try NumberField("--write-timeout", 1...86_400).parse($0) })
     var writeTimeout: Int64 = 30
-    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds (1-86400) a connection may wait without sending a whole request (on the etcd API, without finishing the HTTP/2 preface) before it is closed. Default: 60.", valueName: "seconds"),
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds (1-86400) a connection may wait without sending a whole request before it is closed; on the etcd API, one with no request open is sent GOAWAY and closed (PINGs do not count), and a request message not whole by then resets its stream. Default: 60.", valueName: "seconds"),
             transform: { try NumberField("--idle-timeout", 1...86_400).parse($0) })
     var idleTimeout: Int64 = 60
     @Option(name: .customLong("max-watches"), help: ArgumentHelp("Watches open at once (1-1000000): event streams and long polls, answered 503 with Retry-After past it, and, counted apart, etcd watchers, a create past it refused with a reason. Default: 1000.", valueName: "count"),
@@ -155,7 +155,13 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.allowedOrigins = corsOrigins
             configuration.api.webhookPolicy = WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks)
             configuration.api.defaultPollTimeout = min(configuration.api.defaultPollTimeout, .seconds(maxPollTimeout))
-            configuration.maxConnections = maxConnections
+            // One descriptor budget for both APIs, so neither can starve the other or the store.
+            let descriptors = DescriptorBudget(descriptors: DescriptorBudget.raisedLimit(), requested: maxConnections, servesEtcd: etcd != nil)
+            if descriptors.lowered {
+                let etcdPart = etcd == nil ? "" : " and \(descriptors.etcd) etcd API connections"
+                FileHandle.standardError.write(Data("discfg: the descriptor limit (ulimit -n \(descriptors.descriptors)) allows \(descriptors.rest) REST connections\(etcdPart) at once, fewer than --max-connections \(maxConnections); raise the limit for more\n".utf8))
+            }
+            configuration.maxConnections = descriptors.rest
             configuration.writeTimeout = .seconds(writeTimeout)
             configuration.idleTimeout = .seconds(idleTimeout)
             configuration.api.maxWatches = maxWatches
@@ -184,8 +190,8 @@ struct ServeCommand: AsyncParsableCommand {
                     guard let etcd else { return [] }
                     var server = EtcdServer(
                         store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
-                        watchBacklogBytes: streamBacklog * 1024, handshakeTimeout: .seconds(idleTimeout),
-                        maxConnections: maxConnections, maxWatchers: maxWatches
+                        watchBacklogBytes: streamBacklog * 1024, idleTimeout: .seconds(idleTimeout), writeTimeout: .seconds(writeTimeout),
+                        maxConnections: descriptors.etcd, maxWatchers: maxWatches
                     ) { port in
                         FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                     }
