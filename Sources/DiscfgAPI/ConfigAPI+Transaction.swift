@@ -9,10 +9,19 @@ extension ConfigAPI {
     ///
     /// The body is bounded as an import's is: a transaction may carry up to 128 values
     /// of 256 KiB in each branch.
+    ///
+    /// Its reads share one page's budget (``Options/maxPageBytes``, 4 MiB of key paths
+    /// and values for all its `get`s together, as a list page holds): past it the whole
+    /// transaction is refused with 413 (`tooLarge`) and changes nothing, and the store
+    /// stops reading there. A transaction is one atomic step, so it is answered whole or
+    /// not at all, never cut short the way a list page is (etcd, too, fails an answer
+    /// past its message limit rather than cutting it); a larger read is a list, page by
+    /// page, at the transaction's revision.
     func transaction(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         let body = try await request.bodyData(limit: options.maxImportBytes)
-        let transaction = try TransactionDocument.decode(body).transaction()
+        var transaction = try TransactionDocument.decode(body).transaction()
+        transaction.readBudget = ReadBudget(bytes: options.maxPageBytes, pastBudget: .refuse)
         // One that cannot write may be abandoned at its deadline like any read.
         let result = transaction.writes
             ? try await RequestDeadlines.commit { try await store.transact(transaction, in: config) }

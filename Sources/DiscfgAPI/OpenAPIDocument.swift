@@ -392,6 +392,13 @@ paths:
         changes at most 100000 keys, prefix deletes included (413 otherwise), and the
         body is at most 16 MiB. Fields not listed here, and null fields, are refused.
         Values put are stored as given; secrets are not sealed by the server.
+
+        The gets of the branch that runs share one page's budget, as a list page does:
+        4 MiB of key paths and values for all of them together, each read counted every
+        time it is made. A transaction whose gets would return more is refused whole
+        with 413 (code tooLarge, naming the budget) and changes nothing; the server stops
+        reading there. A transaction is never answered in part: read more with list
+        pages (GET keys/{prefix}?recursive and its cursor).
       requestBody:
         required: true
         content:

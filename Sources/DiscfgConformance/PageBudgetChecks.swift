@@ -137,6 +137,65 @@ public struct PageBudgetChecks: Sendable {
         }
     }
 
+    /// A transaction's reads share one budget, the 4 MiB of a page (the REST API gives
+    /// every transaction this one): each read below fits, two do not, and neither do 128
+    /// reads of a small prefix's 256 KiB (issue 33: 128 reads of `/` answered 1 GiB).
+    /// Past the budget the whole transaction is refused with `tooLarge` naming it, and its
+    /// writes are not made; within it, every read is whole.
+    public func transactionReadsShareOnePageBudget() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            let big = Data(repeating: 0x61, count: Limits.maxValueBytes)
+            // 3 MiB under each prefix: one fits in 4 MiB, both do not.
+            for index in 0..<12 {
+                _ = try await store.set(Key("/a/\(index + 10)"), to: big, in: config)
+                _ = try await store.set(Key("/b/\(index + 10)"), to: big, in: config)
+            }
+            _ = try await store.set(Key("/c/1"), to: big, in: config)
+            let before = try await store.revision(of: config)
+            func budgeted(compares: [Comparison] = [], _ success: [TransactionOperation], failure: [TransactionOperation] = []) -> Transaction {
+                var transaction = Transaction(compares: compares, success: success, failure: failure)
+                transaction.readBudget = ReadBudget(bytes: Limits.maxPageBytes, pastBudget: .refuse)
+                return transaction
+            }
+            let a = try KeyPrefix("/a/"), b = try KeyPrefix("/b/"), c = try KeyPrefix("/c/")
+
+            let one = try await store.transact(budgeted([.getPrefix(a), .get(Key("/b/10"))]), in: config)
+            guard case .get(let items) = one.responses.first, case .get(let single) = one.responses.last else {
+                Issue.record("a budgeted read answers its items: \(one.responses.count) responses")
+                return
+            }
+            #expect(items.map(\.key.path) == (10..<22).map { "/a/\($0)" }, "a read within the budget is whole")
+            #expect(single.count == 1)
+
+            let refusals: [(String, Transaction)] = try [
+                ("two reads of 3 MiB", budgeted([.getPrefix(a), .getPrefix(b)])),
+                ("128 reads of 256 KiB", budgeted(Array(repeating: .getPrefix(c), count: Limits.maxTransactionOperations))),
+                ("a range over everything", budgeted([.getRange(.all)])),
+                ("the failure branch's reads", budgeted(compares: [Comparison(.key(Key("/a/10")), .equal, .version(0))], [], failure: [.getPrefix(.root)])),
+                ("a write then a read past the budget", budgeted([.put(Key("/new"), Data("x".utf8)), .getPrefix(.root)])),
+                ("a read past the budget then a write", budgeted([.getPrefix(a), .getPrefix(b), .delete(Key("/c/1"))])),
+            ]
+            for (name, transaction) in refusals {
+                await expectError(.tooLarge, "\(name)", field: "transaction", mentioning: [String(Limits.maxPageBytes)]) {
+                    try await store.transact(transaction, in: config)
+                }
+            }
+            #expect(try await store.get(Key("/new"), in: config) == nil, "a refused transaction writes nothing")
+            #expect(try await store.get(Key("/c/1"), in: config) != nil, "a refused transaction deletes nothing")
+            #expect(try await store.revision(of: config) == before)
+
+            // The budget counts what the reads return, not what they pass over: a
+            // transaction that deletes most of a prefix before reading it fits.
+            let shrunk = try await store.transact(budgeted(try (10..<21).map { .delete(try Key("/a/\($0)")) } + [.getPrefix(.root)]), in: config)
+            guard case .get(let left) = shrunk.responses.last else {
+                Issue.record("the read answers")
+                return
+            }
+            #expect(left.map(\.key.path) == ["/a/21"] + (10..<22).map { "/b/\($0)" } + ["/c/1"])
+        }
+    }
+
     public func aBudgetBelowOneByteIsRefused() async throws {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)

@@ -103,6 +103,7 @@ extension StoreConformance {
         all.append(Check(name: "PageBudgetChecks.historyPagesStayWithinTheBudgetAndVisitEveryEventOnce()") { try await self.pageBudget.historyPagesStayWithinTheBudgetAndVisitEveryEventOnce() })
         all.append(Check(name: "PageBudgetChecks.eventBatchesStayWithinTheBudgetAndVisitEveryEventOnce()") { try await self.pageBudget.eventBatchesStayWithinTheBudgetAndVisitEveryEventOnce() })
         all.append(Check(name: "PageBudgetChecks.aPageOfLargeValuesHoldsAtMostTheDefaultBudget()") { try await self.pageBudget.aPageOfLargeValuesHoldsAtMostTheDefaultBudget() })
+        all.append(Check(name: "PageBudgetChecks.transactionReadsShareOnePageBudget()") { try await self.pageBudget.transactionReadsShareOnePageBudget() })
         all.append(Check(name: "PageBudgetChecks.aBudgetBelowOneByteIsRefused()") { try await self.pageBudget.aBudgetBelowOneByteIsRefused() })
         all.append(Check(name: "TTLChecks.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen()") { try await self.ttl.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen() })
         all.append(Check(name: "TTLChecks.expiredKeyIsHiddenFromEveryReadBeforeAnySweep()") { try await self.ttl.expiredKeyIsHiddenFromEveryReadBeforeAnySweep() })

@@ -23,6 +23,10 @@ struct DynamoDBChange: ChangeTransaction {
     let due: [Item]?
     /// The earliest expiry after ``now`` in the index, when it was queried.
     let nextExpiry: Date?
+    /// Ranges of a budgeted transaction's reads read only in part (``BudgetedReads``).
+    var partialRanges: [PartialRange] = []
+    /// The budget of the transaction's reads, when it refuses past it.
+    var readBudget: ReadBudget?
     private(set) var overlay: [Key: Item?] = [:]
     private(set) var recorded: [Event] = []
     private var revision: Revision
@@ -55,6 +59,28 @@ struct DynamoDBChange: ChangeTransaction {
         for (key, item) in stored where range.contains(key) { merged[key] = item }
         for (key, item) in overlay where range.contains(key) { merged[key] = item }
         return merged.values.sorted { $0.key < $1.key }
+    }
+
+    /// Offers the items of `range` in key order. A range read only in part
+    /// (``partialRanges``) offers what was read, and a read that goes on past it is
+    /// refused: it is sure to pass the budget (see ``BudgetedReads``).
+    func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws {
+        guard !scannedRanges.contains(where: { $0.covers(range) }),
+              let partial = partialRanges.first(where: { $0.range.covers(range) }), let readBudget
+        else {
+            for item in try storedItems(in: range) {
+                guard try body(item) else { return }
+            }
+            return
+        }
+        var merged: [Key: Item] = [:]
+        let read = { (key: Key) in range.contains(key) && partial.through.map { !($0 < key) } == true }
+        for (key, item) in stored where read(key) { merged[key] = item }
+        for (key, item) in overlay where read(key) { merged[key] = item }
+        for item in merged.values.sorted(by: { $0.key < $1.key }) {
+            guard try body(item) else { return }
+        }
+        throw readBudget.refusal
     }
 
     func dueExpirations() throws -> [Item] {

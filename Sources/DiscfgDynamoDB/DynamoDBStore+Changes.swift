@@ -12,6 +12,9 @@ struct ChangeReads: Sendable {
     /// for changes whose outcome depends on keys they do not write (a transaction's
     /// comparisons and reads), so the lock proves every read saw one state.
     var consistentView = false
+    /// A transaction's reads under a budget that refuses: its branch's ranges are read
+    /// only as far as the budget needs (see ``BudgetedReads``).
+    var budgeted: BudgetedReads?
 
     init(keys: [Key] = [], prefix: KeyPrefix? = nil) {
         self.keys = keys
@@ -53,7 +56,12 @@ extension DynamoDBStore {
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
         let (keys, ranges) = transaction.reads
-        return try await change(config, ChangeReads(keys: keys, ranges: ranges, consistentView: true)) { try $0.apply(transaction) }
+        var reads = ChangeReads(keys: keys, ranges: ranges, consistentView: true)
+        if let budgeted = BudgetedReads(transaction) {
+            reads.ranges = budgeted.wholeRanges
+            reads.budgeted = budgeted
+        }
+        return try await change(config, reads) { try $0.apply(transaction) }
     }
 
     /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
@@ -208,12 +216,22 @@ extension DynamoDBStore {
                 stored[item.key] = item
             }
         }
+        var scanned = reads.ranges
+        var partial: [PartialRange] = []
+        if let budgeted = reads.budgeted {
+            let read = try await readBudgeted(budgeted, config, whole: reads.ranges, into: &stored, now: now)
+            scanned += read.whole
+            partial = read.partial
+        }
         var due: [Item]?
         var nextExpiry: Date?
         if let check = meta.expiryCheckAt, check <= now {
             (due, nextExpiry) = try await expiryIndex(config, now: now)
         }
-        return DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedRanges: reads.ranges, due: due, nextExpiry: nextExpiry)
+        var change = DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedRanges: scanned, due: due, nextExpiry: nextExpiry)
+        change.partialRanges = partial
+        change.readBudget = reads.budgeted?.budget
+        return change
     }
 
     /// The keys due at `now` (whole items, key order) and the first expiry after it.

@@ -26,6 +26,11 @@ struct PageBudgetTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func transactionReadsShareOnePageBudget(kind: StoreKind) async throws {
+        try await kind.conformance.pageBudget.transactionReadsShareOnePageBudget()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aBudgetBelowOneByteIsRefused(kind: StoreKind) async throws {
         try await kind.conformance.pageBudget.aBudgetBelowOneByteIsRefused()
     }

@@ -1,0 +1,143 @@
+import DiscfgCore
+import Foundation
+
+/// The reads of a transaction whose ``Transaction/readBudget`` refuses past it (the REST
+/// API's), planned so the store stops reading near the budget instead of reading every
+/// range whole before the rules run.
+///
+/// Comparisons and deletes need their ranges whole, and are read so. The comparisons are
+/// then evaluated on what was read, as the rules will evaluate them, which names the
+/// branch that runs: only its reads' ranges are read, page by page, until what they hold
+/// (live keys the transaction's ``KeyFilter`` admits, costed as the budget costs them)
+/// passes the budget plus ``slack``. A range read only in part is a ``PartialRange``.
+///
+/// Why stopping there is exact: the branch runs every one of its reads, and each range
+/// read here is read by at least one of them, so they return at least what was read,
+/// less what the branch's own changes remove first. One DynamoDB transaction changes at
+/// most ``DynamoDBChange/maxActions``/2 keys, each of at most ``slack``/that many bytes,
+/// so past budget + slack the reads are sure to pass the budget: the transaction is
+/// refused, whether the rules get there first or a read runs off the part that was read.
+struct BudgetedReads: Sendable {
+    /// The transaction, with a budget of ``ReadBudget/Past/refuse``.
+    let transaction: Transaction
+    let budget: ReadBudget
+
+    /// The bytes past the budget to read before a transaction is sure to be refused:
+    /// what the most keys one DynamoDB transaction may change can remove.
+    static let slack = DynamoDBChange.maxActions / 2 * (Key.maxBytes + Limits.maxValueBytes)
+
+    /// The budgeted reads of `transaction`; nil when it has no budget that refuses.
+    init?(_ transaction: Transaction) {
+        guard let budget = transaction.readBudget, budget.pastBudget == .refuse else { return nil }
+        self.transaction = transaction
+        self.budget = budget
+    }
+
+    /// The ranges read whole: the comparisons' and the deletes', of both branches.
+    var wholeRanges: [KeyRange] {
+        var ranges: [KeyRange] = []
+        for comparison in transaction.compares {
+            switch comparison.subject {
+            case .key: break
+            case .prefix(let prefix): ranges.append(prefix.range)
+            case .range(let range): ranges.append(range)
+            }
+        }
+        for operation in transaction.success + transaction.failure {
+            switch operation {
+            case .deletePrefix(let prefix): ranges.append(prefix.range)
+            case .deleteRange(let range): ranges.append(range)
+            case .put, .delete, .get, .getPrefix, .getRange: break
+            }
+        }
+        return Self.outermost(ranges)
+    }
+
+    /// The ranges the branch that runs reads, outside `whole`.
+    func readRanges(succeeded: Bool, outside whole: [KeyRange]) -> [KeyRange] {
+        let ranges = (succeeded ? transaction.success : transaction.failure).compactMap { operation -> KeyRange? in
+            switch operation {
+            case .getPrefix(let prefix): prefix.range
+            case .getRange(let range): range
+            case .put, .delete, .deletePrefix, .deleteRange, .get: nil
+            }
+        }
+        return Self.outermost(ranges).filter { range in !whole.contains { $0.covers(range) } }
+    }
+
+    /// Whether the comparisons hold for `stored` (the keys and whole ranges read), as the
+    /// rules decide it: keys past their TTL at `now` are absent, and over a range only
+    /// the keys the filter admits count.
+    func succeeds(_ stored: [Key: Item?], now: Date) -> Bool {
+        let filter = transaction.keyFilter
+        func live(_ range: KeyRange) -> [Item] {
+            stored.values.compactMap { $0 }
+                .filter { range.contains($0.key) && !$0.isExpired(at: now) && (filter?.admits($0.key) ?? true) }
+                .sorted { $0.key < $1.key }
+        }
+        return transaction.compares.allSatisfy { comparison in
+            switch comparison.subject {
+            case .key(let key):
+                let item = (stored[key] ?? nil).flatMap { $0.isExpired(at: now) ? nil : $0 }
+                return comparison.holds(for: item.map { [$0] } ?? [])
+            case .prefix(let prefix): return comparison.holds(for: live(prefix.range))
+            case .range(let range): return comparison.holds(for: live(range))
+            }
+        }
+    }
+
+    /// What an item read for the branch's reads costs toward budget + slack: nothing for
+    /// a key the reads will not return.
+    func cost(_ item: Item, now: Date) -> Int {
+        guard !item.isExpired(at: now), transaction.keyFilter?.admits(item.key) ?? true else { return 0 }
+        return budget.size(item)
+    }
+
+    /// `ranges` without empty ones and those inside another.
+    private static func outermost(_ ranges: [KeyRange]) -> [KeyRange] {
+        let unique = Set(ranges.filter { !$0.isEmpty })
+        return unique.filter { range in !unique.contains { $0 != range && $0.covers(range) } }
+            .sorted { $0.lower.utf8.lexicographicallyPrecedes($1.lower.utf8) }
+    }
+}
+
+/// A range of a transaction's reads read only up to a key (``BudgetedReads``): a read
+/// that runs past that key is sure to pass the budget.
+struct PartialRange: Sendable {
+    let range: KeyRange
+    /// The last key read; nil when none was.
+    let through: Key?
+}
+
+extension DynamoDBStore {
+    /// Reads the ranges of the branch of `reads` that runs into `stored`, stopping once
+    /// they pass budget + slack.
+    /// - Returns: the ranges read whole, and those read in part.
+    func readBudgeted(
+        _ reads: BudgetedReads, _ config: ConfigName, whole: [KeyRange], into stored: inout [Key: Item?], now: Date
+    ) async throws -> (whole: [KeyRange], partial: [PartialRange]) {
+        var left = reads.budget.bytes + BudgetedReads.slack
+        var complete: [KeyRange] = []
+        var partial: [PartialRange] = []
+        for range in reads.readRanges(succeeded: reads.succeeds(stored, now: now), outside: whole) {
+            var query = keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)
+            var through: Key?
+            var done = false
+            while left >= 0 {
+                let page = try await connection.queryPage(query)
+                for item in (page.Items ?? []).compactMap(ItemCodec.item) where range.contains(item.key) {
+                    stored[item.key] = item
+                    through = item.key
+                    left -= reads.cost(item, now: now)
+                }
+                guard let next = page.LastEvaluatedKey else {
+                    done = true
+                    break
+                }
+                query.ExclusiveStartKey = next
+            }
+            if done { complete.append(range) } else { partial.append(PartialRange(range: range, through: through)) }
+        }
+        return (complete, partial)
+    }
+}
