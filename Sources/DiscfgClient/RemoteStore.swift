@@ -120,6 +120,19 @@ public final class RemoteStore: ConfigStore {
 
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
+        // The server cannot be told which keys a range may reach: a filtered transaction
+        // that compares or deletes over a range is refused, never run over every key (the
+        // etcd API's would reach keys it does not own); reads the caller filters itself.
+        let rangeCompares = transaction.compares.contains { if case .key = $0.subject { false } else { true } }
+        let rangeDeletes = (transaction.success + transaction.failure).contains {
+            switch $0 {
+            case .deleteRange, .deletePrefix: true
+            default: false
+            }
+        }
+        if let filter = transaction.keyFilter, rangeCompares || rangeDeletes {
+            throw DiscfgError.invalid("transaction", "a remote store cannot limit a transaction's ranges to \(filter); run this against the store itself")
+        }
         let body = try JSONEncoder().encode(TransactionDocument(transaction))
         return try await transport.envelope(.POST, configPath(config) + "/txn", body: body, headers: [("Content-Type", "application/json")])
             .requireTransactionResult()

@@ -23,14 +23,22 @@ public struct EtcdBackend: Sendable {
     /// revision until a client compacts; a bounded default keeps the store bounded while
     /// clients watching recent revisions keep working). An existing config keeps its own
     /// settings; returns them, so a caller can say when they differ.
+    ///
+    /// `quotaBytes` bounds the keys and values a new config holds (etcd's
+    /// `--quota-backend-bytes`): past it a change is refused with etcd's NOSPACE
+    /// ("etcdserver: mvcc: database space exceeded"); nil for none.
     @discardableResult
-    public func prepare(history: HistoryRetention = Self.defaultHistory) async throws -> ConfigInfo {
+    public func prepare(history: HistoryRetention = Self.defaultHistory, quotaBytes: Int? = Self.defaultQuotaBytes) async throws -> ConfigInfo {
         do {
-            return try await store.createConfig(config, settings: ConfigSettings(history: history))
+            return try await store.createConfig(config, settings: ConfigSettings(history: history, quotaBytes: quotaBytes))
         } catch let error as DiscfgError where error.code == .configExists {
             return try await store.configInfo(config)
         }
     }
+
+    /// The quota of a new etcd config: 2 GiB of live keys and values, etcd's default
+    /// `--quota-backend-bytes` (etcd counts its history too; here the retention bounds it).
+    public static let defaultQuotaBytes = 2 << 30
 
     /// The history a new etcd config keeps: its last 100,000 changes. etcd keeps all of
     /// them until compacted (and its clients compact); a client watching from a

@@ -15,9 +15,20 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
 
     func status(request: Etcdserverpb_StatusRequest, context: ServerContext) async throws -> Etcdserverpb_StatusResponse {
         try await answering {
-            let revision = try await backend.currentRevision()
+            let info = try await backend.store.configInfo(backend.config)
+            let revision = info.revision
             var response = Etcdserverpb_StatusResponse()
             response.header = identity.header(revision)
+            // The config's live bytes stand for etcd's database size. Within one largest
+            // key and value of its quota, where a put may be refused for space, the
+            // member reports etcd's NOSPACE alarm, as etcd's Status does once raised.
+            if let bytes = info.byteCount {
+                response.dbSize = Int64(bytes)
+                response.dbSizeInUse = Int64(bytes)
+                if let quota = info.settings.quotaBytes, quota - bytes < Limits.maxValueBytes + Key.maxBytes {
+                    response.errors = ["memberID:\(identity.memberID) alarm:NOSPACE "]
+                }
+            }
             response.version = Self.version
             response.leader = identity.memberID
             response.raftIndex = revision.rawValue

@@ -51,7 +51,14 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
             if let lease = await leases.timeToLive(request.id) {
                 response.ttl = lease.remaining
                 response.grantedTtl = lease.granted
-                if request.keys { response.keys = lease.keys.compactMap { EtcdKeys.bytes($0.path).map { Data($0) } } }
+                if request.keys {
+                    // A lease may hold any number of keys; its answer at most one answer's
+                    // budget of them (etcd has no `more` here, so past it: refused).
+                    let keys = lease.keys.compactMap { EtcdKeys.bytes($0.path).map { Data($0) } }
+                    let bytes = keys.reduce(0) { $0 + $1.count + 8 }
+                    guard bytes <= EtcdAnswer.maxBytes else { throw EtcdError.answerTooLarge }
+                    response.keys = keys
+                }
             } else {
                 // etcd's answer for a lease that is gone.
                 response.ttl = -1

@@ -46,6 +46,9 @@ public struct EtcdServer: Service {
     /// The history the config keeps when this server creates it (an existing config
     /// keeps its own, and ``notice`` is told when it differs).
     public var history = EtcdBackend.defaultHistory
+    /// The quota of the config when this server creates it (etcd's
+    /// `--quota-backend-bytes`; nil for none). An existing config keeps its own.
+    public var quotaBytes: Int? = EtcdBackend.defaultQuotaBytes
     /// Told, in a sentence for the log, what an operator should know: the access rule's
     /// answer changed; the config keeps other history than ``history``.
     public var notice: @Sendable (String) -> Void = { _ in }
@@ -77,9 +80,12 @@ public struct EtcdServer: Service {
         let following = Task { await gate.follow() }
         defer { following.cancel() }
         let backend = EtcdBackend(store: store, config: config)
-        let prepared = try await backend.prepare(history: history)
+        let prepared = try await backend.prepare(history: history, quotaBytes: quotaBytes)
         if prepared.settings.history != history {
             notice("config \(config) keeps \(prepared.settings.history.text) of history where a new etcd config keeps \(history.text); 'discfg update \(config) --history \(history.text)' bounds it")
+        }
+        if let quotaBytes, prepared.settings.quotaBytes == nil {
+            notice("config \(config) has no quota where a new etcd config has \(quotaBytes) bytes; 'discfg update \(config) '{\"quotaBytes\": \(quotaBytes)}'' sets it")
         }
         let identity = EtcdIdentity(config: config)
         let leases = EtcdLeases(backend: backend)

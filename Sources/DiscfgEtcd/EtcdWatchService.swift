@@ -25,9 +25,15 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
     /// The share of the server's watchers (``openWatchers``) one connection's streams may
     /// hold together: a quarter, so one client (or attacker) cannot take them all.
     static let connectionShare = 4
+    /// Watchers a connection may always hold, however small its share (or all of the
+    /// server's, when it has fewer): a fair share matters on a busy server, not on one
+    /// told to hold a handful.
+    static let minWatchersPerConnection = 100
 
-    /// The most watchers one connection holds.
-    var maxWatchersPerConnection: Int { max(1, openWatchers.limit / Self.connectionShare) }
+    /// The most watchers one connection holds: 250 of the default 1,000.
+    var maxWatchersPerConnection: Int {
+        max(openWatchers.limit / Self.connectionShare, min(openWatchers.limit, Self.minWatchersPerConnection))
+    }
 
     func watch(
         request: RPCAsyncSequence<Etcdserverpb_WatchRequest, any Error>,
@@ -105,12 +111,12 @@ extension EtcdWatchService {
         if watchers.count >= Self.maxWatchersPerStream {
             return "etcdserver: too many watchers on this stream (\(Self.maxWatchersPerStream)); cancel some first, or watch on another stream"
         }
-        if !byConnection.take(of: connection, limit: perConnection) {
-            return "etcdserver: too many watchers on this connection (\(perConnection), a quarter of the server's); cancel some first"
-        }
         if !openWatchers.take(1) {
-            byConnection.give(1, of: connection)
             return "etcdserver: too many watchers open on this server (\(openWatchers.limit)); cancel some first"
+        }
+        if !byConnection.take(of: connection, limit: perConnection) {
+            openWatchers.give(1)
+            return "etcdserver: too many watchers on this connection (\(perConnection) of the server's \(openWatchers.limit)); cancel some first"
         }
         return nil
     }

@@ -192,8 +192,29 @@ struct EtcdBoundsTests {
         do {
             let lines = try await Self.peer("watchers", etcd)
             #expect(lines.contains("one stream asked for 1000: created 250"))
-            #expect(lines.contains("refused 750: etcdserver: too many watchers on this connection (250, a quarter of the server's); cancel some first"))
+            #expect(lines.contains("refused 750: etcdserver: too many watchers on this connection (250 of the server's 1000); cancel some first"))
             #expect(lines.contains("another connection asked for 1: created 1"))
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("past --etcd-quota a put gets etcd's NOSPACE and changes nothing, Status reports the alarm, and a delete still passes")
+    func quota() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite, ["--etcd-quota", "1000000"])
+        do {
+            let value = String(repeating: "v", count: 256 << 10)
+            for index in 1...3 { #expect(try await etcd.ok("put", "k\(index)", stdin: value) == "OK\n") }
+            let refused = try await etcd.etcdctl("put", "k4", stdin: value)
+            #expect(refused.termination != .exited(0))
+            #expect(refused.stderr.contains("etcdserver: mvcc: database space exceeded"), "\(refused.stderr)")
+            #expect(try await etcd.ok("get", "k4") == "")
+            let status = try await etcd.ok("endpoint", "status", "-w", "json")
+            #expect(status.contains("alarm:NOSPACE"), "\(status)")
+            #expect(try await etcd.ok("del", "k1") == "1\n")
+            #expect(try await etcd.ok("put", "k4", stdin: value) == "OK\n")
         } catch {
             await etcd.stop()
             throw error

@@ -105,6 +105,11 @@ struct ServeCommand: AsyncParsableCommand {
         do { return try HistoryRetention(parsing: text) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-history") }
     })
     var etcdHistory = EtcdBackend.defaultHistory
+    @Option(name: .customLong("etcd-quota"), help: ArgumentHelp(
+        "Bytes of keys and values a new etcd config may hold (1 to 2^50), or none: past it a change is refused with etcd's NOSPACE ('mvcc: database space exceeded'), as etcd's --quota-backend-bytes. An existing config keeps its own. Default: 2147483648 (2 GiB, etcd's).",
+        valueName: "bytes"
+    ), transform: { text in text == "none" ? nil : Int(try NumberField("--etcd-quota", 1...Limits.maxQuotaBytes).parse(text)) })
+    var etcdQuota: Int? = EtcdBackend.defaultQuotaBytes
     @Option(name: .customLong("read-views"), help: ArgumentHelp(
         "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
         valueName: "mode"
@@ -203,6 +208,7 @@ struct ServeCommand: AsyncParsableCommand {
                     case (false, .onceTokensExist, let tokens?): .closedOnceTokensIssued(tokens)
                     }
                     server.history = etcdHistory
+                    server.quotaBytes = etcdQuota
                     server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
                     return [server]
                 }
