@@ -20,7 +20,7 @@ const LONG_POLL_SECONDS = 25;
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
 // behind a path prefix (an API Gateway stage, a reverse proxy).
 import { diffLines } from './diff.js?v={{version}}';
-import { base64Bytes, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
+import { acceptsLegacySeals, base64Bytes, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
 
 const API = new URL('../v1', window.location.href).pathname;
 const TOKENS_URL = new URL('../admin/tokens', window.location.href).pathname;
@@ -1673,7 +1673,11 @@ async function dataKey(current, id) {
 }
 
 /** Opens a secret item of the open config: its value as text, and its own content type. */
-const openSecret = (current, item) => openSealed(current.name, item, (id) => dataKey(current, id));
+const openSecret = (current, item) => openSealed(
+  current.name, item, (id) => dataKey(current, id),
+  // Read fresh: a config upgraded by key rotate --reseal since it was opened refuses them.
+  async () => acceptsLegacySeals(await encryptionOf(current, true)),
+);
 
 /** Shows the secret panel for a secret item (or hides it for null). */
 async function renderSecret(item) {

@@ -25,7 +25,10 @@ export function textOf(bytes) {
   }
 }
 
-const SECRET_MAGIC = 'DSE1';
+// The sealed format (DiscfgSecrets' SecretBox): DSE2 binds a value to its key's create
+// revision and version; DSE1, the first format, to its version alone.
+const SECRET_MAGIC = 'DSE2';
+const LEGACY_MAGIC = 'DSE1';
 const KEY_FILE_HEADER = 'discfg-key-v1';
 
 /** The 32 bytes of a discfg key file's text, or null when it is not one. */
@@ -40,10 +43,23 @@ function keyFileBytes(text) {
   }
 }
 
-/** The header of a sealed value: data key id, own content type, version, payload. */
+/**
+ * Whether a config (its encryption settings) still opens values sealed in the first
+ * format: its current data key's id is a plain number. `discfg key rotate --reseal`
+ * seals every secret again and names data keys b1, b2, … from then on (DataKeyIDs in
+ * DiscfgSecrets), and such a config refuses first-format values, which a writer without
+ * the key could put back from history.
+ */
+export const acceptsLegacySeals = (encryption) => Boolean(encryption && /^[0-9]+$/.test(encryption.current || ''));
+
+/** The header of a sealed value: format, data key id, own content type, binding, payload. */
 function sealedParts(bytes) {
   const fail = () => { throw new Error(`the value is marked secret but is not a sealed discfg secret (${bytes.length} bytes)`); };
-  if (bytes.length < 4 + 2 + 8 + 12 + 16 || String.fromCharCode(...bytes.slice(0, 4)) !== SECRET_MAGIC) fail();
+  const magic = bytes.length >= 4 ? String.fromCharCode(...bytes.slice(0, 4)) : '';
+  if (magic !== SECRET_MAGIC && magic !== LEGACY_MAGIC) fail();
+  const legacy = magic === LEGACY_MAGIC;
+  const bindingBytes = legacy ? 8 : 16;
+  if (bytes.length < 4 + 2 + bindingBytes + 12 + 16) fail();
   let offset = 4;
   const idLength = bytes[offset];
   offset += 1;
@@ -52,13 +68,18 @@ function sealedParts(bytes) {
   offset += idLength;
   const typeLength = bytes[offset];
   offset += 1;
-  if (offset + typeLength + 8 + 28 > bytes.length) fail();
+  if (offset + typeLength + bindingBytes + 28 > bytes.length) fail();
   const contentType = textOf(bytes.slice(offset, offset + typeLength)) ?? fail();
   offset += typeLength;
-  let version = 0n;
-  for (let i = 0; i < 8; i += 1) version = (version << 8n) | BigInt(bytes[offset + i]);
-  offset += 8;
-  return { dataKeyId, contentType, version, nonce: bytes.slice(offset, offset + 12), sealed: bytes.slice(offset + 12) };
+  const word = () => {
+    let value = 0n;
+    for (let i = 0; i < 8; i += 1) value = (value << 8n) | BigInt(bytes[offset + i]);
+    offset += 8;
+    return value;
+  };
+  const createRevision = legacy ? null : word();
+  const version = word();
+  return { legacy, dataKeyId, contentType, createRevision, version, nonce: bytes.slice(offset, offset + 12), sealed: bytes.slice(offset + 12) };
 }
 
 /** A key file's text as a key that opens data keys, or null when it is not a key file. */
@@ -87,18 +108,27 @@ export async function unwrapDataKey(fileKey, config, id, wrappedBase64) {
 }
 
 /**
- * Opens a sealed item of `config` ({ key, value (base64), version }): its value as text
- * (or a description of its bytes) and its own content type. `dataKeyFor(id)` gives
- * the data key it names. The value is bound to its config, key and version: sealed for
- * another, it does not open.
+ * Opens a sealed item of `config` ({ key, value (base64), version, createRevision }): its
+ * value as text (or a description of its bytes) and its own content type.
+ * `dataKeyFor(id)` gives the data key it names; `acceptsLegacy()` whether the config
+ * still opens first-format values. The value is bound to its config, key, the revision
+ * the key was created at and its version: sealed for another (an old value written back,
+ * even after the key was deleted and made again), it does not open.
  */
-export async function openSealed(config, item, dataKeyFor) {
+export async function openSealed(config, item, dataKeyFor, acceptsLegacy) {
   const parts = sealedParts(base64Bytes(item.value));
-  if (parts.version !== BigInt(item.version)) {
-    throw new Error(`this value was sealed for version ${parts.version} of the key, not ${item.version}: it was rolled back or copied from elsewhere; set it again`);
+  if (parts.legacy && !(await acceptsLegacy())) {
+    throw new Error("this value is sealed in discfg's first format, which this config no longer accepts: someone who cannot open it wrote an old value back; set it again");
+  }
+  const rolledBack = parts.version !== BigInt(item.version) || (!parts.legacy && parts.createRevision !== BigInt(item.createRevision));
+  if (rolledBack) {
+    const sealedFor = parts.legacy ? `version ${parts.version}` : `version ${parts.version} of the key created at revision ${parts.createRevision}`;
+    throw new Error(`this value was sealed for ${sealedFor}, not for version ${item.version} of the key created at revision ${item.createRevision}: it was rolled back or copied from elsewhere; set it again`);
   }
   const key = await dataKeyFor(parts.dataKeyId);
-  const associated = utf8(`discfg secret v1\u0000${config}\u0000${item.key}\u0000${parts.version}\u0000${parts.dataKeyId}\u0000${parts.contentType}`);
+  const associated = parts.legacy
+    ? utf8(`discfg secret v1\u0000${config}\u0000${item.key}\u0000${parts.version}\u0000${parts.dataKeyId}\u0000${parts.contentType}`)
+    : utf8(`discfg secret v2\u0000${config}\u0000${item.key}\u0000${parts.createRevision}\u0000${parts.version}\u0000${parts.dataKeyId}\u0000${parts.contentType}`);
   let plain;
   try {
     plain = new Uint8Array(await crypto.subtle.decrypt(

@@ -24,7 +24,7 @@ public actor SecretKeyring {
     public func newEncryption(keyName: String, config: ConfigName) async throws -> EncryptionSettings {
         try EncryptionSettings.validate(keyName: keyName)
         let key = try resolver.key(named: keyName)
-        let id = "1"
+        let id = DataKeyIDs.first
         let (dataKey, wrapped) = try await key.generateDataKey(context: DataKeyContext.of(config: config, dataKeyID: id))
         let settings = EncryptionSettings(key: keyName, current: id, dataKeys: [WrappedDataKey(id: id, wrapped: wrapped, created: Date())])
         unwrapped[Self.cacheID(config, settings.dataKeys[0], keyName)] = dataKey
@@ -33,12 +33,15 @@ public actor SecretKeyring {
 
     /// `encryption` with a new data key, made current; values sealed before stay readable
     /// with the older keys, which are kept.
-    public func rotated(_ encryption: EncryptionSettings, config: ConfigName) async throws -> EncryptionSettings {
+    ///
+    /// - Parameter upgrading: make the config refuse values sealed in the first format
+    ///   from now on (``DataKeyIDs``), as `key rotate --reseal` does once it has sealed
+    ///   them again; a config that already refuses them keeps refusing them.
+    public func rotated(_ encryption: EncryptionSettings, config: ConfigName, upgrading: Bool = false) async throws -> EncryptionSettings {
         guard encryption.dataKeys.count < EncryptionSettings.maxDataKeys else {
             throw DiscfgError.invalid("encryption", "config \"\(config)\" already has \(EncryptionSettings.maxDataKeys) data keys")
         }
-        let next = (encryption.dataKeys.compactMap { Int($0.id) }.max() ?? 0) + 1
-        let id = String(next)
+        let id = DataKeyIDs.next(after: encryption, bound: upgrading || !DataKeyIDs.acceptsLegacySeals(encryption))
         let key = try resolver.key(named: encryption.key)
         let (dataKey, wrapped) = try await key.generateDataKey(context: DataKeyContext.of(config: config, dataKeyID: id))
         var result = encryption
@@ -76,14 +79,15 @@ public actor SecretKeyring {
 
     /// Opens a secret item of `config`: its value and its own content type.
     ///
+    /// The value must have been sealed for this very item: its config, key, the revision
+    /// the key was created at and its version (``SecretBinding``). A value in the first
+    /// format opens only while the config accepts them (``DataKeyIDs``), or with
+    /// `allowingLegacy` (to seal it again).
+    ///
     /// - Throws: `invalidArgument` naming the key when the config has no encryption, the
     ///   data key is gone, or the value does not open.
-    ///
-    /// With `checkingVersion` false, the value is opened for the version it says it was
-    /// sealed for (an export's entries carry no version); a value moved to another key or
-    /// config still does not open.
     public func open(
-        _ item: Item, in config: ConfigName, encryption: EncryptionSettings?, checkingVersion: Bool = true
+        _ item: Item, in config: ConfigName, encryption: EncryptionSettings?, allowingLegacy: Bool = false
     ) async throws -> (value: Data, contentType: String?) {
         let header = try SecretBox.header(of: item.value)
         guard let encryption else {
@@ -93,8 +97,10 @@ public actor SecretKeyring {
             throw DiscfgError.invalid("encryption", "secret \(item.key) was sealed with data key \"\(header.dataKeyID)\", which config \"\(config)\" no longer has")
         }
         let dataKey = try await unwrap(wrapped, config: config, keyName: encryption.key)
-        let version = checkingVersion ? item.version : header.version
-        return try SecretBox.open(item.value, binding: SecretBinding(config: config, key: item.key, version: version), dataKey: dataKey)
+        return try SecretBox.open(
+            item.value, binding: SecretBinding(item, in: config), dataKey: dataKey,
+            acceptingLegacy: allowingLegacy || DataKeyIDs.acceptsLegacySeals(encryption)
+        )
     }
 
     private func unwrap(_ wrapped: WrappedDataKey, config: ConfigName, keyName: String) async throws -> SymmetricKey {
@@ -110,6 +116,35 @@ public actor SecretKeyring {
 
     private static func cacheID(_ config: ConfigName, _ wrapped: WrappedDataKey, _ keyName: String) -> String {
         "\(config.rawValue)\u{0}\(keyName)\u{0}\(wrapped.id)\u{0}\(wrapped.wrapped)"
+    }
+}
+
+/// The ids of a config's data keys, and what they say about the sealed values it accepts.
+///
+/// Values sealed before seals were bound to their key's create revision (`DSE1`) can be
+/// rolled back by a writer without the key, so a config stops accepting them once they
+/// have all been sealed again. That state must live where a writer of keys cannot
+/// change it, and a config's encryption settings are such a place: data keys made since
+/// are named `b1`, `b2`, … ("bound"), and a config whose current data key is one of them
+/// refuses first-format values. A config made from now on starts that way; an older one
+/// keeps accepting them (with a note on each read) until `discfg key rotate --reseal`
+/// seals every secret again under a new, bound, data key. The ids are bound into each
+/// data key's wrapping context, so renaming one breaks it rather than changes the rule.
+public enum DataKeyIDs {
+    /// The id of a new config's first data key.
+    public static let first = "b1"
+
+    /// Whether the config still opens values sealed in the first format: its current data
+    /// key was made before seals were bound (its id is a plain number).
+    public static func acceptsLegacySeals(_ encryption: EncryptionSettings) -> Bool {
+        !encryption.current.isEmpty && encryption.current.unicodeScalars.allSatisfy { ("0"..."9").contains($0) }
+    }
+
+    /// The id of the data key that follows the config's: one past the highest number,
+    /// bound (`b3`) or, for a config that still accepts first-format values, plain (`3`).
+    static func next(after encryption: EncryptionSettings, bound: Bool) -> String {
+        let highest = encryption.dataKeys.compactMap { Int($0.id.hasPrefix("b") ? String($0.id.dropFirst()) : $0.id) }.max() ?? 0
+        return (bound ? "b" : "") + String(highest + 1)
     }
 }
 

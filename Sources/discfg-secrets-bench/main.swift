@@ -10,7 +10,7 @@ import Foundation
 
 let runs = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 20_000
 let dataKey = SymmetricKey(size: .bits256)
-let binding = try SecretBinding(config: ConfigName("bench"), key: Key("/db/password"), version: 7)
+let binding = try SecretBinding(config: ConfigName("bench"), key: Key("/db/password"), createRevision: Revision(3), version: 7)
 
 func microseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12

@@ -15,7 +15,7 @@ struct AWSOptions: ParsableArguments {
     @Option(name: [.customShort("k"), .customLong("keyId")], help: ArgumentHelp("AWS access key ID (with --secretKey).", valueName: "id"))
     var keyID: String?
 
-    @Option(name: [.customShort("s"), .customLong("secretKey")], help: ArgumentHelp("AWS secret access key (with --keyId).", valueName: "secret"))
+    @Option(name: [.customShort("s"), .customLong("secretKey")], help: ArgumentHelp("AWS secret access key (with --keyId). Prefer the env AWS_SECRET_ACCESS_KEY or a profile: any user of the machine can read a command line.", valueName: "secret"))
     var secretKey: String?
 
     /// The keys given with --keyId/--secretKey, if any.

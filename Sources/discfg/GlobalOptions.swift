@@ -24,7 +24,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Store URL (sqlite:///path.db, dynamodb://REGION/TABLE, memory:). Env: DISCFG_STORE.", valueName: "url"))
     var store: String?
 
-    @Option(name: .long, help: ArgumentHelp("Bearer token for an http(s) store. Env: DISCFG_TOKEN.", valueName: "token"))
+    @Option(name: .long, help: ArgumentHelp("Bearer token for an http(s) store. Prefer the env DISCFG_TOKEN: any user of the machine can read a command line.", valueName: "token"))
     var token: String?
 
     @Option(name: [.customShort("f"), .long], help: "Output format: human, json or silent.")
@@ -106,6 +106,7 @@ struct GlobalOptions: ParsableArguments {
     /// the documented code.
     func run(_ action: String, _ body: (Output) async throws -> Void) async throws {
         let output = Output(format: format.normalized)
+        ArgumentSecrets.warnGlobal(self, output: output)
         do {
             try await body(output)
         } catch let error as DiscfgError {

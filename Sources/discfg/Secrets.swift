@@ -6,8 +6,13 @@ import Foundation
 extension GlobalOptions {
     /// The keyring this command opens secrets with: local key files, and KMS through
     /// the AWS flags and credential chain.
+    ///
+    /// Every command that opens or seals a secret, or unwraps a data key, gets its keyring
+    /// here, so this is where such a process stops being dumpable, before it holds any
+    /// of them (``CoreDumps``).
     func keyring() throws -> SecretKeyring {
-        SecretKeyring(resolver: try keyResolver())
+        CoreDumps.disable()
+        return SecretKeyring(resolver: try keyResolver())
     }
 
     /// The secrets of `config` in `store`, sealed with this command's keyring.
@@ -15,9 +20,10 @@ extension GlobalOptions {
         ConfigSecrets(store: store, config: config, keyring: try keyring())
     }
 
-    /// Opens the secrets of `config` in `store`, reading its settings once.
-    func secretReader(_ store: any ConfigStore, _ config: ConfigName) throws -> SecretReader {
-        SecretReader(try secrets(store, config))
+    /// Opens the secrets of `config` in `store`, reading its settings once; a value sealed
+    /// in the first format is opened with a warning saying how to seal it again.
+    func secretReader(_ store: any ConfigStore, _ config: ConfigName, output: Output) throws -> SecretReader {
+        SecretReader(try secrets(store, config)) { output.warn($0) }
     }
 
     /// Local key files, and KMS keys through the AWS flags and credential chain.
@@ -66,5 +72,29 @@ extension Show {
     /// A value for a table cell or a line; a secret shows as `(secret)`.
     static func preview(_ item: Item, limit: Int) -> String {
         item.isSecret ? SecretMarker.masked : preview(item.value, limit: limit)
+    }
+}
+
+extension SecretReader {
+    /// `event` with its secrets opened, for a history or a stream of many values: a
+    /// secret that does not open for its own item (written back by someone without the
+    /// key, or a seal whose predicted create revision another write took; see
+    /// ``ConfigSecrets/set(_:to:options:)``) stays sealed, shown as `(secret)`, with a
+    /// warning naming it, and does not end the listing. Anything else (no key, no
+    /// permission) still fails the command.
+    func revealedKeepingUnopened(_ event: Event, warn: @Sendable (String) -> Void) async throws -> Event {
+        var open = event
+        if let item = event.item { open.item = try await revealedKeepingUnopened(item, revision: event.revision, warn: warn) }
+        if let previous = event.prevItem { open.prevItem = try await revealedKeepingUnopened(previous, revision: event.revision, warn: warn) }
+        return open
+    }
+
+    private func revealedKeepingUnopened(_ item: Item, revision: Revision, warn: @Sendable (String) -> Void) async throws -> Item {
+        do {
+            return try await revealed(item)
+        } catch let error as DiscfgError where error.code == .invalidArgument && error.field == "value" {
+            warn("\(error.message) (revision \(revision); shown sealed)")
+            return item
+        }
     }
 }

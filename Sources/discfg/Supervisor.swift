@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgSecrets
 import Foundation
 import Synchronization
 #if canImport(Glibc)
@@ -77,7 +78,10 @@ final class Supervisor: Sendable {
                 do {
                     fresh = try await refresh()
                 } catch {
-                    warn("the configuration changed but could not be read (\(error)); the command keeps running as it is")
+                    // A refused variable (StartupVariables) lands here too: the running
+                    // command keeps the environment it has, and is not restarted with it.
+                    let reason = (error as? DiscfgError)?.message ?? "\(error)"
+                    warn("the configuration changed but is not applied: \(reason); the command keeps running with the variables it has")
                     continue
                 }
                 guard !Self.same(fresh, variables) else { continue }
@@ -197,6 +201,8 @@ final class Supervisor: Sendable {
             throw DiscfgError.invalid("command", "cannot run \(command[0]): \(String(cString: strerror(code)))")
         }
         let child = pid
+        // The command gets the core limit discfg was started with (see CoreDumps).
+        CoreDumps.restoreLimit(of: child)
         let pending = state.withLock { state -> [Int32] in
             state.pid = child
             defer { state.pending = [] }

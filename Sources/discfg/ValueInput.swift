@@ -97,3 +97,23 @@ enum TTLParser {
         return seconds
     }
 }
+
+/// Secrets given as command-line arguments. Any user of the machine can read a
+/// process's arguments while it runs (`ps`, `/proc/PID/cmdline`), so each is accepted
+/// with one warning that names the safer ways; `--help` names them too.
+enum ArgumentSecrets {
+    /// Warns that `what` was given on the command line; `instead` says what to use.
+    static func warn(_ what: String, instead: String, output: Output) {
+        output.warn("\(what) on the command line can be read by any user of this machine while discfg runs (ps, /proc/PID/cmdline); \(instead)")
+    }
+
+    /// The warnings for the options every command takes: `--token` and `--secretKey`.
+    static func warnGlobal(_ options: GlobalOptions, output: Output) {
+        if options.token != nil {
+            warn("--token", instead: "set DISCFG_TOKEN in the environment instead", output: output)
+        }
+        if options.aws.secretKey != nil {
+            warn("--secretKey", instead: "use AWS_SECRET_ACCESS_KEY, a profile (--credProfile) or an instance role instead", output: output)
+        }
+    }
+}

@@ -8,7 +8,7 @@ import Testing
 @Suite("Secrets: sealed values")
 struct SecretBoxTests {
     let dataKey = SymmetricKey(size: .bits256)
-    let binding = SecretBinding(config: try! ConfigName("app"), key: try! Key("/db/password"), version: 3)
+    let binding = SecretBinding(config: try! ConfigName("app"), key: try! Key("/db/password"), createRevision: Revision(12), version: 3)
 
     func sealed(_ value: String = "hunter2", contentType: String? = "text/plain") throws -> Data {
         try SecretBox.seal(Data(value.utf8), contentType: contentType, binding: binding, dataKeyID: "1", dataKey: dataKey)
@@ -21,7 +21,7 @@ struct SecretBoxTests {
         let (value, type) = try SecretBox.open(box, binding: binding, dataKey: dataKey)
         #expect(value == Data("hunter2".utf8))
         #expect(type == "text/plain")
-        #expect(try SecretBox.header(of: box) == SecretBox.Header(dataKeyID: "1", contentType: "text/plain", version: 3, payloadOffset: 4 + 1 + 1 + 1 + 10 + 8))
+        #expect(try SecretBox.header(of: box) == SecretBox.Header(dataKeyID: "1", contentType: "text/plain", createRevision: Revision(12), version: 3, payloadOffset: 4 + 1 + 1 + 1 + 10 + 8 + 8))
         #expect(try sealed() != box, "a fresh nonce every time")
         #expect(try SecretBox.open(try sealed("", contentType: nil), binding: binding, dataKey: dataKey) == (Data(), nil))
     }
@@ -45,6 +45,11 @@ struct SecretBoxTests {
         other.version = 4
         let rolled = #expect(throws: DiscfgError.self) { try SecretBox.open(box, binding: other, dataKey: dataKey) }
         #expect(rolled?.message.contains("rolled back") == true)
+        // The same version of the key made again after a delete: another create revision.
+        other = binding
+        other.createRevision = Revision(40)
+        let recreated = #expect(throws: DiscfgError.self) { try SecretBox.open(box, binding: other, dataKey: dataKey) }
+        #expect(recreated?.message.contains("rolled back") == true && recreated?.message.contains("revision 12") == true)
         #expect(throws: DiscfgError.self) { try SecretBox.open(box, binding: binding, dataKey: SymmetricKey(size: .bits256)) }
         for cut in [0, 3, 4, 20, box.count - 1] {
             #expect(throws: DiscfgError.self, "cut at \(cut)") { try SecretBox.open(box.prefix(cut), binding: binding, dataKey: dataKey) }

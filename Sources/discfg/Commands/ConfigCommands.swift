@@ -18,7 +18,7 @@ struct SettingsOptions: ParsableArguments {
     ))
     var notify: [String] = []
 
-    @Option(name: .customLong("webhook-secret"), help: ArgumentHelp("Sign webhook deliveries with HMAC-SHA256 using this secret.", valueName: "secret"))
+    @Option(name: .customLong("webhook-secret"), help: ArgumentHelp("Sign webhook deliveries with HMAC-SHA256 using this secret. Prefer --webhook-secret-file: any user of the machine can read a command line.", valueName: "secret"))
     var webhookSecret: String?
 
     @Option(name: .customLong("webhook-secret-file"), help: ArgumentHelp("Read the webhook secret from a file (first line).", valueName: "file"))
@@ -75,6 +75,13 @@ struct SettingsOptions: ParsableArguments {
         return targets
     }
 
+    /// The warning for a webhook secret given as an argument (``ArgumentSecrets``).
+    func warnOfArgumentSecret(_ output: Output) {
+        if webhookSecret != nil {
+            ArgumentSecrets.warn("--webhook-secret", instead: "give it with --webhook-secret-file FILE instead", output: output)
+        }
+    }
+
     private func secret() throws -> String? {
         switch (webhookSecret, webhookSecretFile) {
         case (nil, nil): return nil
@@ -120,6 +127,7 @@ struct CreateCommand: AsyncParsableCommand {
         try await global.run("create") { output in
             let name = try ConfigName(name)
             var patch = try settings.patch(json: settingsJSON)
+            settings.warnOfArgumentSecret(output)
             if let key = settings.encryption {
                 patch.encryption = try await global.keyring().newEncryption(keyName: KeyName.normalized(key), config: name)
             }
@@ -295,6 +303,7 @@ struct UpdateCommand: AsyncParsableCommand {
             if let last = arguments.last, last.hasPrefix("{") { json = arguments.removeLast() }
             let name = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             var patch = try settings.patch(json: json)
+            settings.warnOfArgumentSecret(output)
             let capacity = try capacity.capacity()
             guard !patch.isEmpty || capacity != nil || settings.encryption != nil else {
                 throw usage("nothing to update: pass --history, --description, --notify, --encryption, settings JSON or --read-capacity/--write-capacity")

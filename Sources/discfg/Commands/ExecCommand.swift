@@ -17,6 +17,14 @@ struct ExecCommand: AsyncParsableCommand {
         command only in its environment: never on a command line, never in a log.
         Variables already set are overridden.
 
+        Variables that change how programs load or start are refused: discfg exits with
+        status 2 naming the key and the variable, and runs nothing. Whoever can write the
+        config would otherwise run code on every host that runs exec. Refused are
+        \(StartupVariables.summary).
+        --allow-env NAME lets one through (repeatable). With --watch, a change that
+        would set one is not applied: the command keeps running with the variables it
+        has, and a warning names the key; the next change without it restarts as usual.
+
         Without --watch, discfg becomes the command (exec): its exit status and signals
         are the command's own. With --watch, discfg stays as its parent, forwards the
         signals it gets, and restarts it (or sends it --signal) when a key under the
@@ -29,6 +37,7 @@ struct ExecCommand: AsyncParsableCommand {
           discfg exec myapp --strict -- ./migrate
           discfg exec myapp --watch -- ./server        # restarted on a change
           discfg exec myapp --watch --signal HUP -- nginx -g 'daemon off;'
+          discfg exec myapp --allow-env NODE_OPTIONS -- node server.js
 
         \(ExitStatus.help)
           The command's own exit status once it runs (128 + N when signal N ended it).
@@ -48,6 +57,9 @@ struct ExecCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "Stay running and restart the command when a key under the prefix changes.")
     var watch = false
+
+    @Option(name: .customLong("allow-env"), help: ArgumentHelp("Allow this variable that changes how programs load or start, such as PATH or NODE_OPTIONS (repeatable; refused by default).", valueName: "name"))
+    var allowEnv: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("With --watch: send this signal (HUP, USR1, …, or a number 1-31) instead of restarting.", valueName: "signal"),
             transform: ExecCommand.signalNumber)
@@ -70,8 +82,8 @@ struct ExecCommand: AsyncParsableCommand {
             let reload = signal
             let store = try global.openStore()
             let source = ExecEnvironment(
-                store: store, config: config, prefix: prefix, only: only, strict: strict,
-                secrets: try global.secretReader(store, config)
+                store: store, config: config, prefix: prefix, only: only, strict: strict, allowed: Set(allowEnv),
+                secrets: try global.secretReader(store, config, output: output)
             )
             let (variables, revision) = try await source.read { output.warn($0) }
             guard watch else {
@@ -110,6 +122,9 @@ struct ExecCommand: AsyncParsableCommand {
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
         InheritedDescriptors.closeOwnOnExec()
+        // The command gets the core limit discfg was started with; discfg lowered its own
+        // while it held opened secrets, and execve makes the command dumpable again.
+        CoreDumps.restoreLimit()
         let argv = command.map { strdup($0) } + [nil]
         execvp(command[0], argv)
         let reason = String(cString: strerror(errno))
@@ -124,35 +139,46 @@ struct ExecEnvironment: Sendable {
     let prefix: KeyPrefix
     let only: [String]
     let strict: Bool
+    /// Names of ``StartupVariables`` the operator allowed (`--allow-env`).
+    let allowed: Set<String>
     let secrets: SecretReader
 
     /// The variables, in key order, and the revision they were read at.
+    ///
+    /// Names are settled (refused ones throw) before any secret is opened, and only the
+    /// secrets that become variables are.
     func read(warn: (String) -> Void) async throws -> (variables: [(name: String, value: String)], revision: Revision) {
         let (stored, revision) = try await store.items(in: config, under: prefix)
-        let items = try await secrets.revealed(stored)
 
         var owners: [String: Key] = [:]
         var wanted = Set(only)
-        var variables: [(name: String, value: String)] = []
-        for item in items {
+        var chosen: [(name: String, item: Item)] = []
+        for item in stored {
             let relative = try Key(String(item.key.path.dropFirst(prefix.path.count - 1)))
             let name = EnvFile.variableName(for: relative)
             let names: Set = [name, item.key.path, relative.path, String(relative.path.dropFirst())]
             guard only.isEmpty || !names.isDisjoint(with: only) else { continue }
             wanted.subtract(names)
+            // Refused in every mode, --strict or not: a warning would still run the command.
+            try StartupVariables.check(name, key: item.key, config: config, allowed: allowed, command: "discfg exec")
             if let other = owners[name] {
                 let problem = "keys \(other) and \(item.key) both make \(name)"
                 if strict { throw DiscfgError(.notRepresentable, problem + "; rename one, or leave --strict off to keep the first", field: "key") }
                 warn(problem + "; keeping \(other)")
                 continue
             }
+            owners[name] = item.key
+            chosen.append((name, item))
+        }
+        var variables: [(name: String, value: String)] = []
+        for (name, stored) in chosen {
+            let item = try await secrets.revealed(stored)
             guard let text = String(validating: item.value, as: UTF8.self), !text.unicodeScalars.contains("\u{0}") else {
                 let problem = "key \(item.key) holds bytes an environment variable cannot carry (binary data or NUL)"
                 if strict { throw DiscfgError(.notRepresentable, problem, field: "key") }
                 warn(problem + "; left out")
                 continue
             }
-            owners[name] = item.key
             variables.append((name, text))
         }
         if !wanted.isEmpty {

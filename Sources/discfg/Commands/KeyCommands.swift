@@ -66,7 +66,9 @@ struct SetCommand: AsyncParsableCommand {
         --secret seals the value with AES-256-GCM under the config's data key before it
         leaves this machine (give the config a key first: discfg update CFG --encryption
         file:///PATH or kms://REGION/alias/NAME). get opens it; ls, history, watch and
-        export show (secret) unless --reveal is given.
+        export show (secret) unless --reveal is given. Give a secret with -d FILE, or on
+        standard input (-d - or a pipe), not as an argument: any user of this machine can
+        read a command line while it runs (ps, /proc/PID/cmdline); discfg warns when one is.
 
         \(ExitStatus.help)
         """
@@ -103,6 +105,9 @@ struct SetCommand: AsyncParsableCommand {
                 throw usage("\(SecretMarker.contentType) marks sealed values; use --secret", field: "--content-type")
             }
             let value = try readValue(argumentValue)
+            if secret, argumentValue != nil {
+                ArgumentSecrets.warn("a secret value", instead: "give it with -d FILE, or on standard input (-d - or a pipe)", output: output)
+            }
             try Limits.validateValue(value)
             let store = try global.openStore()
             let change = secret
@@ -173,7 +178,7 @@ struct GetCommand: AsyncParsableCommand {
             guard let stored = try await store.get(key, in: config, atRevision: at) else {
                 throw DiscfgError.keyNotFound(key, in: config, atRevision: at)
             }
-            let item = stored.isSecret ? try await global.secretReader(store, config).revealed(stored) : stored
+            let item = stored.isSecret ? try await global.secretReader(store, config, output: output).revealed(stored) : stored
             if raw {
                 output.raw(item.value)
                 return

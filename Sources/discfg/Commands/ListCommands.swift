@@ -49,7 +49,7 @@ struct ListCommand: AsyncParsableCommand {
                 revision = page.revision
                 cursor = page.nextCursor
             } while cursor != nil
-            if reveal { items = try await global.secretReader(store, config).revealed(items) }
+            if reveal { items = try await global.secretReader(store, config, output: output).revealed(items) }
             var envelope = Envelope(action: "list")
             envelope.config = config.rawValue
             envelope.items = items.map(ItemDocument.init)
@@ -104,9 +104,9 @@ struct HistoryCommand: AsyncParsableCommand {
             let store = try global.openStore()
             var page = try await store.history(of: key, in: config, HistoryQuery(limit: limit))
             if reveal {
-                let secrets = try global.secretReader(store, config)
+                let secrets = try global.secretReader(store, config, output: output)
                 var events: [Event] = []
-                for event in page.events { events.append(try await secrets.revealed(event)) }
+                for event in page.events { events.append(try await secrets.revealedKeepingUnopened(event) { output.warn($0) }) }
                 page.events = events
             }
             var envelope = Envelope(action: "history")

@@ -55,6 +55,12 @@ struct KeyCommand: AsyncParsableCommand {
             Older data keys are kept, so secrets sealed under them still open. --reseal
             seals every secret again under the new data key, one compare-and-swap per key:
             a secret someone changes meanwhile is left as they set it.
+
+            Each sealed value is bound to its key's create revision and version, so a
+            value written back from history (even after deleting the key) does not open.
+            Secrets sealed by discfg before that binding (the first format) still open,
+            with a warning, until --reseal seals them all again: from then on the config
+            refuses first-format values, and its data keys are named b1, b2, …
             """
         )
 
@@ -72,13 +78,17 @@ struct KeyCommand: AsyncParsableCommand {
                 guard let encryption = try await store.configInfo(name).settings.encryption else {
                     throw usage("config \(name) has no encryption key to rotate: discfg update \(name) --encryption KEY", field: "config")
                 }
-                let rotated = try await global.keyring().rotated(encryption, config: name)
                 let keyring = try global.keyring()
+                // --reseal upgrades: values in the first format are sealed again, and the
+                // config refuses them from then on (DataKeyIDs).
+                let rotated = try await keyring.rotated(encryption, config: name, upgrading: reseal)
                 let info = try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
                 var lines = ["config \(name) seals new secrets with data key \(rotated.current) (\(rotated.dataKeys.count) kept)"]
                 if reseal {
                     let (resealed, left) = try await ConfigSecrets(store: store, config: name, keyring: keyring).resealAll()
                     lines.append("sealed \(resealed) secret\(resealed == 1 ? "" : "s") again" + (left > 0 ? "; \(left) changed meanwhile and left as set" : ""))
+                } else if DataKeyIDs.acceptsLegacySeals(rotated) {
+                    output.note("config \(name) still opens secrets sealed in discfg's first format, which a writer without the key could roll back; discfg key rotate \(name) --reseal seals them all again and stops accepting that format")
                 }
                 var envelope = Envelope(action: "key rotate")
                 envelope.config = name.rawValue

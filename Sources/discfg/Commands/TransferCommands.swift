@@ -26,7 +26,13 @@ struct ExportCommand: AsyncParsableCommand {
           discfg export --revision 42 -o before.json   # as it was at revision 42
 
         Secrets are exported sealed, as stored, unless --reveal opens them (the file then
-        holds them in the clear). env output needs --reveal when the config has secrets.
+        holds them in the clear, and -o writes it readable by you alone: mode 0600).
+        env output needs --reveal when the config has secrets.
+
+        env output is for a shell or a process to source, so keys that would set a
+        variable that changes how programs load or start are refused, as 'discfg exec'
+        refuses them: \(StartupVariables.summary). The
+        error names the key and the variable; --allow-env NAME lets one through.
         """
     )
 
@@ -38,8 +44,11 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: [.short, .long], help: ArgumentHelp("Write to FILE instead of standard output.", valueName: "file"))
     var output: String?
 
-    @Flag(name: .long, help: "Write secret values opened, with the config's key (which must be at hand).")
+    @Flag(name: .long, help: "Write secret values opened, with the config's key (which must be at hand); -o's file is made 0600.")
     var reveal = false
+
+    @Option(name: .customLong("allow-env"), help: ArgumentHelp("With --to env: allow this variable that changes how programs load or start, such as PATH (repeatable; refused by default).", valueName: "name"))
+    var allowEnv: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Export the config as it was at this past revision (rebuilt from history).", valueName: "r"),
             transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
@@ -53,20 +62,25 @@ struct ExportCommand: AsyncParsableCommand {
             let format = to ?? output.flatMap(SnapshotFormat.init(fileExtension:)) ?? .json
             let store = try global.openStore()
             let stored = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: revision.map { Revision($0) })
-            let pages = try secretsHandled(stored, config: config, format: format, store: store)
+            if format != .env, !allowEnv.isEmpty { throw usage("--allow-env applies to --to env", field: "--allow-env") }
+            let pages = try secretsHandled(stored, config: config, format: format, store: store, printer: printer)
             guard let output else {
                 try await format.encode(pages, chunkBytes: 64 * 1024) { printer.raw($0) }
                 return
             }
             // Written beside the target and moved over it only when whole, so a failed
-            // export leaves no half-written file.
+            // export leaves no half-written file. Opened secrets are in a file made 0600
+            // by the call that creates it (O_EXCL, a name no one else has), never
+            // loosened then tightened: no moment when another user could open it.
             let target = URL(fileURLWithPath: output)
             let partial = target.deletingLastPathComponent().appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).partial")
             let count: Int
             do {
-                guard FileManager.default.createFile(atPath: partial.path, contents: nil), let file = try? FileHandle(forWritingTo: partial) else {
-                    throw DiscfgError(.unavailable, "cannot write \(output): cannot create a file in its directory", field: "--output")
+                let fd = open(partial.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, reveal ? 0o600 : 0o666)
+                guard fd >= 0 else {
+                    throw DiscfgError(.unavailable, "cannot write \(output): cannot create a file in its directory: \(String(cString: strerror(errno)))", field: "--output")
                 }
+                let file = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
                 defer { try? file.close() }
                 count = try await format.encode(pages, chunkBytes: 64 * 1024) { try file.write(contentsOf: $0) }
                 try file.synchronize()
@@ -85,20 +99,29 @@ struct ExportCommand: AsyncParsableCommand {
 
 extension ExportCommand {
     /// The pages with secrets opened (--reveal), kept sealed (json, yaml), or refused
-    /// (env, where a sealed value is of no use to the process that reads it).
-    private func secretsHandled(_ pages: SnapshotPages, config: ConfigName, format: SnapshotFormat, store: any ConfigStore) throws -> SnapshotPages {
-        let secrets = reveal ? try global.secretReader(store, config) : nil
+    /// (env, where a sealed value is of no use to the process that reads it); env names
+    /// that change how programs start refused (``StartupVariables``).
+    private func secretsHandled(
+        _ pages: SnapshotPages, config: ConfigName, format: SnapshotFormat, store: any ConfigStore, printer: Output
+    ) throws -> SnapshotPages {
+        let secrets = reveal ? try global.secretReader(store, config, output: printer) : nil
         guard secrets != nil || format == .env else { return pages }
+        let revision = pages.header.revision
+        let allowed = Set(allowEnv)
         return pages.mapPages { page in
+            if format == .env {
+                for entry in page {
+                    try StartupVariables.check(
+                        EnvFile.variableName(for: entry.key), key: entry.key, config: config, allowed: allowed, command: "discfg export --to env"
+                    )
+                }
+            }
             guard page.contains(where: { $0.contentType == SecretMarker.contentType }) else { return page }
             guard let secrets else {
                 throw DiscfgError.invalid("--reveal", "config \"\(config)\" has secrets; env output holds values in the clear, so it needs --reveal")
             }
-            let items = page.map {
-                Item(key: $0.key, value: $0.value, contentType: $0.contentType, version: 0, createRevision: .zero, modRevision: .zero,
-                     modifiedAt: Date(), expiresAt: $0.expiresAt)
-            }
-            return try await secrets.revealed(items, checkingVersion: false).map(ConfigSnapshot.Entry.init)
+            // Each secret opens only for its own item at the export's revision.
+            return try await secrets.revealed(page, at: revision)
         }
     }
 }

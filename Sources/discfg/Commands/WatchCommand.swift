@@ -49,9 +49,9 @@ struct WatchCommand: AsyncParsableCommand {
             }
             Self.exitCleanlyOnInterrupt()
             output.note("watching \(scope) in config \(config) from revision \(fromRevision.map(String.init) ?? "\(info.revision.next)") (Ctrl-C to stop)")
-            let secrets = reveal ? try global.secretReader(store, config) : nil
+            let secrets = reveal ? try global.secretReader(store, config, output: output) : nil
             for try await stored in await store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
-                let event = try await secrets?.revealed(stored) ?? stored
+                let event = try await secrets?.revealedKeepingUnopened(stored) { output.warn($0) } ?? stored
                 var envelope = Envelope(action: "watch")
                 envelope.config = config.rawValue
                 envelope.event = EventDocument(event)
