@@ -184,6 +184,9 @@ final class GRPCConnection: ChannelDuplexHandler {
         var frames = 1
     }
     private var headerBlock: PendingHeaderBlock?
+    /// What a header block still arriving holds of the budgets: the most it may grow to,
+    /// taken when it starts (its fragments are slices that keep whole reads alive).
+    private var headerBlockCharge = 0
     /// The highest stream the client opened; streams at or below it that are not open
     /// are closed.
     private(set) var lastStream: UInt32 = 0
@@ -267,6 +270,7 @@ final class GRPCConnection: ChannelDuplexHandler {
         sweep = nil
         stall?.cancel()
         stall = nil
+        releaseHeaderBlock()
         closing = true
         for stream in streams.values {
             stream.bytes.end()
@@ -419,10 +423,28 @@ final class GRPCConnection: ChannelDuplexHandler {
         )
         guard frame.has(HTTP2Wire.Flag.endHeaders) else {
             guard frame.payload.readableBytes <= Self.maxHeaderBlockBytes else { throw Self.headerBlockTooLarge }
+            try holdHeaderBlock()
             headerBlock = block
             return
         }
         try headersComplete(block)
+    }
+
+    /// Counts a header block that waits for its CONTINUATION frames: a connection may
+    /// leave one unfinished as long as it stays open.
+    private func holdHeaderBlock() throws(HTTP2Wire.Violation) {
+        guard headerBlockCharge == 0 else { return }
+        do {
+            try StreamBytes.take(Self.maxHeaderBlockBytes, connection: connectionBytes, server: serverBytes)
+        } catch {
+            throw .connection(.enhanceYourCalm, "a header block in CONTINUATION frames while the server holds all it may for its clients")
+        }
+        headerBlockCharge = Self.maxHeaderBlockBytes
+    }
+
+    private func releaseHeaderBlock() {
+        StreamBytes.give(headerBlockCharge, connection: connectionBytes, server: serverBytes)
+        headerBlockCharge = 0
     }
 
     private func continueHeaders(_ frame: HTTP2Wire.Frame, _ block: PendingHeaderBlock) throws(HTTP2Wire.Violation) {
@@ -438,6 +460,7 @@ final class GRPCConnection: ChannelDuplexHandler {
             headerBlock = block
             return
         }
+        releaseHeaderBlock()
         try headersComplete(block)
     }
 

@@ -147,4 +147,24 @@ struct ConnectionHoldTests {
         #expect(handler.connectionBytes.current == held)
         StreamBytes.give(held, connection: handler.connectionBytes, server: handler.serverBytes)
     }
+
+    @Test("a header block waiting for its CONTINUATION frames is counted at the most it may grow to, and given back when it ends")
+    func pendingHeaderBlock() throws {
+        let server = Budget(limit: 1 << 30)
+        let (channel, handler) = try Self.connection(server: server)
+        let whole = Self.requestHeaders(stream: 1, path: "/test.T/Echo")
+        let block = Array(whole[9...])
+        // HEADERS without END_HEADERS, then the rest in a CONTINUATION.
+        try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x1, stream: 1, Array(block[..<10]))))
+        #expect(handler.connectionBytes.current == GRPCConnection.maxHeaderBlockBytes)
+        #expect(server.current == GRPCConnection.maxHeaderBlockBytes)
+        try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x9, flags: 0x4, stream: 1, Array(block[10...]))))
+        #expect(handler.streams[1] != nil, "the request opened its stream")
+        #expect(handler.connectionBytes.current == GRPCConnection.streamOverheadBytes)
+        // One left unfinished goes back when the connection ends.
+        try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x1, stream: 3, Array(block[..<10]))))
+        #expect(server.current == GRPCConnection.streamOverheadBytes + GRPCConnection.maxHeaderBlockBytes)
+        _ = try channel.close().wait()
+        #expect(server.current == 0)
+    }
 }
