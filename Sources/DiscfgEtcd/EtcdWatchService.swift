@@ -122,6 +122,27 @@ extension EtcdWatchService {
     }
 }
 
+extension EtcdWatchService {
+    /// Events cut into runs of at most ``EtcdAnswer/maxBytes`` each (an event larger
+    /// alone goes alone).
+    static func fragments(_ events: [Event], prevKv: Bool) -> [[Event]] {
+        var runs: [[Event]] = [[]]
+        var bytes = 0
+        for event in events {
+            let current = (event.item ?? event.prevItem).map { EtcdAnswer.size($0, keysOnly: false) } ?? EtcdAnswer.bytesPerKeyValue
+            let previous = prevKv ? (event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0) : 0
+            let size = current + previous
+            if !runs[runs.count - 1].isEmpty, bytes + size > EtcdAnswer.maxBytes {
+                runs.append([])
+                bytes = 0
+            }
+            runs[runs.count - 1].append(event)
+            bytes += size
+        }
+        return runs
+    }
+}
+
 /// The stream's writer, shared by its watchers: one response at a time.
 actor WatchResponses {
     private let writer: RPCWriter<Etcdserverpb_WatchResponse>
@@ -242,7 +263,7 @@ private struct Watcher: Sendable {
             // One revision's events go out in one response, as etcd's, unless they pass
             // one answer's budget: then in several, marked `fragment` (but the last) for
             // a client that asked for fragments, as etcd fragments them.
-            let fragments = Self.fragments(kept, prevKv: create.prevKv)
+            let fragments = EtcdWatchService.fragments(kept, prevKv: create.prevKv)
             for (number, fragment) in fragments.enumerated() {
                 var message = Etcdserverpb_WatchResponse()
                 message.header = identity.header(max(revision, since))
@@ -254,24 +275,6 @@ private struct Watcher: Sendable {
         }
     }
 
-    /// Events cut into runs of at most ``EtcdAnswer/maxBytes`` each (an event larger
-    /// alone goes alone).
-    static func fragments(_ events: [Event], prevKv: Bool) -> [[Event]] {
-        var runs: [[Event]] = [[]]
-        var bytes = 0
-        for event in events {
-            let current = (event.item ?? event.prevItem).map { EtcdAnswer.size($0, keysOnly: false) } ?? EtcdAnswer.bytesPerKeyValue
-            let previous = prevKv ? (event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0) : 0
-            let size = current + previous
-            if !runs[runs.count - 1].isEmpty, bytes + size > EtcdAnswer.maxBytes {
-                runs.append([])
-                bytes = 0
-            }
-            runs[runs.count - 1].append(event)
-            bytes += size
-        }
-        return runs
-    }
 
     /// Sends every event after `sent` that history holds now, a page at a time, so a
     /// watcher that fell behind holds one page, not the whole gap.

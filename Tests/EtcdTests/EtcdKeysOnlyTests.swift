@@ -185,6 +185,20 @@ struct EtcdKeysOnlyTests {
         _ = try await leases.grant(id: 0, ttl: 60)
     }
 
+    @Test("a revision's events past one answer go out in runs within it: 32 deletes of 256 KiB values with prev_kv in 5 responses")
+    func watchFragments() throws {
+        let value = Data(repeating: 0x76, count: 256 << 10)
+        let events = try (0..<32).map { index in
+            let key = try EtcdKeys.key(Array("big/\(index)".utf8))
+            let item = Item(key: key, value: value, version: 1, createRevision: 1, modRevision: 1, modifiedAt: Date(), expiresAt: nil)
+            return Event(kind: .delete, revision: 2, key: key, at: Date(), item: nil, prevItem: item)
+        }
+        let runs = EtcdWatchService.fragments(events, prevKv: true)
+        #expect(runs.map(\.count) == [7, 7, 7, 7, 4])
+        #expect(runs.flatMap { $0 } == events)
+        #expect(EtcdWatchService.fragments(Array(events.prefix(3)), prevKv: false).count == 1)
+    }
+
     @Test("a lease with more keys than one transaction compares is revoked whole")
     func leaseWithManyKeys() async throws {
         let backend = EtcdBackend(store: MemoryStore(), config: try ConfigName("etcd"))
