@@ -5,6 +5,23 @@ import NIOCore
 /// ``GRPCConnection/Timeouts/sweep``, on the connection's event loop, at the
 /// connection's idleness and at each stream's unfinished message and waiting answer.
 extension GRPCConnection {
+    /// How long a connection may wait for its client, on the connection's event loop.
+    struct Timeouts: Sendable {
+        /// For the HTTP/2 preface; with no stream open (then GOAWAY and close); for a
+        /// request message begun and not whole (then its stream is reset).
+        var idle: TimeAmount
+        /// For an answer waiting on the client's flow-control window with no byte sent
+        /// (then its stream is reset with `ENHANCE_YOUR_CALM`); for the socket's send
+        /// buffer to drain below its low-water mark (then the connection is closed).
+        var write: TimeAmount
+
+        /// How often a connection looks for what ran out: a quarter of the shorter
+        /// timeout (so each acts within a quarter past its time), at least 250 ms.
+        var sweep: TimeAmount {
+            .nanoseconds(max(min(idle.nanoseconds, write.nanoseconds) / 4, TimeAmount.milliseconds(250).nanoseconds))
+        }
+    }
+
     /// The time on the connection's event loop (a test's loop keeps its own).
     var now: NIODeadline { context?.eventLoop.now ?? .now() }
 
