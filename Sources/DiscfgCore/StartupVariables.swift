@@ -102,25 +102,29 @@ public enum StartupVariables {
 
     /// A short list of what is refused, for `--help`.
     public static let summary = """
-        LD_* and DYLD_* (the loader), glibc's setuid list (GCONV_PATH, LOCPATH,
-        GLIBC_TUNABLES, MALLOC_*, TMPDIR, …), shell start-up (PATH, HOME, SHELL,
-        BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS, BASH_FUNC_*, ZDOTDIR), language
-        runtimes (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, PYTHONINSPECT, PYTHONWARNINGS,
-        PERL5OPT, PERL5LIB, RUBYOPT, RUBYLIB, NODE_OPTIONS, NODE_PATH, JAVA_TOOL_OPTIONS,
-        _JAVA_OPTIONS, JDK_JAVA_OPTIONS, CLASSPATH, DOTNET_STARTUP_HOOKS, NPM_CONFIG_*, …)
-        and commands tools run (OPENSSL_CONF, SSLKEYLOGFILE, GIT_SSH_COMMAND, PAGER,
-        LESSOPEN, EDITOR, …)
+        LD_* and DYLD_* (the loader); glibc's setuid list (GCONV_PATH, LOCPATH,
+        GLIBC_TUNABLES, MALLOC_*, TMPDIR, ...); shell start-up (PATH, HOME,
+        SHELL, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS, BASH_FUNC_*,
+        ZDOTDIR); language runtimes (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME,
+        PYTHONINSPECT, PYTHONWARNINGS, PERL5OPT, PERL5LIB, RUBYOPT, RUBYLIB,
+        NODE_OPTIONS, NODE_PATH, NPM_CONFIG_*, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS,
+        JDK_JAVA_OPTIONS, CLASSPATH, DOTNET_STARTUP_HOOKS, ...); and commands
+        tools run (OPENSSL_CONF, SSLKEYLOGFILE, GIT_SSH_COMMAND, PAGER, LESSOPEN,
+        EDITOR, ...)
         """
 
     /// Throws when `name`, made from `key` of `config`, is refused and not in `allowed`.
     ///
     /// - Throws: `invalidArgument` naming the key, the variable, why it is refused and
     ///   how to allow it.
-    public static func check(_ name: String, key: Key, config: ConfigName, allowed: Set<String>, command: String) throws {
+    /// - Parameters:
+    ///   - command: the command refusing, for the message (`discfg exec`).
+    ///   - otherWays: other ways out that command offers, e.g. "leave it out with --prefix or --only".
+    public static func check(_ name: String, key: Key, config: ConfigName, allowed: Set<String>, command: String, otherWays: String? = nil) throws {
         guard !allowed.contains(name), let reason = reason(for: name) else { return }
         throw DiscfgError.invalid(
             "--allow-env",
-            "key \(key) of config \"\(config)\" would set \(name), which changes how programs load or start (\(reason)); \(command) refuses it: rename the key, leave it out (--prefix, --only), or pass --allow-env \(name) if it is meant"
+            "key \(key) of config \"\(config)\" would set \(name), which changes how programs load or start (\(reason)); \(command) refuses it: rename the key, \(otherWays.map { $0 + ", " } ?? "")or pass --allow-env \(name) if it is meant"
         )
     }
 }

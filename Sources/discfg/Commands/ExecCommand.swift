@@ -17,13 +17,15 @@ struct ExecCommand: AsyncParsableCommand {
         command only in its environment: never on a command line, never in a log.
         Variables already set are overridden.
 
-        Variables that change how programs load or start are refused: discfg exits with
-        status 2 naming the key and the variable, and runs nothing. Whoever can write the
-        config would otherwise run code on every host that runs exec. Refused are
+        Variables that change how programs load or start are refused: discfg exits
+        with status 2 naming the key and the variable, and runs nothing. Whoever can
+        write the config would otherwise run code on every host that runs exec.
+        Refused are:
         \(StartupVariables.summary).
         --allow-env NAME lets one through (repeatable). With --watch, a change that
-        would set one is not applied: the command keeps running with the variables it
-        has, and a warning names the key; the next change without it restarts as usual.
+        would set one is not applied: the command keeps running with the variables
+        it has, and a warning names the key; the next change without it restarts as
+        usual.
 
         Without --watch, discfg becomes the command (exec): its exit status and signals
         are the command's own. With --watch, discfg stays as its parent, forwards the
@@ -160,7 +162,7 @@ struct ExecEnvironment: Sendable {
             guard only.isEmpty || !names.isDisjoint(with: only) else { continue }
             wanted.subtract(names)
             // Refused in every mode, --strict or not: a warning would still run the command.
-            try StartupVariables.check(name, key: item.key, config: config, allowed: allowed, command: "discfg exec")
+            try StartupVariables.check(name, key: item.key, config: config, allowed: allowed, command: "discfg exec", otherWays: "leave it out (--prefix, --only)")
             if let other = owners[name] {
                 let problem = "keys \(other) and \(item.key) both make \(name)"
                 if strict { throw DiscfgError(.notRepresentable, problem + "; rename one, or leave --strict off to keep the first", field: "key") }

@@ -25,14 +25,15 @@ struct ExportCommand: AsyncParsableCommand {
           discfg export --to env --reveal > .env     # secrets opened with the config's key
           discfg export --revision 42 -o before.json   # as it was at revision 42
 
-        Secrets are exported sealed, as stored, unless --reveal opens them (the file then
-        holds them in the clear, and -o writes it readable by you alone: mode 0600).
-        env output needs --reveal when the config has secrets.
+        Secrets are exported sealed, as stored, unless --reveal opens them (the file
+        then holds them in the clear, and -o writes it readable by you alone: mode
+        0600). env output needs --reveal when the config has secrets.
 
         env output is for a shell or a process to source, so keys that would set a
-        variable that changes how programs load or start are refused, as 'discfg exec'
-        refuses them: \(StartupVariables.summary). The
-        error names the key and the variable; --allow-env NAME lets one through.
+        variable that changes how programs load or start are refused (exit 2, naming
+        the key and the variable), as 'discfg exec' refuses them:
+        \(StartupVariables.summary).
+        --allow-env NAME lets one through (repeatable).
         """
     )
 
