@@ -37,6 +37,12 @@ final class Budget: Sendable {
         }
     }
 
+    /// Holds `count` more whatever the limit (see
+    /// ``StreamBytes/takeAnswer(_:connection:server:)``).
+    func takeBeyondLimit(_ count: Int) {
+        held.add(count, ordering: .relaxed)
+    }
+
     /// Lets go of `count` taken before.
     func give(_ count: Int) {
         held.subtract(count, ordering: .relaxed)
@@ -86,6 +92,22 @@ final class StreamBytes: Sendable {
         guard server.take(count, reserved: connection.current <= smallHolderBytes) else {
             connection.give(count)
             throw .server(limit: server.limit)
+        }
+    }
+
+    /// Holds an answer of `count` bytes as ``take(_:connection:server:)`` does, except
+    /// that a connection holding little (``smallHolderBytes``) may pass its own limit
+    /// with it while the server's budget less its reserve has room: an answer larger
+    /// than a connection's limit (a watch response carrying one large transaction) is
+    /// not refused for its size alone, and the server's limit still holds.
+    static func takeAnswer(_ count: Int, connection: Budget, server: Budget) throws(Refusal) {
+        do {
+            try take(count, connection: connection, server: server)
+        } catch .connection(let limit) {
+            guard connection.current <= smallHolderBytes, server.take(count, reserved: false) else { throw .connection(limit: limit) }
+            connection.takeBeyondLimit(count)
+        } catch {
+            throw error
         }
     }
 

@@ -35,7 +35,7 @@ extension GRPCConnection {
         guard let stream = streams[id], stream.trailers == nil else { return }
         let charge = Self.charge(message)
         do {
-            try StreamBytes.take(charge, connection: connectionBytes, server: serverBytes)
+            try StreamBytes.takeAnswer(charge, connection: connectionBytes, server: serverBytes)
         } catch {
             finish(id, Self.answerOverBudget(error))
             return
@@ -55,7 +55,7 @@ extension GRPCConnection {
         guard let context, let stream = streams[id], stream.trailers == nil else { return nil }
         let charge = Self.charge(message)
         do {
-            try StreamBytes.take(charge, connection: connectionBytes, server: serverBytes)
+            try StreamBytes.takeAnswer(charge, connection: connectionBytes, server: serverBytes)
         } catch {
             return context.eventLoop.makeFailedFuture(Self.answerOverBudget(error))
         }

@@ -83,4 +83,22 @@ struct FairShareTests {
         }
         #expect(server.current == 60 << 20)
     }
+
+    @Test("an answer larger than a connection's limit goes out on a connection that holds little, within the server's budget less its reserve; a second is refused")
+    func largeAnswer() throws {
+        let server = Budget(limit: 64 << 20, reserve: 16 << 20)
+        let connection = Budget(limit: 16 << 20)
+        try StreamBytes.takeAnswer(40 << 20, connection: connection, server: server)
+        #expect(connection.current == 40 << 20)
+        #expect(throws: StreamBytes.Refusal.connection(limit: 16 << 20)) {
+            try StreamBytes.takeAnswer(1 << 20, connection: connection, server: server)
+        }
+        let other = Budget(limit: 16 << 20)
+        #expect(throws: StreamBytes.Refusal.connection(limit: 16 << 20), "past the server's limit less its reserve") {
+            try StreamBytes.takeAnswer(20 << 20, connection: other, server: server)
+        }
+        #expect(server.current == 40 << 20 && other.current == 0)
+        StreamBytes.give(40 << 20, connection: connection, server: server)
+        #expect(connection.current == 0 && server.current == 0)
+    }
 }
