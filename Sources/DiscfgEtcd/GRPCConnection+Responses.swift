@@ -87,6 +87,9 @@ extension GRPCConnection {
 
     /// Answers a request that opened no stream with `headers`, which end it.
     func answerWithoutStream(_ id: UInt32, _ block: ResponseBlock, requestEnded: Bool) {
+        // A call answered at once is a call all the same: the idle clock starts again,
+        // as it would after a stream that opened and ended.
+        if streams.isEmpty { idleSince = now }
         writeHeaders(block, on: id, endStream: true)
         // The answer is whole: the client need not send the rest of its request.
         if !requestEnded { outbound.writeHTTP2Reset(stream: id, code: .noError) }
