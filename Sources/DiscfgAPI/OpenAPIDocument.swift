@@ -220,6 +220,7 @@ paths:
         "404": { $ref: "#/components/responses/Error" }
         "412": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
     delete:
       summary: Delete a key (same conditions as PUT).
       description: >-
@@ -364,6 +365,7 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
   /v1/{config}/txn:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -415,6 +417,7 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
   /v1/{config}/compact:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -667,7 +670,7 @@ components:
             past it is refused with 507 and code quotaExceeded, and nothing is written;
             deletes and changes that do not grow the config always pass. History is not
             counted (its retention bounds it). Absent when the config has no quota. In an
-            update, 0 or null removes the quota; leaving it out keeps it.
+            update, 0 removes the quota; leaving it out (or null) keeps it.
         notify:
           type: [array, "null"]
           description: |

@@ -136,8 +136,8 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// New encryption settings, replacing the old ones whole.
     public var encryption: EncryptionSettings?
     /// A new quota in bytes (1 to ``Limits/maxQuotaBytes``), or ``removeQuota`` (0) to
-    /// remove the quota, as an empty description clears the description. In JSON, `0` and
-    /// `null` both remove it.
+    /// remove the quota, as an empty description clears the description. In JSON, as for
+    /// every field of a patch, `null` leaves it as it is.
     public var quotaBytes: Int?
 
     /// The ``quotaBytes`` that removes a config's quota.
@@ -165,20 +165,14 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         description = try container.decodeIfPresent(String.self, forKey: .description)
         notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify)
         encryption = try container.decodeIfPresent(EncryptionSettings.self, forKey: .encryption)
-        if container.contains(.quotaBytes) {
-            // `null` removes the quota, as 0 does.
-            if try container.decodeNil(forKey: .quotaBytes) {
-                quotaBytes = Self.removeQuota
-            } else {
-                let value = try? container.decode(Int64.self, forKey: .quotaBytes)
-                guard let value, value == 0 || NumberField.quotaBytes.range.contains(value) else {
-                    throw DiscfgError.invalid(
-                        "quotaBytes",
-                        "quotaBytes must be a whole number of bytes from 1 to \(Limits.maxQuotaBytes), or 0 or null to remove the quota"
-                    )
-                }
-                quotaBytes = Int(value)
+        if container.contains(.quotaBytes), !(try container.decodeNil(forKey: .quotaBytes)) {
+            let value = try? container.decode(Int64.self, forKey: .quotaBytes)
+            guard let value, value == 0 || NumberField.quotaBytes.range.contains(value) else {
+                throw DiscfgError.invalid(
+                    "quotaBytes", "quotaBytes must be a whole number of bytes from 1 to \(Limits.maxQuotaBytes), or 0 to remove the quota"
+                )
             }
+            quotaBytes = Int(value)
         }
     }
 
@@ -267,6 +261,12 @@ extension Event {
     public var byteCountChange: Int {
         (item.map(PageBudget.size) ?? 0) - (prevItem.map(PageBudget.size) ?? 0)
     }
+}
+
+extension Sequence<Event> {
+    /// What these changes together do to their config's byte count: what a quota is
+    /// checked against, so a change that deletes as much as it writes passes.
+    public var byteCountChange: Int { reduce(0) { $0 + $1.byteCountChange } }
 }
 
 extension ConfigInfo {

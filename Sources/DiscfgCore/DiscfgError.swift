@@ -85,7 +85,7 @@ extension DiscfgError {
     public static func quotaExceeded(_ config: ConfigName, quota: Int, size: Int) -> DiscfgError {
         DiscfgError(
             .quotaExceeded,
-            "config \"\(config)\" is over its quota: this change would make its keys and values \(size) bytes, and its quota is \(quota) bytes; nothing was changed (delete keys, or raise the quota with `discfg update \(config) --quota SIZE`)",
+            "config \"\(config)\" may hold \(quota) bytes of key paths and values (its quota) and this change would make them \(size) bytes, so nothing was changed: delete keys, or raise the quota (`discfg update \(config) --quota SIZE`)",
             field: "quotaBytes"
         )
     }

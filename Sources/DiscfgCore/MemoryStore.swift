@@ -201,6 +201,8 @@ public final class MemoryStore: ConfigStore {
                 (recorded, revision) = (transaction.recorded, transaction.revision)
             }
             guard !recorded.isEmpty else { return result }
+            // Checked on the change as a whole, before any of it is applied.
+            try config.info.settings.checkQuota(name, size: config.info.byteCount ?? 0, change: recorded.byteCountChange)
             for event in recorded {
                 config.items[event.key] = event.item
                 if event.item?.expiresAt != nil {
@@ -210,6 +212,7 @@ public final class MemoryStore: ConfigStore {
                 }
                 config.history.append(event)
                 config.info.keyCount = config.info.keyCount.map { $0 + event.keyCountChange }
+                config.info.byteCount = config.info.byteCount.map { $0 + event.byteCountChange }
             }
             config.info.revision = revision
             config.info.modifiedAt = now

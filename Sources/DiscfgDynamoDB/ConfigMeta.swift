@@ -49,7 +49,8 @@ struct ConfigMeta: Sendable, Equatable {
             name: name, revision: Revision(revision),
             compactedRevision: Revision(attributes[.compacted]?.uint64 ?? 0),
             createdAt: Date(milliseconds: created), modifiedAt: Date(milliseconds: modified), settings: settings,
-            keyCount: attributes[.keyCount]?.int64.map { Int(clamping: $0) }
+            keyCount: attributes[.keyCount]?.int64.map { Int(clamping: $0) },
+            byteCount: attributes[.byteCount]?.int64.map { Int(clamping: $0) }
         )
         lock = attributes[.lock]?.uint64 ?? 0
         purgedRevision = Revision(attributes[.purged]?.uint64 ?? 0)
@@ -77,6 +78,7 @@ struct ConfigMeta: Sendable, Equatable {
         attributes[.settings] = .s(settings)
         attributes[.lock] = .number(lock)
         if let keyCount = info.keyCount { attributes[.keyCount] = .number(Int64(keyCount)) }
+        if let byteCount = info.byteCount { attributes[.byteCount] = .number(Int64(byteCount)) }
         attributes[.purged] = .number(purgedRevision.rawValue)
         if let oldestEventAt { attributes[.oldestAt] = .number(oldestEventAt.milliseconds) }
         if let expiryCheckAt { attributes[.expiryCheck] = .number(expiryCheckAt.milliseconds) }

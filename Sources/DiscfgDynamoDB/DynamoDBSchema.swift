@@ -141,6 +141,9 @@ enum Attribute: String, CaseIterable, Sendable {
     case deleting
     /// How many keys the config holds; absent on configs created before keys were counted.
     case keyCount = "keys"
+    /// The bytes of the config's key paths and values (what its quota bounds); absent on
+    /// configs created before bytes were counted, until a quota makes the store count them.
+    case byteCount = "bytes"
 
     // Tokens.
     case tokenHash = "hash"

@@ -112,6 +112,11 @@ extension DynamoDBStore {
         while true {
             let now = clock.now()
             var transaction = try await prepare(config, reads, now: now)
+            if transaction.meta.info.settings.quotaBytes != nil, transaction.meta.info.byteCount == nil {
+                // A config from before bytes were counted: count them once, then start over.
+                try await countKeysAndBytes(config)
+                continue
+            }
             let result = try body(&transaction)
             var target = transaction.meta
             target.info.revision = try transaction.currentRevision()

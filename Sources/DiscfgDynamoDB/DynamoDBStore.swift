@@ -177,6 +177,10 @@ public final class DynamoDBStore: ConfigStore {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        if let quota = patch.quotaBytes, quota != ConfigSettingsPatch.removeQuota {
+            // A quota needs the config's size: count a config from before sizes were kept.
+            try await countKeysAndBytes(name)
+        }
         let (old, written) = try await rewriteMeta(name) { old in
             var meta = old
             let now = clock.now()

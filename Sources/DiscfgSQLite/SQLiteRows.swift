@@ -11,7 +11,7 @@ enum SQLiteRows {
     prev_value, prev_content_type, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at, prev_expires_at
     """
 
-    static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings, key_count"
+    static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings, key_count, byte_count"
 
     /// A key's stored item.
     static let itemByKey = SQLiteStatement("SELECT \(itemColumns) FROM kv WHERE config = ? AND key = ?")
@@ -58,7 +58,8 @@ enum SQLiteRows {
         return ConfigInfo(
             name: try ConfigName(row.text(0)), revision: Revision(UInt64(clamping: row.integer(1))),
             compactedRevision: Revision(UInt64(clamping: row.integer(2))), createdAt: Date(milliseconds: row.integer(3)),
-            modifiedAt: Date(milliseconds: row.integer(4)), settings: settings, keyCount: Int(clamping: row.integer(6))
+            modifiedAt: Date(milliseconds: row.integer(4)), settings: settings, keyCount: Int(clamping: row.integer(6)),
+            byteCount: Int(clamping: row.integer(7))
         )
     }
 

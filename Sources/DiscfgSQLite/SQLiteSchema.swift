@@ -9,7 +9,7 @@ import Foundation
 /// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
 /// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 6
+    static let version = 7
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -63,7 +63,9 @@ enum SQLiteSchema {
     }
 
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
-    static let migrations: [Migration] = [.sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains)]
+    static let migrations: [Migration] = [
+        .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
+    ]
 
     static let tokens = """
     CREATE TABLE IF NOT EXISTS tokens (
@@ -120,6 +122,14 @@ enum SQLiteSchema {
     static let keyCounts = """
     ALTER TABLE configs ADD COLUMN key_count INTEGER NOT NULL DEFAULT 0;
     UPDATE configs SET key_count = (SELECT count(*) FROM kv WHERE kv.config = configs.name);
+    """
+
+    /// Each config counts the bytes of its keys' paths and values (what its quota
+    /// bounds), kept by every change in the same transaction; a file from before is
+    /// counted here, once, so every config's count is known.
+    static let byteCounts = """
+    ALTER TABLE configs ADD COLUMN byte_count INTEGER NOT NULL DEFAULT 0;
+    UPDATE configs SET byte_count = (SELECT coalesce(sum(length(CAST(key AS BLOB)) + length(value)), 0) FROM kv WHERE kv.config = configs.name);
     """
 
     /// Each key's events link to the one before (`prev_*`) and to one further back

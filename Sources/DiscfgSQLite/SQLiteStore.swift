@@ -288,7 +288,9 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             let before = try transaction.currentRevision()
             let result = try body(&transaction)
             if try transaction.currentRevision() != before {
-                try transaction.pruneHistory(oldestRows)
+                let settings = try transaction.storedSettings()
+                try transaction.checkQuota(settings)
+                try transaction.pruneHistory(oldestRows, settings: settings)
             }
             return result
         }

@@ -14,6 +14,8 @@ struct SQLiteTransaction: ChangeTransaction {
     private let settings: String
     /// Where the config's row is read and its moves kept until the group commits.
     private let configs: SQLiteConfigRows
+    /// What this change's events did to the config's byte count.
+    private var byteCountChange = 0
 
     /// Whether any key of the config is due; most changes find none, and this costs one
     /// step of the expiry index where the query of due keys also sorts them.
@@ -82,7 +84,8 @@ struct SQLiteTransaction: ChangeTransaction {
         let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
         let newest = try chain.newest(event.key.path, stored: event.prevItem)
         let links = try chain.links(after: newest.event)
-        configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange)
+        configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange, byteCountChange: event.byteCountChange)
+        byteCountChange += event.byteCountChange
         if let item = event.item {
             try connection.run(
                 Self.putItem,
@@ -103,10 +106,21 @@ struct SQLiteTransaction: ChangeTransaction {
         revision = event.revision
     }
 
+    /// The config's settings as this change found them.
+    func storedSettings() throws -> ConfigSettings {
+        try SQLiteRows.settings(settings)
+    }
+
+    /// Refuses this change, before it commits, when it grows the config past its quota
+    /// (`settings`, as this change found them); the writer then undoes it.
+    func checkQuota(_ settings: ConfigSettings) throws {
+        try settings.checkQuota(config, size: configs.byteCount(config) - byteCountChange, change: byteCountChange)
+    }
+
     /// Drops history the config's retention no longer keeps (its settings as this change
-    /// found them), and records how far.
-    func pruneHistory(_ oldestRows: OldestHistoryRows) throws {
-        let retention = try SQLiteRows.settings(settings).history
+    /// found them, decoded again unless given), and records how far.
+    func pruneHistory(_ oldestRows: OldestHistoryRows, settings decoded: ConfigSettings? = nil) throws {
+        let retention = try (decoded ?? SQLiteRows.settings(settings)).history
         let name = SQLiteValue.text(config.rawValue)
         var dropThrough = retention.lastDroppable(revision: revision)
         if dropThrough == nil, let cutoff = retention.cutoff(now: now) {

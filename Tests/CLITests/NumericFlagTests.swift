@@ -40,6 +40,7 @@ struct NumericFlagTests {
         Flag(arguments: ["update"], flag: "--read-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--write-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--history", range: 1...999_999_999),
+        Flag(arguments: ["update"], flag: "--quota", range: 1...Limits.maxQuotaBytes),
         Flag(arguments: ["exec", "--watch"], flag: "--grace", range: 1...3600),
         Flag(arguments: ["exec", "--watch"], flag: "--signal", range: 1...31),
     ]

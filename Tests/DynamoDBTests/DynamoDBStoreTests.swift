@@ -1,4 +1,5 @@
 import DiscfgAWS
+import DiscfgConformance
 import DiscfgCore
 @testable import DiscfgDynamoDB
 import Foundation
@@ -194,6 +195,36 @@ struct DynamoDBStoreTests {
         let counted = try await store.makeConfig("counted")
         try await store.set("/a", "v", in: counted)
         #expect(try await store.configInfo(counted).keyCount == 1)
+    }
+
+    @Test func aConfigFromBeforeByteCountsIsCountedOnceAQuotaIsSetAndNeverPassesItUnchecked() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        try await store.set("/a", String(repeating: "a", count: 100), in: config)
+        try await store.set("/b", "v", in: config)
+        // The meta item as a discfg that counted neither keys nor bytes wrote it.
+        var meta = try #require(try await store.connection.getItem(DynamoDBLayout.metaKey(config), consistent: true))
+        meta[.keyCount] = nil
+        meta[.byteCount] = nil
+        try await store.transactWrite([.put(meta, condition: nil)])
+        #expect(try await store.configInfo(config).byteCount == nil)
+        try await store.set("/c", "v", in: config)
+        #expect(try await store.configInfo(config).byteCount == nil, "without a quota, unknown stays unknown rather than counting from zero")
+
+        let limited = try await store.updateConfig(config, ConfigSettingsPatch(quotaBytes: 110))
+        #expect(limited.byteCount == 102 + 3 + 3, "counted when the quota was set")
+        #expect(limited.keyCount == 3)
+        await expectError(.quotaExceeded, mentioning: ["110", "111"]) { try await store.set("/d", "v", in: config) }
+        try await store.set("/d", "", in: config)
+        #expect(try await store.configInfo(config).byteCount == 110)
+
+        // Lost again (an older discfg rewrote the item) while the quota stays: the next
+        // change counts before it is checked.
+        meta = try #require(try await store.connection.getItem(DynamoDBLayout.metaKey(config), consistent: true))
+        meta[.byteCount] = nil
+        try await store.transactWrite([.put(meta, condition: nil)])
+        await expectError(.quotaExceeded, mentioning: ["110", "113"]) { try await store.set("/e", "v", in: config) }
+        #expect(try await store.configInfo(config).byteCount == 110)
     }
 
     @Test func tokensLiveInTheTable() async throws {

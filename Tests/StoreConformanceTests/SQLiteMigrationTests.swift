@@ -80,6 +80,7 @@ struct SQLiteMigrationTests {
             #expect(try await store.fullHistory(of: a, in: config).map(\.item?.text) == ["two", "one"])
             #expect(try await store.get(a, in: config, atRevision: 1)?.text == "one")
             #expect(try await store.configInfo(config).keyCount == 1, "counted by the migration")
+            #expect(try await store.configInfo(config).byteCount == 5, "/a and \"two\", counted by the migration")
             let result = try await store.transact(Transaction(success: [.put(a, Data(text: "three")), .put(try Key("/b"), Data(text: "b"))]), in: config)
             #expect(try await store.configInfo(config).keyCount == 2)
             #expect(result.revision == 3)
@@ -92,7 +93,7 @@ struct SQLiteMigrationTests {
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(reopened, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK)
             #expect(sqlite3_step(statement) == SQLITE_ROW)
-            #expect(sqlite3_column_int(statement, 0) == Int32(6))
+            #expect(sqlite3_column_int(statement, 0) == Int32(7))
             sqlite3_finalize(statement)
             sqlite3_close(reopened)
         }
@@ -101,6 +102,7 @@ struct SQLiteMigrationTests {
     /// What a schema 6 file holds that schema 5 did not: each history row's links, the
     /// newest event's place in a key's row, tombstones; and the index it replaced.
     static let backToSchemaFive = """
+    ALTER TABLE configs DROP COLUMN byte_count;
     ALTER TABLE history DROP COLUMN seq;
     ALTER TABLE history DROP COLUMN prev_revision;
     ALTER TABLE history DROP COLUMN prev_sub;
@@ -166,6 +168,37 @@ struct SQLiteMigrationTests {
 }
 
 extension SQLiteMigrationTests {
+    @Test("a schema 6 file gets its configs' bytes counted, once, so a quota set afterwards holds from the first change")
+    func schemaSixFileCountsItsBytes() async throws {
+        try await SQLiteFileTests.withDirectory { directory in
+            let path = directory.appendingPathComponent("six.db").path
+            let config = try ConfigName("app")
+            let empty = try ConfigName("empty")
+            do {
+                let store = try SQLiteStore(path: path)
+                _ = try await store.createConfig(config, settings: ConfigSettings())
+                _ = try await store.createConfig(empty, settings: ConfigSettings())
+                try await store.set("/a", String(repeating: "a", count: 300), in: config)
+                try await store.set("/dir/é", "b", in: config)
+                try await store.set("/gone", "x", in: config)
+                _ = try await store.delete(try Key("/gone"), in: config, conditions: [])
+            }
+            var handle: OpaquePointer?
+            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            #expect(sqlite3_exec(handle, "ALTER TABLE configs DROP COLUMN byte_count; PRAGMA user_version = 6;", nil, nil, nil) == SQLITE_OK)
+            sqlite3_close(handle)
+
+            let store = try SQLiteStore(path: path)
+            // "/dir/é" is 7 bytes in UTF-8: counted in bytes, not characters.
+            #expect(try await store.configInfo(config).byteCount == 2 + 300 + 7 + 1)
+            #expect(try await store.configInfo(empty).byteCount == 0)
+            _ = try await store.updateConfig(config, ConfigSettingsPatch(quotaBytes: 312))
+            await expectError(.quotaExceeded, mentioning: ["312", "313"]) { try await store.set("/b", "b", in: config) }
+            try await store.set("/c", "", in: config)
+            #expect(try await store.configInfo(config).byteCount == 312)
+        }
+    }
+
     /// The keys with a tombstone in the file at `path`.
     static func tombstones(_ path: String) -> [String] {
         var handle: OpaquePointer?

@@ -13,6 +13,12 @@ struct SettingsOptions: ParsableArguments {
     var description: String?
 
     @Option(name: .long, help: ArgumentHelp(
+        "The most bytes of key paths and values the config may hold, such as 512MiB or 2GB (1 byte to 1 PiB); a change past it is refused and deletes always pass. History is not counted. 'none' removes it. Default: none.",
+        valueName: "size"
+    ))
+    var quota: String?
+
+    @Option(name: .long, help: ArgumentHelp(
         "Announce changes (on AWS, through the stream handler) to: eventbridge, eventbridge:BUS or an https:// webhook. Repeatable; 'none' clears.",
         valueName: "target"
     ))
@@ -51,6 +57,11 @@ struct SettingsOptions: ParsableArguments {
         // People type "30D" or " forever"; the API takes the exact form.
         if let history { patch.history = try HistoryRetention(parsing: history.trimmingCharacters(in: .whitespaces).lowercased()) }
         if let description { patch.description = description }
+        if let quota {
+            patch.quotaBytes = quota.trimmingCharacters(in: .whitespaces).lowercased() == "none"
+                ? ConfigSettingsPatch.removeQuota
+                : Int(try ByteSize.parse(quota.trimmingCharacters(in: .whitespaces), as: NumberField.quotaBytes.named("--quota")))
+        }
         if let targets = try notificationTargets() { patch.notify = targets }
         try patch.check(WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks))
         return patch
@@ -136,7 +147,9 @@ struct CreateCommand: AsyncParsableCommand {
             var envelope = Envelope(action: "create")
             envelope.config = name.rawValue
             envelope.configInfo = ConfigDocument(info.redacted)
-            output.emit(envelope) { "created config \(name) (history: \(info.settings.history.text))" }
+            output.emit(envelope) {
+                "created config \(name) (history: \(info.settings.history.text)" + (info.settings.quotaBytes.map { ", quota: \(ByteSize.text($0))" } ?? "") + ")"
+            }
         }
     }
 }
@@ -254,6 +267,10 @@ struct InfoCommand: AsyncParsableCommand {
                     ["config", name.rawValue],
                     ["revision", String(info.revision.rawValue)],
                     ["keys", info.keyCount.map(String.init) ?? "not counted (a DynamoDB config from before discfg counted keys)"],
+                    ["size", info.byteCount.map { "\(ByteSize.text($0)) of key paths and values" } ?? "not counted (a DynamoDB config from before discfg counted bytes; setting a quota counts it)"],
+                    ["quota", info.settings.quotaBytes.map { quota in
+                        ByteSize.text(quota) + (info.byteCount.map { " (\(Int((Double($0) / Double(quota) * 100).rounded()))% used)" } ?? "")
+                    } ?? "none"],
                     ["modified", "\(TimestampFormat.string(from: info.modifiedAt)) (\(Show.relative(info.modifiedAt, now: now)))"],
                     ["created", "\(TimestampFormat.string(from: info.createdAt)) (\(Show.relative(info.createdAt, now: now)))"],
                     ["history", info.settings.history.text + (info.compactedRevision > .zero ? " (kept after revision \(info.compactedRevision))" : "")],
@@ -306,7 +323,7 @@ struct UpdateCommand: AsyncParsableCommand {
             settings.warnOfArgumentSecret(output)
             let capacity = try capacity.capacity()
             guard !patch.isEmpty || capacity != nil || settings.encryption != nil else {
-                throw usage("nothing to update: pass --history, --description, --notify, --encryption, settings JSON or --read-capacity/--write-capacity")
+                throw usage("nothing to update: pass --history, --description, --quota, --notify, --encryption, settings JSON or --read-capacity/--write-capacity")
             }
             let store = try global.openStore(tableCapacity: capacity)
             let needsCurrent = settings.encryption != nil || patch.notify?.isEmpty == false
@@ -340,6 +357,7 @@ struct UpdateCommand: AsyncParsableCommand {
                 let info = try await store.updateConfig(name, patch)
                 envelope.configInfo = ConfigDocument(info.redacted)
                 var line = "updated config \(name) (history: \(info.settings.history.text)"
+                if patch.quotaBytes != nil { line += ", quota: " + (info.settings.quotaBytes.map(ByteSize.text) ?? "none") }
                 if patch.notify != nil {
                     line += info.settings.notify.isEmpty ? ", notify: nobody" : ", notify: " + info.settings.notify.map(\.description).joined(separator: ", ")
                 }
