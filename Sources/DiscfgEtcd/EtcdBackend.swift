@@ -116,21 +116,37 @@ public struct EtcdBackend: Sendable {
                 if query.rangeEnd.isEmpty {
                     // One key: the store finds its value then among the key's own events.
                     items = try await itemAt(wanted, key: query.key).map { [$0] } ?? []
+                    total = nil
                 } else {
-                    // Undoing later changes needs the whole range as it is now.
-                    guard total == nil else { throw EtcdError.answerTooLarge }
-                    items = try await itemsAt(wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd))
-                    if EtcdAnswer.size(items, keysOnly: query.keysOnly || query.countOnly) > EtcdAnswer.maxBytes { throw EtcdError.answerTooLarge }
+                    // Later changes undone; when the live read was cut, the answer holds
+                    // the keys up to its last, which are all known.
+                    let past = try await itemsAt(
+                        wanted, from: items, current: revision, range: Self.keyRange(key: query.key, rangeEnd: query.rangeEnd),
+                        through: total == nil ? nil : items.last?.key
+                    )
+                    items = past.items
+                    total = total.map { $0 + past.countChange }
                 }
-                total = nil
             }
         }
+        // The past may hold more than the live read kept: the answer's own budget.
+        var used = 0
+        let fitting = items.prefix { item in
+            used += budget.size(item)
+            return used <= budget.bytes
+        }
+        if fitting.count < items.count {
+            total = total ?? items.count
+            items = Array(fitting)
+        }
         if let total {
-            // The read stopped at the budget: what it kept is the answer's start in key
+            // The answer stopped at the budget: what it holds is the range's start in key
             // order, which only an answer in key order can use.
             guard query.sortOrder == .none || (query.sortOrder == .ascend && query.sortTarget == .key) else { throw EtcdError.answerTooLarge }
             let shaped = Self.shaped(items, query)
-            return RangeResult(items: shaped.items, more: true, count: total, revision: revision)
+            // As etcd's, a count-only answer never says more.
+            let more = !query.countOnly && (shaped.more || shaped.items.count < total)
+            return RangeResult(items: shaped.items, more: more, count: total, revision: revision)
         }
         let shaped = Self.shaped(items, query)
         return RangeResult(items: shaped.items, more: shaped.more, count: shaped.count, revision: revision)
@@ -196,16 +212,18 @@ public struct EtcdBackend: Sendable {
         }
     }
 
-    /// The items of `range` as of `revision`: today's, with every later change undone
-    /// from history.
+    /// The items of `range` as of `revision`: the live ones read at `current`
+    /// (`items`), with every later change undone from history; with `last`, only those
+    /// up to that key (the live read stopped there). `countChange` is what the undoing
+    /// did to the range's count: keys created since taken out, keys deleted since put back.
     ///
     /// Only each key's first change after `revision` is kept (its previous item is the
     /// key as it was), and no more than ``EtcdAnswer/maxBytes`` of them: a range whose
-    /// past is larger is refused with ``EtcdError/answerTooLarge``.
-    func itemsAt(_ revision: Revision, from items: [Item], current: Revision, range: KeyRange) async throws -> [Item] {
-        var state: [Key: Item] = [:]
-        for item in items { state[item.key] = item }
-        var undone = Set<Key>()
+    /// past differs from its present by more is refused with ``EtcdError/answerTooLarge``.
+    func itemsAt(_ revision: Revision, from items: [Item], current: Revision, range: KeyRange, through last: Key? = nil) async throws -> (items: [Item], countChange: Int) {
+        var before: [Key: Item] = [:]
+        var changed = Set<Key>()
+        var liveNow: [Key: Bool] = [:]
         var undoneBytes = 0
         var from = revision.next
         while from <= current {
@@ -216,15 +234,28 @@ public struct EtcdBackend: Sendable {
                 throw EtcdError.compacted
             }
             for event in batch.events where event.revision <= current && range.contains(event.key) && EtcdKeys.bytes(event.key.path) != nil {
-                guard undone.insert(event.key).inserted else { continue }
-                state[event.key] = event.prevItem
+                liveNow[event.key] = event.item != nil
+                guard changed.insert(event.key).inserted else { continue }
+                before[event.key] = event.prevItem
                 undoneBytes += event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0
                 guard undoneBytes <= EtcdAnswer.maxBytes else { throw EtcdError.answerTooLarge }
             }
             guard batch.hasMore else { break }
             from = batch.through.next
         }
-        return state.values.filter { EtcdKeys.bytes($0.key.path) != nil }.sorted { $0.key < $1.key }
+        var countChange = 0
+        for key in changed {
+            switch (liveNow[key] == true, before[key] != nil) {
+            case (true, false): countChange -= 1
+            case (false, true): countChange += 1
+            default: break
+            }
+        }
+        var state: [Key: Item] = [:]
+        for item in items where !changed.contains(item.key) { state[item.key] = item }
+        for (key, item) in before where last.map({ key <= $0 }) ?? true { state[key] = item }
+        let past = state.values.filter { EtcdKeys.bytes($0.key.path) != nil }.sorted { $0.key < $1.key }
+        return (past, countChange)
     }
 
     static func sorted(_ items: [Item], order: RangeQuery.SortOrder, target: RangeQuery.SortTarget) -> [Item] {

@@ -118,6 +118,20 @@ struct EtcdKeysOnlyTests {
         let encoded: [UInt8] = try read.serializedBytes()
         #expect(encoded.count <= GRPCConnection.maxMessageBytes)
 
+        // At past revisions too: the keys up to the live read's last, with later changes
+        // undone, and the count as it was then.
+        _ = try await backend.transact(Transaction(success: [.delete(try EtcdKeys.key(Array("big/00".utf8)))]))
+        _ = try await backend.transact(Transaction(success: [.put(try EtcdKeys.key(Array("big/40".utf8)), value)]))
+        var past = range
+        past.revision = 34
+        let all = try await service.range(request: past, context: Self.context)
+        #expect(all.kvs.first?.key == Data("big/00".utf8))
+        #expect(all.kvs.count == 15 && all.more && all.count == 32)
+        past.revision = 10
+        let early = try await service.range(request: past, context: Self.context)
+        #expect(early.kvs.map { String(decoding: $0.key, as: UTF8.self) } == (0..<8).map { String(format: "big/%02d", $0) })
+        #expect(early.count == 8 && !early.more)
+
         range.keysOnly = true
         let keys = try await service.range(request: range, context: Self.context)
         #expect(keys.kvs.count == 32 && !keys.more)
