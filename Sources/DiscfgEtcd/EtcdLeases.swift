@@ -18,6 +18,10 @@ public actor EtcdLeases {
 
     private let backend: EtcdBackend
     private var leases: [Int64: Lease] = [:]
+    /// The lease each attached key belongs to, so a put finds the lease its key leaves
+    /// in one lookup, not by asking every lease (which made lease puts slower with every
+    /// lease granted: 0.77 ms at a few, 66 ms at 300,000).
+    private var leaseOfKey: [Key: Int64] = [:]
 
     /// The content type marking a key attached to lease `id` granted for `ttl` seconds.
     static func tag(_ id: Int64, ttl: Int64) -> String { "application/vnd.discfg.etcd-lease; id=\(id); ttl=\(ttl)" }
@@ -64,6 +68,7 @@ public actor EtcdLeases {
             for entry in page where EtcdKeys.bytes(entry.key.path) != nil {
                 guard let (id, ttl) = Self.lease(ofContentType: entry.contentType) else { continue }
                 leases[id, default: Lease(ttl: ttl, deadline: now + .seconds(ttl), keys: [])].keys.insert(entry.key)
+                leaseOfKey[entry.key] = id
             }
         }
     }
@@ -95,13 +100,16 @@ public actor EtcdLeases {
     /// Notes that `key` now belongs to lease `id` (after the put committed), and to no
     /// other.
     func attached(_ key: Key, to id: Int64) {
-        for other in leases.keys where other != id { leases[other]?.keys.remove(key) }
+        detached(key)
+        guard leases[id] != nil else { return }
         leases[id]?.keys.insert(key)
+        leaseOfKey[key] = id
     }
 
     /// Notes that `key` was written without a lease.
     func detached(_ key: Key) {
-        for id in leases.keys { leases[id]?.keys.remove(key) }
+        guard let id = leaseOfKey.removeValue(forKey: key) else { return }
+        leases[id]?.keys.remove(key)
     }
 
     /// Renews a lease; its TTL, or 0 when there is no such lease.
@@ -129,7 +137,9 @@ public actor EtcdLeases {
     func revoke(_ id: Int64) async throws -> Revision {
         guard let lease = leases.removeValue(forKey: id) else { throw EtcdError.leaseNotFound }
         do {
-            return try await deleteKeys(of: lease, id: id)
+            let revision = try await deleteKeys(of: lease, id: id)
+            for key in lease.keys where leaseOfKey[key] == id { leaseOfKey[key] = nil }
+            return revision
         } catch {
             // Tried again by the next expiry pass or revoke.
             leases[id] = lease
