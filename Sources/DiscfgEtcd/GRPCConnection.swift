@@ -227,7 +227,10 @@ final class GRPCConnection: ChannelDuplexHandler {
         while !closing {
             let frame: HTTP2Wire.Frame
             do {
-                guard let next = try reader.next() else { return }
+                guard let next = try reader.next() else {
+                    reader.release()
+                    return
+                }
                 frame = next
             } catch {
                 violated(error)

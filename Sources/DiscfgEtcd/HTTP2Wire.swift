@@ -123,6 +123,23 @@ struct HTTP2FrameReader {
         buffer = held
     }
 
+    /// Lets go of what the last reads left once no whole frame is left in them: the read
+    /// itself when all of it was taken, or, when part of a frame is left at the end of a
+    /// much larger read, a copy of just that part. A read's buffer is as large as NIO's
+    /// adaptive allocator made it (up to 64 KiB), and kept it would stay with an idle
+    /// connection for as long as the connection does.
+    mutating func release() {
+        guard let held = buffer else { return }
+        guard held.readableBytes > 0 else {
+            buffer = nil
+            return
+        }
+        guard held.capacity > 4 * held.readableBytes + 4096 else { return }
+        var copy = ByteBufferAllocator().buffer(capacity: held.readableBytes)
+        copy.writeImmutableBuffer(held)
+        buffer = copy
+    }
+
     /// The next whole frame, or nil until more bytes arrive.
     /// - Throws: a connection ``HTTP2Wire/Violation``: bytes that are not the preface
     ///   (an HTTP/1 request, say), or a frame longer than the largest taken.

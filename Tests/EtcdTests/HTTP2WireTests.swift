@@ -164,3 +164,27 @@ private enum RPCErrorStandIn: Error, CustomStringConvertible {
     case failure
     var description: String { "50% done: ünïcode, and a newline\n" }
 }
+
+/// What a frame reader keeps between reads.
+@Suite("etcd API: what the frame reader keeps")
+struct FrameReaderReleaseTests {
+    @Test("a reader lets go of a read once its frames were taken, and keeps only a copy of a frame's start left in a large read")
+    func release() throws {
+        var reader = HTTP2FrameReader()
+        var read = ByteBufferAllocator().buffer(capacity: 65_536)
+        read.writeBytes(HTTP2Wire.preface + ConnectionHoldTests.frame(0x4, stream: 0, []) + ConnectionHoldTests.frame(0x6, stream: 0, Array("12345678".utf8)))
+        read.writeBytes(ConnectionHoldTests.frame(0x6, stream: 0, Array("12345678".utf8)).prefix(5))
+        reader.append(&read)
+        #expect(try reader.next()?.type == 0x4)
+        #expect(try reader.next()?.type == 0x6)
+        #expect(try reader.next() == nil)
+        reader.release()
+        var rest = ByteBuffer(bytes: ConnectionHoldTests.frame(0x6, stream: 0, Array("12345678".utf8)).dropFirst(5))
+        reader.append(&rest)
+        let frame = try #require(try reader.next())
+        #expect(frame.type == 0x6 && Array(frame.payload.readableBytesView) == Array("12345678".utf8))
+        #expect(frame.payload.capacity < 4096, "the 64 KiB read was let go")
+        reader.release()
+        #expect(try reader.next() == nil)
+    }
+}
