@@ -227,6 +227,41 @@ struct DynamoDBStoreTests {
         #expect(try await store.configInfo(config).byteCount == 110)
     }
 
+    /// A transaction with a read budget that refuses (the REST API's, 4 MiB) reads only
+    /// the branch that runs, and only as far as the budget needs: over 25 MiB of values,
+    /// at most the budget, what one DynamoDB transaction can delete and a page.
+    @Test func aBudgetedTransactionStopsReadingNearItsBudget() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        let big = Data(repeating: 0x61, count: Limits.maxValueBytes)
+        for index in 0..<100 { _ = try await store.set(Key("/big/\(index + 100)"), to: big, in: config) }
+        try await store.set("/small", "s", in: config)
+        func budgeted(compares: [Comparison] = [], _ success: [TransactionOperation], failure: [TransactionOperation] = []) -> Transaction {
+            var transaction = Transaction(compares: compares, success: success, failure: failure)
+            transaction.readBudget = ReadBudget(bytes: Limits.maxPageBytes, pastBudget: .refuse)
+            return transaction
+        }
+        func queriedBytes() -> Double { (store.estimatedCapacity.snapshot()["Query"]?.read ?? 0) * 4096 }
+
+        store.estimatedCapacity.reset()
+        await expectError(.tooLarge, field: "transaction") {
+            try await store.transact(budgeted([.getPrefix(.root), .getPrefix(try KeyPrefix("/big/"))]), in: config)
+        }
+        let read = queriedBytes()
+        print("a budgeted transaction refused over 25 MiB of values queried \(Int(read) / 1_048_576) MiB")
+        #expect(read > Double(Limits.maxPageBytes) && read < 19 * 1_048_576, "read \(read) bytes of 25 MiB")
+
+        // The branch that does not run is not read at all.
+        store.estimatedCapacity.reset()
+        let other = try await store.transact(
+            budgeted(compares: [Comparison(.key(Key("/absent")), .equal, .exists(true))], [.getPrefix(.root)], failure: [.get(Key("/small"))]), in: config
+        )
+        let small = try #require(try await store.get(Key("/small"), in: config))
+        #expect(!other.succeeded)
+        #expect(other.responses == [.get([small])])
+        #expect(queriedBytes() == 0, "no range of the success branch was read")
+    }
+
     @Test func tokensLiveInTheTable() async throws {
         let store = try await makeStore()
         let token = AccessToken(id: "abc", hash: Data([1, 2, 3]), role: .write, configs: [try ConfigName("app")], description: "ci", createdAt: Date(milliseconds: 1000))
