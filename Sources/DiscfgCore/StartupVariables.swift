@@ -92,6 +92,10 @@ public enum StartupVariables {
             ],
             prefixes: ["GIT_CONFIG"]
         ),
+        // discfg's own: a command that runs discfg itself would send the token it was
+        // given (DISCFG_TOKEN from the operator's environment) to a store the config
+        // names, or read another config than the operator chose.
+        Group(reason: "discfg reads it, so a command that runs discfg would use a store, token or config the config chose", names: [], prefixes: ["DISCFG_"]),
     ]
 
     /// Why `name` is refused, or nil when it is not.
@@ -108,9 +112,9 @@ public enum StartupVariables {
         ZDOTDIR); language runtimes (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME,
         PYTHONINSPECT, PYTHONWARNINGS, PERL5OPT, PERL5LIB, RUBYOPT, RUBYLIB,
         NODE_OPTIONS, NODE_PATH, NPM_CONFIG_*, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS,
-        JDK_JAVA_OPTIONS, CLASSPATH, DOTNET_STARTUP_HOOKS, ...); and commands
-        tools run (OPENSSL_CONF, SSLKEYLOGFILE, GIT_SSH_COMMAND, PAGER, LESSOPEN,
-        EDITOR, ...)
+        JDK_JAVA_OPTIONS, CLASSPATH, DOTNET_STARTUP_HOOKS, ...); commands tools
+        run (OPENSSL_CONF, SSLKEYLOGFILE, GIT_SSH_COMMAND, PAGER, LESSOPEN, EDITOR,
+        ...); and discfg's own (DISCFG_*)
         """
 
     /// Throws when `name`, made from `key` of `config`, is refused and not in `allowed`.

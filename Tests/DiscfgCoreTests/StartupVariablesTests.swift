@@ -16,7 +16,7 @@ struct StartupVariablesTests {
             "DYLD_INSERT_LIBRARIES", "BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "PATH", "HOME", "BASH_FUNC_LS__",
             "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP", "PYTHONHOME", "PYTHONINSPECT", "PYTHONBREAKPOINT", "PERL5OPT", "PERL5LIB",
             "PERLLIB", "RUBYOPT", "RUBYLIB", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "MALLOC_ARENA_MAX",
-            "OPENSSL_CONF", "SSLKEYLOGFILE", "GIT_CONFIG_COUNT", "NPM_CONFIG_NODE_OPTIONS", "ld_preload",
+            "OPENSSL_CONF", "SSLKEYLOGFILE", "GIT_CONFIG_COUNT", "NPM_CONFIG_NODE_OPTIONS", "ld_preload", "DISCFG_STORE", "DISCFG_TOKEN",
         ]
         for name in Self.glibcUnsecure + others {
             #expect(StartupVariables.reason(for: name) != nil, "\(name)")
