@@ -5,7 +5,7 @@ import Testing
 
 /// The console's opener (`console/sealed.js`), run by Node.js on values the CLI sealed:
 /// it opens what discfg opens and refuses what discfg refuses, with the same binding.
-@Suite("Web console: sealed.js opens the CLI's seals with the same binding", .enabled(if: nodeProgram != nil, "needs Node.js"))
+@Suite("Web console: sealed.js opens the CLI's seals with the same binding")
 struct ConsoleSealedTests {
 
     @Test("a secret opens with its key file; moved to another create revision or version (a rollback), it does not")
@@ -22,6 +22,8 @@ struct ConsoleSealedTests {
         try FileManager.default.copyItem(atPath: ConsoleTests.root.appendingPathComponent("console/sealed.js").path, toPath: cli.directory.appendingPathComponent("sealed.mjs").path)
         _ = try cli.write("check.mjs", Data("""
             import { readFileSync } from 'node:fs';
+            import { webcrypto } from 'node:crypto';
+            globalThis.crypto ??= webcrypto;  // Node.js 18 (Debian's) has Web Crypto only here
             import { importKeyFile, openSealed, unwrapDataKey, acceptsLegacySeals } from './sealed.mjs';
             const item = JSON.parse(readFileSync('items.json')).items.find((i) => i.key === '/db/password');
             const encryption = JSON.parse(readFileSync('info.json')).info.settings.encryption;
@@ -35,7 +37,7 @@ struct ConsoleSealedTests {
             console.log('accepts legacy ' + acceptsLegacySeals(encryption));
             """.utf8))
         let run = try await ChildProcess.run(
-            try #require(nodeProgram), ["check.mjs", String(keyFile.dropFirst("file://".count))], environment: ChildProcess.environment(), directory: cli.directory.path
+            try #require(nodeProgram, "Node.js runs the console's opener here; scripts/setup installs it"), ["check.mjs", String(keyFile.dropFirst("file://".count))], environment: ChildProcess.environment(), directory: cli.directory.path
         )
         #expect(run.status == 0, "\(run.logs)")
         #expect(run.stdout.contains("opened s3cret-in-browser"), "\(run.stdout)")
