@@ -13,12 +13,22 @@ final class Budget: Sendable {
     /// The last bytes of the limit, which only a holder that holds little may take (see
     /// ``StreamBytes/take(_:connection:server:)``); 0 for none.
     let reserve: Int
+    /// For a connection's budget: what it may hold whatever the server holds; the
+    /// server's budget counts only what the connection holds above it (see
+    /// ``StreamBytes/take(_:connection:server:)``). 0 for none.
+    let floor: Int
     private let held = Atomic<Int>(0)
+    /// Keeps a connection's take or give and the server's share of it together.
+    fileprivate let serial = Mutex(())
 
-    init(limit: Int, reserve: Int = 0) {
+    init(limit: Int, reserve: Int = 0, floor: Int = 0) {
         self.limit = limit
         self.reserve = min(max(reserve, 0), limit)
+        self.floor = min(max(floor, 0), limit)
     }
+
+    /// What of `amount` held lies above the floor.
+    fileprivate func aboveFloor(_ amount: Int) -> Int { max(0, amount - floor) }
 
     /// Held now.
     var current: Int { held.load(ordering: .relaxed) }
@@ -72,6 +82,11 @@ final class StreamBytes: Sendable {
     /// and each of those is bounded in time: a message not whole within the idle timeout
     /// is reset, and so is an answer left waiting on a closed window past the write
     /// timeout.
+    ///
+    /// And a floor: each connection may hold ``GRPCConnection/floorBytes`` whatever the
+    /// server holds (the server's budget counts what a connection holds above it), so
+    /// however many connections attackers open, an ordinary small request on a
+    /// connection of its own is never refused for the server's budget.
     static let smallHolderBytes = GRPCConnection.maxMessageBytes + GRPCConnection.streamOverheadBytes + 2 * GRPCConnection.messageOverheadBytes
 
     private let connection: Budget
@@ -88,10 +103,14 @@ final class StreamBytes: Sendable {
     /// the server's reserve only while the connection holds little
     /// (``smallHolderBytes``).
     static func take(_ count: Int, connection: Budget, server: Budget) throws(Refusal) {
-        guard connection.take(count) else { throw .connection(limit: connection.limit) }
-        guard server.take(count, reserved: connection.current <= smallHolderBytes) else {
-            connection.give(count)
-            throw .server(limit: server.limit)
+        try connection.serial.withLock { _ throws(Refusal) in
+            let before = connection.current
+            guard connection.take(count) else { throw .connection(limit: connection.limit) }
+            let above = connection.aboveFloor(before + count) - connection.aboveFloor(before)
+            guard server.take(above, reserved: before + count <= smallHolderBytes) else {
+                connection.give(count)
+                throw .server(limit: server.limit)
+            }
         }
     }
 
@@ -104,8 +123,12 @@ final class StreamBytes: Sendable {
         do {
             try take(count, connection: connection, server: server)
         } catch .connection(let limit) {
-            guard connection.current <= smallHolderBytes, server.take(count, reserved: false) else { throw .connection(limit: limit) }
-            connection.takeBeyondLimit(count)
+            try connection.serial.withLock { _ throws(Refusal) in
+                let before = connection.current
+                let above = connection.aboveFloor(before + count) - connection.aboveFloor(before)
+                guard before <= smallHolderBytes, server.take(above, reserved: false) else { throw .connection(limit: limit) }
+                connection.takeBeyondLimit(count)
+            }
         } catch {
             throw error
         }
@@ -114,8 +137,11 @@ final class StreamBytes: Sendable {
     /// Lets go of `count` bytes taken with ``take(_:connection:server:)``.
     static func give(_ count: Int, connection: Budget, server: Budget) {
         guard count > 0 else { return }
-        connection.give(count)
-        server.give(count)
+        connection.serial.withLock { _ in
+            let before = connection.current
+            connection.give(count)
+            server.give(connection.aboveFloor(before) - connection.aboveFloor(before - count))
+        }
     }
 
     /// Holds `count` more bytes of the stream's requests.

@@ -55,6 +55,11 @@ final class GRPCConnection: ChannelDuplexHandler {
     /// 7-byte keep-alives waiting in their streams' request sequences held about 75 bytes
     /// each (348 MiB, debug build) where their bytes alone counted 12.
     static let messageOverheadBytes = 256
+    /// What each connection may hold whatever the server holds (``StreamBytes``): a
+    /// unary stream with a request of up to about 11 KiB and its answer's overhead. The
+    /// server's budget counts only what connections hold above it, so its memory is
+    /// apart: at most `--max-connections` × 16 KiB (64 MiB at 4,096).
+    static let floorBytes = 16 << 10
     /// Requests served at once on one connection (SETTINGS_MAX_CONCURRENT_STREAMS).
     static let maxConcurrentStreams = 256
     /// The largest decoded header list taken (SETTINGS_MAX_HEADER_LIST_SIZE).
@@ -79,7 +84,7 @@ final class GRPCConnection: ChannelDuplexHandler {
 
     let methods: [String: GRPCMethod]
     /// Bytes this connection holds for its client, and all connections together.
-    let connectionBytes = Budget(limit: GRPCConnection.maxConnectionBytes)
+    let connectionBytes = Budget(limit: GRPCConnection.maxConnectionBytes, floor: GRPCConnection.floorBytes)
     let serverBytes: Budget
     let timeouts: Timeouts
     private var handshake: Scheduled<Void>?

@@ -101,4 +101,23 @@ struct FairShareTests {
         StreamBytes.give(40 << 20, connection: connection, server: server)
         #expect(connection.current == 0 && server.current == 0)
     }
+
+    @Test("what a connection holds up to its floor is not the server's: when the server is full a small request still fits, and gives and takes in any order keep the counts exact")
+    func floor() throws {
+        let server = Budget(limit: 1 << 20)
+        let full = Budget(limit: 2 << 20, floor: 16 << 10)
+        try StreamBytes.take((1 << 20) + (16 << 10), connection: full, server: server)
+        #expect(server.current == 1 << 20)
+        #expect(throws: StreamBytes.Refusal.server(limit: 1 << 20)) { try StreamBytes.take(1, connection: full, server: server) }
+        let small = Budget(limit: 2 << 20, floor: 16 << 10)
+        try StreamBytes.take(10 << 10, connection: small, server: server)
+        try StreamBytes.take(6 << 10, connection: small, server: server)
+        #expect(throws: StreamBytes.Refusal.server(limit: 1 << 20)) { try StreamBytes.take(1, connection: small, server: server) }
+        StreamBytes.give(100 << 10, connection: full, server: server)
+        try StreamBytes.take(50 << 10, connection: small, server: server)
+        #expect(server.current == (1 << 20) - (100 << 10) + (50 << 10))
+        StreamBytes.give(66 << 10, connection: small, server: server)
+        StreamBytes.give((1 << 20) + (16 << 10) - (100 << 10), connection: full, server: server)
+        #expect(server.current == 0 && full.current == 0 && small.current == 0)
+    }
 }
