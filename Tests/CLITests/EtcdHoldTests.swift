@@ -110,6 +110,29 @@ struct EtcdHoldTests {
         await etcd.stop()
     }
 
+    @Test("all at once: unread Ranges, unfinished Puts, 64 connections of 100 Watch streams and 1,000 idle connections; an ordinary Put and Range are served throughout (each connection's floor) and RSS stays under the ceiling", .timeLimit(.minutes(5)))
+    func allAtOnce() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite, ["--idle-timeout", "30"])
+        do {
+            async let ranges = Self.hold(etcd, ["zero-window", "--kind", "range", "--connections", "16", "--streams", "32", "--values", "32", "--hold", "10"])
+            try await Task.sleep(for: .seconds(2))
+            async let unfinished = Self.hold(etcd, ["unfinished", "--connections", "17", "--streams", "4", "--hold", "2"])
+            async let watches = Self.hold(etcd, ["zero-window", "--kind", "progress", "--connections", "64", "--streams", "100", "--messages", "1", "--hold", "4"])
+            async let idle = Self.hold(etcd, ["idle", "--connections", "1000", "--hold", "8"])
+            let results = try await [ranges, unfinished, watches, idle]
+            for result in results.prefix(3) {
+                #expect(result["legit"] as? String == "OK", "\(result)")
+            }
+            let peak = results.compactMap { $0["rss_hwm"] as? Int }.max() ?? Int.max
+            #expect(peak < Self.memoryCeiling, "peak RSS \(Self.mebibytes(peak)) MiB")
+            #expect(etcd.server.isRunning)
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
     @Test("connections with no stream open are sent GOAWAY and closed after --idle-timeout, PINGs or not", .timeLimit(.minutes(3)), arguments: [false, true])
     func idleConnections(ping: Bool) async throws {
         let etcd = try await EtcdctlTests.start(.sqlite, ["--idle-timeout", "2"])
