@@ -1,6 +1,7 @@
 import DiscfgCore
 import Foundation
 import Hummingbird
+import Synchronization
 
 extension ConfigAPI {
     /// `GET export?format=json|yaml|env&revision=R` (R: a past revision; default now).
@@ -17,10 +18,11 @@ extension ConfigAPI {
         case .yaml: "application/yaml"
         case .env: "text/plain; charset=utf-8"
         }
-        // Env may be refused (clashing names, binary values): encode it before answering.
+        // Env may be refused (clashing names, binary values): encode it before answering,
+        // which holds it whole, so only up to what an import reads.
         if format == .env {
             var data = Data()
-            try await format.encode(pages, chunkBytes: .max) { data.append($0) }
+            try await format.encode(Self.bounded(pages, config: config), chunkBytes: .max) { data.append($0) }
             return APIResponse.bytes(data, contentType: contentType)
         }
         let body = ResponseBody { writer in
@@ -28,6 +30,28 @@ extension ConfigAPI {
             try await writer.finish(nil)
         }
         return Response(status: .ok, headers: [.contentType: contentType], body: body)
+    }
+
+    /// `pages` as long as their keys and values stay within ``Limits/maxSnapshotBytes``
+    /// (16 MiB, the most an import reads): an export that is held whole before it is
+    /// answered (env) fails with `tooLarge` past that, rather than holding a config of any
+    /// size in memory for each request.
+    static func bounded(_ pages: SnapshotPages, config: ConfigName) -> SnapshotPages {
+        let read = Mutex(0)
+        return pages.mapPages { page in
+            let total = read.withLock { total in
+                total += page.map(PageBudget.size).reduce(0, +)
+                return total
+            }
+            guard total <= Limits.maxSnapshotBytes else {
+                throw DiscfgError(
+                    .tooLarge,
+                    "config \"\(config)\" holds more than \(Limits.maxSnapshotBytes) bytes (16 MiB) of keys and values, the most an env export is answered with; export it as json or yaml, which are written as they are read",
+                    field: "format"
+                )
+            }
+            return page
+        }
     }
 
     /// `POST import?format=&replace=`: the body is a snapshot file.
