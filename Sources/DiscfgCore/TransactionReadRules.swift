@@ -71,7 +71,7 @@ public struct ReadBudget: Hashable, Sendable {
     public var refusal: DiscfgError {
         DiscfgError(
             .tooLarge,
-            "the transaction's reads return more than \(bytes) bytes, the most one answer holds; nothing was changed: read fewer keys per transaction (a limit, keys only, or narrower ranges)",
+            "the transaction's reads return more than \(bytes) bytes, the most one answer holds; nothing was changed: read fewer keys per transaction (narrower ranges, or on the etcd API a limit or keys only), or read them with list pages",
             field: "transaction"
         )
     }
