@@ -172,6 +172,7 @@ public struct PageBudgetChecks: Sendable {
                 ("two reads of 3 MiB", budgeted([.getPrefix(a), .getPrefix(b)])),
                 ("128 reads of 256 KiB", budgeted(Array(repeating: .getPrefix(c), count: Limits.maxTransactionOperations))),
                 ("a range over everything", budgeted([.getRange(.all)])),
+                ("the root prefix as a range", budgeted([.getRange(KeyPrefix.root.range)])),
                 ("the failure branch's reads", budgeted(compares: [Comparison(.key(Key("/a/10")), .equal, .version(0))], [], failure: [.getPrefix(.root)])),
                 ("a write then a read past the budget", budgeted([.put(Key("/new"), Data("x".utf8)), .getPrefix(.root)])),
                 ("a read past the budget then a write", budgeted([.getPrefix(a), .getPrefix(b), .delete(Key("/c/1"))])),

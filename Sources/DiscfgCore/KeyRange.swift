@@ -36,6 +36,10 @@ public struct KeyRange: Hashable, Sendable, CustomStringConvertible {
     /// with `/`, and `0` is the byte after it).
     public var scanUpper: String { upper ?? "0" }
 
+    /// The upper bound as a document writes it (`to`): nil when it lies past every key,
+    /// as the root prefix's `0` does, which is no path a reader would take.
+    public var upperPath: String? { upper == "0" ? nil : upper }
+
     /// Whether the range holds no path at all.
     public var isEmpty: Bool { upper.map { !lower.utf8.lexicographicallyPrecedes($0.utf8) } ?? false }
 

@@ -211,7 +211,7 @@ public struct ComparisonDocument: Codable, Hashable, Sendable {
         switch comparison.subject {
         case .key(let key): self.key = key.path
         case .prefix(let prefix): self.prefix = prefix.path
-        case .range(let range): (from, to) = (range.lower, range.upper)
+        case .range(let range): (from, to) = (range.lower, range.upperPath)
         }
         target = comparison.target.name
         result = comparison.relation.rawValue
@@ -321,8 +321,8 @@ public struct OperationDocument: Codable, Hashable, Sendable {
         case .deletePrefix(let prefix): op = "delete"; self.prefix = prefix.path
         case .get(let key): op = "get"; self.key = key.path
         case .getPrefix(let prefix): op = "get"; self.prefix = prefix.path
-        case .deleteRange(let range): op = "delete"; (from, to) = (range.lower, range.upper)
-        case .getRange(let range): op = "get"; (from, to) = (range.lower, range.upper)
+        case .deleteRange(let range): op = "delete"; (from, to) = (range.lower, range.upperPath)
+        case .getRange(let range): op = "get"; (from, to) = (range.lower, range.upperPath)
         }
     }
 
