@@ -18,11 +18,15 @@ extension ConfigAPI {
         case .yaml: "application/yaml"
         case .env: "text/plain; charset=utf-8"
         }
-        // Env may be refused (clashing names, binary values): encode it before answering,
-        // which holds it whole, so only up to what an import reads.
+        // Env may be refused (clashing names, binary values, names that change how
+        // programs start): encode it before answering, which holds it whole, so only up
+        // to what an import reads.
         if format == .env {
+            let allowed = Set(request.uri.queryParameters.getAll("allowEnv").map { String($0) })
             var data = Data()
-            try await format.encode(Self.bounded(pages, config: config), chunkBytes: .max) { data.append($0) }
+            try await format.encode(Self.startupVariablesRefused(Self.bounded(pages, config: config), config: config, allowed: allowed), chunkBytes: .max) {
+                data.append($0)
+            }
             return APIResponse.bytes(data, contentType: contentType)
         }
         let body = ResponseBody { writer in
@@ -48,6 +52,22 @@ extension ConfigAPI {
                     .tooLarge,
                     "config \"\(config)\" holds more than \(Limits.maxSnapshotBytes) bytes (16 MiB) of keys and values, the most an env export is answered with; export it as json or yaml, which are written as they are read",
                     field: "format"
+                )
+            }
+            return page
+        }
+    }
+
+    /// `pages`, refused where a key would set a variable that changes how programs load
+    /// or start (``StartupVariables``): an env export is for a shell to source, and
+    /// whoever can write the config must not choose `LD_PRELOAD` or `BASH_ENV` for every
+    /// host that sources it. `allowEnv=NAME` (repeatable) lets a name through, as the
+    /// CLI's `--allow-env` does.
+    static func startupVariablesRefused(_ pages: SnapshotPages, config: ConfigName, allowed: Set<String>) -> SnapshotPages {
+        pages.mapPages { page in
+            for entry in page {
+                try StartupVariables.check(
+                    EnvFile.variableName(for: entry.key), key: entry.key, config: config, allowed: allowed, command: "an env export", allowing: "allowEnv"
                 )
             }
             return page

@@ -317,12 +317,23 @@ paths:
         (4 MiB) of it at a time. On a store without read snapshots (DynamoDB) keys
         changed during the export are read from history as they were at that revision;
         should that history be gone meanwhile, the response ends unfinished rather than
-        mix revisions (export again). env is written whole at the end. With revision,
-        the config as it was at that past revision, rebuilt from history: 400 past the
-        config's revision, 410 below its retained history.
+        mix revisions (export again). env is written whole at the end, so it is
+        answered only up to 16 MiB of keys and values (413 past it), and, being lines for
+        a shell to source, it refuses (400, naming the key) a key that would set a
+        variable that changes how programs load or start (LD_*, PATH, BASH_ENV,
+        NODE_OPTIONS, PYTHONPATH, ...; the list is discfg's StartupVariables) unless
+        allowEnv names it. With revision, the config as it was at that past revision,
+        rebuilt from history: 400 past the config's revision, 410 below its retained
+        history.
       parameters:
         - { name: format, in: query, schema: { type: string, enum: [json, yaml, env], default: json } }
         - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Export the config as it was at this revision (default: now)." }
+        - name: allowEnv
+          in: query
+          description: "With format=env: a variable name let through although it changes how programs start (repeatable: allowEnv=PATH&allowEnv=NODE_OPTIONS)."
+          style: form
+          explode: true
+          schema: { type: array, items: { type: string } }
       responses:
         "200":
           description: The snapshot.
@@ -336,6 +347,7 @@ paths:
         "404": { $ref: "#/components/responses/Error" }
         "409": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
   /v1/{config}/import:
     parameters:
       - $ref: "#/components/parameters/config"

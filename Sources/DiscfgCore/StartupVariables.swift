@@ -124,11 +124,17 @@ public enum StartupVariables {
     /// - Parameters:
     ///   - command: the command refusing, for the message (`discfg exec`).
     ///   - otherWays: other ways out that command offers, e.g. "leave it out with --prefix or --only".
-    public static func check(_ name: String, key: Key, config: ConfigName, allowed: Set<String>, command: String, otherWays: String? = nil) throws {
+    ///   - allowing: how that face allows a name: `--allow-env` on the command line,
+    ///     `allowEnv` in a request's query.
+    public static func check(
+        _ name: String, key: Key, config: ConfigName, allowed: Set<String>, command: String, otherWays: String? = nil,
+        allowing: String = "--allow-env"
+    ) throws {
         guard !allowed.contains(name), let reason = reason(for: name) else { return }
+        let allow = allowing.hasPrefix("-") ? "\(allowing) \(name)" : "\(allowing)=\(name)"
         throw DiscfgError.invalid(
-            "--allow-env",
-            "key \(key) of config \"\(config)\" would set \(name), which changes how programs load or start (\(reason)); \(command) refuses it: rename the key, \(otherWays.map { $0 + ", " } ?? "")or pass --allow-env \(name) if it is meant"
+            allowing,
+            "key \(key) of config \"\(config)\" would set \(name), which changes how programs load or start (\(reason)); \(command) refuses it: rename the key, \(otherWays.map { $0 + ", " } ?? "")or pass \(allow) if it is meant"
         )
     }
 }

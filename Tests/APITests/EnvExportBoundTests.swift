@@ -26,4 +26,30 @@ struct EnvExportBoundTests {
             #expect(small.status == 200 && small.text.contains("DB_HOST"), "\(small.text)")
         }
     }
+
+    @Test("an env export refuses keys that would set a start-up variable (PATH, LD_PRELOAD, BASH_ENV) unless allowEnv names each; json keeps them")
+    func envExportRefusesStartupVariables() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            #expect(try await server.put("/v1/app", "").status == 201)
+            #expect(try await server.put("/v1/app/keys/db/host", "db1").status == 201)
+            #expect(try await server.put("/v1/app/keys/path", "/tmp/evil:/usr/bin").status == 201)
+            #expect(try await server.put("/v1/app/keys/ld_preload", "/tmp/evil.so").status == 201)
+
+            let refused = try await server.get("/v1/app/export?format=env")
+            #expect(refused.status == 400, "\(refused.status) \(refused.text)")
+            let error = try #require(try refused.envelope().error)
+            #expect(error.code == .invalidArgument && error.field == "allowEnv")
+            #expect(error.message.contains("/ld_preload") && error.message.contains("LD_PRELOAD") && error.message.contains("allowEnv=LD_PRELOAD"), "\(error.message)")
+
+            let onePassed = try await server.get("/v1/app/export?format=env&allowEnv=LD_PRELOAD")
+            #expect(onePassed.status == 400 && onePassed.text.contains("PATH"), "the other name is still refused: \(onePassed.text)")
+
+            let allowed = try await server.get("/v1/app/export?format=env&allowEnv=LD_PRELOAD&allowEnv=PATH")
+            #expect(allowed.status == 200, "\(allowed.text)")
+            #expect(allowed.text.contains("PATH=") && allowed.text.contains("LD_PRELOAD=") && allowed.text.contains("DB_HOST="), "\(allowed.text)")
+
+            let json = try await server.get("/v1/app/export?format=json")
+            #expect(json.status == 200 && json.text.contains("/ld_preload"), "json is not sourced by a shell: nothing refused")
+        }
+    }
 }
