@@ -128,7 +128,7 @@ struct SQLiteUpgradeTests {
         db.executescript('''
         ALTER TABLE history DROP COLUMN seq; ALTER TABLE history DROP COLUMN prev_revision; ALTER TABLE history DROP COLUMN prev_sub;
         ALTER TABLE history DROP COLUMN jump_revision; ALTER TABLE history DROP COLUMN jump_sub; ALTER TABLE history DROP COLUMN jump_seq;
-        ALTER TABLE kv DROP COLUMN mod_sub; DROP TABLE tombstones;
+        ALTER TABLE kv DROP COLUMN mod_sub; DROP TABLE tombstones; ALTER TABLE configs DROP COLUMN byte_count;
         CREATE INDEX history_by_key ON history (config, key, revision);
         WITH RECURSIVE n(r) AS (SELECT 2 UNION ALL SELECT r + 1 FROM n WHERE r < 100001)
         INSERT INTO history (config, revision, sub, kind, key, at, value, version, create_revision,
