@@ -1,5 +1,6 @@
 import DiscfgConformance
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -55,8 +56,9 @@ struct ConformanceLibraryTests {
 
 /// A memory store that drops every condition of a set: the compare-and-swap bug the
 /// condition checks exist to catch.
-struct IgnoresConditions: ConfigStore {
+struct IgnoresConditions: ForwardingStore {
     let base: MemoryStore
+    var forwardee: any ConfigStore { base }
     init(_ base: MemoryStore) { self.base = base }
 
     func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
@@ -64,26 +66,4 @@ struct IgnoresConditions: ConfigStore {
         options.conditions = []
         return try await base.set(key, to: value, in: config, options: options)
     }
-
-    func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo { try await base.createConfig(name, settings: settings) }
-    func deleteConfig(_ name: ConfigName) async throws { try await base.deleteConfig(name) }
-    func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo { try await base.updateConfig(name, patch) }
-    func listConfigs() async throws -> [ConfigInfo] { try await base.listConfigs() }
-    func configInfo(_ name: ConfigName) async throws -> ConfigInfo { try await base.configInfo(name) }
-    func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? { try await base.get(key, in: config, atRevision: revision) }
-    func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage { try await base.list(in: config, query) }
-    func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event { try await base.delete(key, in: config, conditions: conditions) }
-    func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] { try await base.deletePrefix(prefix, in: config) }
-    func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo { try await base.compact(config, through: revision) }
-    func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult { try await base.transact(transaction, in: config) }
-    func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage { try await base.history(of: key, in: config, query) }
-    func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
-        try await base.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
-    }
-    func watch(_ config: ConfigName, scope: WatchScope, from: Revision?) async -> AsyncThrowingStream<Event, any Error> { await base.watch(config, scope: scope, from: from) }
-    func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages { try await base.exportPages(config, maxBytes: maxBytes, atRevision: revision) }
-    func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
-        try await base.importSnapshot(snapshot, into: config, replace: replace)
-    }
-    func sweepExpired() async throws -> [Event] { try await base.sweepExpired() }
 }
