@@ -62,9 +62,10 @@ public struct ReadBudget: Hashable, Sendable {
         self.pastBudget = pastBudget
     }
 
-    /// What `item` costs.
+    /// What `item` costs: what a list page counts for it (``PageBudget/size(_:)-(Item)``),
+    /// less its value when values do not count, plus ``bytesPerItem``.
     public func size(_ item: Item) -> Int {
-        item.key.path.utf8.count + (countsValues ? item.value.count : 0) + bytesPerItem
+        (countsValues ? PageBudget.size(item) : item.key.path.utf8.count) + bytesPerItem
     }
 
     /// The error for a transaction whose reads pass the budget under ``Past/refuse``.
