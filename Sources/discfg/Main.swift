@@ -55,7 +55,6 @@ enum ExitStatus {
         case .invalidArgument, .compacted, .notRepresentable: usage
         case .configNotFound, .keyNotFound: notFound
         case .conditionFailed: conditionFailed
-        case .quotaExceeded: Self.error
         default: Self.error
         }
     }
