@@ -67,13 +67,14 @@ final class EtcdAccessGate: Sendable {
         return Self.readInterval
     }
 
-    /// Why a call may not run now, or nil when it may.
-    func refusal(at now: ContinuousClock.Instant = .now) -> RPCError? {
+    /// Why a call may not run now (`now`, nil for the clock's), or nil when it may.
+    /// Every call asks, twice: only the rule that follows the store reads the clock.
+    func refusal(at now: ContinuousClock.Instant? = nil) -> RPCError? {
         switch access {
         case .open: return nil
         case .closed: return Self.userEmpty
         case .closedOnceTokensIssued:
-            guard let reading = reading.withLock({ $0 }), reading.at.duration(to: now) < Self.staleAfter else { return Self.unknown }
+            guard let reading = reading.withLock({ $0 }), reading.at.duration(to: now ?? .now) < Self.staleAfter else { return Self.unknown }
             return reading.required ? Self.userEmpty : nil
         }
     }
