@@ -37,6 +37,7 @@ struct NumericFlagTests {
         Flag(arguments: ["serve"], flag: "--stream-backlog", range: 1...1_048_576, ends: false),
         Flag(arguments: ["serve"], flag: "--write-timeout", range: 1...86_400, ends: false),
         Flag(arguments: ["serve"], flag: "--idle-timeout", range: 1...86_400, ends: false),
+        Flag(arguments: ["serve", "--etcd", "127.0.0.1:0"], flag: "--etcd-quota", range: 1...Limits.maxQuotaBytes, ends: false),
         Flag(arguments: ["update"], flag: "--read-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--write-capacity", range: 1...1_000_000),
         Flag(arguments: ["update"], flag: "--history", range: 1...999_999_999),
