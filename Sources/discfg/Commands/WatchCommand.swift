@@ -48,8 +48,10 @@ struct WatchCommand: AsyncParsableCommand {
                 throw usage("--from-revision starts at 1", field: "--from-revision")
             }
             Self.exitCleanlyOnInterrupt()
-            output.note("watching \(scope) in config \(config) from revision \(fromRevision.map(String.init) ?? "\(info.revision.next)") (Ctrl-C to stop)")
+            // The reader (and with it CoreDumps.disable) is made before "watching" is said,
+            // so a process that says it watches with --reveal already holds no core limit.
             let secrets = reveal ? try global.secretReader(store, config, output: output) : nil
+            output.note("watching \(scope) in config \(config) from revision \(fromRevision.map(String.init) ?? "\(info.revision.next)") (Ctrl-C to stop)")
             for try await stored in await store.watch(config, scope: scope, from: fromRevision.map { Revision($0) }) {
                 let event = try await secrets?.revealedKeepingUnopened(stored) { output.warn($0) } ?? stored
                 var envelope = Envelope(action: "watch")
