@@ -80,6 +80,20 @@ struct SecretHandlingTests {
         #expect(help.stdout.contains("DISCFG_TOKEN") && help.stdout.contains("/proc/PID/cmdline"), "\(help.stdout)")
     }
 
+    @Test("--webhook-secret on the command line: one warning naming --webhook-secret-file; from the file, none")
+    func webhookSecretArgument() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        let argument = try await cli.run("create", "hooked", "--notify", "https://hooks.example.com/x", "--webhook-secret", "s3cret-on-the-line")
+        #expect(argument.status == 0, "\(argument.stderr)")
+        #expect(argument.stderr.components(separatedBy: "/proc/PID/cmdline").count == 2, "once: \(argument.stderr)")
+        #expect(argument.stderr.contains("--webhook-secret-file") && !argument.stderr.contains("s3cret-on-the-line"), "\(argument.stderr)")
+        let file = try cli.write("hook-secret.txt", Data("from-a-file\n".utf8))
+        let fromFile = try await cli.run("create", "filed", "--notify", "https://hooks.example.com/x", "--webhook-secret-file", file)
+        #expect(fromFile.status == 0, "\(fromFile.stderr)")
+        #expect(!fromFile.stderr.contains("/proc/PID/cmdline"), "\(fromFile.stderr)")
+    }
+
     @Test("processes that hold opened secrets are not dumpable and have a core limit of 0; the commands they start get the limit back", .timeLimit(.minutes(2)))
     func coreDumps() async throws {
         let (cli, _) = try await Self.configured()
