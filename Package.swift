@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "DiscfgAWS", targets: ["DiscfgAWS"]),
         .library(name: "DiscfgAPI", targets: ["DiscfgAPI"]),
         .library(name: "DiscfgClient", targets: ["DiscfgClient"]),
+        .library(name: "DiscfgSecrets", targets: ["DiscfgSecrets"]),
         .library(name: "DiscfgDynamoDB", targets: ["DiscfgDynamoDB"]),
         .library(name: "DiscfgLambda", targets: ["DiscfgLambda"]),
         .library(name: "DiscfgConformance", targets: ["DiscfgConformance"]),
