@@ -147,7 +147,7 @@ public struct EtcdServer: Service {
     /// The most bytes all connections together hold for their clients: requests before
     /// their methods took them, answers before they left, and each stream's and
     /// message's overhead (each connection also has its own limit,
-    /// ``GRPCConnection/maxConnectionBytes``). The README's memory ceiling is built on it.
+    /// ``GRPCConnection/maxConnectionBytes``). The memory ceiling of docs/etcd.md is built on it.
     static let maxHeldBytes = 64 * GRPCConnection.maxMessageBytes
     /// The part of ``maxHeldBytes`` kept for connections that hold little: connections
     /// each at their own limit hold at most the rest together (``StreamBytes``'s fair

@@ -6,12 +6,12 @@ import Testing
 /// `discfg serve --etcd` against clients that make it hold memory or descriptors for
 /// them (`Tests/Peers/h2_hold.py`, with bounded load): answers nobody takes, messages
 /// never finished, floods of tiny messages on closed windows, idle connections. The
-/// server's resident memory stays under the ceiling the README documents, ordinary
+/// server's resident memory stays under the ceiling docs/etcd.md documents, ordinary
 /// clients are still served meanwhile, and what waits too long is let go.
 @Suite("etcd API: clients that hold the server's memory and descriptors")
 struct EtcdHoldTests {
     /// The peak resident memory (VmHWM) `serve --etcd` may reach under any of these
-    /// clients: the README's ceiling for a debug build. Its parts: about 70 MiB at rest
+    /// clients: the ceiling of docs/etcd.md for a debug build. Its parts: about 70 MiB at rest
     /// with the 8 MiB of values these tests write, at most
     /// `EtcdServer.maxHeldBytes` (256 MiB) of requests and answers as the budgets count
     /// them (which overstate small messages), and answers being built. Before the

@@ -226,7 +226,7 @@ struct DiscfgProviderTests {
         }
     }
 
-    @Test("the README's Hummingbird service: its address from discfg, a live setting, a secret", .timeLimit(.minutes(1)))
+    @Test("the Hummingbird service of docs/swift.md: its address from discfg, a live setting, a secret", .timeLimit(.minutes(1)))
     func hummingbirdService() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-provider-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
