@@ -105,15 +105,16 @@ public enum StartupVariables {
     }
 
     /// A short list of what is refused, for `--help`.
+    /// One logical line: the help page wraps it at the terminal's width.
     public static let summary = """
-        LD_* and DYLD_* (the loader); glibc's setuid list (GCONV_PATH, LOCPATH,
-        GLIBC_TUNABLES, MALLOC_*, TMPDIR, ...); shell start-up (PATH, HOME,
-        SHELL, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS, BASH_FUNC_*,
-        ZDOTDIR); language runtimes (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME,
-        PYTHONINSPECT, PYTHONWARNINGS, PERL5OPT, PERL5LIB, RUBYOPT, RUBYLIB,
-        NODE_OPTIONS, NODE_PATH, NPM_CONFIG_*, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS,
-        JDK_JAVA_OPTIONS, CLASSPATH, DOTNET_STARTUP_HOOKS, ...); commands tools
-        run (OPENSSL_CONF, SSLKEYLOGFILE, GIT_SSH_COMMAND, PAGER, LESSOPEN, EDITOR,
+        LD_* and DYLD_* (the loader); glibc's setuid list (GCONV_PATH, LOCPATH, \
+        GLIBC_TUNABLES, MALLOC_*, TMPDIR, ...); shell start-up (PATH, HOME, \
+        SHELL, BASH_ENV, ENV, SHELLOPTS, BASHOPTS, PS4, IFS, BASH_FUNC_*, \
+        ZDOTDIR); language runtimes (PYTHONPATH, PYTHONSTARTUP, PYTHONHOME, \
+        PYTHONINSPECT, PYTHONWARNINGS, PERL5OPT, PERL5LIB, RUBYOPT, RUBYLIB, \
+        NODE_OPTIONS, NODE_PATH, NPM_CONFIG_*, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, \
+        JDK_JAVA_OPTIONS, CLASSPATH, DOTNET_STARTUP_HOOKS, ...); commands tools \
+        run (OPENSSL_CONF, SSLKEYLOGFILE, GIT_SSH_COMMAND, PAGER, LESSOPEN, EDITOR, \
         ...); and discfg's own (DISCFG_*)
         """
 

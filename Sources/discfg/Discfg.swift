@@ -6,25 +6,29 @@ struct Discfg: AsyncParsableCommand {
         commandName: "discfg",
         abstract: "A distributed configuration service: keep configuration out of your code.",
         discussion: """
-        Configuration lives in named configs of keys (/db/host) with versions, revisions,
-        compare-and-swap, TTLs, history and watch. By default it is kept in an embedded
-        SQLite file; choose another store with --store or DISCFG_STORE.
+        Configuration lives in named configs of keys (/db/host) with versions, \
+        revisions, compare-and-swap, TTLs, history and watch. By default it is kept \
+        in an embedded SQLite file; choose another store with --store or DISCFG_STORE.
 
         QUICK START:
           discfg create myapp
-          discfg use myapp                     # remember myapp for this directory (.discfg)
+          discfg use myapp               # this directory uses myapp (.discfg)
           discfg set db/host db1.internal
           discfg get db/host
-          discfg get db/host -f json           # the JSON envelope: action, item, prevItem
+          discfg get db/host -f json     # the envelope: action, item, prevItem
           discfg set db/host db2 --if-version 1
-          discfg watch /db/                    # print changes as they happen
+          discfg watch /db/              # print changes as they happen
 
         STORES (--store URL or DISCFG_STORE):
-          sqlite:///path/file.db   embedded file (default: $XDG_DATA_HOME/discfg/discfg.db)
-          memory:                  nothing kept after the command ends
-          dynamodb://REGION/TABLE  Amazon DynamoDB (table default discfg); ?endpoint=URL for a
-                                   local DynamoDB, ?profile=P, ?consistent=true; AWS flags
-                                   --region/-l, --credProfile/-p, --keyId/-k, --secretKey/-s
+          sqlite:///path/file.db    an embedded file (the default is
+                                    $XDG_DATA_HOME/discfg/discfg.db)
+          memory:                   nothing is kept after the command ends
+          http://HOST:PORT          a discfg server (discfg serve); also https
+          dynamodb://REGION/TABLE   Amazon DynamoDB (TABLE default: discfg)
+
+        A dynamodb:// URL takes ?endpoint=URL (a local DynamoDB), ?profile=P and \
+        ?consistent=true; its AWS flags are --region/-l, --credProfile/-p, \
+        --keyId/-k and --secretKey/-s.
 
         \(ExitStatus.help)
         """,

@@ -116,15 +116,18 @@ struct CreateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create",
         abstract: "Create a config.",
+        usage: "discfg create [<options>] <name> [<settings-json>]",
         discussion: """
-        A config is a named set of keys, e.g. one per application and environment.
+        A config is a named set of keys, e.g. one per application and environment. \
+        On a dynamodb:// store the table is created first if it is missing \
+        (on-demand, or provisioned with --read-capacity and --write-capacity).
+
         Examples:
           discfg create myapp-prod
           discfg create myapp-dev --history 7d --description "dev settings"
           discfg create myapp '{"history": "1000"}'
-          discfg create myapp --store dynamodb://us-east-1/discfg --read-capacity 5 --write-capacity 5
-        On a dynamodb:// store the table is created first if it is missing (on-demand,
-        or provisioned with --read-capacity/--write-capacity).
+          discfg create myapp --store dynamodb://us-east-1/discfg \\
+              --read-capacity 5 --write-capacity 5
         """
     )
 
@@ -158,6 +161,7 @@ struct DeleteConfigCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete-config",
         abstract: "Delete a config with all its keys and history.",
+        usage: "discfg delete-config [<options>] <name>",
         discussion: "Asks for confirmation unless --yes is given. This cannot be undone; 'discfg export' first to keep a copy."
     )
 
@@ -180,7 +184,7 @@ struct DeleteConfigCommand: AsyncParsableCommand {
 }
 
 struct ConfigsCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "configs", abstract: "List configs.")
+    static let configuration = CommandConfiguration(commandName: "configs", abstract: "List configs.", usage: "discfg configs [<options>]")
 
     @OptionGroup var global: GlobalOptions
 
@@ -209,6 +213,7 @@ struct UseCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "use",
         abstract: "Use a config for commands run in this directory (writes .discfg).",
+        usage: "discfg use [<options>] <name>",
         discussion: "Then 'discfg set KEY VALUE' and 'discfg get KEY' need no config name here or in subdirectories."
     )
 
@@ -228,7 +233,12 @@ struct UseCommand: AsyncParsableCommand {
 }
 
 struct WhichCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "which", abstract: "Show which config commands here use, and why.")
+    static let configuration = CommandConfiguration(
+        commandName: "which",
+        abstract: "Show which config commands here use, and why.",
+        usage: "discfg which [<options>]",
+        discussion: "--config, then DISCFG_CONFIG, then the nearest .discfg file ('discfg use') in this directory or a parent."
+    )
 
     @OptionGroup var global: GlobalOptions
 
@@ -245,7 +255,11 @@ struct WhichCommand: AsyncParsableCommand {
 }
 
 struct InfoCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "info", abstract: "Show a config's revision, times and settings.")
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show a config's revision, times and settings.",
+        usage: "discfg info [<options>] [<name>]"
+    )
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The config (default: the selected one).") var name: String?
@@ -291,20 +305,25 @@ struct UpdateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "update",
         abstract: "Change a config's settings.",
+        usage: "discfg update [<options>] [<config>] [<settings-json>]",
         discussion: """
         Examples:
           discfg update myapp --history 90d
-          discfg update --description "payments service"        # the selected config
+          discfg update --description "payments service"  # the selected config
           discfg update myapp '{"history": "forever"}'
-          discfg update --read-capacity 10 --write-capacity 5   # a dynamodb:// store's table
-          discfg update myapp --notify eventbridge              # changes go to the default bus
-          discfg update myapp --notify https://hooks.example.com/discfg --webhook-secret-file hook.key
-          discfg update myapp --notify none                     # stop notifying
-          discfg update myapp --encryption file:///home/me/.config/discfg/keys/default.key
-          discfg update myapp --encryption kms://us-east-1/alias/myapp  # move every data key under KMS
-        Notifications are sent by the stream function of the AWS deployment
-        (deploy/README.md), once per target and in revision order. Webhooks carry
-        X-Discfg-Signature: sha256=HEX, the HMAC-SHA256 of "<X-Discfg-Timestamp>.<body>".
+          discfg update --read-capacity 10 --write-capacity 5  # a dynamodb:// table
+          discfg update myapp --notify eventbridge     # to the default event bus
+          discfg update myapp --notify https://hooks.example.com/discfg \\
+              --webhook-secret-file hook.key
+          discfg update myapp --notify none            # stop notifying
+          discfg update myapp \\
+              --encryption file:///home/me/.config/discfg/keys/default.key
+          discfg update myapp --encryption kms://us-east-1/alias/myapp  # keys to KMS
+
+        Notifications are sent by the stream function of the AWS deployment \
+        (deploy/README.md), once per target and in revision order. Webhooks carry \
+        X-Discfg-Signature: sha256=HEX, the HMAC-SHA256 of \
+        "<X-Discfg-Timestamp>.<body>".
         """
     )
 

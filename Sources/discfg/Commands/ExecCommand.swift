@@ -10,32 +10,34 @@ struct ExecCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "exec",
         abstract: "Run a command with a config's keys as environment variables.",
+        usage: "discfg exec [<options>] [<config>] -- <command> [<argument> ...]",
         discussion: """
-        Every key under --prefix becomes a variable named as 'export --to env' names
-        it, from the key's path below the prefix: with --prefix /app, /app/db/host is
-        DB_HOST. Secrets are opened here, with the config's key, and handed to the
-        command only in its environment: never on a command line, never in a log.
-        Variables already set are overridden.
+        Every key under --prefix becomes a variable named as 'export --to env' \
+        names it, from the key's path below the prefix: with --prefix /app, \
+        /app/db/host is DB_HOST. Secrets are opened here, with the config's key, \
+        and handed to the command only in its environment: never on a command \
+        line, never in a log. Variables already set are overridden.
 
-        Variables that change how programs load or start are refused: discfg exits
-        with status 2 naming the key and the variable, and runs nothing. Whoever can
-        write the config would otherwise run code on every host that runs exec.
-        Refused are:
-        \(StartupVariables.summary).
-        --allow-env NAME lets one through (repeatable). With --watch, a change that
-        would set one is not applied: the command keeps running with the variables
-        it has, and a warning names the key; the next change without it restarts as
-        usual.
+        Variables that change how programs load or start are refused: discfg \
+        exits with status 2 naming the key and the variable, and runs nothing. \
+        Whoever can write the config would otherwise run code on every host that \
+        runs exec. Refused are: \(StartupVariables.summary).
 
-        Without --watch, discfg becomes the command (exec): its exit status and signals
-        are the command's own. With --watch, discfg stays as its parent, forwards the
-        signals it gets, and restarts it (or sends it --signal) when a key under the
-        prefix changes; it exits with the command's status when the command ends by
-        itself.
+        --allow-env NAME lets one through (repeatable). With --watch, a change \
+        that would set one is not applied: the command keeps running with the \
+        variables it has, and a warning names the key; the next change without it \
+        restarts as usual.
+
+        Without --watch, discfg becomes the command (exec): its exit status and \
+        signals are the command's own. With --watch, discfg stays as its parent, \
+        forwards the signals it gets, and restarts it (or sends it --signal) when \
+        a key under the prefix changes; it exits with the command's status when \
+        the command ends by itself.
 
         Examples:
           discfg exec myapp -- ./server --port 8080
-          discfg exec myapp --prefix /payments --only DB_PASSWORD --only DB_HOST -- env
+          discfg exec myapp --prefix /payments \\
+              --only DB_PASSWORD --only DB_HOST -- env
           discfg exec myapp --strict -- ./migrate
           discfg exec myapp --watch -- ./server        # restarted on a change
           discfg exec myapp --watch --signal HUP -- nginx -g 'daemon off;'

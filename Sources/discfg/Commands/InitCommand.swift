@@ -8,14 +8,19 @@ struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
         abstract: "Prepare the store: create the DynamoDB table if it is missing.",
+        usage: "discfg init [<options>]",
         discussion: """
-        On a dynamodb:// store, creates the table (on-demand billing, or provisioned with
-        --read-capacity and --write-capacity), waits until it is ACTIVE, and turns on its
-        stream and TTL. An existing table is left as it is. Other stores need no setup.
+        On a dynamodb:// store, creates the table (on-demand billing, or \
+        provisioned with --read-capacity and --write-capacity), waits until it is \
+        ACTIVE, and turns on its stream and TTL. An existing table is left as it is. \
+        Other stores need no setup.
+
         Examples:
           discfg init --store dynamodb://us-east-1/discfg
-          discfg init --store 'dynamodb://us-east-1/discfg?endpoint=http://127.0.0.1:8000'
-          discfg init --store dynamodb://eu-west-1/discfg-prod --read-capacity 5 --write-capacity 5
+          discfg init --store \\
+              'dynamodb://us-east-1/discfg?endpoint=http://127.0.0.1:8000'
+          discfg init --store dynamodb://eu-west-1/discfg-prod \\
+              --read-capacity 5 --write-capacity 5
         """
     )
 

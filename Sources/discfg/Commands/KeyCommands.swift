@@ -48,10 +48,11 @@ struct SetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Set a key's value.",
+        usage: "discfg set [<options>] [<config>] <key> [<value>]",
         discussion: """
-        The value comes from the argument, from a file (-d FILE, '-d -' for standard
-        input), or from standard input when it is piped. A key without a leading slash
-        gets one: 'db/host' is /db/host.
+        The value comes from the argument, from a file (-d FILE, '-d -' for \
+        standard input), or from standard input when it is piped. A key without a \
+        leading slash gets one: 'db/host' is /db/host.
 
         Examples:
           discfg set mykey '{"json": "works"}'
@@ -61,14 +62,16 @@ struct SetCommand: AsyncParsableCommand {
           discfg set counter 2 --if-version 1          # compare-and-swap
           discfg set lock me --if-absent
           cat cert.pem | discfg set tls/cert
-          discfg set db/password -d pw.txt --secret    # sealed here; stores see ciphertext
+          discfg set db/password -d pw.txt --secret    # sealed before it is sent
 
-        --secret seals the value with AES-256-GCM under the config's data key before it
-        leaves this machine (give the config a key first: discfg update CFG --encryption
-        file:///PATH or kms://REGION/alias/NAME). get opens it; ls, history, watch and
-        export show (secret) unless --reveal is given. Give a secret with -d FILE, or on
-        standard input (-d - or a pipe), not as an argument: any user of this machine can
-        read a command line while it runs (ps, /proc/PID/cmdline); discfg warns when one is.
+        --secret seals the value with AES-256-GCM under the config's data key \
+        before it leaves this machine (give the config a key first: discfg update \
+        CFG --encryption file:///PATH or kms://REGION/alias/NAME). get opens it; \
+        ls, history, watch and export show (secret) unless --reveal is given.
+
+        Give a secret with -d FILE, or on standard input (-d - or a pipe), not as \
+        an argument: any user of this machine can read a command line while it \
+        runs (ps, /proc/PID/cmdline); discfg warns when one is.
 
         \(ExitStatus.help)
         """
@@ -143,10 +146,12 @@ struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "Get a key's value.",
+        usage: "discfg get [<options>] [<config>] <key>",
         discussion: """
-        Prints the value; -f json prints the envelope with the item's version and
-        revisions; --raw prints the exact bytes with nothing added. A secret is opened
-        with the config's key (which must be at hand) and printed as it was set.
+        Prints the value; -f json prints the envelope with the item's version and \
+        revisions; --raw prints the exact bytes with nothing added. A secret is \
+        opened with the config's key (which must be at hand) and printed as it was \
+        set.
 
         Examples:
           discfg get mykey
@@ -199,7 +204,11 @@ struct DeleteCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete",
         abstract: "Delete a key, or every key under a prefix.",
+        usage: "discfg delete [<options>] [<config>] <key>",
         discussion: """
+        With --prefix the target is a directory such as /db/, and every key under \
+        it is deleted in one step, after a confirmation unless --yes is given.
+
         Examples:
           discfg delete mykey
           discfg delete mykey --if-version 3

@@ -10,18 +10,22 @@ struct LambdaCommand: AsyncParsableCommand {
         commandName: "lambda",
         abstract: "Run as an AWS Lambda function (the custom runtime's bootstrap).",
         discussion: """
-        Takes events from the Lambda Runtime API and answers them: API Gateway requests
-        (REST API payload 1.0, HTTP API and Function URL payload 2.0) go through the same
-        API as 'discfg serve'; DynamoDB Streams batches become change notifications
-        (EventBridge, webhooks; see 'discfg update --notify'); scheduled events expire
-        due keys. Packaged as 'bootstrap' (scripts/package-lambda), the binary runs this
-        command by itself. Configured by environment:
+        Takes events from the Lambda Runtime API and answers them: API Gateway \
+        requests (REST API payload 1.0, HTTP API and Function URL payload 2.0) go \
+        through the same API as 'discfg serve'; DynamoDB Streams batches become \
+        change notifications (EventBridge, webhooks; see 'discfg update \
+        --notify'); scheduled events expire due keys. Packaged as 'bootstrap' \
+        (scripts/package-lambda), the binary runs this command by itself.
 
-          DISCFG_STORE             store URL (default dynamodb:///discfg, region from AWS_REGION)
+        Configured by environment:
+          DISCFG_STORE             store URL (default dynamodb:///discfg, in the
+                                   region AWS_REGION names)
           DISCFG_AUTH              iam (default), token, iam,token or none
-          DISCFG_IAM_ROLES         PATTERN=ROLE[@cfg+cfg],... mapping IAM principals to roles
-          DISCFG_IAM_DEFAULT_ROLE  role of other IAM principals: read, write, admin or none (default)
-          DISCFG_WEBHOOK_ALLOW     webhooks beyond public https hosts: http, private or both
+          DISCFG_IAM_ROLES         PATTERN=ROLE[@cfg+cfg],...: roles of IAM principals
+          DISCFG_IAM_DEFAULT_ROLE  the role of other IAM principals: read, write,
+                                   admin or none (default)
+          DISCFG_WEBHOOK_ALLOW     webhooks beyond public https hosts: http,
+                                   private or both
           DISCFG_POLL_TIMEOUT      longest watch long poll in seconds (default 25)
           DISCFG_EVENTS_ENDPOINT   EventBridge endpoint override
           DISCFG_LOG_LEVEL         trace, debug, info (default), warning, error

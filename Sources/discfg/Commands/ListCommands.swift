@@ -7,10 +7,11 @@ struct ListCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ls",
         abstract: "List keys under a prefix.",
+        usage: "discfg ls [<options>] [<config>] [<prefix>]",
         discussion: """
-        Without --recursive, shows the prefix's direct keys and its sub-directories (like
-        ls); with it, every key below. The prefix is a directory: /db and /db/ both list
-        the keys under /db/.
+        Without --recursive, shows the prefix's direct keys and its sub-directories \
+        (like ls); with it, every key below. The prefix is a directory: /db and \
+        /db/ both list the keys under /db/.
 
         Examples:
           discfg ls
@@ -74,10 +75,11 @@ struct HistoryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "Show a key's past changes, newest first.",
+        usage: "discfg history [<options>] [<config>] <key>",
         discussion: """
-        Each change has the config revision it made; 'discfg get KEY --revision R' reads
-        the key as it was then. How much history is kept is a config setting (discfg
-        update --history).
+        Each change has the config revision it made; 'discfg get KEY --revision R' \
+        reads the key as it was then. How much history is kept is a config setting \
+        (discfg update --history).
 
         Examples:
           discfg history db/host

@@ -8,14 +8,16 @@ struct KeyCommand: AsyncParsableCommand {
         commandName: "key",
         abstract: "Make local encryption keys and rotate a config's data keys.",
         discussion: """
-        Secrets (discfg set --secret) are sealed with a data key of their config, which is
-        stored only wrapped by the key the config names: a local key file or an AWS KMS key.
+        Secrets (discfg set --secret) are sealed with a data key of their config, \
+        which is stored only wrapped by the key the config names: a local key file \
+        or an AWS KMS key.
 
         Examples:
-          discfg key init                                   # ~/.config/discfg/keys/default.key
-          discfg create myapp --encryption file://$HOME/.config/discfg/keys/default.key
+          discfg key init          # writes ~/.config/discfg/keys/default.key
+          discfg create myapp \\
+              --encryption file://$HOME/.config/discfg/keys/default.key
           discfg create myapp-prod --encryption kms://us-east-1/alias/myapp
-          discfg key rotate myapp                           # new secrets use a new data key
+          discfg key rotate myapp  # new secrets use a new data key
         """,
         subcommands: [Init.self, Rotate.self]
     )
@@ -24,6 +26,7 @@ struct KeyCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "init",
             abstract: "Make a new 256-bit key file, readable by you alone (0600).",
+            usage: "discfg key init [<options>] [<path>]",
             discussion: "It is never overwritten. Keep a copy: secrets sealed under it cannot be opened without it."
         )
 
@@ -51,16 +54,19 @@ struct KeyCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rotate",
             abstract: "Give a config a new data key for the secrets set from now on.",
+            usage: "discfg key rotate [<options>] [<name>]",
             discussion: """
-            Older data keys are kept, so secrets sealed under them still open. --reseal
-            seals every secret again under the new data key, one compare-and-swap per key:
-            a secret someone changes meanwhile is left as they set it.
+            Older data keys are kept, so secrets sealed under them still open. \
+            --reseal seals every secret again under the new data key, one \
+            compare-and-swap per key: a secret someone changes meanwhile is left as \
+            they set it.
 
-            Each sealed value is bound to its key's create revision and version, so a
-            value written back from history (even after deleting the key) does not open.
-            Secrets sealed by discfg before that binding (the first format) still open,
-            with a warning, until --reseal seals them all again: from then on the config
-            refuses first-format values, and its data keys are named b1, b2, …
+            Each sealed value is bound to its key's create revision and version, so \
+            a value written back from history (even after deleting the key) does not \
+            open. Secrets sealed by discfg before that binding (the first format) \
+            still open, with a warning, until --reseal seals them all again: from \
+            then on the config refuses first-format values, and its data keys are \
+            named b1, b2, …
             """
         )
 

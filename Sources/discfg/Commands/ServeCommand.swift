@@ -11,28 +11,31 @@ struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the REST API over HTTP.",
+        usage: "discfg serve [<options>]",
         discussion: """
-        Listens on 127.0.0.1:8899 by default, as the original did. Routes are described
-        at /openapi.yaml; /healthz and /metrics (Prometheus) are there for operators.
-        SIGTERM or Ctrl-C stops it gracefully, finishing requests in flight.
+        Listens on 127.0.0.1:8899 by default, as the original did. Routes are \
+        described at /openapi.yaml; /healthz and /metrics (Prometheus) are there \
+        for operators. SIGTERM or Ctrl-C stops it gracefully, finishing requests \
+        in flight.
 
         Authentication uses bearer tokens ('discfg token create'):
-          --auth auto      open until the first token is created, then required for
-                           good: revoking every token keeps it required (default)
-          --auth token     always required
-          --auth none      never required
-        Without a token, only callers on this machine are let in. A non-loopback
-        --host needs tokens unless --insecure is given, which also lets other
+          --auth auto    (default) open until the first token is created, then
+                         required for good, even once every token is revoked
+          --auth token   always required
+          --auth none    never required
+
+        Without a token, only callers on this machine are let in. A non-loopback \
+        --host needs tokens unless --insecure is given, which also lets other \
         machines in without one.
 
-        Web pages cannot use the server: a request from another site's page may
-        not change anything (allow a console's origin with --cors-origin), and on
-        loopback the Host header must name this machine (421 otherwise), which
+        Web pages cannot use the server: a request from another site's page may \
+        not change anything (allow a console's origin with --cors-origin), and on \
+        loopback the Host header must name this machine (421 otherwise), which \
         defeats DNS rebinding.
 
-        A web console is at /ui/ (open http://127.0.0.1:8899/ui/ and enter a token):
-        browse, edit with compare-and-swap, and follow configs live. --no-ui turns
-        it off.
+        A web console is at /ui/ (open http://127.0.0.1:8899/ui/ and enter a \
+        token): browse, edit with compare-and-swap, and follow configs live. \
+        --no-ui turns it off.
 
         Examples:
           discfg serve
@@ -40,14 +43,16 @@ struct ServeCommand: AsyncParsableCommand {
           discfg serve --store sqlite:///var/lib/discfg/discfg.db
           discfg serve --etcd 127.0.0.1:2379      # etcdctl and etcd clients work too
 
-        --etcd serves the etcd v3 gRPC API (KV, Watch, Maintenance.Status,
-        Cluster.MemberList) beside the REST API, over one config (--etcd-config, default
-        etcd, created if missing). etcd keys are any bytes; each becomes a discfg key
-        that sorts as it does, e.g. app/db.host is /app.2Fdb.2Ehost. The etcd API has no
-        authentication yet: it listens on loopback only, and while the REST API requires
-        tokens it refuses every call ("user name is empty"), unless --insecure is given.
-        It follows the tokens live: 'discfg token create' on the store closes it within a
-        second or two. A new etcd config keeps its last 100000 changes (--etcd-history).
+        --etcd serves the etcd v3 gRPC API (KV, Watch, Maintenance.Status, \
+        Cluster.MemberList) beside the REST API, over one config (--etcd-config, \
+        default etcd, created if missing). etcd keys are any bytes; each becomes a \
+        discfg key that sorts as it does, e.g. app/db.host is /app.2Fdb.2Ehost.
+
+        The etcd API has no authentication yet: it listens on loopback only, and \
+        while the REST API requires tokens it refuses every call ("user name is \
+        empty"), unless --insecure is given. It follows the tokens live: 'discfg \
+        token create' on the store closes it within a second or two. A new etcd \
+        config keeps its last 100000 changes (--etcd-history).
         """
     )
 
@@ -240,16 +245,17 @@ struct TokenCommand: AsyncParsableCommand {
         commandName: "token",
         abstract: "Create, list and revoke the bearer tokens a server accepts.",
         discussion: """
-        Tokens are kept in the store (only their SHA-256 hash); the token itself is shown
-        once, when created. Roles: read (get, list, history, watch, export), write (also
-        set, delete, import), admin (also create, update and delete configs).
+        Tokens are kept in the store (only their SHA-256 hash); the token itself \
+        is shown once, when created. Roles: read (get, list, history, watch, \
+        export), write (also set, delete, import), admin (also create, update and \
+        delete configs).
 
-        Once a token has been created, a server in --auth auto requires tokens even
-        after every token is revoked; 'discfg token forget' (with no valid token left)
-        opens it to this machine again.
+        Once a token has been created, a server in --auth auto requires tokens \
+        even after every token is revoked; 'discfg token forget' (with no valid \
+        token left) opens it to this machine again.
 
         Examples:
-          discfg token create --role read --config myapp-prod --description "web tier"
+          discfg token create --role read --scope myapp-prod --description "web"
           discfg token list
           discfg token revoke 3f9a0c12b7de
           discfg token forget --yes
@@ -258,7 +264,10 @@ struct TokenCommand: AsyncParsableCommand {
     )
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a token and print it once.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a token and print it once.",
+            usage: "discfg token create [<options>] --role <role>"
+        )
 
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "read, write or admin.") var role: Role
@@ -283,7 +292,7 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List tokens (never the tokens themselves).")
+        static let configuration = CommandConfiguration(abstract: "List tokens (never the tokens themselves).", usage: "discfg token list [<options>]")
 
         @OptionGroup var global: GlobalOptions
 
@@ -305,7 +314,7 @@ struct TokenCommand: AsyncParsableCommand {
     }
 
     struct Revoke: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a token by its id.")
+        static let configuration = CommandConfiguration(abstract: "Revoke a token by its id.", usage: "discfg token revoke [<options>] <id>")
 
         @OptionGroup var global: GlobalOptions
         @Argument(help: "The token's id (from 'token list').") var id: String
@@ -329,6 +338,7 @@ struct TokenCommand: AsyncParsableCommand {
     struct Forget: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Forget that tokens were issued, so a loopback server in --auth auto is open again.",
+            usage: "discfg token forget [<options>]",
             discussion: "Refused while any token is valid. Servers notice within a few seconds."
         )
 

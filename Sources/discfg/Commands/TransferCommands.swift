@@ -13,27 +13,28 @@ struct ExportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write a config's keys as JSON, YAML or env.",
+        usage: "discfg export [<options>] [<config>]",
         discussion: """
-        json and yaml keep everything (binary values, content types, TTLs) and import
-        back exactly; env writes NAME=value lines (/db/host becomes DB_HOST) for handing
-        configuration to a process.
+        json and yaml keep everything (binary values, content types, TTLs) and \
+        import back exactly; env writes NAME=value lines (/db/host becomes \
+        DB_HOST) for handing configuration to a process.
 
         Examples:
           discfg export > myapp.json
           discfg export myapp --to yaml -o myapp.yaml
           discfg export --to env > .env
-          discfg export --to env --reveal > .env     # secrets opened with the config's key
+          discfg export --to env --reveal > .env       # secrets opened
           discfg export --revision 42 -o before.json   # as it was at revision 42
 
-        Secrets are exported sealed, as stored, unless --reveal opens them (the file
-        then holds them in the clear, and -o writes it readable by you alone: mode
-        0600). env output needs --reveal when the config has secrets.
+        Secrets are exported sealed, as stored, unless --reveal opens them (the \
+        file then holds them in the clear, and -o writes it readable by you alone: \
+        mode 0600). env output needs --reveal when the config has secrets.
 
-        env output is for a shell or a process to source, so keys that would set a
-        variable that changes how programs load or start are refused (exit 2, naming
-        the key and the variable), as 'discfg exec' refuses them:
-        \(StartupVariables.summary).
-        --allow-env NAME lets one through (repeatable).
+        env output is for a shell or a process to source, so keys that would set \
+        a variable that changes how programs load or start are refused (exit 2, \
+        naming the key and the variable), as 'discfg exec' refuses them: \
+        \(StartupVariables.summary). --allow-env NAME lets one through \
+        (repeatable).
         """
     )
 
@@ -131,14 +132,16 @@ struct ImportCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Set keys from a JSON, YAML or env file.",
+        usage: "discfg import [<options>] [<config>] <file>",
         discussion: """
-        All keys are written in one transaction, one revision per changed key; keys whose
-        value is already the same are left alone. The file may be what 'discfg export'
-        wrote, or a plain mapping such as {"/db/host": "db1", "/db/port": 5432}.
+        All keys are written in one transaction, one revision per changed key; \
+        keys whose value is already the same are left alone. The file may be what \
+        'discfg export' wrote, or a plain mapping such as \
+        {"/db/host": "db1", "/db/port": 5432}.
 
         Examples:
           discfg import myapp.json
-          discfg import myapp settings.yaml --replace     # also delete keys not in the file
+          discfg import myapp settings.yaml --replace  # and delete keys not in it
           discfg import --from env .env
           cat snapshot.json | discfg import -
         """

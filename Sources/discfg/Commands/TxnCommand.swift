@@ -6,11 +6,12 @@ struct TxnCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "txn",
         abstract: "Compare keys, then change several keys at once (a transaction).",
+        usage: "discfg txn [<options>] [<config>]",
         discussion: """
-        As etcdctl txn: if every comparison holds, the success requests run,
-        otherwise the failure requests; either way atomically, and every key
-        written carries one new revision. The transaction is JSON, from --file FILE
-        or standard input (the body of POST /v1/{config}/txn, see the OpenAPI
+        As etcdctl txn: if every comparison holds, the success requests run, \
+        otherwise the failure requests; either way atomically, and every key \
+        written carries one new revision. The transaction is JSON, from --file FILE \
+        or standard input (the body of POST /v1/{config}/txn, see the OpenAPI \
         document), or typed line by line with -i.
 
         A lock (held for 30 seconds, by whoever puts it first):
@@ -32,7 +33,7 @@ struct TxnCommand: AsyncParsableCommand {
 
           EOF
 
-        Interactive (-i) asks for three sections, each ended by an empty line
+        Interactive (-i) asks for three sections, each ended by an empty line \
         (prompts go to standard error):
           compares:
             version("/lock") = "0"      value("/a") = "x"     mod("/a") > "5"
@@ -42,24 +43,24 @@ struct TxnCommand: AsyncParsableCommand {
             del /a                      get /a
           failure requests (get, put, del):
             the same
-        A key ending in / is a prefix: version("/jobs/") = "0" holds when no key
+
+        A key ending in / is a prefix: version("/jobs/") = "0" holds when no key \
         under /jobs/ exists; del /tmp/ deletes every key under /tmp/.
 
-        Output: SUCCESS or FAILURE, then a line per request ("put /a  version 2
-        revision 7", "delete /tmp/x", "get /a = value"); -f json prints the
+        Output: SUCCESS or FAILURE, then a line per request ("put /a  version 2 \
+        revision 7", "delete /tmp/x", "get /a = value"); -f json prints the \
         envelope, with succeeded and responses.
 
-        Values put by a transaction are stored as given, even in a config with
-        encryption: a transaction cannot seal secrets yet (use set --secret), and
+        Values put by a transaction are stored as given, even in a config with \
+        encryption: a transaction cannot seal secrets yet (use set --secret), and \
         a value comparison on a secret compares its sealed bytes.
 
         EXIT CODES:
           0  the comparisons held and the success requests ran
-          4  a comparison failed and the failure requests ran (which may have
-             changed keys)
+          4  a comparison failed and the failure requests ran (they may write)
           1  error (store unavailable, too many keys changed, ...); nothing changed
-          2  bad input (not JSON, unknown field, a key written twice, ...); nothing
-             changed
+          2  bad input (not JSON, unknown field, a key written twice, ...);
+             nothing changed
           3  config not found
         """
     )

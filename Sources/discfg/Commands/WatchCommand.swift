@@ -7,14 +7,15 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Print changes to a key or a prefix as they happen, until Ctrl-C.",
+        usage: "discfg watch [<options>] [<config>] [<key> | <prefix>/]",
         discussion: """
-        A target ending in '/' (or given with --prefix) is a directory; otherwise it is
-        one key. With no target, the whole config is watched. --from-revision replays
-        history from that revision first, with no gap and no repeat. -f json prints one
-        JSON envelope per line.
+        A target ending in '/' (or given with --prefix) is a directory; otherwise \
+        it is one key. With no target, the whole config is watched. \
+        --from-revision replays history from that revision first, with no gap and \
+        no repeat. -f json prints one JSON envelope per line.
 
         Examples:
-          discfg watch                              # everything in the selected config
+          discfg watch                   # everything in the selected config
           discfg watch /db/
           discfg watch myapp /feature/x --from-revision 120 -f json
         """
