@@ -167,7 +167,7 @@ struct DeleteConfigCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
-    @Argument(help: "The config to delete.") var name: String
+    @Argument(help: "The config to delete.", completion: ShellCompletion.configs) var name: String
 
     func run() async throws {
         try await global.run("delete-config") { output in
@@ -218,7 +218,7 @@ struct UseCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The config to use.") var name: String
+    @Argument(help: "The config to use.", completion: ShellCompletion.configs) var name: String
 
     func run() async throws {
         try await global.run("use") { output in
@@ -262,7 +262,7 @@ struct InfoCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The config (default: the selected one).") var name: String?
+    @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
 
     func run() async throws {
         try await global.run("info") { output in
@@ -330,7 +330,7 @@ struct UpdateCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var capacity: CapacityOptions
-    @Argument(help: "[CONFIG] [SETTINGS-JSON]") var arguments: [String] = []
+    @Argument(help: "[CONFIG] [SETTINGS-JSON]", completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("update") { output in
@@ -397,15 +397,31 @@ extension UpdateCommand {
 }
 
 struct VersionCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "version", abstract: "Print discfg's version.")
+    static let configuration = CommandConfiguration(
+        commandName: "version",
+        abstract: "Print discfg's version, and the commit and time a release was built from.",
+        discussion: """
+        Prints what 'discfg --version' prints. A release (scripts/release) names the \
+        commit and the time it was built from; a build from a work tree says so:
+          discfg v0.1.0 (commit 0123456789ab, built 2026-11-26T06:00:00Z)
+          discfg v0.1.0 (development build)
+
+        With -f json: action, version, commit (the full hash), built and message; \
+        commit and built are null in a development build.
+        """
+    )
 
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         try await global.run("version") { output in
-            var envelope = Envelope(action: "version")
-            envelope.message = "discfg v\(DiscfgVersion.current)"
-            output.emit(envelope) { "discfg v\(DiscfgVersion.current)" }
+            guard output.format == .json else {
+                var envelope = Envelope(action: "version")
+                envelope.message = BuildInfo.line
+                output.emit(envelope) { BuildInfo.line }
+                return
+            }
+            output.raw(try VersionDocument().json())
         }
     }
 }
