@@ -32,7 +32,10 @@ struct GlobalOptions: ParsableArguments {
 
     @OptionGroup(title: "AWS (dynamodb:// stores)") var aws: AWSOptions
 
-    @Option(name: .long, help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use'. Env: DISCFG_CONFIG.", valueName: "name"))
+    @Option(
+        name: .long, help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use'. Env: DISCFG_CONFIG.", valueName: "name"),
+        completion: ShellCompletion.configs
+    )
     var config: String?
 
     /// The environment, read once.

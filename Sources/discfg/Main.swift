@@ -12,7 +12,8 @@ enum Main {
             Foundation.exit(await LambdaCommand.runFunction(environment: ProcessInfo.processInfo.environment))
         }
         do {
-            var command = try Discfg.parseAsRoot()
+            // Async: the shell's completion requests (---completion) read the store.
+            var command = try await Discfg.asyncParseAsRoot()
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {

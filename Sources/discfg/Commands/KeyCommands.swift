@@ -92,7 +92,7 @@ struct SetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Seal the value with the config's encryption key before it is stored.")
     var secret = false
 
-    @Argument(help: "[CONFIG] KEY [VALUE]") var arguments: [String] = []
+    @Argument(help: "[CONFIG] KEY [VALUE]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("set") { output in
@@ -172,7 +172,7 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the value's exact bytes, with no newline added.")
     var raw = false
 
-    @Argument(help: "[CONFIG] KEY") var arguments: [String] = []
+    @Argument(help: "[CONFIG] KEY", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("get") { output in
@@ -227,7 +227,7 @@ struct DeleteCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "With --prefix: do not ask for confirmation.")
     var yes = false
 
-    @Argument(help: "[CONFIG] KEY (or PREFIX with --prefix)") var arguments: [String] = []
+    @Argument(help: "[CONFIG] KEY (or PREFIX with --prefix)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("delete") { output in

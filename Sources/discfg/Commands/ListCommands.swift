@@ -32,7 +32,7 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
     var reveal = false
 
-    @Argument(help: "[CONFIG] [PREFIX]") var arguments: [String] = []
+    @Argument(help: "[CONFIG] [PREFIX]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("list") { output in
@@ -97,7 +97,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
     var reveal = false
 
-    @Argument(help: "[CONFIG] KEY") var arguments: [String] = []
+    @Argument(help: "[CONFIG] KEY", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("history") { output in

@@ -75,7 +75,7 @@ struct KeyCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Seal every secret again under the new data key.")
         var reseal = false
 
-        @Argument(help: "The config (default: the selected one).") var name: String?
+        @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
 
         func run() async throws {
             try await global.run("key rotate") { output in

@@ -271,7 +271,7 @@ struct TokenCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "read, write or admin.") var role: Role
-        @Option(name: .customLong("scope"), help: ArgumentHelp("Limit the token to this config (repeatable).", valueName: "config"))
+        @Option(name: .customLong("scope"), help: ArgumentHelp("Limit the token to this config (repeatable).", valueName: "config"), completion: ShellCompletion.configs)
         var scopes: [String] = []
         @Option(name: .long, help: "Who holds it, for 'token list'.") var description: String?
 
@@ -317,7 +317,7 @@ struct TokenCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a token by its id.", usage: "discfg token revoke [<options>] <id>")
 
         @OptionGroup var global: GlobalOptions
-        @Argument(help: "The token's id (from 'token list').") var id: String
+        @Argument(help: "The token's id (from 'token list').", completion: ShellCompletion.tokenIDs) var id: String
 
         func run() async throws {
             try await global.run("token-revoke") { output in

@@ -56,7 +56,7 @@ struct ExportCommand: AsyncParsableCommand {
             transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
     var revision: UInt64?
 
-    @Argument(help: "[CONFIG]") var arguments: [String] = []
+    @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("export") { printer in
