@@ -400,6 +400,7 @@ struct VersionCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "version",
         abstract: "Print discfg's version, and the commit and time a release was built from.",
+        usage: "discfg version [<options>]",
         discussion: """
         Prints what 'discfg --version' prints. A release (scripts/release) names the \
         commit and the time it was built from; a build from a work tree says so:
