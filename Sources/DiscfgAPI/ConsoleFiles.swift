@@ -485,9 +485,10 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
         ("console.js", ##"""
 // discfg web console.
 //
-// Signs in with a bearer token, lists configs, shows a config's keys as a tree, edits
-// values with compare-and-swap (If-Match) and follows the config's changes live over
-// Server-Sent Events read with fetch().
+// Signs in with a bearer token (or goes straight in where the server needs none), lists
+// configs, shows a config's keys as a tree, edits values with compare-and-swap
+// (If-Match) and follows the config's changes live over Server-Sent Events read with
+// fetch().
 //
 // Everything that comes from the API (names, keys, values, messages) is written with
 // textContent, text nodes or input values, never parsed as HTML. The page runs under
@@ -982,7 +983,9 @@ function showView(name) {
   ui.configsView.hidden = name !== 'configs';
   ui.configView.hidden = name !== 'config';
   ui.tokensView.hidden = name !== 'tokens';
-  for (const button of [ui.signout, ui.configsNav, ui.tokensNav]) button.hidden = name === 'signin';
+  for (const button of [ui.configsNav, ui.tokensNav]) button.hidden = name === 'signin';
+  // Without a token (a server that needs none) there is nothing to sign out of.
+  ui.signout.hidden = name === 'signin' || !storedToken();
   setCurrentNav(ui.configsNav, name === 'configs');
   setCurrentNav(ui.tokensNav, name === 'tokens');
   if (name !== 'tokens') {
@@ -1049,7 +1052,9 @@ async function onSignIn(event) {
     ui.token.focus();
     return;
   }
-  sessionStorage.setItem(TOKEN_KEY, token);
+  // An empty token asks again without one (the server may have been unreachable).
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
   ui.signinSubmit.disabled = true;
   ui.signinError.textContent = '';
   try {
@@ -1059,8 +1064,17 @@ async function onSignIn(event) {
   }
 }
 
-/** Checks the stored token by listing configs; shows the console or the sign-in form. */
-async function enter() {
+/**
+ * Lists configs with the stored token, or with none, and shows the console, or the
+ * sign-in form when the server refuses. This is how the console learns whether the
+ * server needs a token at all: one that does answers 401 (with WWW-Authenticate:
+ * Bearer), one that does not (serve on loopback before any token exists, --auth none)
+ * lists the configs, and the console goes straight to them.
+ *
+ * `opening`: the page just opened and nobody typed a token, so a 401 is only the
+ * server saying it needs one: the sign-in form asks for it without an error.
+ */
+async function enter({ opening = false } = {}) {
   let envelope;
   try {
     envelope = await api('GET', `${API}/configs`);
@@ -1072,7 +1086,7 @@ async function enter() {
       // Not the token's fault (the server is down, say): keep it to try again.
       ui.token.value = storedToken() || '';
     }
-    showSignIn(error.message);
+    showSignIn(opening && error.status === 401 ? '' : error.message);
     return;
   }
   signedIn = true;
@@ -2707,12 +2721,18 @@ async function onImport(event) {
 /** The token id being confirmed for revocation, or null. */
 let revoking = null;
 let tokenList = [];
+/**
+ * Whether the token just issued closed the server: it was open until its first token
+ * (serve --auth auto) and this tab has no token. "Done" then goes to the sign-in form.
+ */
+let closedByIssue = false;
 
 async function showTokens() {
   closeConfig();
   showView('tokens');
   clearErrors();
   revoking = null;
+  closedByIssue = false;
   ui.issued.hidden = true;
   ui.issuedToken.value = '';
   ui.tokensHeading.focus();
@@ -2729,6 +2749,14 @@ async function loadTokens() {
     renderTokens();
   } catch (error) {
     if (isAbort(error)) return;
+    if (error.status === 401 && !storedToken() && !ui.issued.hidden) {
+      // The token just issued was the server's first, and it now takes requests only
+      // with a token: keep the new one on screen to be copied, signing out at "Done".
+      closedByIssue = true;
+      ui.tokensRefused.textContent = 'This server now takes requests only with a token. Copy the new token, then choose Done to sign in with it.';
+      ui.tokensRefused.hidden = false;
+      return;
+    }
     ui.tokensBody.hidden = true;
     if (error.status === 403) {
       ui.tokensRefused.textContent = 'Tokens are managed by an admin of every config, and the token you signed in with is not one. Ask an admin, or sign in with an admin token.';
@@ -2856,6 +2884,11 @@ async function onCopyIssued() {
 function onIssuedDone() {
   ui.issuedToken.value = '';
   ui.issued.hidden = true;
+  if (closedByIssue) {
+    closedByIssue = false;
+    signOut('Sign in with the token you issued, or another.');
+    return;
+  }
   ui.newTokenRole.focus();
 }
 
@@ -2924,9 +2957,9 @@ function start() {
   window.addEventListener('popstate', () => route());
   setInterval(refreshAges, AGE_REFRESH_MS);
 
-  // A token from earlier in this tab (a reload): try it; otherwise ask for one.
-  if (storedToken() !== null) enter();
-  else showSignIn();
+  // A token from earlier in this tab (a reload): try it. Otherwise try without one: a
+  // server that needs none shows the configs, one that needs a token the sign-in form.
+  enter({ opening: storedToken() === null });
 }
 
 start();
@@ -3047,10 +3080,11 @@ function shortestEdit(a, b) {
   <p id="loading" class="placeholder">Loading…</p>
   <noscript><p class="error">The discfg console needs JavaScript.</p></noscript>
 
-  <!-- Sign-in: the bearer token is kept in sessionStorage for this tab only. -->
+  <!-- Sign-in, when the server needs a token (console.js asks it first): the bearer
+       token is kept in sessionStorage for this tab only. -->
   <section id="signin-view" class="view narrow" aria-labelledby="signin-heading" hidden>
     <h1 id="signin-heading">Sign in</h1>
-    <p class="hint">Enter an API token (<code>dcfg_…</code>). A server that runs without tokens accepts an empty one.</p>
+    <p class="hint">This server takes requests only with a token. Enter one (<code>dcfg_…</code>, made with <code>discfg token create</code>).</p>
     <form id="signin" class="stack" novalidate>
       <label for="token">Token</label>
       <input id="token" name="token" type="password" autocomplete="off" spellcheck="false" autocapitalize="off">
