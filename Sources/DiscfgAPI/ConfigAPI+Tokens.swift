@@ -5,35 +5,28 @@ import Hummingbird
 extension ConfigAPI {
     /// `GET /admin/tokens`: every valid token's record (never a token or its hash).
     func listTokens() async throws -> Response {
-        var envelope = Envelope(action: "tokens")
-        envelope.tokens = try await authenticator.tokens()
-        return APIResponse.json(envelope)
+        APIResponse.json(Envelope(tokens: try await authenticator.tokens()))
     }
 
     /// `POST /admin/tokens` with `{"role": …, "configs": […], "description": …}`: issues
-    /// a token and answers it once (201), beside its record.
+    /// a token and answers it once (201), beside its id and its record.
     func createToken(_ request: inout Request) async throws -> Response {
         let body = try await request.bodyData(limit: options.maxSettingsBytes)
         let asked = try TokenRequest(json: body)
         let (token, record) = try await RequestDeadlines.commit {
             try await authenticator.issueToken(role: asked.role, configs: asked.configs, description: asked.description)
         }
-        var envelope = Envelope(action: "token-create")
-        envelope.token = token
-        envelope.tokens = [record]
-        var response = APIResponse.json(envelope)
+        var response = APIResponse.json(Envelope(issuedToken: token, record: record))
         response.status = .created
         response.headers[.cacheControl] = "no-store"
         return response
     }
 
-    /// `DELETE /admin/tokens/{id}`: revokes a token and answers its record.
+    /// `DELETE /admin/tokens/{id}`: revokes a token and answers its id and record.
     func revokeToken(_ context: some DiscfgRequestContext) async throws -> Response {
         let id = context.parameters.get("id") ?? ""
         let record = try await RequestDeadlines.commit { try await authenticator.revokeToken(id: id) }
-        var envelope = Envelope(action: "token-revoke")
-        envelope.tokens = [record]
-        return APIResponse.json(envelope)
+        return APIResponse.json(Envelope(revokedToken: record))
     }
 }
 

@@ -30,9 +30,11 @@ public enum EnvelopeJSON {
         if let configs = envelope.configs { object.key("configs", &buffer); writeArray(configs, to: &buffer, write) }
         if let current = envelope.currentDiscfg { object.key("currentDiscfg", &buffer); buffer.writeJSONString(current) }
         if let cursor = envelope.cursor { object.key("cursor", &buffer); buffer.writeJSONString(cursor) }
+        if let encryptionKey = envelope.encryptionKey { object.key("encryptionKey", &buffer); buffer.writeJSONString(encryptionKey) }
         if let error = envelope.error { object.key("error", &buffer); write(error, to: &buffer) }
         if let event = envelope.event { object.key("event", &buffer); write(event, to: &buffer) }
         if let events = envelope.events { object.key("events", &buffer); writeArray(events, to: &buffer, write) }
+        if let id = envelope.id { object.key("id", &buffer); buffer.writeJSONString(id) }
         if let info = envelope.configInfo { object.key("info", &buffer); write(info, to: &buffer) }
         if let item = envelope.item { object.key("item", &buffer); write(item, to: &buffer) }
         if let items = envelope.items { object.key("items", &buffer); writeArray(items, to: &buffer, write) }

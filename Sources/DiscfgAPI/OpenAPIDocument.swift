@@ -54,7 +54,7 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
     post:
-      summary: Issue a bearer token; the answer's token is shown this once (only its SHA-256 is kept). Admins of every config only.
+      summary: Issue a bearer token; the answer's token is shown this once (only its SHA-256 is kept), with its id and record. Admins of every config only.
       description: |
         The token works at once on this server, and on others sharing the store within
         their few seconds of token caching. Fields the body does not name are refused.
@@ -73,7 +73,7 @@ paths:
     parameters:
       - { name: id, in: path, required: true, schema: { type: string, pattern: '^[0-9a-f]{12}$' }, description: "The token's id (the 12 hex digits after dcfg_)." }
     delete:
-      summary: Revoke a token; answers its record. This server refuses it at once, others sharing the store within seconds. Admins of every config only.
+      summary: Revoke a token; answers its id and record. This server refuses it at once, others sharing the store within seconds. Admins of every config only.
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
@@ -789,6 +789,7 @@ components:
         succeeded: { type: boolean, description: "txn: whether every comparison held, so the success branch ran." }
         responses: { type: array, items: { $ref: "#/components/schemas/TransactionResponse" }, description: "txn: one per operation of the branch that ran, in order." }
         token: { type: string, description: "token-create: the new bearer token, shown this once." }
+        id: { type: string, pattern: '^[0-9a-f]{12}$', description: "token-create, token-revoke: the token's id (the 12 hex digits after dcfg_), what DELETE /admin/tokens/{id} takes." }
         tokens: { type: array, items: { $ref: "#/components/schemas/Token" }, description: "tokens, token-create, token-revoke: token records." }
 """#
 }

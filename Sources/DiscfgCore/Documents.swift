@@ -157,8 +157,14 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var responses: [TransactionResponseDocument]?
     /// A new bearer token, shown this once (`token-create`).
     public var token: String?
+    /// The id of the token created or revoked (`token-create`, `token-revoke`): the 12
+    /// hex digits after `dcfg_`, what `token revoke` and `DELETE /admin/tokens/{id}` take.
+    public var id: String?
     /// Token records, never the tokens (`tokens`, `token-create`, `token-revoke`).
     public var tokens: [TokenDocument]?
+    /// The name of an encryption key made here (`key-init`): what `--encryption` takes
+    /// and a config's `settings.encryption.key` holds, such as `file:///…/default.key`.
+    public var encryptionKey: String?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -169,7 +175,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event
         case configInfo = "info"
         case configs, unchanged, message, error, table
-        case succeeded, responses, token, tokens
+        case succeeded, responses, token, id, tokens, encryptionKey
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.
@@ -192,6 +198,28 @@ public struct Envelope: Codable, Hashable, Sendable {
         revision = result.revision
         at = result.events.first?.at
         responses = result.responses.map(TransactionResponseDocument.init)
+    }
+
+    /// The envelope for a token just issued (`token-create`, from `POST /admin/tokens`
+    /// and `discfg token create` alike): the token, shown this once, its id and its record.
+    public init(issuedToken token: String, record: TokenDocument) {
+        self.init(action: "token-create")
+        self.token = token
+        id = record.id
+        tokens = [record]
+    }
+
+    /// The envelope for a revoked token (`token-revoke`): its id and its record.
+    public init(revokedToken record: TokenDocument) {
+        self.init(action: "token-revoke")
+        id = record.id
+        tokens = [record]
+    }
+
+    /// The envelope listing token records (`tokens`): never the tokens themselves.
+    public init(tokens records: [TokenDocument]) {
+        self.init(action: "tokens")
+        tokens = records
     }
 
     /// The envelope for a failure, carrying the current item of a failed condition.

@@ -157,7 +157,9 @@ struct EnvelopeJSONTests {
             "succeeded": { $0.succeeded = false },
             "responses": { $0.responses = [TransactionResponseDocument(.get([]))] },
             "token": { $0.token = "dcfg_0123456789ab_secret" },
+            "id": { $0.id = "0123456789ab" },
             "tokens": { $0.tokens = [token] },
+            "encryptionKey": { $0.encryptionKey = "file:///home/me/.config/discfg/keys/default.key" },
         ]
         var envelopes: [String: Envelope] = [:]
         for child in Mirror(reflecting: Envelope(action: "x")).children {

@@ -38,6 +38,7 @@ struct TokenRouteTests {
             let token = try #require(envelope.token)
             let record = try #require(envelope.tokens?.first)
             #expect(TokenFormat.id(of: token) == record.id)
+            #expect(envelope.id == record.id, "the id beside the token, as discfg token create -f json prints it")
             #expect(record.role == .write && record.configs == ["app"] && record.description == "web tier")
             #expect(try await server.store.token(id: record.id)?.hash == TokenFormat.hash(token), "only the hash is kept")
 
@@ -54,6 +55,7 @@ struct TokenRouteTests {
             let revoked = try await server.request(.DELETE, "/admin/tokens/\(record.id)", headers: Self.bearer(admin))
             #expect(revoked.status == 200, "\(revoked.text)")
             #expect(try revoked.envelope().tokens?.first == record)
+            #expect(try revoked.envelope().id == record.id)
             #expect(try await server.get("/v1/app/keys/k", headers: Self.bearer(token)).status == 401, "refused at once, despite the cache")
             let again = try await server.request(.DELETE, "/admin/tokens/\(record.id)", headers: Self.bearer(admin))
             #expect(again.status == 404)

@@ -12,7 +12,7 @@ struct ConsoleSealedTests {
     func binding() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
         #expect(try await cli.run("set", "app", "other", "x").status == 0)
         #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("s3cret-in-browser".utf8)).status == 0)

@@ -9,7 +9,7 @@ struct ExecTests {
     /// A runner with config `app`: /app/db/host, a secret /app/db/password, and /other.
     static func configured() async throws -> CLIRunner {
         let cli = try CLIRunner()
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
         #expect(try await cli.run("set", "app", "app/db/host", "db1.internal").status == 0)
         #expect(try await cli.run("set", "app", "app/db/password", "s3cr3t-value-91", "--secret").status == 0)

@@ -4,7 +4,9 @@ import Testing
 
 /// The CLI prints, for the recorded set of commands, byte for byte what was recorded
 /// (`Tests/Recorded/cli.txt`): stdout, stderr and exit status, with times and the
-/// scratch directory written as placeholders (the binary reads the real clock).
+/// scratch directory written as placeholders (the binary reads the real clock), and so
+/// are a token and its id, which are random (`<token-id>` in a command is the id of the
+/// token created last).
 @Suite("Recorded outputs: CLI")
 struct RecordedCLITests {
     static let commands: [[String]] = [
@@ -33,6 +35,11 @@ struct RecordedCLITests {
         ["delete", "db/port"],
         ["info", "-f", "json"],
         ["configs", "-f", "json"],
+        // Tokens and keys: each value under a field named for it.
+        ["token", "create", "--role", "read", "--scope", "app", "--description", "web tier", "-f", "json"],
+        ["token", "list", "-f", "json"],
+        ["token", "revoke", "<token-id>", "-f", "json"],
+        ["key", "init", "-f", "json"],
         // Mistakes.
         ["get", "nothere"],
         ["get", "a\u{1}b"],
@@ -51,8 +58,10 @@ struct RecordedCLITests {
         let runner = try CLIRunner()
         defer { runner.cleanUp() }
         var transcript = ""
+        var tokenID = ""
         for arguments in Self.commands {
-            let result = try await runner.run(arguments)
+            let result = try await runner.run(arguments.map { $0.replacingOccurrences(of: "<token-id>", with: tokenID) })
+            if let id = result.stdout.firstMatch(of: /"id" : "([0-9a-f]{12})"/)?.1 { tokenID = String(id) }
             transcript += "### discfg \(arguments.map(Self.quoted).joined(separator: " "))\n"
             transcript += "exit \(result.status)\n"
             if !result.stdout.isEmpty { transcript += Self.normalized(result.stdout, runner).split(separator: "\n", omittingEmptySubsequences: false).map { "1| " + $0 }.joined(separator: "\n") + "\n" }
@@ -70,6 +79,8 @@ struct RecordedCLITests {
     /// two spaces (an age's width moves the columns after it).
     static func normalized(_ text: String, _ runner: CLIRunner) -> String {
         text.replacingOccurrences(of: runner.directory.path, with: "<dir>")
+            .replacingOccurrences(of: #"dcfg_[0-9a-f]{12}_[A-Za-z0-9_-]{43}"#, with: "<token>", options: .regularExpression)
+            .replacingOccurrences(of: #""id" : "[0-9a-f]{12}""#, with: #""id" : "<token-id>""#, options: .regularExpression)
             .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)"#, with: "<time>", options: .regularExpression)
             .replacingOccurrences(of: #"\b\d{13}\b"#, with: "<ms>", options: .regularExpression)
             .replacingOccurrences(of: #"(just now|\d+ ?[a-z]+ ago|in \d+ ?[a-z]+)"#, with: "<age>", options: .regularExpression)

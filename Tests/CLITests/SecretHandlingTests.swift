@@ -10,7 +10,7 @@ struct SecretHandlingTests {
     /// A runner with config `app` sealed by a fresh key file, and a secret /db/password.
     static func configured() async throws -> (CLIRunner, keyPath: String) {
         let cli = try CLIRunner()
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
         #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("hunter2-secret".utf8)).status == 0)
         return (cli, String(keyFile.dropFirst("file://".count)))

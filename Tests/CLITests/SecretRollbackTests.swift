@@ -13,7 +13,7 @@ struct SecretRollbackTests {
     private func withRolledBackSecret(_ body: (CLIRunner, (String, Data) async throws -> String, Data) async throws -> Void) async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
         #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("old-password-1".utf8)).status == 0)
         #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("new-password-2".utf8)).status == 0)
@@ -89,7 +89,7 @@ struct SecretRollbackTests {
     func createRevisions() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
         // Writers racing the secret's first write: whichever revision it lands at, it opens.
         let writers = try cli.launchShell(#"for i in $(seq 1 40); do "$DISCFG" set app noise/$i x >/dev/null || exit 1; done"#)

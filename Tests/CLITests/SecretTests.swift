@@ -19,7 +19,7 @@ struct SecretTests {
     @Test("set --secret, get, ls, history, watch and export: the value opens with the key and nowhere else", arguments: Kind.allCases)
     func roundTrip(kind: Kind) async throws {
         try await withStore(kind) { cli, evidence in
-            let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+            let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
             #expect(keyFile.hasPrefix("file:///"))
             try await expectSuccess(cli.run("create", "app", "--encryption", keyFile))
             try await expectSuccess(cli.run("set", "app", "db/password", Self.plaintext, "--secret"))
@@ -86,7 +86,7 @@ struct SecretTests {
     func swappedAndRolledBack() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         try await expectSuccess(cli.run("create", "app", "--encryption", keyFile))
         try await expectSuccess(cli.run("set", "app", "a", "alpha", "--secret"))
         try await expectSuccess(cli.run("set", "app", "b", "bravo", "--secret"))
@@ -144,7 +144,7 @@ struct SecretTests {
         let unknown = try await cli.run("create", "odd", "--encryption", "vault://x")
         #expect(unknown.status == 2 && unknown.stderr.contains("kms://"), "\(unknown.stderr)")
 
-        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
         let again = try await cli.run("key", "init")
         #expect(again.status == 2 && again.stderr.contains("never replaces"), "\(again.stderr)")
         #expect(try await cli.run("create", "sealed", "--encryption", keyFile).status == 0)
@@ -187,7 +187,7 @@ struct SecretTests {
             #expect(!sealedHooks.contains("hook-\(Self.plaintext)") && sealedHooks.contains("kms-sealed:"), "sealed with the new key")
             #expect(try await cli.run("info", "hooks").stdout.contains("https://hooks.example.com/discfg (signed)"))
 
-            let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().message)
+            let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
             try await expectSuccess(cli.run("update", "prod", "--encryption", keyFile))
             var offline = cli
             offline.environment["AWS_ENDPOINT_URL_KMS"] = "http://127.0.0.1:9"

@@ -12,8 +12,8 @@ struct FunctionURLTests {
     func tokens() async throws {
         try await withMotoTable { table in
             try await table.createConfig("app")
-            let writer = try #require(try await table.cli.json("token", "create", "--role", "write", "--description", "lambda test").message)
-            let reader = try #require(try await table.cli.json("token", "create", "--role", "read", "--scope", "app").message)
+            let writer = try #require(try await table.cli.json("token", "create", "--role", "write", "--description", "lambda test").token)
+            let reader = try #require(try await table.cli.json("token", "create", "--role", "read", "--scope", "app").token)
             try await withLambda(table, environment: ["DISCFG_AUTH": "token"]) { lambda in
                 let (bare, _) = try await lambda.request(GatewayEvent.functionURL(Request("GET", "/v1/app/keys/x")))
                 #expect(bare.statusCode == 401, "\(bare.raw)")
@@ -65,7 +65,7 @@ struct FunctionURLTests {
     func iamAndToken() async throws {
         try await withMotoTable { table in
             try await table.createConfig("app")
-            let reader = try #require(try await table.cli.json("token", "create", "--role", "read").message)
+            let reader = try #require(try await table.cli.json("token", "create", "--role", "read").token)
             try await withLambda(table, environment: ["DISCFG_AUTH": "iam,token"]) { lambda in
                 let (iam, _) = try await lambda.request(GatewayEvent.httpAPI(Request("PUT", "/v1/app/keys/k", text: "v")))
                 #expect(iam.statusCode == 201, "the IAM caller (default role admin) writes: \(iam.raw)")

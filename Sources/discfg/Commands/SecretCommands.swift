@@ -34,11 +34,11 @@ struct KeyCommand: AsyncParsableCommand {
         @Argument(help: "Where to write it. Default: $XDG_CONFIG_HOME/discfg/keys/default.key (~/.config/…).") var path: String?
 
         func run() async throws {
-            try await global.run("key init") { output in
+            try await global.run("key-init") { output in
                 let target = try path.map { try KeyName.normalized("file://" + $0) }.map { String($0.dropFirst("file://".count)) } ?? Self.defaultPath(global.environment)
                 let key = try FileKey.create(at: target)
-                var envelope = Envelope(action: "key init")
-                envelope.message = key.name
+                var envelope = Envelope(action: "key-init")
+                envelope.encryptionKey = key.name
                 output.emit(envelope) { "made key file \(target)\nuse it with: discfg create CONFIG --encryption \(key.name)" }
             }
         }
@@ -78,7 +78,7 @@ struct KeyCommand: AsyncParsableCommand {
         @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
 
         func run() async throws {
-            try await global.run("key rotate") { output in
+            try await global.run("key-rotate") { output in
                 let name = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
                 let store = try global.openStore()
                 guard let encryption = try await store.configInfo(name).settings.encryption else {
@@ -96,7 +96,7 @@ struct KeyCommand: AsyncParsableCommand {
                 } else if DataKeyIDs.acceptsLegacySeals(rotated) {
                     output.note("config \(name) still opens secrets sealed in discfg's first format, which a writer without the key could roll back; discfg key rotate \(name) --reseal seals them all again and stops accepting that format")
                 }
-                var envelope = Envelope(action: "key rotate")
+                var envelope = Envelope(action: "key-rotate")
                 envelope.config = name.rawValue
                 envelope.configInfo = ConfigDocument(info.redacted)
                 output.emit(envelope) { lines.joined(separator: "\n") }

@@ -279,9 +279,7 @@ struct TokenCommand: AsyncParsableCommand {
             try await global.run("token-create") { output in
                 let configs = try scopes.isEmpty ? nil : scopes.map(ConfigName.init)
                 let (token, record) = try await global.openTokenAdministration().issueToken(role: role, configs: configs, description: description)
-                var envelope = Envelope(action: "token-create")
-                envelope.message = token
-                output.emit(envelope) {
+                output.emit(Envelope(issuedToken: token, record: record)) {
                     """
                     \(token)
                     (token \(record.id), role \(record.role.rawValue)\(record.configs.map { ", configs " + $0.joined(separator: ",") } ?? ""); it is not shown again)
@@ -297,11 +295,9 @@ struct TokenCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
 
         func run() async throws {
-            try await global.run("token-list") { output in
+            try await global.run("tokens") { output in
                 let tokens = try await global.openTokenAdministration().tokens()
-                var envelope = Envelope(action: "token-list")
-                envelope.message = tokens.map { "\($0.id) \($0.role.rawValue)" }.joined(separator: "\n")
-                output.emit(envelope) {
+                output.emit(Envelope(tokens: tokens)) {
                     guard !tokens.isEmpty else { return "no tokens; create one with 'discfg token create --role read'" }
                     let now = Date()
                     return Show.table(
@@ -323,11 +319,8 @@ struct TokenCommand: AsyncParsableCommand {
             try await global.run("token-revoke") { output in
                 let tokens = try global.openTokenAdministration()
                 let record = try await tokens.revokeToken(id: id)
-                var envelope = Envelope(action: "token-revoke")
-                envelope.message = id
-                envelope.tokens = [record]
                 let remaining = try await tokens.tokens().count
-                output.emit(envelope) {
+                output.emit(Envelope(revokedToken: record)) {
                     "revoked token \(id); servers stop accepting it within a few seconds"
                         + (remaining == 0 ? "\nno valid token is left: servers keep requiring one ('discfg token create'; 'discfg token forget' to open them again)" : "")
                 }
@@ -352,9 +345,12 @@ struct TokenCommand: AsyncParsableCommand {
                 guard remaining == 0 else { throw DiscfgError.invalid("token", "\(remaining) token(s) are still valid; revoke them first ('discfg token list', 'discfg token revoke ID')") }
                 try Confirmation.require("open servers in --auth auto to this machine without tokens", yes: yes)
                 try await store.forgetIssuedTokens()
+                // The action says what was done; message is a sentence for people, as in
+                // the original's envelopes.
+                let done = "servers in --auth auto on loopback take requests without a token again"
                 var envelope = Envelope(action: "token-forget")
-                envelope.message = "forgotten"
-                output.emit(envelope) { "servers in --auth auto on loopback take requests without a token again" }
+                envelope.message = done
+                output.emit(envelope) { done }
             }
         }
     }
