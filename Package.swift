@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "DiscfgLambda", targets: ["DiscfgLambda"]),
         .library(name: "DiscfgConformance", targets: ["DiscfgConformance"]),
         .library(name: "DiscfgConfiguration", targets: ["DiscfgConfiguration"]),
+        .library(name: "JSONSchema", targets: ["JSONSchema"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -39,6 +40,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
     ],
     targets: [
+        .target(
+            name: "JSONSchema",
+            swiftSettings: strict
+        ),
         .target(
             name: "DiscfgCore",
             dependencies: [.product(name: "Yams", package: "Yams")],
@@ -220,6 +225,15 @@ let package = Package(
             resources: [
                 .copy("Resources/aws-sig-v4-test-suite"),
                 .copy("Resources/botocore_sign.py"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "JSONSchemaTests",
+            dependencies: ["JSONSchema"],
+            resources: [
+                .copy("Resources/json-schema-test-suite"),
+                .copy("Resources/known-failures.json"),
             ],
             swiftSettings: strict
         ),
