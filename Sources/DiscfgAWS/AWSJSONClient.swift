@@ -76,6 +76,9 @@ public final class AWSJSONClient: Sendable {
     public let credentialProvider: any CredentialProvider
     /// Round trips and consumed capacity per operation.
     public let metrics: ConsumedCapacityRecorder
+    /// The endpoint's clock as its latest answer (success or refusal) gave it, for
+    /// telling a refused signature from a machine whose clock is off.
+    public let serverClock = ServerClock()
     private let httpClient: HTTPClient
     private let signer: SigV4Signer
     private let now: @Sendable () -> Date
@@ -99,7 +102,8 @@ public final class AWSJSONClient: Sendable {
         self.now = now
         self.signer = SigV4Signer(region: configuration.region, service: configuration.service)
         var httpConfiguration = HTTPClient.Configuration()
-        httpConfiguration.timeout.connect = .seconds(5)
+        // A dead endpoint is reported within the request's deadline, when that is shorter.
+        httpConfiguration.timeout.connect = TimeAmount(min(configuration.timeout, .seconds(5)))
         self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
     }
 
@@ -195,6 +199,7 @@ public final class AWSJSONClient: Sendable {
         request.body = .bytes(ByteBuffer(bytes: body))
 
         let response = try await httpClient.execute(request, timeout: TimeAmount(configuration.timeout))
+        serverClock.record(dateHeader: response.headers.first(name: "Date"), at: Date())
         let buffer = try await response.body.collect(upTo: configuration.maxResponseBytes)
         let data = Data(buffer.readableBytesView)
         if (200..<300).contains(response.status.code) {

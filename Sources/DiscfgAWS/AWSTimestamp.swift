@@ -44,6 +44,24 @@ public struct AWSTimestamp: Sendable, Hashable {
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + h * 3_600 + mi * 60 + s))
     }
 
+    /// Parses an HTTP `Date` header in the IMF-fixdate form every AWS endpoint sends
+    /// (`Wed, 26 Nov 2026 05:44:29 GMT`); nil for anything else.
+    public static func parseHTTPDate(_ text: String) -> Date? {
+        let parts = text.split(separator: " ")
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        guard parts.count == 6, parts[0].hasSuffix(","), parts[5] == "GMT",
+              let day = Int64(parts[1]), (1...31).contains(day),
+              let month = months.firstIndex(of: String(parts[2])).map({ Int64($0 + 1) }),
+              let year = Int64(parts[3]), parts[3].count == 4
+        else { return nil }
+        let clock = parts[4].split(separator: ":")
+        guard clock.count == 3, let h = Int64(clock[0]), let mi = Int64(clock[1]), let s = Int64(clock[2]),
+              h < 24, mi < 60, s < 61
+        else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + h * 3_600 + mi * 60 + s))
+    }
+
     private static func pad(_ value: Int64, _ width: Int) -> String {
         let digits = String(value)
         return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
