@@ -45,8 +45,11 @@ public struct TableStatus: Sendable, Hashable {
     public var sizeBytes: Int
     /// The stream's view type (`NEW_IMAGE`), or nil when the stream is off.
     public var streamViewType: String?
-    /// `ENABLED`, `ENABLING`, `DISABLED` …, for the `ttl` attribute.
+    /// `ENABLED`, `ENABLING`, `DISABLED` …, for ``timeToLiveAttribute``.
     public var timeToLive: String
+    /// The attribute DynamoDB's TTL reads, when TTL is on (discfg's is
+    /// ``DynamoDBTable/expectedTimeToLiveAttribute``).
+    public var timeToLiveAttribute: String?
     /// The secondary indexes the table has.
     public var indexes: [String]
 }
@@ -63,6 +66,13 @@ public struct DynamoDBTable: Sendable {
 
     /// The table name.
     public var name: String { connection.table }
+
+    /// The attribute discfg's items carry their expiry in for DynamoDB's TTL.
+    public static var expectedTimeToLiveAttribute: String { DynamoDBTableDefinition.ttlAttribute.rawValue }
+    /// The stream view the notification function reads (history items whole).
+    public static var expectedStreamViewType: String { DynamoDBTableDefinition.streamView }
+    /// The secondary indexes discfg's reads use.
+    public static var expectedIndexes: [String] { DynamoDBIndex.allCases.map(\.rawValue) }
 
     /// How often ``waitUntilActive(progress:timeout:)`` asks.
     public var pollInterval: Duration = .seconds(1)
@@ -88,6 +98,7 @@ public struct DynamoDBTable: Sendable {
             itemCount: description.ItemCount ?? 0, sizeBytes: description.TableSizeBytes ?? 0,
             streamViewType: stream?.StreamEnabled == true ? stream?.StreamViewType : nil,
             timeToLive: ttl.TimeToLiveDescription?.TimeToLiveStatus ?? "DISABLED",
+            timeToLiveAttribute: ttl.TimeToLiveDescription?.AttributeName,
             indexes: (description.LocalSecondaryIndexes ?? []).map(\.IndexName)
         )
     }
@@ -102,7 +113,7 @@ public struct DynamoDBTable: Sendable {
     public func ensure(capacity: TableCapacity = .onDemand, progress: @Sendable (String) -> Void = { _ in }) async throws -> Bool {
         var created = false
         if let existing = try await describe() {
-            let missing = DynamoDBIndex.allCases.map(\.rawValue).filter { !existing.indexes.contains($0) }
+            let missing = Self.expectedIndexes.filter { !existing.indexes.contains($0) }
             guard missing.isEmpty else {
                 throw DiscfgError.invalid("store", "DynamoDB table \"\(name)\" exists but was not created by discfg (it lacks the index \(missing.joined(separator: ", "))); choose another table name")
             }
