@@ -33,6 +33,12 @@ public struct StoreOpener: Sendable {
     public var tableCapacity: TableCapacity?
     /// Told of slow steps (creating a table, waiting for it to become active).
     public var progress: @Sendable (String) -> Void = { _ in }
+    /// How long one request to DynamoDB or a discfg server may take; nil for the
+    /// defaults (10 s a DynamoDB attempt, 30 s a server request). `doctor` shortens it so
+    /// a dead endpoint is named within seconds.
+    public var requestTimeout: Duration?
+    /// How DynamoDB calls are retried; nil for ``RetryPolicy``'s defaults.
+    public var retryPolicy: RetryPolicy?
 
     /// An opener reading AWS settings and `DISCFG_TOKEN` from `environment`.
     public init(environment: [String: String]) {
@@ -55,11 +61,12 @@ public struct StoreOpener: Sendable {
     /// instead (API Gateway in token mode).
     public func openServer(_ url: URL) throws -> RemoteStore {
         let bearer = token ?? environment["DISCFG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        guard let target = AWSRequestSigning.target(for: url) else { return try RemoteStore(url: url, token: bearer) }
-        if let bearer { return try RemoteStore(url: target.url, token: bearer) }
+        let timeout = requestTimeout ?? .seconds(30)
+        guard let target = AWSRequestSigning.target(for: url) else { return try RemoteStore(url: url, token: bearer, timeout: timeout) }
+        if let bearer { return try RemoteStore(url: target.url, token: bearer, timeout: timeout) }
         let chain = CredentialChain.standard(explicit: credentials, environment: environment, profile: profile)
         let signing = AWSRequestSigning(region: region ?? target.region, service: target.service, credentials: chain)
-        return try RemoteStore(url: target.url, token: nil, signing: signing)
+        return try RemoteStore(url: target.url, token: nil, signing: signing, timeout: timeout)
     }
 
     /// A DynamoDB table's store. Its AWS client lives as long as the process: commands
@@ -74,7 +81,9 @@ public struct StoreOpener: Sendable {
             throw DiscfgError.invalid("region", "\(error.description), e.g. --region us-east-1 or dynamodb://us-east-1/\(location.table)")
         }
         let client = AWSJSONClient(
-            configuration: .dynamoDB(region: region, endpoint: location.endpoint),
+            configuration: .dynamoDB(
+                region: region, endpoint: location.endpoint, timeout: requestTimeout ?? .seconds(10), retryPolicy: retryPolicy ?? RetryPolicy()
+            ),
             credentialProvider: CredentialChain.standard(explicit: credentials, environment: environment, profile: profile)
         )
         let store = DynamoDBStore(client: client, configuration: DynamoDBStore.Configuration(
