@@ -1,0 +1,46 @@
+import Foundation
+
+/// What the header of a SQLite store file says, read without opening it as a database,
+/// so nothing is created, changed or upgraded: whether it is SQLite at all, its journal
+/// mode and the discfg schema version it was written with.
+///
+/// The header is the file's first page as last checkpointed; while a process holds the
+/// store open, a change of schema may sit in the write-ahead log for a moment longer.
+///
+/// ```swift
+/// if let file = try SQLiteStoreFile(path: "/var/lib/discfg/discfg.db"), file.schemaVersion > SQLiteStoreFile.supportedSchemaVersion { … }
+/// ```
+public struct SQLiteStoreFile: Sendable, Hashable {
+    /// Whether the file starts with SQLite's magic string (an empty file does not).
+    public var isSQLite: Bool
+    /// Whether the file is empty: a store not set up yet, which opening sets up.
+    public var isEmpty: Bool
+    /// `wal` or `rollback` (SQLite's legacy journal modes: delete, truncate, persist).
+    public var journalMode: String
+    /// The discfg schema version (SQLite's `user_version`); 0 before discfg set it up.
+    public var schemaVersion: Int
+
+    /// The newest schema this build reads and writes; older files are upgraded on opening.
+    public static var supportedSchemaVersion: Int { SQLiteSchema.version }
+
+    private static let magic = Array("SQLite format 3\u{0}".utf8)
+
+    /// Reads the header of the file at `path`.
+    /// - Throws: the file system's error when the file cannot be read.
+    public init(path: String) throws {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        let header = [UInt8](try handle.read(upToCount: 100) ?? Data())
+        isEmpty = header.isEmpty
+        isSQLite = header.count == 100 && Array(header[0..<16]) == Self.magic
+        guard isSQLite else {
+            journalMode = "none"
+            schemaVersion = 0
+            return
+        }
+        // Bytes 18 and 19 are the write and read format versions: 2 for WAL.
+        journalMode = header[18] == 2 && header[19] == 2 ? "wal" : "rollback"
+        // Bytes 60-63 are the user version, big-endian.
+        schemaVersion = header[60..<64].reduce(0) { $0 << 8 | Int($1) }
+    }
+}
