@@ -29,7 +29,8 @@ final class Evaluator {
     var muted = 0
     var budget: RegexBudget
     private var refCache: [String: LocatedSchema] = [:]
-    private let stack = StackGuard()
+    /// Read when evaluation first goes deep: reading a main thread's bounds parses /proc/self/maps.
+    private lazy var stack = StackGuard()
 
     init(validator: JSONSchemaValidator) {
         self.validator = validator
@@ -97,7 +98,7 @@ final class Evaluator {
             report(schema, "$ref", "schema evaluation nests deeper than \(validator.options.maxDepth) levels (a reference cycle, or an instance nested too deep)")
             return nil
         }
-        if !stack.hasRoom {
+        if depth > 32, !stack.hasRoom {
             report(schema, "$ref", "schema evaluation nests deeper than this thread's stack allows (\(depth) levels)")
             return nil
         }

@@ -73,10 +73,20 @@ struct ExactKey: Hashable, Sendable {
     }
 
     static func == (lhs: ExactKey, rhs: ExactKey) -> Bool {
-        lhs.string.utf8.elementsEqual(rhs.string.utf8)
+        lhs.string.isExactly(rhs.string)
     }
 
     func hash(into hasher: inout Hasher) {
-        for byte in string.utf8 { hasher.combine(byte) }
+        var copy = string
+        copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+    }
+}
+
+extension String {
+    /// Equality of the UTF-8 bytes (no canonical equivalence), on contiguous storage.
+    func isExactly(_ other: String) -> Bool {
+        var lhs = self
+        var rhs = other
+        return lhs.withUTF8 { a in rhs.withUTF8 { b in a.count == b.count && a.elementsEqual(b) } }
     }
 }

@@ -71,10 +71,25 @@ public struct JSONSchemaValidator: Sendable {
             try index.add(document, uri: uri, draft: documentDraft, limit: options.maxSubschemas)
         }
         try index.add(schema, uri: "", draft: draft, limit: options.maxSubschemas)
+        index.merge(Metaschemas.index)
         self.draft = draft
         self.options = options
         self.index = index
         root = index.resolve("")!
+    }
+
+    /// Checks `schema` against the metaschema of its dialect (`$schema`, else `defaultDraft`).
+    ///
+    /// ```swift
+    /// JSONSchemaValidator.checkSchema(["type": "strnig"]).isValid   // false
+    /// ```
+    public static func checkSchema(_ schema: JSONValue, defaultDraft: SchemaDraft = .draft2020_12) -> ValidationResult {
+        var draft = defaultDraft
+        if case .string(let uri)? = schema["$schema"], let named = SchemaDraft(schemaURI: uri) { draft = named }
+        let uri = draft == .draft7 ? "http://json-schema.org/draft-07/schema#" : "https://json-schema.org/draft/2020-12/schema"
+        // The metaschemas are constants and index without error.
+        let metaschema = try! JSONSchemaValidator(schema: ["$ref": .string(uri)], options: Options(defaultDraft: draft))
+        return metaschema.validate(schema)
     }
 
     /// Validates an instance, reporting every violation found (up to ``Options/maxErrors``).

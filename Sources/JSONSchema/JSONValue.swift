@@ -42,7 +42,7 @@ extension JSONValue: Hashable {
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y
         case (.number(let x), .number(let y)): return x == y
-        case (.string(let x), .string(let y)): return x.utf8.elementsEqual(y.utf8)
+        case (.string(let x), .string(let y)): return x.isExactly(y)
         case (.array, .array), (.object, .object): break
         default: return false
         }
@@ -54,7 +54,7 @@ extension JSONValue: Hashable {
             case (.number(let x), .number(let y)): if x != y { return false }
             case (.string(let x), .string(let y)):
                 // Scalar by scalar: "é" and "e\u{301}" are different JSON strings, though Swift calls them equal.
-                if !x.utf8.elementsEqual(y.utf8) { return false }
+                if !x.isExactly(y) { return false }
             case (.array(let x), .array(let y)):
                 guard x.count == y.count else { return false }
                 for i in x.indices { pending.append((x[i], y[i])) }

@@ -34,13 +34,23 @@ struct SchemaIndex: Sendable {
         resources[base] = root
     }
 
+    /// Adds what `other` indexed, keeping this index's entries where both name the same URI.
+    mutating func merge(_ other: SchemaIndex) {
+        resources.merge(other.resources) { mine, _ in mine }
+        anchors.merge(other.anchors) { mine, _ in mine }
+        dynamicAnchors.formUnion(other.dynamicAnchors)
+        embeddedBases.merge(other.embeddedBases) { mine, _ in mine }
+        patterns.merge(other.patterns) { mine, _ in mine }
+        enumSets.merge(other.enumSets) { mine, _ in mine }
+    }
+
     static func stripFragment(_ uri: String) -> String {
         if let hash = uri.firstIndex(of: "#") { return String(uri[..<hash]) }
         return uri
     }
 
     static func escape(_ token: String) -> String {
-        guard token.contains("~") || token.contains("/") else { return token }
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
         return token.replacingAll("~", with: "~0").replacingAll("/", with: "~1")
     }
 

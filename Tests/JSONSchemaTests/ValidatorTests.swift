@@ -103,6 +103,20 @@ struct ValidatorTests {
         #expect(throws: SchemaError.self) { try validator(##"{"patternProperties": {"[": {}}}"##) }
     }
 
+    @Test func schemasAreCheckedAgainstTheirMetaschema() throws {
+        #expect(JSONSchemaValidator.checkSchema(try JSONParser.parse(##"{"type": "object", "properties": {"port": {"type": "integer", "maximum": 65535}}}"##)).isValid)
+        let typo = JSONSchemaValidator.checkSchema(try JSONParser.parse(##"{"properties": {"port": {"type": "integr"}}}"##))
+        #expect(!typo.isValid)
+        #expect(typo.errors.contains { $0.instanceLocation == "/properties/port/type" })
+        #expect(!JSONSchemaValidator.checkSchema(try JSONParser.parse(##"{"minLength": -1}"##)).isValid)
+        #expect(!JSONSchemaValidator.checkSchema(try JSONParser.parse(##"{"pattern": "(unclosed"}"##)).isValid)
+        #expect(!JSONSchemaValidator.checkSchema(try JSONParser.parse(##"{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": 1}]}"##)).isValid)
+        #expect(JSONSchemaValidator.checkSchema(try JSONParser.parse(##"{"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}], "dependencies": {"a": ["b"]}}"##)).isValid)
+        for (uri, text) in Metaschemas.documents {
+            #expect(JSONSchemaValidator.checkSchema(try JSONParser.parse(text)).isValid, "\(uri)")
+        }
+    }
+
     @Test func errorCountIsCapped() throws {
         let v = try validator(##"{"items": {"type": "string"}}"##, options: .init(maxErrors: 5))
         let result = v.validate(.array(Array(repeating: 1, count: 10_000)))
