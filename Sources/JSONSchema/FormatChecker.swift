@@ -119,11 +119,12 @@ public enum FormatChecker {
         for label in s.split(separator: 0x2E, omittingEmptySubsequences: false) {
             guard !label.isEmpty, label.count <= 63, label.first != 0x2D, label.last != 0x2D else { return false }
             guard label.allSatisfy({ isAlphaNumeric($0) || $0 == 0x2D }) else { return false }
-            // "--" in the third and fourth places is reserved for IDNA ("xn--") labels.
-            if label.count >= 4, label[label.startIndex + 2] == 0x2D, label[label.startIndex + 3] == 0x2D,
-                !(label[label.startIndex] | 0x20 == 0x78 && label[label.startIndex + 1] | 0x20 == 0x6E)
-            {
-                return false
+            // "--" in the third and fourth places is reserved for IDNA A-labels ("xn--"), which must
+            // decode from Punycode to a label IDNA2008 allows.
+            if label.count >= 4, label[label.startIndex + 2] == 0x2D, label[label.startIndex + 3] == 0x2D {
+                guard label[label.startIndex] | 0x20 == 0x78, label[label.startIndex + 1] | 0x20 == 0x6E,
+                    let decoded = IDNALabel.decodePunycode(label.dropFirst(4)), IDNALabel.isValidULabel(decoded)
+                else { return false }
             }
         }
         return true
