@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct ConcurrencyChecks: Sendable {
     let conformance: StoreConformance
@@ -19,12 +18,12 @@ public struct ConcurrencyChecks: Sendable {
                 return try await group.reduce(0, +)
             }
             let total = Self.writers * Self.incrementsPerWriter
-            let item = try #require(try await store.get(key, in: config))
-            #expect(item.text == String(total))
-            #expect(item.version == UInt64(total))
-            #expect(try await store.revision(of: config) == Revision(UInt64(total)))
+            let item = try await require(store.get(key, in: config))
+            expectEqual(item.text, String(total))
+            expectEqual(item.version, UInt64(total))
+            try await expectEqual(store.revision(of: config), Revision(UInt64(total)))
             let history = try await store.fullHistory(of: key, in: config)
-            #expect(history.map(\.item?.text) == (1...total).reversed().map { Optional(String($0)) })
+            expectEqual(history.map(\.item?.text), (1...total).reversed().map { Optional(String($0)) })
         }
     }
 }

@@ -1,14 +1,12 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 /// A named list of conditions, so parameterized test names say what was tried.
-public struct ConditionCase: Sendable, CustomStringConvertible, CustomTestStringConvertible {
+public struct ConditionCase: Sendable, CustomStringConvertible {
     let name: String
     let conditions: [Condition]
 
     public var description: String { name }
-    public var testDescription: String { name }
 
     init(_ name: String, _ conditions: [Condition]) {
         self.name = name
@@ -58,7 +56,7 @@ public struct ConditionChecks: Sendable {
     static func prepare(_ store: any ConfigStore) async throws -> (ConfigName, Item) {
         let config = try await store.makeConfig()
         try await store.set("/k", "v1", in: config)
-        let current = try #require(try await store.set("/k", "v2", in: config).item)
+        let current = try await require(store.set("/k", "v2", in: config).item)
         try await store.set("/gone", "x", in: config)
         _ = try await store.delete(Key("/gone"), in: config, conditions: [])
         return (config, current)
@@ -71,10 +69,10 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, current) = try await Self.prepare(store)
             let event = try await store.set(Self.key, to: Data(text: "v3"), in: config, options: SetOptions(conditions: condition.conditions))
-            #expect(event.revision == 5)
-            #expect(event.prevItem == current)
-            #expect(event.item?.version == 3)
-            #expect(try await store.get(Self.key, in: config)?.value == Data(text: "v3"))
+            expectEqual(event.revision, 5)
+            expectEqual(event.prevItem, current)
+            expectEqual(event.item?.version, 3)
+            try await expectEqual(store.get(Self.key, in: config)?.value, Data(text: "v3"))
         }
     }
 
@@ -85,11 +83,11 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, current) = try await Self.prepare(store)
             let before = try await store.observableState(of: config)
-            let error = await expectError(.conditionFailed) {
+            let error = try await expectError(.conditionFailed) {
                 try await store.set(Self.key, to: Data(text: "v3"), in: config, options: SetOptions(conditions: condition.conditions))
             }
-            #expect(error?.currentItem == current)
-            #expect(try await store.observableState(of: config) == before)
+            expectEqual(error.currentItem, current)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -101,12 +99,12 @@ public struct ConditionChecks: Sendable {
             let (config, _) = try await Self.prepare(store)
             let before = try await store.observableState(of: config)
             for path in ["/never", "/gone"] {
-                let error = await expectError(.conditionFailed, "\(path)") {
+                let error = try await expectError(.conditionFailed, "\(path)") {
                     try await store.set(Key(path), to: Data(text: "new"), in: config, options: SetOptions(conditions: condition.conditions))
                 }
-                #expect(error?.currentItem == nil)
+                expectNil(error.currentItem)
             }
-            #expect(try await store.observableState(of: config) == before)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -114,14 +112,14 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, _) = try await Self.prepare(store)
             let created = try await store.set(Key("/never"), to: Data(text: "a"), in: config, options: SetOptions(conditions: [.version(0)]))
-            #expect(created.item?.version == 1)
+            expectEqual(created.item?.version, 1)
             let recreated = try await store.set(Key("/gone"), to: Data(text: "b"), in: config, options: SetOptions(conditions: [.version(0)]))
-            #expect(recreated.item?.version == 1)
-            #expect(recreated.revision == 6)
-            let error = await expectError(.conditionFailed) {
+            expectEqual(recreated.item?.version, 1)
+            expectEqual(recreated.revision, 6)
+            let error = try await expectError(.conditionFailed) {
                 try await store.set(Key("/never"), to: Data(text: "c"), in: config, options: SetOptions(conditions: [.version(0)]))
             }
-            #expect(error?.currentItem == created.item)
+            expectEqual(error.currentItem, created.item)
         }
     }
 
@@ -132,10 +130,10 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, current) = try await Self.prepare(store)
             let event = try await store.delete(Self.key, in: config, conditions: condition.conditions)
-            #expect(event.kind == .delete)
-            #expect(event.revision == 5)
-            #expect(event.prevItem == current)
-            #expect(try await store.get(Self.key, in: config) == nil)
+            expectEqual(event.kind, .delete)
+            expectEqual(event.revision, 5)
+            expectEqual(event.prevItem, current)
+            try await expectNil(store.get(Self.key, in: config))
         }
     }
 
@@ -146,11 +144,11 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, current) = try await Self.prepare(store)
             let before = try await store.observableState(of: config)
-            let error = await expectError(.conditionFailed) {
+            let error = try await expectError(.conditionFailed) {
                 try await store.delete(Self.key, in: config, conditions: condition.conditions)
             }
-            #expect(error?.currentItem == current)
-            #expect(try await store.observableState(of: config) == before)
+            expectEqual(error.currentItem, current)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -161,11 +159,11 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, _) = try await Self.prepare(store)
             let before = try await store.observableState(of: config)
-            let error = await expectError(.conditionFailed) {
+            let error = try await expectError(.conditionFailed) {
                 try await store.delete(Key("/never"), in: config, conditions: condition.conditions)
             }
-            #expect(error?.currentItem == nil)
-            #expect(try await store.observableState(of: config) == before)
+            expectNil(error.currentItem)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -173,8 +171,8 @@ public struct ConditionChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, _) = try await Self.prepare(store)
             let before = try await store.observableState(of: config)
-            await expectError(.keyNotFound) { try await store.delete(Key("/gone"), in: config, conditions: [.version(0)]) }
-            #expect(try await store.observableState(of: config) == before)
+            try await expectError(.keyNotFound) { try await store.delete(Key("/gone"), in: config, conditions: [.version(0)]) }
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 }

@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct ConfigLifecycleChecks: Sendable {
     let conformance: StoreConformance
@@ -10,13 +9,13 @@ public struct ConfigLifecycleChecks: Sendable {
             let name = try ConfigName("myapp-prod")
             let settings = ConfigSettings(history: .last(50), description: "production settings")
             let created = try await store.createConfig(name, settings: settings)
-            #expect(created.name == name)
-            #expect(created.revision == .zero)
-            #expect(created.compactedRevision == .zero)
-            #expect(created.settings == settings)
-            #expect(created.createdAt == clock.now())
-            #expect(created.modifiedAt == clock.now())
-            #expect(try await store.configInfo(name) == created)
+            expectEqual(created.name, name)
+            expectEqual(created.revision, .zero)
+            expectEqual(created.compactedRevision, .zero)
+            expectEqual(created.settings, settings)
+            expectEqual(created.createdAt, clock.now())
+            expectEqual(created.modifiedAt, clock.now())
+            try await expectEqual(store.configInfo(name), created)
         }
     }
 
@@ -24,19 +23,19 @@ public struct ConfigLifecycleChecks: Sendable {
         try await conformance.withStore { store, _ in
             let name = try await store.makeConfig("app", settings: ConfigSettings(description: "first"))
             let before = try await store.configInfo(name)
-            await expectError(.configExists) { try await store.createConfig(name, settings: ConfigSettings(description: "second")) }
-            #expect(try await store.configInfo(name) == before)
+            try await expectError(.configExists) { try await store.createConfig(name, settings: ConfigSettings(description: "second")) }
+            try await expectEqual(store.configInfo(name), before)
         }
     }
 
     public func listConfigsIsSortedByName() async throws {
         try await conformance.withStore { store, _ in
-            #expect(try await store.listConfigs().isEmpty)
+            try await expectEmpty(store.listConfigs())
             for name in ["beta", "Alpha", "alpha", "_x", "1st", "alpha.v2"] {
                 _ = try await store.makeConfig(name)
             }
             let names = try await store.listConfigs().map(\.name.rawValue)
-            #expect(names == ["1st", "Alpha", "_x", "alpha", "alpha.v2", "beta"])
+            expectEqual(names, ["1st", "Alpha", "_x", "alpha", "alpha.v2", "beta"])
         }
     }
 
@@ -47,16 +46,16 @@ public struct ConfigLifecycleChecks: Sendable {
             clock.advance(seconds: 60)
 
             let retention = try await store.updateConfig(name, ConfigSettingsPatch(history: .last(10)))
-            #expect(retention.settings == ConfigSettings(history: .last(10), description: "keep me"))
-            #expect(retention.modifiedAt == clock.now())
-            #expect(retention.revision == 1, "changing settings is not a change of keys")
+            expectEqual(retention.settings, ConfigSettings(history: .last(10), description: "keep me"))
+            expectEqual(retention.modifiedAt, clock.now())
+            expectEqual(retention.revision, 1, "changing settings is not a change of keys")
 
             let described = try await store.updateConfig(name, ConfigSettingsPatch(description: "new words"))
-            #expect(described.settings == ConfigSettings(history: .last(10), description: "new words"))
+            expectEqual(described.settings, ConfigSettings(history: .last(10), description: "new words"))
 
             let cleared = try await store.updateConfig(name, ConfigSettingsPatch(description: ""))
-            #expect(cleared.settings == ConfigSettings(history: .last(10), description: nil))
-            #expect(try await store.configInfo(name) == cleared)
+            expectEqual(cleared.settings, ConfigSettings(history: .last(10), description: nil))
+            try await expectEqual(store.configInfo(name), cleared)
         }
     }
 
@@ -69,15 +68,15 @@ public struct ConfigLifecycleChecks: Sendable {
                 .webhook(url: "http://127.0.0.1:9/plain", secret: nil),
             ]
             let set = try await store.updateConfig(name, ConfigSettingsPatch(notify: targets))
-            #expect(set.settings == ConfigSettings(description: "d", notify: targets))
-            #expect(try await store.configInfo(name).settings.notify == targets, "the secret is kept for the stream handler")
+            expectEqual(set.settings, ConfigSettings(description: "d", notify: targets))
+            try await expectEqual(store.configInfo(name).settings.notify, targets, "the secret is kept for the stream handler")
 
             let other = try await store.updateConfig(name, ConfigSettingsPatch(history: .forever))
-            #expect(other.settings.notify == targets, "other settings leave the targets alone")
+            expectEqual(other.settings.notify, targets, "other settings leave the targets alone")
 
             let cleared = try await store.updateConfig(name, ConfigSettingsPatch(notify: []))
-            #expect(cleared.settings.notify.isEmpty)
-            #expect(try await store.listConfigs().first { $0.name == name }?.settings == ConfigSettings(history: .forever, description: "d"))
+            expectEmpty(cleared.settings.notify)
+            try await expectEqual(store.listConfigs().first { $0.name == name }?.settings, ConfigSettings(history: .forever, description: "d"))
         }
     }
 
@@ -86,16 +85,16 @@ public struct ConfigLifecycleChecks: Sendable {
             let wrapped = Data((0..<60).map { UInt8($0) })
             let first = EncryptionSettings(key: "file:///keys/app.key", current: "1", dataKeys: [WrappedDataKey(id: "1", wrapped: wrapped, created: Date(milliseconds: 1_767_225_600_000))])
             let name = try await store.makeConfig("app", settings: ConfigSettings(encryption: first))
-            #expect(try await store.configInfo(name).settings.encryption == first)
+            try await expectEqual(store.configInfo(name).settings.encryption, first)
 
             var rotated = first
             rotated.dataKeys.append(WrappedDataKey(id: "2", wrapped: Data(wrapped.reversed())))
             rotated.current = "2"
             rotated.key = "kms://us-east-1/alias/app"
-            #expect(try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated)).settings.encryption == rotated)
+            try await expectEqual(store.updateConfig(name, ConfigSettingsPatch(encryption: rotated)).settings.encryption, rotated)
             let other = try await store.updateConfig(name, ConfigSettingsPatch(description: "d"))
-            #expect(other.settings.encryption == rotated, "other settings leave encryption alone")
-            #expect(try await store.listConfigs().first { $0.name == name }?.settings.encryption == rotated)
+            expectEqual(other.settings.encryption, rotated, "other settings leave encryption alone")
+            try await expectEqual(store.listConfigs().first { $0.name == name }?.settings.encryption, rotated)
         }
     }
 
@@ -108,17 +107,17 @@ public struct ConfigLifecycleChecks: Sendable {
 
             try await store.deleteConfig(doomed)
 
-            await expectError(.configNotFound) { try await store.configInfo(doomed) }
-            await expectError(.configNotFound) { try await store.get(Key("/k"), in: doomed) }
-            await expectError(.configNotFound) { try await store.deleteConfig(doomed) }
-            #expect(try await store.listConfigs().map(\.name) == [kept])
-            #expect(try await store.get(Key("/k"), in: kept)?.value == Data(text: "stays"))
+            try await expectError(.configNotFound) { try await store.configInfo(doomed) }
+            try await expectError(.configNotFound) { try await store.get(Key("/k"), in: doomed) }
+            try await expectError(.configNotFound) { try await store.deleteConfig(doomed) }
+            try await expectEqual(store.listConfigs().map(\.name), [kept])
+            try await expectEqual(store.get(Key("/k"), in: kept)?.value, Data(text: "stays"))
 
             // The name is free again, and the new config starts from nothing.
             let reborn = try await store.createConfig(doomed, settings: ConfigSettings())
-            #expect(reborn.revision == .zero)
-            #expect(try await store.get(Key("/k"), in: doomed) == nil)
-            #expect(try await store.fullHistory(of: Key("/k"), in: doomed).isEmpty)
+            expectEqual(reborn.revision, .zero)
+            try await expectNil(store.get(Key("/k"), in: doomed))
+            try await expectEmpty(store.fullHistory(of: Key("/k"), in: doomed))
         }
     }
 
@@ -131,40 +130,40 @@ public struct ConfigLifecycleChecks: Sendable {
             func count() async throws -> Int? {
                 let listed = try await store.listConfigs().first { $0.name == config }?.keyCount
                 let info = try await store.configInfo(config).keyCount
-                #expect(listed == info, "the list of configs and the config's info disagree")
+                expectEqual(listed, info, "the list of configs and the config's info disagree")
                 return info
             }
-            #expect(try await count() == 0)
+            try await expectEqual(count(), 0)
             for key in ["/a", "/b", "/dir/c", "/dir/d"] { try await store.set(key, "v", in: config) }
             try await store.set("/elsewhere", "v", in: other)
-            #expect(try await count() == 4)
+            try await expectEqual(count(), 4)
             try await store.set("/a", "changed", in: config)
-            #expect(try await count() == 4, "a key changed is not a key more")
+            try await expectEqual(count(), 4, "a key changed is not a key more")
             _ = try await store.delete(Key("/b"), in: config, conditions: [])
-            #expect(try await count() == 3)
-            _ = await expectError(.conditionFailed) { try await store.delete(Key("/a"), in: config, conditions: [.version(9)]) }
-            #expect(try await count() == 3, "a refused change counts nothing")
+            try await expectEqual(count(), 3)
+            try await expectError(.conditionFailed) { try await store.delete(Key("/a"), in: config, conditions: [.version(9)]) }
+            try await expectEqual(count(), 3, "a refused change counts nothing")
             _ = try await store.deletePrefix(KeyPrefix("/dir"), in: config)
-            #expect(try await count() == 1)
+            try await expectEqual(count(), 1)
             _ = try await store.transact(Transaction(success: [.put(Key("/t1"), Data("x".utf8)), .put(Key("/t2"), Data("y".utf8)), .delete(Key("/a"))]), in: config)
-            #expect(try await count() == 2)
+            try await expectEqual(count(), 2)
             try await store.set("/short", "v", in: config, options: SetOptions(ttlSeconds: 5))
-            #expect(try await count() == 3)
+            try await expectEqual(count(), 3)
             clock.advance(seconds: 6)
             _ = try await store.sweepExpired()
-            #expect(try await count() == 2, "an expired key is counted out when swept")
+            try await expectEqual(count(), 2, "an expired key is counted out when swept")
             let snapshot = ConfigSnapshot(items: [ConfigSnapshot.Entry(key: try Key("/t1"), value: Data("x".utf8)), ConfigSnapshot.Entry(key: try Key("/n"), value: Data("n".utf8))])
             _ = try await store.importSnapshot(snapshot, into: config, replace: true)
-            #expect(try await count() == 2, "an import that replaces counts what it leaves")
-            #expect(try await store.configInfo(other).keyCount == 1, "other configs are untouched")
+            try await expectEqual(count(), 2, "an import that replaces counts what it leaves")
+            try await expectEqual(store.configInfo(other).keyCount, 1, "other configs are untouched")
         }
     }
 
     public func missingKeyInExistingConfigReadsAsNil() async throws {
         try await conformance.withStore { store, _ in
             let name = try await store.makeConfig()
-            #expect(try await store.get(Key("/nothing/here"), in: name) == nil)
-            #expect(try await store.get(Key("/nothing/here"), in: name, atRevision: .zero) == nil)
+            try await expectNil(store.get(Key("/nothing/here"), in: name))
+            try await expectNil(store.get(Key("/nothing/here"), in: name, atRevision: .zero))
         }
     }
 
@@ -174,23 +173,23 @@ public struct ConfigLifecycleChecks: Sendable {
             let name = try ConfigName("missing")
             let key = try Key("/k")
             let snapshot = ConfigSnapshot(items: [.init(key: key, value: Data(text: "v"))])
-            await expectError(.configNotFound, "configInfo") { try await store.configInfo(name) }
-            await expectError(.configNotFound, "deleteConfig") { try await store.deleteConfig(name) }
-            await expectError(.configNotFound, "updateConfig") { try await store.updateConfig(name, ConfigSettingsPatch(description: "x")) }
-            await expectError(.configNotFound, "get") { try await store.get(key, in: name) }
-            await expectError(.configNotFound, "get at revision") { try await store.get(key, in: name, atRevision: .zero) }
-            await expectError(.configNotFound, "list") { try await store.list(in: name, ListQuery()) }
-            await expectError(.configNotFound, "set") { try await store.set(key, to: Data(), in: name) }
-            await expectError(.configNotFound, "delete") { try await store.delete(key, in: name, conditions: []) }
-            await expectError(.configNotFound, "deletePrefix") { try await store.deletePrefix(.root, in: name) }
-            await expectError(.configNotFound, "history") { try await store.history(of: key, in: name, HistoryQuery()) }
-            await expectError(.configNotFound, "events") { try await store.events(in: name, scope: .prefix(.root), from: 1, limit: 10) }
-            await expectError(.configNotFound, "export") { try await store.export(name) }
-            await expectError(.configNotFound, "import") { try await store.importSnapshot(snapshot, into: name, replace: false) }
+            try await expectError(.configNotFound, "configInfo") { try await store.configInfo(name) }
+            try await expectError(.configNotFound, "deleteConfig") { try await store.deleteConfig(name) }
+            try await expectError(.configNotFound, "updateConfig") { try await store.updateConfig(name, ConfigSettingsPatch(description: "x")) }
+            try await expectError(.configNotFound, "get") { try await store.get(key, in: name) }
+            try await expectError(.configNotFound, "get at revision") { try await store.get(key, in: name, atRevision: .zero) }
+            try await expectError(.configNotFound, "list") { try await store.list(in: name, ListQuery()) }
+            try await expectError(.configNotFound, "set") { try await store.set(key, to: Data(), in: name) }
+            try await expectError(.configNotFound, "delete") { try await store.delete(key, in: name, conditions: []) }
+            try await expectError(.configNotFound, "deletePrefix") { try await store.deletePrefix(.root, in: name) }
+            try await expectError(.configNotFound, "history") { try await store.history(of: key, in: name, HistoryQuery()) }
+            try await expectError(.configNotFound, "events") { try await store.events(in: name, scope: .prefix(.root), from: 1, limit: 10) }
+            try await expectError(.configNotFound, "export") { try await store.export(name) }
+            try await expectError(.configNotFound, "import") { try await store.importSnapshot(snapshot, into: name, replace: false) }
 
             let watch = WatchRecorder(await store.watch(name, scope: .prefix(.root), from: nil))
-            #expect(try await watch.waitForEnding().code == .configNotFound)
-            #expect(try await store.listConfigs().map(\.name.rawValue) == ["exists"])
+            try await expectEqual(watch.waitForEnding().code, .configNotFound)
+            try await expectEqual(store.listConfigs().map(\.name.rawValue), ["exists"])
         }
     }
 }

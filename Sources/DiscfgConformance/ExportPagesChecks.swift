@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 /// An export read page by page is the config at one revision, however it changes while
 /// the pages are read.
@@ -24,8 +23,8 @@ public struct ExportPagesChecks: Sendable {
             let revision = try await store.revision(of: config)
 
             let pages = try await store.exportPages(config, maxBytes: 1)
-            #expect(pages.header.config == config)
-            #expect(pages.header.revision == revision)
+            expectEqual(pages.header.config, config)
+            expectEqual(pages.header.revision, revision)
 
             // Once the export has pinned its revision, another writer changes keys all
             // through it.
@@ -50,7 +49,7 @@ public struct ExportPagesChecks: Sendable {
                 pageCount += 1
                 exported += page
                 if pageCount > 500 {
-                    Issue.record("the export did not end after 500 pages")
+                    fail("the export did not end after 500 pages")
                     break
                 }
                 // Between pages: change keys ahead of the export and behind it (only early
@@ -65,9 +64,9 @@ public struct ExportPagesChecks: Sendable {
                 try await store.set(Self.path(max(0, next - 2)), "behind", in: config)
             }
             writer.cancel()
-            #expect(pageCount > 10, "a budget of one byte makes many pages")
-            #expect(exported.map(\.key.path) == exported.map(\.key.path).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
-            #expect(exported == expected)
+            expect(pageCount > 10, "\(pageCount) page(s): a budget of one byte makes many pages")
+            expectEqual(exported.map(\.key.path), exported.map(\.key.path).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            expectEqual(exported, expected)
 
             // And each key is what a read at that revision says.
             let universe = Set((0..<36).flatMap { [Self.path($0), Self.path($0) + "x", Self.path($0) + "/deep"] })
@@ -75,7 +74,7 @@ public struct ExportPagesChecks: Sendable {
             for path in universe.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
                 if let item = try await store.get(Key(path), in: config, atRevision: revision) { atRevision.append(.init(item)) }
             }
-            #expect(exported == atRevision)
+            expectEqual(exported, atRevision)
         }
     }
 
@@ -87,11 +86,11 @@ public struct ExportPagesChecks: Sendable {
             var exported: [ConfigSnapshot.Entry] = []
             for try await page in pages {
                 let cost = page.map(PageBudget.size).reduce(0, +)
-                #expect(cost <= budget || page.count == 1, "a page of \(cost) bytes")
+                expect(cost <= budget || page.count == 1, "a page of \(cost) bytes")
                 exported += page
             }
-            #expect(exported == (try await store.export(config)).items)
-            #expect(exported.count == 28)
+            try await expectEqual(exported, (store.export(config)).items)
+            expectEqual(exported.count, 28)
         }
     }
 
@@ -102,12 +101,11 @@ public struct ExportPagesChecks: Sendable {
             let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
             let pages = try await store.exportPages(config, maxBytes: 1)
             var iterator = pages.makeAsyncIterator()
-            #expect(try await iterator.next()?.map(\.key.path) == [Self.path(0)])
+            try await expectEqual(iterator.next()?.map(\.key.path), [Self.path(0)])
             for index in 10..<15 { try await store.set(Self.path(index), "changed", in: config) }
-            let error = await expectError(.compacted) {
+            try await expectError(.compacted, mentioning: ["export"]) {
                 while try await iterator.next() != nil {}
             }
-            #expect(error?.message.contains("export") == true, "\(error?.message ?? "")")
         }
     }
 
@@ -120,7 +118,7 @@ public struct ExportPagesChecks: Sendable {
             try await store.set("/ttl", "short-lived", in: config, options: SetOptions(ttlSeconds: 5))
             let then = try await store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.map(ConfigSnapshot.Entry.init)
             let past = try await store.revision(of: config)
-            #expect(then.count == 29)
+            expectEqual(then.count, 29)
 
             try await store.set(Self.path(3), "changed", in: config)
             _ = try await store.delete(Key(Self.path(8)), in: config, conditions: [])
@@ -129,36 +127,36 @@ public struct ExportPagesChecks: Sendable {
             clock.advance(seconds: 10)
             _ = try await store.sweepExpired()
             let now = try await store.revision(of: config)
-            #expect(now > past)
+            expect(now > past, "revision \(now) is not after \(past)")
 
             let pages = try await store.exportPages(config, maxBytes: 1, atRevision: past)
-            #expect(pages.header.revision == past)
+            expectEqual(pages.header.revision, past)
             var exported: [ConfigSnapshot.Entry] = []
             for try await page in pages { exported += page }
-            #expect(exported == then, "the export at \(past) differs from the listing at \(past)")
+            expectEqual(exported, then, "the export at \(past) differs from the listing at \(past)")
 
             let first = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: .zero)
             var none: [ConfigSnapshot.Entry] = []
             for try await page in first { none += page }
-            #expect(first.header.revision == .zero && none.isEmpty, "at revision 0 the config was empty")
+            expectEqual(first.header.revision, .zero, "at revision 0 the config was empty")
+            expectEqual(none, [], "at revision 0 the config was empty")
 
             let current = try await store.export(config)
             let atNow = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: now)
             var same: [ConfigSnapshot.Entry] = []
             for try await page in atNow { same += page }
-            #expect(same == current.items, "at the current revision it is the current export")
+            expectEqual(same, current.items, "at the current revision it is the current export")
 
-            _ = await expectError(.invalidArgument) { try await store.exportPages(config, maxBytes: 1, atRevision: now.next) }
-            _ = await expectError(.invalidArgument) { try await store.exportPages(config, maxBytes: 1, atRevision: Revision(UInt64(Int64.max))) }
+            try await expectError(.invalidArgument) { try await store.exportPages(config, maxBytes: 1, atRevision: now.next) }
+            try await expectError(.invalidArgument) { try await store.exportPages(config, maxBytes: 1, atRevision: Revision(UInt64(Int64.max))) }
             _ = try await store.compact(config, through: Revision(past.rawValue + 2))
-            let gone = await expectError(.compacted) { try await store.exportPages(config, maxBytes: 1, atRevision: past) }
-            #expect(gone?.field == "revision")
+            try await expectError(.compacted, field: "revision") { try await store.exportPages(config, maxBytes: 1, atRevision: past) }
         }
     }
 
     public func anUnknownConfigIsReportedBeforeAnyPage() async throws {
         try await conformance.withStore { store, _ in
-            _ = await expectError(.configNotFound) { try await store.exportPages(ConfigName("nope"), maxBytes: Limits.maxPageBytes) }
+            try await expectError(.configNotFound) { try await store.exportPages(ConfigName("nope"), maxBytes: Limits.maxPageBytes) }
         }
     }
 }

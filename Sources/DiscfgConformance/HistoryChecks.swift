@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct HistoryChecks: Sendable {
     let conformance: StoreConformance
@@ -21,11 +20,11 @@ public struct HistoryChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, events) = try await Self.prepare(store)
             let page = try await store.history(of: Key("/k"), in: config, HistoryQuery())
-            #expect(page.events == [events[4], events[3], events[1], events[0]])
-            #expect(page.events.map(\.kind) == [.put, .delete, .put, .put])
-            #expect(page.nextBefore == nil)
-            #expect(page.compactedRevision == .zero)
-            #expect(try await store.fullHistory(of: Key("/never"), in: config).isEmpty)
+            expectEqual(page.events, [events[4], events[3], events[1], events[0]])
+            expectEqual(page.events.map(\.kind), [.put, .delete, .put, .put])
+            expectNil(page.nextBefore)
+            expectEqual(page.compactedRevision, .zero)
+            try await expectEmpty(store.fullHistory(of: Key("/never"), in: config))
         }
     }
 
@@ -40,17 +39,17 @@ public struct HistoryChecks: Sendable {
             var pages = 0
             while true {
                 let page = try await store.history(of: Key("/k"), in: config, query)
-                #expect(page.events.count <= limit)
-                #expect(!page.events.isEmpty)
+                expect(page.events.count <= limit, "a page of \(page.events.count) events, limit \(limit)")
+                expect(!page.events.isEmpty, "an empty page before the history ended")
                 revisions += page.events.map(\.revision.rawValue)
                 pages += 1
                 guard let before = page.nextBefore else { break }
-                #expect(before == page.events.last?.revision)
+                expectEqual(before, page.events.last?.revision)
                 query.before = before
-                if pages > 10 { Issue.record("pagination does not end"); break }
+                if pages > 10 { fail("pagination does not end"); break }
             }
-            #expect(revisions == [5, 4, 2, 1])
-            #expect(pages == (4 + limit - 1) / limit)
+            expectEqual(revisions, [5, 4, 2, 1])
+            expectEqual(pages, (4 + limit - 1) / limit)
         }
     }
 
@@ -58,7 +57,7 @@ public struct HistoryChecks: Sendable {
         try await conformance.withStore { store, _ in
             let (config, _) = try await Self.prepare(store)
             for limit in [0, -1, Limits.maxPageSize + 1] {
-                await expectError(.invalidArgument, "limit \(limit)") { try await store.history(of: Key("/k"), in: config, HistoryQuery(limit: limit)) }
+                try await expectError(.invalidArgument, "limit \(limit)") { try await store.history(of: Key("/k"), in: config, HistoryQuery(limit: limit)) }
             }
         }
     }
@@ -70,11 +69,11 @@ public struct HistoryChecks: Sendable {
             let expected: [Item?] = [nil, events[0].item, events[1].item, events[1].item, nil, events[4].item]
             for (revision, item) in expected.enumerated() {
                 let read = try await store.get(key, in: config, atRevision: Revision(UInt64(revision)))
-                #expect(read == item, "at revision \(revision)")
+                expectEqual(read, item, "at revision \(revision)")
             }
             let other: [Item?] = [nil, nil, nil, events[2].item, events[2].item, events[2].item]
             for (revision, item) in other.enumerated() {
-                #expect(try await store.get(Key("/other"), in: config, atRevision: Revision(UInt64(revision))) == item, "/other at \(revision)")
+                try await expectEqual(store.get(Key("/other"), in: config, atRevision: Revision(UInt64(revision))), item, "/other at \(revision)")
             }
         }
     }
@@ -82,44 +81,44 @@ public struct HistoryChecks: Sendable {
     public func getAtAFutureRevisionIsInvalid() async throws {
         try await conformance.withStore { store, _ in
             let (config, _) = try await Self.prepare(store)
-            await expectError(.invalidArgument) { try await store.get(Key("/k"), in: config, atRevision: 6) }
-            await expectError(.invalidArgument) { try await store.get(Key("/never"), in: config, atRevision: 100) }
+            try await expectError(.invalidArgument) { try await store.get(Key("/k"), in: config, atRevision: 6) }
+            try await expectError(.invalidArgument) { try await store.get(Key("/never"), in: config, atRevision: 100) }
         }
     }
 
     public func keepLastNCompactsOlderHistory() async throws {
         try await conformance.withStore { store, _ in
             let config = try await store.makeConfig("app", settings: ConfigSettings(history: .last(3)))
-            let old = try #require(try await store.set("/old", "o", in: config).item) // 1
+            let old = try await require(store.set("/old", "o", in: config).item) // 1
             var puts: [Event] = []
             for value in 2...6 { puts.append(try await store.set("/k", "v\(value)", in: config)) } // 2...6
 
-            #expect(try await store.configInfo(config).compactedRevision == 3)
+            try await expectEqual(store.configInfo(config).compactedRevision, 3)
             let history = try await store.history(of: Key("/k"), in: config, HistoryQuery())
-            #expect(history.events.map(\.revision) == [6, 5, 4])
-            #expect(history.compactedRevision == 3)
+            expectEqual(history.events.map(\.revision), [6, 5, 4])
+            expectEqual(history.compactedRevision, 3)
 
-            await expectError(.compacted, "/k changed after revision 2") { try await store.get(Key("/k"), in: config, atRevision: 2) }
-            await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 1) }
-            #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == puts[1].item, "revision 3 is still answerable from the event at 4")
-            #expect(try await store.get(Key("/k"), in: config, atRevision: 4) == puts[2].item)
-            #expect(try await store.get(Key("/old"), in: config, atRevision: 1) == old, "an unchanged key is readable at any revision")
-            #expect(try await store.get(Key("/old"), in: config, atRevision: 2) == old)
+            try await expectError(.compacted, "/k changed after revision 2") { try await store.get(Key("/k"), in: config, atRevision: 2) }
+            try await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 1) }
+            try await expectEqual(store.get(Key("/k"), in: config, atRevision: 3), puts[1].item, "revision 3 is still answerable from the event at 4")
+            try await expectEqual(store.get(Key("/k"), in: config, atRevision: 4), puts[2].item)
+            try await expectEqual(store.get(Key("/old"), in: config, atRevision: 1), old, "an unchanged key is readable at any revision")
+            try await expectEqual(store.get(Key("/old"), in: config, atRevision: 2), old)
         }
     }
 
     public func updatingRetentionCompactsAtOnce() async throws {
         try await conformance.withStore { store, _ in
             let (config, events) = try await Self.prepare(store, settings: ConfigSettings(history: .forever))
-            #expect(try await store.configInfo(config).compactedRevision == .zero)
+            try await expectEqual(store.configInfo(config).compactedRevision, .zero)
             let info = try await store.updateConfig(config, ConfigSettingsPatch(history: .last(2)))
-            #expect(info.compactedRevision == 3)
-            #expect(try await store.configInfo(config).compactedRevision == 3)
-            #expect(try await store.fullHistory(of: Key("/k"), in: config) == [events[4], events[3]])
-            await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 2) }
-            #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == events[1].item)
-            #expect(try await store.get(Key("/other"), in: config, atRevision: 3) == events[2].item)
-            await expectError(.compacted, "whether /other existed before its compacted creation is unknown") {
+            expectEqual(info.compactedRevision, 3)
+            try await expectEqual(store.configInfo(config).compactedRevision, 3)
+            try await expectEqual(store.fullHistory(of: Key("/k"), in: config), [events[4], events[3]])
+            try await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 2) }
+            try await expectEqual(store.get(Key("/k"), in: config, atRevision: 3), events[1].item)
+            try await expectEqual(store.get(Key("/other"), in: config, atRevision: 3), events[2].item)
+            try await expectError(.compacted, "whether /other existed before its compacted creation is unknown") {
                 try await store.get(Key("/other"), in: config, atRevision: 2)
             }
         }
@@ -132,15 +131,15 @@ public struct HistoryChecks: Sendable {
             try await store.set("/k", "b", in: config) // 2
             clock.advance(seconds: 3600)
             let third = try await store.set("/k", "c", in: config) // 3
-            #expect(try await store.configInfo(config).compactedRevision == .zero, "nothing is a day old yet")
+            try await expectEqual(store.configInfo(config).compactedRevision, .zero, "nothing is a day old yet")
 
             clock.advance(seconds: 86_400 - 1800)
             try await store.set("/k", "d", in: config) // 4: revisions 1 and 2 are now older than a day
-            #expect(try await store.configInfo(config).compactedRevision == 2)
-            #expect(try await store.fullHistory(of: Key("/k"), in: config).map(\.revision) == [4, 3])
-            await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 1) }
-            #expect(try await store.get(Key("/k"), in: config, atRevision: 2)?.value == Data(text: "b"))
-            #expect(try await store.get(Key("/k"), in: config, atRevision: 3) == third.item)
+            try await expectEqual(store.configInfo(config).compactedRevision, 2)
+            try await expectEqual(store.fullHistory(of: Key("/k"), in: config).map(\.revision), [4, 3])
+            try await expectError(.compacted) { try await store.get(Key("/k"), in: config, atRevision: 1) }
+            try await expectEqual(store.get(Key("/k"), in: config, atRevision: 2)?.value, Data(text: "b"))
+            try await expectEqual(store.get(Key("/k"), in: config, atRevision: 3), third.item)
         }
     }
 
@@ -191,16 +190,16 @@ public struct HistoryChecks: Sendable {
             }
             func verify(from oldest: Int) async throws {
                 let latest = states.count - 1
-                #expect(try await store.revision(of: config) == Revision(UInt64(latest)))
+                try await expectEqual(store.revision(of: config), Revision(UInt64(latest)))
                 for revision in oldest...latest {
                     for key in keys {
                         let read = try await store.get(key, in: config, atRevision: Revision(UInt64(revision)))
-                        #expect(read == states[revision][key], "\(key) at revision \(revision)")
+                        expectEqual(read, states[revision][key], "\(key) at revision \(revision)")
                     }
                 }
                 for key in keys {
                     let expected = Array((events[key] ?? []).filter { $0.revision.rawValue > UInt64(oldest) }.reversed())
-                    #expect(try await store.fullHistory(of: key, in: config) == expected, "history of \(key)")
+                    try await expectEqual(store.fullHistory(of: key, in: config), expected, "history of \(key)")
                     var paged: [Event] = []
                     var before: Revision?
                     for _ in 0..<100 {
@@ -209,7 +208,7 @@ public struct HistoryChecks: Sendable {
                         guard let next = page.nextBefore else { break }
                         before = next
                     }
-                    #expect(paged == expected, "history of \(key) in pages of 7")
+                    expectEqual(paged, expected, "history of \(key) in pages of 7")
                 }
             }
             try await change(60)
@@ -229,22 +228,22 @@ public struct HistoryChecks: Sendable {
             for value in 1...5 { try await store.set("/k", String(value), in: config) }
             try await store.set("/other", "x", in: config)
             let info = try await store.compact(config, through: 3)
-            #expect(info.compactedRevision == 3)
-            #expect(info.revision == 6)
-            #expect(try await store.configInfo(config).compactedRevision == 3)
-            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 3, limit: 10) }
-            #expect(try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 10).events.map(\.revision) == [4, 5, 6])
-            #expect(try await store.get(Key("/k"), in: config, atRevision: 4)?.text == "4")
-            #expect(try await store.get(Key("/k"), in: config)?.text == "5")
-            #expect(try await store.fullHistory(of: Key("/k"), in: config).map(\.revision) == [5, 4])
-            #expect(try await store.compact(config, through: 2).compactedRevision == 3, "an older revision changes nothing")
-            #expect(try await store.compact(config, through: 3).compactedRevision == 3)
-            await expectError(.invalidArgument, field: "revision") { try await store.compact(config, through: 7) }
-            await expectError(.configNotFound) { try await store.compact(try ConfigName("missing"), through: 1) }
-            #expect(try await store.compact(config, through: 6).compactedRevision == 6)
-            #expect(try await store.events(in: config, scope: .prefix(.root), from: 7, limit: 10).events.isEmpty)
+            expectEqual(info.compactedRevision, 3)
+            expectEqual(info.revision, 6)
+            try await expectEqual(store.configInfo(config).compactedRevision, 3)
+            try await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 3, limit: 10) }
+            try await expectEqual(store.events(in: config, scope: .prefix(.root), from: 4, limit: 10).events.map(\.revision), [4, 5, 6])
+            try await expectEqual(store.get(Key("/k"), in: config, atRevision: 4)?.text, "4")
+            try await expectEqual(store.get(Key("/k"), in: config)?.text, "5")
+            try await expectEqual(store.fullHistory(of: Key("/k"), in: config).map(\.revision), [5, 4])
+            try await expectEqual(store.compact(config, through: 2).compactedRevision, 3, "an older revision changes nothing")
+            try await expectEqual(store.compact(config, through: 3).compactedRevision, 3)
+            try await expectError(.invalidArgument, field: "revision") { try await store.compact(config, through: 7) }
+            try await expectError(.configNotFound) { try await store.compact(try ConfigName("missing"), through: 1) }
+            try await expectEqual(store.compact(config, through: 6).compactedRevision, 6)
+            try await expectEmpty(store.events(in: config, scope: .prefix(.root), from: 7, limit: 10).events)
             try await store.set("/k", "6", in: config)
-            #expect(try await store.events(in: config, scope: .prefix(.root), from: 7, limit: 10).events.map(\.item?.text) == ["6"])
+            try await expectEqual(store.events(in: config, scope: .prefix(.root), from: 7, limit: 10).events.map(\.item?.text), ["6"])
         }
     }
 }

@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct ImportExportChecks: Sendable {
     let conformance: StoreConformance
@@ -23,14 +22,14 @@ public struct ImportExportChecks: Sendable {
         try await conformance.withStore { store, clock in
             let config = try await Self.prepare(store, clock: clock)
             let snapshot = try await store.export(config)
-            #expect(snapshot.config == config)
-            #expect(snapshot.revision == 7)
-            #expect(snapshot.exportedAt == clock.now())
+            expectEqual(snapshot.config, config)
+            expectEqual(snapshot.revision, 7)
+            expectEqual(snapshot.exportedAt, clock.now())
             let live = try await store.list(in: config, ListQuery()).items
-            #expect(snapshot.items == live.map(ConfigSnapshot.Entry.init))
-            #expect(snapshot.items.map(\.key.path) == ["/bin", "/db/host", "/db/port", "/lease"])
-            #expect(snapshot.items.first?.contentType == "application/octet-stream")
-            #expect(snapshot.items.last?.expiresAt != nil)
+            expectEqual(snapshot.items, live.map(ConfigSnapshot.Entry.init))
+            expectEqual(snapshot.items.map(\.key.path), ["/bin", "/db/host", "/db/port", "/lease"])
+            expectEqual(snapshot.items.first?.contentType, "application/octet-stream")
+            expectNotNil(snapshot.items.last?.expiresAt)
         }
     }
 
@@ -41,12 +40,12 @@ public struct ImportExportChecks: Sendable {
             let snapshot = try await store.export(source)
 
             let result = try await store.importSnapshot(snapshot, into: target, replace: false)
-            #expect(result.events.map(\.revision) == [1, 2, 3, 4])
-            #expect(result.events.allSatisfy { $0.kind == .put && $0.item?.version == 1 })
-            #expect(result.unchanged == 0)
-            #expect(result.revision == 4)
-            #expect(try await store.export(target).items == snapshot.items)
-            #expect(try await store.revision(of: target) == 4)
+            expectEqual(result.events.map(\.revision), [1, 2, 3, 4])
+            expect(result.events.allSatisfy { $0.kind == .put && $0.item?.version == 1 }, "not all first puts: \(result.events.map { ($0.kind, $0.item?.version) })")
+            expectEqual(result.unchanged, 0)
+            expectEqual(result.revision, 4)
+            try await expectEqual(store.export(target).items, snapshot.items)
+            try await expectEqual(store.revision(of: target), 4)
         }
     }
 
@@ -57,15 +56,15 @@ public struct ImportExportChecks: Sendable {
             let snapshot = try await store.export(source)
             _ = try await store.importSnapshot(snapshot, into: target, replace: false)
             // A write sweeps due keys first, so let the one pending expiry happen now.
-            #expect(try await store.sweepExpired().map(\.key.path) == ["/gone-soon"])
+            try await expectEqual(store.sweepExpired().map(\.key.path), ["/gone-soon"])
 
             for config in [source, target] {
                 let before = try await store.observableState(of: config)
                 let again = try await store.importSnapshot(snapshot, into: config, replace: true)
-                #expect(again.events.isEmpty)
-                #expect(again.unchanged == snapshot.items.count)
-                #expect(again.revision == before.info.revision)
-                #expect(try await store.observableState(of: config) == before)
+                expectEmpty(again.events)
+                expectEqual(again.unchanged, snapshot.items.count)
+                expectEqual(again.revision, before.info.revision)
+                try await expectEqual(store.observableState(of: config), before)
             }
         }
     }
@@ -84,11 +83,11 @@ public struct ImportExportChecks: Sendable {
                 .init(key: Key("/added"), value: Data(text: "a")),
             ])
             let result = try await store.importSnapshot(snapshot, into: config, replace: false)
-            #expect(result.unchanged == 1)
-            #expect(result.events.map(\.key.path) == ["/added", "/type", "/value"])
-            #expect(result.events.map(\.revision) == [5, 6, 7])
-            #expect(result.events.map { $0.item?.version } == [1, 2, 2])
-            #expect(try await store.get(Key("/extra"), in: config) != nil, "without replace, other keys stay")
+            expectEqual(result.unchanged, 1)
+            expectEqual(result.events.map(\.key.path), ["/added", "/type", "/value"])
+            expectEqual(result.events.map(\.revision), [5, 6, 7])
+            expectEqual(result.events.map { $0.item?.version }, [1, 2, 2])
+            try await expectNotNil(store.get(Key("/extra"), in: config), "without replace, other keys stay")
         }
     }
 
@@ -100,11 +99,11 @@ public struct ImportExportChecks: Sendable {
             try await store.set("/drop/b", "b", in: config) // 3
             let snapshot = try ConfigSnapshot(items: [.init(key: Key("/keep"), value: Data(text: "k")), .init(key: Key("/new"), value: Data(text: "n"))])
             let result = try await store.importSnapshot(snapshot, into: config, replace: true)
-            #expect(result.events.map(\.kind) == [.delete, .delete, .put])
-            #expect(result.events.map(\.key.path) == ["/drop/a", "/drop/b", "/new"])
-            #expect(result.events.map(\.revision) == [4, 5, 6])
-            #expect(result.unchanged == 1)
-            #expect(try await store.list(in: config, ListQuery()).items.map(\.key.path) == ["/keep", "/new"])
+            expectEqual(result.events.map(\.kind), [.delete, .delete, .put])
+            expectEqual(result.events.map(\.key.path), ["/drop/a", "/drop/b", "/new"])
+            expectEqual(result.events.map(\.revision), [4, 5, 6])
+            expectEqual(result.unchanged, 1)
+            try await expectEqual(store.list(in: config, ListQuery()).items.map(\.key.path), ["/keep", "/new"])
         }
     }
 
@@ -118,8 +117,8 @@ public struct ImportExportChecks: Sendable {
                 .init(key: Key("/k"), value: Data(text: "2")),
                 .init(key: Key("k"), value: Data(text: "3")),
             ])
-            await expectError(.invalidArgument) { try await store.importSnapshot(snapshot, into: config, replace: true) }
-            #expect(try await store.observableState(of: config) == before)
+            try await expectError(.invalidArgument) { try await store.importSnapshot(snapshot, into: config, replace: true) }
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -132,10 +131,10 @@ public struct ImportExportChecks: Sendable {
                 .init(key: Key("/a"), value: Data(text: "fine")),
                 .init(key: Key("/big"), value: Data(count: Limits.maxValueBytes + 1)),
             ])
-            await expectError(.tooLarge) { try await store.importSnapshot(snapshot, into: config, replace: true) }
+            try await expectError(.tooLarge) { try await store.importSnapshot(snapshot, into: config, replace: true) }
             let badType = try ConfigSnapshot(items: [.init(key: Key("/a"), value: Data(text: "fine"), contentType: "not a type")])
-            await expectError(.invalidArgument) { try await store.importSnapshot(badType, into: config, replace: false) }
-            #expect(try await store.observableState(of: config) == before)
+            try await expectError(.invalidArgument) { try await store.importSnapshot(badType, into: config, replace: false) }
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -149,9 +148,9 @@ public struct ImportExportChecks: Sendable {
                 .init(key: Key("/live"), value: Data(text: "l"), expiresAt: future),
             ])
             let result = try await store.importSnapshot(snapshot, into: config, replace: false)
-            #expect(result.events.map(\.key.path) == ["/live"])
-            #expect(try await store.get(Key("/live"), in: config)?.expiresAt == future)
-            #expect(try await store.get(Key("/old"), in: config) == nil)
+            expectEqual(result.events.map(\.key.path), ["/live"])
+            try await expectEqual(store.get(Key("/live"), in: config)?.expiresAt, future)
+            try await expectNil(store.get(Key("/old"), in: config))
         }
     }
 }

@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct ListChecks: Sendable {
     let conformance: StoreConformance
@@ -26,15 +25,15 @@ public struct ListChecks: Sendable {
             let config = try await Self.prepare(store)
             let page = try await store.list(in: config, ListQuery(prefix: KeyPrefix("/a")))
             let expected = Self.paths.filter { $0.hasPrefix("/a/") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            #expect(page.items.map(\.key.path) == expected)
-            #expect(page.items.map(\.key.path).first == "/a/Z")
-            #expect(page.items.allSatisfy { $0.value == Data($0.key.path.utf8) })
-            #expect(page.prefixes.isEmpty)
-            #expect(page.nextCursor == nil)
-            #expect(page.revision == Revision(UInt64(Self.paths.count)))
+            expectEqual(page.items.map(\.key.path), expected)
+            expectEqual(page.items.map(\.key.path).first, "/a/Z")
+            expect(page.items.allSatisfy { $0.value == Data($0.key.path.utf8) }, "values differ from their keys: \(page.items.map { ($0.key.path, $0.text) })")
+            expectEmpty(page.prefixes)
+            expectNil(page.nextCursor)
+            expectEqual(page.revision, Revision(UInt64(Self.paths.count)))
 
             let all = try await store.list(in: config, ListQuery(prefix: .root))
-            #expect(all.items.map(\.key.path) == Self.paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            expectEqual(all.items.map(\.key.path), Self.paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         }
     }
 
@@ -42,13 +41,13 @@ public struct ListChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             let page = try await store.list(in: config, ListQuery(prefix: KeyPrefix("/a/"), recursive: false))
-            #expect(page.items.map(\.key.path) == ["/a/Z", "/a/b", "/a/b-x", "/a/b.y", "/a/b0", "/a/c", "/a/\u{E9}"])
-            #expect(page.prefixes.map(\.path) == ["/a/b/", "/a/d/", "/a/\u{E9}/"])
-            #expect(page.nextCursor == nil)
+            expectEqual(page.items.map(\.key.path), ["/a/Z", "/a/b", "/a/b-x", "/a/b.y", "/a/b0", "/a/c", "/a/\u{E9}"])
+            expectEqual(page.prefixes.map(\.path), ["/a/b/", "/a/d/", "/a/\u{E9}/"])
+            expectNil(page.nextCursor)
 
             let root = try await store.list(in: config, ListQuery(prefix: .root, recursive: false))
-            #expect(root.items.map(\.key.path) == ["/a-b", "/ab", "/b", "/z"])
-            #expect(root.prefixes.map(\.path) == ["/a/", "/b/"])
+            expectEqual(root.items.map(\.key.path), ["/a-b", "/ab", "/b", "/z"])
+            expectEqual(root.prefixes.map(\.path), ["/a/", "/b/"])
         }
     }
 
@@ -56,10 +55,11 @@ public struct ListChecks: Sendable {
         try await conformance.withStore { store, _ in
             let empty = try await store.makeConfig("empty")
             let page = try await store.list(in: empty, ListQuery())
-            #expect(page.items.isEmpty && page.prefixes.isEmpty && page.nextCursor == nil && page.revision == .zero)
+            expect(page.items.isEmpty && page.prefixes.isEmpty && page.nextCursor == nil, "expected an empty page, got \(page)")
+            expectEqual(page.revision, .zero)
             let config = try await Self.prepare(store)
-            #expect(try await store.list(in: config, ListQuery(prefix: KeyPrefix("/a/b/c"))).items.isEmpty, "a key is not a directory")
-            #expect(try await store.list(in: config, ListQuery(prefix: KeyPrefix("/nope"), recursive: false)).items.isEmpty)
+            try await expectEmpty(store.list(in: config, ListQuery(prefix: KeyPrefix("/a/b/c"))).items, "a key is not a directory")
+            try await expectEmpty(store.list(in: config, ListQuery(prefix: KeyPrefix("/nope"), recursive: false)).items)
         }
     }
 
@@ -70,7 +70,7 @@ public struct ListChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             let entries = try await Self.walk(store, config, ListQuery(prefix: .root, recursive: true, limit: limit))
-            #expect(entries == Self.paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+            expectEqual(entries, Self.paths.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         }
     }
 
@@ -81,7 +81,7 @@ public struct ListChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             let entries = try await Self.walk(store, config, ListQuery(prefix: KeyPrefix("/a/"), recursive: false, limit: limit))
-            #expect(entries == Self.directEntriesOfA)
+            expectEqual(entries, Self.directEntriesOfA)
         }
     }
 
@@ -92,11 +92,11 @@ public struct ListChecks: Sendable {
                 try await store.set(path, "x", in: config, options: SetOptions(ttlSeconds: path == "/c" ? 5 : nil))
             }
             let first = try await store.list(in: config, ListQuery(limit: 2))
-            #expect(first.items.map(\.key.path) == ["/a", "/b"])
+            expectEqual(first.items.map(\.key.path), ["/a", "/b"])
             clock.advance(seconds: 5)
             let second = try await store.list(in: config, ListQuery(limit: 2, cursor: first.nextCursor))
-            #expect(second.items.map(\.key.path) == ["/d"])
-            #expect(second.nextCursor == nil)
+            expectEqual(second.items.map(\.key.path), ["/d"])
+            expectNil(second.nextCursor)
         }
     }
 
@@ -105,22 +105,21 @@ public struct ListChecks: Sendable {
             let config = try await Self.prepare(store)
             let prefix = try KeyPrefix("/a/")
             for limit in [0, -5, Limits.maxPageSize + 1] {
-                let error = await expectError(.invalidArgument, "limit \(limit)") { try await store.list(in: config, ListQuery(limit: limit)) }
-                #expect(error?.field == "limit")
+                try await expectError(.invalidArgument, "limit \(limit)", field: "limit") { try await store.list(in: config, ListQuery(limit: limit)) }
             }
             let underA = Self.paths.filter { $0.hasPrefix("/a/") }.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             // Before the prefix, or empty: from the start. After it: an empty last page.
             for cursor in ["", "/", "/0", "/a"] {
                 let page = try await store.list(in: config, ListQuery(prefix: prefix, cursor: cursor))
-                #expect(page.items.map(\.key.path) == underA, "cursor \(cursor)")
+                expectEqual(page.items.map(\.key.path), underA, "cursor \(cursor)")
             }
             for cursor in ["/b", "zzz", "/ab", "/a0", "\u{FFFF}"] {
                 let page = try await store.list(in: config, ListQuery(prefix: prefix, cursor: cursor))
-                #expect(page.items.isEmpty && page.prefixes.isEmpty && page.nextCursor == nil, "cursor \(cursor)")
+                expect(page.items.isEmpty && page.prefixes.isEmpty && page.nextCursor == nil, "cursor \(cursor): expected an empty page, got \(page)")
             }
             let fromMiddle = try await store.list(in: config, ListQuery(prefix: prefix, cursor: "/a/b0x"))
-            #expect(fromMiddle.items.map(\.key.path) == underA.filter { !$0.utf8.lexicographicallyPrecedes("/a/b0x".utf8) })
-            #expect(try await store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.count == Self.paths.count)
+            expectEqual(fromMiddle.items.map(\.key.path), underA.filter { !$0.utf8.lexicographicallyPrecedes("/a/b0x".utf8) })
+            try await expectEqual(store.list(in: config, ListQuery(limit: Limits.maxPageSize)).items.count, Self.paths.count)
         }
     }
 
@@ -131,16 +130,16 @@ public struct ListChecks: Sendable {
             let before = try await store.list(in: config, ListQuery(prefix: KeyPrefix("/a/"))).items
 
             let events = try await store.deletePrefix(KeyPrefix("/a"), in: config)
-            #expect(events.map(\.key.path) == before.map(\.key.path))
-            #expect(events.map(\.revision.rawValue) == Array(start.rawValue + 1...start.rawValue + UInt64(before.count)))
-            #expect(events.allSatisfy { $0.kind == .delete && $0.item == nil })
-            #expect(events.map(\.prevItem) == before.map(Optional.some))
-            #expect(try await store.revision(of: config).rawValue == start.rawValue + UInt64(before.count))
+            expectEqual(events.map(\.key.path), before.map(\.key.path))
+            expectEqual(events.map(\.revision.rawValue), Array(start.rawValue + 1...start.rawValue + UInt64(before.count)))
+            expect(events.allSatisfy { $0.kind == .delete && $0.item == nil }, "not all deletes: \(events.map { ($0.kind, $0.item) })")
+            expectEqual(events.map(\.prevItem), before.map(Optional.some))
+            try await expectEqual(store.revision(of: config).rawValue, start.rawValue + UInt64(before.count))
 
             let left = try await store.list(in: config, ListQuery()).items.map(\.key.path)
-            #expect(left == ["/a-b", "/ab", "/b", "/b/c", "/z"])
-            #expect(try await store.deletePrefix(KeyPrefix("/a/"), in: config).isEmpty, "nothing left to delete")
-            #expect(try await store.revision(of: config).rawValue == start.rawValue + UInt64(before.count))
+            expectEqual(left, ["/a-b", "/ab", "/b", "/b/c", "/z"])
+            try await expectEmpty(store.deletePrefix(KeyPrefix("/a/"), in: config), "nothing left to delete")
+            try await expectEqual(store.revision(of: config).rawValue, start.rawValue + UInt64(before.count))
         }
     }
 
@@ -148,8 +147,8 @@ public struct ListChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             let events = try await store.deletePrefix(.root, in: config)
-            #expect(events.count == Self.paths.count)
-            #expect(try await store.list(in: config, ListQuery()).items.isEmpty)
+            expectEqual(events.count, Self.paths.count)
+            try await expectEmpty(store.list(in: config, ListQuery()).items)
         }
     }
 
@@ -161,15 +160,15 @@ public struct ListChecks: Sendable {
         for _ in 0...100 {
             let page = try await store.list(in: config, query)
             let pageEntries = (page.items.map(\.key.path) + page.prefixes.map(\.path)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            #expect(pageEntries.count <= query.limit)
-            #expect(!pageEntries.isEmpty)
+            expect(pageEntries.count <= query.limit, "a page of \(pageEntries.count) entries, limit \(query.limit)")
+            expect(!pageEntries.isEmpty, "an empty page before the listing ended")
             entries += pageEntries
             guard let cursor = page.nextCursor else { return entries }
-            #expect(pageEntries.count == query.limit, "only a full page has a next page")
-            #expect(cursor == pageEntries.last, "the cursor is the page's last entry")
+            expectEqual(pageEntries.count, query.limit, "only a full page has a next page")
+            expectEqual(cursor, pageEntries.last, "the cursor is the page's last entry")
             query.cursor = cursor
         }
-        Issue.record("listing did not end after 100 pages")
+        fail("listing did not end after 100 pages")
         return entries
     }
 }

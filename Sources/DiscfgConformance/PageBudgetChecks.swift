@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 /// Every store stops reading a page at its byte budget, and the cursors it returns go on
 /// exactly after the last entry returned.
@@ -45,16 +44,16 @@ public struct PageBudgetChecks: Sendable {
                     let page = try await store.list(in: config, query)
                     pages += 1
                     let entries = page.items.count + page.prefixes.count
-                    #expect(entries >= 1)
-                    #expect(Self.cost(page) <= Self.budget || entries == 1, "page \(pages) under \(prefix) costs \(Self.cost(page)) bytes")
+                    expect(entries >= 1, "page \(pages) under \(prefix) is empty")
+                    expect(Self.cost(page) <= Self.budget || entries == 1, "page \(pages) under \(prefix) costs \(Self.cost(page)) bytes")
                     let pageEntries = (page.items.map(\.key.path) + page.prefixes.map(\.path)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
                     seen += pageEntries
                     guard let cursor = page.nextCursor else { break }
-                    #expect(cursor == pageEntries.last, "the cursor is the page's last entry")
+                    expectEqual(cursor, pageEntries.last, "the cursor is the page's last entry")
                     query.cursor = cursor
                 }
-                #expect(pages > 1, "a budget of \(Self.budget) bytes splits the listing under \(prefix)")
-                #expect(seen == expected, "every entry under \(prefix) exactly once, in order")
+                expect(pages > 1, "\(pages) page(s): a budget of \(Self.budget) bytes splits the listing under \(prefix)")
+                expectEqual(seen, expected, "every entry under \(prefix) exactly once, in order")
             }
         }
     }
@@ -74,15 +73,15 @@ public struct PageBudgetChecks: Sendable {
                 let page = try await store.history(of: Key("/k"), in: config, query)
                 pages += 1
                 let cost = page.events.map(PageBudget.size).reduce(0, +)
-                #expect(!page.events.isEmpty)
-                #expect(cost <= Self.budget || page.events.count == 1, "page \(pages) costs \(cost) bytes")
+                expect(!page.events.isEmpty, "an empty page before the history ended")
+                expect(cost <= Self.budget || page.events.count == 1, "page \(pages) costs \(cost) bytes")
                 seen += page.events.map(\.revision)
                 guard let before = page.nextBefore else { break }
-                #expect(before == page.events.last?.revision)
+                expectEqual(before, page.events.last?.revision)
                 query.before = before
             }
-            #expect(pages > 2)
-            #expect(seen == written.reversed())
+            expect(pages > 2, "\(pages) page(s) for a budget of \(Self.budget) bytes")
+            expectEqual(seen, written.reversed())
         }
     }
 
@@ -101,15 +100,15 @@ public struct PageBudgetChecks: Sendable {
                     let batch = try await store.events(in: config, scope: scope, from: next, limit: Limits.maxPageSize, maxBytes: Self.budget)
                     batches += 1
                     let cost = batch.events.map(PageBudget.size).reduce(0, +)
-                    #expect(cost <= Self.budget || batch.events.count == 1, "batch \(batches) of \(scope) costs \(cost) bytes")
+                    expect(cost <= Self.budget || batch.events.count == 1, "batch \(batches) of \(scope) costs \(cost) bytes")
                     seen += batch.events.map(\.revision)
-                    if let lastEvent = batch.events.last, batch.hasMore { #expect(batch.through == lastEvent.revision) }
+                    if let lastEvent = batch.events.last, batch.hasMore { expectEqual(batch.through, lastEvent.revision) }
                     next = batch.through.next
                     guard batch.hasMore else { break }
                 }
-                #expect(next == last.next, "the batches run through the config's revision")
-                #expect(seen == all.filter { scope.matches($0.key) }.map(\.revision), "every event of \(scope) exactly once, in order")
-                if case .prefix(.root) = scope { #expect(batches > 2) }
+                expectEqual(next, last.next, "the batches run through the config's revision")
+                expectEqual(seen, all.filter { scope.matches($0.key) }.map(\.revision), "every event of \(scope) exactly once, in order")
+                if case .prefix(.root) = scope { expect(batches > 2, "\(batches) batch(es) for a budget of \(Self.budget) bytes") }
             }
         }
     }
@@ -125,15 +124,16 @@ public struct PageBudgetChecks: Sendable {
             let fits = defaultBudget / (big.count + "/big/10".utf8.count)
 
             let page = try await store.list(in: config, ListQuery(limit: 1000))
-            #expect(page.items.count == fits)
-            #expect(page.items.map { $0.key.path.utf8.count + $0.value.count }.reduce(0, +) <= defaultBudget)
-            #expect(page.nextCursor == page.items.last?.key.path)
+            expectEqual(page.items.count, fits)
+            let cost = page.items.map { $0.key.path.utf8.count + $0.value.count }.reduce(0, +)
+            expect(cost <= defaultBudget, "a page of \(cost) bytes, default budget \(defaultBudget)")
+            expectEqual(page.nextCursor, page.items.last?.key.path)
 
             let history = try await store.history(of: Key("/big/10"), in: config, HistoryQuery(limit: 1000))
-            #expect(history.events.count == 1)
+            expectEqual(history.events.count, 1)
             let events = try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 1000)
-            #expect(events.events.count == fits)
-            #expect(events.through == Revision(UInt64(fits)))
+            expectEqual(events.events.count, fits)
+            expectEqual(events.through, Revision(UInt64(fits)))
         }
     }
 
@@ -162,11 +162,11 @@ public struct PageBudgetChecks: Sendable {
 
             let one = try await store.transact(budgeted([.getPrefix(a), .get(Key("/b/10"))]), in: config)
             guard case .get(let items) = one.responses.first, case .get(let single) = one.responses.last else {
-                Issue.record("a budgeted read answers its items: \(one.responses.count) responses")
+                fail("a budgeted read answers its items: \(one.responses.count) responses")
                 return
             }
-            #expect(items.map(\.key.path) == (10..<22).map { "/a/\($0)" }, "a read within the budget is whole")
-            #expect(single.count == 1)
+            expectEqual(items.map(\.key.path), (10..<22).map { "/a/\($0)" }, "a read within the budget is whole")
+            expectEqual(single.count, 1)
 
             let refusals: [(String, Transaction)] = try [
                 ("two reads of 3 MiB", budgeted([.getPrefix(a), .getPrefix(b)])),
@@ -178,22 +178,22 @@ public struct PageBudgetChecks: Sendable {
                 ("a read past the budget then a write", budgeted([.getPrefix(a), .getPrefix(b), .delete(Key("/c/1"))])),
             ]
             for (name, transaction) in refusals {
-                await expectError(.tooLarge, "\(name)", field: "transaction", mentioning: [String(Limits.maxPageBytes)]) {
+                try await expectError(.tooLarge, "\(name)", field: "transaction", mentioning: [String(Limits.maxPageBytes)]) {
                     try await store.transact(transaction, in: config)
                 }
             }
-            #expect(try await store.get(Key("/new"), in: config) == nil, "a refused transaction writes nothing")
-            #expect(try await store.get(Key("/c/1"), in: config) != nil, "a refused transaction deletes nothing")
-            #expect(try await store.revision(of: config) == before)
+            try await expectNil(store.get(Key("/new"), in: config), "a refused transaction writes nothing")
+            try await expectNotNil(store.get(Key("/c/1"), in: config), "a refused transaction deletes nothing")
+            try await expectEqual(store.revision(of: config), before)
 
             // The budget counts what the reads return, not what they pass over: a
             // transaction that deletes most of a prefix before reading it fits.
             let shrunk = try await store.transact(budgeted(try (10..<21).map { .delete(try Key("/a/\($0)")) } + [.getPrefix(.root)]), in: config)
             guard case .get(let left) = shrunk.responses.last else {
-                Issue.record("the read answers")
+                fail("the read answers")
                 return
             }
-            #expect(left.map(\.key.path) == ["/a/21"] + (10..<22).map { "/b/\($0)" } + ["/c/1"])
+            expectEqual(left.map(\.key.path), ["/a/21"] + (10..<22).map { "/b/\($0)" } + ["/c/1"])
         }
     }
 
@@ -201,14 +201,13 @@ public struct PageBudgetChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             for maxBytes in [0, -1] {
-                let list = await expectError(.invalidArgument, "list maxBytes \(maxBytes)") {
+                try await expectError(.invalidArgument, "list maxBytes \(maxBytes)", field: "maxBytes") {
                     try await store.list(in: config, ListQuery(maxBytes: maxBytes))
                 }
-                #expect(list?.field == "maxBytes")
-                await expectError(.invalidArgument, "history maxBytes \(maxBytes)") {
+                try await expectError(.invalidArgument, "history maxBytes \(maxBytes)") {
                     try await store.history(of: Key("/b"), in: config, HistoryQuery(maxBytes: maxBytes))
                 }
-                await expectError(.invalidArgument, "events maxBytes \(maxBytes)") {
+                try await expectError(.invalidArgument, "events maxBytes \(maxBytes)") {
                     try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10, maxBytes: maxBytes)
                 }
             }

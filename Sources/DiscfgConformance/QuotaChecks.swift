@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 /// Every store counts a config's live bytes (key paths and values) in the same
 /// transaction as each change, and refuses a change that would take them past the
@@ -19,7 +18,7 @@ public struct QuotaChecks: Sendable {
     static func byteCount(_ store: any ConfigStore, _ config: ConfigName) async throws -> Int? {
         let listed = try await store.listConfigs().first { $0.name == config }?.byteCount
         let info = try await store.configInfo(config).byteCount
-        #expect(listed == info, "the list of configs and the config's info disagree")
+        expectEqual(listed, info, "the list of configs and the config's info disagree")
         return info
     }
 
@@ -29,22 +28,22 @@ public struct QuotaChecks: Sendable {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig("counted")
             let other = try await store.makeConfig("other")
-            func expectCounted(_ comment: Comment) async throws {
+            func expectCounted(_ comment: String) async throws {
                 let counted = try await Self.byteCount(store, config)
                 let listed = try await Self.listedBytes(store, config)
-                #expect(counted == listed, comment)
+                expectEqual(counted, listed, comment)
             }
-            #expect(try await Self.byteCount(store, config) == 0)
+            try await expectEqual(Self.byteCount(store, config), 0)
             for key in ["/a", "/b", "/dir/c", "/dir/d"] { try await store.set(key, "value", in: config) }
             try await store.set("/elsewhere", "v", in: other)
-            #expect(try await Self.byteCount(store, config) == 4 * 5 + 2 + 2 + 6 + 6)
+            try await expectEqual(Self.byteCount(store, config), 4 * 5 + 2 + 2 + 6 + 6)
             try await store.set("/a", "a longer value", in: config)
             try await expectCounted("a value grown")
             try await store.set("/a", "", in: config)
             try await expectCounted("a value emptied")
             _ = try await store.delete(Key("/b"), in: config, conditions: [])
             try await expectCounted("a key deleted")
-            _ = await expectError(.conditionFailed) { try await store.set(Key("/a"), to: Data("x".utf8), in: config, options: SetOptions(conditions: [.version(9)])) }
+            try await expectError(.conditionFailed) { try await store.set(Key("/a"), to: Data("x".utf8), in: config, options: SetOptions(conditions: [.version(9)])) }
             try await expectCounted("a refused change counts nothing")
             _ = try await store.deletePrefix(KeyPrefix("/dir"), in: config)
             try await expectCounted("a prefix deleted")
@@ -60,8 +59,8 @@ public struct QuotaChecks: Sendable {
             ])
             _ = try await store.importSnapshot(snapshot, into: config, replace: true)
             try await expectCounted("an import that replaces")
-            #expect(try await Self.byteCount(store, config) == 3 + 2 + 2 + 8)
-            #expect(try await Self.byteCount(store, other) == 10 + 1, "other configs are untouched")
+            try await expectEqual(Self.byteCount(store, config), 3 + 2 + 2 + 8)
+            try await expectEqual(Self.byteCount(store, other), 10 + 1, "other configs are untouched")
         }
     }
 
@@ -72,11 +71,11 @@ public struct QuotaChecks: Sendable {
     public func changesPastTheQuotaAreRefusedAndShrinkingOnesPass() async throws {
         try await conformance.withStore { store, _ in
             let config = try await store.makeConfig("limited", settings: ConfigSettings(quotaBytes: 1000))
-            #expect(try await store.configInfo(config).settings.quotaBytes == 1000)
+            try await expectEqual(store.configInfo(config).settings.quotaBytes, 1000)
             let value = Data(repeating: 0x61, count: 400)
             _ = try await store.set(Key("/a"), to: value, in: config)
             _ = try await store.set(Key("/b"), to: value, in: config)
-            #expect(try await Self.byteCount(store, config) == 804)
+            try await expectEqual(Self.byteCount(store, config), 804)
 
             let before = try await store.observableState(of: config)
             let refusals: [(String, () async throws -> Void)] = [
@@ -90,35 +89,35 @@ public struct QuotaChecks: Sendable {
                 }),
             ]
             for (name, change) in refusals {
-                await expectError(.quotaExceeded, "\(name)", field: "quotaBytes", mentioning: ["1000", "\"limited\""]) { try await change() }
+                try await expectError(.quotaExceeded, "\(name)", field: "quotaBytes", mentioning: ["1000", "\"limited\""]) { try await change() }
             }
-            await expectError(.quotaExceeded, "the size after the change is named", mentioning: ["1206"]) { _ = try await store.set(Key("/c"), to: value, in: config) }
-            #expect(try await store.observableState(of: config) == before, "a refused change changes nothing")
+            try await expectError(.quotaExceeded, "the size after the change is named", mentioning: ["1206"]) { _ = try await store.set(Key("/c"), to: value, in: config) }
+            try await expectEqual(store.observableState(of: config), before, "a refused change changes nothing")
 
             // Exactly up to the quota passes: 804 + 2 + 194 = 1000.
             _ = try await store.set(Key("/c"), to: Data(repeating: 0x64, count: 194), in: config)
-            #expect(try await Self.byteCount(store, config) == 1000)
+            try await expectEqual(Self.byteCount(store, config), 1000)
             // A transaction that moves bytes without growing passes at the quota.
             _ = try await store.transact(Transaction(success: [.delete(Key("/c")), .put(Key("/e"), Data(repeating: 0x65, count: 194))]), in: config)
-            #expect(try await Self.byteCount(store, config) == 1000)
+            try await expectEqual(Self.byteCount(store, config), 1000)
 
             // Lowered below what the config holds: growth is refused, shrinking passes.
             _ = try await store.updateConfig(config, ConfigSettingsPatch(quotaBytes: 500))
-            await expectError(.quotaExceeded, "growth over a lowered quota") { _ = try await store.set(Key("/f"), to: Data("x".utf8), in: config) }
+            try await expectError(.quotaExceeded, "growth over a lowered quota") { _ = try await store.set(Key("/f"), to: Data("x".utf8), in: config) }
             _ = try await store.set(Key("/a"), to: Data(repeating: 0x66, count: 300), in: config)
             _ = try await store.set(Key("/a"), to: Data(repeating: 0x67, count: 300), in: config)
             _ = try await store.delete(Key("/b"), in: config, conditions: [])
             _ = try await store.deletePrefix(KeyPrefix("/e/"), in: config)
             _ = try await store.delete(Key("/e"), in: config, conditions: [])
-            #expect(try await Self.byteCount(store, config) == 302)
+            try await expectEqual(Self.byteCount(store, config), 302)
             _ = try await store.set(Key("/f"), to: Data(repeating: 0x68, count: 196), in: config)
-            #expect(try await Self.byteCount(store, config) == 500)
+            try await expectEqual(Self.byteCount(store, config), 500)
 
             // Removed: anything goes again, and the settings no longer carry it.
             let removed = try await store.updateConfig(config, ConfigSettingsPatch(quotaBytes: ConfigSettingsPatch.removeQuota))
-            #expect(removed.settings.quotaBytes == nil)
+            expectNil(removed.settings.quotaBytes)
             _ = try await store.set(Key("/g"), to: Data(repeating: 0x69, count: 4000), in: config)
-            #expect(try await Self.byteCount(store, config) == 4502)
+            try await expectEqual(Self.byteCount(store, config), 4502)
         }
     }
 
@@ -127,15 +126,15 @@ public struct QuotaChecks: Sendable {
     public func quotaIsKeptReplacedAndRemoved() async throws {
         try await conformance.withStore { store, _ in
             let plain = try await store.makeConfig("plain")
-            #expect(try await store.configInfo(plain).settings.quotaBytes == nil)
+            try await expectNil(store.configInfo(plain).settings.quotaBytes)
             let name = try await store.makeConfig("app", settings: ConfigSettings(description: "d", quotaBytes: 512 * 1024 * 1024))
-            #expect(try await store.configInfo(name).settings == ConfigSettings(description: "d", quotaBytes: 512 * 1024 * 1024))
-            #expect(try await store.updateConfig(name, ConfigSettingsPatch(description: "e")).settings.quotaBytes == 512 * 1024 * 1024)
-            #expect(try await store.updateConfig(name, ConfigSettingsPatch(quotaBytes: 2048)).settings.quotaBytes == 2048)
-            #expect(try await store.listConfigs().first { $0.name == name }?.settings.quotaBytes == 2048)
+            try await expectEqual(store.configInfo(name).settings, ConfigSettings(description: "d", quotaBytes: 512 * 1024 * 1024))
+            try await expectEqual(store.updateConfig(name, ConfigSettingsPatch(description: "e")).settings.quotaBytes, 512 * 1024 * 1024)
+            try await expectEqual(store.updateConfig(name, ConfigSettingsPatch(quotaBytes: 2048)).settings.quotaBytes, 2048)
+            try await expectEqual(store.listConfigs().first { $0.name == name }?.settings.quotaBytes, 2048)
             let removed = try await store.updateConfig(name, ConfigSettingsPatch(quotaBytes: ConfigSettingsPatch.removeQuota))
-            #expect(removed.settings == ConfigSettings(description: "e"))
-            #expect(try await store.configInfo(name).settings.quotaBytes == nil)
+            expectEqual(removed.settings, ConfigSettings(description: "e"))
+            try await expectNil(store.configInfo(name).settings.quotaBytes)
         }
     }
 }

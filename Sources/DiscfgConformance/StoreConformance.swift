@@ -1,14 +1,17 @@
 import DiscfgCore
-import Testing
 
 /// The behaviour every `ConfigStore` must have — items, conditions, listings, history,
 /// TTLs, watches, import and export, page budgets, tokens, limits, concurrency — as checks
 /// any store can run. A new store is done when it passes them all.
 ///
-/// Run from a Swift Testing test: each check makes fresh stores with the factory and
-/// records failures with `#expect` in the calling test.
+/// Each check makes fresh stores with the factory and throws a ``CheckFailure`` listing
+/// every expectation that failed, as `File.swift:LINE: message` with the values it saw. The
+/// library does not link a test framework: any runner that reports a thrown error runs it —
+/// a Swift Testing `@Test`, an XCTest `func test…() async throws`, a plain program.
 ///
 /// ```swift
+/// import Testing
+///
 /// @Test func conformance() async throws {
 ///     let suite = StoreConformance(name: "mine", capabilities: [.tokens]) { clock in
 ///         let store = try MyStore(clock: clock)
@@ -19,7 +22,10 @@ import Testing
 /// }
 /// ```
 ///
-/// Or one check at a time (`suite.conditions.versionZeroCreatesOnlyWhenAbsent()`), which is
+/// With XCTest the body is the same, in a `func testConformance() async throws`, with
+/// `XCTAssertEqual(ran, suite.checks.count)`.
+///
+/// Or one check at a time (`suite.condition.versionZeroCreatesOnlyWhenAbsent()`), which is
 /// how discfg's own tests run it against every store it has, one test per check and store.
 public struct StoreConformance: Sendable {
     /// A store under test, and how to remove what it left behind.
@@ -81,22 +87,45 @@ public struct StoreConformance: Sendable {
         self.makeStore = makeStore
     }
 
-    /// Runs `body` with a fresh store and its clock, then removes the store.
-    package func withStore<T>(_ body: (_ store: any ConfigStore, _ clock: ManualClock) async throws -> T) async throws -> T {
+    /// Runs `body` with a fresh store and its clock, then removes the store. Every check
+    /// runs in here: the expectations `body` makes are recorded, and when any failed, the
+    /// check throws them all as one ``CheckFailure``.
+    /// - Parameters:
+    ///   - fileID: the check's file, named for an error `body` throws after a failure.
+    ///   - line: the check's line, likewise.
+    @discardableResult
+    package func withStore<T>(
+        fileID: String = #fileID, line: Int = #line, _ body: (_ store: any ConfigStore, _ clock: ManualClock) async throws -> T
+    ) async throws -> T {
         let clock = ManualClock()
         let fixture = try await makeStore(clock)
+        let log = ExpectationLog()
+        let outcome: Result<T, any Error>
         do {
-            let result = try await body(fixture.store, clock)
-            await fixture.cleanup()
-            return result
+            outcome = .success(try await ExpectationLog.$current.withValue(log) { try await body(fixture.store, clock) })
         } catch {
-            await fixture.cleanup()
-            throw error
+            outcome = .failure(error)
         }
+        await fixture.cleanup()
+        var failures = log.recorded
+        switch outcome {
+        case .success(let result) where failures.isEmpty:
+            return result
+        case .success:
+            break
+        case .failure(let failure as ExpectationFailure):
+            failures.append(failure)
+        case .failure(let error) where failures.isEmpty:
+            // The store threw and nothing failed before: its own error says it best.
+            throw error
+        case .failure(let error):
+            failures.append(ExpectationFailure("then the check threw \(type(of: error)): \(error)", fileID: fileID, line: line))
+        }
+        throw CheckFailure(store: name, expectations: failures)
     }
 
-    /// Runs every check but those named in `skipping`, one after another; failed
-    /// expectations are recorded in the calling test. Returns how many checks ran.
+    /// Runs every check but those named in `skipping`, one after another. Returns how many
+    /// checks ran.
     /// - Throws: a ``Failures`` naming every check that threw, after running them all.
     @discardableResult
     public func runAll(skipping: Set<String> = []) async throws -> Int {

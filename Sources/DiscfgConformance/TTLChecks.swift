@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct TTLChecks: Sendable {
     let conformance: StoreConformance
@@ -11,13 +10,13 @@ public struct TTLChecks: Sendable {
             let start = clock.now()
             let event = try await store.set("/session", "token", in: config, options: SetOptions(ttlSeconds: 30))
             let expected = Date(milliseconds: start.milliseconds + 30_000)
-            #expect(event.item?.expiresAt == expected)
+            expectEqual(event.item?.expiresAt, expected)
 
             clock.advance(seconds: 29.999)
-            #expect(try await store.get(Key("/session"), in: config)?.expiresAt == expected)
-            #expect(try await store.list(in: config, ListQuery()).items.map(\.key.path) == ["/session"])
-            #expect(try await store.export(config).items.map(\.key.path) == ["/session"])
-            #expect(try await store.sweepExpired().isEmpty)
+            try await expectEqual(store.get(Key("/session"), in: config)?.expiresAt, expected)
+            try await expectEqual(store.list(in: config, ListQuery()).items.map(\.key.path), ["/session"])
+            try await expectEqual(store.export(config).items.map(\.key.path), ["/session"])
+            try await expectEmpty(store.sweepExpired())
         }
     }
 
@@ -28,39 +27,39 @@ public struct TTLChecks: Sendable {
             try await store.set("/a/long", "y", in: config)
             clock.advance(seconds: 10)
 
-            #expect(try await store.get(Key("/a/short"), in: config) == nil)
-            #expect(try await store.get(Key("/a/short"), in: config, atRevision: 2) == nil, "nothing is returned at the current revision")
-            #expect(try await store.list(in: config, ListQuery()).items.map(\.key.path) == ["/a/long"])
-            #expect(try await store.list(in: config, ListQuery(recursive: false)).prefixes.map(\.path) == ["/a/"])
-            #expect(try await store.export(config).items.map(\.key.path) == ["/a/long"])
-            #expect(try await store.revision(of: config) == 2, "hiding needs no write")
+            try await expectNil(store.get(Key("/a/short"), in: config))
+            try await expectNil(store.get(Key("/a/short"), in: config, atRevision: 2), "nothing is returned at the current revision")
+            try await expectEqual(store.list(in: config, ListQuery()).items.map(\.key.path), ["/a/long"])
+            try await expectEqual(store.list(in: config, ListQuery(recursive: false)).prefixes.map(\.path), ["/a/"])
+            try await expectEqual(store.export(config).items.map(\.key.path), ["/a/long"])
+            try await expectEqual(store.revision(of: config), 2, "hiding needs no write")
             // History still tells what was there.
-            #expect(try await store.get(Key("/a/short"), in: config, atRevision: 1)?.value == Data(text: "x"))
+            try await expectEqual(store.get(Key("/a/short"), in: config, atRevision: 1)?.value, Data(text: "x"))
         }
     }
 
     public func sweepEmitsExactlyOneExpireEvent() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()
-            let item = try #require(try await store.set("/t", "x", in: config, options: SetOptions(ttlSeconds: 5)).item)
+            let item = try await require(store.set("/t", "x", in: config, options: SetOptions(ttlSeconds: 5)).item)
             try await store.set("/keep", "y", in: config)
             clock.advance(seconds: 6)
 
             let swept = try await store.sweepExpired()
-            #expect(swept.count == 1)
-            let expire = try #require(swept.first)
-            #expect(expire.kind == .expire)
-            #expect(expire.key == item.key)
-            #expect(expire.revision == 3)
-            #expect(expire.item == nil)
-            #expect(expire.prevItem == item)
-            #expect(expire.at == clock.now())
-            #expect(try await store.revision(of: config) == 3)
-            #expect(try await store.fullHistory(of: item.key, in: config).first == expire)
+            expectEqual(swept.count, 1)
+            let expire = try require(swept.first)
+            expectEqual(expire.kind, .expire)
+            expectEqual(expire.key, item.key)
+            expectEqual(expire.revision, 3)
+            expectNil(expire.item)
+            expectEqual(expire.prevItem, item)
+            expectEqual(expire.at, clock.now())
+            try await expectEqual(store.revision(of: config), 3)
+            try await expectEqual(store.fullHistory(of: item.key, in: config).first, expire)
 
-            #expect(try await store.sweepExpired().isEmpty, "a key expires once")
-            #expect(try await store.revision(of: config) == 3)
-            #expect(try await store.get(Key("/keep"), in: config) != nil)
+            try await expectEmpty(store.sweepExpired(), "a key expires once")
+            try await expectEqual(store.revision(of: config), 3)
+            try await expectNotNil(store.get(Key("/keep"), in: config))
         }
     }
 
@@ -73,29 +72,29 @@ public struct TTLChecks: Sendable {
             try await store.set("/c", "x", in: two, options: SetOptions(ttlSeconds: 1))
             clock.advance(seconds: 1)
             let swept = try await store.sweepExpired()
-            #expect(Set(swept.map { "\($0.key)@\($0.revision)" }) == ["/a@3", "/b@4", "/c@2"])
+            expectEqual(Set(swept.map { "\($0.key)@\($0.revision)" }), ["/a@3", "/b@4", "/c@2"])
         }
     }
 
     public func setOnAnExpiredKeyFirstRecordsTheExpiry() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()
-            let old = try #require(try await store.set("/t", "old", in: config, options: SetOptions(ttlSeconds: 5)).item)
+            let old = try await require(store.set("/t", "old", in: config, options: SetOptions(ttlSeconds: 5)).item)
             clock.advance(seconds: 5)
 
             let event = try await store.set("/t", "new", in: config)
-            #expect(event.revision == 3)
-            #expect(event.prevItem == nil, "the old value had expired")
-            let item = try #require(event.item)
-            #expect(item.version == 1)
-            #expect(item.createRevision == 3)
-            #expect(item.expiresAt == nil)
+            expectEqual(event.revision, 3)
+            expectNil(event.prevItem, "the old value had expired")
+            let item = try require(event.item)
+            expectEqual(item.version, 1)
+            expectEqual(item.createRevision, 3)
+            expectNil(item.expiresAt)
 
             let history = try await store.fullHistory(of: old.key, in: config)
-            #expect(history.map(\.kind) == [.put, .expire, .put])
-            #expect(history.map(\.revision) == [3, 2, 1])
-            #expect(history[1].prevItem == old)
-            #expect(try await store.sweepExpired().isEmpty)
+            expectEqual(history.map(\.kind), [.put, .expire, .put])
+            expectEqual(history.map(\.revision), [3, 2, 1])
+            expectEqual(history[1].prevItem, old)
+            try await expectEmpty(store.sweepExpired())
         }
     }
 
@@ -105,10 +104,10 @@ public struct TTLChecks: Sendable {
             try await store.set("/t", "x", in: config, options: SetOptions(ttlSeconds: 5))
             clock.advance(seconds: 5)
             let event = try await store.set("/other", "y", in: config)
-            #expect(event.revision == 3)
+            expectEqual(event.revision, 3)
             let expired = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: 10).events
-            #expect(expired.map(\.kind) == [.expire, .put])
-            #expect(try await store.sweepExpired().isEmpty)
+            expectEqual(expired.map(\.kind), [.expire, .put])
+            try await expectEmpty(store.sweepExpired())
         }
     }
 
@@ -117,11 +116,11 @@ public struct TTLChecks: Sendable {
             let config = try await store.makeConfig()
             try await store.set("/t", "a", in: config, options: SetOptions(ttlSeconds: 5))
             let event = try await store.set("/t", "b", in: config)
-            #expect(event.item?.expiresAt == nil)
-            #expect(event.item?.version == 2)
+            expectNil(event.item?.expiresAt)
+            expectEqual(event.item?.version, 2)
             clock.advance(seconds: 3600)
-            #expect(try await store.get(Key("/t"), in: config)?.value == Data(text: "b"))
-            #expect(try await store.sweepExpired().isEmpty)
+            try await expectEqual(store.get(Key("/t"), in: config)?.value, Data(text: "b"))
+            try await expectEmpty(store.sweepExpired())
         }
     }
 
@@ -131,11 +130,11 @@ public struct TTLChecks: Sendable {
             try await store.set("/t", "a", in: config, options: SetOptions(ttlSeconds: 5))
             clock.advance(seconds: 4)
             let renewed = try await store.set("/t", "a", in: config, options: SetOptions(ttlSeconds: 5))
-            #expect(renewed.item?.expiresAt == Date(milliseconds: clock.now().milliseconds + 5000))
+            expectEqual(renewed.item?.expiresAt, Date(milliseconds: clock.now().milliseconds + 5000))
             clock.advance(seconds: 4)
-            #expect(try await store.get(Key("/t"), in: config) != nil)
+            try await expectNotNil(store.get(Key("/t"), in: config))
             clock.advance(seconds: 1)
-            #expect(try await store.get(Key("/t"), in: config) == nil)
+            try await expectNil(store.get(Key("/t"), in: config))
         }
     }
 
@@ -147,11 +146,10 @@ public struct TTLChecks: Sendable {
             let config = try await store.makeConfig()
             try await store.set("/t", "a", in: config)
             let before = try await store.observableState(of: config)
-            let error = await expectError(.invalidArgument) {
+            try await expectError(.invalidArgument, field: "ttl") {
                 try await store.set("/t", "b", in: config, options: SetOptions(ttlSeconds: ttl))
             }
-            #expect(error?.field == "ttl")
-            #expect(try await store.observableState(of: config) == before)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -159,7 +157,7 @@ public struct TTLChecks: Sendable {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()
             let event = try await store.set("/t", "a", in: config, options: SetOptions(ttlSeconds: Limits.maxTTLSeconds))
-            #expect(event.item?.expiresAt == Date(milliseconds: clock.now().milliseconds + Limits.maxTTLSeconds * 1000))
+            expectEqual(event.item?.expiresAt, Date(milliseconds: clock.now().milliseconds + Limits.maxTTLSeconds * 1000))
         }
     }
 }

@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 /// Multi-key transactions: comparisons, branches, one revision per transaction, and
 /// atomicity under concurrency.
@@ -29,30 +28,35 @@ public struct TransactionChecks: Sendable {
                 failure: [.get(try key("/lock"))]
             )
             let result = try await store.transact(transaction, in: config)
-            #expect(result.succeeded)
-            #expect(result.revision == 3)
-            #expect(try await store.revision(of: config) == 3)
-            #expect(result.events.map(\.key.path) == ["/lock", "/b", "/old"])
-            #expect(result.events.allSatisfy { $0.revision == 3 })
-            #expect(result.events.map(\.kind) == [.put, .put, .delete])
+            expect(result.succeeded, "the transaction ran its failure branch")
+            expectEqual(result.revision, 3)
+            try await expectEqual(store.revision(of: config), 3)
+            expectEqual(result.events.map(\.key.path), ["/lock", "/b", "/old"])
+            expect(result.events.allSatisfy { $0.revision == 3 }, "revisions \(result.events.map(\.revision))")
+            expectEqual(result.events.map(\.kind), [.put, .put, .delete])
             guard result.responses.count == 4,
                   case .put(let lock) = result.responses[0], case .put(let b) = result.responses[1],
                   case .delete(let deleted) = result.responses[2], case .get(let read) = result.responses[3]
             else {
-                Issue.record("responses do not match the operations: \(result.responses)")
+                fail("responses do not match the operations: \(result.responses)")
                 return
             }
-            #expect(lock.item?.version == 1 && lock.item?.createRevision == 3 && lock.item?.modRevision == 3 && lock.prevItem == nil)
-            #expect(lock.item?.contentType == "text/plain")
-            #expect(b.item?.version == 2 && b.item?.createRevision == 2 && b.prevItem?.text == "1")
-            #expect(deleted.map(\.prevItem?.text) == ["gone soon"])
-            #expect(read.map(\.text) == ["2"], "a get sees the branch's earlier put")
-            #expect(try await store.get(try key("/lock"), in: config)?.text == "me")
-            #expect(try await store.get(try key("/old"), in: config) == nil)
+            expectEqual(lock.item?.version, 1)
+            expectEqual(lock.item?.createRevision, 3)
+            expectEqual(lock.item?.modRevision, 3)
+            expectNil(lock.prevItem)
+            expectEqual(lock.item?.contentType, "text/plain")
+            expectEqual(b.item?.version, 2)
+            expectEqual(b.item?.createRevision, 2)
+            expectEqual(b.prevItem?.text, "1")
+            expectEqual(deleted.map(\.prevItem?.text), ["gone soon"])
+            expectEqual(read.map(\.text), ["2"], "a get sees the branch's earlier put")
+            try await expectEqual(store.get(key("/lock"), in: config)?.text, "me")
+            try await expectNil(store.get(key("/old"), in: config))
             let events = try await store.events(in: config, scope: .prefix(.root), from: 3, limit: 10).events
-            #expect(events.map(\.key.path) == ["/lock", "/b", "/old"], "events of one transaction come in the order it made them")
-            #expect(events.allSatisfy { $0.revision == 3 })
-            #expect(try await store.fullHistory(of: try key("/b"), in: config).map(\.revision) == [3, 2])
+            expectEqual(events.map(\.key.path), ["/lock", "/b", "/old"], "events of one transaction come in the order it made them")
+            expect(events.allSatisfy { $0.revision == 3 }, "revisions \(events.map(\.revision))")
+            try await expectEqual(store.fullHistory(of: key("/b"), in: config).map(\.revision), [3, 2])
         }
     }
 
@@ -66,13 +70,13 @@ public struct TransactionChecks: Sendable {
                 success: [.put(try key("/lock"), Data(text: "me"))],
                 failure: [.get(try key("/lock")), .get(try key("/absent"))]
             ), in: config)
-            #expect(!result.succeeded)
-            #expect(result.revision == 1)
-            #expect(result.events.isEmpty)
-            #expect(result.responses.count == 2)
-            if case .get(let items) = result.responses.first { #expect(items.map(\.text) == ["them"]) } else { Issue.record("first response is not a get") }
-            if case .get(let items) = result.responses.last { #expect(items.isEmpty) } else { Issue.record("second response is not a get") }
-            #expect(try await store.observableState(of: config) == before)
+            expect(!result.succeeded, "the transaction ran its success branch")
+            expectEqual(result.revision, 1)
+            expectEmpty(result.events)
+            expectEqual(result.responses.count, 2)
+            if case .get(let items) = result.responses.first { expectEqual(items.map(\.text), ["them"]) } else { fail("first response is not a get") }
+            if case .get(let items) = result.responses.last { expectEmpty(items) } else { fail("second response is not a get") }
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -119,12 +123,12 @@ public struct TransactionChecks: Sendable {
             ]
             for (comparison, expected) in cases {
                 let result = try await store.transact(Transaction(compares: [comparison]), in: config)
-                #expect(result.succeeded == expected, "\(comparison)")
+                expectEqual(result.succeeded, expected, "\(comparison)")
             }
             let all = try await store.transact(Transaction(compares: cases.filter(\.1).map(\.0)), in: config)
-            #expect(all.succeeded, "every holding comparison together")
+            expect(all.succeeded, "every holding comparison together")
             let mixed = try await store.transact(Transaction(compares: cases.map(\.0)), in: config)
-            #expect(!mixed.succeeded, "one failing comparison fails the transaction")
+            expect(!mixed.succeeded, "one failing comparison fails the transaction")
         }
     }
 
@@ -140,24 +144,24 @@ public struct TransactionChecks: Sendable {
                 .delete(try key("/never")),
                 .delete(try key("/keep")),
             ]), in: config)
-            #expect(result.succeeded)
-            #expect(result.revision == 6)
-            #expect(result.events.map(\.key.path) == ["/tmp/a", "/tmp/b", "/tmp/c/d", "/fresh", "/keep"])
-            #expect(result.events.allSatisfy { $0.revision == 6 })
+            expect(result.succeeded, "the transaction ran its failure branch")
+            expectEqual(result.revision, 6)
+            expectEqual(result.events.map(\.key.path), ["/tmp/a", "/tmp/b", "/tmp/c/d", "/fresh", "/keep"])
+            expect(result.events.allSatisfy { $0.revision == 6 }, "revisions \(result.events.map(\.revision))")
             guard result.responses.count == 6,
                   case .get(let before) = result.responses[0], case .delete(let deleted) = result.responses[1],
                   case .get(let after) = result.responses[3], case .delete(let never) = result.responses[4]
             else {
-                Issue.record("responses do not match the operations: \(result.responses)")
+                fail("responses do not match the operations: \(result.responses)")
                 return
             }
-            #expect(before.map(\.key.path) == ["/tmp/a", "/tmp/b", "/tmp/c/d"])
-            #expect(deleted.map(\.key.path) == ["/tmp/a", "/tmp/b", "/tmp/c/d"])
-            #expect(after.isEmpty, "a get sees the branch's earlier delete")
-            #expect(never.isEmpty, "deleting an absent key in a transaction is no error")
+            expectEqual(before.map(\.key.path), ["/tmp/a", "/tmp/b", "/tmp/c/d"])
+            expectEqual(deleted.map(\.key.path), ["/tmp/a", "/tmp/b", "/tmp/c/d"])
+            expectEmpty(after, "a get sees the branch's earlier delete")
+            expectEmpty(never, "deleting an absent key in a transaction is no error")
             let live = try await store.list(in: config, ListQuery()).items.map(\.key.path)
-            #expect(live == ["/fresh", "/tmpx"])
-            await expectError(.invalidArgument, mentioning: ["/tmp/new"]) {
+            expectEqual(live, ["/fresh", "/tmpx"])
+            try await expectError(.invalidArgument, mentioning: ["/tmp/new"]) {
                 try await store.transact(Transaction(success: [.deletePrefix(try prefix("/tmp/")), .put(try key("/tmp/new"), Data(text: "x"))]), in: config)
             }
         }
@@ -173,23 +177,23 @@ public struct TransactionChecks: Sendable {
                 compares: [Comparison(.range(middle), .less, .modRevision(5)), Comparison(.range(KeyRange(lower: "/x", upper: nil)), .equal, .exists(false))],
                 success: [.getRange(middle), .deleteRange(middle), .getRange(KeyRange(lower: "/", upper: nil)), .deleteRange(KeyRange(lower: "/d", upper: nil))]
             ), in: config)
-            #expect(result.succeeded)
+            expect(result.succeeded, "the transaction ran its failure branch")
             guard result.responses.count == 4,
                   case .get(let before) = result.responses[0], case .delete(let deleted) = result.responses[1],
                   case .get(let rest) = result.responses[2], case .delete(let tail) = result.responses[3]
             else {
-                Issue.record("responses do not match the operations: \(result.responses)")
+                fail("responses do not match the operations: \(result.responses)")
                 return
             }
-            #expect(before.map(\.key.path) == ["/b", "/b/c", "/ba"])
-            #expect(deleted.map(\.key.path) == ["/b", "/b/c", "/ba"])
-            #expect(rest.map(\.key.path) == ["/a", "/c", "/d"])
-            #expect(tail.map(\.key.path) == ["/d"])
-            #expect(result.events.allSatisfy { $0.revision == 7 })
-            #expect(try await store.list(in: config, ListQuery()).items.map(\.key.path) == ["/a", "/c"])
+            expectEqual(before.map(\.key.path), ["/b", "/b/c", "/ba"])
+            expectEqual(deleted.map(\.key.path), ["/b", "/b/c", "/ba"])
+            expectEqual(rest.map(\.key.path), ["/a", "/c", "/d"])
+            expectEqual(tail.map(\.key.path), ["/d"])
+            expect(result.events.allSatisfy { $0.revision == 7 }, "revisions \(result.events.map(\.revision))")
+            try await expectEqual(store.list(in: config, ListQuery()).items.map(\.key.path), ["/a", "/c"])
             let failed = try await store.transact(Transaction(compares: [Comparison(.range(KeyRange(lower: "/a", upper: nil)), .less, .modRevision(2))]), in: config)
-            #expect(!failed.succeeded, "/c was written at revision 5")
-            await expectError(.invalidArgument) {
+            expect(!failed.succeeded, "/c was written at revision 5")
+            try await expectError(.invalidArgument) {
                 try await store.transact(Transaction(success: [.deleteRange(KeyRange(lower: "/a", upper: "/b")), .put(try key("/a1"), Data(text: "x"))]), in: config)
             }
         }
@@ -201,12 +205,14 @@ public struct TransactionChecks: Sendable {
             try await store.set("/a", "1", in: config)
             let before = try await store.observableState(of: config)
             let result = try await store.transact(Transaction(success: [.get(try key("/a")), .delete(try key("/absent")), .deletePrefix(try prefix("/none/"))]), in: config)
-            #expect(result.succeeded)
-            #expect(result.revision == 1)
-            #expect(result.events.isEmpty)
+            expect(result.succeeded, "the transaction ran its failure branch")
+            expectEqual(result.revision, 1)
+            expectEmpty(result.events)
             let empty = try await store.transact(Transaction(), in: config)
-            #expect(empty.succeeded && empty.revision == 1 && empty.responses.isEmpty)
-            #expect(try await store.observableState(of: config) == before)
+            expect(empty.succeeded, "the empty transaction failed")
+            expectEqual(empty.revision, 1)
+            expectEmpty(empty.responses)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -219,18 +225,18 @@ public struct TransactionChecks: Sendable {
             let result = try await store.transact(Transaction(success: try paths.map { .put(try key($0), Data(text: $0)) }), in: config)
             try await store.set("/after", "x", in: config)
             let seen = try await recorder.waitForEvents(7)
-            #expect(seen.map(\.key.path) == paths + ["/after"])
-            #expect(seen.prefix(6).allSatisfy { $0.revision == result.revision })
+            expectEqual(seen.map(\.key.path), paths + ["/after"])
+            expect(seen.prefix(6).allSatisfy { $0.revision == result.revision }, "revisions \(seen.map(\.revision)), the transaction's \(result.revision)")
             recorder.cancel()
             // A page never splits a revision, whatever its limit or byte budget.
             let page = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: 2, maxBytes: 1)
-            #expect(page.events.map(\.key.path) == paths)
-            #expect(page.through == 2)
-            #expect(page.hasMore)
+            expectEqual(page.events.map(\.key.path), paths)
+            expectEqual(page.through, 2)
+            expect(page.hasMore, "a page short of the end says nothing more follows")
             let next = try await store.events(in: config, scope: .prefix(.root), from: page.through.next, limit: 2)
-            #expect(next.events.map(\.key.path) == ["/after"])
+            expectEqual(next.events.map(\.key.path), ["/after"])
             let scoped = try await store.events(in: config, scope: .key(try key("/k3")), from: 1, limit: 10)
-            #expect(scoped.events.map(\.key.path) == ["/k3"])
+            expectEqual(scoped.events.map(\.key.path), ["/k3"])
         }
     }
 
@@ -242,11 +248,12 @@ public struct TransactionChecks: Sendable {
                 compares: [Comparison(.key(try key("/to")), .equal, .exists(false))],
                 success: [.delete(try key("/from")), .put(try key("/to"), Data(text: "token"))]
             ), in: config)
-            #expect(moved.succeeded && moved.revision == 2)
-            #expect(try await store.get(try key("/from"), in: config, atRevision: 1)?.text == "token")
-            #expect(try await store.get(try key("/to"), in: config, atRevision: 1) == nil)
-            #expect(try await store.get(try key("/from"), in: config, atRevision: 2) == nil)
-            #expect(try await store.get(try key("/to"), in: config, atRevision: 2)?.text == "token")
+            expect(moved.succeeded, "the move failed")
+            expectEqual(moved.revision, 2)
+            try await expectEqual(store.get(key("/from"), in: config, atRevision: 1)?.text, "token")
+            try await expectNil(store.get(key("/to"), in: config, atRevision: 1))
+            try await expectNil(store.get(key("/from"), in: config, atRevision: 2))
+            try await expectEqual(store.get(key("/to"), in: config, atRevision: 2)?.text, "token")
         }
     }
 
@@ -257,12 +264,12 @@ public struct TransactionChecks: Sendable {
                 _ = try await store.transact(Transaction(success: try (0..<3).map { .put(try key("/k\($0)"), Data(text: "\(round)")) }), in: config)
             }
             let info = try await store.configInfo(config)
-            #expect(info.revision == 6)
-            #expect(info.compactedRevision == 4)
+            expectEqual(info.revision, 6)
+            expectEqual(info.compactedRevision, 4)
             let events = try await store.events(in: config, scope: .prefix(.root), from: info.compactedRevision.next, limit: 100).events
-            #expect(events.map(\.revision) == [5, 5, 5, 6, 6, 6])
-            #expect(try await store.fullHistory(of: try key("/k1"), in: config).map(\.revision) == [6, 5])
-            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 100) }
+            expectEqual(events.map(\.revision), [5, 5, 5, 6, 6, 6])
+            try await expectEqual(store.fullHistory(of: key("/k1"), in: config).map(\.revision), [6, 5])
+            try await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 100) }
         }
     }
 
@@ -289,10 +296,10 @@ public struct TransactionChecks: Sendable {
                 (Transaction(success: Array(repeating: .get(a), count: Limits.maxTransactionOperations + 1)), .invalidArgument),
             ]
             for (transaction, code) in invalid {
-                await expectError(code) { try await store.transact(transaction, in: config) }
+                try await expectError(code) { try await store.transact(transaction, in: config) }
             }
-            #expect(try await store.observableState(of: config) == before)
-            await expectError(.configNotFound) { try await store.transact(Transaction(success: [.put(a, Data(text: "1"))]), in: try ConfigName("missing")) }
+            try await expectEqual(store.observableState(of: config), before)
+            try await expectError(.configNotFound) { try await store.transact(Transaction(success: [.put(a, Data(text: "1"))]), in: try ConfigName("missing")) }
         }
     }
 
@@ -311,7 +318,7 @@ public struct TransactionChecks: Sendable {
                     group.addTask {
                         var done = 0
                         while done < Self.roundsPerWriter {
-                            let current = try #require(try await store.get(counter, in: config))
+                            let current = try await require(store.get(counter, in: config))
                             let next = Data(text: String((Int(current.text ?? "") ?? -1) + 1))
                             let result = try await store.transact(Transaction(
                                 compares: [Comparison(.key(counter), .equal, .modRevision(current.modRevision))],
@@ -325,18 +332,18 @@ public struct TransactionChecks: Sendable {
                 try await group.waitForAll()
             }
             let total = Self.writers * Self.roundsPerWriter
-            let final = try #require(try await store.get(counter, in: config))
-            #expect(final.text == String(total))
-            #expect(final.version == UInt64(total + 1))
-            #expect(try await store.get(mirror, in: config)?.text == String(total))
-            #expect(try await store.revision(of: config) == Revision(UInt64(total + 1)))
+            let final = try await require(store.get(counter, in: config))
+            expectEqual(final.text, String(total))
+            expectEqual(final.version, UInt64(total + 1))
+            try await expectEqual(store.get(mirror, in: config)?.text, String(total))
+            try await expectEqual(store.revision(of: config), Revision(UInt64(total + 1)))
             let events = try await store.events(in: config, scope: .prefix(.root), from: 2, limit: Limits.maxPageSize).events
-            #expect(events.count == total * 3)
+            expectEqual(events.count, total * 3)
             // Each revision holds exactly one increment: counter, mirror and writer key.
             for (offset, chunk) in stride(from: 0, to: events.count, by: 3).map({ ($0, events[$0..<$0 + 3]) }) {
                 let revision = Revision(UInt64(offset / 3 + 2))
-                #expect(chunk.allSatisfy { $0.revision == revision })
-                #expect(chunk.prefix(2).map(\.item?.text) == [String(offset / 3 + 1), String(offset / 3 + 1)])
+                expect(chunk.allSatisfy { $0.revision == revision }, "revisions \(chunk.map(\.revision)), expected \(revision)")
+                expectEqual(chunk.prefix(2).map(\.item?.text), [String(offset / 3 + 1), String(offset / 3 + 1)])
             }
         }
     }

@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct ValidationChecks: Sendable {
     let conformance: StoreConformance
@@ -9,10 +8,10 @@ public struct ValidationChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await store.makeConfig()
             let value = Data((0..<Limits.maxValueBytes).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            #expect(value.count == 256 * 1024)
+            expectEqual(value.count, 256 * 1024)
             let event = try await store.set(Key("/big"), to: value, in: config)
-            #expect(event.item?.value == value)
-            #expect(try await store.get(Key("/big"), in: config)?.value == value)
+            expectEqual(event.item?.value, value)
+            try await expectEqual(store.get(Key("/big"), in: config)?.value, value)
         }
     }
 
@@ -21,12 +20,10 @@ public struct ValidationChecks: Sendable {
             let config = try await store.makeConfig()
             try await store.set("/big", "small", in: config)
             let before = try await store.observableState(of: config)
-            let error = await expectError(.tooLarge) {
+            try await expectError(.tooLarge, field: "value", mentioning: ["262145"]) {
                 try await store.set(Key("/big"), to: Data(count: Limits.maxValueBytes + 1), in: config)
             }
-            #expect(error?.field == "value")
-            #expect(error?.message.contains("262145") == true)
-            #expect(try await store.observableState(of: config) == before)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
@@ -38,18 +35,17 @@ public struct ValidationChecks: Sendable {
             let config = try await store.makeConfig()
             try await store.set("/k", "v", in: config)
             let before = try await store.observableState(of: config)
-            let error = await expectError(.invalidArgument) {
+            try await expectError(.invalidArgument, field: "contentType") {
                 try await store.set("/k", "w", in: config, options: SetOptions(contentType: contentType))
             }
-            #expect(error?.field == "contentType")
-            #expect(try await store.observableState(of: config) == before)
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 
     public func validationComesBeforeConditions() async throws {
         try await conformance.withStore { store, _ in
             let config = try await store.makeConfig()
-            await expectError(.tooLarge) {
+            try await expectError(.tooLarge) {
                 try await store.set(Key("/k"), to: Data(count: Limits.maxValueBytes + 1), in: config, options: SetOptions(conditions: [.exists]))
             }
         }
@@ -61,13 +57,13 @@ public struct ValidationChecks: Sendable {
             let before = try await store.observableState(of: config)
             for from in [Revision.max, Revision.max.next, Revision(UInt64.max)] {
                 let batch = try await store.events(in: config, scope: .prefix(.root), from: from, limit: 10)
-                #expect(batch.events.isEmpty)
-                #expect(batch.through >= Revision(1))
+                expectEmpty(batch.events)
+                expect(batch.through >= Revision(1), "the batch read through revision \(batch.through)")
             }
             let history = try await store.history(of: Key("/k"), in: config, HistoryQuery(limit: 10, before: .max))
-            #expect(history.events.count == 1)
-            _ = await expectError(.invalidArgument) { try await store.get(Key("/k"), in: config, atRevision: .max) }
-            #expect(try await store.observableState(of: config) == before)
+            expectEqual(history.events.count, 1)
+            try await expectError(.invalidArgument) { try await store.get(Key("/k"), in: config, atRevision: .max) }
+            try await expectEqual(store.observableState(of: config), before)
         }
     }
 

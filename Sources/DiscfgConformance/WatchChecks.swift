@@ -1,6 +1,5 @@
 import DiscfgCore
 import Foundation
-import Testing
 
 public struct WatchChecks: Sendable {
     let conformance: StoreConformance
@@ -22,7 +21,7 @@ public struct WatchChecks: Sendable {
             let config = try await Self.prepare(store)
             let watch = try WatchRecorder(await store.watch(config, scope: .prefix(KeyPrefix("/a")), from: 2))
             let replayed = try await watch.waitForEvents(3)
-            #expect(replayed.map(\.revision) == [3, 5, 6])
+            expectEqual(replayed.map(\.revision), [3, 5, 6])
 
             try await store.set("/ab", "excluded", in: config) // 7
             try await store.set("/a/z", "8", in: config) // 8
@@ -30,12 +29,12 @@ public struct WatchChecks: Sendable {
             _ = try await store.delete(Key("/a/y"), in: config, conditions: []) // 10
             try await store.set("/a/end", "11", in: config) // 11
             let events = try await watch.waitForEvents(6)
-            #expect(events.map(\.revision) == [3, 5, 6, 8, 10, 11])
-            #expect(events.map(\.kind) == [.put, .delete, .put, .put, .delete, .put])
-            #expect(events.map(\.key.path) == ["/a/y", "/a/x", "/a/x/deep", "/a/z", "/a/y", "/a/end"])
-            #expect(events[3].item?.value == Data(text: "8"))
-            #expect(events[4].prevItem?.value == Data(text: "3"))
-            #expect(watch.ending == nil)
+            expectEqual(events.map(\.revision), [3, 5, 6, 8, 10, 11])
+            expectEqual(events.map(\.kind), [.put, .delete, .put, .put, .delete, .put])
+            expectEqual(events.map(\.key.path), ["/a/y", "/a/x", "/a/x/deep", "/a/z", "/a/y", "/a/end"])
+            expectEqual(events[3].item?.value, Data(text: "8"))
+            expectEqual(events[4].prevItem?.value, Data(text: "3"))
+            expectNil(watch.ending)
         }
     }
 
@@ -43,7 +42,7 @@ public struct WatchChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             let watch = try WatchRecorder(await store.watch(config, scope: .key(Key("/a/x")), from: 1))
-            #expect(try await watch.waitForEvents(2).map(\.revision) == [1, 5])
+            try await expectEqual(watch.waitForEvents(2).map(\.revision), [1, 5])
 
             try await store.set("/a/xy", "sibling", in: config) // 7
             try await store.set("/a/x-", "sibling", in: config) // 8
@@ -51,11 +50,11 @@ public struct WatchChecks: Sendable {
             try await store.set("/a/x/deeper", "child", in: config) // 10
             try await store.set("/a/x", "again", in: config) // 11
             let events = try await watch.waitForEvents(4)
-            #expect(events.map(\.revision) == [1, 5, 9, 11])
-            #expect(events.map(\.kind) == [.put, .delete, .put, .put])
-            #expect(events.allSatisfy { $0.key.path == "/a/x" })
-            #expect(events[2].item?.version == 1)
-            #expect(events[3].item?.version == 2)
+            expectEqual(events.map(\.revision), [1, 5, 9, 11])
+            expectEqual(events.map(\.kind), [.put, .delete, .put, .put])
+            expect(events.allSatisfy { $0.key.path == "/a/x" }, "keys \(events.map(\.key.path))")
+            expectEqual(events[2].item?.version, 1)
+            expectEqual(events[3].item?.version, 2)
         }
     }
 
@@ -64,7 +63,7 @@ public struct WatchChecks: Sendable {
             let config = try await Self.prepare(store)
             let watch = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 1))
             try await store.set("/c", "7", in: config)
-            #expect(try await watch.waitForEvents(7).map(\.revision) == [1, 2, 3, 4, 5, 6, 7])
+            try await expectEqual(watch.waitForEvents(7).map(\.revision), [1, 2, 3, 4, 5, 6, 7])
         }
     }
 
@@ -75,7 +74,7 @@ public struct WatchChecks: Sendable {
             try await store.set("/c", "7", in: config)
             try await store.set("/a/x", "8", in: config)
             let events = try await watch.waitForEvents(2)
-            #expect(events.map(\.revision) == [7, 8])
+            expectEqual(events.map(\.revision), [7, 8])
         }
     }
 
@@ -87,21 +86,21 @@ public struct WatchChecks: Sendable {
                 try await store.set("/k\(index % 7)", "\(index)", in: config)
             }
             let events = try await watch.waitForEvents(120)
-            #expect(events.map(\.revision.rawValue) == Array(1...120))
+            expectEqual(events.map(\.revision.rawValue), Array(1...120))
         }
     }
 
     public func watchFromACompactedRevisionEndsWithCompacted() async throws {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
-            #expect(try await store.configInfo(config).compactedRevision == 4)
+            try await expectEqual(store.configInfo(config).compactedRevision, 4)
 
             let stale = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 4))
-            #expect(try await stale.waitForEnding().code == .compacted)
-            #expect(stale.events.isEmpty)
+            try await expectEqual(stale.waitForEnding().code, .compacted)
+            expectEmpty(stale.events)
 
             let fresh = WatchRecorder(await store.watch(config, scope: .prefix(.root), from: 5))
-            #expect(try await fresh.waitForEvents(2).map(\.revision) == [5, 6])
+            try await expectEqual(fresh.waitForEvents(2).map(\.revision), [5, 6])
         }
     }
 
@@ -114,11 +113,11 @@ public struct WatchChecks: Sendable {
             watch.cancel()
             let ending = try await watch.waitForEnding()
             guard case .finished = ending else {
-                Issue.record("cancelling should end the sequence normally, got \(ending)")
+                fail("cancelling should end the sequence normally, got \(ending)")
                 return
             }
             try await store.set("/k", "2", in: config)
-            #expect(watch.events.count == 1)
+            expectEqual(watch.events.count, 1)
         }
     }
 
@@ -129,8 +128,8 @@ public struct WatchChecks: Sendable {
             try await store.set("/k", "1", in: config)
             _ = try await watch.waitForEvents(1)
             try await store.deleteConfig(config)
-            #expect(try await watch.waitForEnding().code == .configNotFound)
-            #expect(watch.events.count == 1)
+            try await expectEqual(watch.waitForEnding().code, .configNotFound)
+            expectEqual(watch.events.count, 1)
         }
     }
 
@@ -146,24 +145,24 @@ public struct WatchChecks: Sendable {
             _ = try await store.makeConfig()
             try await store.set("/k", "new 1", in: config)
             try await store.set("/k", "new 2", in: config)
-            #expect(try await watch.waitForEnding().code == .configNotFound)
-            #expect(watch.events.map(\.item?.text) == ["1"], "no change of the new config reaches the old one's watch")
+            try await expectEqual(watch.waitForEnding().code, .configNotFound)
+            expectEqual(watch.events.map(\.item?.text), ["1"], "no change of the new config reaches the old one's watch")
         }
     }
 
     public func expiryReachesAWatcherWithoutAnyOtherWrite() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()
-            let item = try #require(try await store.set("/lease", "mine", in: config, options: SetOptions(ttlSeconds: 10)).item)
+            let item = try await require(store.set("/lease", "mine", in: config, options: SetOptions(ttlSeconds: 10)).item)
             let watch = WatchRecorder(await store.watch(config, scope: .key(item.key), from: 2))
             clock.advance(seconds: 10)
             let events = try await watch.waitForEvents(1)
-            #expect(events.count == 1)
-            let expire = try #require(events.first)
-            #expect(expire.kind == .expire)
-            #expect(expire.revision == 2)
-            #expect(expire.prevItem == item)
-            #expect(try await store.revision(of: config) == 2)
+            expectEqual(events.count, 1)
+            let expire = try require(events.first)
+            expectEqual(expire.kind, .expire)
+            expectEqual(expire.revision, 2)
+            expectEqual(expire.prevItem, item)
+            try await expectEqual(store.revision(of: config), 2)
         }
     }
 
@@ -173,30 +172,30 @@ public struct WatchChecks: Sendable {
             let root = WatchScope.prefix(.root)
 
             let first = try await store.events(in: config, scope: root, from: 1, limit: 2)
-            #expect(first.events.map(\.revision) == [1, 2])
-            #expect(first.through == 2)
-            #expect(first.hasMore)
+            expectEqual(first.events.map(\.revision), [1, 2])
+            expectEqual(first.through, 2)
+            expect(first.hasMore, "a batch short of the end says nothing more follows")
 
             let rest = try await store.events(in: config, scope: root, from: 3, limit: 10)
-            #expect(rest.events.map(\.revision) == [3, 4, 5, 6])
-            #expect(rest.through == 6)
-            #expect(!rest.hasMore)
+            expectEqual(rest.events.map(\.revision), [3, 4, 5, 6])
+            expectEqual(rest.through, 6)
+            expect(!rest.hasMore, "the last batch says more follows")
 
             // Trailing events outside the scope still count as read.
             let scoped = try await store.events(in: config, scope: .prefix(KeyPrefix("/a/")), from: 4, limit: 10)
-            #expect(scoped.events.map(\.revision) == [5, 6])
+            expectEqual(scoped.events.map(\.revision), [5, 6])
             let onlyB = try await store.events(in: config, scope: .key(Key("/b")), from: 1, limit: 10)
-            #expect(onlyB.events.map(\.revision) == [4])
-            #expect(onlyB.through == 6)
-            #expect(!onlyB.hasMore)
+            expectEqual(onlyB.events.map(\.revision), [4])
+            expectEqual(onlyB.through, 6)
+            expect(!onlyB.hasMore, "the last batch says more follows")
 
             let caughtUp = try await store.events(in: config, scope: root, from: 7, limit: 10)
-            #expect(caughtUp.events.isEmpty)
-            #expect(caughtUp.through == 6)
-            #expect(!caughtUp.hasMore)
+            expectEmpty(caughtUp.events)
+            expectEqual(caughtUp.through, 6)
+            expect(!caughtUp.hasMore, "the last batch says more follows")
 
             let fromZero = try await store.events(in: config, scope: root, from: 0, limit: 1)
-            #expect(fromZero.events.map(\.revision) == [1])
+            expectEqual(fromZero.events.map(\.revision), [1])
         }
     }
 
@@ -211,15 +210,15 @@ public struct WatchChecks: Sendable {
                 var seen: [UInt64] = []
                 for _ in 0..<20 {
                     let batch = try await store.events(in: config, scope: scope, from: from, limit: limit)
-                    #expect(batch.events.count <= limit)
-                    #expect(batch.events.allSatisfy { $0.revision >= from && $0.revision <= batch.through })
-                    if batch.hasMore { #expect(batch.through == batch.events.last?.revision) }
+                    expect(batch.events.count <= limit, "a batch of \(batch.events.count) events, limit \(limit)")
+                    expect(batch.events.allSatisfy { $0.revision >= from && $0.revision <= batch.through }, "revisions \(batch.events.map(\.revision)) from \(from) through \(batch.through)")
+                    if batch.hasMore { expectEqual(batch.through, batch.events.last?.revision) }
                     seen += batch.events.map(\.revision.rawValue)
                     from = batch.through.next
                     if !batch.hasMore { break }
                 }
-                #expect(seen == expected.map(UInt64.init), "scope \(scope)")
-                #expect(from == 7, "scope \(scope)")
+                expectEqual(seen, expected.map(UInt64.init), "scope \(scope)")
+                expectEqual(from, 7, "scope \(scope)")
             }
         }
     }
@@ -227,9 +226,9 @@ public struct WatchChecks: Sendable {
     public func eventsFromACompactedRevisionThrowCompacted() async throws {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store, settings: ConfigSettings(history: .last(2)))
-            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 10) }
-            await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10) }
-            #expect(try await store.events(in: config, scope: .prefix(.root), from: 5, limit: 10).events.map(\.revision) == [5, 6])
+            try await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 4, limit: 10) }
+            try await expectError(.compacted) { try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10) }
+            try await expectEqual(store.events(in: config, scope: .prefix(.root), from: 5, limit: 10).events.map(\.revision), [5, 6])
         }
     }
 
@@ -237,7 +236,7 @@ public struct WatchChecks: Sendable {
         try await conformance.withStore { store, _ in
             let config = try await Self.prepare(store)
             for limit in [0, -1, Limits.maxPageSize + 1] {
-                await expectError(.invalidArgument, "limit \(limit)") {
+                try await expectError(.invalidArgument, "limit \(limit)") {
                     try await store.events(in: config, scope: .prefix(.root), from: 1, limit: limit)
                 }
             }

@@ -1,11 +1,10 @@
 import DiscfgCore
 import Foundation
 import Synchronization
-import Testing
 
 /// Consumes a watch in the background and records what it delivers, so a test can write
-/// and then wait, with a deadline, for the events it expects. Every wait fails the test
-/// clearly after its timeout instead of hanging.
+/// and then wait, with a deadline, for the events it expects. Every wait throws an
+/// ``ExpectationFailure`` after its timeout instead of hanging.
 package final class WatchRecorder: Sendable {
     /// How a watch ended.
     package enum Ending: Sendable {
@@ -60,32 +59,28 @@ package final class WatchRecorder: Sendable {
 
     /// Waits until at least `count` events arrived and returns all of them.
     package func waitForEvents(
-        _ count: Int, timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation
+        _ count: Int, timeout: Duration = .seconds(20), fileID: String = #fileID, line: Int = #line
     ) async throws -> [Event] {
-        try await waitUntil("\(count) events", timeout: timeout, sourceLocation: sourceLocation) { $0.events.count >= count }
+        try await waitUntil("\(count) events", timeout: timeout, fileID: fileID, line: line) { $0.events.count >= count }
         return events
     }
 
     /// Waits until the watch ends and returns how.
-    package func waitForEnding(timeout: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation) async throws -> Ending {
-        try await waitUntil("the watch to end", timeout: timeout, sourceLocation: sourceLocation) { $0.ending != nil }
-        return try #require(ending, sourceLocation: sourceLocation)
+    package func waitForEnding(timeout: Duration = .seconds(20), fileID: String = #fileID, line: Int = #line) async throws -> Ending {
+        try await waitUntil("the watch to end", timeout: timeout, fileID: fileID, line: line) { $0.ending != nil }
+        return try require(ending, fileID: fileID, line: line)
     }
 
     private func waitUntil(
-        _ what: String, timeout: Duration, sourceLocation: SourceLocation, _ done: (State) -> Bool
+        _ what: String, timeout: Duration, fileID: String, line: Int, _ done: (State) -> Bool
     ) async throws {
         let deadline = ContinuousClock.now + timeout
         while !log.state.withLock({ done($0) }) {
             guard ContinuousClock.now < deadline else {
                 let seen = log.state.withLock { state in (state.events.map(\.revision.rawValue), state.ending.map { "\($0)" } ?? "still running") }
-                Issue.record("timed out after \(timeout) waiting for \(what); got revisions \(seen.0), watch \(seen.1)", sourceLocation: sourceLocation)
-                throw WatchTimeout()
+                throw ExpectationFailure("timed out after \(timeout) waiting for \(what); got revisions \(seen.0), watch \(seen.1)", fileID: fileID, line: line)
             }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
 }
-
-/// Thrown when a bounded wait gives up.
-struct WatchTimeout: Error {}

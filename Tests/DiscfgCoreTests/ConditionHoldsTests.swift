@@ -31,11 +31,11 @@ struct ConditionHoldsTests {
         let key = try Key("/k")
         try [Condition.exists, .version(2)].check(against: Self.item, key: key)
         try [Condition]().check(against: nil, key: key)
-        let error = expectError(.conditionFailed, field: "condition") {
+        let error = try expectError(.conditionFailed, field: "condition") {
             try [Condition.exists, .version(1), .modRevision(9)].check(against: Self.item, key: key)
         }
-        #expect(error?.currentItem == Self.item)
-        #expect(error?.message == "condition failed for /k: version is 2, expected 1")
+        #expect(error.currentItem == Self.item)
+        #expect(error.message == "condition failed for /k: version is 2, expected 1")
     }
 
     @Test(arguments: [
@@ -47,9 +47,9 @@ struct ConditionHoldsTests {
     }
 
     @Test func failureOnAnAbsentKeyCarriesNoItem() throws {
-        let error = expectError(.conditionFailed, mentioning: ["does not exist"]) {
+        let error = try expectError(.conditionFailed, mentioning: ["does not exist"]) {
             try [Condition.exists].check(against: nil, key: Key("/gone"))
         }
-        #expect(error != nil && error?.currentItem == nil)
+        #expect(error.currentItem == nil)
     }
 }

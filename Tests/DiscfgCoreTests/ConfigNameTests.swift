@@ -11,19 +11,19 @@ struct ConfigNameTests {
         #expect(try ConfigName(raw).description == raw)
     }
 
-    @Test func emptyNameIsInvalid() {
-        expectError(.invalidArgument, field: "config", mentioning: ["empty"]) { try ConfigName("") }
+    @Test func emptyNameIsInvalid() throws {
+        try expectError(.invalidArgument, field: "config", mentioning: ["empty"]) { try ConfigName("") }
     }
 
-    @Test func nameOf201CharactersIsInvalid() {
-        expectError(.invalidArgument, field: "config", mentioning: ["200"]) { try ConfigName(String(repeating: "x", count: 201)) }
+    @Test func nameOf201CharactersIsInvalid() throws {
+        try expectError(.invalidArgument, field: "config", mentioning: ["200"]) { try ConfigName(String(repeating: "x", count: 201)) }
     }
 
     @Test(arguments: [
         ("my app", " "), ("a/b", "/"), ("caf\u{E9}", "\u{E9}"), ("a:b", ":"), ("a\nb", "\\u{a}"), ("a\"b", "\\\""), ("a%20b", "%"),
     ])
-    func nameWithABadCharacterNamesTheCharacter(raw: String, shown: String) {
-        expectError(.invalidArgument, field: "config", mentioning: ["contains \"\(shown)\"", "letters, digits"]) { try ConfigName(raw) }
+    func nameWithABadCharacterNamesTheCharacter(raw: String, shown: String) throws {
+        try expectError(.invalidArgument, field: "config", mentioning: ["contains \"\(shown)\"", "letters, digits"]) { try ConfigName(raw) }
     }
 
     @Test func namesSortByTheirText() throws {

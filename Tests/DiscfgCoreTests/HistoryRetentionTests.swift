@@ -15,8 +15,8 @@ struct HistoryRetentionTests {
 
     /// Exactly as the API documents it: the CLI, not the parser, forgives case and blanks.
     @Test(arguments: ["", "0", "-1", "0d", "-3d", "36501d", "d", "1.5d", "30 days", "never", "1e3", "10h", " 7D ", "FOREVER", "+5", "1000000000"])
-    func invalidTextIsRejectedNamingTheForms(text: String) {
-        expectError(.invalidArgument, field: "history", mentioning: ["Nd", "forever"]) { try HistoryRetention(parsing: text) }
+    func invalidTextIsRejectedNamingTheForms(text: String) throws {
+        try expectError(.invalidArgument, field: "history", mentioning: ["Nd", "forever"]) { try HistoryRetention(parsing: text) }
     }
 
     @Test(arguments: [HistoryRetention.days(30), .last(500), .forever])

@@ -17,13 +17,13 @@ struct KeyPrefixTests {
     }
 
     @Test(arguments: [("//", "empty segment"), ("/a//", "empty segment"), ("/a//b", "empty segment"), ("/./", "\".\" segment"), ("/a/..", "\"..\" segment"), ("/a\u{0}", "U+0000")])
-    func invalidPrefixesAreRejected(raw: String, reason: String) {
-        expectError(.invalidArgument, field: "prefix", mentioning: [reason]) { try KeyPrefix(raw) }
+    func invalidPrefixesAreRejected(raw: String, reason: String) throws {
+        try expectError(.invalidArgument, field: "prefix", mentioning: [reason]) { try KeyPrefix(raw) }
     }
 
     @Test func prefixOfMoreThan1024BytesIsRejected() throws {
         #expect(try KeyPrefix("/" + String(repeating: "a", count: 1023)).path.utf8.count == 1025, "the slash it adds is not counted")
-        expectError(.invalidArgument, field: "prefix", mentioning: ["1025 bytes"]) { try KeyPrefix("/" + String(repeating: "a", count: 1024)) }
+        try expectError(.invalidArgument, field: "prefix", mentioning: ["1025 bytes"]) { try KeyPrefix("/" + String(repeating: "a", count: 1024)) }
     }
 
     @Test(arguments: [

@@ -18,8 +18,8 @@ struct LimitsTests {
         "text/pl@in", "te(x)t/plain", "appl\u{E9}cation/json", "text/plain; charset=\u{E9}", "text/plain\u{0}",
         "application/" + String(repeating: "x", count: 244),
     ])
-    func invalidContentTypesAreRejected(contentType: String) {
-        expectError(.invalidArgument, field: "contentType", mentioning: ["media type"]) { try Limits.validateContentType(contentType) }
+    func invalidContentTypesAreRejected(contentType: String) throws {
+        try expectError(.invalidArgument, field: "contentType", mentioning: ["media type"]) { try Limits.validateContentType(contentType) }
     }
 
     @Test func contentTypeOf255CharactersIsTheLongest() throws {
@@ -41,21 +41,21 @@ struct LimitsTests {
     }
 
     @Test(arguments: [Int64(0), -1, Limits.maxTTLSeconds + 1])
-    func ttlOutOfRangeIsInvalid(seconds: Int64) {
-        expectError(.invalidArgument, field: "ttl", mentioning: ["\(seconds)"]) { try Limits.validateTTL(seconds: seconds) }
+    func ttlOutOfRangeIsInvalid(seconds: Int64) throws {
+        try expectError(.invalidArgument, field: "ttl", mentioning: ["\(seconds)"]) { try Limits.validateTTL(seconds: seconds) }
     }
 
     @Test func pageSizeIsOneToAThousand() throws {
         try Limits.validatePageSize(1)
         try Limits.validatePageSize(1000)
         for limit in [0, -1, 1001] {
-            expectError(.invalidArgument, field: "limit", mentioning: ["\(limit)"]) { try Limits.validatePageSize(limit) }
+            try expectError(.invalidArgument, field: "limit", mentioning: ["\(limit)"]) { try Limits.validatePageSize(limit) }
         }
     }
 
     @Test func setOptionsValidateTTLAndContentType() throws {
         try SetOptions(ttlSeconds: 1, contentType: "text/plain").validate()
-        expectError(.invalidArgument, field: "ttl") { try SetOptions(ttlSeconds: 0).validate() }
-        expectError(.invalidArgument, field: "contentType") { try SetOptions(contentType: "nope").validate() }
+        try expectError(.invalidArgument, field: "ttl") { try SetOptions(ttlSeconds: 0).validate() }
+        try expectError(.invalidArgument, field: "contentType") { try SetOptions(contentType: "nope").validate() }
     }
 }

@@ -22,8 +22,8 @@ struct ListingFolderTests {
     }
 
     @Test(arguments: [0, -1, 1001])
-    func badLimitsAreInvalid(limit: Int) {
-        expectError(.invalidArgument, field: "limit") { try ListingFolder(Self.query(limit: limit)) }
+    func badLimitsAreInvalid(limit: Int) throws {
+        try expectError(.invalidArgument, field: "limit") { try ListingFolder(Self.query(limit: limit)) }
     }
 
     @Test("a cursor before the prefix, or empty, starts over; one after it scans nothing", arguments: ["", "/a", "/0"])

@@ -19,20 +19,20 @@ struct SnapshotBombTests {
     }()
 
     @Test("aliases that expand past the node budget are refused at once")
-    func aliasBomb() {
+    func aliasBomb() throws {
         #expect(Self.billionLaughs.utf8.count < 1200)
-        expectError(.invalidArgument, field: "file", mentioning: ["aliases", "nodes"]) { try SnapshotFormat.yaml.decode(Data(Self.billionLaughs.utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["aliases", "nodes"]) { try SnapshotFormat.yaml.decode(Data(Self.billionLaughs.utf8)) }
     }
 
     @Test("nesting deeper than 64 levels is refused, in flow and block style, however deep")
-    func depthBomb() {
+    func depthBomb() throws {
         let flow = String(repeating: "[", count: 200_000) + String(repeating: "]", count: 200_000)
-        expectError(.invalidArgument, field: "file", mentioning: ["nesting"]) { try SnapshotFormat.yaml.decode(Data(("/k: " + flow).utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["nesting"]) { try SnapshotFormat.yaml.decode(Data(("/k: " + flow).utf8)) }
         var block = "/k:\n"
         for depth in 1...100 { block += String(repeating: " ", count: depth) + "- \n" }
-        expectError(.invalidArgument, field: "file", mentioning: ["deeper than 64"]) { try SnapshotFormat.yaml.decode(Data(block.utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["deeper than 64"]) { try SnapshotFormat.yaml.decode(Data(block.utf8)) }
         let json = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
-        expectError(.invalidArgument, field: "file") { try SnapshotFormat.json.decode(Data("{\"/k\": \(json)}".utf8)) }
+        try expectError(.invalidArgument, field: "file") { try SnapshotFormat.json.decode(Data("{\"/k\": \(json)}".utf8)) }
     }
 
     @Test("a few aliases, merge keys and 64 levels are fine")
@@ -70,14 +70,14 @@ struct SnapshotBombTests {
     }
 
     @Test("numbers JSON cannot hold are refused naming the key; duplicate keys and multiple documents too")
-    func unrepresentable() {
+    func unrepresentable() throws {
         for value in [".nan", ".inf", "-.inf", ".NaN"] {
-            expectError(.invalidArgument, field: "file", mentioning: ["/a", "JSON cannot represent"]) { try SnapshotFormat.yaml.decode(Data("a: \(value)\n".utf8)) }
+            try expectError(.invalidArgument, field: "file", mentioning: ["/a", "JSON cannot represent"]) { try SnapshotFormat.yaml.decode(Data("a: \(value)\n".utf8)) }
         }
-        expectError(.invalidArgument, field: "file", mentioning: ["1e400"]) { try SnapshotFormat.json.decode(Data(#"{"/big": 1e400}"#.utf8)) }
-        expectError(.invalidArgument, field: "file", mentioning: ["twice"]) { try SnapshotFormat.yaml.decode(Data("a: 1\na: 2\n".utf8)) }
-        expectError(.invalidArgument, field: "file", mentioning: ["more than one"]) { try SnapshotFormat.yaml.decode(Data("a: 1\n---\nb: 2\n".utf8)) }
-        expectError(.invalidArgument, field: "file", mentioning: ["*nowhere"]) { try SnapshotFormat.yaml.decode(Data("a: *nowhere\n".utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["1e400"]) { try SnapshotFormat.json.decode(Data(#"{"/big": 1e400}"#.utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["twice"]) { try SnapshotFormat.yaml.decode(Data("a: 1\na: 2\n".utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["more than one"]) { try SnapshotFormat.yaml.decode(Data("a: 1\n---\nb: 2\n".utf8)) }
+        try expectError(.invalidArgument, field: "file", mentioning: ["*nowhere"]) { try SnapshotFormat.yaml.decode(Data("a: *nowhere\n".utf8)) }
     }
 }
 

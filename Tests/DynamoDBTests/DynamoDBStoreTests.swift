@@ -214,7 +214,7 @@ struct DynamoDBStoreTests {
         let limited = try await store.updateConfig(config, ConfigSettingsPatch(quotaBytes: 110))
         #expect(limited.byteCount == 102 + 3 + 3, "counted when the quota was set")
         #expect(limited.keyCount == 3)
-        await expectError(.quotaExceeded, mentioning: ["110", "111"]) { try await store.set("/d", "v", in: config) }
+        try await expectError(.quotaExceeded, mentioning: ["110", "111"]) { try await store.set("/d", "v", in: config) }
         try await store.set("/d", "", in: config)
         #expect(try await store.configInfo(config).byteCount == 110)
 
@@ -223,7 +223,7 @@ struct DynamoDBStoreTests {
         meta = try #require(try await store.connection.getItem(DynamoDBLayout.metaKey(config), consistent: true))
         meta[.byteCount] = nil
         try await store.transactWrite([.put(meta, condition: nil)])
-        await expectError(.quotaExceeded, mentioning: ["110", "113"]) { try await store.set("/e", "v", in: config) }
+        try await expectError(.quotaExceeded, mentioning: ["110", "113"]) { try await store.set("/e", "v", in: config) }
         #expect(try await store.configInfo(config).byteCount == 110)
     }
 
@@ -244,7 +244,7 @@ struct DynamoDBStoreTests {
         func queriedBytes() -> Double { (store.estimatedCapacity.snapshot()["Query"]?.read ?? 0) * 4096 }
 
         store.estimatedCapacity.reset()
-        await expectError(.tooLarge, field: "transaction") {
+        try await expectError(.tooLarge, field: "transaction") {
             try await store.transact(budgeted([.getPrefix(.root), .getPrefix(try KeyPrefix("/big/"))]), in: config)
         }
         let read = queriedBytes()

@@ -163,7 +163,7 @@ struct SQLiteFileTests {
             #expect(try await first.get(Key("/from/second"), in: config)?.value == Data(text: "2"))
             #expect(try await second.get(Key("/from/first"), in: config)?.item(revision: 2) == true)
             #expect(try await second.revision(of: config) == 2)
-            await expectError(.configExists) { try await second.createConfig(config, settings: ConfigSettings()) }
+            try await expectError(.configExists) { try await second.createConfig(config, settings: ConfigSettings()) }
         }
     }
 

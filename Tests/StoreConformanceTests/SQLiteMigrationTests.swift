@@ -193,7 +193,7 @@ extension SQLiteMigrationTests {
             #expect(try await store.configInfo(config).byteCount == 2 + 300 + 7 + 1)
             #expect(try await store.configInfo(empty).byteCount == 0)
             _ = try await store.updateConfig(config, ConfigSettingsPatch(quotaBytes: 312))
-            await expectError(.quotaExceeded, mentioning: ["312", "313"]) { try await store.set("/b", "b", in: config) }
+            try await expectError(.quotaExceeded, mentioning: ["312", "313"]) { try await store.set("/b", "b", in: config) }
             try await store.set("/c", "", in: config)
             #expect(try await store.configInfo(config).byteCount == 312)
         }
