@@ -32,11 +32,31 @@ struct ConformanceLibraryTests {
             StoreConformance.Fixture(store: IgnoresConditions(MemoryStore(clock: clock)))
         }
         let check = try #require(suite.checks.first { $0.name.hasPrefix("ConditionChecks.failedSetReturnsTheCurrentItemAndChangesNothing") })
-        await withKnownIssue("the store applies a set whose condition fails") {
-            try await check.run()
-        }
+        // The store applies a set whose condition fails: the check throws what it expected
+        // instead, at the line of the check that expected it.
+        let failure = try #require(await #expect(throws: StoreConformance.CheckFailure.self) { try await check.run() })
+        #expect(failure.store == "unconditional")
+        #expect(failure.expectations.count == 1, "\(failure)")
+        let expectation = try #require(failure.expectations.first)
+        #expect(expectation.fileID == "DiscfgConformance/ConditionChecks.swift")
+        #expect(expectation.message.hasPrefix("expected DiscfgError .conditionFailed, got success"), "\(expectation)")
+        #expect(failure.description.contains("DiscfgConformance/ConditionChecks.swift:\(expectation.line): expected DiscfgError"))
         // Checks of behaviour the store keeps still pass.
         try await suite.item.firstSetCreatesVersionOneAtRevisionOne()
+    }
+
+    @Test("a failed expectation names its line and both values, and the check runs on to its end")
+    func failedExpectationShowsBothValues() async throws {
+        let suite = StoreConformance(name: "off by one") { clock in
+            StoreConformance.Fixture(store: MisreportsRevisions(MemoryStore(clock: clock)))
+        }
+        let failure = try #require(await #expect(throws: StoreConformance.CheckFailure.self) {
+            try await suite.item.firstSetCreatesVersionOneAtRevisionOne()
+        })
+        // The set's event says revision 2; every other expectation of the check holds.
+        #expect(failure.expectations.map(\.fileID) == ["DiscfgConformance/ItemChecks.swift"], "\(failure)")
+        #expect(failure.expectations.first?.message == "2 is not 1")
+        #expect(failure.description.hasPrefix("1 expectation failed on store off by one:\n  DiscfgConformance/ItemChecks.swift:"))
     }
 
     @Test("runAll names the checks that threw, after running them all")
@@ -51,6 +71,19 @@ struct ConformanceLibraryTests {
             #expect(failures.checks.allSatisfy { $0.contains("this store cannot be opened") })
             #expect(failures.checks.first?.hasPrefix(suite.checks[0].name) == true)
         }
+    }
+}
+
+/// A memory store whose sets report one revision more than they made.
+struct MisreportsRevisions: ForwardingStore {
+    let base: MemoryStore
+    var forwardee: any ConfigStore { base }
+    init(_ base: MemoryStore) { self.base = base }
+
+    func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
+        var event = try await base.set(key, to: value, in: config, options: options)
+        event.revision = event.revision.next
+        return event
     }
 }
 
