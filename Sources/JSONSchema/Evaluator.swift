@@ -221,8 +221,9 @@ final class Evaluator {
             }
         }
         guard case .object(let members) = instance else { return valid }
-        let dependentKeyword = schema.draft == .draft7 ? "dependencies" : "dependentSchemas"
-        if case .object(let dependents)? = object[dependentKeyword] {
+        // Draft 2020-12 still reads draft 7's `dependencies`, as the specification suggests for compatibility.
+        for dependentKeyword in schema.draft == .draft7 ? ["dependencies"] : ["dependentSchemas", "dependencies"] {
+            guard case .object(let dependents)? = object[dependentKeyword] else { continue }
             for (name, dependent) in dependents where members.contains(name) {
                 if case .array(let required) = dependent {
                     // Draft 7 `dependencies` with an array is `dependentRequired`.

@@ -29,7 +29,7 @@ public enum SchemaDraft: String, Sendable, CaseIterable {
     var subschemaMapKeywords: [String] {
         switch self {
         case .draft7: ["properties", "patternProperties", "definitions", "dependencies"]
-        case .draft2020_12: ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]
+        case .draft2020_12: ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"]
         }
     }
 

@@ -106,7 +106,7 @@ struct SchemaIndex: Sendable {
         }
         for keyword in draft.subschemaMapKeywords {
             guard case .object(let map)? = object[keyword] else { continue }
-            for (name, child) in map where !(keyword == "dependencies" && child.isArray) {
+            for (name, child) in map where !child.isArray {
                 try walk(child, base: base, pointer: "\(pointer)/\(keyword)/\(Self.escape(name))", draft: draft, isRoot: false, depth: depth + 1, limit: limit)
             }
         }
