@@ -1,5 +1,5 @@
 extension Evaluator {
-    /// `type`, `enum`, `const`, and the number and string assertions.
+    /// `type`, `enum`, `const`.
     func applyAssertions(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue) -> Bool {
         var valid = true
         if let type = object["type"] {
@@ -24,11 +24,6 @@ extension Evaluator {
             valid = false
             report(schema, "const", "must be \(Self.brief(constant))")
         }
-        switch instance {
-        case .number(let number): valid = applyNumber(schema, object, number) && valid
-        case .string(let string): valid = applyString(schema, object, string) && valid
-        default: break
-        }
         return valid
     }
 
@@ -46,7 +41,7 @@ extension Evaluator {
         return text.count > 60 ? String(text.prefix(57)) + "…" : text
     }
 
-    private func applyNumber(_ schema: LocatedSchema, _ object: JSONObject, _ number: JSONNumber) -> Bool {
+    func applyNumber(_ schema: LocatedSchema, _ object: JSONObject, _ number: JSONNumber) -> Bool {
         var valid = true
         func bound(_ keyword: String, _ symbol: String, _ ok: (Int) -> Bool) {
             guard case .number(let limit)? = object[keyword] else { return }
@@ -81,7 +76,7 @@ extension Evaluator {
         return n.intValue ?? Int.max
     }
 
-    private func applyString(_ schema: LocatedSchema, _ object: JSONObject, _ string: String) -> Bool {
+    func applyString(_ schema: LocatedSchema, _ object: JSONObject, _ string: String) -> Bool {
         var valid = true
         let minLength = Self.count(object["minLength"])
         let maxLength = Self.count(object["maxLength"])

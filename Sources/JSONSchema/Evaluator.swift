@@ -21,6 +21,7 @@ final class Evaluator {
     let index: SchemaIndex
     let tracksAnnotations: Bool
     private(set) var errors: [ValidationError] = []
+    /// Unescaped tokens; they become JSON pointers only when an error is reported.
     var instancePath: [String] = []
     var keywordPath: [String] = []
     private var dynamicScope: [String] = []
@@ -42,11 +43,15 @@ final class Evaluator {
     /// Records a violation of `keyword` in `schema` at the current instance location (plus `child`).
     func report(_ schema: LocatedSchema, _ keyword: String, _ message: String, child: String? = nil) {
         guard muted == 0, errors.count < validator.options.maxErrors else { return }
-        var instance = instancePath.map { "/" + $0 }.joined()
+        var instance = Self.pointer(instancePath)
         if let child { instance += "/" + SchemaIndex.escape(child) }
-        let keywordLocation = keywordPath.map { "/" + $0 }.joined() + "/" + keyword
+        let keywordLocation = Self.pointer(keywordPath) + "/" + keyword
         let schemaLocation = "\(schema.base)#\(schema.pointer)/\(keyword)"
         errors.append(ValidationError(instanceLocation: instance, keyword: keyword, keywordLocation: keywordLocation, schemaLocation: schemaLocation, message: message))
+    }
+
+    static func pointer(_ tokens: [String]) -> String {
+        tokens.map { "/" + SchemaIndex.escape($0) }.joined()
     }
 
     /// The subschema at `schema`'s pointer plus `tokens`, starting a new resource if it has its own `$id`.
@@ -61,8 +66,8 @@ final class Evaluator {
 
     /// Evaluates `schema` (reached through `keyword` tokens) against `instance` (reached through `instanceToken`).
     func apply(_ schema: LocatedSchema, _ instance: JSONValue, keyword: [String], instanceToken: String? = nil) -> Annotations? {
-        keywordPath.append(contentsOf: keyword.map(SchemaIndex.escape))
-        if let instanceToken { instancePath.append(SchemaIndex.escape(instanceToken)) }
+        keywordPath.append(contentsOf: keyword)
+        if let instanceToken { instancePath.append(instanceToken) }
         defer {
             keywordPath.removeLast(keyword.count)
             if instanceToken != nil { instancePath.removeLast() }
@@ -84,9 +89,9 @@ final class Evaluator {
         case .bool(true): return Annotations()
         case .bool(false):
             guard muted == 0, errors.count < validator.options.maxErrors else { return nil }
-            let instance = instancePath.map { "/" + $0 }.joined()
+            let instance = Self.pointer(instancePath)
             errors.append(ValidationError(
-                instanceLocation: instance, keyword: "false", keywordLocation: keywordPath.map { "/" + $0 }.joined(),
+                instanceLocation: instance, keyword: "false", keywordLocation: Self.pointer(keywordPath),
                 schemaLocation: "\(schema.base)#\(schema.pointer)", message: "no value is allowed here"))
             return nil
         case .object(let o): object = o
@@ -109,29 +114,36 @@ final class Evaluator {
 
         var annotations = Annotations()
         var valid = true
-        if case .string(let reference)? = object["$ref"] {
-            if let result = followReference(schema, reference, keyword: "$ref", instance) {
-                annotations.merge(result)
-            } else {
-                valid = false
+        let groups = KeywordGroups(object)
+        if groups.contains(.references) {
+            if case .string(let reference)? = object["$ref"] {
+                if let result = followReference(schema, reference, keyword: "$ref", instance) {
+                    annotations.merge(result)
+                } else {
+                    valid = false
+                }
+                // Draft 7: a $ref makes every sibling keyword ignored.
+                if schema.draft == .draft7 { return valid ? annotations : nil }
             }
-            // Draft 7: a $ref makes every sibling keyword ignored.
-            if schema.draft == .draft7 { return valid ? annotations : nil }
-        }
-        if schema.draft == .draft2020_12, case .string(let reference)? = object["$dynamicRef"] {
-            if let result = followReference(schema, reference, keyword: "$dynamicRef", instance) {
-                annotations.merge(result)
-            } else {
-                valid = false
+            if schema.draft == .draft2020_12, case .string(let reference)? = object["$dynamicRef"] {
+                if let result = followReference(schema, reference, keyword: "$dynamicRef", instance) {
+                    annotations.merge(result)
+                } else {
+                    valid = false
+                }
             }
         }
-        valid = applyInPlace(schema, object, instance, &annotations) && valid
-        valid = applyAssertions(schema, object, instance) && valid
+        if groups.contains(.inPlace) { valid = applyInPlace(schema, object, instance, &annotations) && valid }
+        if groups.contains(.any) { valid = applyAssertions(schema, object, instance) && valid }
         switch instance {
+        case .number(let number):
+            if groups.contains(.number) { valid = applyNumber(schema, object, number) && valid }
+        case .string(let string):
+            if groups.contains(.string) { valid = applyString(schema, object, string) && valid }
         case .object(let members):
-            valid = applyObject(schema, object, members, &annotations) && valid
+            if groups.contains(.object) { valid = applyObject(schema, object, members, &annotations) && valid }
         case .array(let items):
-            valid = applyArray(schema, object, items, &annotations) && valid
+            if groups.contains(.array) { valid = applyArray(schema, object, items, &annotations) && valid }
         default: break
         }
         return valid ? annotations : nil

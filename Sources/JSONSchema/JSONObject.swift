@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A JSON object: members in document order, looked up by key in constant time.
 ///
 /// Keys are unique: the parser rejects a duplicate key by default (see
@@ -87,6 +95,8 @@ extension String {
     func isExactly(_ other: String) -> Bool {
         var lhs = self
         var rhs = other
-        return lhs.withUTF8 { a in rhs.withUTF8 { b in a.count == b.count && a.elementsEqual(b) } }
+        return lhs.withUTF8 { a in
+            rhs.withUTF8 { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+        }
     }
 }
