@@ -8,6 +8,7 @@ public struct ExpectationFailure: Error, Sendable, Equatable, CustomStringConver
     /// The line of the expectation.
     public var line: Int
 
+    /// A failure at `fileID`:`line` saying `message`.
     public init(_ message: String, fileID: String, line: Int) {
         self.message = message
         self.fileID = fileID
@@ -29,6 +30,7 @@ extension StoreConformance {
         /// The failed expectations, first failure first; never empty.
         public var expectations: [ExpectationFailure]
 
+        /// The failures of one check on `store`.
         public init(store: String, expectations: [ExpectationFailure]) {
             self.store = store
             self.expectations = expectations
