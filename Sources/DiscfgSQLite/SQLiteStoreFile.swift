@@ -1,11 +1,14 @@
+import CSQLite
 import Foundation
 
 /// What the header of a SQLite store file says, read without opening it as a database,
 /// so nothing is created, changed or upgraded: whether it is SQLite at all, its journal
 /// mode and the discfg schema version it was written with.
 ///
-/// The header is the file's first page as last checkpointed; while a process holds the
-/// store open, a change of schema may sit in the write-ahead log for a moment longer.
+/// The header is the file's first page as last copied back from the write-ahead log;
+/// when the log holds pages (a process has the store open, or ended before copying
+/// them back), the file is asked through a read-only SQLite connection instead, which
+/// reads the log too and writes nothing.
 ///
 /// ```swift
 /// if let file = try SQLiteStoreFile(path: "/var/lib/discfg/discfg.db"), file.schemaVersion > SQLiteStoreFile.supportedSchemaVersion { … }
@@ -42,5 +45,23 @@ public struct SQLiteStoreFile: Sendable, Hashable {
         journalMode = header[18] == 2 && header[19] == 2 ? "wal" : "rollback"
         // Bytes 60-63 are the user version, big-endian.
         schemaVersion = header[60..<64].reduce(0) { $0 << 8 | Int($1) }
+        let log = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        if log > 0, let version = Self.readOnlyUserVersion(path) {
+            schemaVersion = version
+        }
+    }
+
+    /// `PRAGMA user_version` through a read-only connection, which sees the log's pages.
+    private static func readOnlyUserVersion(_ path: String) -> Int? {
+        var handle: OpaquePointer?
+        defer { sqlite3_close_v2(handle) }
+        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else { return nil }
+        sqlite3_busy_timeout(handle, 2_000)
+        var statement: OpaquePointer?
+        defer { sqlite3_finalize(statement) }
+        guard sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK,
+              sqlite3_step(statement) == SQLITE_ROW
+        else { return nil }
+        return Int(sqlite3_column_int64(statement, 0))
     }
 }
