@@ -41,6 +41,7 @@ public struct JSONParser {
         /// Duplicate key handling (default `.reject`).
         public var duplicateKeys: DuplicateKeyPolicy
 
+        /// Options with the defaults above.
         public init(maxDepth: Int = 512, maxBytes: Int = 64 << 20, duplicateKeys: DuplicateKeyPolicy = .reject) {
             self.maxDepth = maxDepth
             self.maxBytes = maxBytes

@@ -16,6 +16,7 @@ public enum JSONSerializer {
         /// Deepest nesting written; deeper values are an error rather than a stack overflow.
         public var maxDepth: Int
 
+        /// Document order, depth 512, unless told otherwise.
         public init(sortKeys: Bool = false, maxDepth: Int = 512) {
             self.sortKeys = sortKeys
             self.maxDepth = maxDepth

@@ -10,11 +10,17 @@
 /// value["port"]   // .number(8080)
 /// ```
 public enum JSONValue: Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, exact as written.
     case number(JSONNumber)
+    /// A string of Unicode scalars (lone surrogates are refused by the parser).
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, members in order.
     case object(JSONObject)
 
     /// The member `key` of an object, or nil for anything else.
