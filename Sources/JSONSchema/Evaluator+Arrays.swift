@@ -3,6 +3,7 @@ extension Evaluator {
     /// `minItems`, `maxItems`, `uniqueItems`, `unevaluatedItems`.
     func applyArray(_ schema: LocatedSchema, _ object: JSONObject, _ items: [JSONValue], _ annotations: inout Annotations) -> Bool {
         var valid = true
+        let asserts = validator.assertsValidation
         var prefix = 0
         var all = false
         func each(_ child: JSONValue, keyword: [String], from start: Int) {
@@ -50,8 +51,8 @@ extension Evaluator {
             for (i, item) in items.enumerated() where passes(located, item, keyword: ["contains"], instanceToken: String(i)) != nil {
                 matched.append(i)
             }
-            let minimum = schema.draft == .draft2020_12 ? (Self.count(object["minContains"]) ?? 1) : 1
-            let maximum = schema.draft == .draft2020_12 ? Self.count(object["maxContains"]) : nil
+            let minimum = schema.draft == .draft2020_12 && asserts ? (Self.count(object["minContains"]) ?? 1) : 1
+            let maximum = schema.draft == .draft2020_12 && asserts ? Self.count(object["maxContains"]) : nil
             if matched.count < minimum {
                 valid = false
                 report(schema, minimum == 1 || object["minContains"] == nil ? "contains" : "minContains",
@@ -63,15 +64,15 @@ extension Evaluator {
             }
             if tracksAnnotations { annotations.itemIndices.formUnion(matched) }
         }
-        if let minimum = Self.count(object["minItems"]), items.count < minimum {
+        if asserts, let minimum = Self.count(object["minItems"]), items.count < minimum {
             valid = false
             report(schema, "minItems", "must have at least \(minimum) item\(minimum == 1 ? "" : "s")")
         }
-        if let maximum = Self.count(object["maxItems"]), items.count > maximum {
+        if asserts, let maximum = Self.count(object["maxItems"]), items.count > maximum {
             valid = false
             report(schema, "maxItems", "must have at most \(maximum) item\(maximum == 1 ? "" : "s")")
         }
-        if case .bool(true)? = object["uniqueItems"] {
+        if asserts, case .bool(true)? = object["uniqueItems"] {
             // Hashing keeps this linear; equality is JSON equality (1 == 1.0).
             var seen: [JSONValue: Int] = [:]
             for (i, item) in items.enumerated() {

@@ -78,8 +78,9 @@ extension Evaluator {
 
     func applyString(_ schema: LocatedSchema, _ object: JSONObject, _ string: String) -> Bool {
         var valid = true
-        let minLength = Self.count(object["minLength"])
-        let maxLength = Self.count(object["maxLength"])
+        let asserts = validator.assertsValidation
+        let minLength = asserts ? Self.count(object["minLength"]) : nil
+        let maxLength = asserts ? Self.count(object["maxLength"]) : nil
         if minLength != nil || maxLength != nil {
             let length = string.unicodeScalars.count
             if let minLength, length < minLength {
@@ -91,7 +92,7 @@ extension Evaluator {
                 report(schema, "maxLength", "must be at most \(maxLength) character\(maxLength == 1 ? "" : "s") long")
             }
         }
-        if case .string(let source)? = object["pattern"] {
+        if asserts, case .string(let source)? = object["pattern"] {
             switch match(source, string) {
             case .some(true): break
             case .some(false):
@@ -174,6 +175,7 @@ extension Evaluator {
                 report(schema, "propertyNames", "property name \"\(name)\" does not match the propertyNames schema", child: name)
             }
         }
+        guard validator.assertsValidation else { return finishObject(schema, object, members, evaluated, &annotations) && valid }
         if case .array(let required)? = object["required"] {
             for case .string(let name) in required where !members.contains(name) {
                 valid = false
@@ -197,6 +199,12 @@ extension Evaluator {
             valid = false
             report(schema, "maxProperties", "must have at most \(maximum) propert\(maximum == 1 ? "y" : "ies")")
         }
+        return finishObject(schema, object, members, evaluated, &annotations) && valid
+    }
+
+    /// Records the evaluated properties and applies `unevaluatedProperties`.
+    private func finishObject(_ schema: LocatedSchema, _ object: JSONObject, _ members: JSONObject, _ evaluated: Set<String>, _ annotations: inout Annotations) -> Bool {
+        var valid = true
         if tracksAnnotations {
             annotations.properties.formUnion(evaluated)
             if schema.draft == .draft2020_12, let unevaluated = object["unevaluatedProperties"], !annotations.allProperties {

@@ -114,7 +114,8 @@ final class Evaluator {
 
         var annotations = Annotations()
         var valid = true
-        let groups = KeywordGroups(object)
+        var groups = KeywordGroups(object)
+        if !validator.assertsValidation { groups.subtract([.any, .number]) }
         if groups.contains(.references) {
             if case .string(let reference)? = object["$ref"] {
                 if let result = followReference(schema, reference, keyword: "$ref", instance) {

@@ -55,6 +55,16 @@ public struct JSONSchemaValidator: Sendable {
     public let options: Options
     let index: SchemaIndex
     let root: LocatedSchema
+    /// False when the root's metaschema declares `$vocabulary` without the validation vocabulary:
+    /// then only applicators (and formats) apply.
+    let assertsValidation: Bool
+
+    private static func metaschemaUsesValidation(_ schema: JSONValue, draft: SchemaDraft, index: SchemaIndex) -> Bool {
+        guard draft == .draft2020_12, case .string(let uri)? = schema["$schema"],
+            case .object(let vocabularies)? = index.resolve(SchemaIndex.stripFragment(uri))?.value["$vocabulary"]
+        else { return true }
+        return vocabularies.contains("https://json-schema.org/draft/2020-12/vocab/validation")
+    }
 
     /// Builds a validator.
     /// - Parameters:
@@ -78,6 +88,7 @@ public struct JSONSchemaValidator: Sendable {
         self.options = options
         self.index = index
         root = index.resolve("")!
+        assertsValidation = Self.metaschemaUsesValidation(schema, draft: draft, index: index)
     }
 
     /// Checks `schema` against the metaschema of its dialect (`$schema`, else `defaultDraft`).
