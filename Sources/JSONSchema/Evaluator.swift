@@ -26,6 +26,9 @@ final class Evaluator {
     var keywordPath: [String] = []
     private var dynamicScope: [String] = []
     private var depth = 0
+    private var evaluations = 0
+    /// Set once the evaluation budget ran out; every evaluation after that fails at once.
+    private(set) var exhausted = false
     /// Above zero while evaluating a subschema only for its verdict (`not`, `anyOf` branches…).
     var muted = 0
     var budget: RegexBudget
@@ -96,6 +99,11 @@ final class Evaluator {
             return nil
         case .object(let o): object = o
         default: return Annotations()
+        }
+        evaluations += 1
+        if evaluations > validator.options.maxEvaluations {
+            exhausted = true
+            return nil
         }
         depth += 1
         defer { depth -= 1 }

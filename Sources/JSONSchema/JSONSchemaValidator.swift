@@ -25,18 +25,22 @@ public struct JSONSchemaValidator: Sendable {
         public var maxDepth: Int
         /// Regex matching steps allowed for one whole validation.
         public var regexSteps: Int
+        /// Subschema evaluations allowed for one whole validation: depth alone does not bound
+        /// `{"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}`, which branches twice per level.
+        public var maxEvaluations: Int
         /// Most subschemas the schema and registry may hold together.
         public var maxSubschemas: Int
         /// Most errors reported by one validation (the count still says whether it failed).
         public var maxErrors: Int
 
         /// The defaults: draft 2020-12, formats asserted, depth 400, 10 million regex steps,
-        /// 100,000 subschemas, 100 errors.
+        /// a million subschema evaluations, 100,000 subschemas, 100 errors.
         public init(
             defaultDraft: SchemaDraft = .draft2020_12,
             assertFormats: Bool = true,
             maxDepth: Int = 400,
             regexSteps: Int = 10_000_000,
+            maxEvaluations: Int = 1_000_000,
             maxSubschemas: Int = 100_000,
             maxErrors: Int = 100
         ) {
@@ -44,6 +48,7 @@ public struct JSONSchemaValidator: Sendable {
             self.assertFormats = assertFormats
             self.maxDepth = maxDepth
             self.regexSteps = regexSteps
+            self.maxEvaluations = maxEvaluations
             self.maxSubschemas = maxSubschemas
             self.maxErrors = maxErrors
         }
@@ -109,7 +114,13 @@ public struct JSONSchemaValidator: Sendable {
     public func validate(_ instance: JSONValue) -> ValidationResult {
         let evaluator = Evaluator(validator: self)
         let valid = evaluator.evaluate(root, instance) != nil
-        return ValidationResult(isValid: valid, errors: evaluator.errors)
+        guard evaluator.exhausted else { return ValidationResult(isValid: valid, errors: evaluator.errors) }
+        // The budget's error may have been raised inside a `not` or an `anyOf` branch, whose errors
+        // are not reported; it is the one that says why validation failed, so it comes first.
+        let limit = ValidationError(
+            instanceLocation: "", keyword: "", keywordLocation: "", schemaLocation: "\(root.base)#",
+            message: "schema evaluation too expensive: more than \(options.maxEvaluations) subschema evaluations")
+        return ValidationResult(isValid: false, errors: [limit] + evaluator.errors.prefix(options.maxErrors - 1))
     }
 }
 

@@ -54,6 +54,22 @@ struct HostileInputTests {
         return result!
     }
 
+    @Test(arguments: [
+        ##"{"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}"##,
+        ##"{"oneOf": [{"not": {"$ref": "#"}}, {"not": {"$ref": "#"}}, {"$ref": "#"}]}"##,
+        ##"{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}, {"$ref": "#/$defs/b"}]}, "b": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}"##,
+    ])
+    func branchingReferenceCyclesRunOutOfBudgetInsteadOfForever(_ schema: String) throws {
+        let validator = try JSONSchemaValidator(schema: JSONParser.parse(schema), options: .init(maxEvaluations: 50_000))
+        let clock = ContinuousClock()
+        var result: ValidationResult?
+        let elapsed = clock.measure { result = validator.validate(1) }
+        #expect(result?.isValid == false)
+        #expect(result?.errors.first?.message == "schema evaluation too expensive: more than 50000 subschema evaluations")
+        #expect(elapsed < .seconds(10))
+        #expect(JSONSchemaValidator.Options().maxEvaluations == 1_000_000)
+    }
+
     @Test func deepRecursionStopsBeforeASmallStackEnds() throws {
         let schema = try JSONParser.parse(##"{"type": ["object", "integer"], "properties": {"a": {"$ref": "#"}}, "unevaluatedProperties": false}"##)
         let validator = try JSONSchemaValidator(schema: schema, options: .init(maxDepth: 100_000))
