@@ -32,7 +32,8 @@ final class Evaluator {
     /// Above zero while evaluating a subschema only for its verdict (`not`, `anyOf` branches…).
     var muted = 0
     var budget: RegexBudget
-    private var refCache: [String: LocatedSchema] = [:]
+    /// `base reference` to the resolved URI and its target (nil when unresolvable).
+    private var refCache: [String: (uri: String, target: LocatedSchema?)] = [:]
     /// Read when evaluation first goes deep: reading a main thread's bounds parses /proc/self/maps.
     private lazy var stack = StackGuard()
 
@@ -159,12 +160,15 @@ final class Evaluator {
     }
 
     private func followReference(_ schema: LocatedSchema, _ reference: String, keyword: String, _ instance: JSONValue) -> Annotations? {
-        let cacheKey = "\(keyword) \(schema.base) \(reference)"
-        var target = refCache[cacheKey]
-        let uri = URIReference.resolve(reference, against: schema.base)
-        if target == nil {
+        let cacheKey = "\(schema.base) \(reference)"
+        let uri: String
+        var target: LocatedSchema?
+        if let cached = refCache[cacheKey] {
+            (uri, target) = cached
+        } else {
+            uri = URIReference.resolve(reference, against: schema.base)
             target = index.resolve(uri)
-            if let target { refCache[cacheKey] = target }
+            refCache[cacheKey] = (uri, target)
         }
         guard var target else {
             report(schema, keyword, "reference '\(uri)' is not in the schema or its registry (remote schemas are never fetched)")
