@@ -60,12 +60,12 @@ struct HostileInputTests {
         ##"{"$defs": {"a": {"allOf": [{"$ref": "#/$defs/b"}, {"$ref": "#/$defs/b"}]}, "b": {"anyOf": [{"$ref": "#/$defs/a"}, {"$ref": "#/$defs/a"}]}}, "$ref": "#/$defs/a"}"##,
     ])
     func branchingReferenceCyclesRunOutOfBudgetInsteadOfForever(_ schema: String) throws {
-        let validator = try JSONSchemaValidator(schema: JSONParser.parse(schema), options: .init(maxEvaluations: 50_000))
+        let validator = try JSONSchemaValidator(schema: JSONParser.parse(schema), options: .init(maxEvaluations: 10_000))
         let clock = ContinuousClock()
         var result: ValidationResult?
         let elapsed = clock.measure { result = validator.validate(1) }
         #expect(result?.isValid == false)
-        #expect(result?.errors.first?.message == "schema evaluation too expensive: more than 50000 subschema evaluations")
+        #expect(result?.errors.first?.message == "schema evaluation too expensive: more than 10000 subschema evaluations")
         #expect(elapsed < .seconds(10))
         #expect(JSONSchemaValidator.Options().maxEvaluations == 1_000_000)
     }
