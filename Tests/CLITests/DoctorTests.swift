@@ -91,6 +91,7 @@ struct DoctorTests {
         let script = """
             import os, sqlite3, sys
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             db.execute("PRAGMA wal_autocheckpoint = 0")
             db.execute("PRAGMA user_version = 99")
             os._exit(0)

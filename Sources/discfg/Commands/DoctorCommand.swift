@@ -7,6 +7,7 @@ struct DoctorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "doctor",
         abstract: "Check the store, credentials, keys and config; say how to fix each.",
+        usage: "discfg doctor [<options>]",
         discussion: """
         Checks what the other commands would use, chosen the same way \
         (--store, DISCFG_STORE, --config, DISCFG_CONFIG, .discfg), and prints \
