@@ -143,8 +143,12 @@ final class Evaluator {
                 }
             }
         }
+        // Where no error is reported (inside `not`, `anyOf`, `contains`…), the first failure decides.
+        if !valid, muted > 0 { return nil }
         if groups.contains(.inPlace) { valid = applyInPlace(schema, object, instance, &annotations) && valid }
+        if !valid, muted > 0 { return nil }
         if groups.contains(.any) { valid = applyAssertions(schema, object, instance) && valid }
+        if !valid, muted > 0 { return nil }
         switch instance {
         case .number(let number):
             if groups.contains(.number) { valid = applyNumber(schema, object, number) && valid }
@@ -186,6 +190,16 @@ final class Evaluator {
 
     /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas` and draft 7 `dependencies`.
     private func applyInPlace(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+        var valid = applyCombinators(schema, object, instance, &annotations)
+        valid = applyConditional(schema, object, instance, &annotations) && valid
+        if case .object(let members) = instance {
+            valid = applyDependents(schema, object, instance, members, &annotations) && valid
+        }
+        return valid
+    }
+
+    /// `allOf`, `anyOf`, `oneOf`.
+    private func applyCombinators(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         var valid = true
         if case .array(let branches)? = object["allOf"] {
             for (i, branch) in branches.enumerated() {
@@ -229,6 +243,12 @@ final class Evaluator {
                     : "must match exactly one of the schemas in oneOf, but matches \(matches[0]) and \(matches[1])")
             }
         }
+        return valid
+    }
+
+    /// `not`, `if`/`then`/`else`.
+    private func applyConditional(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+        var valid = true
         if let negated = object["not"] {
             if passes(subschema(schema, negated, "not"), instance, keyword: ["not"]) != nil {
                 valid = false
@@ -245,7 +265,12 @@ final class Evaluator {
                 if let result = apply(subschema(schema, otherwise, "else"), instance, keyword: ["else"]) { annotations.merge(result) } else { valid = false }
             }
         }
-        guard case .object(let members) = instance else { return valid }
+        return valid
+    }
+
+    /// `dependentSchemas`, and `dependencies` (draft 7, and draft 2020-12 for compatibility).
+    private func applyDependents(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ members: JSONObject, _ annotations: inout Annotations) -> Bool {
+        var valid = true
         // Draft 2020-12 still reads draft 7's `dependencies`, as the specification suggests for compatibility.
         for dependentKeyword in schema.draft == .draft7 ? ["dependencies"] : ["dependentSchemas", "dependencies"] {
             guard case .object(let dependents)? = object[dependentKeyword] else { continue }

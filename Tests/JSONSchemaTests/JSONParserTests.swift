@@ -87,6 +87,9 @@ struct JSONParserTests {
         #expect(failure("tru") != nil)
         #expect(failure("nul") != nil)
         #expect(failure("// comment\n1") != nil)
+        #expect(failure("[1]\u{0}") == "line 1, column 4: unexpected NUL byte after the JSON value")
+        #expect(failure("\u{0}") == "line 1, column 1: expected a JSON value, found NUL byte")
+        #expect(failure("[1,\n\u{7F}]") == "line 2, column 1: expected a JSON value, found byte 0x7F")
     }
 
     @Test func byteOrderMarkIsSkippedOnlyAtTheStart() throws {
