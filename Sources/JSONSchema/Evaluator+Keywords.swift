@@ -128,14 +128,22 @@ extension Evaluator {
     /// `properties`, `patternProperties`, `additionalProperties`, `propertyNames`, `required`,
     /// `dependentRequired`, `minProperties`, `maxProperties`, `unevaluatedProperties`.
     func applyObject(_ schema: LocatedSchema, _ object: JSONObject, _ members: JSONObject, _ annotations: inout Annotations) -> Bool {
-        var valid = true
         var evaluated: Set<String> = []
+        var valid = applyProperties(schema, object, members, &evaluated)
+        if validator.assertsValidation { valid = applyObjectAssertions(schema, object, members) && valid }
+        return finishObject(schema, object, members, evaluated, &annotations) && valid
+    }
+
+    /// `properties`, `patternProperties`, `additionalProperties`, `propertyNames`; collects the
+    /// names they evaluated when `unevaluatedProperties` needs them.
+    private func applyProperties(_ schema: LocatedSchema, _ object: JSONObject, _ members: JSONObject, _ evaluated: inout Set<String>) -> Bool {
+        var valid = true
         let properties = object["properties"].flatMap { if case .object(let o) = $0 { o } else { nil } }
         let patterns = object["patternProperties"].flatMap { if case .object(let o) = $0 { o } else { nil } }
         if let properties {
             for (name, child) in properties {
                 guard let value = members[name] else { continue }
-                evaluated.insert(name)
+                if tracksAnnotations { evaluated.insert(name) }
                 if apply(subschema(schema, child, "properties", name), value, keyword: ["properties", name], instanceToken: name) == nil { valid = false }
             }
         }
@@ -144,7 +152,7 @@ extension Evaluator {
                 for (source, child) in patterns {
                     switch match(source, name) {
                     case .some(true):
-                        evaluated.insert(name)
+                        if tracksAnnotations { evaluated.insert(name) }
                         if apply(subschema(schema, child, "patternProperties", source), value, keyword: ["patternProperties", source], instanceToken: name) == nil {
                             valid = false
                         }
@@ -159,7 +167,7 @@ extension Evaluator {
         if let additional = object["additionalProperties"] {
             for (name, value) in members where properties?.contains(name) != true {
                 if let patterns, patterns.keys.contains(where: { match($0, name) != false }) { continue }
-                evaluated.insert(name)
+                if tracksAnnotations { evaluated.insert(name) }
                 if case .bool(false) = additional {
                     valid = false
                     report(schema, "additionalProperties", "property \"\(name)\" is not allowed", child: name)
@@ -175,7 +183,12 @@ extension Evaluator {
                 report(schema, "propertyNames", "property name \"\(name)\" does not match the propertyNames schema", child: name)
             }
         }
-        guard validator.assertsValidation else { return finishObject(schema, object, members, evaluated, &annotations) && valid }
+        return valid
+    }
+
+    /// `required`, `dependentRequired`, `minProperties`, `maxProperties`.
+    private func applyObjectAssertions(_ schema: LocatedSchema, _ object: JSONObject, _ members: JSONObject) -> Bool {
+        var valid = true
         if case .array(let required)? = object["required"] {
             for case .string(let name) in required where !members.contains(name) {
                 valid = false
@@ -199,7 +212,7 @@ extension Evaluator {
             valid = false
             report(schema, "maxProperties", "must have at most \(maximum) propert\(maximum == 1 ? "y" : "ies")")
         }
-        return finishObject(schema, object, members, evaluated, &annotations) && valid
+        return valid
     }
 
     /// Records the evaluated properties and applies `unevaluatedProperties`.
