@@ -122,6 +122,10 @@ struct DoctorTests {
         let dead = try #require(server.findings.first { $0.status == "fail" })
         #expect(dead.check == "server" && dead.detail.contains("127.0.0.1:\(port)"), "\(dead)")
         #expect(dead.fix?.contains("discfg serve") == true)
+        let human = try await cli.run("doctor", "--store", "http://127.0.0.1:\(port)", "--timeout", "2")
+        #expect(human.status == 1)
+        #expect(human.stderr.contains("waiting for http://127.0.0.1:\(port)/healthz"), "progress while it waits: \(human.stderr)")
+        #expect(human.stdout.contains("fail server http://127.0.0.1:\(port) cannot be reached"), "\(human.stdout)")
 
         let again = clock.now
         let endpoint = "http://127.0.0.1:\(port)"
