@@ -20,6 +20,7 @@ final class Evaluator {
     let validator: JSONSchemaValidator
     let index: SchemaIndex
     let tracksAnnotations: Bool
+    /// Reported errors; `whyBranchesFail` swaps them out while it re-runs branches.
     private(set) var errors: [ValidationError] = []
     /// Unescaped tokens; they become JSON pointers only when an error is reported.
     var instancePath: [String] = []
@@ -221,7 +222,7 @@ final class Evaluator {
             }
             if !matched {
                 valid = false
-                report(schema, "anyOf", "must match at least one of the \(branches.count) schemas in anyOf")
+                report(schema, "anyOf", "must match at least one of the \(branches.count) schemas in anyOf" + whyBranchesFail(schema, branches, "anyOf", instance))
             }
         }
         if case .array(let branches)? = object["oneOf"] {
@@ -239,11 +240,31 @@ final class Evaluator {
             } else {
                 valid = false
                 report(schema, "oneOf", matches.isEmpty
-                    ? "must match exactly one of the \(branches.count) schemas in oneOf, but matches none"
+                    ? "must match exactly one of the \(branches.count) schemas in oneOf, but matches none" + whyBranchesFail(schema, branches, "oneOf", instance)
                     : "must match exactly one of the schemas in oneOf, but matches \(matches[0]) and \(matches[1])")
             }
         }
         return valid
+    }
+
+    /// `: [0] must be string, not integer; [1] must be null, not integer` — the first error of
+    /// each failing branch (at most 5), found by evaluating them again; empty when nothing is reported.
+    private func whyBranchesFail(_ schema: LocatedSchema, _ branches: [JSONValue], _ keyword: String, _ instance: JSONValue) -> String {
+        guard muted == 0, errors.count < validator.options.maxErrors else { return "" }
+        let kept = errors
+        var reasons: [String] = []
+        for (i, branch) in branches.prefix(5).enumerated() {
+            errors = []
+            _ = apply(subschema(schema, branch, keyword, String(i)), instance, keyword: [keyword, String(i)])
+            if let first = errors.first {
+                let location = first.instanceLocation == Self.pointer(instancePath) ? "" : " at \(first.instanceLocation)"
+                // Nested anyOf/oneOf explain themselves too; cut so the sentence stays readable.
+                let message = first.message.count > 160 ? first.message.prefix(157) + "…" : first.message
+                reasons.append("[\(i)]\(location) \(message)")
+            }
+        }
+        errors = kept
+        return reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; ") + (branches.count > 5 ? "; …" : "")
     }
 
     /// `not`, `if`/`then`/`else`.
