@@ -32,17 +32,12 @@ struct Discfg: AsyncParsableCommand {
 
         \(ExitStatus.help)
         """,
-        version: DiscfgVersion.current,
+        version: BuildInfo.line,
         subcommands: [
             InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, DeleteCommand.self, TxnCommand.self,
             ListCommand.self, HistoryCommand.self, WatchCommand.self, ExportCommand.self, ImportCommand.self, ExecCommand.self,
-            KeyCommand.self, ServeCommand.self, TokenCommand.self, LambdaCommand.self, VersionCommand.self,
+            KeyCommand.self, ServeCommand.self, TokenCommand.self, LambdaCommand.self, DoctorCommand.self, VersionCommand.self,
         ]
     )
-}
-
-/// This build's version.
-enum DiscfgVersion {
-    static let current = "0.1.0"
 }
