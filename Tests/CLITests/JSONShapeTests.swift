@@ -53,7 +53,7 @@ struct JSONShapeTests {
 
     @Test("token list, create and revoke print the same envelope through a server (--store http://) as on the store, the one /admin/tokens answers")
     func sameThroughAServer() async throws {
-        var cli = try CLIRunner()
+        let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let admin = try #require(try Self.object(try await cli.run("token", "create", "--role", "admin", "-f", "json"))["token"] as? String)
         let local = try Self.object(try await cli.run("token", "list", "-f", "json"))
