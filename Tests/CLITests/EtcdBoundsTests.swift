@@ -202,7 +202,7 @@ struct EtcdBoundsTests {
 
     @Test("past --etcd-quota a put gets etcd's NOSPACE and changes nothing, Status reports the alarm, and a delete still passes")
     func quota() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--etcd-quota", "1000000"])
+        let etcd = try await EtcdctlTests.start(.sqlite, ["--etcd-quota", "1MB"])
         do {
             let value = String(repeating: "v", count: 256 << 10)
             for index in 1...3 { #expect(try await etcd.ok("put", "k\(index)", stdin: value) == "OK\n") }

@@ -111,9 +111,12 @@ struct ServeCommand: AsyncParsableCommand {
     })
     var etcdHistory = EtcdBackend.defaultHistory
     @Option(name: .customLong("etcd-quota"), help: ArgumentHelp(
-        "Bytes of keys and values a new etcd config may hold (1 to 2^50), or none: past it a change is refused with etcd's NOSPACE ('mvcc: database space exceeded'), as etcd's --quota-backend-bytes. An existing config keeps its own. Default: 2147483648 (2 GiB, etcd's).",
-        valueName: "bytes"
-    ), transform: { text in text == "none" ? nil : Int(try NumberField("--etcd-quota", 1...Limits.maxQuotaBytes).parse(text)) })
+        "Bytes of keys and values a new etcd config may hold, as --quota takes them (2GiB, 500MB, 1048576; 1 byte to 1 PiB), or none: past it a change is refused with etcd's NOSPACE ('mvcc: database space exceeded'), as etcd's --quota-backend-bytes. An existing config keeps its own. Default: 2GiB (etcd's).",
+        valueName: "size"
+    ), transform: { text in
+        let size = text.trimmingCharacters(in: .whitespaces)
+        return size.lowercased() == "none" ? nil : Int(try ByteSize.parse(size, as: NumberField.quotaBytes.named("--etcd-quota")))
+    })
     var etcdQuota: Int? = EtcdBackend.defaultQuotaBytes
     @Option(name: .customLong("read-views"), help: ArgumentHelp(
         "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
