@@ -91,12 +91,14 @@ final class SQLiteConnection {
         _ = discfg_sqlite3_register_log_vfs()
     }()
 
-    /// Opens (and for the writer, creates) the database file.
-    init(path: String, create: Bool) throws {
+    /// Opens (and for the writer, creates) the database file; `readOnly` opens one that
+    /// exists for reading alone, writing nothing to it.
+    init(path: String, create: Bool, readOnly: Bool = false) throws {
         self.path = path
         Self.processSettings
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let access = readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0)
+        let flags = access | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 
 /// What the header of a SQLite store file says, read without opening it as a database,
@@ -53,15 +52,7 @@ public struct SQLiteStoreFile: Sendable, Hashable {
 
     /// `PRAGMA user_version` through a read-only connection, which sees the log's pages.
     private static func readOnlyUserVersion(_ path: String) -> Int? {
-        var handle: OpaquePointer?
-        defer { sqlite3_close_v2(handle) }
-        guard sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil) == SQLITE_OK, let handle else { return nil }
-        sqlite3_busy_timeout(handle, 2_000)
-        var statement: OpaquePointer?
-        defer { sqlite3_finalize(statement) }
-        guard sqlite3_prepare_v2(handle, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK,
-              sqlite3_step(statement) == SQLITE_ROW
-        else { return nil }
-        return Int(sqlite3_column_int64(statement, 0))
+        let connection = try? SQLiteConnection(path: path, create: false, readOnly: true)
+        return (try? connection?.first("PRAGMA user_version") { $0.integer(0) }).flatMap { $0 }.map(Int.init)
     }
 }
