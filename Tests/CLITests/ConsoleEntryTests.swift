@@ -39,7 +39,8 @@ struct ConsoleEntryTests {
         try await Self.check("tokens", serve: ["--auth", "token"]) { cli in
             let created = try await cli.run("token", "create", "--role", "read")
             #expect(created.status == 0, "\(created.stderr)")
-            return try #require(created.stdout.split(separator: "\n").first.map(String.init))
+            let token: String = try #require(created.stdout.split(separator: "\n").first.map(String.init))
+            return token
         }
     }
 }
