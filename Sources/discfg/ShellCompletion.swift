@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgSQLite
 import DiscfgStores
 import Foundation
 
@@ -112,9 +113,7 @@ struct CompletionLookup: Sendable {
 
     /// Ids of valid tokens starting with `prefix`.
     func tokenIDs(_ prefix: String) async throws -> [String] {
-        guard let options else { return [] }
-        try requireExistingStore()
-        return try await options.openTokenAdministration().tokens().map(\.id).filter { $0.hasPrefix(prefix) }
+        try await existingStore().openTokenAdministration().tokens().map(\.id).filter { $0.hasPrefix(prefix) }
     }
 
     /// The keys and sub-directories of the directory `prefix` is in that start with it,
@@ -139,19 +138,18 @@ struct CompletionLookup: Sendable {
 
     /// The store the line selects, opened with no progress messages.
     private func store() throws -> any ConfigStore {
-        guard let options else { throw CompletionUnavailable() }
-        try requireExistingStore()
-        return try options.openStore()
+        try existingStore().openStore()
     }
 
-    /// Opening a SQLite store creates and sets up its file; a completion only reads a
-    /// store that is already there.
-    private func requireExistingStore() throws {
+    /// The options of a store that is already there. Opening a SQLite store creates,
+    /// sets up or upgrades its file; a completion only reads one set up by this build.
+    private func existingStore() throws -> GlobalOptions {
         guard let options else { throw CompletionUnavailable() }
         if case .sqlite(let path) = try options.storeLocation() {
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-            guard size > 0 else { throw CompletionUnavailable() }
+            let file = try SQLiteStoreFile(path: path)
+            guard file.isSQLite, file.schemaVersion == SQLiteStoreFile.supportedSchemaVersion else { throw CompletionUnavailable() }
         }
+        return options
     }
 
     /// The global options among `words`, found by asking ``GlobalOptions`` itself which

@@ -90,7 +90,7 @@ struct CompletionTests {
         var testDescription: String { rawValue }
     }
 
-    @Test("completion never creates a store: a SQLite store that does not exist stays absent, and an empty file stays empty")
+    @Test("completion never creates a store: a SQLite store that does not exist stays absent, an empty file stays empty, a SQLite file discfg did not set up is left as it was")
     func createsNothing() async throws {
         var cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -108,6 +108,17 @@ struct CompletionTests {
         #expect(result.stdout.isEmpty)
         #expect(try FileManager.default.attributesOfItem(atPath: empty.path)[.size] as? Int == 0)
         #expect(!FileManager.default.fileExists(atPath: empty.path + "-wal"))
+        // A SQLite file discfg has not set up (or an older discfg set up) would be set
+        // up or upgraded by opening it: completion leaves it as it is and offers nothing.
+        let other = cli.directory.appendingPathComponent("other.db")
+        let schema = "import sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); sys.argv[2:] and db.execute('CREATE TABLE notes (text)'); print([row[0] for row in db.execute('SELECT name FROM sqlite_master')], db.execute('PRAGMA user_version').fetchall())"
+        let python = ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
+        try #require(try await ChildProcess.run("python3", ["-c", schema, other.path, "create"], environment: python).status == 0)
+        cli.environment["DISCFG_STORE"] = "sqlite://\(other.path)"
+        let otherResult = try await Self.complete(cli, ["use"], "positional@0", ["discfg", "use", ""])
+        #expect(otherResult.status == 0 && otherResult.stdout.isEmpty && otherResult.stderr.isEmpty, "\(otherResult.stderr)")
+        let after = try await ChildProcess.run("python3", ["-c", schema, other.path], environment: python)
+        #expect(after.stdout == "['notes'] [(0,)]\n", "the file was set up as a store: \(after.stdout)")
     }
 
     @Test("bash: the generated script's completion function offers /db/host for 'discfg get myapp /db/ho'")
