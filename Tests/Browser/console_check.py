@@ -14,19 +14,12 @@ import sys
 import tempfile
 import time
 
-from selenium import webdriver
+from headless import check, chromium
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 URL, TOKEN, DISCFG, SCREENSHOTS = sys.argv[1:5]
-
-
-def check(what, condition, detail=""):
-    if not condition:
-        print(f"FAIL {what} {detail}", flush=True)
-        sys.exit(1)
-    print(f"ok {what}", flush=True)
 
 
 def cli_as(token, *arguments):
@@ -51,18 +44,8 @@ def exported(config):
     return {item["key"]: (item["value"], item.get("contentType")) for item in document["items"]}
 
 
-def browser():
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,860", "--disable-gpu"):
-        options.add_argument(argument)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
-    return webdriver.Chrome(options=options, service=service)
-
-
 def main():
-    driver = browser()
+    driver = chromium()
     wait = WebDriverWait(driver, 10, poll_frequency=0.05)
     by_id = lambda name: driver.find_element(By.ID, name)
 

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from selenium import webdriver
+from headless import check, chromium
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -37,21 +37,8 @@ new MutationObserver(() => {
 """
 
 
-def check(what, condition, detail=""):
-    if not condition:
-        print(f"FAIL {what} {detail}", flush=True)
-        sys.exit(1)
-    print(f"ok {what}", flush=True)
-
-
 def browser():
-    options = webdriver.ChromeOptions()
-    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,860", "--disable-gpu"):
-        options.add_argument(argument)
-    options.binary_location = "/usr/bin/chromium"
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = webdriver.ChromeService(executable_path="/usr/bin/chromedriver")
-    driver = webdriver.Chrome(options=options, service=service)
+    driver = chromium()
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH_SIGNIN})
     return driver
 
