@@ -44,6 +44,7 @@ struct NumericFlagTests {
         Flag(arguments: ["update"], flag: "--quota", range: 1...Limits.maxQuotaBytes),
         Flag(arguments: ["exec", "--watch"], flag: "--grace", range: 1...3600),
         Flag(arguments: ["exec", "--watch"], flag: "--signal", range: 1...31),
+        Flag(arguments: ["doctor"], flag: "--timeout", range: 1...60),
     ]
 
     static let outOfRange = ["-1", "9223372036854775808", "18446744073709551615", "18446744073709551616", "1000000000000000000000000000000", "abc", "1e3", "0x10"]
