@@ -117,6 +117,11 @@ let package = Package(
             dependencies: ["DiscfgTestSupport"],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "json-schema-bench",
+            dependencies: ["JSONSchema"],
+            swiftSettings: strict
+        ),
         .target(
             name: "DiscfgClient",
             dependencies: [
