@@ -46,7 +46,7 @@ let package = Package(
         ),
         .target(
             name: "DiscfgCore",
-            dependencies: [.product(name: "Yams", package: "Yams")],
+            dependencies: ["JSONSchema", .product(name: "Yams", package: "Yams")],
             swiftSettings: strict
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),

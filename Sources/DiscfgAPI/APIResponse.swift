@@ -51,13 +51,15 @@ enum APIResponse {
     static func status(for code: DiscfgError.Code) -> HTTPResponse.Status {
         switch code {
         case .invalidArgument: .badRequest
-        case .configNotFound, .keyNotFound: .notFound
+        case .configNotFound, .keyNotFound, .pathNotFound: .notFound
         case .configExists: .conflict
         case .conditionFailed: .preconditionFailed
         case .tooLarge: .contentTooLarge
         case .quotaExceeded: .insufficientStorage
         case .compacted: .gone
-        case .notRepresentable: .conflict
+        case .notRepresentable, .patchFailed: .conflict
+        case .unsupportedMediaType: .unsupportedMediaType
+        case .schemaViolation: .unprocessableContent
         case .unauthenticated: .unauthorized
         case .permissionDenied: .forbidden
         case .throttled: .tooManyRequests

@@ -62,6 +62,15 @@ public struct InstrumentedStore: ConfigStore {
     public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
         noted(config, \.revision, try await timed("set") { try await base.set(key, to: value, in: config, options: options) })
     }
+    public func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        noted(config, \.revision, try await timed("patch") { try await base.patch(key, patch, in: config, conditions: conditions) })
+    }
+    public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
+        noted(config, \.revision, try await timed("putDocument") { try await base.putDocument(document, under: prefix, in: config, replace: replace) })
+    }
+    public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
+        noted(config, \.event.revision, try await timed("setSchema") { try await base.setSchema(target, to: schema, in: config, force: force) })
+    }
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         noted(config, \.revision, try await timed("delete") { try await base.delete(key, in: config, conditions: conditions) })
     }

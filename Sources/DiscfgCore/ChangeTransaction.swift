@@ -81,10 +81,12 @@ extension ChangeTransaction {
         _ = try expireDue()
         let current = try storedItem(key)
         try options.conditions.check(against: current, key: key)
-        return try recordPut(
+        let event = try recordPut(
             key, value, contentType: options.contentType, expiresAt: expiry(afterSeconds: options.ttlSeconds),
             over: current, at: try currentRevision().successor()
         )
+        try enforce([event])
+        return event
     }
 
     /// Deletes `key` if it exists and the conditions hold.
@@ -93,13 +95,17 @@ extension ChangeTransaction {
         let current = try storedItem(key)
         try conditions.check(against: current, key: key)
         guard let current else { throw DiscfgError.keyNotFound(key, in: config) }
-        return try recordRemoval(of: current, at: try currentRevision().successor())
+        let event = try recordRemoval(of: current, at: try currentRevision().successor())
+        try enforce([event])
+        return event
     }
 
     /// Deletes every live key under `prefix`, one revision each, in key order.
     public mutating func deletePrefix(_ prefix: KeyPrefix) throws -> [Event] {
         _ = try expireDue()
-        return try storedItems(under: prefix).map { try recordRemoval(of: $0, at: try currentRevision().successor()) }
+        let events = try storedItems(under: prefix).map { try recordRemoval(of: $0, at: try currentRevision().successor()) }
+        try enforce(events)
+        return events
     }
 
     /// Writes a snapshot's entries, skipping those already equal and those already
@@ -127,6 +133,7 @@ extension ChangeTransaction {
                 over: current, at: try currentRevision().successor()
             ))
         }
+        try enforce(events)
         return ImportResult(events: events, unchanged: unchanged, revision: try currentRevision())
     }
 }
@@ -166,6 +173,11 @@ extension ChangeTransaction {
                 )
                 events.append(event)
                 responses.append(.put(event))
+            case .patch(let key, let patch):
+                guard events.count < Limits.maxTransactionChanges else { throw Self.tooManyChanges(config) }
+                let event = try recordPatch(key, patch, at: try nextRevision())
+                events.append(event)
+                responses.append(.put(event))
             case .delete(let key):
                 responses.append(.delete(try storedItem(key).map { [try remove($0)] } ?? []))
             case .deletePrefix(let prefix):
@@ -180,6 +192,7 @@ extension ChangeTransaction {
                 responses.append(.get(try read(.range(range), filter, &reads, at: responses.count)))
             }
         }
+        try enforce(events)
         return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events, cutReads: reads.cut)
     }
 
@@ -199,7 +212,7 @@ extension ChangeTransaction {
             case .get(let key): responses.append(.get(try read(.key(key), filter, &reads, at: responses.count)))
             case .getPrefix(let prefix): responses.append(.get(try read(.prefix(prefix), filter, &reads, at: responses.count)))
             case .getRange(let range): responses.append(.get(try read(.range(range), filter, &reads, at: responses.count)))
-            case .put, .delete, .deletePrefix, .deleteRange: preconditionFailure("a transaction that writes nothing has no \(operation)")
+            case .put, .patch, .delete, .deletePrefix, .deleteRange: preconditionFailure("a transaction that writes nothing has no \(operation)")
             }
         }
         return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: [], cutReads: reads.cut)

@@ -24,6 +24,16 @@ public enum Condition: Hashable, Sendable {
         }
     }
 
+    /// The condition as a transaction's comparison on `key`.
+    public func comparison(_ key: Key) -> Comparison {
+        switch self {
+        case .version(let version): Comparison(.key(key), .equal, .version(version))
+        case .modRevision(let revision): Comparison(.key(key), .equal, .modRevision(revision))
+        case .value(let value): Comparison(.key(key), .equal, .value(value))
+        case .exists: Comparison(.key(key), .equal, .exists(true))
+        }
+    }
+
     /// Why the condition failed, in one phrase, e.g. `version is 2, expected 1`.
     public func explainFailure(for current: Item?) -> String {
         switch self {

@@ -1,4 +1,5 @@
 import Foundation
+import JSONSchema
 
 /// The one interface every store implements: the embedded SQLite file, DynamoDB, a
 /// remote discfg server, and memory. Every face (CLI, HTTP server, Lambda) talks to a
@@ -37,6 +38,19 @@ public protocol ConfigStore: Sendable {
     /// Sets a key's value if every condition holds, at a new revision.
     /// Throws `conditionFailed` (carrying the current item) and changes nothing otherwise.
     func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event
+    /// Patches a key's JSON value inside the store's change transaction, if every
+    /// condition holds, keeping its content type and TTL. Throws `keyNotFound` when it is
+    /// absent, `conditionFailed` (carrying the current item) when a condition does not
+    /// hold, `patchFailed` when the patch does not apply, `schemaViolation` when the
+    /// result breaks a schema; nothing changes then.
+    func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event
+    /// Writes a document as the keys under a prefix in one transaction at one revision
+    /// (see ``KeyDocument``): only keys whose value changes, and with `replace` deletes of
+    /// the keys under it the document lacks.
+    func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult
+    /// Attaches a JSON Schema to a key or a prefix's document, or removes it (nil).
+    /// Refused with `schemaViolation` when what it covers breaks it, unless `force`.
+    func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange
     /// Deletes a key if every condition holds. Throws `keyNotFound` when it is absent.
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
     /// Deletes every key under a prefix atomically, one revision per key, in key order.
@@ -136,6 +150,43 @@ extension ConfigStore {
             cursor = page.nextCursor
         } while cursor != nil
         return (items, revision ?? .zero)
+    }
+
+    /// Patches through ``transact(_:in:)``: the conditions as comparisons, the patch as
+    /// the one operation, and the key read back when a condition fails.
+    public func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        let transaction = Transaction(compares: conditions.map { $0.comparison(key) }, success: [.patch(key, patch)], failure: [.get(key)])
+        let result = try await transact(transaction, in: config)
+        guard result.succeeded, case .put(let event)? = result.responses.first else {
+            let current: Item? = if case .get(let items)? = result.responses.first { items.first } else { nil }
+            try conditions.check(against: current, key: key)
+            throw DiscfgError(.conditionFailed, "condition failed for \(key)", field: "condition", currentItem: current)
+        }
+        return event
+    }
+
+    /// The keys under `prefix` as one JSON document (see ``KeyDocument``), now or at a past
+    /// revision, with the revision it was read at.
+    public func document(under prefix: KeyPrefix, in config: ConfigName, atRevision revision: Revision? = nil) async throws -> (document: JSONValue, revision: Revision) {
+        if let revision {
+            let pages = try await exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: revision)
+            var items: [Item] = []
+            for try await page in pages {
+                items += page.filter { prefix.contains($0.key) }.map { entry in
+                    Item(key: entry.key, value: entry.value, contentType: entry.contentType, version: 1, createRevision: revision, modRevision: revision, modifiedAt: pages.header.exportedAt)
+                }
+            }
+            return (try KeyDocument.read(items, under: prefix), pages.header.revision)
+        }
+        let (items, read) = try await self.items(in: config, under: prefix)
+        return (try KeyDocument.read(items, under: prefix), read)
+    }
+
+    /// The config's schemas, by target.
+    public func schemas(in config: ConfigName) async throws -> [(target: SchemaTarget, item: Item)] {
+        try await items(in: config, under: SchemaTarget.namespace).items.compactMap { item in
+            SchemaTarget(storageKey: item.key).map { ($0, item) }
+        }
     }
 
     /// Sets a key with no conditions and no TTL.

@@ -30,6 +30,17 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
         case quotaExceeded
         /// The requested revision is older than the retained history.
         case compacted
+        /// A JSON Pointer (`?path`, `--path`) names nothing in the key's value.
+        case pathNotFound
+        /// A patch does not apply to the key's value: a `test` failed, a path it names
+        /// does not exist, or the value is not JSON. Nothing was changed.
+        case patchFailed
+        /// The request's body is in a media type this operation does not take (a
+        /// `PATCH` that is neither a merge patch nor a JSON patch).
+        case unsupportedMediaType
+        /// The change would leave a value, or a prefix's document, that its JSON Schema
+        /// refuses; ``DiscfgError/violations`` lists each. Nothing was changed.
+        case schemaViolation
         /// What the config holds cannot be written in the format asked for (binary
         /// values, control characters or clashing names in env output).
         case notRepresentable
@@ -53,13 +64,16 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
     public var field: String?
     /// For ``Code/conditionFailed``: the item as it is now (nil when absent).
     public var currentItem: Item?
+    /// For ``Code/schemaViolation``: every violation found, in key order.
+    public var violations: [SchemaViolation]
 
     /// Creates an error.
-    public init(_ code: Code, _ message: String, field: String? = nil, currentItem: Item? = nil) {
+    public init(_ code: Code, _ message: String, field: String? = nil, currentItem: Item? = nil, violations: [SchemaViolation] = []) {
         self.code = code
         self.message = message
         self.field = field
         self.currentItem = currentItem
+        self.violations = violations
     }
 
     public var description: String { message }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONSchema
 import Synchronization
 
 /// A store that keeps everything in this process's memory: for tests, demos and
@@ -97,6 +98,14 @@ public final class MemoryStore: ConfigStore {
 
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         try change(config) { try $0.delete(key, conditions: conditions) }
+    }
+
+    public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try change(config) { try $0.putDocument(document, under: prefix, replace: replace) }
+    }
+
+    public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
+        try change(config) { try $0.setSchema(target, to: schema, force: force) }
     }
 
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {

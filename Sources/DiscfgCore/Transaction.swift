@@ -98,6 +98,10 @@ public struct Transaction: Hashable, Sendable {
                 guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedRanges.contains(where: { $0.contains(key) }) else {
                     return .keyWrittenTwice(path: key.path, branch: name)
                 }
+            case .patch(let key, _):
+                guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedRanges.contains(where: { $0.contains(key) }) else {
+                    return .keyWrittenTwice(path: key.path, branch: name)
+                }
             case .delete(let key):
                 guard !puts.contains(key) else { return .keyWrittenTwice(path: key.path, branch: name) }
                 deletedKeys.insert(key)
@@ -240,6 +244,9 @@ public struct Comparison: Hashable, Sendable {
 public enum TransactionOperation: Hashable, Sendable {
     /// Sets a key, with an optional TTL in seconds and content type.
     case put(Key, Data, ttlSeconds: Int64? = nil, contentType: String? = nil)
+    /// Patches a key's JSON value (see ``ValuePatch``), keeping its content type and TTL;
+    /// the key must exist, and a patch that does not apply refuses the whole transaction.
+    case patch(Key, ValuePatch)
     /// Deletes a key; an absent key is no error and changes nothing.
     case delete(Key)
     /// Deletes every key under a prefix.
@@ -256,7 +263,7 @@ public enum TransactionOperation: Hashable, Sendable {
     /// Whether the operation may change a key.
     public var writes: Bool {
         switch self {
-        case .put, .delete, .deletePrefix, .deleteRange: true
+        case .put, .patch, .delete, .deletePrefix, .deleteRange: true
         case .get, .getPrefix, .getRange: false
         }
     }
@@ -264,7 +271,7 @@ public enum TransactionOperation: Hashable, Sendable {
     /// The key or prefix the operation names, as a path.
     public var path: String {
         switch self {
-        case .put(let key, _, _, _), .delete(let key), .get(let key): key.path
+        case .put(let key, _, _, _), .patch(let key, _), .delete(let key), .get(let key): key.path
         case .deletePrefix(let prefix), .getPrefix(let prefix): prefix.path
         case .deleteRange(let range), .getRange(let range): range.description
         }
@@ -322,6 +329,7 @@ extension Transaction {
         for operation in success + failure {
             switch operation {
             case .put(let key, _, _, _), .delete(let key), .get(let key): keys.append(key)
+            case .patch(let key, _): keys += [key, SchemaTarget.key(key).storageKey]
             case .deletePrefix(let prefix), .getPrefix(let prefix): ranges.append(prefix.range)
             case .deleteRange(let range), .getRange(let range): ranges.append(range)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONSchema
 
 /// The JSON form of a ``Transaction``: the body of `POST /v1/{config}/txn` and of the
 /// files `discfg txn` reads.
@@ -281,9 +282,13 @@ public struct OperationDocument: Codable, Hashable, Sendable {
     public var ttl: Int64?
     /// The put value's media type.
     public var contentType: String?
+    /// For a patch: an RFC 7386 merge patch.
+    public var merge: JSONValue?
+    /// For a patch: an RFC 6902 JSON patch (an array of operations).
+    public var patch: JSONValue?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case op, key, prefix, from, to, value, encoding, ttl, contentType
+        case op, key, prefix, from, to, value, encoding, ttl, contentType, merge, patch
     }
 
     /// Reads the JSON form, refusing fields it does not define and fields given as null.
@@ -304,6 +309,8 @@ public struct OperationDocument: Codable, Hashable, Sendable {
             throw DecodingError.dataCorruptedError(forKey: .ttl, in: container, debugDescription: "ttl must be a whole number of seconds from 1 to \(Limits.maxTTLSeconds)")
         }
         contentType = try container.decodeIfPresent(String.self, forKey: .contentType)
+        merge = try container.decodeIfPresent(JSONValue.self, forKey: .merge)
+        patch = try container.decodeIfPresent(JSONValue.self, forKey: .patch)
     }
 
     /// The document for an operation.
@@ -317,6 +324,13 @@ public struct OperationDocument: Codable, Hashable, Sendable {
             self.encoding = encoding
             ttl = ttlSeconds
             self.contentType = contentType
+        case .patch(let key, let patch):
+            op = "patch"
+            self.key = key.path
+            switch patch {
+            case .merge(let value): merge = value
+            case .json: self.patch = patch.document
+            }
         case .delete(let key): op = "delete"; self.key = key.path
         case .deletePrefix(let prefix): op = "delete"; self.prefix = prefix.path
         case .get(let key): op = "get"; self.key = key.path
@@ -328,6 +342,12 @@ public struct OperationDocument: Codable, Hashable, Sendable {
 
     /// The operation this document describes; `field` names it in errors.
     public func operation(field: String) throws -> TransactionOperation {
+        if op != "patch", let extra = [("merge", merge != nil), ("patch", patch != nil)].first(where: \.1)?.0 {
+            throw DiscfgError.invalid("\(field).\(extra)", "\(field) is a \(op.debugEscaped), which takes no \"\(extra)\"; only a patch does")
+        }
+        if op == "patch" {
+            return try patchOperation(field: field)
+        }
         if op == "delete" || op == "get", let extra = [("value", value != nil), ("encoding", encoding != nil), ("ttl", ttl != nil), ("contentType", contentType != nil)].first(where: \.1)?.0 {
             throw DiscfgError.invalid("\(field).\(extra)", "\(field) is a \(op), which takes no \"\(extra)\"; only a put does")
         }
@@ -339,7 +359,7 @@ public struct OperationDocument: Codable, Hashable, Sendable {
             case "delete": return .deleteRange(range)
             case "get": return .getRange(range)
             case "put": throw DiscfgError.invalid(field, "\(field) is a put: give \"key\" (a put takes no range)")
-            default: throw DiscfgError.invalid("\(field).op", "\(field).op is \"\(op.debugEscaped)\"; use put, delete or get")
+            default: throw DiscfgError.invalid("\(field).op", "\(field).op is \"\(op.debugEscaped)\"; use put, patch, delete or get")
             }
         }
         switch (op, key, prefix) {
@@ -357,7 +377,20 @@ public struct OperationDocument: Codable, Hashable, Sendable {
         case ("get", let key?, nil): return .get(try Key(key))
         case ("get", nil, let prefix?): return .getPrefix(try KeyPrefix(prefix))
         case ("delete", _, _), ("get", _, _): throw DiscfgError.invalid(field, "\(field) names a key or a prefix: give exactly one of \"key\" and \"prefix\"")
-        default: throw DiscfgError.invalid("\(field).op", "\(field).op is \"\(op.debugEscaped)\"; use put, delete or get")
+        default: throw DiscfgError.invalid("\(field).op", "\(field).op is \"\(op.debugEscaped)\"; use put, patch, delete or get")
+        }
+    }
+
+    /// A patch: a key and exactly one of `merge` and `patch`.
+    private func patchOperation(field: String) throws -> TransactionOperation {
+        if let extra = [("prefix", prefix != nil), ("from", from != nil), ("to", to != nil), ("value", value != nil), ("encoding", encoding != nil), ("ttl", ttl != nil), ("contentType", contentType != nil)].first(where: \.1)?.0 {
+            throw DiscfgError.invalid("\(field).\(extra)", "\(field) is a patch, which takes no \"\(extra)\": give \"key\" and one of \"merge\" and \"patch\"")
+        }
+        guard let key else { throw DiscfgError.invalid("\(field).key", "\(field) is a patch: give the \"key\" it patches") }
+        switch (merge, patch) {
+        case (let merge?, nil): return .patch(try Key(key), .merge(merge))
+        case (nil, let patch?): return .patch(try Key(key), try ValuePatch(jsonPatch: patch))
+        default: throw DiscfgError.invalid(field, "\(field) is a patch: give exactly one of \"merge\" (RFC 7386) and \"patch\" (RFC 6902)")
         }
     }
 }

@@ -47,7 +47,7 @@ struct BudgetedReads: Sendable {
             switch operation {
             case .deletePrefix(let prefix): ranges.append(prefix.range)
             case .deleteRange(let range): ranges.append(range)
-            case .put, .delete, .get, .getPrefix, .getRange: break
+            case .put, .patch, .delete, .get, .getPrefix, .getRange: break
             }
         }
         return Self.outermost(ranges)
@@ -59,7 +59,7 @@ struct BudgetedReads: Sendable {
             switch operation {
             case .getPrefix(let prefix): prefix.range
             case .getRange(let range): range
-            case .put, .delete, .deletePrefix, .deleteRange, .get: nil
+            case .put, .patch, .delete, .deletePrefix, .deleteRange, .get: nil
             }
         }
         return Self.outermost(ranges).filter { range in !whole.contains { $0.covers(range) } }

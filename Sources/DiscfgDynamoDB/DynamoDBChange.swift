@@ -48,13 +48,11 @@ struct DynamoDBChange: ChangeTransaction {
         if let overlaid = overlay[key] { return overlaid }
         if let read = stored[key] { return read }
         if scannedRanges.contains(where: { $0.contains(key) }) { return nil }
-        throw DiscfgError(.internal, "key \(key) was not read before the change to config \"\(config)\"")
+        throw UnreadItems.key(key)
     }
 
     func storedItems(in range: KeyRange) throws -> [Item] {
-        guard scannedRanges.contains(where: { $0.covers(range) }) else {
-            throw DiscfgError(.internal, "keys \(range) were not read before the change to config \"\(config)\"")
-        }
+        guard scannedRanges.contains(where: { $0.covers(range) }) else { throw UnreadItems.range(range) }
         var merged: [Key: Item] = [:]
         for (key, item) in stored where range.contains(key) { merged[key] = item }
         for (key, item) in overlay where range.contains(key) { merged[key] = item }

@@ -26,6 +26,28 @@ struct ChangeReads: Sendable {
         self.ranges = ranges
         self.consistentView = consistentView
     }
+
+    /// Adds a range to read whole, unless one already read covers it.
+    mutating func include(_ range: KeyRange) {
+        guard !ranges.contains(where: { $0.covers(range) }) else { return }
+        ranges.append(range)
+    }
+
+    /// Adds what a change found it had not read.
+    mutating func include(_ unread: UnreadItems) {
+        switch unread {
+        case .key(let key): keys.append(key)
+        case .range(let range): include(range)
+        }
+    }
+}
+
+/// What a change asked for that was not read before it started: the change starts over
+/// with it read too (the shared rules read what they need, such as the documents of the
+/// prefixes a schema covers, which only the schemas themselves tell).
+enum UnreadItems: Error {
+    case key(Key)
+    case range(KeyRange)
 }
 
 extension DynamoDBStore {
@@ -37,6 +59,21 @@ extension DynamoDBStore {
 
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         try await change(config, ChangeReads(keys: [key])) { try $0.delete(key, conditions: conditions) }
+    }
+
+    /// Writes a prefix's document in one transaction; like ``deletePrefix(_:in:)`` it is
+    /// refused with `tooLarge` when it changes more keys than one DynamoDB transaction holds.
+    public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await change(config, ChangeReads(prefix: prefix)) { try $0.putDocument(document, under: prefix, replace: replace) }
+    }
+
+    public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
+        var reads = ChangeReads(keys: [target.storageKey])
+        switch target {
+        case .key(let key): reads.keys.append(key)
+        case .prefix(let prefix): reads.ranges.append(prefix.range)
+        }
+        return try await change(config, reads) { try $0.setSchema(target, to: schema, force: force) }
     }
 
     /// Deletes every key under a prefix in one transaction. DynamoDB holds at most 100
@@ -109,6 +146,10 @@ extension DynamoDBStore {
     /// caller is told the outcome is unknown and how to check — never that it failed.
     func change<T>(_ config: ConfigName, _ reads: ChangeReads, _ body: (inout DynamoDBChange) throws -> T) async throws -> T {
         var attempt = 0
+        var reads = reads
+        // Every change is checked against the config's schemas, kept under one prefix.
+        reads.include(SchemaTarget.namespace.range)
+        var widened = 0
         while true {
             let now = clock.now()
             var transaction = try await prepare(config, reads, now: now)
@@ -117,7 +158,17 @@ extension DynamoDBStore {
                 try await countKeysAndBytes(config)
                 continue
             }
-            let result = try body(&transaction)
+            let result: T
+            do {
+                result = try body(&transaction)
+            } catch let unread as UnreadItems {
+                widened += 1
+                guard widened <= Self.maxWidenings else {
+                    throw DiscfgError(.internal, "a change to config \"\(config)\" kept needing more keys than it had read", field: "config")
+                }
+                reads.include(unread)
+                continue
+            }
             var target = transaction.meta
             target.info.revision = try transaction.currentRevision()
             if transaction.recorded.isEmpty {
@@ -159,6 +210,10 @@ extension DynamoDBStore {
             return result
         }
     }
+
+    /// How many times one change may start over to read more (each schema it meets may
+    /// ask for one prefix's keys).
+    static let maxWidenings = 32
 
     /// Whether the transaction sent with `token`, whose first event is `revision`,
     /// committed: the event carries the token (true), or the config has not reached

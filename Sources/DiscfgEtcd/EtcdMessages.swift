@@ -56,11 +56,12 @@ extension RPCError {
         let code: RPCError.Code = switch error.code {
         case _ where EtcdError.outOfRange.contains(error): .outOfRange
         case .tooLarge where error.field == EtcdError.answerField: .resourceExhausted
-        case .invalidArgument, .tooLarge, .notRepresentable: .invalidArgument
+        case .invalidArgument, .tooLarge, .notRepresentable, .unsupportedMediaType: .invalidArgument
         case .compacted: .outOfRange
-        case .keyNotFound, .configNotFound: .notFound
+        case .keyNotFound, .configNotFound, .pathNotFound: .notFound
         case .configExists: .alreadyExists
-        case .conditionFailed: .failedPrecondition
+        // A value its schema refuses: the first violation is in the message.
+        case .conditionFailed, .patchFailed, .schemaViolation: .failedPrecondition
         case .unauthenticated: .unauthenticated
         case .permissionDenied: .permissionDenied
         case .throttled: .resourceExhausted

@@ -177,6 +177,14 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         try await change(config) { try $0.deletePrefix(prefix) }
     }
 
+    public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await change(config) { try $0.putDocument(document, under: prefix, replace: replace) }
+    }
+
+    public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
+        try await change(config) { try $0.setSchema(target, to: schema, force: force) }
+    }
+
     public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
         let info = try await writer.write { connection in
             let info = try Self.requireConfig(config, connection)

@@ -34,6 +34,15 @@ extension ForwardingStore {
         try await forwardee.delete(key, in: config, conditions: conditions)
     }
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] { try await forwardee.deletePrefix(prefix, in: config) }
+    public func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        try await forwardee.patch(key, patch, in: config, conditions: conditions)
+    }
+    public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await forwardee.putDocument(document, under: prefix, in: config, replace: replace)
+    }
+    public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
+        try await forwardee.setSchema(target, to: schema, in: config, force: force)
+    }
     public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo { try await forwardee.compact(config, through: revision) }
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult { try await forwardee.transact(transaction, in: config) }
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
