@@ -26,6 +26,9 @@ struct ConfigMeta: Sendable, Equatable {
     var sharedRevisions: [UInt64: Int]
     /// Set while the config is being deleted: it no longer exists for any reader.
     var deleting: Bool
+    /// How many schemas the config holds; nil when not known yet (a config from before
+    /// schemas were counted).
+    var schemaCount: Int?
 
     init(info: ConfigInfo) {
         self.info = info
@@ -36,6 +39,7 @@ struct ConfigMeta: Sendable, Equatable {
         overflowRevisions = []
         sharedRevisions = [:]
         deleting = false
+        schemaCount = 0
     }
 
     init?(_ attributes: Attributes) {
@@ -65,6 +69,7 @@ struct ConfigMeta: Sendable, Equatable {
         }
         sharedRevisions = shared
         deleting = attributes[.deleting]?.boolValue == true
+        schemaCount = attributes[.schemaCount]?.int64.map { Int(clamping: $0) }
     }
 
     /// The whole meta item, with `lock` as stored.
@@ -87,6 +92,7 @@ struct ConfigMeta: Sendable, Equatable {
             attributes[.sharedRevisions] = .m(Dictionary(uniqueKeysWithValues: sharedRevisions.map { (String($0.key), .number(UInt64($0.value))) }))
         }
         if deleting { attributes[.deleting] = .bool(true) }
+        if let schemaCount { attributes[.schemaCount] = .number(Int64(schemaCount)) }
         return attributes
     }
 }

@@ -95,6 +95,16 @@ struct DynamoDBChange: ChangeTransaction {
         revision = event.revision
     }
 
+    /// How many schemas the config holds after this change: every change reads them
+    /// (none when the meta item counts none), so they are counted from what was read.
+    var schemaCount: Int {
+        let namespace = SchemaTarget.namespace.range
+        var live: [Key: Bool] = [:]
+        for (key, item) in stored where namespace.contains(key) { live[key] = item != nil }
+        for (key, item) in overlay where namespace.contains(key) { live[key] = item != nil }
+        return live.values.filter { $0 }.count
+    }
+
     /// What the item at `key` was before this change.
     private func original(_ key: Key) -> Item? {
         if let read = stored[key] { return read }
@@ -119,6 +129,7 @@ struct DynamoDBChange: ChangeTransaction {
         meta.info.revision = revision
         meta.info.modifiedAt = now
         meta.info.keyCount = meta.info.keyCount.map { count in recorded.reduce(count) { $0 + $1.keyCountChange } }
+        meta.schemaCount = schemaCount
         let growth = recorded.byteCountChange
         if meta.info.settings.quotaBytes != nil {
             // The store counts a config's bytes before it changes one with a quota

@@ -144,6 +144,10 @@ enum Attribute: String, CaseIterable, Sendable {
     /// The bytes of the config's key paths and values (what its quota bounds); absent on
     /// configs created before bytes were counted, until a quota makes the store count them.
     case byteCount = "bytes"
+    /// How many schemas the config holds (keys under `/.discfg/schema/`), so a change reads
+    /// them only when there are some; absent on configs created before schemas, whose next
+    /// change reads them once and writes the count.
+    case schemaCount = "schemas"
 
     // Tokens.
     case tokenHash = "hash"

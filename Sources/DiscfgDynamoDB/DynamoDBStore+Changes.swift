@@ -271,6 +271,8 @@ extension DynamoDBStore {
         var stored: [Key: Item?] = Dictionary(uniqueKeysWithValues: unique.map { ($0, nil) })
         for item in found.compactMap(ItemCodec.item) { stored[item.key] = item }
         for range in reads.ranges {
+            // The schemas are read with every change, unless the meta item counts none.
+            if range == SchemaTarget.namespace.range, meta.schemaCount == 0 { continue }
             for item in try await connection.queryAll(keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)).compactMap(ItemCodec.item)
             where range.contains(item.key) {
                 stored[item.key] = item
