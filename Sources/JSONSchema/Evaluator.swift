@@ -14,303 +14,198 @@ struct Annotations {
     }
 }
 
-/// One validation in progress: the paths walked, the dynamic scope, the depth and the regex
-/// budget. Not shared between validations.
+/// One validation in progress over a ``CompiledSchema``: the paths walked, the dynamic scope, the
+/// depth and the budgets. Not shared between validations.
+///
+/// The paths are stacks of steps (a member name, an index, a keyword); they become JSON pointers
+/// only when an error is reported, so a valid instance costs no string building.
 final class Evaluator {
-    let validator: JSONSchemaValidator
-    let index: SchemaIndex
+    let nodes: [SchemaNode]
+    /// Annotations are collected only when some schema uses `unevaluatedProperties`/`unevaluatedItems`;
+    /// otherwise every evaluation shares its caller's (empty) annotations.
     let tracksAnnotations: Bool
+    let maxErrors: Int
+    private let maxEvaluations: Int
+    private let maxDepth: Int
+    private let usesDynamicScope: Bool
     /// Reported errors; `whyBranchesFail` swaps them out while it re-runs branches.
-    private(set) var errors: [ValidationError] = []
-    /// Unescaped tokens; they become JSON pointers only when an error is reported.
-    var instancePath: [String] = []
-    var keywordPath: [String] = []
-    private var dynamicScope: [String] = []
+    var errors: [ValidationError] = []
+    var instancePath: [InstanceStep] = []
+    var keywordPath: [KeywordStep] = []
+    /// Resource numbers evaluation passes through, outermost first (kept only for `$dynamicRef`).
+    private var dynamicScope: [Int] = []
     private var depth = 0
-    private var evaluations = 0
+    var evaluations = 0
     /// Set once the evaluation budget ran out; every evaluation after that fails at once.
-    private(set) var exhausted = false
+    var exhausted = false
     /// Above zero while evaluating a subschema only for its verdict (`not`, `anyOf` branches…).
     var muted = 0
     var budget: RegexBudget
-    /// `base reference` to the resolved URI and its target (nil when unresolvable).
-    private var refCache: [String: (uri: String, target: LocatedSchema?)] = [:]
     /// Read when evaluation first goes deep: reading a main thread's bounds parses /proc/self/maps.
     private lazy var stack = StackGuard()
 
     init(validator: JSONSchemaValidator) {
-        self.validator = validator
-        index = validator.index
-        tracksAnnotations = validator.index.usesUnevaluated
+        nodes = validator.compiled.nodes
+        tracksAnnotations = validator.tracksAnnotations
+        maxErrors = validator.options.maxErrors
+        maxEvaluations = validator.options.maxEvaluations
+        maxDepth = validator.options.maxDepth
+        usesDynamicScope = validator.compiled.usesDynamicScope
         budget = RegexBudget(steps: validator.options.regexSteps)
     }
 
-    /// Records a violation of `keyword` in `schema` at the current instance location (plus `child`).
-    func report(_ schema: LocatedSchema, _ keyword: String, _ message: String, child: String? = nil) {
-        guard muted == 0, errors.count < validator.options.maxErrors else { return }
-        var instance = Self.pointer(instancePath)
-        if let child { instance += "/" + SchemaIndex.escape(child) }
-        let keywordLocation = Self.pointer(keywordPath) + "/" + keyword
-        let schemaLocation = "\(schema.base)#\(schema.pointer)/\(keyword)"
-        errors.append(ValidationError(instanceLocation: instance, keyword: keyword, keywordLocation: keywordLocation, schemaLocation: schemaLocation, message: message))
+    /// Records a violation of `keyword` in `node` at the current instance location (plus `child`).
+    func report(_ node: SchemaNode, _ keyword: String, _ message: String, child: InstanceStep? = nil) {
+        guard muted == 0, errors.count < maxErrors else { return }
+        var instance = instanceLocation
+        if let child { instance += "/" + Self.token(child) }
+        errors.append(ValidationError(
+            instanceLocation: instance, keyword: keyword, keywordLocation: keywordLocation + "/" + keyword,
+            schemaLocation: "\(node.base)#\(node.pointer)/\(keyword)", message: message))
     }
 
-    static func pointer(_ tokens: [String]) -> String {
-        tokens.map { "/" + SchemaIndex.escape($0) }.joined()
+    /// The JSON pointer of the instance being evaluated.
+    var instanceLocation: String {
+        instancePath.map { "/" + Self.token($0) }.joined()
     }
 
-    /// The subschema at `schema`'s pointer plus `tokens`, starting a new resource if it has its own `$id`.
-    func subschema(_ schema: LocatedSchema, _ value: JSONValue, _ tokens: String...) -> LocatedSchema {
-        var pointer = schema.pointer
-        for token in tokens { pointer += "/" + SchemaIndex.escape(token) }
-        if case .object(let object) = value, object["$id"] != nil, let base = index.embeddedBases["\(schema.base)#\(pointer)"] {
-            return LocatedSchema(value: value, base: base, pointer: "", draft: index.resources[base]?.draft ?? schema.draft)
+    /// The JSON pointer of the keywords followed to the schema being evaluated.
+    var keywordLocation: String {
+        keywordPath.map { step in
+            switch step {
+            case .keyword(let keyword): "/" + keyword
+            case .member(let keyword, let name): "/" + keyword + "/" + SchemaIndex.escape(name)
+            case .item(let keyword, let i): "/" + keyword + "/" + String(i)
+            }
+        }.joined()
+    }
+
+    private static func token(_ step: InstanceStep) -> String {
+        switch step {
+        case .name(let name): SchemaIndex.escape(name)
+        case .index(let i): String(i)
         }
-        return LocatedSchema(value: value, base: schema.base, pointer: pointer, draft: schema.draft)
     }
 
-    /// Evaluates `schema` (reached through `keyword` tokens) against `instance` (reached through `instanceToken`).
-    func apply(_ schema: LocatedSchema, _ instance: JSONValue, keyword: [String], instanceToken: String? = nil) -> Annotations? {
-        keywordPath.append(contentsOf: keyword)
-        if let instanceToken { instancePath.append(instanceToken) }
+    /// Evaluates the subschema `edge` leads to against the same instance.
+    func apply(_ edge: SchemaEdge, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+        keywordPath.append(edge.step)
+        defer { keywordPath.removeLast() }
+        return evaluate(edge.node, instance, &annotations)
+    }
+
+    /// Evaluates the subschema `edge` leads to against a member or item of the instance.
+    func apply(_ edge: SchemaEdge, _ value: JSONValue, at step: InstanceStep) -> Bool {
+        keywordPath.append(edge.step)
+        instancePath.append(step)
         defer {
-            keywordPath.removeLast(keyword.count)
-            if instanceToken != nil { instancePath.removeLast() }
+            keywordPath.removeLast()
+            instancePath.removeLast()
         }
-        return evaluate(schema, instance)
+        // What a child evaluated does not concern its parent.
+        var annotations = Annotations()
+        return evaluate(edge.node, value, &annotations)
     }
 
-    /// Whether `schema` accepts `instance`, reporting nothing.
-    func passes(_ schema: LocatedSchema, _ instance: JSONValue, keyword: [String], instanceToken: String? = nil) -> Annotations? {
+    /// `apply`, adding what the subschema evaluated to `annotations` when it holds.
+    func applyMerging(_ edge: SchemaEdge, _ instance: JSONValue, into annotations: inout Annotations) -> Bool {
+        guard tracksAnnotations else { return apply(edge, instance, &annotations) }
+        var own = Annotations()
+        guard apply(edge, instance, &own) else { return false }
+        annotations.merge(own)
+        return true
+    }
+
+    /// Whether the subschema accepts the instance, reporting nothing.
+    func passes(_ edge: SchemaEdge, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         muted += 1
         defer { muted -= 1 }
-        return apply(schema, instance, keyword: keyword, instanceToken: instanceToken)
+        return apply(edge, instance, &annotations)
     }
 
-    /// Evaluates one schema; nil when the instance is invalid, else what it evaluated.
-    func evaluate(_ schema: LocatedSchema, _ instance: JSONValue) -> Annotations? {
-        let object: JSONObject
-        switch schema.value {
-        case .bool(true): return Annotations()
-        case .bool(false):
-            guard muted == 0, errors.count < validator.options.maxErrors else { return nil }
-            let instance = Self.pointer(instancePath)
+    /// Whether the subschema accepts a member or item of the instance, reporting nothing.
+    func passes(_ edge: SchemaEdge, _ value: JSONValue, at step: InstanceStep) -> Bool {
+        muted += 1
+        defer { muted -= 1 }
+        return apply(edge, value, at: step)
+    }
+
+    /// Evaluates one node; false when the instance is invalid. `annotations` receives what it
+    /// evaluated (when annotations are tracked; the caller discards them when it fails).
+    func evaluate(_ number: Int, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+        let node = nodes[number]
+        switch node.kind {
+        case .keywords: break
+        case .alwaysValid, .ignored: return true
+        case .neverValid:
+            guard muted == 0, errors.count < maxErrors else { return false }
             errors.append(ValidationError(
-                instanceLocation: instance, keyword: "false", keywordLocation: Self.pointer(keywordPath),
-                schemaLocation: "\(schema.base)#\(schema.pointer)", message: "no value is allowed here"))
-            return nil
-        case .object(let o): object = o
-        default: return Annotations()
+                instanceLocation: instanceLocation, keyword: "false", keywordLocation: keywordLocation,
+                schemaLocation: "\(node.base)#\(node.pointer)", message: "no value is allowed here"))
+            return false
         }
         evaluations += 1
-        if evaluations > validator.options.maxEvaluations {
+        if evaluations > maxEvaluations {
             exhausted = true
-            return nil
+            return false
         }
         depth += 1
         defer { depth -= 1 }
-        if depth > validator.options.maxDepth {
-            report(schema, "$ref", "schema evaluation nests deeper than \(validator.options.maxDepth) levels (a reference cycle, or an instance nested too deep)")
-            return nil
+        if depth > maxDepth {
+            report(node, "$ref", "schema evaluation nests deeper than \(maxDepth) levels (a reference cycle, or an instance nested too deep)")
+            return false
         }
         if depth > 32, !stack.hasRoom {
-            report(schema, "$ref", "schema evaluation nests deeper than this thread's stack allows (\(depth) levels)")
-            return nil
+            report(node, "$ref", "schema evaluation nests deeper than this thread's stack allows (\(depth) levels)")
+            return false
         }
         // The dynamic scope holds every resource evaluation passes through, entered at its root or not.
-        let entersResource = dynamicScope.last != schema.base
-        if entersResource { dynamicScope.append(schema.base) }
+        let entersResource = usesDynamicScope && dynamicScope.last != node.resource
+        if entersResource { dynamicScope.append(node.resource) }
         defer { if entersResource { dynamicScope.removeLast() } }
 
-        var annotations = Annotations()
         var valid = true
-        var groups = KeywordGroups(object)
-        if !validator.assertsValidation { groups.subtract([.any, .number]) }
-        if groups.contains(.references) {
-            if case .string(let reference)? = object["$ref"] {
-                if let result = followReference(schema, reference, keyword: "$ref", instance) {
-                    annotations.merge(result)
-                } else {
-                    valid = false
-                }
-                // Draft 7: a $ref makes every sibling keyword ignored.
-                if schema.draft == .draft7 { return valid ? annotations : nil }
+        if let references = node.references {
+            if let ref = references.ref {
+                valid = follow(node, ref, instance, &annotations)
+                if references.refHidesSiblings { return valid }
             }
-            if schema.draft == .draft2020_12, case .string(let reference)? = object["$dynamicRef"] {
-                if let result = followReference(schema, reference, keyword: "$dynamicRef", instance) {
-                    annotations.merge(result)
-                } else {
-                    valid = false
-                }
+            if let dynamicRef = references.dynamicRef {
+                valid = follow(node, dynamicRef, instance, &annotations) && valid
             }
         }
         // Where no error is reported (inside `not`, `anyOf`, `contains`…), the first failure decides.
-        if !valid, muted > 0 { return nil }
-        if groups.contains(.inPlace) { valid = applyInPlace(schema, object, instance, &annotations) && valid }
-        if !valid, muted > 0 { return nil }
-        if groups.contains(.any) { valid = applyAssertions(schema, object, instance) && valid }
-        if !valid, muted > 0 { return nil }
+        if !valid, muted > 0 { return false }
+        if let inPlace = node.inPlace { valid = applyInPlace(node, inPlace, instance, &annotations) && valid }
+        if !valid, muted > 0 { return false }
+        if let assertions = node.assertions { valid = applyAssertions(node, assertions, instance) && valid }
+        if !valid, muted > 0 { return false }
         switch instance {
         case .number(let number):
-            if groups.contains(.number) { valid = applyNumber(schema, object, number) && valid }
+            if let keywords = node.numbers { valid = applyNumber(node, keywords, number) && valid }
         case .string(let string):
-            if groups.contains(.string) { valid = applyString(schema, object, string) && valid }
+            if let keywords = node.strings { valid = applyString(node, keywords, string) && valid }
         case .object(let members):
-            if groups.contains(.object) { valid = applyObject(schema, object, members, &annotations) && valid }
+            if let keywords = node.objects { valid = applyObject(node, keywords, members, &annotations) && valid }
         case .array(let items):
-            if groups.contains(.array) { valid = applyArray(schema, object, items, &annotations) && valid }
+            if let keywords = node.arrays { valid = applyArray(node, keywords, items, &annotations) && valid }
         default: break
         }
-        return valid ? annotations : nil
+        return valid
     }
 
-    private func followReference(_ schema: LocatedSchema, _ reference: String, keyword: String, _ instance: JSONValue) -> Annotations? {
-        let cacheKey = "\(schema.base) \(reference)"
-        let uri: String
-        var target: LocatedSchema?
-        if let cached = refCache[cacheKey] {
-            (uri, target) = cached
-        } else {
-            uri = URIReference.resolve(reference, against: schema.base)
-            target = index.resolve(uri)
-            refCache[cacheKey] = (uri, target)
+    private func follow(_ node: SchemaNode, _ reference: CompiledReference, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+        guard var target = reference.target else {
+            report(node, reference.keyword, "reference '\(reference.uri)' is not in the schema or its registry (remote schemas are never fetched)")
+            return false
         }
-        guard var target else {
-            report(schema, keyword, "reference '\(uri)' is not in the schema or its registry (remote schemas are never fetched)")
-            return nil
-        }
-        if keyword == "$dynamicRef", index.dynamicAnchors.contains(uri), let hash = uri.firstIndex(of: "#") {
-            let name = uri[uri.index(after: hash)...]
-            for base in dynamicScope where index.dynamicAnchors.contains("\(base)#\(name)") {
-                if let dynamic = index.anchors["\(base)#\(name)"] { target = dynamic }
+        if !reference.dynamicTargets.isEmpty {
+            for resource in dynamicScope {
+                guard let anchored = reference.dynamicTargets[resource] else { continue }
+                if let anchored { target = anchored }
                 break
             }
         }
-        return apply(target, instance, keyword: [keyword])
-    }
-
-    /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas` and draft 7 `dependencies`.
-    private func applyInPlace(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
-        var valid = applyCombinators(schema, object, instance, &annotations)
-        valid = applyConditional(schema, object, instance, &annotations) && valid
-        if case .object(let members) = instance {
-            valid = applyDependents(schema, object, instance, members, &annotations) && valid
-        }
-        return valid
-    }
-
-    /// `allOf`, `anyOf`, `oneOf`.
-    private func applyCombinators(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
-        var valid = true
-        if case .array(let branches)? = object["allOf"] {
-            for (i, branch) in branches.enumerated() {
-                if let result = apply(subschema(schema, branch, "allOf", String(i)), instance, keyword: ["allOf", String(i)]) {
-                    annotations.merge(result)
-                } else {
-                    valid = false
-                }
-            }
-        }
-        if case .array(let branches)? = object["anyOf"] {
-            var matched = false
-            for (i, branch) in branches.enumerated() {
-                if let result = passes(subschema(schema, branch, "anyOf", String(i)), instance, keyword: ["anyOf", String(i)]) {
-                    matched = true
-                    annotations.merge(result)
-                    if !tracksAnnotations { break }
-                }
-            }
-            if !matched {
-                valid = false
-                report(schema, "anyOf", "must match at least one of the \(branches.count) schemas in anyOf" + whyBranchesFail(schema, branches, "anyOf", instance))
-            }
-        }
-        if case .array(let branches)? = object["oneOf"] {
-            var matches: [Int] = []
-            var matchedAnnotations = Annotations()
-            for (i, branch) in branches.enumerated() {
-                if let result = passes(subschema(schema, branch, "oneOf", String(i)), instance, keyword: ["oneOf", String(i)]) {
-                    matches.append(i)
-                    matchedAnnotations = result
-                    if matches.count > 1 { break }
-                }
-            }
-            if matches.count == 1 {
-                annotations.merge(matchedAnnotations)
-            } else {
-                valid = false
-                report(schema, "oneOf", matches.isEmpty
-                    ? "must match exactly one of the \(branches.count) schemas in oneOf, but matches none" + whyBranchesFail(schema, branches, "oneOf", instance)
-                    : "must match exactly one of the schemas in oneOf, but matches \(matches[0]) and \(matches[1])")
-            }
-        }
-        return valid
-    }
-
-    /// `: [0] must be string, not integer; [1] must be null, not integer` — the first error of
-    /// each failing branch (at most 5), found by evaluating them again; empty when nothing is reported.
-    private func whyBranchesFail(_ schema: LocatedSchema, _ branches: [JSONValue], _ keyword: String, _ instance: JSONValue) -> String {
-        guard muted == 0, errors.count < validator.options.maxErrors else { return "" }
-        let kept = errors
-        var reasons: [String] = []
-        for (i, branch) in branches.prefix(5).enumerated() {
-            errors = []
-            _ = apply(subschema(schema, branch, keyword, String(i)), instance, keyword: [keyword, String(i)])
-            if let first = errors.first {
-                let location = first.instanceLocation == Self.pointer(instancePath) ? "" : " at \(first.instanceLocation)"
-                // Nested anyOf/oneOf explain themselves too; cut so the sentence stays readable.
-                let message = first.message.count > 160 ? first.message.prefix(157) + "…" : first.message
-                reasons.append("[\(i)]\(location) \(message)")
-            }
-        }
-        errors = kept
-        return reasons.isEmpty ? "" : ": " + reasons.joined(separator: "; ") + (branches.count > 5 ? "; …" : "")
-    }
-
-    /// `not`, `if`/`then`/`else`.
-    private func applyConditional(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
-        var valid = true
-        if let negated = object["not"] {
-            if passes(subschema(schema, negated, "not"), instance, keyword: ["not"]) != nil {
-                valid = false
-                report(schema, "not", "must not match the schema in not")
-            }
-        }
-        if let condition = object["if"] {
-            if let result = passes(subschema(schema, condition, "if"), instance, keyword: ["if"]) {
-                annotations.merge(result)
-                if let then = object["then"] {
-                    if let result = apply(subschema(schema, then, "then"), instance, keyword: ["then"]) { annotations.merge(result) } else { valid = false }
-                }
-            } else if let otherwise = object["else"] {
-                if let result = apply(subschema(schema, otherwise, "else"), instance, keyword: ["else"]) { annotations.merge(result) } else { valid = false }
-            }
-        }
-        return valid
-    }
-
-    /// `dependentSchemas`, and `dependencies` (draft 7, and draft 2020-12 for compatibility).
-    private func applyDependents(_ schema: LocatedSchema, _ object: JSONObject, _ instance: JSONValue, _ members: JSONObject, _ annotations: inout Annotations) -> Bool {
-        var valid = true
-        // Draft 2020-12 still reads draft 7's `dependencies`, as the specification suggests for compatibility.
-        for dependentKeyword in schema.draft == .draft7 ? ["dependencies"] : ["dependentSchemas", "dependencies"] {
-            guard case .object(let dependents)? = object[dependentKeyword] else { continue }
-            for (name, dependent) in dependents where members.contains(name) {
-                if case .array(let required) = dependent {
-                    // Draft 7 `dependencies` with an array is `dependentRequired`.
-                    for case .string(let other) in required where !members.contains(other) {
-                        valid = false
-                        report(schema, dependentKeyword, "\"\(other)\" is required when \"\(name)\" is present")
-                    }
-                    continue
-                }
-                if let result = apply(subschema(schema, dependent, dependentKeyword, name), instance, keyword: [dependentKeyword, name]) {
-                    annotations.merge(result)
-                } else {
-                    valid = false
-                }
-            }
-        }
-        return valid
+        return applyMerging(SchemaEdge(node: target, step: .keyword(reference.keyword)), instance, into: &annotations)
     }
 }

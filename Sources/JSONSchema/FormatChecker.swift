@@ -3,28 +3,25 @@
 /// Other formats are not checked.
 public enum FormatChecker {
     /// The formats checked.
-    public static let supported: Set<String> = [
-        "date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid", "regex", "json-pointer",
-    ]
+    public static let supported: Set<String> = Set(StringFormat.allCases.map(\.rawValue))
 
-    /// Whether `string` is a valid `format`; nil for a format that is not checked.
-    static func check(_ format: String, _ string: String, budget: inout RegexBudget) -> Bool? {
+    /// Whether `string` is a valid `format`.
+    static func check(_ format: StringFormat, _ string: String) -> Bool {
         let s = Array(string.utf8)
         switch format {
-        case "date-time": return isDateTime(s)
-        case "date": return isDate(s[...])
-        case "time": return isTime(s[...])
-        case "duration": return isDuration(s)
-        case "email": return isEmail(s)
-        case "hostname": return isHostname(s[...])
-        case "ipv4": return isIPv4(s[...])
-        case "ipv6": return isIPv6(s[...])
-        case "uri": return URIGrammar.isURI(s)
-        case "uri-reference": return URIGrammar.isURIReference(s)
-        case "uuid": return isUUID(s)
-        case "regex": return (try? ECMARegex(string)) != nil
-        case "json-pointer": return isJSONPointer(s)
-        default: return nil
+        case .dateTime: return isDateTime(s)
+        case .date: return isDate(s[...])
+        case .time: return isTime(s[...])
+        case .duration: return isDuration(s)
+        case .email: return isEmail(s)
+        case .hostname: return isHostname(s[...])
+        case .ipv4: return isIPv4(s[...])
+        case .ipv6: return isIPv6(s[...])
+        case .uri: return URIGrammar.isURI(s)
+        case .uriReference: return URIGrammar.isURIReference(s)
+        case .uuid: return isUUID(s)
+        case .regex: return (try? ECMARegex(string)) != nil
+        case .jsonPointer: return isJSONPointer(s)
         }
     }
 
@@ -237,4 +234,13 @@ public enum FormatChecker {
         }
         return isHostname(domain)
     }
+}
+
+/// A `format` this validator asserts, read once when a schema is built.
+enum StringFormat: String, Sendable, CaseIterable {
+    case dateTime = "date-time"
+    case date, time, duration, email, hostname, ipv4, ipv6, uri
+    case uriReference = "uri-reference"
+    case uuid, regex
+    case jsonPointer = "json-pointer"
 }

@@ -58,11 +58,13 @@ public struct JSONSchemaValidator: Sendable {
     public let draft: SchemaDraft
     /// The limits this validator runs with.
     public let options: Options
-    let index: SchemaIndex
-    let root: LocatedSchema
-    /// False when the root's metaschema declares `$vocabulary` without the validation vocabulary:
-    /// then only applicators (and formats) apply.
-    let assertsValidation: Bool
+    /// Every subschema the root reaches, its keywords read once.
+    let compiled: CompiledSchema
+    /// The base URI of the root resource.
+    let rootBase: String
+    /// Whether some schema uses `unevaluatedProperties`/`unevaluatedItems`, which need the
+    /// annotations of what was evaluated.
+    let tracksAnnotations: Bool
 
     private static func metaschemaUsesValidation(_ schema: JSONValue, draft: SchemaDraft, index: SchemaIndex) -> Bool {
         guard draft == .draft2020_12, case .string(let uri)? = schema["$schema"],
@@ -78,6 +80,10 @@ public struct JSONSchemaValidator: Sendable {
     ///   - options: dialect default, format assertion and limits.
     /// - Throws: ``SchemaError`` when the schema is not usable: an invalid `pattern`, too many
     ///   subschemas, or nesting past the limit.
+    ///
+    /// Building reads every keyword of every subschema the root reaches once (see ``SchemaNode``)
+    /// and resolves its references, so build a validator once per schema and keep it: it is
+    /// `Sendable`, and each ``validate(_:)`` only walks what was built.
     public init(schema: JSONValue, registry: [String: JSONValue] = [:], options: Options = Options()) throws(SchemaError) {
         var draft = options.defaultDraft
         if case .string(let uri)? = schema["$schema"], let named = SchemaDraft(schemaURI: uri) { draft = named }
@@ -91,9 +97,14 @@ public struct JSONSchemaValidator: Sendable {
         index.merge(Metaschemas.index)
         self.draft = draft
         self.options = options
-        self.index = index
-        root = index.resolve("")!
-        assertsValidation = Self.metaschemaUsesValidation(schema, draft: draft, index: index)
+        // The root was just added under "".
+        let root = index.resolve("")!
+        // When the root's metaschema declares `$vocabulary` without the validation vocabulary,
+        // only applicators (and formats) apply.
+        let assertsValidation = Self.metaschemaUsesValidation(schema, draft: draft, index: index)
+        compiled = try SchemaCompiler.compile(root, index: index, options: options, assertsValidation: assertsValidation)
+        rootBase = root.base
+        tracksAnnotations = index.usesUnevaluated
     }
 
     /// Checks `schema` against the metaschema of its dialect (`$schema`, else `defaultDraft`).
@@ -113,12 +124,13 @@ public struct JSONSchemaValidator: Sendable {
     /// Validates an instance, reporting every violation found (up to ``Options/maxErrors``).
     public func validate(_ instance: JSONValue) -> ValidationResult {
         let evaluator = Evaluator(validator: self)
-        let valid = evaluator.evaluate(root, instance) != nil
+        var annotations = Annotations()
+        let valid = evaluator.evaluate(compiled.root, instance, &annotations)
         guard evaluator.exhausted else { return ValidationResult(isValid: valid, errors: evaluator.errors) }
         // The budget's error may have been raised inside a `not` or an `anyOf` branch, whose errors
         // are not reported; it is the one that says why validation failed, so it comes first.
         let limit = ValidationError(
-            instanceLocation: "", keyword: "", keywordLocation: "", schemaLocation: "\(root.base)#",
+            instanceLocation: "", keyword: "", keywordLocation: "", schemaLocation: "\(rootBase)#",
             message: "schema evaluation too expensive: more than \(options.maxEvaluations) subschema evaluations")
         return ValidationResult(isValid: false, errors: [limit] + evaluator.errors.prefix(options.maxErrors - 1))
     }

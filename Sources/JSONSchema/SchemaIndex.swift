@@ -22,8 +22,6 @@ struct SchemaIndex: Sendable {
     private(set) var patterns: [String: ECMARegex] = [:]
     /// Whether any schema uses `unevaluatedProperties`/`unevaluatedItems` (annotations are collected only then).
     private(set) var usesUnevaluated = false
-    /// Large `enum` lists as sets, by `base#pointer` of their schema, so membership is one hash lookup.
-    private(set) var enumSets: [String: Set<JSONValue>] = [:]
     private var visited = 0
 
     /// Adds a document under `uri` (empty for an anonymous root).
@@ -41,7 +39,6 @@ struct SchemaIndex: Sendable {
         dynamicAnchors.formUnion(other.dynamicAnchors)
         embeddedBases.merge(other.embeddedBases) { mine, _ in mine }
         patterns.merge(other.patterns) { mine, _ in mine }
-        enumSets.merge(other.enumSets) { mine, _ in mine }
     }
 
     static func stripFragment(_ uri: String) -> String {
@@ -91,9 +88,6 @@ struct SchemaIndex: Sendable {
                 dynamicAnchors.insert("\(base)#\(name)")
             }
             if object["unevaluatedProperties"] != nil || object["unevaluatedItems"] != nil { usesUnevaluated = true }
-        }
-        if case .array(let values)? = object["enum"], values.count > 16 {
-            enumSets["\(base)#\(pointer)"] = Set(values)
         }
         if case .string(let source)? = object["pattern"] { try compile(source) }
         if case .object(let map)? = object["patternProperties"] {
