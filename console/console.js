@@ -2,8 +2,8 @@
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
-// (If-Match) and follows the config's changes live over Server-Sent Events read with
-// fetch().
+// (If-Match; a JSON object's edit as a merge patch of the members changed) and follows
+// the config's changes live over Server-Sent Events read with fetch().
 //
 // Everything that comes from the API (names, keys, values, messages) is written with
 // textContent, text nodes or input values, never parsed as HTML. The page runs under
@@ -21,6 +21,8 @@ const LONG_POLL_SECONDS = 25;
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
 // behind a path prefix (an API Gateway stage, a reverse proxy).
 import { diffLines } from './diff.js?v={{version}}';
+import { editsApart, jsonProblem, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { SCHEMA_NAMESPACE, schemasFor } from './schemas.js?v={{version}}';
 import { acceptsLegacySeals, base64Bytes, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
 
 const API = new URL('../v1', window.location.href).pathname;
@@ -155,6 +157,14 @@ const ui = {
   valueField: $('value-field'),
   value: $('value'),
   contentType: $('content-type'),
+  mergeField: $('merge-field'),
+  mergePatch: $('merge-patch'),
+  violations: $('violations'),
+  violationList: $('violation-list'),
+  schemaInfo: $('schema-info'),
+  schemaView: $('schema-view'),
+  schemaViewHeading: $('schema-view-heading'),
+  schemaText: $('schema-text'),
   save: $('save'),
   formatJson: $('format-json'),
   deleteKey: $('delete'),
@@ -205,11 +215,13 @@ let session = null;
 
 /**
  * The key in the editor, or null:
- * { key, isNew, item, baseRevision, originalValue, originalContentType, readOnly,
- *   busy, pending, latest }
- * baseRevision is the modRevision the edit started from (sent as If-Match); pending
- * holds a live change that arrived during a save; latest the change behind the
- * changed-underneath notice.
+ * { key, isNew, item, baseRevision, originalValue, originalContentType, originalJson,
+ *   readOnly, busy, pending, latest, schemaShown }
+ * baseRevision is the modRevision the edit started from (sent as If-Match);
+ * originalJson the loaded value parsed, when it is a JSON object (its edits are saved
+ * as a merge patch); pending holds a live change that arrived during a save; latest
+ * the change behind the changed-underneath notice; schemaShown the target of the
+ * schema being read.
  */
 let editor = null;
 
@@ -235,6 +247,9 @@ function newSession(name) {
     fileKey: null, // the key file given to reveal secrets (a CryptoKey), this config only
     dataKeys: new Map(), // data key id → CryptoKey, opened with fileKey
     snapshotRevision: null, // the revision shown read-only, if any
+    schemas: null, // the targets of the config's schemas (GET schemas), null until read
+    schemasError: '', // why they could not be read
+    schemasQueued: false, // a read of them is due
   };
 }
 
@@ -251,6 +266,7 @@ class ApiError extends Error {
     this.code = code;
     this.field = field;
     this.retryAfter = 0;
+    this.violations = []; // for schemaViolation: [{ key, pointer, keyword, message }]
   }
 }
 
@@ -305,6 +321,7 @@ async function errorFrom(response) {
     : `The server answered ${response.status} ${response.statusText}`.trim();
   const apiError = new ApiError(response.status, error.code || 'http', message, error.field);
   apiError.retryAfter = Number(response.headers.get('Retry-After')) || 0;
+  if (Array.isArray(error.violations)) apiError.violations = error.violations.filter((v) => v && typeof v === 'object');
   return apiError;
 }
 
@@ -404,13 +421,22 @@ function isJsonType(contentType) {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-/** The parse error of a text that is not JSON, or null when it is. */
-function jsonError(text) {
+/** The parse error of a text that is not JSON (line, column and why), or null when it is. */
+const jsonError = jsonProblem;
+
+/** The media type of a JSON merge patch (RFC 7386). */
+const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** How many times a merge patch is sent again over changes to other members. */
+const MERGE_ATTEMPTS = 3;
+
+/** A JSON value's text parsed, when it is an object; null otherwise. */
+function jsonObject(text) {
   try {
-    JSON.parse(text);
+    const value = parseJson(text);
+    return value instanceof Map ? value : null;
+  } catch {
     return null;
-  } catch (error) {
-    return error.message;
   }
 }
 
@@ -770,6 +796,30 @@ async function loadKeys(current) {
   renderRevision();
   renderTree();
   syncEditorWithTree();
+  loadSchemas(current);
+}
+
+/** Reads the targets of the config's schemas, then shows which check the open key. */
+async function loadSchemas(current) {
+  try {
+    const envelope = await api('GET', `${configUrl(current.name)}/schemas`, { signal: current.controller.signal });
+    current.schemas = (envelope.schemas || []).map((schema) => schema && schema.target).filter((target) => typeof target === 'string');
+    current.schemasError = '';
+  } catch (error) {
+    if (isAbort(error)) return;
+    current.schemasError = error.message || String(error);
+  }
+  if (current === session) renderSchemaInfo();
+}
+
+/** A schema changed: reads them again, once for a burst of changes. */
+function scheduleSchemaLoad(current) {
+  if (current.schemasQueued) return;
+  current.schemasQueued = true;
+  setTimeout(() => {
+    current.schemasQueued = false;
+    if (current === session) loadSchemas(current);
+  }, 0);
 }
 
 function renderRevision() {
@@ -983,6 +1033,7 @@ function applyChange(current, change) {
   } else {
     return;
   }
+  if (key.startsWith(SCHEMA_NAMESPACE)) scheduleSchemaLoad(current);
   scheduleTreeRender(current);
   editorSawChange({ key, type, revision, item: type === 'put' ? change.item : null });
 }
@@ -1190,17 +1241,20 @@ function loadEditor({ key, isNew, item }) {
   // Binary values and secrets are shown, not edited: a textarea cannot hold bytes, and
   // a secret can only be sealed where its config's key is.
   const readOnly = binary || secret;
+  const originalContentType = (item && item.contentType) || 'text/plain';
   editor = {
     key,
     isNew,
     item,
     baseRevision: item ? item.modRevision : null,
     originalValue: item && !readOnly ? item.value : '',
-    originalContentType: (item && item.contentType) || 'text/plain',
+    originalContentType,
+    originalJson: item && !readOnly && isJsonType(originalContentType) ? jsonObject(item.value) : null,
     readOnly,
     busy: false,
     pending: null,
     latest: null,
+    schemaShown: null,
   };
   conflict = null;
   discardTarget = null;
@@ -1220,6 +1274,14 @@ function loadEditor({ key, isNew, item }) {
   ui.valueField.hidden = readOnly;
   ui.value.value = editor.originalValue;
   ui.contentType.value = editor.originalContentType;
+  ui.mergeField.hidden = !editor.originalJson;
+  ui.mergePatch.checked = true;
+  ui.ttlNote.textContent = editor.originalJson
+    ? 'This key has a TTL: saving only the members you changed keeps it; saving the whole value stores it without one, so it no longer expires.'
+    : 'This key has a TTL: saving it here stores the value without one, so it no longer expires.';
+  showViolations([]);
+  hideSchema();
+  renderSchemaInfo();
   ui.save.hidden = readOnly;
   ui.historyToggle.hidden = isNew;
   renderSecret(secret ? item : null);
@@ -1239,6 +1301,8 @@ function loadEditor({ key, isNew, item }) {
 function closeEditor() {
   editor = null;
   conflict = null;
+  showViolations([]);
+  ui.schemaView.hidden = true;
   closeHistory();
   renderSecret(null);
   ui.editor.hidden = true;
@@ -1324,41 +1388,183 @@ async function onSave(event) {
     }
   }
   const condition = editor.isNew ? { 'If-None-Match': '*' } : { 'If-Match': etag(editor.baseRevision) };
-  await writeKey(key, value, contentType, condition);
+  await writeKey(key, value, contentType, condition, plannedPatch(value, contentType));
 }
 
-/** PUTs a value under a condition; a 412 opens the conflict view instead. */
-async function writeKey(key, value, contentType, condition) {
+/**
+ * The merge patch a save sends, or null for a whole PUT: only for a JSON object whose
+ * content type stays, with "only the members I changed" checked, and an edit a merge
+ * patch can say (objects stay objects, no member set to null, more than layout changed).
+ */
+function plannedPatch(value, contentType) {
+  if (!editor.originalJson || !ui.mergePatch.checked || contentType !== editor.originalContentType.trim()) return null;
+  const edited = parseJson(value);
+  const document = mergePatch(editor.originalJson, edited);
+  if (!document || document.size === 0) return null;
+  return { document, original: editor.originalJson, edited };
+}
+
+/**
+ * Whether a merge patch refused (412) because the key changed can be sent again over
+ * the current item: it is still a JSON object of the same content type, and the change
+ * made meanwhile touched other members than the edit.
+ */
+function patchStillApplies(patch, contentType, item) {
+  if (!item || isBinary(item) || (item.contentType || 'text/plain') !== contentType) return false;
+  const now = jsonObject(item.value);
+  return Boolean(now) && editsApart(patch.original, patch.edited, now);
+}
+
+/**
+ * Writes the editor's value under `condition`: a PUT of the whole value, or, given a
+ * `patch`, a PATCH with the merge patch. A merge patch refused because someone changed
+ * other members meanwhile is sent again with If-Match of their revision, so both
+ * changes stay. Resolves to { envelope, mergedOver } or, when the change made
+ * meanwhile collides with the edit, { conflictWith: the current item or null }.
+ */
+async function sendWrite(current, key, value, contentType, condition, patch) {
+  const { signal } = current.controller;
+  if (!patch) {
+    const body = value;
+    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...condition }, signal }) };
+  }
+  const body = writeJson(patch.document);
+  let ifMatch = condition;
+  let mergedOver = null;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...ifMatch }, signal });
+      return { envelope, mergedOver };
+    } catch (error) {
+      if (error.status === 404) return { conflictWith: null }; // deleted meanwhile
+      if (error.status !== 412 || attempt === MERGE_ATTEMPTS) throw error;
+    }
+    let now = null;
+    try {
+      now = (await api('GET', keyUrl(current.name, key), { signal })).item;
+    } catch (error) {
+      if (error.status !== 404) throw error;
+    }
+    if (!patchStillApplies(patch, contentType, now)) return { conflictWith: now };
+    ifMatch = { 'If-Match': etag(now.modRevision) };
+    mergedOver = now.modRevision;
+  }
+}
+
+/** Saves a value under a condition; a 412 opens the conflict view, a 422 the schema's violations. */
+async function writeKey(key, value, contentType, condition, patch = null) {
   const current = session;
   const editing = editor;
   setEditorBusy(editing, true);
+  showViolations([]);
   try {
-    const envelope = await api('PUT', keyUrl(current.name, key), {
-      body: value,
-      headers: { 'Content-Type': contentType, ...condition },
-      signal: current.controller.signal,
-    });
+    const sent = await sendWrite(current, key, value, contentType, condition, patch);
     if (current !== session) return;
-    const { item } = envelope;
-    current.items.set(key, item);
-    current.changed.delete(key);
-    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
-    renderRevision();
-    scheduleTreeRender(current);
-    if (editor === editing) {
-      loadEditor({ key, isNew: false, item });
-      ui.save.focus();
-    }
-    flash(`Saved ${key} at revision ${envelope.revision ?? item.modRevision}`);
+    if (sent.conflictWith !== undefined) await showConflict(current, editing, key, value, contentType, sent.conflictWith);
+    else saved(current, editing, key, sent.envelope, patch ? { mergedOver: sent.mergedOver } : null);
   } catch (error) {
     if (isAbort(error) || current !== session) return;
     if (error.status === 412) await showConflict(current, editing, key, value, contentType);
+    else if (error.code === 'schemaViolation' && error.violations.length && editor === editing) showViolations(error.violations);
     else showFailure(error, ui.editorMessage);
   } finally {
     setEditorBusy(editing, false);
   }
   // A live change that arrived during the save: judge it against the new revision.
   if (editing.pending && editor) editorSawChange(editing.pending);
+}
+
+/**
+ * A save answered: the tree and the editor take the saved item. `merged` is set for a
+ * merge patch: { mergedOver }, the revision of someone else's change it was merged with.
+ */
+function saved(current, editing, key, envelope, merged) {
+  const { item } = envelope;
+  current.items.set(key, item);
+  current.changed.delete(key);
+  current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
+  renderRevision();
+  scheduleTreeRender(current);
+  if (editor === editing) {
+    loadEditor({ key, isNew: false, item });
+    ui.save.focus();
+  }
+  const how = !merged ? '' : merged.mergedOver
+    ? ` (the members you changed, merged with the change of revision ${merged.mergedOver})`
+    : ' (the members you changed)';
+  flash(`Saved ${key}${how} at revision ${envelope.revision ?? item.modRevision}`);
+}
+
+/** Lists the schema violations of a refused save beside the value (none: hides the list). */
+function showViolations(violations) {
+  ui.violations.hidden = violations.length === 0;
+  ui.violationList.replaceChildren(...violations.map((violation) => {
+    const text = (field) => (typeof violation[field] === 'string' ? violation[field] : '');
+    const pointer = text('pointer');
+    // As the CLI prints it: KEY: POINTER: message (keyword), no pointer for the whole value.
+    return el('li', {},
+      el('code', {}, text('key')), ': ',
+      ...(pointer ? [el('code', {}, pointer), ': '] : []),
+      text('message'), ' ', el('span', { className: 'hint' }, `(${text('keyword')})`));
+  }));
+  if (violations.length) ui.value.focus();
+}
+
+// ---- Schemas ----
+
+/** Which schemas check the key in the editor, each with a button to read it. */
+function renderSchemaInfo() {
+  if (!editor || editor.isNew || !session) return;
+  if (session.schemas === null) {
+    ui.schemaInfo.replaceChildren(session.schemasError ? `unknown (${session.schemasError})` : 'reading…');
+    return;
+  }
+  const schemas = schemasFor(session.schemas, editor.key);
+  ui.schemaInfo.replaceChildren(...(schemas.length ? schemas.flatMap((schema) => [
+    el('span', { className: 'schema-name' }, schema.prefix ? `${schema.target} (the keys under it)` : `${schema.target} (this key)`),
+    el('button', { type: 'button', 'data-schema': schema.target, 'aria-controls': 'schema-view' }, 'View'),
+  ]) : ['none']));
+  // The schema being read: read again (it may have changed), or closed if it no longer applies.
+  if (editor.schemaShown && schemas.some((schema) => schema.target === editor.schemaShown)) showSchema(editor.schemaShown, false);
+  else hideSchema();
+}
+
+function onSchemaClick(event) {
+  const button = event.target.closest('button[data-schema]');
+  if (!button || !editor) return;
+  if (editor.schemaShown === button.dataset.schema && !ui.schemaView.hidden) hideSchema();
+  else showSchema(button.dataset.schema, true);
+}
+
+function hideSchema() {
+  if (editor) editor.schemaShown = null;
+  ui.schemaView.hidden = true;
+}
+
+/** Reads the schema of `target` (GET schema?target=) and shows it as text, indented when it is JSON. */
+async function showSchema(target, focus) {
+  const current = session;
+  const editing = editor;
+  editing.schemaShown = target;
+  let text;
+  try {
+    const response = await api('GET', `${configUrl(current.name)}/schema?target=${encodeURIComponent(target)}`, {
+      signal: current.controller.signal, raw: true,
+    });
+    text = await response.text();
+  } catch (error) {
+    if (isAbort(error) || current !== session || editor !== editing) return;
+    if (error.status === 401) {
+      showFailure(error, ui.editorMessage);
+      return;
+    }
+    text = `The schema could not be read: ${error.message}`;
+  }
+  if (current !== session || editor !== editing || editing.schemaShown !== target) return;
+  ui.schemaViewHeading.textContent = `Schema of ${target}`;
+  ui.schemaText.textContent = jsonError(text) === null ? prettyJson(text) : text;
+  ui.schemaView.hidden = false;
+  if (focus) ui.schemaViewHeading.focus();
 }
 
 function setEditorBusy(editing, busy) {
@@ -1499,7 +1705,9 @@ function editorSawChange(change) {
 function showChangedNotice(change) {
   editor.latest = change;
   if (change.type === 'put') {
-    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.`;
+    const merges = editor.originalJson && ui.mergePatch.checked;
+    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.${
+      merges ? ' Saving keeps that change where it touched other members than yours.' : ''}`;
     ui.changedLoad.textContent = 'Load the current value';
   } else {
     const what = change.type === 'expire' ? 'expired' : 'was deleted';
@@ -1535,16 +1743,21 @@ function onLoadCurrent() {
 
 // ---- Conflicts ----
 
-/** A save was refused (412): fetch the current value and show both side by side. */
-async function showConflict(current, editing, key, value, contentType) {
-  let item = null;
-  try {
-    item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
-  } catch (error) {
-    if (isAbort(error)) return;
-    if (error.status !== 404) {
-      showFailure(error, ui.editorMessage);
-      return;
+/**
+ * A save was refused (412): fetch the current value (unless `known`, the item read
+ * already, or null for a deleted key) and show both side by side.
+ */
+async function showConflict(current, editing, key, value, contentType, known) {
+  let item = known ?? null;
+  if (known === undefined) {
+    try {
+      item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
+    } catch (error) {
+      if (isAbort(error)) return;
+      if (error.status !== 404) {
+        showFailure(error, ui.editorMessage);
+        return;
+      }
     }
   }
   if (current !== session || editor !== editing) return;
@@ -2024,6 +2237,8 @@ async function restoreRevision(revision) {
     if (error.status === 412) {
       ui.historyError.textContent = `Not restored: ${key} changed meanwhile. Its history now shows the latest change; restore again if you still want to.`;
       loadHistory(true);
+    } else if (error.code === 'schemaViolation' && error.violations.length && editor === editing) {
+      showViolations(error.violations);
     } else {
       showFailure(error, ui.historyError);
     }
@@ -2453,6 +2668,7 @@ function start() {
     }
   });
   ui.value.addEventListener('input', onEditorInput);
+  ui.schemaInfo.addEventListener('click', onSchemaClick);
   ui.contentType.addEventListener('input', onEditorInput);
   ui.formatJson.addEventListener('click', onFormatJson);
   ui.historyToggle.addEventListener('click', onHistoryToggle);

@@ -326,6 +326,24 @@ button.quiet { background: transparent; }
   border-radius: var(--radius);
 }
 
+/* A save refused by a schema: each violation beside the value. */
+.violations {
+  border: 2px solid var(--danger);
+  border-radius: var(--radius);
+  padding: .5rem .75rem;
+  background: var(--danger-soft);
+}
+.violations h3 { margin: 0 0 .3rem; font-size: 1rem; }
+.violations ul { margin: 0; padding-left: 1.2rem; }
+.violations li { overflow-wrap: anywhere; }
+.violations code, .schema-name { font-family: var(--mono); }
+
+/* Which schema checks the key, and the one chosen to read. */
+#schema-info { display: flex; flex-wrap: wrap; gap: .25rem .6rem; align-items: baseline; }
+#schema-info button { min-height: 1.8rem; padding: .1rem .5rem; font-size: .85rem; }
+.schema-view h3 { margin: .25rem 0; font-size: 1rem; overflow-wrap: anywhere; }
+.schema-view .value-text { max-height: 20rem; }
+
 /* ---- Top navigation ---- */
 
 .topnav { display: flex; flex-wrap: wrap; gap: .25rem; justify-content: flex-end; }
@@ -487,8 +505,8 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
-// (If-Match) and follows the config's changes live over Server-Sent Events read with
-// fetch().
+// (If-Match; a JSON object's edit as a merge patch of the members changed) and follows
+// the config's changes live over Server-Sent Events read with fetch().
 //
 // Everything that comes from the API (names, keys, values, messages) is written with
 // textContent, text nodes or input values, never parsed as HTML. The page runs under
@@ -506,6 +524,8 @@ const LONG_POLL_SECONDS = 25;
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
 // behind a path prefix (an API Gateway stage, a reverse proxy).
 import { diffLines } from './diff.js?v={{version}}';
+import { editsApart, jsonProblem, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { SCHEMA_NAMESPACE, schemasFor } from './schemas.js?v={{version}}';
 import { acceptsLegacySeals, base64Bytes, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
 
 const API = new URL('../v1', window.location.href).pathname;
@@ -640,6 +660,14 @@ const ui = {
   valueField: $('value-field'),
   value: $('value'),
   contentType: $('content-type'),
+  mergeField: $('merge-field'),
+  mergePatch: $('merge-patch'),
+  violations: $('violations'),
+  violationList: $('violation-list'),
+  schemaInfo: $('schema-info'),
+  schemaView: $('schema-view'),
+  schemaViewHeading: $('schema-view-heading'),
+  schemaText: $('schema-text'),
   save: $('save'),
   formatJson: $('format-json'),
   deleteKey: $('delete'),
@@ -690,11 +718,13 @@ let session = null;
 
 /**
  * The key in the editor, or null:
- * { key, isNew, item, baseRevision, originalValue, originalContentType, readOnly,
- *   busy, pending, latest }
- * baseRevision is the modRevision the edit started from (sent as If-Match); pending
- * holds a live change that arrived during a save; latest the change behind the
- * changed-underneath notice.
+ * { key, isNew, item, baseRevision, originalValue, originalContentType, originalJson,
+ *   readOnly, busy, pending, latest, schemaShown }
+ * baseRevision is the modRevision the edit started from (sent as If-Match);
+ * originalJson the loaded value parsed, when it is a JSON object (its edits are saved
+ * as a merge patch); pending holds a live change that arrived during a save; latest
+ * the change behind the changed-underneath notice; schemaShown the target of the
+ * schema being read.
  */
 let editor = null;
 
@@ -720,6 +750,9 @@ function newSession(name) {
     fileKey: null, // the key file given to reveal secrets (a CryptoKey), this config only
     dataKeys: new Map(), // data key id → CryptoKey, opened with fileKey
     snapshotRevision: null, // the revision shown read-only, if any
+    schemas: null, // the targets of the config's schemas (GET schemas), null until read
+    schemasError: '', // why they could not be read
+    schemasQueued: false, // a read of them is due
   };
 }
 
@@ -736,6 +769,7 @@ class ApiError extends Error {
     this.code = code;
     this.field = field;
     this.retryAfter = 0;
+    this.violations = []; // for schemaViolation: [{ key, pointer, keyword, message }]
   }
 }
 
@@ -790,6 +824,7 @@ async function errorFrom(response) {
     : `The server answered ${response.status} ${response.statusText}`.trim();
   const apiError = new ApiError(response.status, error.code || 'http', message, error.field);
   apiError.retryAfter = Number(response.headers.get('Retry-After')) || 0;
+  if (Array.isArray(error.violations)) apiError.violations = error.violations.filter((v) => v && typeof v === 'object');
   return apiError;
 }
 
@@ -889,13 +924,22 @@ function isJsonType(contentType) {
   return type === 'application/json' || type.endsWith('+json');
 }
 
-/** The parse error of a text that is not JSON, or null when it is. */
-function jsonError(text) {
+/** The parse error of a text that is not JSON (line, column and why), or null when it is. */
+const jsonError = jsonProblem;
+
+/** The media type of a JSON merge patch (RFC 7386). */
+const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** How many times a merge patch is sent again over changes to other members. */
+const MERGE_ATTEMPTS = 3;
+
+/** A JSON value's text parsed, when it is an object; null otherwise. */
+function jsonObject(text) {
   try {
-    JSON.parse(text);
+    const value = parseJson(text);
+    return value instanceof Map ? value : null;
+  } catch {
     return null;
-  } catch (error) {
-    return error.message;
   }
 }
 
@@ -1255,6 +1299,30 @@ async function loadKeys(current) {
   renderRevision();
   renderTree();
   syncEditorWithTree();
+  loadSchemas(current);
+}
+
+/** Reads the targets of the config's schemas, then shows which check the open key. */
+async function loadSchemas(current) {
+  try {
+    const envelope = await api('GET', `${configUrl(current.name)}/schemas`, { signal: current.controller.signal });
+    current.schemas = (envelope.schemas || []).map((schema) => schema && schema.target).filter((target) => typeof target === 'string');
+    current.schemasError = '';
+  } catch (error) {
+    if (isAbort(error)) return;
+    current.schemasError = error.message || String(error);
+  }
+  if (current === session) renderSchemaInfo();
+}
+
+/** A schema changed: reads them again, once for a burst of changes. */
+function scheduleSchemaLoad(current) {
+  if (current.schemasQueued) return;
+  current.schemasQueued = true;
+  setTimeout(() => {
+    current.schemasQueued = false;
+    if (current === session) loadSchemas(current);
+  }, 0);
 }
 
 function renderRevision() {
@@ -1468,6 +1536,7 @@ function applyChange(current, change) {
   } else {
     return;
   }
+  if (key.startsWith(SCHEMA_NAMESPACE)) scheduleSchemaLoad(current);
   scheduleTreeRender(current);
   editorSawChange({ key, type, revision, item: type === 'put' ? change.item : null });
 }
@@ -1675,17 +1744,20 @@ function loadEditor({ key, isNew, item }) {
   // Binary values and secrets are shown, not edited: a textarea cannot hold bytes, and
   // a secret can only be sealed where its config's key is.
   const readOnly = binary || secret;
+  const originalContentType = (item && item.contentType) || 'text/plain';
   editor = {
     key,
     isNew,
     item,
     baseRevision: item ? item.modRevision : null,
     originalValue: item && !readOnly ? item.value : '',
-    originalContentType: (item && item.contentType) || 'text/plain',
+    originalContentType,
+    originalJson: item && !readOnly && isJsonType(originalContentType) ? jsonObject(item.value) : null,
     readOnly,
     busy: false,
     pending: null,
     latest: null,
+    schemaShown: null,
   };
   conflict = null;
   discardTarget = null;
@@ -1705,6 +1777,14 @@ function loadEditor({ key, isNew, item }) {
   ui.valueField.hidden = readOnly;
   ui.value.value = editor.originalValue;
   ui.contentType.value = editor.originalContentType;
+  ui.mergeField.hidden = !editor.originalJson;
+  ui.mergePatch.checked = true;
+  ui.ttlNote.textContent = editor.originalJson
+    ? 'This key has a TTL: saving only the members you changed keeps it; saving the whole value stores it without one, so it no longer expires.'
+    : 'This key has a TTL: saving it here stores the value without one, so it no longer expires.';
+  showViolations([]);
+  hideSchema();
+  renderSchemaInfo();
   ui.save.hidden = readOnly;
   ui.historyToggle.hidden = isNew;
   renderSecret(secret ? item : null);
@@ -1724,6 +1804,8 @@ function loadEditor({ key, isNew, item }) {
 function closeEditor() {
   editor = null;
   conflict = null;
+  showViolations([]);
+  ui.schemaView.hidden = true;
   closeHistory();
   renderSecret(null);
   ui.editor.hidden = true;
@@ -1809,41 +1891,183 @@ async function onSave(event) {
     }
   }
   const condition = editor.isNew ? { 'If-None-Match': '*' } : { 'If-Match': etag(editor.baseRevision) };
-  await writeKey(key, value, contentType, condition);
+  await writeKey(key, value, contentType, condition, plannedPatch(value, contentType));
 }
 
-/** PUTs a value under a condition; a 412 opens the conflict view instead. */
-async function writeKey(key, value, contentType, condition) {
+/**
+ * The merge patch a save sends, or null for a whole PUT: only for a JSON object whose
+ * content type stays, with "only the members I changed" checked, and an edit a merge
+ * patch can say (objects stay objects, no member set to null, more than layout changed).
+ */
+function plannedPatch(value, contentType) {
+  if (!editor.originalJson || !ui.mergePatch.checked || contentType !== editor.originalContentType.trim()) return null;
+  const edited = parseJson(value);
+  const document = mergePatch(editor.originalJson, edited);
+  if (!document || document.size === 0) return null;
+  return { document, original: editor.originalJson, edited };
+}
+
+/**
+ * Whether a merge patch refused (412) because the key changed can be sent again over
+ * the current item: it is still a JSON object of the same content type, and the change
+ * made meanwhile touched other members than the edit.
+ */
+function patchStillApplies(patch, contentType, item) {
+  if (!item || isBinary(item) || (item.contentType || 'text/plain') !== contentType) return false;
+  const now = jsonObject(item.value);
+  return Boolean(now) && editsApart(patch.original, patch.edited, now);
+}
+
+/**
+ * Writes the editor's value under `condition`: a PUT of the whole value, or, given a
+ * `patch`, a PATCH with the merge patch. A merge patch refused because someone changed
+ * other members meanwhile is sent again with If-Match of their revision, so both
+ * changes stay. Resolves to { envelope, mergedOver } or, when the change made
+ * meanwhile collides with the edit, { conflictWith: the current item or null }.
+ */
+async function sendWrite(current, key, value, contentType, condition, patch) {
+  const { signal } = current.controller;
+  if (!patch) {
+    const body = value;
+    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...condition }, signal }) };
+  }
+  const body = writeJson(patch.document);
+  let ifMatch = condition;
+  let mergedOver = null;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...ifMatch }, signal });
+      return { envelope, mergedOver };
+    } catch (error) {
+      if (error.status === 404) return { conflictWith: null }; // deleted meanwhile
+      if (error.status !== 412 || attempt === MERGE_ATTEMPTS) throw error;
+    }
+    let now = null;
+    try {
+      now = (await api('GET', keyUrl(current.name, key), { signal })).item;
+    } catch (error) {
+      if (error.status !== 404) throw error;
+    }
+    if (!patchStillApplies(patch, contentType, now)) return { conflictWith: now };
+    ifMatch = { 'If-Match': etag(now.modRevision) };
+    mergedOver = now.modRevision;
+  }
+}
+
+/** Saves a value under a condition; a 412 opens the conflict view, a 422 the schema's violations. */
+async function writeKey(key, value, contentType, condition, patch = null) {
   const current = session;
   const editing = editor;
   setEditorBusy(editing, true);
+  showViolations([]);
   try {
-    const envelope = await api('PUT', keyUrl(current.name, key), {
-      body: value,
-      headers: { 'Content-Type': contentType, ...condition },
-      signal: current.controller.signal,
-    });
+    const sent = await sendWrite(current, key, value, contentType, condition, patch);
     if (current !== session) return;
-    const { item } = envelope;
-    current.items.set(key, item);
-    current.changed.delete(key);
-    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
-    renderRevision();
-    scheduleTreeRender(current);
-    if (editor === editing) {
-      loadEditor({ key, isNew: false, item });
-      ui.save.focus();
-    }
-    flash(`Saved ${key} at revision ${envelope.revision ?? item.modRevision}`);
+    if (sent.conflictWith !== undefined) await showConflict(current, editing, key, value, contentType, sent.conflictWith);
+    else saved(current, editing, key, sent.envelope, patch ? { mergedOver: sent.mergedOver } : null);
   } catch (error) {
     if (isAbort(error) || current !== session) return;
     if (error.status === 412) await showConflict(current, editing, key, value, contentType);
+    else if (error.code === 'schemaViolation' && error.violations.length && editor === editing) showViolations(error.violations);
     else showFailure(error, ui.editorMessage);
   } finally {
     setEditorBusy(editing, false);
   }
   // A live change that arrived during the save: judge it against the new revision.
   if (editing.pending && editor) editorSawChange(editing.pending);
+}
+
+/**
+ * A save answered: the tree and the editor take the saved item. `merged` is set for a
+ * merge patch: { mergedOver }, the revision of someone else's change it was merged with.
+ */
+function saved(current, editing, key, envelope, merged) {
+  const { item } = envelope;
+  current.items.set(key, item);
+  current.changed.delete(key);
+  current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
+  renderRevision();
+  scheduleTreeRender(current);
+  if (editor === editing) {
+    loadEditor({ key, isNew: false, item });
+    ui.save.focus();
+  }
+  const how = !merged ? '' : merged.mergedOver
+    ? ` (the members you changed, merged with the change of revision ${merged.mergedOver})`
+    : ' (the members you changed)';
+  flash(`Saved ${key}${how} at revision ${envelope.revision ?? item.modRevision}`);
+}
+
+/** Lists the schema violations of a refused save beside the value (none: hides the list). */
+function showViolations(violations) {
+  ui.violations.hidden = violations.length === 0;
+  ui.violationList.replaceChildren(...violations.map((violation) => {
+    const text = (field) => (typeof violation[field] === 'string' ? violation[field] : '');
+    const pointer = text('pointer');
+    // As the CLI prints it: KEY: POINTER: message (keyword), no pointer for the whole value.
+    return el('li', {},
+      el('code', {}, text('key')), ': ',
+      ...(pointer ? [el('code', {}, pointer), ': '] : []),
+      text('message'), ' ', el('span', { className: 'hint' }, `(${text('keyword')})`));
+  }));
+  if (violations.length) ui.value.focus();
+}
+
+// ---- Schemas ----
+
+/** Which schemas check the key in the editor, each with a button to read it. */
+function renderSchemaInfo() {
+  if (!editor || editor.isNew || !session) return;
+  if (session.schemas === null) {
+    ui.schemaInfo.replaceChildren(session.schemasError ? `unknown (${session.schemasError})` : 'reading…');
+    return;
+  }
+  const schemas = schemasFor(session.schemas, editor.key);
+  ui.schemaInfo.replaceChildren(...(schemas.length ? schemas.flatMap((schema) => [
+    el('span', { className: 'schema-name' }, schema.prefix ? `${schema.target} (the keys under it)` : `${schema.target} (this key)`),
+    el('button', { type: 'button', 'data-schema': schema.target, 'aria-controls': 'schema-view' }, 'View'),
+  ]) : ['none']));
+  // The schema being read: read again (it may have changed), or closed if it no longer applies.
+  if (editor.schemaShown && schemas.some((schema) => schema.target === editor.schemaShown)) showSchema(editor.schemaShown, false);
+  else hideSchema();
+}
+
+function onSchemaClick(event) {
+  const button = event.target.closest('button[data-schema]');
+  if (!button || !editor) return;
+  if (editor.schemaShown === button.dataset.schema && !ui.schemaView.hidden) hideSchema();
+  else showSchema(button.dataset.schema, true);
+}
+
+function hideSchema() {
+  if (editor) editor.schemaShown = null;
+  ui.schemaView.hidden = true;
+}
+
+/** Reads the schema of `target` (GET schema?target=) and shows it as text, indented when it is JSON. */
+async function showSchema(target, focus) {
+  const current = session;
+  const editing = editor;
+  editing.schemaShown = target;
+  let text;
+  try {
+    const response = await api('GET', `${configUrl(current.name)}/schema?target=${encodeURIComponent(target)}`, {
+      signal: current.controller.signal, raw: true,
+    });
+    text = await response.text();
+  } catch (error) {
+    if (isAbort(error) || current !== session || editor !== editing) return;
+    if (error.status === 401) {
+      showFailure(error, ui.editorMessage);
+      return;
+    }
+    text = `The schema could not be read: ${error.message}`;
+  }
+  if (current !== session || editor !== editing || editing.schemaShown !== target) return;
+  ui.schemaViewHeading.textContent = `Schema of ${target}`;
+  ui.schemaText.textContent = jsonError(text) === null ? prettyJson(text) : text;
+  ui.schemaView.hidden = false;
+  if (focus) ui.schemaViewHeading.focus();
 }
 
 function setEditorBusy(editing, busy) {
@@ -1984,7 +2208,9 @@ function editorSawChange(change) {
 function showChangedNotice(change) {
   editor.latest = change;
   if (change.type === 'put') {
-    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.`;
+    const merges = editor.originalJson && ui.mergePatch.checked;
+    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.${
+      merges ? ' Saving keeps that change where it touched other members than yours.' : ''}`;
     ui.changedLoad.textContent = 'Load the current value';
   } else {
     const what = change.type === 'expire' ? 'expired' : 'was deleted';
@@ -2020,16 +2246,21 @@ function onLoadCurrent() {
 
 // ---- Conflicts ----
 
-/** A save was refused (412): fetch the current value and show both side by side. */
-async function showConflict(current, editing, key, value, contentType) {
-  let item = null;
-  try {
-    item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
-  } catch (error) {
-    if (isAbort(error)) return;
-    if (error.status !== 404) {
-      showFailure(error, ui.editorMessage);
-      return;
+/**
+ * A save was refused (412): fetch the current value (unless `known`, the item read
+ * already, or null for a deleted key) and show both side by side.
+ */
+async function showConflict(current, editing, key, value, contentType, known) {
+  let item = known ?? null;
+  if (known === undefined) {
+    try {
+      item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
+    } catch (error) {
+      if (isAbort(error)) return;
+      if (error.status !== 404) {
+        showFailure(error, ui.editorMessage);
+        return;
+      }
     }
   }
   if (current !== session || editor !== editing) return;
@@ -2509,6 +2740,8 @@ async function restoreRevision(revision) {
     if (error.status === 412) {
       ui.historyError.textContent = `Not restored: ${key} changed meanwhile. Its history now shows the latest change; restore again if you still want to.`;
       loadHistory(true);
+    } else if (error.code === 'schemaViolation' && error.violations.length && editor === editing) {
+      showViolations(error.violations);
     } else {
       showFailure(error, ui.historyError);
     }
@@ -2938,6 +3171,7 @@ function start() {
     }
   });
   ui.value.addEventListener('input', onEditorInput);
+  ui.schemaInfo.addEventListener('click', onSchemaClick);
   ui.contentType.addEventListener('input', onEditorInput);
   ui.formatJson.addEventListener('click', onFormatJson);
   ui.historyToggle.addEventListener('click', onHistoryToggle);
@@ -3299,7 +3533,13 @@ function shortestEdit(a, b) {
               <div><dt>Content type</dt><dd data-field="contentType"></dd></div>
               <div><dt>Last change</dt><dd data-field="modified"></dd></div>
               <div id="meta-expiry" hidden><dt>Expires</dt><dd data-field="expires"></dd></div>
+              <div id="meta-schema"><dt>Schema</dt><dd id="schema-info"></dd></div>
             </dl>
+            <!-- The schema a "View" button above chose, as text. -->
+            <section id="schema-view" class="schema-view" aria-labelledby="schema-view-heading" hidden>
+              <h3 id="schema-view-heading" tabindex="-1"></h3>
+              <pre id="schema-text" class="value-text"></pre>
+            </section>
             <p id="ttl-note" class="hint" hidden>This key has a TTL: saving it here stores the value without one, so it no longer expires.</p>
 
             <p id="binary-note" class="notice" hidden></p>
@@ -3323,9 +3563,16 @@ function shortestEdit(a, b) {
 
             <div id="value-field" class="stack">
               <label for="value">Value</label>
-              <textarea id="value" name="value" rows="12" spellcheck="false" autocapitalize="off"></textarea>
+              <textarea id="value" name="value" rows="12" spellcheck="false" autocapitalize="off" aria-describedby="violations"></textarea>
+              <!-- Shown when a save is refused (422) because the value breaks a schema. -->
+              <section id="violations" class="violations" role="alert" aria-labelledby="violations-heading" hidden>
+                <h3 id="violations-heading">Not saved: this breaks its schema</h3>
+                <ul id="violation-list"></ul>
+              </section>
               <label for="content-type">Content type</label>
               <input id="content-type" name="contentType" type="text" maxlength="255" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="text/plain">
+              <!-- For a JSON object: send only what changed, so others' changes to other members stay. -->
+              <label id="merge-field" class="check" hidden><input id="merge-patch" type="checkbox" checked> Save only the members I changed (JSON merge patch), keeping changes others make meanwhile to other members</label>
             </div>
 
             <div class="actions">
@@ -3369,6 +3616,341 @@ function shortestEdit(a, b) {
 <div id="flash" class="flash" role="status" aria-live="polite"></div>
 </body>
 </html>
+"""##),
+        ("json.js", ##"""
+// JSON for the console's editor: a parser that reports where a text stops being JSON
+// (line and column) and keeps numbers exactly as written, and JSON merge patches
+// (RFC 7386) computed from the value an edit started from and the edited one.
+//
+// Parsed values: objects are Maps (member order kept, any member name allowed), arrays
+// are Arrays, strings are strings, numbers are JsonNumber (their text, so numbers past
+// double precision survive a round trip), and true, false and null are themselves.
+
+/** A JSON number, kept as the text it was written with. */
+export class JsonNumber {
+  constructor(text) {
+    this.text = text;
+  }
+}
+
+/** Why a text is not JSON, and where: `line` and `column` count from 1. */
+export class JsonSyntaxError extends Error {
+  constructor(reason, line, column) {
+    super(`line ${line}, column ${column}: ${reason}`);
+    this.name = 'JsonSyntaxError';
+    this.reason = reason;
+    this.line = line;
+    this.column = column;
+  }
+}
+
+// Nesting deeper than this is refused rather than risking the call stack.
+const MAX_DEPTH = 1000;
+
+const isSpace = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
+const isDigit = (c) => c >= '0' && c <= '9';
+const ESCAPES = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+
+/** What a character is called in a message: itself, quoted, or its code. */
+function named(c) {
+  if (c === undefined) return 'the end of the text';
+  const code = c.charCodeAt(0);
+  if (code < 0x20 || code === 0x7f) return `the control character U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  return `“${c}”`;
+}
+
+/** Reads one JSON text (RFC 8259), or throws JsonSyntaxError saying where it is wrong. */
+export function parseJson(text) {
+  let i = 0;
+
+  const fail = (reason, at = i) => {
+    let line = 1;
+    let lineStart = 0;
+    for (let k = 0; k < at && k < text.length; k += 1) {
+      if (text[k] === '\n') {
+        line += 1;
+        lineStart = k + 1;
+      }
+    }
+    throw new JsonSyntaxError(reason, line, at - lineStart + 1);
+  };
+  const skipSpace = () => {
+    while (isSpace(text[i])) i += 1;
+  };
+  const expectWord = (word, value) => {
+    if (text.startsWith(word, i)) {
+      i += word.length;
+      return value;
+    }
+    return fail(`expected “${word}”`);
+  };
+
+  const readString = () => {
+    i += 1; // the opening quote
+    let out = '';
+    let start = i;
+    for (;;) {
+      const c = text[i];
+      if (c === undefined) fail('a string is not closed with “"”');
+      if (c === '"') break;
+      if (c < ' ') fail(`${named(c)} must be escaped inside a string`);
+      if (c !== '\\') {
+        i += 1;
+        continue;
+      }
+      out += text.slice(start, i);
+      const e = text[i + 1];
+      if (e === 'u') {
+        const hex = text.slice(i + 2, i + 6);
+        if (!/^[0-9A-Fa-f]{4}$/.test(hex)) fail('\\u is followed by four hexadecimal digits', i);
+        out += String.fromCharCode(parseInt(hex, 16));
+        i += 6;
+      } else if (e !== undefined && Object.hasOwn(ESCAPES, e)) {
+        out += ESCAPES[e];
+        i += 2;
+      } else {
+        fail(`“\\${e ?? ''}” is not an escape JSON knows`, i);
+      }
+      start = i;
+    }
+    out += text.slice(start, i);
+    i += 1; // the closing quote
+    return out;
+  };
+
+  const readNumber = () => {
+    const start = i;
+    if (text[i] === '-') i += 1;
+    if (text[i] === '0') {
+      i += 1;
+      if (isDigit(text[i])) fail('a number does not start with 0 unless it is 0 or 0.…');
+    } else if (isDigit(text[i])) {
+      while (isDigit(text[i])) i += 1;
+    } else {
+      fail(`expected a digit, found ${named(text[i])}`);
+    }
+    if (text[i] === '.') {
+      i += 1;
+      if (!isDigit(text[i])) fail(`expected a digit after “.”, found ${named(text[i])}`);
+      while (isDigit(text[i])) i += 1;
+    }
+    if (text[i] === 'e' || text[i] === 'E') {
+      i += 1;
+      if (text[i] === '+' || text[i] === '-') i += 1;
+      if (!isDigit(text[i])) fail(`expected a digit in the exponent, found ${named(text[i])}`);
+      while (isDigit(text[i])) i += 1;
+    }
+    return new JsonNumber(text.slice(start, i));
+  };
+
+  const readValue = (depth) => {
+    if (depth > MAX_DEPTH) fail(`values are nested more than ${MAX_DEPTH} deep`);
+    skipSpace();
+    const c = text[i];
+    if (c === '{') {
+      i += 1;
+      const members = new Map();
+      skipSpace();
+      if (text[i] === '}') {
+        i += 1;
+        return members;
+      }
+      for (;;) {
+        skipSpace();
+        if (text[i] !== '"') fail(`expected a member name in quotes, found ${named(text[i])}`);
+        const name = readString();
+        skipSpace();
+        if (text[i] !== ':') fail(`expected “:” after the member name, found ${named(text[i])}`);
+        i += 1;
+        members.set(name, readValue(depth + 1));
+        skipSpace();
+        if (text[i] === ',') {
+          i += 1;
+          continue;
+        }
+        if (text[i] === '}') {
+          i += 1;
+          return members;
+        }
+        fail(`expected “,” or “}” after a member, found ${named(text[i])}`);
+      }
+    }
+    if (c === '[') {
+      i += 1;
+      const items = [];
+      skipSpace();
+      if (text[i] === ']') {
+        i += 1;
+        return items;
+      }
+      for (;;) {
+        items.push(readValue(depth + 1));
+        skipSpace();
+        if (text[i] === ',') {
+          i += 1;
+          continue;
+        }
+        if (text[i] === ']') {
+          i += 1;
+          return items;
+        }
+        fail(`expected “,” or “]” after an item, found ${named(text[i])}`);
+      }
+    }
+    if (c === '"') return readString();
+    if (c === '-' || isDigit(c)) return readNumber();
+    if (c === 't') return expectWord('true', true);
+    if (c === 'f') return expectWord('false', false);
+    if (c === 'n') return expectWord('null', null);
+    return fail(`expected a value, found ${named(c)}`);
+  };
+
+  const value = readValue(0);
+  skipSpace();
+  if (i < text.length) fail(`expected the end of the text after the value, found ${named(text[i])}`);
+  return value;
+}
+
+/** The parse error of a text as one line, or null when the text is JSON. */
+export function jsonProblem(text) {
+  try {
+    parseJson(text);
+    return null;
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return error.message;
+    throw error;
+  }
+}
+
+/** Compact JSON text for a parsed value. */
+export function writeJson(value) {
+  if (value instanceof Map) {
+    return `{${Array.from(value, ([name, member]) => `${JSON.stringify(name)}:${writeJson(member)}`).join(',')}}`;
+  }
+  if (Array.isArray(value)) return `[${value.map(writeJson).join(',')}]`;
+  if (value instanceof JsonNumber) return value.text;
+  return JSON.stringify(value); // strings, true, false, null
+}
+
+/** Whether two parsed values are the same JSON (numbers by their text, members in any order). */
+export function sameJson(a, b) {
+  if (a instanceof Map || b instanceof Map) {
+    if (!(a instanceof Map && b instanceof Map) || a.size !== b.size) return false;
+    for (const [name, member] of a) {
+      if (!b.has(name) || !sameJson(member, b.get(name))) return false;
+    }
+    return true;
+  }
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, k) => sameJson(item, b[k]));
+  }
+  if (a instanceof JsonNumber || b instanceof JsonNumber) {
+    return a instanceof JsonNumber && b instanceof JsonNumber && a.text === b.text;
+  }
+  return a === b;
+}
+
+/**
+ * Whether a value can be a member's new value in a merge patch: a merge patch reads
+ * null as "remove", so null cannot be set, neither as the member nor inside an object
+ * the patch would merge (arrays are set whole, nulls inside them included).
+ */
+function settable(value) {
+  if (value === null) return false;
+  if (value instanceof Map) {
+    for (const member of value.values()) if (!settable(member)) return false;
+  }
+  return true;
+}
+
+/**
+ * The JSON merge patch (RFC 7386) that turns `original` into `edited`: changed members
+ * with their new values, removed ones as null, objects merged member by member, and
+ * arrays and other values set whole. Null when a merge patch cannot say it: either
+ * value is not an object (the whole value changes), or a member is set to null.
+ */
+export function mergePatch(original, edited) {
+  if (!(original instanceof Map && edited instanceof Map)) return null;
+  const patch = new Map();
+  for (const name of original.keys()) {
+    if (!edited.has(name)) patch.set(name, null);
+  }
+  for (const [name, value] of edited) {
+    const before = original.get(name);
+    if (original.has(name) && sameJson(before, value)) continue;
+    if (original.has(name) && before instanceof Map && value instanceof Map) {
+      const inner = mergePatch(before, value);
+      if (inner === null) return null;
+      patch.set(name, inner);
+    } else {
+      if (!settable(value)) return null;
+      patch.set(name, value);
+    }
+  }
+  return patch;
+}
+
+/** Applies a merge patch to a value as RFC 7386 says (the server's part; the checks use it). */
+export function applyMergePatch(target, patch) {
+  if (!(patch instanceof Map)) return patch;
+  const result = target instanceof Map ? new Map(target) : new Map();
+  for (const [name, value] of patch) {
+    if (value === null) result.delete(name);
+    else result.set(name, applyMergePatch(result.get(name), value));
+  }
+  return result;
+}
+
+/**
+ * Whether an edit (original → edited) and someone else's change made meanwhile
+ * (original → current) touch different members, so the edit's merge patch applied to
+ * the current value keeps both. Members both changed agree only when both made them the
+ * same, or both are objects still and their members do not collide.
+ */
+export function editsApart(original, edited, current) {
+  if (!(original instanceof Map && edited instanceof Map && current instanceof Map)) return false;
+  const names = new Set([...original.keys(), ...edited.keys(), ...current.keys()]);
+  for (const name of names) {
+    const before = original.get(name);
+    const mine = edited.get(name);
+    const theirs = current.get(name);
+    const mineChanged = original.has(name) !== edited.has(name) || !sameJson(before, mine);
+    const theirsChanged = original.has(name) !== current.has(name) || !sameJson(before, theirs);
+    if (!mineChanged || !theirsChanged) continue;
+    if (edited.has(name) === current.has(name) && sameJson(mine, theirs)) continue;
+    if (!editsApart(before, mine, theirs)) return false;
+  }
+  return true;
+}
+"""##),
+        ("schemas.js", ##"""
+// Which JSON Schemas check a key. A schema is attached to one key (its value must meet
+// it) or to a prefix, a path ending in “/” (the keys under it, as one JSON document,
+// must meet it). The console reads the config's schemas with GET /v1/{config}/schemas
+// and reads them again when a change under SCHEMA_NAMESPACE, where the config keeps
+// them, arrives through its watch.
+
+/** The keys a config keeps its schemas under: a change there may change its schemas. */
+export const SCHEMA_NAMESPACE = '/.discfg/schema/';
+
+/**
+ * The schemas that check `key`, from the targets of a config's schemas: its own, then
+ * the one of the nearest prefix holding it, each as { target, prefix }. Keys under
+ * /.discfg/ are discfg's own records, which no prefix schema checks.
+ */
+export function schemasFor(targets, key) {
+  if (key.startsWith('/.discfg/')) return [];
+  let own = null;
+  let nearest = null;
+  for (const target of targets) {
+    if (typeof target !== 'string') continue;
+    if (target === key) own = { target, prefix: false };
+    else if (target.endsWith('/') && key.startsWith(target) && (!nearest || target.length > nearest.target.length)) {
+      nearest = { target, prefix: true };
+    }
+  }
+  return [own, nearest].filter(Boolean);
+}
 """##),
         ("sealed.js", ##"""
 // Opening discfg secrets in the browser, with Web Crypto.
