@@ -11,15 +11,24 @@ import Darwin
 /// Keys are unique: the parser rejects a duplicate key by default (see
 /// ``JSONParser/Options/duplicateKeys``). Two objects are equal when they hold the same keys
 /// with equal values, whatever the order.
+///
+/// Removing a member costs constant time (amortized): it leaves a gap that later members do not
+/// shift into, and the gaps are closed in one pass once they are half the slots. Removing the
+/// members one by one from the front of a large object (a JSON Patch can ask for that) is
+/// therefore linear, not quadratic.
 public struct JSONObject: Sendable, Hashable, Sequence {
-    /// The members in the order they were written or inserted.
-    public private(set) var members: [(key: String, value: JSONValue)]
+    /// One slot per member in order; nil where a member was removed.
+    private var slots: [(key: String, value: JSONValue)?]
+    /// Where each key's slot is.
     private var index: [ExactKey: Int]
+    /// The nil slots.
+    private var gaps: Int
 
     /// An empty object.
     public init() {
-        members = []
+        slots = []
         index = [:]
+        gaps = 0
     }
 
     /// An object from members; a later duplicate key replaces the earlier value in its place.
@@ -28,29 +37,28 @@ public struct JSONObject: Sendable, Hashable, Sequence {
         for member in members { self[member.key] = member.value }
     }
 
+    /// The members in the order they were written or inserted.
+    public var members: [(key: String, value: JSONValue)] {
+        gaps == 0 ? slots.map { $0! } : slots.compactMap { $0 }
+    }
+
     /// The number of members.
-    public var count: Int { members.count }
+    public var count: Int { slots.count - gaps }
 
     /// True when the object has no members.
-    public var isEmpty: Bool { members.isEmpty }
+    public var isEmpty: Bool { count == 0 }
 
     /// The keys in order.
-    public var keys: [String] { members.map(\.key) }
+    public var keys: [String] { map(\.key) }
 
     /// The value of `key`, or nil. Setting nil removes the member.
     public subscript(key: String) -> JSONValue? {
-        get { index[ExactKey(key)].map { members[$0].value } }
+        get { index[ExactKey(key)].map { slots[$0]!.value } }
         set {
             if let newValue {
-                if let position = index[ExactKey(key)] {
-                    members[position].value = newValue
-                } else {
-                    index[ExactKey(key)] = members.count
-                    members.append((key, newValue))
-                }
-            } else if let position = index.removeValue(forKey: ExactKey(key)) {
-                members.remove(at: position)
-                for i in position..<members.count { index[ExactKey(members[i].key)] = i }
+                updateValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
             }
         }
     }
@@ -58,8 +66,74 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// Whether the object has a member named `key`.
     public func contains(_ key: String) -> Bool { index[ExactKey(key)] != nil }
 
-    public func makeIterator() -> IndexingIterator<[(key: String, value: JSONValue)]> {
-        members.makeIterator()
+    /// Sets the member `key` to `value` and returns its previous value, or nil when it was new.
+    ///
+    /// A member that exists keeps its place; a new one is appended.
+    @discardableResult
+    public mutating func updateValue(_ value: JSONValue, forKey key: String) -> JSONValue? {
+        if let position = index[ExactKey(key)] {
+            return exchangeValue(at: position, with: value)
+        }
+        index[ExactKey(key)] = slots.count
+        slots.append((key, value))
+        return nil
+    }
+
+    /// Removes the member `key` and returns its value, or nil when there was none; the others keep their order.
+    @discardableResult
+    public mutating func removeValue(forKey key: String) -> JSONValue? {
+        guard let position = index.removeValue(forKey: ExactKey(key)) else { return nil }
+        let value = slots[position]!.value
+        slots[position] = nil
+        gaps += 1
+        if gaps == slots.count {
+            slots.removeAll(keepingCapacity: true)
+            gaps = 0
+        } else if gaps > 16, gaps * 2 > slots.count {
+            closeGaps()
+        }
+        return value
+    }
+
+    /// Where the member `key` is (a position to pass to ``exchangeValue(at:with:)``), or nil.
+    ///
+    /// Positions stay valid until a member is removed.
+    func position(forKey key: String) -> Int? { index[ExactKey(key)] }
+
+    /// The member at `position` (from ``position(forKey:)``).
+    func member(at position: Int) -> (key: String, value: JSONValue) { slots[position]! }
+
+    /// Puts `value` in the member at `position` and returns the value that was there.
+    ///
+    /// Taking a member's value out (exchanging it for null) and putting it back after editing lets
+    /// callers change nested values in place: the taken value is then the only reference to its storage.
+    mutating func exchangeValue(at position: Int, with value: JSONValue) -> JSONValue {
+        var value = value
+        swap(&slots[position]!.value, &value)
+        return value
+    }
+
+    /// Moves the members down over the gaps and renumbers the index.
+    private mutating func closeGaps() {
+        slots.removeAll { $0 == nil }
+        for (position, slot) in slots.enumerated() { index[ExactKey(slot!.key)] = position }
+        gaps = 0
+    }
+
+    public func makeIterator() -> Iterator {
+        Iterator(slots: slots.makeIterator())
+    }
+
+    /// The members in order.
+    public struct Iterator: IteratorProtocol {
+        var slots: IndexingIterator<[(key: String, value: JSONValue)?]>
+
+        public mutating func next() -> (key: String, value: JSONValue)? {
+            while let slot = slots.next() {
+                if let member = slot { return member }
+            }
+            return nil
+        }
     }
 
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
