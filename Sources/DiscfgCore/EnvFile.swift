@@ -2,11 +2,12 @@ import Foundation
 
 /// `NAME=value` files, as shells, Docker and dotenv libraries read them.
 public enum EnvFile {
-    /// Writes one line per key; `/db/host` becomes `DB_HOST`.
+    /// Writes one line per key; `/db/host` becomes `DB_HOST`. discfg's own records (the
+    /// schemas under `/.discfg/`) are no program's settings and are left out.
     static func encode(_ snapshot: ConfigSnapshot) throws -> String {
         var lines: [String] = []
         var owners: [String: Key] = [:]
-        for entry in snapshot.items {
+        for entry in snapshot.items where !SchemaTarget.reserved.contains(entry.key) {
             let name = variableName(for: entry.key)
             if let other = owners[name] {
                 throw DiscfgError(.notRepresentable, "keys \(other) and \(entry.key) both become \(name) in env format; use --to json or yaml", field: "format")

@@ -105,6 +105,8 @@ extension ChangeTransaction {
     /// - Throws: `invalidArgument` for invalid JSON or an invalid schema, and
     ///   `schemaViolation` listing every violation.
     mutating func enforce(_ events: [Event], forcing: Key? = nil) throws {
+        // Values parsed here are not parsed again for their schemas.
+        var parsed: [Key: JSONValue] = [:]
         for event in events where event.kind == .put {
             guard let item = event.item else { continue }
             if SchemaTarget.reserved.contains(event.key) {
@@ -113,27 +115,32 @@ extension ChangeTransaction {
                 }
                 _ = try SchemaBook.validator(item.value, for: target)
             } else if JSONContent.isJSON(item.contentType) {
-                _ = try JSONContent.parse(item.value, key: event.key)
+                parsed[event.key] = try JSONContent.parse(item.value, key: event.key)
             }
         }
         let schemas = try schemas()
         guard !schemas.isEmpty else { return }
         let checks = SchemaChecks(events: events, schemas: schemas, forcing: forcing)
-        let violations = try violations(checks.targets, schemas: schemas)
+        var written: [Key: Item?] = [:]
+        for event in events { written[event.key] = .some(event.item) }
+        let violations = try violations(checks.targets, schemas: schemas, written: written, parsed: parsed)
         if !violations.isEmpty { throw SchemaBook.refusal(violations) }
     }
 
     /// The violations of the values and documents `targets` names, as they are in this
-    /// transaction.
-    func violations(_ targets: [SchemaTarget], schemas: [(target: SchemaTarget, item: Item)]) throws -> [SchemaViolation] {
+    /// transaction; `written` and `parsed` are what the change wrote and what of it was
+    /// already parsed, so neither is read or parsed again.
+    func violations(
+        _ targets: [SchemaTarget], schemas: [(target: SchemaTarget, item: Item)], written: [Key: Item?] = [:], parsed: [Key: JSONValue] = [:]
+    ) throws -> [SchemaViolation] {
         var found: [SchemaViolation] = []
         for target in targets {
             guard let schema = schemas.first(where: { $0.target == target }) else { continue }
             let validator = try SchemaBook.validator(schema.item.value, for: target)
             switch target {
             case .key(let key):
-                guard let item = try storedItem(key), !item.isExpired(at: now) else { continue }
-                guard let value = try? JSONParser.parse(Array(item.value)) else {
+                guard let item = try written[key] ?? storedItem(key), !item.isExpired(at: now) else { continue }
+                guard let value = parsed[key] ?? (try? JSONParser.parse(Array(item.value))) else {
                     found.append(SchemaViolation(key: key.path, pointer: "", keyword: "type", message: "value is not JSON, and its schema requires JSON"))
                     continue
                 }

@@ -157,7 +157,8 @@ struct ExecEnvironment: Sendable {
         var owners: [String: Key] = [:]
         var wanted = Set(only)
         var chosen: [(name: String, item: Item)] = []
-        for item in stored {
+        // discfg's own records (the schemas under /.discfg/) are no program's settings.
+        for item in stored where !SchemaTarget.reserved.contains(item.key) {
             let relative = try Key(String(item.key.path.dropFirst(prefix.path.count - 1)))
             let name = EnvFile.variableName(for: relative)
             let names: Set = [name, item.key.path, relative.path, String(relative.path.dropFirst())]
