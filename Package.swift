@@ -122,6 +122,11 @@ let package = Package(
             dependencies: ["JSONSchema"],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "discfg-write-bench",
+            dependencies: ["DiscfgCore", "DiscfgSQLite"],
+            swiftSettings: strict
+        ),
         .target(
             name: "DiscfgClient",
             dependencies: [
