@@ -1,19 +1,42 @@
 extension JSONPatch {
+    /// Bounds on what applying a patch may build, so that a patch from a client cannot make a
+    /// document that is too deep to write, parse or free, nor multiply its size with copies.
+    public struct Limits: Sendable, Hashable {
+        /// The deepest nesting (arrays and objects inside each other) a value added, replaced,
+        /// copied or moved deeper may reach: the parser's default, so a patched document reads back.
+        public var maxDepth: Int
+        /// How many values (every array, object and scalar inside) `copy` operations may duplicate in
+        /// one patch; values that a `move` takes deeper count too, as they are walked to measure their
+        /// depth. Copies share storage, so without a bound 30 copies of the root would make a document
+        /// of a billion values.
+        public var maxCopiedValues: Int
+
+        /// Depth 512, one million copied values, unless told otherwise.
+        public init(maxDepth: Int = 512, maxCopiedValues: Int = 1_000_000) {
+            self.maxDepth = maxDepth
+            self.maxCopiedValues = maxCopiedValues
+        }
+    }
+
     /// Applies every operation in order, all or nothing, and returns the new document.
     ///
     /// The input is untouched. Operations edit one working copy in place (through ``DocumentCursor``),
     /// so an operation costs the depth of its path plus the array it inserts into or removes from,
     /// not the size of the document; each container is copied at most once, the first time it is edited.
     ///
+    /// - Parameter limits: how deep the values the patch puts in may nest, and how much it may copy.
     /// - Throws: ``JSONPatchError`` of kind `.conflict` when an operation does not fit the document: a
     ///   failed `test`, a location or parent that does not exist, an index out of range or not an
-    ///   index, removing the whole document; the message names the operation, its pointer and, for
-    ///   `test`, the value found and the value expected. Kind `.malformed` for a `move` into its own
-    ///   child (possible only in a patch built in code; ``init(document:)`` refuses it).
-    public func apply(to document: JSONValue) throws(JSONPatchError) -> JSONValue {
+    ///   index, removing the whole document, a value that would nest deeper than
+    ///   ``Limits/maxDepth`` or copies past ``Limits/maxCopiedValues``; the message names the
+    ///   operation, its pointer and, for `test`, the value found and the value expected. Kind
+    ///   `.malformed` for a `move` into its own child (possible only in a patch built in code;
+    ///   ``init(document:)`` refuses it).
+    public func apply(to document: JSONValue, limits: Limits = Limits()) throws(JSONPatchError) -> JSONValue {
         var working = document
+        var copyBudget = limits.maxCopiedValues
         for (index, operation) in operations.enumerated() {
-            try PatchStep(index: index, operation: operation).apply(to: &working)
+            try PatchStep(index: index, operation: operation, limits: limits).apply(to: &working, copyBudget: &copyBudget)
         }
         return working
     }
@@ -34,14 +57,19 @@ extension JSONPatch {
 private struct PatchStep {
     let index: Int
     let operation: JSONPatch.Operation
+    let limits: JSONPatch.Limits
 
-    func apply(to document: inout JSONValue) throws(JSONPatchError) {
+    func apply(to document: inout JSONValue, copyBudget: inout Int) throws(JSONPatchError) {
         switch operation {
         case .add(let path, let value):
+            var unbounded = Int.max
+            try checkDepth(of: value, at: path, role: "path", budget: &unbounded)
             try add(value, at: path, role: "path", in: &document)
         case .remove(let path):
             _ = try remove(at: path, role: "path", in: &document)
         case .replace(let path, let value):
+            var unbounded = Int.max
+            try checkDepth(of: value, at: path, role: "path", budget: &unbounded)
             var cursor = try open(path, tokens: path.tokens.count, role: "path", in: &document)
             cursor.focus = value
             document = cursor.close()
@@ -56,14 +84,48 @@ private struct PatchStep {
                 return
             }
             let value = try remove(at: from, role: "from", in: &document)
+            // Only a move to a deeper place can nest the document deeper than it was.
+            if path.tokens.count > from.tokens.count {
+                try checkDepth(of: value, at: path, role: "path", budget: &copyBudget)
+            }
             try add(value, at: path, role: "path", in: &document)
         case .copy(let from, let path):
             guard let value = from.resolve(in: document) else { throw missing(from, role: "from", in: document) }
+            try checkDepth(of: value, at: path, role: "path", budget: &copyBudget)
             try add(value, at: path, role: "path", in: &document)
         case .test(let path, let expected):
             guard let found = path.resolve(in: document) else { throw missing(path, role: "path", in: document) }
             guard found == expected else {
                 throw conflict("path", path, "found \(Evaluator.brief(found)), expected \(Evaluator.brief(expected))")
+            }
+        }
+    }
+
+    /// Fails when a container inside `value`, put at `path`, would nest deeper than the limit, or
+    /// when walking `value` (each value inside counts one against `budget`) goes past the budget.
+    private func checkDepth(of value: JSONValue, at path: JSONPointer, role: String, budget: inout Int) throws(JSONPatchError) {
+        // A container `depth` levels into the value has `path.tokens.count + depth` containers around it.
+        let room = limits.maxDepth - path.tokens.count
+        var pending: [(value: JSONValue, depth: Int)] = [(value, 0)]
+        budget -= 1
+        while let (current, depth) = pending.popLast() {
+            let children: Int
+            switch current {
+            case .array(let items): children = items.count
+            case .object(let object): children = object.count
+            default: continue
+            }
+            guard depth < room else {
+                throw conflict(role, path, "the document would nest deeper than \(limits.maxDepth) levels")
+            }
+            budget -= children
+            guard budget >= 0 else {
+                throw conflict(role, path, "this patch copies more than \(limits.maxCopiedValues) values (every value inside a copy counts, and inside a value moved deeper)")
+            }
+            if case .array(let items) = current {
+                for item in items { pending.append((item, depth + 1)) }
+            } else if case .object(let object) = current {
+                for (_, member) in object { pending.append((member, depth + 1)) }
             }
         }
     }
