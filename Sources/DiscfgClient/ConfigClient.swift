@@ -12,6 +12,8 @@ import Foundation
 /// let port = try await cfg.int("/db/port") ?? 5432
 /// struct Limits: Decodable { var rps: Int }
 /// let limits = try await cfg.decode("/limits", as: Limits.self)
+/// let dbPort = try await cfg.decode("/settings", at: "/db/port", as: Int.self)   // a part of a JSON value
+/// _ = try await client.store.patch(try Key("/settings"), .merge(["db": ["port": 5433]]), in: cfg.name, conditions: [])
 /// try await cfg.followChanges()           // keep every key fresh from now on
 /// ```
 ///

@@ -86,14 +86,62 @@ public actor RemoteConfig {
         return value
     }
 
-    /// The value decoded from JSON, or nil when absent.
-    public func decode<T: Decodable>(_ key: String, as type: T.Type = T.self) async throws -> T? {
-        guard let data = try await data(key) else { return nil }
+    /// The value decoded from JSON, or the part of it that `pointer` names; nil when the key
+    /// is absent or the pointer names nothing in its value.
+    ///
+    /// ```swift
+    /// struct Database: Decodable { var host: String; var port: Int }
+    /// let db = try await cfg.decode("/app/settings", at: "/db", as: Database.self)   // {"db": {"host": …, "port": …}}
+    /// let port = try await cfg.decode("/app/settings", at: "/db/port", as: Int.self) ?? 5432
+    /// ```
+    /// - Parameters:
+    ///   - key: the key whose value is JSON.
+    ///   - pointer: an RFC 6901 JSON Pointer into the value (`/db/port`, `/servers/0`);
+    ///     empty for the whole value.
+    /// - Throws: `invalidArgument` for a pointer that is not one, a value that is not JSON
+    ///   (with its line and column), or a part that does not decode as `T`.
+    public func decode<T: Decodable>(_ key: String, at pointer: String = "", as type: T.Type = T.self) async throws -> T? {
+        let data: Data
+        if pointer.isEmpty {
+            guard let whole = try await self.data(key) else { return nil }
+            data = whole
+        } else {
+            guard let part = try await json(key, at: pointer) else { return nil }
+            data = try JSONContent.bytes(part)
+        }
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            throw DiscfgError.invalid("value", "\(key) does not decode as \(T.self): \(error)")
+            let subject = pointer.isEmpty ? key : "\(key) at \(pointer)"
+            throw DiscfgError.invalid("value", "\(subject) does not decode as \(T.self): \(error)")
         }
+    }
+
+    /// The JSON value at `pointer` inside the value of `key`, or nil when the key is absent
+    /// or the pointer names nothing in its value.
+    ///
+    /// The pointer is resolved here, over the value the cache holds (a secret once opened),
+    /// so it reads from memory while following changes and costs no request of its own.
+    ///
+    /// ```swift
+    /// let port = try await cfg.json("/app/settings", at: "/db/port")   // .number(5433)
+    /// ```
+    /// - Parameters:
+    ///   - key: the key whose value is JSON (whatever its content type says).
+    ///   - pointer: an RFC 6901 JSON Pointer; empty (the default) for the whole value.
+    /// - Throws: `invalidArgument` for a pointer that is not one, or a value that is not
+    ///   JSON (naming the line and column, unless the value is a secret).
+    public func json(_ key: String, at pointer: String = "") async throws -> JSONValue? {
+        let pointer = try JSONContent.pointer(pointer)
+        guard let item = try await item(key) else { return nil }
+        let document: JSONValue
+        do {
+            document = try JSONContent.parse(item.value, key: item.key)
+        } catch where cache[item.key]?.item?.isSecret == true {
+            // The parser's message may quote the text; a secret's never leaves the process.
+            throw DiscfgError.invalid("value", "\(item.key) is a secret whose value is not JSON")
+        }
+        return pointer.resolve(in: document)
     }
 
     /// Loads every key, then follows the server's changes in the background, keeping the

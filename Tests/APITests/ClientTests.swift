@@ -34,6 +34,75 @@ struct ClientTests {
         }
     }
 
+    struct Database: Decodable, Equatable {
+        var host: String
+        var port: Int
+    }
+
+    @Test("JSON reads: a pointer into a value, a part decoded; absent parts are nil; bad pointers, values that are not JSON and wrong types say so")
+    func jsonReads() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            let settings = #"{"db": {"host": "db1", "port": 5433}, "servers": [{"host": "a"}, {"host": "b"}], "a/b": {"m~n": true}}"#
+            _ = try await server.put("/v1/app/keys/settings", settings, headers: [("Content-Type", "application/json")])
+            _ = try await server.put("/v1/app/keys/word", "db1")
+            let cfg = try await ConfigClient(url: URL(string: server.baseURL)!).config("app", maxAge: .seconds(60))
+
+            #expect(try await cfg.json("/settings", at: "/db/port") == 5433)
+            #expect(try await cfg.json("/settings", at: "/servers/1/host") == "b")
+            #expect(try await cfg.json("/settings", at: "/a~1b/m~0n") == true)
+            #expect(try await cfg.json("/settings") == (try JSONParser.parse(settings)))
+            #expect(try await cfg.decode("/settings", at: "/db", as: Database.self) == Database(host: "db1", port: 5433))
+            #expect(try await cfg.decode("/settings", at: "/db/port", as: Int.self) == 5433)
+            #expect(try await cfg.decode("/settings", at: "/servers", as: [[String: String]].self)?.map { $0["host"] } == ["a", "b"])
+            // Nothing there: nil, as for an absent key.
+            #expect(try await cfg.json("/settings", at: "/db/user") == nil)
+            #expect(try await cfg.json("/settings", at: "/servers/2") == nil)
+            #expect(try await cfg.decode("/settings", at: "/db/port/x", as: Int.self) == nil)
+            #expect(try await cfg.json("/missing", at: "/db") == nil)
+
+            let pointer = await #expect(throws: DiscfgError.self) { try await cfg.json("/settings", at: "db/port") }
+            #expect(pointer?.code == .invalidArgument && pointer?.field == "path")
+            let notJSON = await #expect(throws: DiscfgError.self) { try await cfg.json("/word", at: "/x") }
+            #expect(notJSON?.message.contains("/word is not valid JSON: line 1, column 1") == true)
+            let wrongType = await #expect(throws: DiscfgError.self) { try await cfg.decode("/settings", at: "/db/host", as: Int.self) }
+            #expect(wrongType?.message.contains("/settings at /db/host does not decode as Int") == true)
+
+            // Parts are read from the cached value: within max age, a change is not seen yet.
+            _ = try await server.put("/v1/app/keys/settings", #"{"db": {"port": 6000}}"#, headers: [("Content-Type", "application/json")])
+            #expect(try await cfg.json("/settings", at: "/db/port") == 5433)
+            let fresh = try await ConfigClient(url: URL(string: server.baseURL)!).config("app", maxAge: .zero)
+            #expect(try await fresh.json("/settings", at: "/db/port") == 6000)
+        }
+    }
+
+    @Test("a pointer reads into a secret once it is opened; a secret that is not JSON is refused without quoting it")
+    func jsonReadsOfSecrets() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-client-json-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = try FileKey.create(at: directory.appendingPathComponent("app.key").path)
+        let keys = StandardKeyResolver(environment: [:])
+        try await withServer(try await LiveServer.start()) { server in
+            let remote = try ConfigClient(url: URL(string: server.baseURL)!).store
+            let name = try ConfigName("app")
+            let writer = ConfigSecrets(store: remote, config: name, keyring: SecretKeyring(resolver: keys))
+            _ = try await remote.createConfig(name, settings: ConfigSettings(encryption: try await writer.keyring.newEncryption(keyName: keyFile.name, config: name)))
+            let credentials = Data(#"{"user": "app", "password": "hunter2"}"#.utf8)
+            _ = try await writer.set(try Key("/db/credentials"), to: credentials, options: SetOptions(contentType: "application/json"))
+            _ = try await writer.set(try Key("/db/password"), to: Data("hunter2".utf8), options: SetOptions(contentType: "text/plain"))
+
+            let cfg = try await ConfigClient(url: URL(string: server.baseURL)!, keys: keys).config("app")
+            #expect(try await cfg.json("/db/credentials", at: "/password") == "hunter2")
+            #expect(try await cfg.decode("/db/credentials", at: "/user", as: String.self) == "app")
+            let plain = await #expect(throws: DiscfgError.self) { try await cfg.json("/db/password", at: "/x") }
+            #expect(plain?.message == "/db/password is a secret whose value is not JSON")
+
+            let keyless = try await ConfigClient(url: URL(string: server.baseURL)!).config("app")
+            let refused = await #expect(throws: DiscfgError.self) { try await keyless.json("/db/credentials", at: "/password") }
+            #expect(refused?.message.contains("secret") == true)
+        }
+    }
+
     @Test("the cache serves reads within max age, then reads again")
     func cacheMaxAge() async throws {
         try await withServer(try await LiveServer.start()) { server in
