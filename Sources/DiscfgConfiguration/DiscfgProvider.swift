@@ -20,6 +20,9 @@ import Synchronization
 /// - **Keys** map segment by segment: under prefix `/myapp`, the configuration key
 ///   `db.host` (components `db`, `host`) is the discfg key `/myapp/db/host`. The discfg
 ///   path is the "encoded key" swift-configuration reports in access logs.
+/// - **JSON members** (`jsonMembers: true`): the members of JSON objects and arrays are
+///   keys too. Under prefix `/myapp`, `/myapp/settings` holding `{"db": {"port": 5433}}`
+///   gives `settings.db.port` = 5433; a key that exists at that path wins.
 /// - **Values** are read as the type asked for: text as it is; integers, doubles and
 ///   booleans (`true/false`, `yes/no`, `on/off`, `1/0`) from the text; `bytes` as stored;
 ///   arrays from a JSON array or a comma-separated list (byte chunks in base64). A value
@@ -54,6 +57,7 @@ public final class DiscfgProvider: Sendable {
     private let prefix: KeyPrefix
     private let secrets: SecretReader?
     private let secretsSpecifier: SecretsSpecifier<String, String>
+    private let jsonMembers: Bool
     private let state: Mutex<State>
 
     /// Loads the keys of `config` under `prefix` from `store`.
@@ -69,6 +73,9 @@ public final class DiscfgProvider: Sendable {
     ///     key path and text; sealed values are always secret.
     ///   - arraySeparator: the separator of array values that are not JSON arrays.
     ///   - bytesDecoder: how each element of a byte-chunk array is written.
+    ///   - jsonMembers: whether the members of a JSON object or array value are
+    ///     configuration keys below the key holding it (`settings.db.port` reads member
+    ///     `/db/port` of `settings`), where no key of that path exists.
     /// - Throws: `DiscfgError` when the config does not exist, the store cannot be read,
     ///   or a secret does not open.
     public convenience init(
@@ -78,34 +85,38 @@ public final class DiscfgProvider: Sendable {
         keys: (any KeyResolver)? = nil,
         secretsSpecifier: SecretsSpecifier<String, String> = .none,
         arraySeparator: Character = ",",
-        bytesDecoder: some ConfigBytesFromStringDecoder = .base64
+        bytesDecoder: some ConfigBytesFromStringDecoder = .base64,
+        jsonMembers: Bool = false
     ) async throws {
         try await self.init(
             store: store, config: config, prefix: prefix, keyring: keys.map(SecretKeyring.init(resolver:)),
-            secretsSpecifier: secretsSpecifier, decoding: ValueDecoding(arraySeparator: arraySeparator, bytesDecoder: bytesDecoder)
+            secretsSpecifier: secretsSpecifier, decoding: ValueDecoding(arraySeparator: arraySeparator, bytesDecoder: bytesDecoder),
+            jsonMembers: jsonMembers
         )
     }
 
     /// Loads the keys of `config` under `prefix` from the server `client` talks to,
     /// opening secrets with the client's keys. The other parameters are as for
-    /// ``init(store:config:prefix:keys:secretsSpecifier:arraySeparator:bytesDecoder:)``.
+    /// ``init(store:config:prefix:keys:secretsSpecifier:arraySeparator:bytesDecoder:jsonMembers:)``.
     public convenience init(
         client: ConfigClient,
         config: String,
         prefix: String = "/",
         secretsSpecifier: SecretsSpecifier<String, String> = .none,
         arraySeparator: Character = ",",
-        bytesDecoder: some ConfigBytesFromStringDecoder = .base64
+        bytesDecoder: some ConfigBytesFromStringDecoder = .base64,
+        jsonMembers: Bool = false
     ) async throws {
         try await self.init(
             store: client.store, config: config, prefix: prefix, keyring: client.keyring,
-            secretsSpecifier: secretsSpecifier, decoding: ValueDecoding(arraySeparator: arraySeparator, bytesDecoder: bytesDecoder)
+            secretsSpecifier: secretsSpecifier, decoding: ValueDecoding(arraySeparator: arraySeparator, bytesDecoder: bytesDecoder),
+            jsonMembers: jsonMembers
         )
     }
 
     private init(
         store: any ConfigStore, config: String, prefix: String, keyring: SecretKeyring?,
-        secretsSpecifier: SecretsSpecifier<String, String>, decoding: ValueDecoding
+        secretsSpecifier: SecretsSpecifier<String, String>, decoding: ValueDecoding, jsonMembers: Bool
     ) async throws {
         let config = try ConfigName(config)
         let prefix = try KeyPrefix(prefix)
@@ -113,8 +124,9 @@ public final class DiscfgProvider: Sendable {
         self.config = config
         self.prefix = prefix
         self.secretsSpecifier = secretsSpecifier
+        self.jsonMembers = jsonMembers
         secrets = keyring.map { SecretReader(ConfigSecrets(store: store, config: config, keyring: $0)) }
-        let empty = ProviderSnapshot(providerName: Self.name, prefix: prefix, decoding: decoding, revision: .zero, entries: [:])
+        let empty = ProviderSnapshot(providerName: Self.name, prefix: prefix, decoding: decoding, jsonMembers: jsonMembers, revision: .zero, entries: [:])
         state = Mutex(State(snapshot: empty))
         let (loaded, createdAt) = try await load()
         for case .unreadable(let error) in loaded.entries.values { throw error }
@@ -145,7 +157,7 @@ public final class DiscfgProvider: Sendable {
     private func entry(for item: Item) async -> ProviderSnapshot.Entry {
         guard item.isSecret else {
             let isSecret = secretsSpecifier.isSecret(key: item.key.path, value: item.text ?? "")
-            return .value(item.value, isSecret: isSecret)
+            return readable(item.value, isSecret: isSecret)
         }
         guard let secrets else {
             return .unreadable(DiscfgError.invalid(
@@ -153,12 +165,17 @@ public final class DiscfgProvider: Sendable {
             ))
         }
         do {
-            return .value(try await secrets.revealed(item).value, isSecret: true)
+            return readable(try await secrets.revealed(item).value, isSecret: true)
         } catch let error as DiscfgError {
             return .unreadable(error)
         } catch {
             return .unreadable(DiscfgError.invalid("value", "secret \(item.key) does not open: \(error)"))
         }
+    }
+
+    /// A readable value's entry, parsed once when its members are served.
+    private func readable(_ data: Data, isSecret: Bool) -> ProviderSnapshot.Entry {
+        .value(data, isSecret: isSecret, members: jsonMembers ? JSONMembers.document(of: data) : nil)
     }
 
     /// Follows the config's changes until cancelled or until a graceful shutdown,
@@ -221,8 +238,14 @@ public final class DiscfgProvider: Sendable {
     /// What to tell the watchers when `changed` keys changed, to be sent outside the lock.
     private static func notifications(in state: State, for changed: some Sequence<Key>) -> @Sendable () -> Void {
         let snapshot = state.snapshot
+        var watched = Set(changed)
+        if snapshot.jsonMembers {
+            // A member changes with the value holding it: its watchers wait at paths below that key.
+            let holders = watched
+            watched.formUnion(state.valueWatchers.keys.filter { path in holders.contains { path.path.hasPrefix($0.path + "/") } })
+        }
         var values: [(AsyncStream<Result<LookupResult, any Error>>.Continuation, Result<LookupResult, any Error>)] = []
-        for key in changed {
+        for key in watched {
             for watcher in state.valueWatchers[key, default: [:]].values {
                 values.append((watcher.continuation, Result { try snapshot.value(forKey: watcher.configKey, type: watcher.type) }))
             }
@@ -249,14 +272,19 @@ extension DiscfgProvider: ConfigProvider {
         try state.withLock { $0.snapshot }.value(forKey: key, type: type)
     }
 
-    /// Reads the key from the store now, not from the provider's snapshot.
+    /// Reads the key from the store now, not from the provider's snapshot (with JSON
+    /// members, and no key at that path, the keys above it too).
     public func fetchValue(forKey key: AbsoluteConfigKey, type: ConfigType) async throws -> LookupResult {
-        let (encoded, discfgKey) = prefix.location(of: key)
-        guard let discfgKey, let item = try await store.get(discfgKey, in: config) else {
-            return LookupResult(encodedKey: encoded, value: nil)
-        }
         var fresh = state.withLock { $0.snapshot }
-        fresh.entries = [discfgKey: await entry(for: item)]
+        fresh.entries = [:]
+        if let discfgKey = prefix.location(of: key).key, let item = try await store.get(discfgKey, in: config) {
+            fresh.entries[discfgKey] = await entry(for: item)
+        } else if jsonMembers {
+            for holder in JSONMembers.holders(of: key, under: prefix) {
+                guard let item = try await store.get(holder.key, in: config) else { continue }
+                fresh.entries[holder.key] = await entry(for: item)
+            }
+        }
         return try fresh.value(forKey: key, type: type)
     }
 

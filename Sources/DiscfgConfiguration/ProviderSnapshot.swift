@@ -7,7 +7,9 @@ import Foundation
 struct ProviderSnapshot: Configuration.ConfigSnapshot {
     /// One key's value: its bytes, opened when it was a secret, or why it cannot be read.
     enum Entry: Equatable, Sendable {
-        case value(Data, isSecret: Bool)
+        /// The value's bytes; and, when the provider serves JSON members, the value parsed
+        /// once when it is a JSON object or array (nil for any other value).
+        case value(Data, isSecret: Bool, members: JSONValue? = nil)
         /// A secret that would not open (wrong key, tampered, no permission): reading it
         /// throws this error rather than passing on a value that is not the one set.
         case unreadable(DiscfgError)
@@ -16,19 +18,87 @@ struct ProviderSnapshot: Configuration.ConfigSnapshot {
     let providerName: String
     let prefix: KeyPrefix
     let decoding: ValueDecoding
+    /// Whether members of JSON values are configuration keys too (``JSONMembers``).
+    let jsonMembers: Bool
     var revision: Revision
     var entries: [Key: Entry]
 
     func value(forKey key: AbsoluteConfigKey, type: ConfigType) throws -> LookupResult {
         let (encoded, discfgKey) = prefix.location(of: key)
-        guard let discfgKey, let entry = entries[discfgKey] else { return LookupResult(encodedKey: encoded, value: nil) }
-        switch entry {
-        case .unreadable(let error):
-            throw error
-        case .value(let data, let isSecret):
-            let content = try decoding.content(of: data, as: type, key: encoded, isSecret: isSecret)
-            return LookupResult(encodedKey: encoded, value: ConfigValue(content, isSecret: isSecret))
+        if let discfgKey, let entry = entries[discfgKey] {
+            switch entry {
+            case .unreadable(let error):
+                throw error
+            case .value(let data, let isSecret, _):
+                let content = try decoding.content(of: data, as: type, key: encoded, isSecret: isSecret)
+                return LookupResult(encodedKey: encoded, value: ConfigValue(content, isSecret: isSecret))
+            }
         }
+        if jsonMembers, let found = try member(at: key) {
+            let content = try decoding.content(of: JSONMembers.text(of: found.value), as: type, key: encoded, isSecret: found.isSecret)
+            return LookupResult(encodedKey: encoded, value: ConfigValue(content, isSecret: found.isSecret))
+        }
+        return LookupResult(encodedKey: encoded, value: nil)
+    }
+
+    /// The member of a JSON value that `key` names: in the nearest key above it that holds
+    /// one, and whether that key is secret. A JSON `null` is no value.
+    private func member(at key: AbsoluteConfigKey) throws -> (value: JSONValue, isSecret: Bool)? {
+        for (discfgKey, pointer) in JSONMembers.holders(of: key, under: prefix) {
+            switch entries[discfgKey] {
+            case .unreadable(let error)?:
+                throw error
+            case .value(_, let isSecret, let document?)?:
+                guard let member = pointer.resolve(in: document) else { continue }
+                return member == .null ? nil : (member, isSecret)
+            case .value(_, _, nil)?, nil:
+                continue
+            }
+        }
+        return nil
+    }
+}
+
+/// Members of JSON values as configuration keys: with them, under prefix `/app`, the key
+/// `/app/settings` holding `{"db": {"port": 5433}}` gives `settings.db.port` = 5433, as
+/// if `/app/settings/db/port` held `5433`.
+///
+/// A key that exists wins over a member at the same path; otherwise the nearest key above
+/// the path whose value has that member gives it. Array elements are named by their
+/// index (`servers.0.host`). A member reads as the type asked for, like a value: a string
+/// as its text, a number as written, `true`/`false`, and an array or object as its JSON.
+enum JSONMembers {
+    /// The keys that may hold the member `key` names, nearest first, each with the pointer
+    /// to the member inside its value.
+    static func holders(of key: AbsoluteConfigKey, under prefix: KeyPrefix) -> [(key: Key, pointer: JSONPointer)] {
+        let components = key.components
+        var holders: [(key: Key, pointer: JSONPointer)] = []
+        // The first component must name a key; the last is at least one member deep.
+        var count = components.count - 1
+        while count > 0 {
+            let head = components[..<count]
+            if !head.contains(where: { $0.isEmpty || $0.contains("/") }), let holder = try? Key(prefix.path + head.joined(separator: "/")) {
+                holders.append((holder, JSONPointer(tokens: Array(components[count...]))))
+            }
+            count -= 1
+        }
+        return holders
+    }
+
+    /// The parsed value of a key whose members may be read: a JSON object or array.
+    static func document(of value: Data) -> JSONValue? {
+        let whitespace: Set<UInt8> = [0x20, 0x09, 0x0A, 0x0D]
+        guard let first = value.first(where: { !whitespace.contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+            return nil
+        }
+        return try? JSONParser.parse(Array(value))
+    }
+
+    /// A member as the bytes a value holding it would have: a string's text, and any other
+    /// JSON as it is written (compact).
+    static func text(of member: JSONValue) throws -> Data {
+        if case .string(let text) = member { return Data(text.utf8) }
+        return try JSONContent.bytes(member)
     }
 }
 

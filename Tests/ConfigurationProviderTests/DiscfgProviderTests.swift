@@ -148,6 +148,68 @@ struct DiscfgProviderTests {
         }
     }
 
+    @Test("with JSON members, members of JSON values are keys too: nested, array elements, typed, followed live; a key that exists wins; secrets stay secret", .timeLimit(.minutes(1)), arguments: Source.allCases)
+    func jsonMembers(source: Source) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-provider-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let keyFile = try FileKey.create(at: directory.appendingPathComponent("app.key").path)
+        let keys = StandardKeyResolver(environment: [:])
+        try await withStore(source, jsonMembers: true) { store, open in
+            let name = try ConfigName("app")
+            let writer = ConfigSecrets(store: store, config: name, keyring: SecretKeyring(resolver: keys))
+            _ = try await store.createConfig(name, settings: ConfigSettings(encryption: try await writer.keyring.newEncryption(keyName: keyFile.name, config: name)))
+            let settings = #"{"db": {"host": "db1", "port": 5433, "replicas": ["r1", "r2"], "ratio": 0.5, "tls": true}, "servers": [{"host": "a"}], "none": null}"#
+            let json = SetOptions(contentType: "application/json")
+            _ = try await store.set(try Key("/app/settings"), to: Data(settings.utf8), in: name, options: json)
+            _ = try await store.set(try Key("/app/settings/db/host"), to: Data("override".utf8), in: name)
+            _ = try await store.set(try Key("/app/plain"), to: Data("{not json".utf8), in: name)
+            _ = try await writer.set(try Key("/app/db"), to: Data(#"{"password": "hunter2"}"#.utf8), options: json)
+
+            let provider = try await open("app", "/app", keys)
+            let reader = ConfigReader(provider: provider)
+            #expect(try reader.requiredInt(forKey: "settings.db.port") == 5433)
+            #expect(try reader.requiredString(forKey: "settings.db.port") == "5433")
+            #expect(try reader.requiredStringArray(forKey: "settings.db.replicas") == ["r1", "r2"])
+            #expect(try reader.requiredDouble(forKey: "settings.db.ratio") == 0.5)
+            #expect(try reader.requiredBool(forKey: "settings.db.tls"))
+            #expect(try reader.requiredString(forKey: "settings.servers.0.host") == "a")
+            #expect(try reader.requiredString(forKey: "settings.db.host") == "override", "a key that exists wins over a member")
+            #expect(try reader.requiredString(forKey: "settings.servers") == #"[{"host":"a"}]"#, "an array or object reads as its JSON")
+            #expect(try reader.requiredString(forKey: "settings") == settings, "the key itself reads as before")
+            for absent in ["settings.none", "settings.db.user", "settings.servers.1.host", "settings.db.port.x", "plain.x", "missing.x"] {
+                #expect(reader.string(forKey: ConfigKey(absent)) == nil, "\(absent)")
+            }
+            let member = try provider.value(forKey: ["settings", "db", "port"], type: .int)
+            #expect(member.encodedKey == "/app/settings/db/port" && member.value?.isSecret == false)
+            let mismatch = #expect(throws: DiscfgError.self) { try provider.value(forKey: ["settings", "servers", "0", "host"], type: .int) }
+            #expect(mismatch?.message.contains("/app/settings/servers/0/host") == true)
+            #expect(try await provider.fetchValue(forKey: ["settings", "db", "port"], type: .int).value?.content == .int(5433))
+            #expect(try await provider.fetchValue(forKey: ["settings", "db", "host"], type: .string).value?.content == .string("override"))
+
+            // A member of a secret is opened and stays secret; its errors do not quote it.
+            let password = try #require(try provider.value(forKey: ["db", "password"], type: .string).value)
+            #expect(password.content == .string("hunter2") && password.isSecret)
+            let secretMismatch = #expect(throws: DiscfgError.self) { try provider.value(forKey: ["db", "password"], type: .int) }
+            #expect(secretMismatch?.message.contains("hunter2") == false)
+
+            // Without the option, members are not keys.
+            let whole = try await DiscfgProvider(store: store, config: "app", prefix: "/app", keys: keys)
+            #expect(try whole.value(forKey: ["settings", "db", "port"], type: .int).value == nil)
+
+            // A member changes with the value holding it, and its watchers see it.
+            try await withRunning(provider) {
+                try await reader.watchInt(forKey: "settings.db.port") { updates in
+                    var values = updates.makeAsyncIterator()
+                    #expect(try await values.next() == 5433)
+                    _ = try await store.set(try Key("/app/settings"), to: Data(#"{"db": {"port": 6000}}"#.utf8), in: name, options: json)
+                    #expect(try await values.next() == 6000)
+                    _ = try await store.set(try Key("/app/settings/db/port"), to: Data("7000".utf8), in: name)
+                    #expect(try await values.next() == 7000, "a key created at the member's path takes over")
+                }
+            }
+        }
+    }
+
     @Test("run as a service, it follows changes: value and snapshot watchers see them, secrets included", .timeLimit(.minutes(1)), arguments: Source.allCases)
     func liveReload(source: Source) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-provider-\(UUID().uuidString)")
@@ -278,7 +340,7 @@ struct DiscfgProviderTests {
     typealias Open = (_ config: String, _ prefix: String, _ keys: (any KeyResolver)?) async throws -> DiscfgProvider
 
     /// Runs `body` with a store to write to and a way to open a provider reading it from `source`.
-    private func withStore(_ source: Source, _ body: (any ConfigStore, Open) async throws -> Void) async throws {
+    private func withStore(_ source: Source, jsonMembers: Bool = false, _ body: (any ConfigStore, Open) async throws -> Void) async throws {
         switch source {
         case .embedded:
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-provider-\(UUID().uuidString)")
@@ -286,13 +348,13 @@ struct DiscfgProviderTests {
             defer { try? FileManager.default.removeItem(at: directory) }
             let store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
             try await body(store) { config, prefix, keys in
-                try await DiscfgProvider(store: store, config: config, prefix: prefix, keys: keys)
+                try await DiscfgProvider(store: store, config: config, prefix: prefix, keys: keys, jsonMembers: jsonMembers)
             }
         case .server:
             try await withServer(try await LiveServer.start()) { server in
                 let url = URL(string: server.baseURL)!
                 try await body(try ConfigClient(url: url).store) { config, prefix, keys in
-                    try await DiscfgProvider(client: try ConfigClient(url: url, keys: keys), config: config, prefix: prefix)
+                    try await DiscfgProvider(client: try ConfigClient(url: url, keys: keys), config: config, prefix: prefix, jsonMembers: jsonMembers)
                 }
             }
         }
