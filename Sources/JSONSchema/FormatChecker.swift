@@ -7,6 +7,10 @@ public enum FormatChecker {
 
     /// Whether `string` is a valid `format`.
     static func check(_ format: StringFormat, _ string: String) -> Bool {
+        if format == .hostname {
+            var string = string
+            return string.withUTF8 { isHostname($0) }
+        }
         let s = Array(string.utf8)
         switch format {
         case .dateTime: return isDateTime(s)
@@ -112,20 +116,37 @@ public enum FormatChecker {
     }
 
     static func isHostname(_ s: ArraySlice<UInt8>) -> Bool {
+        s.withUnsafeBufferPointer { isHostname($0) }
+    }
+
+    /// Labels of letters, digits and inner hyphens, at most 63 bytes each and 253 in all.
+    static func isHostname(_ s: UnsafeBufferPointer<UInt8>) -> Bool {
         guard !s.isEmpty, s.count <= 253 else { return false }
-        for label in s.split(separator: 0x2E, omittingEmptySubsequences: false) {
-            guard !label.isEmpty, label.count <= 63, label.first != 0x2D, label.last != 0x2D else { return false }
-            guard label.allSatisfy({ isAlphaNumeric($0) || $0 == 0x2D }) else { return false }
+        let allowed = labelCharacters
+        var start = 0
+        while true {
+            var end = start
+            while end < s.count, s[end] != 0x2E {
+                guard allowed.contains(s[end]) else { return false }
+                end += 1
+            }
+            guard end > start, end - start <= 63, s[start] != 0x2D, s[end - 1] != 0x2D else { return false }
             // "--" in the third and fourth places is reserved for IDNA A-labels ("xn--"), which must
             // decode from Punycode to a label IDNA2008 allows.
-            if label.count >= 4, label[label.startIndex + 2] == 0x2D, label[label.startIndex + 3] == 0x2D {
-                guard label[label.startIndex] | 0x20 == 0x78, label[label.startIndex + 1] | 0x20 == 0x6E,
-                    let decoded = IDNALabel.decodePunycode(label.dropFirst(4)), IDNALabel.isValidULabel(decoded)
+            if end - start >= 4, s[start + 2] == 0x2D, s[start + 3] == 0x2D {
+                guard s[start] | 0x20 == 0x78, s[start + 1] | 0x20 == 0x6E,
+                    let decoded = IDNALabel.decodePunycode(Array(s[(start + 4)..<end])[...]), IDNALabel.isValidULabel(decoded)
                 else { return false }
             }
+            if end == s.count { return true }
+            start = end + 1
         }
-        return true
     }
+
+    /// Letters, digits and `-`.
+    private static let labelCharacters = ASCIISet(
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).map { $0 } + (UInt8(ascii: "a")...UInt8(ascii: "z")).map { $0 }
+            + (UInt8(ascii: "A")...UInt8(ascii: "Z")).map { $0 } + [UInt8(ascii: "-")])
 
     static func isAlphaNumeric(_ c: UInt8) -> Bool {
         (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
