@@ -1,7 +1,7 @@
 extension Evaluator {
     /// `prefixItems`, `items`, `additionalItems`, `contains`, `minContains`, `maxContains`,
     /// `minItems`, `maxItems`, `uniqueItems`, `unevaluatedItems`.
-    func applyArray(_ node: SchemaNode, _ keywords: ArrayKeywords, _ items: [JSONValue], _ annotations: inout Annotations) -> Bool {
+    mutating func applyArray(_ node: SchemaNode, _ keywords: ArrayKeywords, _ items: [JSONValue], _ annotations: inout Annotations) -> Bool {
         var valid = true
         var prefix = 0
         if let tuple = keywords.tuple {
@@ -15,7 +15,7 @@ extension Evaluator {
             if start < items.count {
                 if rest.isFalse {
                     valid = false
-                    report(node, rest.edge.step.keyword, "must have at most \(start) item\(start == 1 ? "" : "s")")
+                    report(node, steps[rest.edge.step].keyword, "must have at most \(start) item\(start == 1 ? "" : "s")")
                 } else {
                     for i in start..<items.count where !apply(rest.edge, items[i], at: .index(i)) { valid = false }
                 }

@@ -1,6 +1,6 @@
 extension Evaluator {
     /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas` and draft 7 `dependencies`.
-    func applyInPlace(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    mutating func applyInPlace(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         var valid = applyCombinators(node, keywords, instance, &annotations)
         valid = applyConditional(node, keywords, instance, &annotations) && valid
         if !keywords.dependents.isEmpty, case .object(let members) = instance {
@@ -10,7 +10,7 @@ extension Evaluator {
     }
 
     /// `allOf`, `anyOf`, `oneOf`.
-    private func applyCombinators(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    private mutating func applyCombinators(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         var valid = true
         if let branches = keywords.allOf {
             for branch in branches where !applyMerging(branch, instance, into: &annotations) { valid = false }
@@ -59,7 +59,7 @@ extension Evaluator {
 
     /// `: [0] must be string, not integer; [1] must be null, not integer` — the first error of
     /// each failing branch (at most 5), found by evaluating them again; empty when nothing is reported.
-    private func whyBranchesFail(_ branches: [SchemaEdge], _ instance: JSONValue) -> String {
+    private mutating func whyBranchesFail(_ branches: [SchemaEdge], _ instance: JSONValue) -> String {
         guard muted == 0, errors.count < maxErrors else { return "" }
         let kept = errors
         let here = instanceLocation
@@ -80,7 +80,7 @@ extension Evaluator {
     }
 
     /// `not`, `if`/`then`/`else`.
-    private func applyConditional(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    private mutating func applyConditional(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         var valid = true
         if let negated = keywords.not {
             var ignored = Annotations()
@@ -102,7 +102,7 @@ extension Evaluator {
     }
 
     /// `dependentSchemas`, and `dependencies` (draft 7, and draft 2020-12 for compatibility).
-    private func applyDependents(
+    private mutating func applyDependents(
         _ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ members: JSONObject, _ annotations: inout Annotations
     ) -> Bool {
         var valid = true

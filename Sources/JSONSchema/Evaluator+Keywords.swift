@@ -1,6 +1,6 @@
 extension Evaluator {
     /// `type`, `enum`, `const`.
-    func applyAssertions(_ node: SchemaNode, _ keywords: AnyValueKeywords, _ instance: JSONValue) -> Bool {
+    mutating func applyAssertions(_ node: SchemaNode, _ keywords: AnyValueKeywords, _ instance: JSONValue) -> Bool {
         var valid = true
         if let types = keywords.types, TypeMask.of(instance).isDisjoint(with: types.mask) {
             valid = false
@@ -25,11 +25,19 @@ extension Evaluator {
         return text.count > 60 ? String(text.prefix(57)) + "…" : text
     }
 
-    func applyNumber(_ node: SchemaNode, _ keywords: NumberKeywords, _ number: JSONNumber) -> Bool {
+    mutating func applyNumber(_ node: SchemaNode, _ keywords: NumberKeywords, _ number: JSONNumber) -> Bool {
         var valid = true
+        // Two small integers compare as machine integers; anything else exactly, digit by digit.
+        let small = keywords.boundsAreSmall ? Self.smallInteger(number) : nil
         func bound(_ bound: NumericBound?, _ keyword: String, _ symbol: String, _ holds: (Int) -> Bool) {
             guard let bound else { return }
-            if !holds(JSONNumber.compare(number, bound.limit)) {
+            let order: Int
+            if let small, let limit = bound.small {
+                order = small < limit ? -1 : (small == limit ? 0 : 1)
+            } else {
+                order = JSONNumber.compare(number, bound.limit)
+            }
+            if !holds(order) {
                 valid = false
                 report(node, keyword, "must be \(symbol) \(JSONSerializer.canonical(bound.limit))")
             }
@@ -54,15 +62,27 @@ extension Evaluator {
         return valid
     }
 
-    func applyString(_ node: SchemaNode, _ keywords: StringKeywords, _ string: String) -> Bool {
+    /// The value of an integer of at most 18 digits (which cannot overflow), else nil.
+    static func smallInteger(_ number: JSONNumber) -> Int? {
+        guard number.exponent >= 0, number.digits.count + number.exponent <= 18 else { return nil }
+        var value = 0
+        for digit in number.digits { value = value * 10 + Int(digit &- UInt8(ascii: "0")) }
+        for _ in 0..<number.exponent { value *= 10 }
+        return number.isNegative ? -value : value
+    }
+
+    mutating func applyString(_ node: SchemaNode, _ keywords: StringKeywords, _ string: String) -> Bool {
         var valid = true
         if keywords.minLength != nil || keywords.maxLength != nil {
-            let length = string.unicodeScalars.count
-            if let minLength = keywords.minLength, length < minLength {
+            // Lengths count Unicode scalars, never more than the UTF-8 bytes: most strings are
+            // decided by their byte count, which a native string knows.
+            let bytes = string.utf8.count
+            var scalars: Int?
+            if let minLength = keywords.minLength, bytes < minLength || Self.scalars(string, &scalars) < minLength {
                 valid = false
                 report(node, "minLength", "must be at least \(minLength) character\(minLength == 1 ? "" : "s") long")
             }
-            if let maxLength = keywords.maxLength, length > maxLength {
+            if let maxLength = keywords.maxLength, bytes > maxLength, Self.scalars(string, &scalars) > maxLength {
                 valid = false
                 report(node, "maxLength", "must be at most \(maxLength) character\(maxLength == 1 ? "" : "s") long")
             }
@@ -83,5 +103,13 @@ extension Evaluator {
             report(node, "format", "must be a valid \(format.name)")
         }
         return valid
+    }
+
+    /// The number of Unicode scalars of `string`, counted once.
+    private static func scalars(_ string: String, _ counted: inout Int?) -> Int {
+        if let counted { return counted }
+        let count = string.unicodeScalars.count
+        counted = count
+        return count
     }
 }

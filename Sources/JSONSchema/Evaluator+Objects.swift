@@ -9,7 +9,7 @@ extension Evaluator {
 
     /// `properties`, `patternProperties`, `additionalProperties`, `propertyNames`, `required`,
     /// `dependentRequired`, `minProperties`, `maxProperties`, `unevaluatedProperties`.
-    func applyObject(_ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ annotations: inout Annotations) -> Bool {
+    mutating func applyObject(_ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ annotations: inout Annotations) -> Bool {
         var evaluated: Set<String> = []
         var scan = MemberScan()
         var valid = applyProperties(node, keywords, members, &evaluated, &scan)
@@ -19,7 +19,7 @@ extension Evaluator {
 
     /// `properties`, `patternProperties`, `additionalProperties`, `propertyNames`; collects the
     /// names they evaluated when `unevaluatedProperties` needs them.
-    private func applyProperties(
+    private mutating func applyProperties(
         _ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ evaluated: inout Set<String>, _ scan: inout MemberScan
     ) -> Bool {
         var valid = true
@@ -71,7 +71,7 @@ extension Evaluator {
     /// and unlisted members. Errors are reported in the schema's order of `properties`, so when
     /// more than one property fails (and errors are being reported), the pass is undone (errors,
     /// budgets) and run again in that order.
-    private func applyListedProperties(
+    private mutating func applyListedProperties(
         _ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ evaluated: inout Set<String>, _ scan: inout MemberScan
     ) -> Bool {
         let start = (errors: errors.count, evaluations: evaluations, exhausted: exhausted, steps: budget.remaining)
@@ -104,7 +104,7 @@ extension Evaluator {
     }
 
     /// `required`, `dependentRequired`, `minProperties`, `maxProperties`.
-    private func applyObjectAssertions(_ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ scan: MemberScan) -> Bool {
+    private mutating func applyObjectAssertions(_ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ scan: MemberScan) -> Bool {
         var valid = true
         if let required = keywords.required, scan.requiredFound < keywords.requiredCount {
             for name in required where !members.contains(name) {
@@ -132,7 +132,7 @@ extension Evaluator {
     }
 
     /// Records the evaluated properties and applies `unevaluatedProperties`.
-    private func finishObject(
+    private mutating func finishObject(
         _ node: SchemaNode, _ keywords: ObjectKeywords, _ members: JSONObject, _ evaluated: Set<String>, _ annotations: inout Annotations
     ) -> Bool {
         guard tracksAnnotations else { return true }

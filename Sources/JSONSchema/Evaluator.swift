@@ -19,8 +19,9 @@ struct Annotations {
 ///
 /// The paths are stacks of steps (a member name, an index, a keyword); they become JSON pointers
 /// only when an error is reported, so a valid instance costs no string building.
-final class Evaluator {
+struct Evaluator {
     let nodes: [SchemaNode]
+    let steps: [KeywordStep]
     /// Annotations are collected only when some schema uses `unevaluatedProperties`/`unevaluatedItems`;
     /// otherwise every evaluation shares its caller's (empty) annotations.
     let tracksAnnotations: Bool
@@ -31,7 +32,8 @@ final class Evaluator {
     /// Reported errors; `whyBranchesFail` swaps them out while it re-runs branches.
     var errors: [ValidationError] = []
     var instancePath: [InstanceStep] = []
-    var keywordPath: [KeywordStep] = []
+    /// Numbers of ``KeywordStep``s.
+    var keywordPath: [Int] = []
     /// Resource numbers evaluation passes through, outermost first (kept only for `$dynamicRef`).
     private var dynamicScope: [Int] = []
     private var depth = 0
@@ -46,6 +48,7 @@ final class Evaluator {
 
     init(validator: JSONSchemaValidator) {
         nodes = validator.compiled.nodes
+        steps = validator.compiled.steps
         tracksAnnotations = validator.tracksAnnotations
         maxErrors = validator.options.maxErrors
         maxEvaluations = validator.options.maxEvaluations
@@ -55,7 +58,7 @@ final class Evaluator {
     }
 
     /// Records a violation of `keyword` in `node` at the current instance location (plus `child`).
-    func report(_ node: SchemaNode, _ keyword: String, _ message: String, child: InstanceStep? = nil) {
+    mutating func report(_ node: SchemaNode, _ keyword: String, _ message: String, child: InstanceStep? = nil) {
         guard muted == 0, errors.count < maxErrors else { return }
         var instance = instanceLocation
         if let child { instance += "/" + Self.token(child) }
@@ -72,7 +75,7 @@ final class Evaluator {
     /// The JSON pointer of the keywords followed to the schema being evaluated.
     var keywordLocation: String {
         keywordPath.map { step in
-            switch step {
+            switch steps[step] {
             case .keyword(let keyword): "/" + keyword
             case .member(let keyword, let name): "/" + keyword + "/" + SchemaIndex.escape(name)
             case .item(let keyword, let i): "/" + keyword + "/" + String(i)
@@ -88,14 +91,14 @@ final class Evaluator {
     }
 
     /// Evaluates the subschema `edge` leads to against the same instance.
-    func apply(_ edge: SchemaEdge, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    mutating func apply(_ edge: SchemaEdge, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         keywordPath.append(edge.step)
         defer { keywordPath.removeLast() }
         return evaluate(edge.node, instance, &annotations)
     }
 
     /// Evaluates the subschema `edge` leads to against a member or item of the instance.
-    func apply(_ edge: SchemaEdge, _ value: JSONValue, at step: InstanceStep) -> Bool {
+    mutating func apply(_ edge: SchemaEdge, _ value: JSONValue, at step: InstanceStep) -> Bool {
         keywordPath.append(edge.step)
         instancePath.append(step)
         defer {
@@ -108,7 +111,7 @@ final class Evaluator {
     }
 
     /// `apply`, adding what the subschema evaluated to `annotations` when it holds.
-    func applyMerging(_ edge: SchemaEdge, _ instance: JSONValue, into annotations: inout Annotations) -> Bool {
+    mutating func applyMerging(_ edge: SchemaEdge, _ instance: JSONValue, into annotations: inout Annotations) -> Bool {
         guard tracksAnnotations else { return apply(edge, instance, &annotations) }
         var own = Annotations()
         guard apply(edge, instance, &own) else { return false }
@@ -117,14 +120,14 @@ final class Evaluator {
     }
 
     /// Whether the subschema accepts the instance, reporting nothing.
-    func passes(_ edge: SchemaEdge, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    mutating func passes(_ edge: SchemaEdge, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         muted += 1
         defer { muted -= 1 }
         return apply(edge, instance, &annotations)
     }
 
     /// Whether the subschema accepts a member or item of the instance, reporting nothing.
-    func passes(_ edge: SchemaEdge, _ value: JSONValue, at step: InstanceStep) -> Bool {
+    mutating func passes(_ edge: SchemaEdge, _ value: JSONValue, at step: InstanceStep) -> Bool {
         muted += 1
         defer { muted -= 1 }
         return apply(edge, value, at: step)
@@ -132,7 +135,7 @@ final class Evaluator {
 
     /// Evaluates one node; false when the instance is invalid. `annotations` receives what it
     /// evaluated (when annotations are tracked; the caller discards them when it fails).
-    func evaluate(_ number: Int, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    mutating func evaluate(_ number: Int, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         let node = nodes[number]
         switch node.kind {
         case .keywords: break
@@ -194,7 +197,7 @@ final class Evaluator {
         return valid
     }
 
-    private func follow(_ node: SchemaNode, _ reference: CompiledReference, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
+    private mutating func follow(_ node: SchemaNode, _ reference: CompiledReference, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {
         guard var target = reference.target else {
             report(node, reference.keyword, "reference '\(reference.uri)' is not in the schema or its registry (remote schemas are never fetched)")
             return false
@@ -206,6 +209,6 @@ final class Evaluator {
                 break
             }
         }
-        return applyMerging(SchemaEdge(node: target, step: .keyword(reference.keyword)), instance, into: &annotations)
+        return applyMerging(SchemaEdge(node: target, step: reference.step), instance, into: &annotations)
     }
 }

@@ -123,7 +123,7 @@ public struct JSONSchemaValidator: Sendable {
 
     /// Validates an instance, reporting every violation found (up to ``Options/maxErrors``).
     public func validate(_ instance: JSONValue) -> ValidationResult {
-        let evaluator = Evaluator(validator: self)
+        var evaluator = Evaluator(validator: self)
         var annotations = Annotations()
         let valid = evaluator.evaluate(compiled.root, instance, &annotations)
         guard evaluator.exhausted else { return ValidationResult(isValid: valid, errors: evaluator.errors) }

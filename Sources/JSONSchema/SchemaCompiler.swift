@@ -1,6 +1,8 @@
 /// A schema and everything it references, compiled: numbered nodes, built once per validator.
 struct CompiledSchema: Sendable {
     let nodes: [SchemaNode]
+    /// The keyword path steps edges take, by number.
+    let steps: [KeywordStep]
     let root: Int
     /// Whether some `$dynamicRef` can be redirected by the dynamic scope; only then is the scope kept.
     let usesDynamicScope: Bool
@@ -18,6 +20,7 @@ struct SchemaCompiler {
     private var numbers: [String: Int] = [:]
     private var pending: [(number: Int, schema: LocatedSchema)] = []
     private var resources: [String: Int] = [:]
+    private var steps: [KeywordStep] = []
     private var usesDynamicScope = false
 
     /// Compiles `root` and what it reaches.
@@ -29,7 +32,7 @@ struct SchemaCompiler {
         while let (number, schema) = compiler.pending.popLast() {
             compiler.nodes[number] = try compiler.compile(schema)
         }
-        return CompiledSchema(nodes: compiler.nodes.map { $0! }, root: number, usesDynamicScope: compiler.usesDynamicScope)
+        return CompiledSchema(nodes: compiler.nodes.map { $0! }, steps: compiler.steps, root: number, usesDynamicScope: compiler.usesDynamicScope)
     }
 
     private init(index: SchemaIndex, options: JSONSchemaValidator.Options, assertsValidation: Bool) {
@@ -53,6 +56,11 @@ struct SchemaCompiler {
         return number
     }
 
+    private mutating func step(_ step: KeywordStep) -> Int {
+        steps.append(step)
+        return steps.count - 1
+    }
+
     private mutating func resource(_ base: String) -> Int {
         if let number = resources[base] { return number }
         resources[base] = resources.count
@@ -72,7 +80,7 @@ struct SchemaCompiler {
         if case .object(let object) = value, object["$id"] != nil, let base = index.embeddedBases["\(parent.base)#\(pointer)"] {
             located = LocatedSchema(value: value, base: base, pointer: "", draft: index.resources[base]?.draft ?? parent.draft)
         }
-        return SchemaEdge(node: try number(located), step: step)
+        return SchemaEdge(node: try number(located), step: self.step(step))
     }
 
     /// `edge` for a keyword whose `false` is reported by the keyword itself.
@@ -115,7 +123,8 @@ struct SchemaCompiler {
 
     private mutating func resolve(_ reference: String, keyword: String, from schema: LocatedSchema) throws(SchemaError) -> CompiledReference {
         let uri = URIReference.resolve(reference, against: schema.base)
-        guard let located = index.resolve(uri) else { return CompiledReference(keyword: keyword, uri: uri, target: nil, dynamicTargets: [:]) }
+        let step = step(.keyword(keyword))
+        guard let located = index.resolve(uri) else { return CompiledReference(keyword: keyword, uri: uri, target: nil, step: step, dynamicTargets: [:]) }
         let target = try number(located)
         var dynamicTargets: [Int: Int?] = [:]
         if keyword == "$dynamicRef", index.dynamicAnchors.contains(uri), let hash = uri.firstIndex(of: "#") {
@@ -128,7 +137,7 @@ struct SchemaCompiler {
             }
             usesDynamicScope = true
         }
-        return CompiledReference(keyword: keyword, uri: uri, target: target, dynamicTargets: dynamicTargets)
+        return CompiledReference(keyword: keyword, uri: uri, target: target, step: step, dynamicTargets: dynamicTargets)
     }
 
     mutating func edges(_ schema: LocatedSchema, _ value: JSONValue?, _ keyword: String) throws(SchemaError) -> [SchemaEdge]? {

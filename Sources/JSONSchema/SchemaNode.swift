@@ -76,10 +76,11 @@ enum InstanceStep {
     case index(Int)
 }
 
-/// A subschema as reached from its parent: the node, and the keyword path step that reaches it.
+/// A subschema as reached from its parent: the node, and the number of the keyword path step
+/// that reaches it (in ``CompiledSchema/steps``; a number, so the path is a stack of integers).
 struct SchemaEdge: Sendable {
     let node: Int
-    let step: KeywordStep
+    let step: Int
 }
 
 /// A subschema that may be the literal `false`, which some keywords report themselves
@@ -97,6 +98,8 @@ struct CompiledReference: Sendable {
     let uri: String
     /// The node it names; nil when it is not in the schema or its registry.
     let target: Int?
+    /// The number of its keyword path step.
+    let step: Int
     /// For a `$dynamicRef` to a dynamic anchor: by resource number, the node the resource's
     /// anchor of that name starts (nil where it has none). The outermost resource of the dynamic
     /// scope that declares the anchor wins.
