@@ -7,6 +7,11 @@ import Synchronization
 public enum SchemaBook {
     /// The most compiled schemas kept; past it the cache starts again.
     static let capacity = 256
+    /// The bounds of one validation on the write path, a quarter of the validator's own
+    /// defaults: a schema built to branch on every reference (`{"anyOf": [{"$ref": "#"},
+    /// {"$ref": "#"}]}`) or a pattern that backtracks without end stops in about a
+    /// quarter of a second and refuses the write, rather than hold the store's writer.
+    public static let options = JSONSchemaValidator.Options(regexSteps: 2_500_000, maxEvaluations: 250_000)
     private static let compiled = Mutex<[Data: Result<JSONSchemaValidator, DiscfgError>]>([:])
 
     /// The validator for a schema's text.
@@ -35,7 +40,7 @@ public enum SchemaBook {
             throw DiscfgError.invalid("schema", "\(subject) is not a valid JSON Schema: \(first.description)")
         }
         do {
-            return try JSONSchemaValidator(schema: value)
+            return try JSONSchemaValidator(schema: value, options: options)
         } catch {
             throw DiscfgError.invalid("schema", "\(subject) cannot be used: \(error.message)")
         }
