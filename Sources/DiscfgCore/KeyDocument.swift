@@ -157,7 +157,11 @@ public enum KeyDocument {
             }
             var child = members.removeValue(forKey: first) ?? .directory([:])
             defer { members[first] = child }
-            guard case .directory = child else { throw Self.clash(prefix.path + segments.dropLast().joined(separator: "/"), prefix) }
+            guard case .directory = child else {
+                // The key stops at `first`, where this key goes on below it.
+                let path = "/" + key.segments.dropLast(segments.count - 1).joined(separator: "/")
+                throw Self.clash(path, prefix)
+            }
             try child.insert(segments.dropFirst(), value: value, key: key, prefix: prefix)
         }
 
