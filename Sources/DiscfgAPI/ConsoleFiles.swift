@@ -3572,7 +3572,7 @@ function shortestEdit(a, b) {
               <label for="content-type">Content type</label>
               <input id="content-type" name="contentType" type="text" maxlength="255" autocomplete="off" spellcheck="false" autocapitalize="off" placeholder="text/plain">
               <!-- For a JSON object: send only what changed, so others' changes to other members stay. -->
-              <label id="merge-field" class="check" hidden><input id="merge-patch" type="checkbox" checked> Save only the members I changed (JSON merge patch), keeping changes others make meanwhile to other members</label>
+              <label id="merge-field" class="check" hidden><input id="merge-patch" type="checkbox" checked> Save only the members I changed (JSON merge patch): changes others make meanwhile to other members are kept, and the value is stored compact</label>
             </div>
 
             <div class="actions">
