@@ -20,13 +20,15 @@ public enum KeyDocument {
     /// The member that marks a binary value.
     public static let binaryMember = "$base64"
 
-    /// The document of `items` (live items under `prefix`, in any order).
+    /// The document of `items` (live items under `prefix`, in any order); `parsed` holds
+    /// JSON values already parsed, by key, so they are not parsed again.
     /// - Throws: `notRepresentable` naming a key that is also a directory.
-    public static func read(_ items: [Item], under prefix: KeyPrefix) throws -> JSONValue {
+    public static func read(_ items: [Item], under prefix: KeyPrefix, parsed: [Key: JSONValue] = [:]) throws -> JSONValue {
         var root = Node.directory([:])
         for item in items.sorted(by: { $0.key < $1.key }) where prefix.contains(item.key) && !SchemaTarget.reserved.contains(item.key) {
             let segments = item.key.path.dropFirst(prefix.path.count).split(separator: "/").map(String.init)
-            try root.insert(segments[...], value: embedded(item), key: item.key, prefix: prefix)
+            let value = JSONContent.isJSON(item.contentType) ? parsed[item.key] ?? embedded(item) : embedded(item)
+            try root.insert(segments[...], value: value, key: item.key, prefix: prefix)
         }
         return root.json
     }

@@ -154,7 +154,7 @@ extension ChangeTransaction {
                 let items = try storedItems(under: prefix).filter { !$0.isExpired(at: now) }
                 let document: JSONValue
                 do {
-                    document = try KeyDocument.read(items, under: prefix)
+                    document = try KeyDocument.read(items, under: prefix, parsed: parsed)
                 } catch let error as DiscfgError {
                     found.append(SchemaViolation(key: prefix.path, pointer: "", keyword: "document", message: error.message))
                     continue
