@@ -76,6 +76,28 @@ struct ClientTests {
         }
     }
 
+    @Test("the patches of docs/swift.md, through the client's store: a merge, a JSON patch under a condition; a failed test changes nothing")
+    func patchesThroughTheClientsStore() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/app", "")
+            _ = try await server.put("/v1/app/keys/app/settings", #"{"db": {"host": "db1", "port": 5433}}"#, headers: [("Content-Type", "application/json")])
+            let client = try ConfigClient(url: URL(string: server.baseURL)!)
+            let cfg = try await client.config("app", maxAge: .zero)
+
+            let settings = try Key("/app/settings")
+            _ = try await client.store.patch(settings, .merge(["db": ["port": 5434]]), in: cfg.name, conditions: [])
+            let ops = try ValuePatch(jsonPatch: try JSONParser.parse(#"[{"op": "test", "path": "/db/port", "value": 5434}, {"op": "replace", "path": "/db/port", "value": 5435}]"#))
+            _ = try await client.store.patch(settings, ops, in: cfg.name, conditions: [.version(2)])
+            #expect(try await cfg.decode("/app/settings", at: "/db", as: Database.self) == Database(host: "db1", port: 5435))
+
+            let failed = await #expect(throws: DiscfgError.self) { try await client.store.patch(settings, ops, in: cfg.name, conditions: []) }
+            #expect(failed?.code == .patchFailed)
+            let stale = await #expect(throws: DiscfgError.self) { try await client.store.patch(settings, .merge(["debug": true]), in: cfg.name, conditions: [.version(2)]) }
+            #expect(stale?.code == .conditionFailed)
+            #expect(try await cfg.json("/app/settings") == ["db": ["host": "db1", "port": 5435]])
+        }
+    }
+
     @Test("a pointer reads into a secret once it is opened; a secret that is not JSON is refused without quoting it")
     func jsonReadsOfSecrets() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-client-json-\(UUID().uuidString)")
