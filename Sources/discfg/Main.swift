@@ -46,16 +46,18 @@ enum ExitStatus {
     EXIT CODES:
       0  success
       1  error (store unavailable, value too large, ...)
-      2  bad usage or input (unknown flag, bad name, key, value, file)
-      3  not found (config or key)
-      4  condition failed (--if-version, --if-value, ...); nothing was changed
+      2  bad usage or input (unknown flag, bad name, key, value, file),
+         or a value its schema refuses; nothing was changed
+      3  not found (config, key, or a --path in the value)
+      4  condition failed (--if-version, --if-value, ...) or a patch that
+         does not apply; nothing was changed
     """
 
     static func code(for error: DiscfgError) -> Int32 {
         switch error.code {
-        case .invalidArgument, .compacted, .notRepresentable: usage
-        case .configNotFound, .keyNotFound: notFound
-        case .conditionFailed: conditionFailed
+        case .invalidArgument, .compacted, .notRepresentable, .schemaViolation, .unsupportedMediaType: usage
+        case .configNotFound, .keyNotFound, .pathNotFound: notFound
+        case .conditionFailed, .patchFailed: conditionFailed
         default: Self.error
         }
     }

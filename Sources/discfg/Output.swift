@@ -49,6 +49,11 @@ struct Output {
         case .json: writeJSON(Envelope(action: action, error: error), pretty: true)
         case .silent, .slient: break
         case .human:
+            // A schema's refusal: one line per violation, `KEY: POINTER: message (keyword)`.
+            if !error.violations.isEmpty {
+                FileHandle.standardError.write(Data(error.violations.map { "\($0)\n" }.joined().utf8))
+                return
+            }
             var text = "discfg: \(error.message)"
             if let current = error.currentItem {
                 text += "\n  current: version \(current.version), modRevision \(current.modRevision), value \(Show.preview(current.value, limit: 60))"
@@ -115,5 +120,62 @@ enum Show {
     static func expiry(_ item: Item, now: Date = Date()) -> String {
         guard let expiresAt = item.expiresAt else { return "" }
         return expiresAt <= now ? "expired" : "expires \(relative(expiresAt, now: now))"
+    }
+}
+
+/// JSON as people read it: the compact text `JSONSerializer` writes, with each member and
+/// element on a line of its own, indented by two spaces. Only whitespace is added, so
+/// numbers and strings stay exactly as the serializer wrote them.
+enum PrettyJSON {
+    /// The indented text of `value`, without a final newline.
+    static func text(_ value: JSONValue) throws -> String {
+        let compact = try JSONContent.bytes(value)
+        var out: [UInt8] = []
+        out.reserveCapacity(compact.count * 2)
+        var depth = 0
+        var inString = false
+        var escaped = false
+        var index = compact.startIndex
+        func newline() {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * 2))
+        }
+        while index < compact.endIndex {
+            let byte = compact[index]
+            index += 1
+            if inString {
+                out.append(byte)
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""):
+                inString = true
+                out.append(byte)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                out.append(byte)
+                // An empty object or array stays on its line (`}` and `]` are each two
+                // code points after their opening bracket).
+                if index < compact.endIndex, compact[index] == byte + 2 {
+                    out.append(compact[index])
+                    index += 1
+                } else {
+                    depth += 1
+                    newline()
+                }
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                newline()
+                out.append(byte)
+            case UInt8(ascii: ","):
+                out.append(byte)
+                newline()
+            case UInt8(ascii: ":"):
+                out.append(contentsOf: [byte, UInt8(ascii: " ")])
+            default:
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
