@@ -73,6 +73,21 @@ struct SetCommand: AsyncParsableCommand {
         an argument: any user of this machine can read a command line while it \
         runs (ps, /proc/PID/cmdline); discfg warns when one is.
 
+        A value whose content type is JSON (application/json, or any +json) must \
+        be valid JSON: one that is not is refused, naming its line and column. A \
+        value that breaks the JSON Schema of its key or prefix (discfg schema) is \
+        refused with one line per violation (KEY: POINTER: message (keyword)).
+
+        --document writes a JSON object as the keys under a prefix, in one \
+        transaction at one revision, as 'get PREFIX --document' prints it: only \
+        keys whose value changes are written, and --replace deletes the keys under \
+        the prefix that it lacks. A member that names an existing JSON key is its \
+        value; a new object member is a directory; a new string is a text value, \
+        and any other new value is stored as application/json.
+          discfg get /app/ --document > app.json
+          discfg set /app/ --document -d app.json      # what changed, and the revision
+          discfg set /app/ --document -d app.json --replace
+
         \(ExitStatus.help)
         """
     )
@@ -92,11 +107,22 @@ struct SetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Seal the value with the config's encryption key before it is stored.")
     var secret = false
 
-    @Argument(help: "[CONFIG] KEY [VALUE]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Flag(name: .long, help: "Write a JSON object as the keys under a prefix (see above).")
+    var document = false
+
+    @Flag(name: .long, help: "With --document: delete keys under the prefix that the document lacks.")
+    var replace = false
+
+    @Argument(help: "[CONFIG] KEY [VALUE] (or PREFIX [DOCUMENT] with --document)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("set") { output in
             let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+            if document {
+                try await setDocument(config: config, prefix: rawKey, argument: argumentValue, output: output)
+                return
+            }
+            if replace { throw usage("--replace applies to --document", field: "--replace") }
             let key = try Key(rawKey)
             let options = SetOptions(
                 conditions: try condition.conditions(),
@@ -107,7 +133,7 @@ struct SetCommand: AsyncParsableCommand {
             if contentType == SecretMarker.contentType {
                 throw usage("\(SecretMarker.contentType) marks sealed values; use --secret", field: "--content-type")
             }
-            let value = try readValue(argumentValue)
+            let value = try Self.readValue(argumentValue, dataFile: dataFile, limit: Limits.maxValueBytes)
             if secret, argumentValue != nil {
                 ArgumentSecrets.warn("a secret value", instead: "give it with -d FILE, or on standard input (-d - or a pipe)", output: output)
             }
@@ -125,19 +151,56 @@ struct SetCommand: AsyncParsableCommand {
         }
     }
 
-    private func readValue(_ argument: String?) throws -> Data {
+    /// The bytes given as the argument, with `-d FILE` (`-` for standard input), or piped
+    /// to standard input: exactly one of them.
+    static func readValue(_ argument: String?, dataFile: String?, limit: Int, what: String = "value") throws -> Data {
         switch (argument, dataFile) {
         case (.some, .some):
-            throw usage("give the value either as an argument or with -d, not both", field: "--data")
+            throw usage("give the \(what) either as an argument or with -d, not both", field: "--data")
         case (let value?, nil):
             return Data(value.utf8)
         case (nil, let file?):
-            return try ValueInput.readFile(file, field: "--data", limit: Limits.maxValueBytes)
+            return try ValueInput.readFile(file, field: "--data", limit: limit)
         case (nil, nil):
             guard ValueInput.standardInputHasData else {
-                throw usage("no value given: pass it as an argument, with -d FILE, or on standard input", field: "value")
+                throw usage("no \(what) given: pass it as an argument, with -d FILE, or on standard input", field: what)
             }
-            return try ValueInput.readStandardInput(limit: Limits.maxValueBytes, field: "value")
+            return try ValueInput.readStandardInput(limit: limit, field: what)
+        }
+    }
+
+    /// Where the bytes `readValue` read came from, for messages.
+    static func source(_ argument: String?, dataFile: String?) -> String {
+        if argument != nil { return "the argument" }
+        if let dataFile, dataFile != "-" { return dataFile }
+        return "standard input"
+    }
+
+    /// `--document`: the object as the keys under `prefix`, one transaction.
+    private func setDocument(config: ConfigName, prefix rawPrefix: String, argument: String?, output: Output) async throws {
+        let conditions = try condition.conditions()
+        for (given, flag) in [(!conditions.isEmpty, "conditions"), (ttl != nil, "--ttl"), (contentType != nil, "--content-type"), (secret, "--secret")] where given {
+            throw usage("\(flag) cannot be used with --document: a document is written as its keys, each keeping its own", field: "--document")
+        }
+        let prefix = try KeyPrefix(rawPrefix)
+        let data = try Self.readValue(argument, dataFile: dataFile, limit: Limits.maxSnapshotBytes, what: "document")
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(Array(data))
+        } catch {
+            throw usage("\(Self.source(argument, dataFile: dataFile)) is not valid JSON: \(error)", field: "document")
+        }
+        let result = try await global.openStore().putDocument(value, under: prefix, in: config, replace: replace)
+        var envelope = Envelope(action: "set-document")
+        envelope.config = config.rawValue
+        envelope.events = result.events.map(EventDocument.init)
+        envelope.unchanged = result.unchanged
+        envelope.revision = result.revision
+        output.emit(envelope) {
+            let deleted = result.events.filter { $0.kind == .delete }.count
+            let written = result.events.count - deleted
+            let keys = written == 1 ? "key" : "keys"
+            return "set the document under \(prefix): \(written) \(keys) written, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
         }
     }
 }
@@ -145,7 +208,7 @@ struct SetCommand: AsyncParsableCommand {
 struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Get a key's value.",
+        abstract: "Get a key's value, a part of a JSON value, or a prefix as one document.",
         usage: "discfg get [<options>] [<config>] <key>",
         discussion: """
         Prints the value; -f json prints the envelope with the item's version and \
@@ -153,11 +216,25 @@ struct GetCommand: AsyncParsableCommand {
         opened with the config's key (which must be at hand) and printed as it was \
         set.
 
+        --path reads inside a JSON value with an RFC 6901 pointer such as /db/port: \
+        a string is printed as its text, any other JSON compactly, and -f json \
+        prints the envelope with that part as the item's value (as JSON text). A \
+        path that names nothing exits 3; a value that is not JSON exits 2.
+
+        --document reads every key under a prefix as one JSON object: /app/db/host \
+        under /app/ is {"db": {"host": ...}}. A JSON value is embedded as JSON, \
+        other text as a string, and binary as {"$base64": "..."}. It is printed \
+        indented (with -f json too), and compact with --raw; 'discfg set PREFIX \
+        --document' writes it back.
+
         Examples:
           discfg get mykey
           discfg get mykey -f json
           discfg get mycfg mykey --revision 12         # as it was at revision 12
           discfg get tls/cert --raw > cert.pem
+          discfg get app/settings --path /db/port      # 5432
+          discfg get /app/ --document > app.json       # every key under /app/
+          discfg get /app/ --document --revision 12
 
         \(ExitStatus.help)
         """
@@ -172,30 +249,81 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the value's exact bytes, with no newline added.")
     var raw = false
 
-    @Argument(help: "[CONFIG] KEY", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Option(name: .long, help: ArgumentHelp("Print only this part of a JSON value (a JSON Pointer such as /db/port).", valueName: "pointer"))
+    var path: String?
+
+    @Flag(name: .long, help: "Print the keys under a prefix (such as /app/) as one JSON object.")
+    var document = false
+
+    @Argument(help: "[CONFIG] KEY (or PREFIX with --document)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("get") { output in
+            let pointer = try path.map(JSONContent.pointer)
+            let at = revision.map { Revision($0) }
+            if document {
+                try await printDocument(at: at, pointer: pointer, output: output)
+                return
+            }
             let (config, rawKey) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "KEY")
             let key = try Key(rawKey)
-            let at = revision.map { Revision($0) }
             let store = try global.openStore()
             guard let stored = try await store.get(key, in: config, atRevision: at) else {
                 throw DiscfgError.keyNotFound(key, in: config, atRevision: at)
             }
-            let item = stored.isSecret ? try await global.secretReader(store, config, output: output).revealed(stored) : stored
+            var item = stored.isSecret ? try await global.secretReader(store, config, output: output).revealed(stored) : stored
+            if let pointer {
+                let part = try JSONContent.value(at: pointer, in: item)
+                let text = try Self.text(of: part)
+                if raw {
+                    output.raw(Data(text.utf8))
+                    return
+                }
+                item.value = try JSONContent.bytes(part)
+                item.contentType = JSONContent.mediaType
+                output.emit(Self.envelope(item, config: config, revision: at)) { text }
+                return
+            }
             if raw {
                 output.raw(item.value)
                 return
             }
-            var envelope = Envelope(action: "get")
-            envelope.config = config.rawValue
-            envelope.item = ItemDocument(item)
-            envelope.revision = revision.map { Revision($0) }
-            output.emit(envelope) {
+            output.emit(Self.envelope(item, config: config, revision: at)) {
                 guard let text = item.text else { return "<\(item.value.count) bytes of binary data; use --raw to write them out>" }
                 return text
             }
+        }
+    }
+
+    private static func envelope(_ item: Item, config: ConfigName, revision: Revision?) -> Envelope {
+        var envelope = Envelope(action: "get")
+        envelope.config = config.rawValue
+        envelope.item = ItemDocument(item)
+        envelope.revision = revision
+        return envelope
+    }
+
+    /// A part of a JSON value as printed: a string as its text, other JSON compact.
+    private static func text(of part: JSONValue) throws -> String {
+        if case .string(let text) = part { return text }
+        return String(decoding: try JSONContent.bytes(part), as: UTF8.self)
+    }
+
+    /// `--document`: the keys under a prefix as one JSON object (or the part `pointer` names).
+    private func printDocument(at revision: Revision?, pointer: JSONPointer?, output: Output) async throws {
+        let (config, target) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndOptionalTarget(what: "PREFIX")
+        let prefix = try target.map { try KeyPrefix($0) } ?? .root
+        var (value, _) = try await global.openStore().document(under: prefix, in: config, atRevision: revision)
+        if let pointer {
+            guard let part = pointer.resolve(in: value) else {
+                throw DiscfgError(.pathNotFound, "path \"\(pointer)\" names nothing in the document of \(prefix)", field: "path")
+            }
+            value = part
+        }
+        if raw {
+            output.raw(try JSONContent.bytes(value))
+        } else if output.format != .silent {
+            output.raw(Data((try PrettyJSON.text(value) + "\n").utf8))
         }
     }
 }

@@ -47,6 +47,17 @@ struct TxnCommand: AsyncParsableCommand {
         A key ending in / is a prefix: version("/jobs/") = "0" holds when no key \
         under /jobs/ exists; del /tmp/ deletes every key under /tmp/.
 
+        In JSON, a patch changes part of a key's JSON value as 'discfg patch' \
+        does, with "merge" (RFC 7386) or "patch" (RFC 6902 operations). The key \
+        must exist, and a patch that does not apply refuses the whole \
+        transaction (exit 4, nothing changed):
+          {"op": "patch", "key": "/app/db", "merge": {"port": 5433}}
+          {"op": "patch", "key": "/app/db",
+           "patch": [{"op": "replace", "path": "/port", "value": 5433}]}
+
+        Every key written must meet its schema (discfg schema); a transaction \
+        that breaks one is refused whole, with one line per violation.
+
         Output: SUCCESS or FAILURE, then a line per request ("put /a  version 2 \
         revision 7", "delete /tmp/x", "get /a = value"); -f json prints the \
         envelope, with succeeded and responses.
@@ -57,11 +68,12 @@ struct TxnCommand: AsyncParsableCommand {
 
         EXIT CODES:
           0  the comparisons held and the success requests ran
-          4  a comparison failed and the failure requests ran (they may write)
+          4  a comparison failed and the failure requests ran (they may write),
+             or a patch did not apply; nothing changed then
           1  error (store unavailable, too many keys changed, ...); nothing changed
-          2  bad input (not JSON, unknown field, a key written twice, ...);
-             nothing changed
-          3  config not found
+          2  bad input (not JSON, unknown field, a key written twice, ...), or a
+             value its schema refuses; nothing changed
+          3  config not found, or a key to patch not found
         """
     )
 
@@ -127,7 +139,8 @@ struct TxnCommand: AsyncParsableCommand {
             switch response {
             case .put(let event):
                 let version = event.item.map { "  version \($0.version)" } ?? ""
-                lines.append("put \(event.key)\(version)  revision \(event.revision)")
+                let verb = if case .patch = operation { "patch" } else { "put" }
+                lines.append("\(verb) \(event.key)\(version)  revision \(event.revision)")
             case .delete(let events):
                 if events.isEmpty { lines.append("delete \(operation.path)  (nothing to delete)") }
                 for event in events { lines.append("delete \(event.key)") }
