@@ -142,7 +142,8 @@ struct ASCIISet: Sendable {
 
     @inline(__always)
     func contains(_ byte: UInt8) -> Bool {
-        byte < 64 ? low >> UInt64(byte) & 1 == 1 : byte < 128 && high >> UInt64(byte &- 64) & 1 == 1
+        // Masking shifts (&>>): the amount is in range, and Swift's checked `>>` costs branches.
+        byte < 64 ? low &>> UInt64(byte) & 1 == 1 : byte < 128 && high &>> UInt64(byte &- 64) & 1 == 1
     }
 
     func isDisjoint(with other: ASCIISet) -> Bool {

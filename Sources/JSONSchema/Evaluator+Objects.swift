@@ -76,11 +76,13 @@ extension Evaluator {
     ) -> Bool {
         let start = (errors: errors.count, evaluations: evaluations, exhausted: exhausted, steps: budget.remaining)
         var failures = 0
+        var expected = 0
         for (name, value) in members {
-            guard let entry = keywords.names.entry(name) else {
+            guard let entry = keywords.names.entry(name, expected: expected) else {
                 scan.unlisted += 1
                 continue
             }
+            expected = entry + 1
             let (property, isRequired) = keywords.entries[entry]
             if isRequired { scan.requiredFound += 1 }
             guard let property, let properties = keywords.properties else {

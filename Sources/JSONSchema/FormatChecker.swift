@@ -126,10 +126,8 @@ public enum FormatChecker {
         var start = 0
         while true {
             var end = start
-            while end < s.count, s[end] != 0x2E {
-                guard allowed.contains(s[end]) else { return false }
-                end += 1
-            }
+            while end < s.count, allowed.contains(s[end]) { end += 1 }
+            if end < s.count, s[end] != 0x2E { return false }
             guard end > start, end - start <= 63, s[start] != 0x2D, s[end - 1] != 0x2D else { return false }
             // "--" in the third and fourth places is reserved for IDNA A-labels ("xn--"), which must
             // decode from Punycode to a label IDNA2008 allows.

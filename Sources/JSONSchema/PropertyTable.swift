@@ -19,6 +19,9 @@ struct PropertyTable: Sendable {
     private let spans: [(start: Int, count: Int, hash: UInt64)]
     /// Entry number per slot, -1 for an empty slot; the count is a power of two.
     private let slots: [Int32]
+    /// The names, and whether each is all ASCII, for ``entry(_:expected:)``.
+    private let names: [String]
+    private let isASCII: [Bool]
 
     /// A table of distinct names; a name's entry number is its position in `names`.
     init(_ names: [String]) {
@@ -39,6 +42,19 @@ struct PropertyTable: Sendable {
         self.bytes = bytes
         self.spans = spans
         self.slots = slots
+        self.names = names
+        isASCII = names.map { $0.utf8.allSatisfy { $0 < 0x80 } }
+    }
+
+    /// The entry number of `name`, trying entry `expected` first: an instance usually lists its
+    /// members in the order the schema does, and then one string comparison replaces the lookup.
+    ///
+    /// `==` on strings is canonical equivalence, under which a non-ASCII string can equal an
+    /// ASCII one (U+212A KELVIN SIGN is `K`), but only with more UTF-8 bytes; so for an ASCII
+    /// name, equal byte counts and `==` mean the same bytes.
+    func entry(_ name: String, expected: Int) -> Int? {
+        if expected < names.count, isASCII[expected], name.utf8.count == names[expected].utf8.count, name == names[expected] { return expected }
+        return entry(name)
     }
 
     /// The entry number of `name`, or nil when the schema does not list it.

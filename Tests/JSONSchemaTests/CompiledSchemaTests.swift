@@ -56,6 +56,11 @@ struct CompiledSchemaTests {
         #expect(v.validate(["é": 1]).isValid)
         #expect(v.validate(["é": "x"]).errors.map(\.description) == ["/é: must be integer, not string"])
         #expect(v.validate(["e\u{301}": 1]).errors.map(\.message) == [#"property "é" is not allowed"#, #""é" is required"#])
+        // Swift's String == calls KELVIN SIGN and K equal; member names are not.
+        let ascii = try validator(##"{"properties": {"K": {"type": "integer"}, "L": true}, "additionalProperties": false}"##)
+        #expect(ascii.validate(["K": 1, "L": 2]).isValid)
+        #expect(ascii.validate(["\u{212A}": "x", "L": 2]).errors.map(\.message) == [#"property "\#u{212A}" is not allowed"#])
+        #expect(ascii.validate(["L": 2, "K": "x"]).errors.map(\.description) == ["/K: must be integer, not string"])
     }
 
     @Test func requiredNamesAreCheckedAsWritten() throws {
