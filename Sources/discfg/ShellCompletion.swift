@@ -30,6 +30,12 @@ enum ShellCompletion {
         await answer(words, index) { lookup in try await lookup.configsOrKeys(prefix) }
     }
 
+    /// A `[CONFIG] TARGET` argument of `schema get` and `schema rm`: the targets of the
+    /// schemas of the config in effect, and config names while no config is named.
+    static let schemaTargets = CompletionKind.custom { words, index, prefix in
+        await answer(words, index) { lookup in try await lookup.configsOrSchemaTargets(prefix) }
+    }
+
     /// Ids of the tokens the store (or server) keeps.
     static let tokenIDs = CompletionKind.custom { words, index, prefix in
         await answer(words, index) { lookup in try await lookup.tokenIDs(prefix) }
@@ -97,6 +103,22 @@ struct CompletionLookup: Sendable {
 
     /// Keys under `prefix` in the config in effect, plus config names when none is named.
     func configsOrKeys(_ prefix: String) async throws -> [String] {
+        try await configsOr(prefix) { store, config in try await keys(in: config, of: store, matching: prefix) }
+    }
+
+    /// Targets of the schemas in the config in effect that start with `prefix`, plus
+    /// config names when none is named.
+    func configsOrSchemaTargets(_ prefix: String) async throws -> [String] {
+        try await configsOr(prefix) { store, config in
+            try await store.schemas(in: config).map(\.target.path).filter { $0.hasPrefix(prefix) }.sorted()
+        }
+    }
+
+    /// Config names starting with `prefix` while no config is named on the line (and the
+    /// word is not a path), then what `inConfig` finds in the config in effect.
+    private func configsOr(
+        _ prefix: String, _ inConfig: (any ConfigStore, ConfigName) async throws -> [String]
+    ) async throws -> [String] {
         let store = try store()
         let configs = try await configNames(in: store)
         let named = words.first { !$0.hasPrefix("-") && configs.contains($0) }
@@ -106,7 +128,7 @@ struct CompletionLookup: Sendable {
         }
         let selected = try? options?.selectedConfig()?.name
         if let config = try named.map(ConfigName.init) ?? selected {
-            candidates += try await keys(in: config, of: store, matching: prefix)
+            candidates += try await inConfig(store, config)
         }
         return Array(candidates.prefix(ShellCompletion.limit))
     }
