@@ -115,11 +115,14 @@ public struct JSONSchemaValidator: Sendable {
     public static func checkSchema(_ schema: JSONValue, defaultDraft: SchemaDraft = .draft2020_12) -> ValidationResult {
         var draft = defaultDraft
         if case .string(let uri)? = schema["$schema"], let named = SchemaDraft(schemaURI: uri) { draft = named }
-        let uri = draft == .draft7 ? "http://json-schema.org/draft-07/schema#" : "https://json-schema.org/draft/2020-12/schema"
-        // The metaschemas are constants and index without error.
-        let metaschema = try! JSONSchemaValidator(schema: ["$ref": .string(uri)], options: Options(defaultDraft: draft))
-        return metaschema.validate(schema)
+        return (draft == .draft7 ? draft7Metaschema : draft2020_12Metaschema).validate(schema)
     }
+
+    // The metaschemas are constants and compile without error; built once, on first use.
+    private static let draft7Metaschema = try! JSONSchemaValidator(
+        schema: ["$ref": "http://json-schema.org/draft-07/schema#"], options: Options(defaultDraft: .draft7))
+    private static let draft2020_12Metaschema = try! JSONSchemaValidator(
+        schema: ["$ref": "https://json-schema.org/draft/2020-12/schema"], options: Options(defaultDraft: .draft2020_12))
 
     /// Validates an instance, reporting every violation found (up to ``Options/maxErrors``).
     public func validate(_ instance: JSONValue) -> ValidationResult {

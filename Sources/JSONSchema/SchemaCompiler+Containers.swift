@@ -12,7 +12,7 @@ extension SchemaCompiler {
         if case .object(let map)? = object["patternProperties"] {
             var list: [(pattern: CompiledPattern, edge: SchemaEdge)] = []
             for (source, child) in map {
-                list.append((CompiledPattern(source, compiled: index.patterns[source]), try edge(schema, child, .member("patternProperties", source))))
+                list.append((pattern(source), try edge(schema, child, .member("patternProperties", source))))
             }
             patternProperties = list
         }

@@ -21,6 +21,8 @@ struct SchemaCompiler {
     private var pending: [(number: Int, schema: LocatedSchema)] = []
     private var resources: [String: Int] = [:]
     private var steps: [KeywordStep] = []
+    /// Compiled patterns by source: schemas repeat them (one per property of a kind).
+    private var patterns: [String: CompiledPattern] = [:]
     private var usesDynamicScope = false
 
     /// Compiles `root` and what it reaches.
@@ -59,6 +61,13 @@ struct SchemaCompiler {
     private mutating func step(_ step: KeywordStep) -> Int {
         steps.append(step)
         return steps.count - 1
+    }
+
+    mutating func pattern(_ source: String) -> CompiledPattern {
+        if let compiled = patterns[source] { return compiled }
+        let compiled = CompiledPattern(source, compiled: index.patterns[source])
+        patterns[source] = compiled
+        return compiled
     }
 
     private mutating func resource(_ base: String) -> Int {
@@ -213,11 +222,11 @@ struct SchemaCompiler {
         return applies ? keywords : nil
     }
 
-    private func stringKeywords(_ object: JSONObject) -> StringKeywords? {
+    private mutating func stringKeywords(_ object: JSONObject) -> StringKeywords? {
         let minLength = assertsValidation ? Self.count(object["minLength"]) : nil
         let maxLength = assertsValidation ? Self.count(object["maxLength"]) : nil
         var pattern: CompiledPattern?
-        if assertsValidation, case .string(let source)? = object["pattern"] { pattern = CompiledPattern(source, compiled: index.patterns[source]) }
+        if assertsValidation, case .string(let source)? = object["pattern"] { pattern = self.pattern(source) }
         var format: (name: String, format: StringFormat)?
         if options.assertFormats, case .string(let name)? = object["format"], let known = StringFormat(rawValue: name) { format = (name, known) }
         guard minLength != nil || maxLength != nil || pattern != nil || format != nil else { return nil }
