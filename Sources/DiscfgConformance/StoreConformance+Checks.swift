@@ -146,6 +146,12 @@ extension StoreConformance {
         }
         all.append(Check(name: "WatchChecks.eventsFromACompactedRevisionThrowCompacted()") { try await self.watch.eventsFromACompactedRevisionThrowCompacted() })
         all.append(Check(name: "WatchChecks.eventsRejectBadLimits()") { try await self.watch.eventsRejectBadLimits() })
+        for argument in JSONValueChecks.invalidJSONIsRefusedWithItsLineAndColumnArguments {
+            all.append(Check(name: "JSONValueChecks.invalidJSONIsRefusedWithItsLineAndColumn(contentType: \(argument))") { try await self.jsonValue.invalidJSONIsRefusedWithItsLineAndColumn(contentType: argument) })
+        }
+        all.append(Check(name: "JSONValueChecks.theSameBytesWithAnotherContentTypeAreKept()") { try await self.jsonValue.theSameBytesWithAnotherContentTypeAreKept() })
+        all.append(Check(name: "JSONValueChecks.aTransactionPutOfInvalidJSONChangesNothing()") { try await self.jsonValue.aTransactionPutOfInvalidJSONChangesNothing() })
+        all.append(Check(name: "JSONValueChecks.anImportOfInvalidJSONChangesNothing()") { try await self.jsonValue.anImportOfInvalidJSONChangesNothing() })
         return all
     }
 }
