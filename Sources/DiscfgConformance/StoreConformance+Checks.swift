@@ -152,6 +152,16 @@ extension StoreConformance {
         all.append(Check(name: "JSONValueChecks.theSameBytesWithAnotherContentTypeAreKept()") { try await self.jsonValue.theSameBytesWithAnotherContentTypeAreKept() })
         all.append(Check(name: "JSONValueChecks.aTransactionPutOfInvalidJSONChangesNothing()") { try await self.jsonValue.aTransactionPutOfInvalidJSONChangesNothing() })
         all.append(Check(name: "JSONValueChecks.anImportOfInvalidJSONChangesNothing()") { try await self.jsonValue.anImportOfInvalidJSONChangesNothing() })
+        all.append(Check(name: "PatchChecks.aMergePatchChangesMembersAndKeepsTypeAndTTL()") { try await self.patch.aMergePatchChangesMembersAndKeepsTypeAndTTL() })
+        all.append(Check(name: "PatchChecks.aJSONPatchAppliesEveryOperationInOrder()") { try await self.patch.aJSONPatchAppliesEveryOperationInOrder() })
+        for argument in PatchChecks.aPatchThatDoesNotApplyChangesNothingArguments {
+            all.append(Check(name: "PatchChecks.aPatchThatDoesNotApplyChangesNothing(patch: \(argument))") { try await self.patch.aPatchThatDoesNotApplyChangesNothing(patch: argument) })
+        }
+        all.append(Check(name: "PatchChecks.aPatchOfAnAbsentKeyIsKeyNotFound()") { try await self.patch.aPatchOfAnAbsentKeyIsKeyNotFound() })
+        all.append(Check(name: "PatchChecks.aPatchOfAValueThatIsNotJSONIsPatchFailed()") { try await self.patch.aPatchOfAValueThatIsNotJSONIsPatchFailed() })
+        all.append(Check(name: "PatchChecks.aPatchWhoseConditionsFailReturnsTheCurrentItemAndChangesNothing()") { try await self.patch.aPatchWhoseConditionsFailReturnsTheCurrentItemAndChangesNothing() })
+        all.append(Check(name: "PatchChecks.aTransactionsPatchAndPutShareOneRevision()") { try await self.patch.aTransactionsPatchAndPutShareOneRevision() })
+        all.append(Check(name: "PatchChecks.concurrentMergePatchesLoseNoMember()") { try await self.patch.concurrentMergePatchesLoseNoMember() })
         return all
     }
 }
