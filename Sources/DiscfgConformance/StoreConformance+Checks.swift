@@ -162,6 +162,13 @@ extension StoreConformance {
         all.append(Check(name: "PatchChecks.aPatchWhoseConditionsFailReturnsTheCurrentItemAndChangesNothing()") { try await self.patch.aPatchWhoseConditionsFailReturnsTheCurrentItemAndChangesNothing() })
         all.append(Check(name: "PatchChecks.aTransactionsPatchAndPutShareOneRevision()") { try await self.patch.aTransactionsPatchAndPutShareOneRevision() })
         all.append(Check(name: "PatchChecks.concurrentMergePatchesLoseNoMember()") { try await self.patch.concurrentMergePatchesLoseNoMember() })
+        all.append(Check(name: "DocumentChecks.aDocumentNestsKeysAndEmbedsTheirValues()") { try await self.document.aDocumentNestsKeysAndEmbedsTheirValues() })
+        all.append(Check(name: "DocumentChecks.aKeyThatIsAlsoADirectoryIsNotOneDocument()") { try await self.document.aKeyThatIsAlsoADirectoryIsNotOneDocument() })
+        all.append(Check(name: "DocumentChecks.aDocumentAtAPastRevisionIsTheKeysAsTheyWereThen()") { try await self.document.aDocumentAtAPastRevisionIsTheKeysAsTheyWereThen() })
+        all.append(Check(name: "DocumentChecks.putDocumentWritesOnlyChangedKeysAtOneRevision()") { try await self.document.putDocumentWritesOnlyChangedKeysAtOneRevision() })
+        all.append(Check(name: "DocumentChecks.putDocumentWithReplaceDeletesTheKeysItLacks()") { try await self.document.putDocumentWithReplaceDeletesTheKeysItLacks() })
+        all.append(Check(name: "DocumentChecks.aDocumentThatChangesNothingKeepsTheRevision()") { try await self.document.aDocumentThatChangesNothingKeepsTheRevision() })
+        all.append(Check(name: "DocumentChecks.anInvalidDocumentChangesNothing()") { try await self.document.anInvalidDocumentChangesNothing() })
         return all
     }
 }
