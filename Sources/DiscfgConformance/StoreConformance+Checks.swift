@@ -169,6 +169,19 @@ extension StoreConformance {
         all.append(Check(name: "DocumentChecks.putDocumentWithReplaceDeletesTheKeysItLacks()") { try await self.document.putDocumentWithReplaceDeletesTheKeysItLacks() })
         all.append(Check(name: "DocumentChecks.aDocumentThatChangesNothingKeepsTheRevision()") { try await self.document.aDocumentThatChangesNothingKeepsTheRevision() })
         all.append(Check(name: "DocumentChecks.anInvalidDocumentChangesNothing()") { try await self.document.anInvalidDocumentChangesNothing() })
+        all.append(Check(name: "SchemaChecks.aKeySchemaRefusesEveryWriteThatBreaksIt()") { try await self.schema.aKeySchemaRefusesEveryWriteThatBreaksIt() })
+        all.append(Check(name: "SchemaChecks.aKeyWithASchemaHoldsJSONWhateverItsContentType()") { try await self.schema.aKeyWithASchemaHoldsJSONWhateverItsContentType() })
+        all.append(Check(name: "SchemaChecks.aPrefixSchemaChecksTheDocumentOfItsKeys()") { try await self.schema.aPrefixSchemaChecksTheDocumentOfItsKeys() })
+        all.append(Check(name: "SchemaChecks.attachingASchemaThatValuesBreakIsRefusedUnlessForced()") { try await self.schema.attachingASchemaThatValuesBreakIsRefusedUnlessForced() })
+        all.append(Check(name: "SchemaChecks.removingASchemaAllowsTheWrite()") { try await self.schema.removingASchemaAllowsTheWrite() })
+        for argument in SchemaChecks.anInvalidSchemaIsRefusedArguments {
+            all.append(Check(name: "SchemaChecks.anInvalidSchemaIsRefused(schema: \(argument))") { try await self.schema.anInvalidSchemaIsRefused(schema: argument) })
+        }
+        all.append(Check(name: "SchemaChecks.schemasHaveHistoryAndTravelWithAnExport()") { try await self.schema.schemasHaveHistoryAndTravelWithAnExport() })
+        for argument in SchemaChecks.discfgsOwnPrefixHoldsOnlySchemasArguments {
+            all.append(Check(name: "SchemaChecks.discfgsOwnPrefixHoldsOnlySchemas(path: \(argument))") { try await self.schema.discfgsOwnPrefixHoldsOnlySchemas(path: argument) })
+        }
+        all.append(Check(name: "SchemaChecks.expiryIsNeverRefusedByASchema()") { try await self.schema.expiryIsNeverRefusedByASchema() })
         return all
     }
 }
