@@ -1,0 +1,123 @@
+import DiscfgCore
+@testable import DiscfgEtcd
+import DiscfgSQLite
+import Foundation
+import GRPCCore
+import Testing
+
+/// A JSON Schema on the discfg key of an etcd key holds etcd's writes too: a Put (or a
+/// Txn's put) that breaks it is answered FAILED_PRECONDITION naming the first violation,
+/// and changes nothing. Driven through the KV service over memory and a real SQLite file.
+@Suite("etcd API: schemas hold etcd's writes")
+struct EtcdSchemaTests {
+    enum Backing: String, CaseIterable, CustomStringConvertible {
+        case memory, sqlite
+        var description: String { rawValue }
+    }
+
+    static let schema = #"{"type": "object", "required": ["port"], "properties": {"port": {"type": "integer", "maximum": 65535}}}"#
+
+    /// A KV service over a fresh config whose `/settings` (etcd key `settings`) holds a
+    /// valid value and has a schema.
+    static func service(_ backing: Backing) async throws -> (EtcdBackend, EtcdKVService, cleanUp: () -> Void) {
+        let store: any ConfigStore
+        var cleanUp = {}
+        switch backing {
+        case .memory:
+            store = MemoryStore()
+        case .sqlite:
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-schema-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            store = try SQLiteStore(path: directory.appendingPathComponent("etcd.db").path)
+            cleanUp = { try? FileManager.default.removeItem(at: directory) }
+        }
+        let backend = EtcdBackend(store: store, config: try ConfigName("etcd"))
+        try await backend.prepare()
+        let settings = try EtcdKeys.key(Array("settings".utf8))
+        #expect(settings.path == "/settings")
+        _ = try await store.set(settings, to: Data(#"{"port": 8080}"#.utf8), in: backend.config)
+        _ = try await store.setSchema(.key(settings), to: Data(schema.utf8), in: backend.config, force: false)
+        let service = EtcdKVService(backend: backend, identity: EtcdIdentity(config: backend.config), leases: EtcdLeases(backend: backend))
+        return (backend, service, cleanUp)
+    }
+
+    static func context(_ descriptor: MethodDescriptor) -> ServerContext {
+        ServerContext(descriptor: descriptor, remotePeer: "test", localPeer: "test", cancellation: ServerContext.RPCCancellationHandle())
+    }
+
+    static func put(_ value: String, key: String = "settings") -> Etcdserverpb_PutRequest {
+        var request = Etcdserverpb_PutRequest()
+        request.key = Data(key.utf8)
+        request.value = Data(value.utf8)
+        return request
+    }
+
+    /// What etcd's client sees of the put: its gRPC status code and message.
+    static func refusal(_ service: EtcdKVService, _ request: Etcdserverpb_PutRequest) async throws -> RPCError? {
+        do {
+            _ = try await service.put(request: request, context: context(Etcdserverpb_KV.Method.Put.descriptor))
+            return nil
+        } catch let error as RPCError {
+            return error
+        }
+    }
+
+    @Test(
+        "a Put that is not JSON or breaks the schema is FAILED_PRECONDITION with the first violation, and changes nothing",
+        arguments: Backing.allCases, [
+            ("not json", "/settings: value is not JSON, and its schema requires JSON (type)"),
+            (#"{"port": 70000}"#, "/settings: /port:"),
+            (#"{"port": "8080"}"#, "/settings: /port:"),
+            (#"{"host": "db1"}"#, "(required)"),
+            ("[]", "/settings:"),
+        ]
+    )
+    func violatingPutIsRefused(_ backing: Backing, sent: (String, String)) async throws {
+        let (value, first) = sent
+        let (backend, service, cleanUp) = try await Self.service(backing)
+        defer { cleanUp() }
+        let before = try await backend.store.configInfo(backend.config).revision
+        let error = try #require(await Self.refusal(service, Self.put(value)), "the put was applied")
+        #expect(error.code == .failedPrecondition)
+        #expect(error.message.hasPrefix("etcdserver: schema violation, nothing was changed: "), "\(error.message)")
+        #expect(error.message.contains(first), "\(error.message)")
+        #expect(try await backend.store.get(try Key("/settings"), in: backend.config)?.value == Data(#"{"port": 8080}"#.utf8))
+        #expect(try await backend.store.configInfo(backend.config).revision == before)
+    }
+
+    @Test("a Put that meets the schema is written, and keys without a schema take anything", arguments: Backing.allCases)
+    func validPutSucceeds(_ backing: Backing) async throws {
+        let (backend, service, cleanUp) = try await Self.service(backing)
+        defer { cleanUp() }
+        let before = try await backend.store.configInfo(backend.config).revision
+        var request = Self.put(#"{"port": 9090, "host": "db2"}"#)
+        request.prevKv = true
+        let response = try await service.put(request: request, context: Self.context(Etcdserverpb_KV.Method.Put.descriptor))
+        #expect(response.header.revision == before.storageValue + 1)
+        #expect(response.prevKv.value == Data(#"{"port": 8080}"#.utf8))
+        #expect(try await backend.store.get(try Key("/settings"), in: backend.config)?.value == Data(#"{"port": 9090, "host": "db2"}"#.utf8))
+        #expect(try await Self.refusal(service, Self.put("not json", key: "other")) == nil)
+    }
+
+    @Test("a Txn whose put breaks the schema is FAILED_PRECONDITION, and none of its writes happen", arguments: Backing.allCases)
+    func violatingTxnIsRefused(_ backing: Backing) async throws {
+        let (backend, service, cleanUp) = try await Self.service(backing)
+        defer { cleanUp() }
+        let before = try await backend.store.configInfo(backend.config).revision
+        var other = Etcdserverpb_RequestOp()
+        other.requestPut = Self.put("fine", key: "other")
+        var settings = Etcdserverpb_RequestOp()
+        settings.requestPut = Self.put(#"{"port": -1.5}"#)
+        var txn = Etcdserverpb_TxnRequest()
+        txn.success = [other, settings]
+        do {
+            _ = try await service.txn(request: txn, context: Self.context(Etcdserverpb_KV.Method.Txn.descriptor))
+            Issue.record("the transaction was applied")
+        } catch let error as RPCError {
+            #expect(error.code == .failedPrecondition)
+            #expect(error.message.contains("/settings: /port:"), "\(error.message)")
+        }
+        #expect(try await backend.store.get(try Key("/other"), in: backend.config) == nil)
+        #expect(try await backend.store.configInfo(backend.config).revision == before)
+    }
+}
