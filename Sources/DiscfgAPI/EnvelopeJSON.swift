@@ -43,11 +43,13 @@ public enum EnvelopeJSON {
         if let prevItem = envelope.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
         if let responses = envelope.responses { object.key("responses", &buffer); writeArray(responses, to: &buffer, write) }
         if let revision = envelope.revision { object.key("revision", &buffer); buffer.writeJSONNumber(revision.rawValue) }
+        if let schemas = envelope.schemas { object.key("schemas", &buffer); writeArray(schemas, to: &buffer, write) }
         if let succeeded = envelope.succeeded { object.key("succeeded", &buffer); buffer.writeJSONBool(succeeded) }
         if let table = envelope.table { object.key("table", &buffer); write(table, to: &buffer) }
         if let token = envelope.token { object.key("token", &buffer); buffer.writeJSONString(token) }
         if let tokens = envelope.tokens { object.key("tokens", &buffer); writeArray(tokens, to: &buffer, write) }
         if let unchanged = envelope.unchanged { object.key("unchanged", &buffer); buffer.writeJSONNumber(unchanged) }
+        if let violations = envelope.violations { object.key("violations", &buffer); writeArray(violations, to: &buffer, write) }
         object.close(&buffer)
     }
 
@@ -164,7 +166,52 @@ public enum EnvelopeJSON {
         object.key("code", &buffer); buffer.writeJSONString(error.code.rawValue)
         if let field = error.field { object.key("field", &buffer); buffer.writeJSONString(field) }
         object.key("message", &buffer); buffer.writeJSONString(error.message)
+        if let violations = error.violations { object.key("violations", &buffer); writeArray(violations, to: &buffer, write) }
         object.close(&buffer)
+    }
+
+    private static func write(_ violation: SchemaViolation, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("key", &buffer); buffer.writeJSONString(violation.key)
+        object.key("keyword", &buffer); buffer.writeJSONString(violation.keyword)
+        object.key("message", &buffer); buffer.writeJSONString(violation.message)
+        object.key("pointer", &buffer); buffer.writeJSONString(violation.pointer)
+        object.close(&buffer)
+    }
+
+    private static func write(_ schema: SchemaDocument, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("modified", &buffer); buffer.writeJSONTimestamp(schema.modified)
+        object.key("revision", &buffer); buffer.writeJSONNumber(schema.revision.rawValue)
+        object.key("schema", &buffer); write(schema.schema, to: &buffer)
+        object.key("target", &buffer); buffer.writeJSONString(schema.target)
+        object.key("version", &buffer); buffer.writeJSONNumber(schema.version)
+        object.close(&buffer)
+    }
+
+    /// A JSON value embedded in an envelope: members in byte order (as `JSONEncoder`'s
+    /// sorted keys), strings escaped as ``JSONBytes/writeJSONString(_:)`` escapes them,
+    /// numbers in their canonical spelling, exact where `JSONEncoder` would round them
+    /// through `Double`.
+    private static func write(_ value: JSONValue, to buffer: inout JSONBytes) {
+        switch value {
+        case .null: buffer.writeStaticString("null")
+        case .bool(let bool): buffer.writeJSONBool(bool)
+        case .number:
+            // One number cannot nest, so the serializer's depth limit cannot be reached.
+            buffer.writeString((try? JSONSerializer.string(value)) ?? "null")
+        case .string(let text): buffer.writeJSONString(text)
+        case .array(let items): writeArray(items, to: &buffer, write)
+        case .object(let members):
+            buffer.writeInteger(UInt8(ascii: "{"))
+            for (index, member) in members.members.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }).enumerated() {
+                if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
+                buffer.writeJSONString(member.key)
+                buffer.writeInteger(UInt8(ascii: ":"))
+                write(member.value, to: &buffer)
+            }
+            buffer.writeInteger(UInt8(ascii: "}"))
+        }
     }
 
     private static func write(_ info: ConfigDocument, to buffer: inout JSONBytes) {

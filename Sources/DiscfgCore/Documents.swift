@@ -118,12 +118,15 @@ public struct ErrorDocument: Codable, Hashable, Sendable {
     public var code: DiscfgError.Code
     public var message: String
     public var field: String?
+    /// For `schemaViolation`: every violation, `{key, pointer, keyword, message}`.
+    public var violations: [SchemaViolation]?
 
     /// The document for an error.
     public init(_ error: DiscfgError) {
         code = error.code
         message = error.message
         field = error.field
+        violations = error.violations.isEmpty ? nil : error.violations
     }
 }
 
@@ -165,6 +168,10 @@ public struct Envelope: Codable, Hashable, Sendable {
     /// The name of an encryption key made here (`key-init`): what `--encryption` takes
     /// and a config's `settings.encryption.key` holds, such as `file:///…/default.key`.
     public var encryptionKey: String?
+    /// What breaks a schema: after a schema attached with `force` (`schema-set`).
+    public var violations: [SchemaViolation]?
+    /// A config's schemas, by target (`schemas`).
+    public var schemas: [SchemaDocument]?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -175,7 +182,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event
         case configInfo = "info"
         case configs, unchanged, message, error, table
-        case succeeded, responses, token, id, tokens, encryptionKey
+        case succeeded, responses, token, id, tokens, encryptionKey, violations, schemas
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.

@@ -19,6 +19,12 @@ struct EnvelopeJSONTests {
         )
     }
 
+    /// A schema as `GET schemas` lists it.
+    static func schemaDocument(_ text: String, target: String = "/app/settings") throws -> SchemaDocument {
+        let target = try SchemaTarget(target)
+        return try SchemaDocument(target: target, item: try item(target.storageKey.path, Data(text.utf8)))
+    }
+
     static func envelopes() throws -> [Envelope] {
         let plain = try item("/db/host", Data("db1.internal:5432".utf8))
         let typed = try item("/app/doc", Data(#"{"a": [1, 2], "b": "x\ny"}"#.utf8), contentType: "application/json; charset=utf-8", expires: Date(milliseconds: 1_800_000_000_000))
@@ -95,7 +101,26 @@ struct EnvelopeJSONTests {
         ]
         var table = Envelope(action: "init")
         table.table = TableDocument(name: "t", status: "CREATING", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "DISABLED")
+        var violated = Envelope(action: "set", error: DiscfgError(
+            .schemaViolation, "schema violation, nothing was changed: \(awkward)", field: "value",
+            violations: [
+                SchemaViolation(key: "/app/db", pointer: "/port", keyword: "maximum", message: "must be ≤ 65535"),
+                SchemaViolation(key: "/app/", pointer: "", keyword: "required", message: "missing \"\(awkward)\""),
+            ]
+        ))
+        violated.config = "c"
+        var forced = Envelope(action: "schema-set", config: try ConfigName("c"), change: put)
+        forced.violations = [SchemaViolation(key: awkward, pointer: "/a~1b/0", keyword: "type", message: "must be integer")]
+        var schemas = Envelope(action: "schemas")
+        schemas.config = "c"
+        schemas.schemas = [
+            try Self.schemaDocument(#"{"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object", "required": ["port"], "properties": {"port": {"type": "integer", "maximum": 65535, "multipleOf": 0.5}, "b\"\u0001é": {"enum": [null, true, false, -3, "/x"]}, "a": {}}}"#),
+            try Self.schemaDocument("true", target: "/app/"),
+        ]
+        var noSchemas = Envelope(action: "schemas")
+        noSchemas.schemas = []
         return [
+            violated, forced, schemas, noSchemas,
             configInfo, configs, noConfigs, table, tokens,
             Envelope(action: "get"),
             got,
@@ -134,6 +159,7 @@ struct EnvelopeJSONTests {
         let event = EventDocument(Event(kind: .put, revision: Revision(3), key: try Key("/k"), at: Date(milliseconds: 5), item: try Self.item("/k", Data("v".utf8)), prevItem: nil))
         let info = ConfigDocument(ConfigInfo(name: try ConfigName("c"), revision: .zero, createdAt: Date(milliseconds: 0), modifiedAt: Date(milliseconds: 0), settings: ConfigSettings()))
         let token = TokenDocument(AccessToken(id: "0123456789ab", hash: Data(), role: .write, configs: [try ConfigName("c")], description: "web \"tier\"", createdAt: Date(milliseconds: 9)))
+        let schema = try Self.schemaDocument(#"{"type": "object"}"#)
         let setters: [String: (inout Envelope) -> Void] = [
             "action": { _ in },
             "config": { $0.config = "c" },
@@ -160,6 +186,8 @@ struct EnvelopeJSONTests {
             "id": { $0.id = "0123456789ab" },
             "tokens": { $0.tokens = [token] },
             "encryptionKey": { $0.encryptionKey = "file:///home/me/.config/discfg/keys/default.key" },
+            "violations": { $0.violations = [SchemaViolation(key: "/k", pointer: "/port", keyword: "maximum", message: "must be ≤ 65535")] },
+            "schemas": { $0.schemas = [schema] },
         ]
         var envelopes: [String: Envelope] = [:]
         for child in Mirror(reflecting: Envelope(action: "x")).children {
