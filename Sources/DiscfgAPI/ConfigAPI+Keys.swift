@@ -3,13 +3,19 @@ import Foundation
 import Hummingbird
 
 extension ConfigAPI {
-    /// `GET keys/{key}`: the item; with `?recursive` or a trailing slash, a listing.
+    /// `GET keys/{key}`: the item; with `?path`, the part of its JSON value a pointer names;
+    /// with `?recursive` or a trailing slash, a listing; with `?document`, the keys under
+    /// the path as one JSON document.
     func getOrList(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let path = request.pathRemainder(context)
         // Both are documented for this route; a bad one is refused whichever way it goes.
         let revision = try request.revision("revision")
         _ = try request.number(.pageSize)
         _ = try request.number(.pageBytes)
+        if try request.flag("document") { return try await document(request, context, prefix: path) }
+        let pointer = try request.query("path").map { try JSONContent.pointer(String($0)) }
+        let listing = try request.flag("recursive") || request.endsWithSlash || path.isEmpty
+        if listing, pointer != nil { throw Self.pathOnListing }
         if try request.flag("recursive") { return try await list(request, context, prefix: path, recursive: true) }
         if request.endsWithSlash || path.isEmpty { return try await list(request, context, prefix: path, recursive: false) }
         let config = try request.configName(context)
@@ -21,16 +27,25 @@ extension ConfigAPI {
         if let ifNoneMatch = request.headers[.ifNoneMatch], ETag.listMatches(ifNoneMatch, ETag.value(item.modRevision)) {
             return Response(status: .notModified, headers: [.eTag: etag])
         }
+        if let pointer { return try partAnswer(item, pointer: pointer, request, in: config, atRevision: revision) }
         if try request.flag("raw") {
             let contentType = item.contentType ?? "application/octet-stream"
             var headers = RawValueHeaders.fields(for: contentType)
             headers[.eTag] = etag
             return APIResponse.bytes(item.value, contentType: contentType, headers: headers)
         }
+        return try itemAnswer(item, request, in: config, atRevision: revision)
+    }
+
+    /// The item in its envelope, its values parsed with `?format=json`.
+    func itemAnswer(_ item: Item, _ request: Request, in config: ConfigName, atRevision revision: Revision?) throws -> Response {
         let envelope = Self.itemEnvelope(item, in: config, atRevision: revision)
-        let response = APIResponse.json(envelope, headers: [.eTag: etag])
+        let response = APIResponse.json(envelope, headers: [.eTag: ETag.value(item.modRevision)])
         return try request.query("format") == "json" ? parsedValues(response, envelope) : response
     }
+
+    /// `?path` given to a listing.
+    static let pathOnListing = DiscfgError.invalid("path", "?path reads into one key's value; it cannot be used with a listing (a trailing slash, ?recursive or keys?prefix=)")
 
     /// The answer to `GET keys/{key}`: the item in its envelope.
     static func itemEnvelope(_ item: Item, in config: ConfigName, atRevision revision: Revision?) -> Envelope {
@@ -45,6 +60,15 @@ extension ConfigAPI {
     /// from ``ConfigViews``.
     static func itemBody(_ item: Item, in config: ConfigName) -> ByteBuffer {
         APIResponse.jsonBody(itemEnvelope(item, in: config, atRevision: nil))
+    }
+
+    /// `GET keys?prefix=`: a listing; with `?document`, the keys under the prefix (every
+    /// key by default) as one JSON document.
+    func listOrDocument(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let prefix = request.query("prefix") ?? "/"
+        if try request.flag("document") { return try await document(request, context, prefix: prefix) }
+        if request.query("path") != nil { throw Self.pathOnListing }
+        return try await list(request, context, prefix: prefix, recursive: request.flag("recursive"))
     }
 
     func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {
@@ -63,8 +87,10 @@ extension ConfigAPI {
         return APIResponse.json(envelope)
     }
 
-    /// `PUT keys/{key}`: the body is the value.
+    /// `PUT keys/{key}`: the body is the value. With `?document`, the path is a prefix and
+    /// the body the JSON document of the keys under it (``putDocument(_:_:prefix:)``).
     func set(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        if try request.flag("document") { return try await putDocument(&request, context, prefix: request.pathRemainder(context)) }
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
         let ttl = try request.number(.ttl)

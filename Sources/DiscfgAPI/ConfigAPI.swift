@@ -151,16 +151,22 @@ public struct ConfigAPI: Sendable {
         case .configInfo: return try await configInfo(request, context, shownTo: caller)
         case .updateConfig: return try await updateConfig(&request, context)
         case .deleteConfig: return try await deleteConfig(request, context)
-        case .listKeys: return try await list(request, context, prefix: request.query("prefix") ?? "/", recursive: request.flag("recursive"))
+        case .listKeys: return try await listOrDocument(request, context)
         case .deletePrefix, .deleteKey: return try await delete(request, context)
         case .getKey: return try await getOrList(request, context)
         case .setKey: return try await set(&request, context)
+        case .patchKey: return try await patch(&request, context)
+        case .setDocument: return try await putDocument(&request, context, prefix: "/")
         case .history: return try await history(request, context)
         case .watch: return try await watch(request, context)
         case .export: return try await export(request, context)
         case .importSnapshot: return try await importSnapshot(&request, context)
         case .transaction: return try await transaction(&request, context)
         case .compact: return try await compact(request, context)
+        case .listSchemas: return try await listSchemas(request, context)
+        case .getSchema: return try await getSchema(request, context)
+        case .setSchema: return try await setSchema(&request, context)
+        case .deleteSchema: return try await deleteSchema(request, context)
         }
     }
 }

@@ -23,22 +23,28 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case deletePrefix
     case getKey
     case setKey
+    case patchKey
     case deleteKey
+    case setDocument
     case history
     case watch
     case export
     case importSnapshot
     case transaction
     case compact
+    case listSchemas
+    case getSchema
+    case setSchema
+    case deleteSchema
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
-        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .get
+        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema: .get
         case .sweep, .createToken, .importSnapshot, .transaction, .compact: .post
-        case .createConfig, .setKey: .put
-        case .updateConfig: .patch
-        case .revokeToken, .deleteConfig, .deletePrefix, .deleteKey: .delete
+        case .createConfig, .setKey, .setDocument, .setSchema: .put
+        case .updateConfig, .patchKey: .patch
+        case .revokeToken, .deleteConfig, .deletePrefix, .deleteKey, .deleteSchema: .delete
         }
     }
 
@@ -52,14 +58,16 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .revokeToken: "/admin/tokens/{id}"
         case .listConfigs: "/v1/configs"
         case .createConfig, .configInfo, .updateConfig, .deleteConfig: "/v1/{config}"
-        case .listKeys, .deletePrefix: "/v1/{config}/keys"
-        case .getKey, .setKey, .deleteKey: "/v1/{config}/keys/{key}"
+        case .listKeys, .deletePrefix, .setDocument: "/v1/{config}/keys"
+        case .getKey, .setKey, .patchKey, .deleteKey: "/v1/{config}/keys/{key}"
         case .history: "/v1/{config}/history/{key}"
         case .watch: "/v1/{config}/watch"
         case .export: "/v1/{config}/export"
         case .importSnapshot: "/v1/{config}/import"
         case .transaction: "/v1/{config}/txn"
         case .compact: "/v1/{config}/compact"
+        case .listSchemas: "/v1/{config}/schemas"
+        case .getSchema, .setSchema, .deleteSchema: "/v1/{config}/schema"
         }
     }
 
@@ -68,8 +76,8 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .document: .everyone
         case .sweep, .listTokens, .createToken, .revokeToken: .adminOfAll
-        case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export: .role(.read)
-        case .deletePrefix, .setKey, .deleteKey, .importSnapshot, .transaction: .role(.write)
+        case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema: .role(.read)
+        case .deletePrefix, .setKey, .patchKey, .deleteKey, .setDocument, .importSnapshot, .transaction, .setSchema, .deleteSchema: .role(.write)
         case .createConfig, .updateConfig, .deleteConfig, .compact: .role(.admin)
         }
     }
@@ -91,12 +99,18 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .deletePrefix, .deleteKey: "delete"
         case .getKey: "get"
         case .setKey: "set"
+        case .patchKey: "patch"
+        case .setDocument: "document"
         case .history: "history"
         case .watch: "watch"
         case .export: "export"
         case .importSnapshot: "import"
         case .transaction: "txn"
         case .compact: "compact"
+        case .listSchemas: "schemas"
+        case .getSchema: "schema"
+        case .setSchema: "schema-set"
+        case .deleteSchema: "schema-delete"
         }
     }
 

@@ -13,6 +13,9 @@ public enum Limits {
     public static let maxPageSize = 1000
     /// The largest snapshot file `import` reads: 16 MiB.
     public static let maxSnapshotBytes = 16 * 1024 * 1024
+    /// The largest patch body a `PATCH` reads: 512 KiB, room for a JSON patch that tests
+    /// a whole value of the largest size and replaces it with another.
+    public static let maxPatchBytes = 2 * maxValueBytes
     /// The page size when a caller does not say.
     public static let defaultPageSize = 100
     /// The most bytes of keys and values one page of keys, history or events holds (and

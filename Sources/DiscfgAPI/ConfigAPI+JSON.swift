@@ -1,0 +1,74 @@
+import DiscfgCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// JSON in values over REST: a pointer's part of a value, patches, and the keys under a
+/// prefix as one document.
+extension ConfigAPI {
+    /// `GET keys/{key}?path=POINTER`: the part of the item's JSON value the pointer names.
+    /// With `?raw`, that JSON alone; without, the item's envelope whose `value` is that
+    /// part's JSON text. The entity tag is the key's, as for the whole value.
+    func partAnswer(_ item: Item, pointer: JSONPointer, _ request: Request, in config: ConfigName, atRevision revision: Revision?) throws -> Response {
+        let part = try JSONContent.bytes(try JSONContent.value(at: pointer, in: item))
+        if try request.flag("raw") {
+            var headers = RawValueHeaders.fields(for: JSONContent.mediaType)
+            headers[.eTag] = ETag.value(item.modRevision)
+            return APIResponse.bytes(part, contentType: JSONContent.mediaType, headers: headers)
+        }
+        var shown = item
+        shown.value = part
+        return try itemAnswer(shown, request, in: config, atRevision: revision)
+    }
+
+    /// `PATCH keys/{key}`: a merge patch (`application/merge-patch+json`) or a JSON patch
+    /// (`application/json-patch+json`) applied inside the store's change, under the same
+    /// conditions a `PUT` takes. Answered as a `PUT` is, with action `patch`.
+    func patch(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+        let config = try request.configName(context)
+        let key = try Key(request.pathRemainder(context))
+        let conditions = try request.conditions()
+        let body = try await request.bodyData(limit: Limits.maxPatchBytes)
+        let patch = try ValuePatch(body: body, mediaType: request.headers[.contentType])
+        let change = try await RequestDeadlines.commit { try await store.patch(key, patch, in: config, conditions: conditions) }
+        return APIResponse.json(Envelope(action: Endpoint.patchKey.action, config: config, change: change), headers: [.eTag: ETag.value(change.revision)])
+    }
+
+    /// `GET keys/{prefix}?document` (and `GET keys?document[&prefix=]`): the keys under the
+    /// prefix as one JSON object, now or at `?revision`, with the revision it was read at
+    /// in `X-Discfg-Revision`.
+    func document(_ request: Request, _ context: some DiscfgRequestContext, prefix: String) async throws -> Response {
+        let config = try request.configName(context)
+        let prefix = try KeyPrefix(prefix)
+        let (document, revision) = try await store.document(under: prefix, in: config, atRevision: try request.revision("revision"))
+        var body = try JSONContent.bytes(document)
+        body.append(UInt8(ascii: "\n"))
+        var headers = RawValueHeaders.fields(for: JSONContent.mediaType)
+        headers[.discfgRevision] = String(revision.rawValue)
+        return APIResponse.bytes(body, contentType: JSONContent.mediaType, headers: headers)
+    }
+
+    /// `PUT keys/{prefix}?document[&replace]` (and `PUT keys?document` for every key): the
+    /// body, a JSON object, written as the keys under the prefix in one change.
+    func putDocument(_ request: inout Request, _ context: some DiscfgRequestContext, prefix: String) async throws -> Response {
+        let config = try request.configName(context)
+        guard try request.flag("document") else {
+            throw DiscfgError.invalid("document", "a PUT of a prefix writes its keys as one JSON document: add ?document (…/keys/PREFIX/?document, or …/keys?document for every key)")
+        }
+        let prefix = try KeyPrefix(prefix)
+        let replace = try request.flag("replace")
+        let document = try JSONContent.parse(try await request.bodyData(limit: options.maxImportBytes), key: nil, field: "document")
+        let result = try await RequestDeadlines.commit { try await store.putDocument(document, under: prefix, in: config, replace: replace) }
+        var envelope = Envelope(action: Endpoint.setDocument.action)
+        envelope.config = config.rawValue
+        envelope.events = result.events.map(EventDocument.init)
+        envelope.unchanged = result.unchanged
+        envelope.revision = result.revision
+        return APIResponse.json(envelope)
+    }
+}
+
+extension HTTPField.Name {
+    /// The config revision an answer was read at, where no item's entity tag says it.
+    static let discfgRevision = HTTPField.Name("X-Discfg-Revision")!
+}
