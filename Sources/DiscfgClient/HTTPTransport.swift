@@ -86,7 +86,7 @@ struct HTTPTransport: Sendable {
             throw DiscfgError(.unavailable, "the server at \(baseURL) answered \(reply.status) with something that is not a discfg envelope", field: "store")
         }
         if let error = envelope.error {
-            throw DiscfgError(error.code, error.message, field: error.field, currentItem: try envelope.item?.item())
+            throw DiscfgError(error.code, error.message, field: error.field, currentItem: try envelope.item?.item(), violations: error.violations ?? [])
         }
         guard (200..<300).contains(reply.status) else {
             throw DiscfgError(.unavailable, "the server at \(baseURL) answered \(reply.status)", field: "store")
@@ -107,6 +107,13 @@ enum URLPart {
     /// A key path without its leading slash, each segment encoded.
     static func keyPath(_ key: Key) -> String {
         key.path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }.joined(separator: "/")
+    }
+
+    /// The path of a prefix under `/v1/{config}`: `/keys/app/db/` for `/app/db/`, `/keys` for
+    /// the root.
+    static func prefixPath(_ prefix: KeyPrefix) -> String {
+        guard prefix != .root else { return "/keys" }
+        return "/keys/" + prefix.path.dropFirst().dropLast().split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }.joined(separator: "/") + "/"
     }
 
     /// `?a=b&c=d` from the pairs whose value is not nil.

@@ -98,6 +98,37 @@ public final class RemoteStore: ConfigStore {
         return try await transport.envelope(.PUT, path, body: value, headers: headers).requireChange(kind: .put, key: key)
     }
 
+    /// `PATCH /v1/{config}/keys/{key}`, the patch's media type as `Content-Type` and the
+    /// conditions as for a set.
+    public func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        var (headers, query) = try Self.conditionParameters(conditions)
+        headers.append(("Content-Type", patch.mediaType))
+        let body = try JSONContent.bytes(patch.document)
+        let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query(query)
+        return try await transport.envelope(.PATCH, path, body: body, headers: headers).requireChange(kind: .put, key: key)
+    }
+
+    /// `PUT /v1/{config}/keys/{prefix}?document`, with `replace` when asked.
+    public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
+        let body = try JSONContent.bytes(document)
+        let query: [(String, String?)] = [("document", "true"), ("replace", replace ? "true" : nil)]
+        let path = configPath(config) + URLPart.prefixPath(prefix) + URLPart.query(query)
+        let envelope = try await transport.envelope(.PUT, path, body: body, headers: [("Content-Type", JSONContent.mediaType)])
+        return ImportResult(events: try envelope.events?.map { try $0.event() } ?? [], unchanged: envelope.unchanged ?? 0, revision: envelope.revision ?? .zero)
+    }
+
+    /// `PUT` (or, for nil, `DELETE`) `/v1/{config}/schema?target=…`, with `force` when asked.
+    public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
+        let query: [(String, String?)] = [("target", target.path), ("force", force ? "true" : nil)]
+        let path = configPath(config) + "/schema" + URLPart.query(query)
+        guard let schema else {
+            let event = try await transport.envelope(.DELETE, path).requireChange(kind: .delete, key: target.storageKey)
+            return SchemaChange(event: event, violations: [])
+        }
+        let envelope = try await transport.envelope(.PUT, path, body: schema, headers: [("Content-Type", "application/schema+json")])
+        return SchemaChange(event: try envelope.requireChange(kind: .put, key: target.storageKey), violations: envelope.violations ?? [])
+    }
+
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         let (headers, query) = try Self.conditionParameters(conditions)
         let path = configPath(config) + "/keys/" + URLPart.keyPath(key) + URLPart.query(query)
