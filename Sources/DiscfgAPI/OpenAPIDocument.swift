@@ -13,6 +13,13 @@ info:
     revision by one; conditional requests give compare-and-swap; watch follows changes.
     Every response is a JSON envelope {action, item, prevItem, revision, ...}; errors
     carry {error: {code, message, field}} and never a 500 for bad input.
+    Values whose content type is JSON (application/json, */*+json) must be valid JSON;
+    a pointer reads part of one (?path), PATCH changes part of one, a prefix's keys are
+    read and written as one JSON object (?document), and JSON Schemas attached to a key
+    or a prefix (/v1/{config}/schema) are checked by every change: one that breaks a
+    schema is refused with 422 and code schemaViolation, listing each violation in
+    error.violations, and changes nothing. Keys under /.discfg/ are discfg's own (the
+    schemas); writing them through the key routes is refused with 400.
     Authentication is a bearer token (Authorization: Bearer dcfg_...) when the server
     requires one; behind API Gateway it may be IAM (SigV4) instead. A server open
     without tokens takes requests only from its own machine.
@@ -138,24 +145,63 @@ paths:
     parameters:
       - $ref: "#/components/parameters/config"
     get:
-      summary: List keys under a prefix, one page at a time, in key order.
+      summary: List keys under a prefix, one page at a time, in key order; with ?document, the keys under it as one JSON object.
+      description: >-
+        With document, the answer is not an envelope but the keys under the prefix
+        (every key by default) as one JSON object, as GET /v1/{config}/keys/{prefix}?document
+        gives it; X-Discfg-Revision is the revision it was read at.
       parameters:
         - { name: prefix, in: query, schema: { type: string, default: "/", maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/)." }
         - { name: recursive, in: query, schema: { type: string, enum: ["", "true", "false"], default: "false" }, description: "Every key below, or only direct children plus sub-prefixes. A flag: given bare (?recursive) or true, it is on." }
         - $ref: "#/components/parameters/limit"
         - { name: cursor, in: query, schema: { type: string }, description: "The cursor of the previous page (any text is a position: before the prefix starts over, after it ends)." }
         - $ref: "#/components/parameters/maxBytes"
+        - $ref: "#/components/parameters/document"
+        - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "With document: the keys as they were at this config revision (400 past the config's revision, 410 below its retained history). A listing is always of now." }
+      responses:
+        "200":
+          description: A listing in its envelope, or with document the keys as one JSON object.
+          headers:
+            X-Discfg-Revision: { $ref: "#/components/headers/X-Discfg-Revision" }
+          content:
+            application/json:
+              schema:
+                anyOf:
+                  - $ref: "#/components/schemas/Envelope"
+                  - $ref: "#/components/schemas/KeyDocument"
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
+        "410": { $ref: "#/components/responses/Error" }
+    put:
+      summary: Write every key of the config as one JSON document (?document, required); with replace, also delete the keys it lacks.
+      description: >-
+        PUT /v1/{config}/keys/{prefix}?document for the root prefix: see there.
+      parameters:
+        - { name: document, in: query, required: true, schema: { type: string, enum: ["", "true"] }, description: "A flag: bare (?document) or true. Without it the request is refused with 400." }
+        - $ref: "#/components/parameters/replace"
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/KeyDocument" }
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
     delete:
       summary: Delete every key under a prefix, atomically; prefix=/ deletes every key of the config.
       description: >-
         Both parameters are required, so a config is emptied only when asked for by
-        name. The same is DELETE /v1/{config}/keys/{prefix}?recursive.
+        name. The same is DELETE /v1/{config}/keys/{prefix}?recursive. Refused with 422
+        when a prefix schema requires a key it would delete.
       parameters:
         - { name: prefix, in: query, required: true, schema: { type: string, maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/); / for every key." }
         - { name: recursive, in: query, required: true, schema: { type: string, enum: ["", "true"] }, description: "A flag: given bare (?recursive) or true." }
@@ -165,15 +211,37 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
   /v1/{config}/keys/{key}:
     parameters:
       - $ref: "#/components/parameters/config"
       - $ref: "#/components/parameters/key"
     get:
-      summary: Get a key; with ?recursive or a trailing slash, list under it.
+      summary: Get a key, or with ?path the part of its JSON value a pointer names; with ?recursive or a trailing slash, list under it; with ?document, the keys under it as one JSON object.
+      description: |
+        With path (an RFC 6901 JSON Pointer such as /db/port; ~1 is /, ~0 is ~), the key's
+        value must be JSON (400 otherwise) and the answer is the part the pointer names:
+        with raw, that part's JSON alone (application/json); without, the item's envelope
+        whose item.value is that part's JSON text (a string member comes quoted, as
+        "\"db1\""), every other field the key's own (format=json parses it). A pointer
+        that names nothing is 404 with code pathNotFound. The ETag is the key's
+        modRevision as for the whole value, so If-None-Match and revision work alike.
+        path cannot be used with a listing (400).
+
+        With document, the path is a prefix (/app and /app/ alike) and the answer is the
+        keys under it as one JSON object: each key's path below the prefix a path of
+        members ({"db": {"host": ...}} for /app/db/host); a value whose content type is
+        JSON embedded as JSON, any other UTF-8 value as a string, anything else as
+        {"$base64": "..."}. Keys under /.discfg/ are never part of it. A key that is also
+        a directory (/app/db beside /app/db/host) cannot be one document: 409 with code
+        notRepresentable, naming the path. X-Discfg-Revision is the config revision it was
+        read at; with revision, the keys as they were then. The whole document is built
+        before it is answered.
       parameters:
-        - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Read the key as it was at this config revision." }
-        - { name: raw, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Return the bare value with its stored content type. A flag: bare (?raw) or true." }
+        - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Read the key (or with document the keys) as it was at this config revision." }
+        - { name: raw, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Return the bare value with its stored content type (with path: the part's JSON, application/json). A flag: bare (?raw) or true." }
+        - { name: path, in: query, schema: { type: string, pattern: '^(/([^~/]|~[01])*)*$' }, description: "A JSON Pointer (RFC 6901) into the value, such as /db/port; empty for the whole value. A bad escape (~2) or a pointer without its leading / is refused with 400. Any number of tokens; its length is bounded only by the request's." }
+        - $ref: "#/components/parameters/document"
         - { name: format, in: query, schema: { type: string, enum: [json] }, description: "Return a JSON value parsed rather than as a string." }
         - { name: recursive, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "A flag: bare (?recursive) or true." }
         - $ref: "#/components/parameters/limit"
@@ -182,22 +250,50 @@ paths:
         - { name: If-None-Match, in: header, schema: { type: string }, description: "An ETag; 304 when the key is unchanged." }
       responses:
         "200":
-          description: The item (ETag is its modRevision), its raw bytes with ?raw, or a listing.
+          description: >-
+            The item (ETag is its modRevision), its raw bytes with raw, the part a pointer
+            names with path, a listing, or with document the keys as one JSON object.
           headers:
-            ETag: { schema: { type: string } }
+            ETag: { schema: { type: string }, description: "The key's modRevision, quoted (not with document or a listing)." }
+            X-Discfg-Revision: { $ref: "#/components/headers/X-Discfg-Revision" }
           content:
             application/json:
-              schema: { $ref: "#/components/schemas/Envelope" }
+              schema:
+                anyOf:
+                  - $ref: "#/components/schemas/Envelope"
+                  - $ref: "#/components/schemas/KeyDocument"
+                  - description: "With raw and path: the JSON the pointer names, whatever its type."
             application/octet-stream: {}
         "304": { description: The key has not changed since the ETag given. }
         "400": { $ref: "#/components/responses/Error" }
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
     put:
-      summary: Set a key; the body is the value (its Content-Type is kept).
+      summary: Set a key; the body is the value (its Content-Type is kept). With ?document, write the keys under a prefix as one JSON object.
+      description: |
+        A value whose Content-Type is JSON (application/json or */*+json) must be valid
+        JSON (400 naming the line and column), and a value a schema covers must meet it
+        (422, code schemaViolation, error.violations listing each failure).
+
+        With document, the path is a prefix (/app/ or /app) and the body a JSON object
+        written as the keys under it in one change, at one revision, answered with action
+        document, the events written, unchanged (how many named keys already held their
+        value) and revision. A member that names an existing key is that key's value (any
+        JSON for a JSON key; a string, {"$base64": ...} or other JSON, then stored as
+        application/json, for any other); a member that names no key is a directory when
+        it is an object and a new key otherwise (a string as text, other JSON as
+        application/json). Only keys whose value changes are written. With replace, the
+        keys under the prefix the document lacks are deleted too. Refused with 400 naming
+        the path, changing nothing: a body that is not a JSON object, a member that is not
+        one path segment, a leaf where keys exist below (a key and a directory at once),
+        or a name under /.discfg/; with 413 past 16 MiB or 100000 changed keys. Conditions
+        and ttl do not apply to a document.
       parameters:
+        - { name: document, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Write the body as the JSON document of the keys under the path. A flag: bare (?document) or true." }
+        - { name: replace, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "With document: also delete the keys under the prefix the document lacks. A flag: bare (?replace) or true." }
         - { name: ttl, in: query, schema: { type: integer, minimum: 1, maximum: 315360000 }, description: "Seconds until the key expires." }
         - { name: prevValue, in: query, schema: { type: string }, description: "Only if the current value is exactly this." }
         - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's version is this (0 = absent)." }
@@ -207,7 +303,7 @@ paths:
         - { name: If-None-Match, in: header, schema: { type: string, enum: ["*"] }, description: "Only if the key does not exist." }
       requestBody:
         required: false
-        description: The value; no body sets an empty value.
+        description: The value; no body sets an empty value. With document, a JSON object of at most 16 MiB.
         content:
           "*/*":
             schema: { type: string, format: binary, maxLength: 262144 }
@@ -220,12 +316,62 @@ paths:
         "404": { $ref: "#/components/responses/Error" }
         "412": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
+    patch:
+      summary: Change part of a key's JSON value - an RFC 7386 merge patch or an RFC 6902 JSON patch - under the conditions PUT takes.
+      description: |
+        The patch is applied inside the store's change, to the value as it is then, so two
+        patches of one key never lose each other's changes; the key keeps its content type
+        and expiry. The answer is a change envelope as for PUT, with action patch (item,
+        prevItem, revision; ETag the new revision).
+
+        Content-Type application/merge-patch+json: members of the patch replace the
+        value's, null removes one, objects merge; a patch that is not an object replaces
+        the value. Content-Type application/json-patch+json: an array of operations (add,
+        remove, replace, move, copy, test) applied in order, all or nothing. Any other
+        Content-Type is refused with 415 (code unsupportedMediaType, field Content-Type).
+
+        Refused, changing nothing: 400 (field patch) for a body that is not JSON or not a
+        patch of its kind; 404 for an absent key; 409 (code patchFailed, the current item
+        in the envelope) when a test fails, a path the patch names does not exist, or the
+        value is not JSON (by its content type, unless a schema covers the key, or its
+        text); 412 when a condition does not hold; 413 past 512 KiB of patch or 256 KiB of
+        result; 422 (schemaViolation) when the result breaks a schema.
+      parameters:
+        - { name: prevValue, in: query, schema: { type: string }, description: "Only if the current value is exactly this." }
+        - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's version is this." }
+        - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's modRevision is this." }
+        - { name: prevExist, in: query, schema: { type: boolean }, description: "Only if the key exists (true) or not (false, which always fails: a patch needs a value)." }
+        - { name: If-Match, in: header, schema: { type: string, pattern: '^(\*|(W/)?("[0-9]{1,18}"|[0-9]{1,18}))$' }, description: "* (exists) or the ETag (modRevision) the key must have." }
+        - { name: If-None-Match, in: header, schema: { type: string, enum: ["*"] }, description: "Only if the key does not exist (which always fails: a patch needs a value)." }
+      requestBody:
+        required: true
+        content:
+          application/merge-patch+json:
+            schema: { description: "Any JSON, at most 524288 bytes." }
+            example: { db: { port: 6000, user: null } }
+          application/json-patch+json:
+            schema: { $ref: "#/components/schemas/JSONPatch" }
+            example: [{ op: test, path: /db/port, value: 5432 }, { op: replace, path: /db/port, value: 6000 }]
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
+        "412": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
+        "415": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
         "507": { $ref: "#/components/responses/Error" }
     delete:
       summary: Delete a key (same conditions as PUT).
       description: >-
         To delete every key under a prefix, use DELETE /v1/{config}/keys?prefix=P&recursive
         (also accepted here as DELETE /v1/{config}/keys/P?recursive, without conditions).
+        Refused with 422 when a prefix schema requires the key.
       parameters:
         - { name: prevValue, in: query, schema: { type: string } }
         - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
@@ -238,6 +384,7 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "412": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
   /v1/{config}/history/{key}:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -377,6 +524,7 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
         "507": { $ref: "#/components/responses/Error" }
   /v1/{config}/txn:
     parameters:
@@ -428,7 +576,9 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "409": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
         "507": { $ref: "#/components/responses/Error" }
   /v1/{config}/compact:
     parameters:
@@ -449,17 +599,117 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+  /v1/{config}/schemas:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    get:
+      summary: The config's JSON Schemas, by target - each with the revision and version it was set at, when, and the schema itself.
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+  /v1/{config}/schema:
+    parameters:
+      - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/target"
+    get:
+      summary: The JSON Schema attached to a key or a prefix (application/schema+json); ETag is the revision it was set at.
+      parameters:
+        - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "The schema as it was at this config revision." }
+        - { name: If-None-Match, in: header, schema: { type: string }, description: "An ETag; 304 when the schema is unchanged." }
+      responses:
+        "200":
+          description: The schema, as it was set.
+          headers:
+            ETag: { schema: { type: string } }
+          content:
+            application/schema+json: {}
+        "304": { description: The schema has not changed since the ETag given. }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "410": { $ref: "#/components/responses/Error" }
+    put:
+      summary: Attach a JSON Schema to a key or a prefix, or replace it; with force, even when what it covers breaks it.
+      description: |
+        A schema is kept in the config as a key under /.discfg/schema/ (the answer's item),
+        so it changes at a revision, has history, and is exported and imported with the
+        keys. A key's schema checks its value, which must then be JSON whatever its
+        content type; a prefix's schema checks the keys under it as one JSON document (as
+        GET /v1/{config}/keys/{prefix}?document gives it), so its required members cannot
+        be deleted. From then on every change (PUT, PATCH, DELETE, import, document,
+        transaction) that would break a schema is refused with 422 and code
+        schemaViolation. Drafts 2020-12 and 7 ($schema; 2020-12 without it).
+
+        The schema is refused with 400 (field schema) when it is not JSON or not a valid
+        schema, and with 422 listing each violation when what it covers breaks it now;
+        with force it is attached anyway (201 or 200) and the answer's violations lists
+        what breaks it. 201 when the target had no schema, else 200.
+      parameters:
+        - { name: force, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Attach it even when what it covers breaks it. A flag: bare (?force) or true." }
+      requestBody:
+        required: true
+        content:
+          application/schema+json:
+            schema: { $ref: "#/components/schemas/JSONSchemaText" }
+          application/json:
+            schema: { $ref: "#/components/schemas/JSONSchemaText" }
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "201": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
+    delete:
+      summary: Remove a key's or a prefix's JSON Schema (404 when it has none).
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
 components:
   securitySchemes:
     bearer:
       type: http
       scheme: bearer
+  headers:
+    X-Discfg-Revision:
+      description: With document, the config revision the document was read at.
+      schema: { type: integer, minimum: 0 }
   parameters:
     config:
       name: config
       in: path
       required: true
       schema: { type: string, pattern: "^[A-Za-z0-9_.-]{1,200}$" }
+    document:
+      name: document
+      in: query
+      description: Answer with the keys under the prefix as one JSON object (KeyDocument) instead of an envelope. A flag - bare (?document) or true.
+      schema: { type: string, enum: ["", "true", "false"] }
+    replace:
+      name: replace
+      in: query
+      description: With document, also delete the keys under the prefix the document lacks. A flag - bare (?replace) or true.
+      schema: { type: string, enum: ["", "true", "false"] }
+    target:
+      name: target
+      in: query
+      required: true
+      description: >-
+        What the schema is for - a key (/app/settings) or, ending in /, the keys under a
+        prefix as one document (/app/; / for every key). Not under /.discfg/. The path
+        names the key the schema is kept at, so it is at most 1008 bytes of UTF-8 with
+        each / and % counted three times.
+      schema: { type: string, maxLength: 1006, pattern: '^/?((?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }
     key:
       name: key
       in: path
@@ -573,14 +823,16 @@ components:
       type: object
       description: >-
         put sets key to value (base64 with encoding base64), with an optional ttl in
-        seconds and contentType; delete removes a key, every key under a prefix, or every
-        key in the range [from, to); get reads a key, or every live key under a prefix or
-        in a range, in key order.
+        seconds and contentType; patch changes key's JSON value with merge (an RFC 7386
+        merge patch) or patch (an RFC 6902 JSON patch), as PATCH /v1/{config}/keys/{key}
+        does, its response a put's; delete removes a key, every key under a prefix, or
+        every key in the range [from, to); get reads a key, or every live key under a
+        prefix or in a range, in key order.
       required: [op]
       additionalProperties: false
       not: { $ref: "#/components/schemas/ToWithoutFrom" }
       properties:
-        op: { type: string, enum: [put, delete, get] }
+        op: { type: string, enum: [put, patch, delete, get] }
         key: { $ref: "#/components/schemas/TransactionKey" }
         prefix: { $ref: "#/components/schemas/TransactionPrefix" }
         from: { $ref: "#/components/schemas/RangePath", description: "The first path of a range (inclusive)." }
@@ -589,13 +841,29 @@ components:
         encoding: { type: string, enum: [base64, utf-8, utf8] }
         ttl: { type: integer, minimum: 1, maximum: 315360000, description: "Seconds until the key expires." }
         contentType: { $ref: "#/components/schemas/ContentType" }
+        merge: { description: "patch: an RFC 7386 merge patch (any JSON)." }
+        patch: { $ref: "#/components/schemas/JSONPatch" }
       oneOf:
         - required: [key, value]
           properties: { op: { const: put }, value: { type: string, maxLength: 262144 }, encoding: { enum: [utf-8, utf8] } }
-          not: { anyOf: [{ required: [prefix] }, { required: [from] }, { required: [to] }] }
+          not: { anyOf: [{ required: [prefix] }, { required: [from] }, { required: [to] }, { required: [merge] }, { required: [patch] }] }
         - required: [key, value, encoding]
           properties: { op: { const: put }, value: { type: string, maxLength: 349528, pattern: '^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$' }, encoding: { const: base64 } }
-          not: { anyOf: [{ required: [prefix] }, { required: [from] }, { required: [to] }] }
+          not: { anyOf: [{ required: [prefix] }, { required: [from] }, { required: [to] }, { required: [merge] }, { required: [patch] }] }
+        - required: [key]
+          properties: { op: { const: patch } }
+          oneOf:
+            - { required: [merge] }
+            - { required: [patch] }
+          not:
+            anyOf:
+              - { required: [prefix] }
+              - { required: [from] }
+              - { required: [to] }
+              - { required: [value] }
+              - { required: [encoding] }
+              - { required: [ttl] }
+              - { required: [contentType] }
         - properties: { op: { enum: [delete, get] } }
           oneOf:
             - { required: [key] }
@@ -607,6 +875,8 @@ components:
               - { required: [encoding] }
               - { required: [ttl] }
               - { required: [contentType] }
+              - { required: [merge] }
+              - { required: [patch] }
     RangePath:
       type: string
       description: A path that starts with /, at most 1025 bytes of UTF-8, with no control characters; ranges compare paths byte by byte.
@@ -619,7 +889,7 @@ components:
     TransactionResponse:
       type: object
       required: [op]
-      description: What one operation did - put (item, and prevItem when the key existed), delete (prevItems, the items removed), get (items).
+      description: What one operation did - put and patch (op put, item, and prevItem when the key existed), delete (prevItems, the items removed), get (items).
       properties:
         op: { type: string, enum: [put, delete, get] }
         item: { $ref: "#/components/schemas/Item" }
@@ -764,9 +1034,61 @@ components:
       properties:
         code:
           type: string
-          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, quotaExceeded, compacted, notRepresentable, unauthenticated, permissionDenied, throttled, unavailable, internal]
+          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, quotaExceeded, compacted, pathNotFound, patchFailed, unsupportedMediaType, schemaViolation, notRepresentable, unauthenticated, permissionDenied, throttled, unavailable, internal]
+          description: >-
+            The status each code comes with - invalidArgument 400; configNotFound,
+            keyNotFound, pathNotFound (a JSON Pointer names nothing in the value) 404;
+            configExists, notRepresentable, patchFailed (a patch's test failed, a path it
+            names does not exist, or the value is not JSON; nothing changed) 409;
+            conditionFailed 412; tooLarge 413; unsupportedMediaType (a PATCH neither merge
+            nor JSON patch) 415; schemaViolation (the change would break a JSON Schema;
+            nothing changed) 422; quotaExceeded 507; compacted 410; unauthenticated 401;
+            permissionDenied 403; throttled 429; unavailable 503; internal 500.
         message: { type: string }
         field: { type: string }
+        violations:
+          type: array
+          description: "schemaViolation: every way the change breaks a schema, in key order."
+          items: { $ref: "#/components/schemas/SchemaViolation" }
+    SchemaViolation:
+      type: object
+      required: [key, pointer, keyword, message]
+      properties:
+        key: { type: string, description: "The key at fault; for a prefix's schema, the key the failing member belongs to, or the prefix itself for a member that is missing." }
+        pointer: { type: string, description: "Where in that key's value (RFC 6901); empty for the whole value." }
+        keyword: { type: string, description: "The schema keyword that failed, such as maximum or required." }
+        message: { type: string }
+    SchemaDocument:
+      type: object
+      required: [target, revision, version, modified, schema]
+      properties:
+        target: { type: string, description: "The key (/app/settings) or prefix (/app/, /) the schema checks." }
+        revision: { type: integer, description: "The revision it was last set at." }
+        version: { type: integer, description: "How many times it has been set since it was attached." }
+        modified: { type: string, format: date-time }
+        schema: { description: "The schema itself, as JSON (its numbers as stored)." }
+    JSONSchemaText:
+      description: A JSON Schema (draft 2020-12 or 7) - an object or a boolean; at most 262144 bytes.
+      type: [object, boolean]
+    KeyDocument:
+      type: object
+      description: >-
+        The keys under a prefix as one JSON object: each key's path below the prefix a
+        path of members; a JSON value embedded as JSON, other UTF-8 text as a string, and
+        other bytes as {"$base64": "..."}. Written back, a member names a key or (an
+        object naming no key) a directory.
+      additionalProperties: true
+    JSONPatch:
+      type: array
+      description: RFC 6902 - operations applied in order, all or nothing.
+      items:
+        type: object
+        required: [op, path]
+        properties:
+          op: { type: string, enum: [add, remove, replace, move, copy, test] }
+          path: { type: string, pattern: '^(/([^~/]|~[01])*)*$' }
+          from: { type: string, pattern: '^(/([^~/]|~[01])*)*$', description: "move and copy: where the value comes from." }
+          value: { description: "add, replace and test: the value." }
     Envelope:
       type: object
       required: [action]
@@ -791,5 +1113,7 @@ components:
         token: { type: string, description: "token-create: the new bearer token, shown this once." }
         id: { type: string, pattern: '^[0-9a-f]{12}$', description: "token-create, token-revoke: the token's id (the 12 hex digits after dcfg_), what DELETE /admin/tokens/{id} takes." }
         tokens: { type: array, items: { $ref: "#/components/schemas/Token" }, description: "tokens, token-create, token-revoke: token records." }
+        violations: { type: array, items: { $ref: "#/components/schemas/SchemaViolation" }, description: "schema-set with force: what breaks the schema now." }
+        schemas: { type: array, items: { $ref: "#/components/schemas/SchemaDocument" }, description: "schemas: the config's schemas, by target." }
 """#
 }
