@@ -59,6 +59,20 @@ struct ConformanceLibraryTests {
         #expect(failure.description.hasPrefix("1 expectation failed on store off by one:\n  DiscfgConformance/ItemChecks.swift:"))
     }
 
+    @Test("a store that patches by reading and then setting the value loses concurrent members, and the patch checks say so")
+    func storePatchingOutsideItsChangeIsCaught() async throws {
+        let suite = StoreConformance(name: "read then set") { clock in
+            StoreConformance.Fixture(store: PatchesByReadThenSet(MemoryStore(clock: clock)))
+        }
+        let failure = try #require(await #expect(throws: StoreConformance.CheckFailure.self) {
+            try await suite.patch.concurrentMergePatchesLoseNoMember()
+        })
+        #expect(failure.expectations.allSatisfy { $0.fileID == "DiscfgConformance/PatchChecks.swift" }, "\(failure)")
+        #expect(failure.expectations.contains { $0.message.hasPrefix("members lost") }, "\(failure)")
+        // One patch at a time, it does what a patch does.
+        try await suite.patch.aMergePatchChangesMembersAndKeepsTypeAndTTL()
+    }
+
     @Test("runAll names the checks that threw, after running them all")
     func runAllNamesFailures() async throws {
         let suite = StoreConformance(name: "unopenable") { _ in throw DiscfgError(.unavailable, "this store cannot be opened") }
@@ -98,5 +112,23 @@ struct IgnoresConditions: ForwardingStore {
         var options = options
         options.conditions = []
         return try await base.set(key, to: value, in: config, options: options)
+    }
+}
+
+/// A memory store that patches as a client could: read the value, merge, set it back,
+/// letting other tasks run in between. Concurrent patches then overwrite each other.
+struct PatchesByReadThenSet: ForwardingStore {
+    let base: MemoryStore
+    var forwardee: any ConfigStore { base }
+    init(_ base: MemoryStore) { self.base = base }
+
+    func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event {
+        guard let current = try await base.get(key, in: config), case .merge(let merge) = patch else {
+            return try await base.patch(key, patch, in: config, conditions: conditions)
+        }
+        await Task.yield()
+        let merged = MergePatch.apply(merge, to: try JSONParser.parse(Array(current.value)))
+        let ttl = current.expiresAt.map { Int64($0.timeIntervalSince(current.modifiedAt).rounded(.up)) }
+        return try await base.set(key, to: Data(try JSONSerializer.serialize(merged)), in: config, options: SetOptions(conditions: conditions, ttlSeconds: ttl, contentType: current.contentType))
     }
 }
