@@ -66,6 +66,8 @@ extension ConfigAPI {
     /// key by default) as one JSON document.
     func listOrDocument(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let prefix = request.query("prefix") ?? "/"
+        // Documented for this route (a document's revision); a bad one is refused whichever way it goes.
+        _ = try request.revision("revision")
         if try request.flag("document") { return try await document(request, context, prefix: prefix) }
         if request.query("path") != nil { throw Self.pathOnListing }
         return try await list(request, context, prefix: prefix, recursive: request.flag("recursive"))
