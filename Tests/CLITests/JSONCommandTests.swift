@@ -183,7 +183,7 @@ struct JSONCommandTests {
 
         // The same document again changes nothing.
         let again = try await cli.run("set", "/app/", "--document", "-d", file, "-f", "json").envelope()
-        #expect(again.action == "set-document" && (again.events ?? []).isEmpty && again.unchanged == 5 && again.revision == before.next)
+        #expect(again.action == "document" && (again.events ?? []).isEmpty && again.unchanged == 5 && again.revision == before.next)
 
         // --replace deletes what the document lacks, in the same revision as its writes.
         let smaller = try await cli.run(["set", "/app/", "--document", "--replace", "-f", "json"], stdin: Data(#"{"db": {"host": "db3"}, "settings": {"name": "shop"}}"#.utf8)).envelope()

@@ -28,6 +28,7 @@ struct NumericFlagTests {
         Flag(arguments: ["get", "/", "--document"], flag: "--revision", range: revisions),
         Flag(arguments: ["patch", "k", "{}"], flag: "--if-version", range: revisions),
         Flag(arguments: ["patch", "k", "{}"], flag: "--if-mod-revision", range: revisions),
+        Flag(arguments: ["schema", "get", "k"], flag: "--revision", range: revisions),
         Flag(arguments: ["export"], flag: "--revision", range: revisions),
         Flag(arguments: ["ls", "-r"], flag: "--page-size", range: 1...1000),
         Flag(arguments: ["history", "k"], flag: "--limit", range: 1...1000),

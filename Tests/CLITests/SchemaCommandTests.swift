@@ -68,14 +68,17 @@ struct SchemaCommandTests {
         #expect(Self.lines(table.stdout).first?.hasPrefix("TARGET") == true)
         #expect(Self.lines(table.stdout).dropFirst().map { $0.split(separator: " ").first.map(String.init) } == ["/app/", "/app/settings"], "\(table.stdout)")
         let listed = try await cli.run("schema", "ls", "-f", "json").envelope()
-        #expect(listed.items?.map(\.key) == ["/.discfg/schema/%2Fapp%2F", "/.discfg/schema/%2Fapp%2Fsettings"])
+        #expect(listed.action == "schemas" && listed.schemas?.map(\.target) == ["/app/", "/app/settings"])
+        #expect(listed.schemas?.last?.schema == (try JSONParser.parse(Array(Self.settingsSchema.utf8))))
+        #expect(try await cli.run("schema", "get", "app/settings", "--revision", "3").stdout == Self.settingsSchema + "\n")
+        #expect(try await cli.run("schema", "get", "/app/", "--revision", "3").status == 3, "not attached yet at revision 3")
 
         let removed = try await cli.run("schema", "rm", "/app/")
         #expect(removed.status == 0 && removed.stdout.hasPrefix("schema of /app/ removed (revision "), "\(removed.stdout)\(removed.stderr)")
         let again = try await cli.run("schema", "rm", "/app/")
         #expect(again.status == 3 && again.stderr.contains("has no schema"), "\(again.stderr)")
         #expect(try await cli.run("delete", "app/name").status == 0, "without the prefix's schema, name may go")
-        #expect(try await cli.run("schema", "ls", "-f", "json").envelope().items?.count == 1)
+        #expect(try await cli.run("schema", "ls", "-f", "json").envelope().schemas?.count == 1)
     }
 
     @Test("schema set refuses a file that is not JSON or not a schema, naming the file, and a reserved target")
@@ -203,7 +206,7 @@ struct SchemaCommandTests {
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try forced.envelope().violations?.map(\.pointer) == ["/db/port"])
         #expect(try await remote.run("schema", "get", "app/settings").stdout == Self.settingsSchema + "\n")
-        #expect(try await remote.run("schema", "ls", "-f", "json").envelope().items?.map(\.key) == ["/.discfg/schema/%2Fapp%2Fsettings"])
+        #expect(try await remote.run("schema", "ls", "-f", "json").envelope().schemas?.map(\.target) == ["/app/settings"])
 
         let set = try await remote.run("set", "app/settings", #"{"db": {"port": 70001}, "debug": 1}"#, "--content-type", "application/json")
         #expect(set.status == 2)

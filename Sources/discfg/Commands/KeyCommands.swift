@@ -1,4 +1,5 @@
 import ArgumentParser
+import DiscfgAPI
 import DiscfgCore
 import DiscfgSecrets
 import Foundation
@@ -191,7 +192,7 @@ struct SetCommand: AsyncParsableCommand {
             throw usage("\(Self.source(argument, dataFile: dataFile)) is not valid JSON: \(error)", field: "document")
         }
         let result = try await global.openStore().putDocument(value, under: prefix, in: config, replace: replace)
-        var envelope = Envelope(action: "set-document")
+        var envelope = Envelope(action: Endpoint.setDocument.action)
         envelope.config = config.rawValue
         envelope.events = result.events.map(EventDocument.init)
         envelope.unchanged = result.unchanged
@@ -218,7 +219,8 @@ struct GetCommand: AsyncParsableCommand {
 
         --path reads inside a JSON value with an RFC 6901 pointer such as /db/port: \
         a string is printed as its text, any other JSON compactly, and -f json \
-        prints the envelope with that part as the item's value (as JSON text). A \
+        prints the envelope with that part as the item's value (as JSON text), as \
+        GET /v1/{config}/keys/{key}?path= answers. A \
         path that names nothing exits 3; a value that is not JSON exits 2.
 
         --document reads every key under a prefix as one JSON object: /app/db/host \
@@ -280,7 +282,6 @@ struct GetCommand: AsyncParsableCommand {
                     return
                 }
                 item.value = try JSONContent.bytes(part)
-                item.contentType = JSONContent.mediaType
                 output.emit(Self.envelope(item, config: config, revision: at)) { text }
                 return
             }

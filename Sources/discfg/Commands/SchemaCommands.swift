@@ -1,4 +1,5 @@
 import ArgumentParser
+import DiscfgAPI
 import DiscfgCore
 import Foundation
 
@@ -64,14 +65,14 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "[CONFIG] TARGET FILE ('-' for standard input)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run("schema-set") { output in
+            try await global.run(Endpoint.setSchema.action) { output in
                 let (config, rawTarget, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
                 guard let file else { throw usage("no schema file given: discfg schema set [CONFIG] TARGET FILE", field: "file") }
                 let target = try SchemaTarget(rawTarget)
                 let (schema, _) = try SchemaCommand.readSchema(file, limit: Limits.maxValueBytes)
                 let change = try await global.openStore().setSchema(target, to: schema, in: config, force: force)
-                var envelope = Envelope(action: "schema-set", config: config, change: change.event)
-                envelope.violations = change.violations
+                var envelope = Envelope(action: Endpoint.setSchema.action, config: config, change: change.event)
+                envelope.violations = change.violations.isEmpty ? nil : change.violations
                 output.emit(envelope) { "schema of \(target) set (revision \(change.event.revision))" }
                 if !change.violations.isEmpty {
                     let count = change.violations.count
@@ -92,18 +93,25 @@ struct SchemaCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
 
+        @Option(name: .long, help: ArgumentHelp("The schema as it was at this config revision.", valueName: "r"),
+                transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
+        var revision: UInt64?
+
         @Argument(help: "[CONFIG] TARGET", completion: ShellCompletion.schemaTargets) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run("schema-get") { output in
+            try await global.run(Endpoint.getSchema.action) { output in
                 let (config, rawTarget) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "TARGET")
                 let target = try SchemaTarget(rawTarget)
-                guard let item = try await global.openStore().get(target.storageKey, in: config) else {
-                    throw DiscfgError(.keyNotFound, "\(target) of config \"\(config)\" has no schema", field: "target")
+                let at = revision.map { Revision($0) }
+                guard let item = try await global.openStore().get(target.storageKey, in: config, atRevision: at) else {
+                    let when = at.map { " at revision \($0.rawValue)" } ?? ""
+                    throw DiscfgError(.keyNotFound, "\(target) of config \"\(config)\" has no schema\(when)", field: "target")
                 }
-                var envelope = Envelope(action: "schema-get")
+                var envelope = Envelope(action: Endpoint.getSchema.action)
                 envelope.config = config.rawValue
                 envelope.item = ItemDocument(item)
+                envelope.revision = at
                 output.emit(envelope) { String(decoding: item.value, as: UTF8.self) }
             }
         }
@@ -115,8 +123,9 @@ struct SchemaCommand: AsyncParsableCommand {
             abstract: "List a config's schemas: each target and the revision it was set at.",
             usage: "discfg schema ls [<options>] [<config>]",
             discussion: """
-            -f json prints the schemas' items; each key is /.discfg/schema/ and the \
-            target with '%' written %25 and '/' written %2F.
+            -f json prints each schema's target, revision, version, time of its \
+            last change, and the schema itself. Each is kept as a key of the config: \
+            /.discfg/schema/ and the target with '%' written %25 and '/' written %2F.
             """
         )
 
@@ -125,12 +134,12 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run("schemas") { output in
+            try await global.run(Endpoint.listSchemas.action) { output in
                 let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
                 let schemas = try await global.openStore().schemas(in: config).sorted { $0.target < $1.target }
-                var envelope = Envelope(action: "schemas")
+                var envelope = Envelope(action: Endpoint.listSchemas.action)
                 envelope.config = config.rawValue
-                envelope.items = schemas.map { ItemDocument($0.item) }
+                envelope.schemas = try schemas.map { try SchemaDocument(target: $0.target, item: $0.item) }
                 output.emit(envelope) {
                     guard !schemas.isEmpty else { return "no schemas in config \(config); attach one with 'discfg schema set TARGET FILE'" }
                     return Show.table(["TARGET", "REVISION", "MODIFIED"], schemas.map { target, item in
@@ -153,11 +162,11 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "[CONFIG] TARGET", completion: ShellCompletion.schemaTargets) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run("schema-rm") { output in
+            try await global.run(Endpoint.deleteSchema.action) { output in
                 let (config, rawTarget) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "TARGET")
                 let target = try SchemaTarget(rawTarget)
                 let change = try await global.openStore().setSchema(target, to: nil, in: config, force: false)
-                output.emit(Envelope(action: "schema-rm", config: config, change: change.event)) {
+                output.emit(Envelope(action: Endpoint.deleteSchema.action, config: config, change: change.event)) {
                     "schema of \(target) removed (revision \(change.event.revision))"
                 }
             }
