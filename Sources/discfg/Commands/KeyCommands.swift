@@ -218,10 +218,11 @@ struct GetCommand: AsyncParsableCommand {
         set.
 
         --path reads inside a JSON value with an RFC 6901 pointer such as /db/port: \
-        a string is printed as its text, any other JSON compactly, and -f json \
-        prints the envelope with that part as the item's value (as JSON text), as \
-        GET /v1/{config}/keys/{key}?path= answers. A \
-        path that names nothing exits 3; a value that is not JSON exits 2.
+        a string is printed as its text, any other JSON compactly; --raw prints \
+        the part as JSON (a string quoted) with no newline, and -f json the \
+        envelope with the part, as JSON text, as the item's value (as REST's \
+        ?path= answers). A path that names nothing exits 3; a value that is not \
+        JSON exits 2.
 
         --document reads every key under a prefix as one JSON object: /app/db/host \
         under /app/ is {"db": {"host": ...}}. A JSON value is embedded as JSON, \
@@ -276,13 +277,12 @@ struct GetCommand: AsyncParsableCommand {
             var item = stored.isSecret ? try await global.secretReader(store, config, output: output).revealed(stored) : stored
             if let pointer {
                 let part = try JSONContent.value(at: pointer, in: item)
-                let text = try Self.text(of: part)
+                item.value = try JSONContent.bytes(part)
                 if raw {
-                    output.raw(Data(text.utf8))
+                    output.raw(item.value)
                     return
                 }
-                item.value = try JSONContent.bytes(part)
-                output.emit(Self.envelope(item, config: config, revision: at)) { text }
+                output.emit(Self.envelope(item, config: config, revision: at)) { Self.text(of: part, json: item.value) }
                 return
             }
             if raw {
@@ -304,10 +304,11 @@ struct GetCommand: AsyncParsableCommand {
         return envelope
     }
 
-    /// A part of a JSON value as printed: a string as its text, other JSON compact.
-    private static func text(of part: JSONValue) throws -> String {
+    /// A part of a JSON value as printed: a string as its text, other JSON as `json`, its
+    /// compact text.
+    private static func text(of part: JSONValue, json: Data) -> String {
         if case .string(let text) = part { return text }
-        return String(decoding: try JSONContent.bytes(part), as: UTF8.self)
+        return String(decoding: json, as: UTF8.self)
     }
 
     /// `--document`: the keys under a prefix as one JSON object (or the part `pointer` names).
