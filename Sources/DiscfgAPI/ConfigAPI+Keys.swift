@@ -14,10 +14,11 @@ extension ConfigAPI {
         _ = try request.number(.pageBytes)
         if try request.flag("document") { return try await document(request, context, prefix: path) }
         let pointer = try request.query("path").map { try JSONContent.pointer(String($0)) }
-        let listing = try request.flag("recursive") || request.endsWithSlash || path.isEmpty
-        if listing, pointer != nil { throw Self.pathOnListing }
-        if try request.flag("recursive") { return try await list(request, context, prefix: path, recursive: true) }
-        if request.endsWithSlash || path.isEmpty { return try await list(request, context, prefix: path, recursive: false) }
+        let recursive = try request.flag("recursive")
+        if recursive || request.endsWithSlash || path.isEmpty {
+            guard pointer == nil else { throw Self.pathOnListing }
+            return try await list(request, context, prefix: path, recursive: recursive)
+        }
         let config = try request.configName(context)
         let key = try Key(path)
         guard let item = try await store.get(key, in: config, atRevision: revision) else {
