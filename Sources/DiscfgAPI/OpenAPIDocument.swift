@@ -1076,8 +1076,18 @@ components:
         The keys under a prefix as one JSON object: each key's path below the prefix a
         path of members; a JSON value embedded as JSON, other UTF-8 text as a string, and
         other bytes as {"$base64": "..."}. Written back, a member names a key or (an
-        object naming no key) a directory.
-      additionalProperties: true
+        object naming no key) a directory, so each member name is one path segment (not
+        empty, ".", "..", no / or control characters); the value of an existing JSON key
+        may be any JSON. The paths it makes are keys (at most 1024 bytes of UTF-8), and
+        none is under /.discfg/.
+      propertyNames: { $ref: "#/components/schemas/KeySegment" }
+      additionalProperties:
+        anyOf:
+          - $ref: "#/components/schemas/KeyDocument"
+          - not: { type: object }
+    KeySegment:
+      type: string
+      pattern: '^(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)$'
     JSONPatch:
       type: array
       description: RFC 6902 - operations applied in order, all or nothing.
@@ -1089,6 +1099,10 @@ components:
           path: { type: string, pattern: '^(/([^~/]|~[01])*)*$' }
           from: { type: string, pattern: '^(/([^~/]|~[01])*)*$', description: "move and copy: where the value comes from." }
           value: { description: "add, replace and test: the value." }
+        oneOf:
+          - { required: [value], properties: { op: { enum: [add, replace, test] } } }
+          - { properties: { op: { const: remove } } }
+          - { required: [from], properties: { op: { enum: [move, copy] } } }
     Envelope:
       type: object
       required: [action]
