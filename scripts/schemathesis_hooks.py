@@ -1,6 +1,7 @@
 """Hooks for scripts/fuzz-api: the rules of docs/openapi.yaml that JSON Schema cannot state.
 
 A read at a past revision (GET /v1/{config}/keys/{key}?revision=N, GET
+/v1/{config}/keys?document&revision=N, GET /v1/{config}/schema?revision=N, GET
 /v1/{config}/export?revision=N) or a compaction
 (POST /v1/{config}/compact?revision=N) names a revision the config has reached: one past
 it is refused with 400, as etcd refuses a future revision.
@@ -9,6 +10,15 @@ and read at most there.
 
 Stateful runs fill a key from earlier responses or draws without the key's pattern; a
 positive case whose key breaks the pattern (control characters) has them dropped.
+
+A pointer read (GET /v1/{config}/keys/{key}?path=P) reads into one JSON value: with a
+listing (?recursive), or on a value that is not JSON, it is refused with 400, so positive
+cases send path only where it can apply. A document written through PUT
+/v1/{config}/keys/{key}?document is a JSON object whatever the drawn body's type, so a
+positive case sends {}. A schema's target names the key the schema is kept at
+(/.discfg/schema/ and the target with each / and % escaped as three bytes, at most 1024
+bytes), and a schema must be one the validator's metaschema accepts: positive cases keep
+within both.
 
 An import (POST /v1/{config}/import) names each key once: a schema-valid snapshot whose
 items repeat a key (after discfg's normalization) is refused with 400, so positive cases
@@ -25,6 +35,7 @@ import json
 import os
 import re
 import unicodedata
+import urllib.error
 import urllib.request
 
 import schemathesis
@@ -32,6 +43,8 @@ from schemathesis.core.parameters import ParameterLocation
 
 TRANSACTION = "/v1/{config}/txn"
 KEY_READ = "/v1/{config}/keys/{key}"
+KEYS = "/v1/{config}/keys"
+SCHEMA = "/v1/{config}/schema"
 COMPACT = "/v1/{config}/compact"
 EXPORT = "/v1/{config}/export"
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
@@ -49,6 +62,43 @@ def _config_revision(config: str):
         return None
 
 
+def _holds_json(config: str, key: str) -> bool:
+    """Whether the key's value is JSON now (an absent key answers 404 to any read)."""
+    base = os.environ.get("DISCFG_FUZZ_URL")
+    if not base:
+        return False
+    path = "/".join(urllib.request.quote(part, safe="") for part in key.strip("/").split("/"))
+    try:
+        with urllib.request.urlopen(f"{base}/v1/{urllib.request.quote(config, safe='')}/keys/{path}?raw", timeout=5) as answer:
+            json.loads(answer.read())
+            return True
+    except urllib.error.HTTPError as error:
+        return error.code == 404
+    except Exception:
+        return False
+
+
+def _flag_on(value) -> bool:
+    return value in ("", "true", True)
+
+
+def _schema_target_fits(target: str) -> bool:
+    """Whether the key a schema for `target` is kept at is at most 1024 bytes."""
+    path = target if target.startswith("/") else "/" + target
+    escaped = path.replace("%", "%25").replace("/", "%2F")
+    return len("/.discfg/schema/".encode()) + len(escaped.encode("utf-8", "surrogatepass")) <= 1024
+
+
+def _valid_schema(schema) -> bool:
+    """Whether a drawn schema is one a 2020-12 metaschema accepts (what discfg checks too)."""
+    try:
+        import jsonschema
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator).check_schema(schema)
+        return True
+    except Exception:
+        return False
+
+
 def _negative(case, location) -> bool:
     """Whether the case was drawn to break the schema at `location` (stateful cases carry
     no such record, and are drawn valid)."""
@@ -63,7 +113,7 @@ def _fit_state(case) -> None:
         cleaned = CONTROL.sub("", key).strip("/")
         path_parameters["key"] = cleaned if cleaned and not any(part in ("", ".", "..") for part in cleaned.split("/")) else "k"
     query = case.query or {}
-    reads_revision = (case.operation.path == KEY_READ and case.method.upper() == "GET") or case.operation.path in (COMPACT, EXPORT)
+    reads_revision = (case.operation.path in (KEY_READ, KEYS, SCHEMA) and case.method.upper() == "GET") or case.operation.path in (COMPACT, EXPORT)
     if reads_revision and not _negative(case, ParameterLocation.QUERY):
         revision = query.get("revision")
         if isinstance(revision, str) and revision.isdigit():
@@ -72,6 +122,21 @@ def _fit_state(case) -> None:
             current = _config_revision(path_parameters.get("config", "demo"))
             if isinstance(current, int) and revision > current:
                 query["revision"] = current
+    if _negative(case, ParameterLocation.QUERY):
+        return
+    config = path_parameters.get("config", "demo")
+    if case.operation.path == KEY_READ and case.method.upper() == "GET" and "path" in query and not _flag_on(query.get("document")):
+        key = path_parameters.get("key")
+        if _flag_on(query.get("recursive")) or not isinstance(key, str) or not _holds_json(config, key):
+            del query["path"]
+    if case.operation.path == KEY_READ and case.method.upper() == "PUT" and _flag_on(query.get("document")):
+        case.body = b"{}"
+    if case.operation.path == SCHEMA:
+        target = query.get("target")
+        if isinstance(target, str) and not _schema_target_fits(target):
+            query["target"] = "/fuzz/" if target.endswith("/") else "/fuzz"
+        if case.method.upper() == "PUT" and not _negative(case, ParameterLocation.BODY) and not _valid_schema(case.body):
+            case.body = {}
 IMPORT = "/v1/{config}/import"
 
 
@@ -106,7 +171,7 @@ def _without_conflicts(operations: list) -> list:
             kept.append(operation)
             continue
         op, key, prefix = operation.get("op"), operation.get("key"), operation.get("prefix")
-        if op == "put" and isinstance(key, str):
+        if op in ("put", "patch") and isinstance(key, str):
             key = _key(key)
             if key in puts or key in deleted or any(_in_range(key, *bounds) for bounds in ranges):
                 continue
