@@ -29,6 +29,10 @@ twice, put and deleted, or put under a prefix or in a range the same branch dele
 so in words; a schema-valid body that breaks it is refused with 400, as it should be. So
 before a positive case is sent, its branches keep only the first of each conflicting
 write (a shorter list of valid operations is still valid). Negative cases go as drawn.
+
+A config quota (quotaBytes) refuses with 507 every later write that grows the config, so
+one drawn in a positive case (PUT or PATCH /v1/{config}) would close the run's config to
+the writes the rest of the run sends: positive cases set none.
 """
 
 import json
@@ -44,6 +48,7 @@ from schemathesis.core.parameters import ParameterLocation
 TRANSACTION = "/v1/{config}/txn"
 KEY_READ = "/v1/{config}/keys/{key}"
 KEYS = "/v1/{config}/keys"
+CONFIG = "/v1/{config}"
 SCHEMA = "/v1/{config}/schema"
 COMPACT = "/v1/{config}/compact"
 EXPORT = "/v1/{config}/export"
@@ -199,6 +204,8 @@ def _without_conflicts(operations: list) -> list:
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     _fit_state(case)
+    if case.operation.path == CONFIG and isinstance(case.body, dict) and "quotaBytes" in case.body and not _negative(case, ParameterLocation.BODY):
+        case.body["quotaBytes"] = None
     if case.operation.path not in (TRANSACTION, IMPORT) or case.meta is None or case.meta.is_negative_at(ParameterLocation.BODY):
         return
     body = case.body
