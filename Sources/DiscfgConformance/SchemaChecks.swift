@@ -268,6 +268,30 @@ public struct SchemaChecks: Sendable {
         }
     }
 
+    public func aSchemaIsRemovedOnlyAsASchema() async throws {
+        try await conformance.withStore { store, _ in
+            let config = try await store.makeConfig()
+            try await store.set("/app/port", "80", in: config)
+            let target = try SchemaTarget("/app/port")
+            _ = try await store.setSchema(target, to: Data(text: Self.port), in: config, force: false)
+            let before = try await store.observableState(of: config)
+            try await expectError(.invalidArgument, "delete", mentioning: ["schema rm"]) { try await store.delete(target.storageKey, in: config, conditions: []) }
+            try await expectError(.invalidArgument, "delete prefix", mentioning: ["schema rm"]) { try await store.deletePrefix(KeyPrefix("/.discfg/"), in: config) }
+            try await expectError(.invalidArgument, "transaction delete", mentioning: ["schema rm"]) {
+                try await store.transact(Transaction(success: [.delete(target.storageKey)]), in: config)
+            }
+            try await expectEqual(store.observableState(of: config), before)
+            // Deleting every key of the config, alone or in a transaction, leaves its schemas.
+            let deleted = try await store.deletePrefix(.root, in: config)
+            expectEqual(deleted.map(\.key.path), ["/app/port"])
+            try await store.set("/app/port", "81", in: config)
+            _ = try await store.transact(Transaction(success: [.deletePrefix(.root)]), in: config)
+            try await expectEqual(store.schemas(in: config).map(\.target), [target])
+            _ = try await store.setSchema(target, to: nil, in: config, force: false)
+            try await expectEmpty(store.schemas(in: config))
+        }
+    }
+
     public func expiryIsNeverRefusedByASchema() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()

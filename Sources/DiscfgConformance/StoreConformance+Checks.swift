@@ -181,6 +181,7 @@ extension StoreConformance {
         for argument in SchemaChecks.discfgsOwnPrefixHoldsOnlySchemasArguments {
             all.append(Check(name: "SchemaChecks.discfgsOwnPrefixHoldsOnlySchemas(path: \(argument))") { try await self.schema.discfgsOwnPrefixHoldsOnlySchemas(path: argument) })
         }
+        all.append(Check(name: "SchemaChecks.aSchemaIsRemovedOnlyAsASchema()") { try await self.schema.aSchemaIsRemovedOnlyAsASchema() })
         all.append(Check(name: "SchemaChecks.expiryIsNeverRefusedByASchema()") { try await self.schema.expiryIsNeverRefusedByASchema() })
         return all
     }

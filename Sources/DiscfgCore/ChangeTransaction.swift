@@ -91,6 +91,7 @@ extension ChangeTransaction {
 
     /// Deletes `key` if it exists and the conditions hold.
     public mutating func delete(_ key: Key, conditions: [Condition]) throws -> Event {
+        try SchemaTarget.refuseDeleting(key)
         _ = try expireDue()
         let current = try storedItem(key)
         try conditions.check(against: current, key: key)
@@ -102,8 +103,11 @@ extension ChangeTransaction {
 
     /// Deletes every live key under `prefix`, one revision each, in key order.
     public mutating func deletePrefix(_ prefix: KeyPrefix) throws -> [Event] {
+        try SchemaTarget.refuseDeleting(prefix)
         _ = try expireDue()
-        let events = try storedItems(under: prefix).map { try recordRemoval(of: $0, at: try currentRevision().successor()) }
+        let events = try storedItems(under: prefix).filter { !SchemaTarget.reserved.contains($0.key) }.map {
+            try recordRemoval(of: $0, at: try currentRevision().successor())
+        }
         try enforce(events)
         return events
     }
@@ -179,11 +183,13 @@ extension ChangeTransaction {
                 events.append(event)
                 responses.append(.put(event))
             case .delete(let key):
+                try SchemaTarget.refuseDeleting(key)
                 responses.append(.delete(try storedItem(key).map { [try remove($0)] } ?? []))
             case .deletePrefix(let prefix):
-                responses.append(.delete(try storedItems(under: prefix).filter { filter?.admits($0.key) ?? true }.map(remove)))
+                try SchemaTarget.refuseDeleting(prefix)
+                responses.append(.delete(try storedItems(under: prefix).filter { (filter?.admits($0.key) ?? true) && !SchemaTarget.reserved.contains($0.key) }.map(remove)))
             case .deleteRange(let range):
-                responses.append(.delete(try storedItems(in: range).filter { filter?.admits($0.key) ?? true }.map(remove)))
+                responses.append(.delete(try storedItems(in: range).filter { (filter?.admits($0.key) ?? true) && !SchemaTarget.reserved.contains($0.key) }.map(remove)))
             case .get(let key):
                 responses.append(.get(try read(.key(key), filter, &reads, at: responses.count)))
             case .getPrefix(let prefix):

@@ -46,6 +46,21 @@ public enum SchemaTarget: Hashable, Sendable, Comparable, CustomStringConvertibl
         }
     }
 
+    /// Refuses a delete of a key under `/.discfg/`: a schema is removed with
+    /// ``ChangeTransaction/setSchema(_:to:force:)``, never as a key, so no delete meant for
+    /// values takes one with it.
+    static func refuseDeleting(_ key: Key) throws {
+        guard reserved.contains(key) || key.path == String(reserved.path.dropLast()) else { return }
+        throw DiscfgError.invalid("key", "\(key) is discfg's own record; remove a schema with `discfg schema rm` (DELETE /v1/{config}/schema?target=…)")
+    }
+
+    /// Refuses a delete of a prefix inside `/.discfg/`. A wider prefix (`/` itself) deletes
+    /// the config's keys and leaves its schemas.
+    static func refuseDeleting(_ prefix: KeyPrefix) throws {
+        guard prefix.path.hasPrefix(reserved.path) else { return }
+        throw DiscfgError.invalid("prefix", "\(prefix) holds discfg's own records; remove a schema with `discfg schema rm` (DELETE /v1/{config}/schema?target=…)")
+    }
+
     /// The key or prefix path.
     public var path: String {
         switch self {

@@ -46,6 +46,11 @@ struct SchemaEnforcementTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aSchemaIsRemovedOnlyAsASchema(kind: StoreKind) async throws {
+        try await kind.conformance.schema.aSchemaIsRemovedOnlyAsASchema()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func expiryIsNeverRefusedByASchema(kind: StoreKind) async throws {
         try await kind.conformance.schema.expiryIsNeverRefusedByASchema()
     }
