@@ -68,55 +68,7 @@ public enum EnvelopeJSON {
         var compact = ByteBuffer()
         compact.reserveCapacity(512)
         write(envelope, to: &compact)
-        let bytes = compact.readableBytesView
-        var out = Data()
-        out.reserveCapacity(bytes.count * 2)
-        var depth = 0
-        var inString = false
-        var escaped = false
-        func newline(_ out: inout Data, _ depth: Int) {
-            out.append(UInt8(ascii: "\n"))
-            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
-        }
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            index = bytes.index(after: index)
-            if inString {
-                out.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
-                out.append(byte)
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                out.append(byte)
-                let close = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
-                if index < bytes.endIndex, bytes[index] == close {
-                    out.append(UInt8(ascii: "\n"))
-                    newline(&out, depth)
-                    out.append(close)
-                    index = bytes.index(after: index)
-                } else {
-                    depth += 1
-                    newline(&out, depth)
-                }
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                newline(&out, depth)
-                out.append(byte)
-            case UInt8(ascii: ","):
-                out.append(byte)
-                newline(&out, depth)
-            case UInt8(ascii: ":"):
-                out.append(contentsOf: [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")])
-            default:
-                out.append(byte)
-            }
-        }
-        return out
+        return Data(JSONSerializer.indented(compact.readableBytesView, layout: .foundation))
     }
 
     /// Appends one event as compact JSON, as in an envelope's `events`.

@@ -123,59 +123,11 @@ enum Show {
     }
 }
 
-/// JSON as people read it: the compact text `JSONSerializer` writes, with each member and
-/// element on a line of its own, indented by two spaces. Only whitespace is added, so
-/// numbers and strings stay exactly as the serializer wrote them.
+/// JSON as people read it: each member and element on a line of its own, indented by two
+/// spaces, numbers and strings exactly as the serializer writes them.
 enum PrettyJSON {
     /// The indented text of `value`, without a final newline.
     static func text(_ value: JSONValue) throws -> String {
-        let compact = try JSONContent.bytes(value)
-        var out: [UInt8] = []
-        out.reserveCapacity(compact.count * 2)
-        var depth = 0
-        var inString = false
-        var escaped = false
-        var index = compact.startIndex
-        func newline() {
-            out.append(UInt8(ascii: "\n"))
-            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: depth * 2))
-        }
-        while index < compact.endIndex {
-            let byte = compact[index]
-            index += 1
-            if inString {
-                out.append(byte)
-                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""):
-                inString = true
-                out.append(byte)
-            case UInt8(ascii: "{"), UInt8(ascii: "["):
-                out.append(byte)
-                // An empty object or array stays on its line (`}` and `]` are each two
-                // code points after their opening bracket).
-                if index < compact.endIndex, compact[index] == byte + 2 {
-                    out.append(compact[index])
-                    index += 1
-                } else {
-                    depth += 1
-                    newline()
-                }
-            case UInt8(ascii: "}"), UInt8(ascii: "]"):
-                depth -= 1
-                newline()
-                out.append(byte)
-            case UInt8(ascii: ","):
-                out.append(byte)
-                newline()
-            case UInt8(ascii: ":"):
-                out.append(contentsOf: [byte, UInt8(ascii: " ")])
-            default:
-                out.append(byte)
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        String(decoding: JSONSerializer.indented(try JSONContent.bytes(value)), as: UTF8.self)
     }
 }
