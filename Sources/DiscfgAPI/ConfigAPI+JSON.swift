@@ -59,12 +59,7 @@ extension ConfigAPI {
         let replace = try request.flag("replace")
         let document = try JSONContent.parse(try await request.bodyData(limit: options.maxImportBytes), key: nil, field: "document")
         let result = try await RequestDeadlines.commit { try await store.putDocument(document, under: prefix, in: config, replace: replace) }
-        var envelope = Envelope(action: Endpoint.setDocument.action)
-        envelope.config = config.rawValue
-        envelope.events = result.events.map(EventDocument.init)
-        envelope.unchanged = result.unchanged
-        envelope.revision = result.revision
-        return APIResponse.json(envelope)
+        return APIResponse.json(Envelope(action: Endpoint.setDocument.action, config: config, changes: result))
     }
 }
 

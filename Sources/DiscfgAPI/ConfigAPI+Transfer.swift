@@ -87,11 +87,6 @@ extension ConfigAPI {
         let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
         let replace = try request.flag("replace")
         let result = try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, replace: replace) }
-        var envelope = Envelope(action: "import")
-        envelope.config = config.rawValue
-        envelope.events = result.events.map(EventDocument.init)
-        envelope.unchanged = result.unchanged
-        envelope.revision = result.revision
-        return APIResponse.json(envelope)
+        return APIResponse.json(Envelope(action: "import", config: config, changes: result))
     }
 }

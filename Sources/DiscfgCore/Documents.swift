@@ -195,6 +195,16 @@ public struct Envelope: Codable, Hashable, Sendable {
         at = change.at
     }
 
+    /// The envelope for a change of many keys at once, `import` or `document`: each
+    /// change, how many keys already held their value, and the config's revision after.
+    public init(action: String, config: ConfigName, changes result: ImportResult) {
+        self.init(action: action)
+        self.config = config.rawValue
+        events = result.events.map(EventDocument.init)
+        unchanged = result.unchanged
+        revision = result.revision
+    }
+
     /// The envelope for a transaction's result (`POST /v1/{config}/txn`, `discfg txn`):
     /// whether it succeeded, the config's revision after it, the time of its change when
     /// it made one, and one response per operation of the branch that ran.

@@ -192,12 +192,7 @@ struct SetCommand: AsyncParsableCommand {
             throw usage("\(Self.source(argument, dataFile: dataFile)) is not valid JSON: \(error)", field: "document")
         }
         let result = try await global.openStore().putDocument(value, under: prefix, in: config, replace: replace)
-        var envelope = Envelope(action: Endpoint.setDocument.action)
-        envelope.config = config.rawValue
-        envelope.events = result.events.map(EventDocument.init)
-        envelope.unchanged = result.unchanged
-        envelope.revision = result.revision
-        output.emit(envelope) {
+        output.emit(Envelope(action: Endpoint.setDocument.action, config: config, changes: result)) {
             let deleted = result.events.filter { $0.kind == .delete }.count
             let written = result.events.count - deleted
             let keys = written == 1 ? "key" : "keys"

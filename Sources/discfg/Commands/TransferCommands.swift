@@ -171,12 +171,7 @@ struct ImportCommand: AsyncParsableCommand {
                 throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
             }
             let result = try await global.openStore().importSnapshot(snapshot, into: config, replace: replace)
-            var envelope = Envelope(action: "import")
-            envelope.config = config.rawValue
-            envelope.events = result.events.map(EventDocument.init)
-            envelope.unchanged = result.unchanged
-            envelope.revision = result.revision
-            output.emit(envelope) {
+            output.emit(Envelope(action: "import", config: config, changes: result)) {
                 let deleted = result.events.filter { $0.kind == .delete }.count
                 let written = result.events.count - deleted
                 return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
