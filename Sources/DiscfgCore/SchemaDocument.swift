@@ -2,7 +2,7 @@ import Foundation
 import JSONSchema
 
 /// The JSON form of a schema attached to a key or prefix (`GET /v1/{config}/schemas`,
-/// `discfg schema list -f json`): its target, the revision and version of the key it is
+/// `discfg schema ls -f json`): its target, the revision and version of the key it is
 /// kept at, when it last changed, and the schema itself as JSON.
 public struct SchemaDocument: Codable, Hashable, Sendable {
     /// The media type a schema is served as.
