@@ -54,7 +54,8 @@ public enum SchemaBook {
         guard !result.isValid else { return [] }
         return result.errors.map { error in
             let (key, pointer) = place(error.instanceLocation, target: target, keys: keys)
-            return SchemaViolation(key: key, pointer: pointer, keyword: error.keyword, message: error.message)
+            // A validation stopped by its budget names no keyword: it is the schema's limit.
+            return SchemaViolation(key: key, pointer: pointer, keyword: error.keyword.isEmpty ? "limit" : error.keyword, message: error.message)
         }
     }
 
