@@ -12,37 +12,49 @@ public enum SchemaBook {
     /// {"$ref": "#"}]}`) or a pattern that backtracks without end stops in about a
     /// quarter of a second and refuses the write, rather than hold the store's writer.
     public static let options = JSONSchemaValidator.Options(regexSteps: 2_500_000, maxEvaluations: 250_000)
-    private static let compiled = Mutex<[Data: Result<JSONSchemaValidator, DiscfgError>]>([:])
+    private static let compiled = Mutex<[Data: Result<JSONSchemaValidator, Problem>]>([:])
+
+    /// What is wrong with a schema's text, said of no target in particular (the cache is
+    /// shared by every target with the same text), e.g. `is not valid JSON: line 1, …`.
+    struct Problem: Error {
+        let predicate: String
+    }
 
     /// The validator for a schema's text.
     /// - Throws: `invalidArgument` when the text is not JSON, or not a schema its dialect's
-    ///   metaschema accepts, or one the validator refuses (a bad pattern, too large).
+    ///   metaschema accepts, or one the validator refuses (a bad pattern, too large),
+    ///   naming `target`.
     public static func validator(_ schema: Data, for target: SchemaTarget? = nil) throws -> JSONSchemaValidator {
-        if let known = compiled.withLock({ $0[schema] }) { return try known.get() }
-        let result = Result { () throws(DiscfgError) -> JSONSchemaValidator in try compile(schema, for: target) }
-        compiled.withLock { cache in
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[schema] = result
+        let result = compiled.withLock({ $0[schema] }) ?? {
+            let result = Result { () throws(Problem) -> JSONSchemaValidator in try compile(schema) }
+            compiled.withLock { cache in
+                if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
+                cache[schema] = result
+            }
+            return result
+        }()
+        do {
+            return try result.get()
+        } catch {
+            throw DiscfgError.invalid("schema", "\(target.map { "the schema for \($0)" } ?? "the schema") \(error.predicate)")
         }
-        return try result.get()
     }
 
-    private static func compile(_ schema: Data, for target: SchemaTarget?) throws(DiscfgError) -> JSONSchemaValidator {
-        let subject = target.map { "the schema for \($0)" } ?? "the schema"
+    private static func compile(_ schema: Data) throws(Problem) -> JSONSchemaValidator {
         let value: JSONValue
         do {
             value = try JSONParser.parse(Array(schema))
         } catch {
-            throw DiscfgError.invalid("schema", "\(subject) is not valid JSON: \(error)")
+            throw Problem(predicate: "is not valid JSON: \(error)")
         }
         let check = JSONSchemaValidator.checkSchema(value)
         if let first = check.errors.first {
-            throw DiscfgError.invalid("schema", "\(subject) is not a valid JSON Schema: \(first.description)")
+            throw Problem(predicate: "is not a valid JSON Schema: \(first.description)")
         }
         do {
             return try JSONSchemaValidator(schema: value, options: options)
         } catch {
-            throw DiscfgError.invalid("schema", "\(subject) cannot be used: \(error.message)")
+            throw Problem(predicate: "cannot be used: \(error.message)")
         }
     }
 

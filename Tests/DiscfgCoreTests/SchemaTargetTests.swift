@@ -105,6 +105,10 @@ struct SchemaTargetTests {
         let found = SchemaBook.violations(of: 11, against: try SchemaBook.validator(schema), target: target)
         #expect(found.map(\.keyword) == ["maximum"])
         #expect(found.map(\.key) == ["/n"])
+        // The same broken text met first for another target: the error names each its own.
+        try expectError(.invalidArgument, field: "schema", mentioning: ["the schema for /other/"]) {
+            try SchemaBook.validator(Data("{".utf8), for: try SchemaTarget("/other/"))
+        }
         for _ in 0..<2 {
             try expectError(.invalidArgument, field: "schema", mentioning: ["the schema for /n", "not valid JSON", "line 1"]) {
                 try SchemaBook.validator(Data("{".utf8), for: target)
