@@ -175,6 +175,7 @@ paths:
         "404": { $ref: "#/components/responses/Error" }
         "409": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
     put:
       summary: Write every key of the config as one JSON document (?document, required); with replace, also delete the keys it lacks.
       description: >-
@@ -236,7 +237,8 @@ paths:
         a directory (/app/db beside /app/db/host) cannot be one document: 409 with code
         notRepresentable, naming the path. X-Discfg-Revision is the config revision it was
         read at; with revision, the keys as they were then. The whole document is built
-        before it is answered.
+        before it is answered, so it holds at most 16 MiB of key paths and values: past
+        that, 413 (code tooLarge) before it is built; read a narrower prefix.
       parameters:
         - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Read the key (or with document the keys) as it was at this config revision." }
         - { name: raw, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Return the bare value with its stored content type (with path: the part's JSON, application/json). A flag: bare (?raw) or true." }
@@ -271,6 +273,7 @@ paths:
         "404": { $ref: "#/components/responses/Error" }
         "409": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
     put:
       summary: Set a key; the body is the value (its Content-Type is kept). With ?document, write the keys under a prefix as one JSON object.
       description: |

@@ -126,4 +126,26 @@ struct KeyDocumentTests {
         #expect(changes.count == 1)
         #expect(changes.first.map { if case .delete(let item) = $0 { item.key.path } else { "" } } == "/a")
     }
+
+    @Test("a document past its byte bound is refused before it is built, now and at a past revision; within it, read whole")
+    func documentsAreBounded() async throws {
+        let store = MemoryStore()
+        let config = try ConfigName("bounded")
+        _ = try await store.createConfig(config, settings: ConfigSettings())
+        for name in ["a", "b", "c"] {
+            _ = try await store.set(try Key("/app/\(name)"), to: Data(String(repeating: "x", count: 100).utf8), in: config)
+        }
+        let prefix = try KeyPrefix("/app/")
+        // Three keys of 6 bytes of path and 100 of value each: 318 bytes.
+        for revision in [nil, Revision(3)] {
+            let read = try await store.document(under: prefix, in: config, atRevision: revision, maxBytes: 318)
+            #expect(read.document["c"] == .string(String(repeating: "x", count: 100)))
+            do {
+                _ = try await store.document(under: prefix, in: config, atRevision: revision, maxBytes: 317)
+                Issue.record("a document past its bound was read")
+            } catch let error as DiscfgError {
+                #expect(error.code == .tooLarge && error.message.contains("narrower prefix"), "\(error)")
+            }
+        }
+    }
 }
