@@ -10,30 +10,13 @@ import Testing
 /// and a real SQLite file, beside keys another writer (REST, the CLI) put in the config.
 @Suite("etcd API: only etcd keys, within one answer's budget")
 struct EtcdKeysOnlyTests {
-    enum Backing: String, CaseIterable, CustomStringConvertible {
-        case memory, sqlite
-        var description: String { rawValue }
-    }
+    typealias Backing = EtcdTestBacking
 
     /// A backend over a fresh config holding the foreign keys `/db/password` and `/b/x`.
     static func backend(_ backing: Backing) async throws -> (EtcdBackend, EtcdKVService, cleanUp: () -> Void) {
-        let store: any ConfigStore
-        var cleanUp = {}
-        switch backing {
-        case .memory:
-            store = MemoryStore()
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-keys-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            store = try SQLiteStore(path: directory.appendingPathComponent("etcd.db").path)
-            cleanUp = { try? FileManager.default.removeItem(at: directory) }
-        }
-        let backend = EtcdBackend(store: store, config: try ConfigName("etcd"))
-        try await backend.prepare()
+        let (store, backend, service, cleanUp) = try await backing.service()
         _ = try await store.set(try Key("/db/password"), to: Data("hunter2".utf8), in: backend.config)
         _ = try await store.set(try Key("/b/x"), to: Data("foreign".utf8), in: backend.config)
-        let identity = EtcdIdentity(config: backend.config)
-        let service = EtcdKVService(backend: backend, identity: identity, leases: EtcdLeases(backend: backend))
         return (backend, service, cleanUp)
     }
 

@@ -10,34 +10,18 @@ import Testing
 /// and changes nothing. Driven through the KV service over memory and a real SQLite file.
 @Suite("etcd API: schemas hold etcd's writes")
 struct EtcdSchemaTests {
-    enum Backing: String, CaseIterable, CustomStringConvertible {
-        case memory, sqlite
-        var description: String { rawValue }
-    }
+    typealias Backing = EtcdTestBacking
 
     static let schema = #"{"type": "object", "required": ["port"], "properties": {"port": {"type": "integer", "maximum": 65535}}}"#
 
     /// A KV service over a fresh config whose `/settings` (etcd key `settings`) holds a
     /// valid value and has a schema.
     static func service(_ backing: Backing) async throws -> (EtcdBackend, EtcdKVService, cleanUp: () -> Void) {
-        let store: any ConfigStore
-        var cleanUp = {}
-        switch backing {
-        case .memory:
-            store = MemoryStore()
-        case .sqlite:
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-schema-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            store = try SQLiteStore(path: directory.appendingPathComponent("etcd.db").path)
-            cleanUp = { try? FileManager.default.removeItem(at: directory) }
-        }
-        let backend = EtcdBackend(store: store, config: try ConfigName("etcd"))
-        try await backend.prepare()
+        let (store, backend, service, cleanUp) = try await backing.service()
         let settings = try EtcdKeys.key(Array("settings".utf8))
         #expect(settings.path == "/settings")
         _ = try await store.set(settings, to: Data(#"{"port": 8080}"#.utf8), in: backend.config)
         _ = try await store.setSchema(.key(settings), to: Data(schema.utf8), in: backend.config, force: false)
-        let service = EtcdKVService(backend: backend, identity: EtcdIdentity(config: backend.config), leases: EtcdLeases(backend: backend))
         return (backend, service, cleanUp)
     }
 
