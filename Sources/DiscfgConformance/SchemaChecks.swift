@@ -247,7 +247,7 @@ public struct SchemaChecks: Sendable {
     }
 
     /// The arguments ``discfgsOwnPrefixHoldsOnlySchemas(path:)`` is checked with.
-    public static let discfgsOwnPrefixHoldsOnlySchemasArguments = ["/.discfg/other", "/.discfg/schema/app/port", "/.discfg/schema/%2Fapp%ZZ", "/.discfg/tokens/x"]
+    public static let discfgsOwnPrefixHoldsOnlySchemasArguments = ["/.discfg", "/.discfg/other", "/.discfg/schema/app/port", "/.discfg/schema/%2Fapp%ZZ", "/.discfg/tokens/x"]
 
     public func discfgsOwnPrefixHoldsOnlySchemas(path: String) async throws {
         try await conformance.withStore { store, _ in

@@ -105,7 +105,7 @@ extension ChangeTransaction {
     public mutating func deletePrefix(_ prefix: KeyPrefix) throws -> [Event] {
         try SchemaTarget.refuseDeleting(prefix)
         _ = try expireDue()
-        let events = try storedItems(under: prefix).filter { !SchemaTarget.reserved.contains($0.key) }.map {
+        let events = try storedItems(under: prefix).filter { !SchemaTarget.isReserved($0.key) }.map {
             try recordRemoval(of: $0, at: try currentRevision().successor())
         }
         try enforce(events)
@@ -187,9 +187,9 @@ extension ChangeTransaction {
                 responses.append(.delete(try storedItem(key).map { [try remove($0)] } ?? []))
             case .deletePrefix(let prefix):
                 try SchemaTarget.refuseDeleting(prefix)
-                responses.append(.delete(try storedItems(under: prefix).filter { (filter?.admits($0.key) ?? true) && !SchemaTarget.reserved.contains($0.key) }.map(remove)))
+                responses.append(.delete(try storedItems(under: prefix).filter { (filter?.admits($0.key) ?? true) && !SchemaTarget.isReserved($0.key) }.map(remove)))
             case .deleteRange(let range):
-                responses.append(.delete(try storedItems(in: range).filter { (filter?.admits($0.key) ?? true) && !SchemaTarget.reserved.contains($0.key) }.map(remove)))
+                responses.append(.delete(try storedItems(in: range).filter { (filter?.admits($0.key) ?? true) && !SchemaTarget.isReserved($0.key) }.map(remove)))
             case .get(let key):
                 responses.append(.get(try read(.key(key), filter, &reads, at: responses.count)))
             case .getPrefix(let prefix):

@@ -7,7 +7,7 @@ public enum EnvFile {
     static func encode(_ snapshot: ConfigSnapshot) throws -> String {
         var lines: [String] = []
         var owners: [String: Key] = [:]
-        for entry in snapshot.items where !SchemaTarget.reserved.contains(entry.key) {
+        for entry in snapshot.items where !SchemaTarget.isReserved(entry.key) {
             let name = variableName(for: entry.key)
             if let other = owners[name] {
                 throw DiscfgError(.notRepresentable, "keys \(other) and \(entry.key) both become \(name) in env format; use --to json or yaml", field: "format")

@@ -25,7 +25,7 @@ public enum KeyDocument {
     /// - Throws: `notRepresentable` naming a key that is also a directory.
     public static func read(_ items: [Item], under prefix: KeyPrefix, parsed: [Key: JSONValue] = [:]) throws -> JSONValue {
         var root = Node.directory([:])
-        for item in items.sorted(by: { $0.key < $1.key }) where prefix.contains(item.key) && !SchemaTarget.reserved.contains(item.key) {
+        for item in items.sorted(by: { $0.key < $1.key }) where prefix.contains(item.key) && !SchemaTarget.isReserved(item.key) {
             let segments = item.key.path.dropFirst(prefix.path.count).split(separator: "/").map(String.init)
             let value = JSONContent.isJSON(item.contentType) ? parsed[item.key] ?? embedded(item) : embedded(item)
             try root.insert(segments[...], value: value, key: item.key, prefix: prefix)
@@ -56,7 +56,7 @@ public enum KeyDocument {
         guard case .object(let members) = document else {
             throw DiscfgError.invalid("document", "a document for \(prefix) must be a JSON object, not \(document.typeName)")
         }
-        let live = current.filter { prefix.contains($0.key) && !SchemaTarget.reserved.contains($0.key) }
+        let live = current.filter { prefix.contains($0.key) && !SchemaTarget.isReserved($0.key) }
         let byKey = Dictionary(live.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         var writer = Writer(byKey: byKey, live: live)
         try writer.walk(members, at: prefix.path)
@@ -95,7 +95,7 @@ public enum KeyDocument {
                 }
                 let path = directory + name
                 let key = try Key(path)
-                if SchemaTarget.reserved.contains(key) || key.path == String(SchemaTarget.reserved.path.dropLast()) {
+                if SchemaTarget.isReserved(key) {
                     throw DiscfgError.invalid("document", "\(key) is reserved for discfg's own records")
                 }
                 if let existing = byKey[key] {

@@ -127,7 +127,7 @@ extension ChangeTransaction {
         var parsed: [Key: JSONValue] = [:]
         for event in events where event.kind == .put {
             guard let item = event.item else { continue }
-            if SchemaTarget.reserved.contains(event.key) {
+            if SchemaTarget.isReserved(event.key) {
                 guard let target = SchemaTarget(storageKey: event.key) else {
                     throw DiscfgError.invalid("key", "\(event.key) is reserved for discfg's own records; attach a schema with `discfg schema set`")
                 }

@@ -23,7 +23,11 @@ public enum SchemaTarget: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// - Throws: `invalidArgument` for a bad path, or one under `/.discfg/`.
     public init(_ text: String) throws {
         let target: SchemaTarget = text.hasSuffix("/") || text.isEmpty ? .prefix(try KeyPrefix(text)) : .key(try Key(text))
-        if target != .prefix(.root), target.path.hasPrefix(Self.reserved.path) || target.path == String(Self.reserved.path.dropLast()) {
+        let reserved = switch target {
+        case .key(let key): Self.isReserved(key)
+        case .prefix(let prefix): prefix.path.hasPrefix(Self.reserved.path)
+        }
+        if reserved {
             throw DiscfgError.invalid("key", "\(target.path) is reserved for discfg's own records; a schema is attached to a key or prefix of the config")
         }
         guard Self.escape(target.path).utf8.count + Self.namespace.path.utf8.count <= Key.maxBytes else {
@@ -46,11 +50,17 @@ public enum SchemaTarget: Hashable, Sendable, Comparable, CustomStringConvertibl
         }
     }
 
+    /// Whether `key` is discfg's own: under `/.discfg/`, or `/.discfg` itself (which a
+    /// schema makes a directory).
+    public static func isReserved(_ key: Key) -> Bool {
+        reserved.contains(key) || key.path.utf8.count == reserved.path.utf8.count - 1 && reserved.path.hasPrefix(key.path)
+    }
+
     /// Refuses a delete of a key under `/.discfg/`: a schema is removed with
     /// ``ChangeTransaction/setSchema(_:to:force:)``, never as a key, so no delete meant for
     /// values takes one with it.
     static func refuseDeleting(_ key: Key) throws {
-        guard reserved.contains(key) || key.path == String(reserved.path.dropLast()) else { return }
+        guard isReserved(key) else { return }
         throw DiscfgError.invalid("key", "\(key) is discfg's own record; remove a schema with `discfg schema rm` (DELETE /v1/{config}/schema?target=…)")
     }
 
@@ -76,7 +86,7 @@ public enum SchemaTarget: Hashable, Sendable, Comparable, CustomStringConvertibl
     public func covers(_ key: Key) -> Bool {
         switch self {
         case .key(let target): target == key
-        case .prefix(let prefix): prefix.contains(key) && !Self.reserved.contains(key)
+        case .prefix(let prefix): prefix.contains(key) && !Self.isReserved(key)
         }
     }
 

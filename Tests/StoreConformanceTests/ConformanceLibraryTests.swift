@@ -18,7 +18,7 @@ struct ConformanceLibraryTests {
         for area in ["Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "Transaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema"] {
             #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
         }
-        #expect(suite.checks.count == 216)
+        #expect(suite.checks.count == 217)
         // A store without a capability is not checked for it.
         let plain = StoreConformance(name: "plain") { clock in StoreConformance.Fixture(store: MemoryStore(clock: clock)) }
         #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == [

@@ -158,7 +158,7 @@ struct ExecEnvironment: Sendable {
         var wanted = Set(only)
         var chosen: [(name: String, item: Item)] = []
         // discfg's own records (the schemas under /.discfg/) are no program's settings.
-        for item in stored where !SchemaTarget.reserved.contains(item.key) {
+        for item in stored where !SchemaTarget.isReserved(item.key) {
             let relative = try Key(String(item.key.path.dropFirst(prefix.path.count - 1)))
             let name = EnvFile.variableName(for: relative)
             let names: Set = [name, item.key.path, relative.path, String(relative.path.dropFirst())]
