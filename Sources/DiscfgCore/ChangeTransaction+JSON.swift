@@ -2,14 +2,16 @@ import Foundation
 import JSONSchema
 
 extension ChangeTransaction {
-    /// Patches the live value at `key` at `revision`, keeping its content type and TTL.
+    /// Patches the live value at `key` at `revision`, keeping its content type and TTL;
+    /// returns the change and the JSON it wrote.
     /// - Throws: `keyNotFound` when it is absent, `patchFailed` when the patch does not apply.
-    mutating func recordPatch(_ key: Key, _ patch: ValuePatch, at revision: Revision) throws -> Event {
+    mutating func recordPatch(_ key: Key, _ patch: ValuePatch, at revision: Revision) throws -> (event: Event, value: JSONValue) {
         guard let current = try storedItem(key), !current.isExpired(at: now) else { throw DiscfgError.keyNotFound(key, in: config) }
         let hasSchema = try storedItem(SchemaTarget.key(key).storageKey).map { !$0.isExpired(at: now) } ?? false
-        let value = try patch.apply(to: current, hasSchema: hasSchema)
-        try Limits.validateValue(value)
-        return try recordPut(key, value, contentType: current.contentType, expiresAt: current.expiresAt, over: current, at: revision)
+        let patched = try patch.apply(to: current, hasSchema: hasSchema)
+        try Limits.validateValue(patched.bytes)
+        let event = try recordPut(key, patched.bytes, contentType: current.contentType, expiresAt: current.expiresAt, over: current, at: revision)
+        return (event, patched.value)
     }
 
     /// Writes `document` as the keys under `prefix` at one new revision: only keys whose

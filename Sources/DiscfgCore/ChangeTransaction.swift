@@ -1,4 +1,5 @@
 import Foundation
+import JSONSchema
 
 /// The write side of a store, seen from inside one atomic transaction on one config.
 ///
@@ -156,6 +157,7 @@ extension ChangeTransaction {
         var revision: Revision?
         var events: [Event] = []
         var responses: [TransactionResponse] = []
+        var patched: [Key: JSONValue] = [:]
         func nextRevision() throws -> Revision {
             if let revision { return revision }
             let next = try base.successor()
@@ -179,7 +181,8 @@ extension ChangeTransaction {
                 responses.append(.put(event))
             case .patch(let key, let patch):
                 guard events.count < Limits.maxTransactionChanges else { throw Self.tooManyChanges(config) }
-                let event = try recordPatch(key, patch, at: try nextRevision())
+                let (event, value) = try recordPatch(key, patch, at: try nextRevision())
+                patched[key] = value
                 events.append(event)
                 responses.append(.put(event))
             case .delete(let key):
@@ -198,7 +201,7 @@ extension ChangeTransaction {
                 responses.append(.get(try read(.range(range), filter, &reads, at: responses.count)))
             }
         }
-        try enforce(events)
+        try enforce(events, parsed: patched)
         return TransactionResult(succeeded: succeeded, revision: try currentRevision(), responses: responses, events: events, cutReads: reads.cut)
     }
 

@@ -119,12 +119,15 @@ extension ChangeTransaction {
     /// Checks a change before it commits: a key whose content type is JSON holds JSON;
     /// `/.discfg/` holds only valid schemas; and every value and prefix document the change
     /// touches (or a schema it writes now covers) meets its schema.
-    /// - Parameter forcing: a schema key written with `force`: what it covers is not checked.
+    /// - Parameters:
+    ///   - forcing: a schema key written with `force`: what it covers is not checked.
+    ///   - known: JSON values the change holds already parsed, by key.
     /// - Throws: `invalidArgument` for invalid JSON or an invalid schema, and
     ///   `schemaViolation` listing every violation.
-    mutating func enforce(_ events: [Event], forcing: Key? = nil) throws {
-        // Values parsed here are not parsed again for their schemas.
-        var parsed: [Key: JSONValue] = [:]
+    mutating func enforce(_ events: [Event], forcing: Key? = nil, parsed known: [Key: JSONValue] = [:]) throws {
+        // Values the change already parsed (`known`: a patch's results) or parsed here are
+        // not parsed again for their schemas.
+        var parsed = known
         for event in events where event.kind == .put {
             guard let item = event.item else { continue }
             if SchemaTarget.isReserved(event.key) {
@@ -132,7 +135,7 @@ extension ChangeTransaction {
                     throw DiscfgError.invalid("key", "\(event.key) is reserved for discfg's own records; attach a schema with `discfg schema set`")
                 }
                 _ = try SchemaBook.validator(item.value, for: target)
-            } else if JSONContent.isJSON(item.contentType) {
+            } else if JSONContent.isJSON(item.contentType), parsed[event.key] == nil {
                 parsed[event.key] = try JSONContent.parse(item.value, key: event.key)
             }
         }

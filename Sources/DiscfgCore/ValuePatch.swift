@@ -60,10 +60,11 @@ public enum ValuePatch: Hashable, Sendable {
         }
     }
 
-    /// The value `item` holds after this patch, in `item`'s content type.
+    /// The value `item` holds after this patch (its bytes, in `item`'s content type, and
+    /// the JSON they hold, so the change's checks need not parse them again).
     /// - Throws: `patchFailed` when the value is not JSON (by its content type, or its
     ///   text), a `test` fails, or a path does not exist.
-    func apply(to item: Item, hasSchema: Bool) throws -> Data {
+    func apply(to item: Item, hasSchema: Bool) throws -> (bytes: Data, value: JSONValue) {
         if let contentType = item.contentType, !JSONContent.isJSON(contentType), !hasSchema {
             throw DiscfgError(
                 .patchFailed,
@@ -88,6 +89,6 @@ public enum ValuePatch: Hashable, Sendable {
                 throw DiscfgError(.patchFailed, "the patch does not apply to \(item.key): \(error.message); nothing was changed", field: "patch", currentItem: item)
             }
         }
-        return try JSONContent.bytes(patched)
+        return (try JSONContent.bytes(patched), patched)
     }
 }
