@@ -152,9 +152,19 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgNetwork",
+            dependencies: [
+                "DiscfgCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgAPI",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgNetwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -172,6 +182,7 @@ let package = Package(
             name: "DiscfgEtcd",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgNetwork",
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -214,6 +225,7 @@ let package = Package(
                 "DiscfgClient",
                 "DiscfgSecrets",
                 "DiscfgEtcd",
+                "DiscfgNetwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -255,7 +267,7 @@ let package = Package(
         .testTarget(
             name: "EtcdTests",
             dependencies: [
-                "DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                "DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", "DiscfgNetwork", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -270,7 +282,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets",
+                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

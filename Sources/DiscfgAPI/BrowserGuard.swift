@@ -1,3 +1,4 @@
+import DiscfgNetwork
 import DiscfgCore
 import Foundation
 import Hummingbird
@@ -25,12 +26,7 @@ public struct BrowserGuard: Sendable {
     public init(boundHost host: String, allowedOrigins: [String] = []) {
         self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
         let bound = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        allowedHosts = Self.isLoopback(bound) ? ["localhost", "127.0.0.1", "::1", bound] : nil
-    }
-
-    /// Whether a bind address is this machine only.
-    public static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        allowedHosts = Loopback.contains(host: bound) ? ["localhost", "127.0.0.1", "::1", bound] : nil
     }
 
     /// Checks `--cors-origin` values: `scheme://host[:port]`, nothing after.

@@ -1,5 +1,6 @@
 import DiscfgCore
 import Hummingbird
+import DiscfgNetwork
 import NIOCore
 
 /// Who is making a request and what they may do.
@@ -65,18 +66,6 @@ public struct APIRequestContext: DiscfgRequestContext {
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
-        peerIsLoopback = source.channel.remoteAddress.map(Self.isLoopback)
-    }
-
-    /// 127.0.0.0/8, ::1, ::ffff:127.0.0.0/104, or a Unix socket.
-    static func isLoopback(_ address: SocketAddress) -> Bool {
-        switch address {
-        case .v4(let v4): return (UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24) == 127
-        case .v6(let v6):
-            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
-            if bytes[0..<15].allSatisfy({ $0 == 0 }) && bytes[15] == 1 { return true }
-            return bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF && bytes[12] == 127
-        case .unixDomainSocket: return true
-        }
+        peerIsLoopback = source.channel.remoteAddress.map(Loopback.contains)
     }
 }

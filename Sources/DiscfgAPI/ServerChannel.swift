@@ -1,3 +1,4 @@
+import DiscfgNetwork
 import DiscfgCore
 import Foundation
 import Hummingbird
@@ -31,7 +32,7 @@ struct ServerChannel: ServerChildChannel, HTTPChannelHandler {
             )
             try pipeline.addHandler(ServerConnection(
                 connections: connections, idleTimeout: idleTimeout, reads: reads, log: accessLog?.buffer(for: channel.eventLoop),
-                peerIsLoopback: channel.remoteAddress.map(APIRequestContext.isLoopback)
+                peerIsLoopback: channel.remoteAddress.map(Loopback.contains)
             ))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))

@@ -1,3 +1,4 @@
+import DiscfgNetwork
 import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
@@ -135,7 +136,7 @@ struct ServeCommand: AsyncParsableCommand {
             case .token: .required
             case .auto: .onceTokensExist
             }
-            if !Self.isLoopback(host), !insecure, mode == .open || (mode == .onceTokensExist && !issued) {
+            if !Loopback.contains(host: host), !insecure, mode == .open || (mode == .onceTokensExist && !issued) {
                 throw usage(
                     "refusing to serve on \(host) without authentication: create a token ('discfg token create --role read') and use --auth token, or pass --insecure",
                     field: "--host"
@@ -149,7 +150,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let config: ConfigName
                 do { config = try ConfigName(etcdConfig) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-config") }
                 if !insecure {
-                    guard Self.isLoopback(etcdHost) else {
+                    guard Loopback.contains(host: etcdHost) else {
                         throw usage("refusing to serve the etcd API (--etcd) on \(etcdHost): it has no authentication yet; use a loopback address or pass --insecure", field: "--etcd")
                     }
                 }
@@ -236,10 +237,6 @@ struct ServeCommand: AsyncParsableCommand {
         guard !host.isEmpty else { throw usage("--etcd names no host in \"\(text.debugEscaped)\"; e.g. 127.0.0.1:2379", field: "--etcd") }
         let port = try Int(NumberField("--etcd port", 0...65535).parse(String(text[text.index(after: colon)...])))
         return (host, port)
-    }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
 
