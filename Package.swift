@@ -161,10 +161,15 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgAPIAssets",
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgAPI",
             dependencies: [
                 "DiscfgCore",
                 "DiscfgNetwork",
+                "DiscfgAPIAssets",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

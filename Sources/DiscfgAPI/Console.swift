@@ -1,13 +1,14 @@
+import DiscfgAPIAssets
 import DiscfgCore
 import Foundation
 import HTTPTypes
 import Hummingbird
 
 /// The web console: plain HTML, CSS and JavaScript modules from `console/`, embedded
-/// in the binary (``ConsoleFiles``) and served at `/ui/`. It calls the REST API on the
-/// same origin with the bearer token its user enters, so it needs nothing the API does
-/// not already offer, and works wherever the API is served (`discfg serve`, the Lambda
-/// function).
+/// in the binary (`ConsoleFiles`, in `DiscfgAPIAssets`) and served at `/ui/`. It calls
+/// the REST API on the same origin with the bearer token its user enters, so it needs
+/// nothing the API does not already offer, and works wherever the API is served
+/// (`discfg serve`, the Lambda function).
 ///
 /// Safe by construction: every answer carries a strict `Content-Security-Policy` (the
 /// console's own script and style only, no inline script or eval, requests to this
