@@ -21,6 +21,11 @@ import Synchronization
 /// reported as "may or may not have been applied". This is the one deadline mechanism of
 /// the API; the Lambda adapter uses ``answer(by:_:)`` as well, for the body it collects.
 ///
+/// The body runs with its deadline as ``Deadline/current``, so a store that retries
+/// (DynamoDB) ends its retries by then and answers `unavailable` itself, rather than
+/// being cancelled mid-call; a commit started before the deadline thus still ends
+/// within it, with what the store knows of its outcome.
+///
 /// ```swift
 /// let deadlines = RequestDeadlines(timeout: .seconds(30))
 /// let response = try await deadlines.run { try await handle(request) }
@@ -66,9 +71,13 @@ public final class RequestDeadlines: Sendable {
         // A task of its own, so that abandoning the body leaves the caller (the
         // connection, which still has to write the 503) uncancelled.
         let id = reserveID()
-        let task = Task { try await Self.$current.withValue((self, id)) { try await body() } }
         let soft = ContinuousClock.now + timeout
-        register(id, deadline: cutoff.map { min($0, soft) } ?? soft) { task.cancel() }
+        let deadline = cutoff.map { min($0, soft) } ?? soft
+        // The store learns the deadline too (``Deadline``), and fits its retries inside it.
+        let task = Task {
+            try await Self.$current.withValue((self, id)) { try await Deadline.within(Deadline(deadline)) { try await body() } }
+        }
+        register(id, deadline: deadline) { task.cancel() }
         let result: Result<T, any Error>
         if let cutoff {
             guard let finished = await Self.result(of: task, by: cutoff) else {

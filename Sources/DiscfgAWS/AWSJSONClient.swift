@@ -123,7 +123,13 @@ public final class AWSJSONClient: Sendable {
     ///
     /// Retries throttling, 5xx and connection failures within the retry policy; any other
     /// failure is thrown at once as an ``AWSError``. Credential failures are thrown unchanged.
-    public func send(operation: String, body: Data) async throws -> Data {
+    ///
+    /// - Parameter deadline: when the caller must have its answer (its request's
+    ///   deadline), or nil for none. Each attempt ends by it, and no retry starts whose
+    ///   backoff would leave less than ``minimumAttempt`` before it: the call fails with
+    ///   its last failure instead (a ``AWSError/Code/network`` "timed out" for an attempt
+    ///   the deadline cut off).
+    public func send(operation: String, body: Data, deadline: ContinuousClock.Instant? = nil) async throws -> Data {
         let policy = configuration.retryPolicy
         var retries = 0
         var roundTrips = 0
@@ -137,7 +143,7 @@ public final class AWSJSONClient: Sendable {
             let outcome: Result<Data, AWSError>
             do {
                 roundTrips += 1
-                outcome = try await attempt(operation: operation, body: body, credentials: credentials)
+                outcome = try await attempt(operation: operation, body: body, credentials: credentials, deadline: deadline)
             } catch let error as CancellationError {
                 throw error
             } catch {
@@ -152,9 +158,12 @@ public final class AWSJSONClient: Sendable {
             case .failure(let error):
                 if error.code == .network || (error.httpStatus ?? 0) >= 500 { mayHaveApplied = true }
                 if error.isRetryable, retries + 1 < policy.maxAttempts {
-                    try await policy.sleep(policy.delay(forRetry: retries))
-                    retries += 1
-                    continue
+                    let delay = policy.delay(forRetry: retries)
+                    if deadline.map({ ContinuousClock.now + delay + Self.minimumAttempt <= $0 }) ?? true {
+                        try await policy.sleep(delay)
+                        retries += 1
+                        continue
+                    }
                 }
                 // Temporary credentials can expire between the cache check and the call; refresh once.
                 if error.code == .authentication, error.awsCode.hasPrefix("ExpiredToken"), !refreshedExpiredCredentials,
@@ -175,14 +184,37 @@ public final class AWSJSONClient: Sendable {
         input: Input,
         as output: Output.Type = Output.self,
         encoder: JSONEncoder = JSONEncoder(),
-        decoder: JSONDecoder = JSONDecoder()
+        decoder: JSONDecoder = JSONDecoder(),
+        deadline: ContinuousClock.Instant? = nil
     ) async throws -> Output {
-        let data = try await send(operation: operation, body: try encoder.encode(input))
+        let data = try await send(operation: operation, body: try encoder.encode(input), deadline: deadline)
         return try decoder.decode(Output.self, from: data)
     }
 
+    /// The least time worth starting an attempt with: a retry that would begin closer
+    /// than this to the caller's deadline is not made.
+    public static let minimumAttempt: Duration = .milliseconds(50)
+
+    /// One exchange, ended by the configured timeout or `deadline`, whichever comes
+    /// first: its answer's head and its body alike.
+    private func attempt(operation: String, body: Data, credentials: AWSCredentials, deadline: ContinuousClock.Instant?) async throws -> Result<Data, AWSError> {
+        let now = ContinuousClock.now
+        let cutoff = deadline.map { min($0, now + configuration.timeout) } ?? now + configuration.timeout
+        guard cutoff > now else { throw HTTPClientError.deadlineExceeded }
+        return try await withThrowingTaskGroup(of: Result<Data, AWSError>?.self) { group in
+            group.addTask { try await self.exchange(operation: operation, body: body, credentials: credentials, timeout: cutoff - now) }
+            group.addTask {
+                try await Task.sleep(until: cutoff, clock: .continuous)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let outcome = first else { throw HTTPClientError.deadlineExceeded }
+            return outcome
+        }
+    }
+
     /// One signed HTTP exchange: success data, or the service's error for a non-2xx answer.
-    private func attempt(operation: String, body: Data, credentials: AWSCredentials) async throws -> Result<Data, AWSError> {
+    private func exchange(operation: String, body: Data, credentials: AWSCredentials, timeout: Duration) async throws -> Result<Data, AWSError> {
         let endpoint = configuration.resolvedEndpoint
         let unsigned = SigV4Request(method: "POST", url: endpoint, headers: [
             HTTPHeaderField(name: "Content-Type", value: configuration.contentType),
@@ -198,7 +230,7 @@ public final class AWSJSONClient: Sendable {
         request.headers.add(name: "User-Agent", value: "discfg")
         request.body = .bytes(ByteBuffer(bytes: body))
 
-        let response = try await httpClient.execute(request, timeout: TimeAmount(configuration.timeout))
+        let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
         serverClock.record(dateHeader: response.headers.first(name: "Date"), at: Date())
         let buffer = try await response.body.collect(upTo: configuration.maxResponseBytes)
         let data = Data(buffer.readableBytesView)

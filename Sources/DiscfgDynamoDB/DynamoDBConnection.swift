@@ -29,7 +29,8 @@ struct DynamoDBConnection: Sendable {
         let encoder = JSONEncoder()
         encoder.userInfo[WriteAction.tableNameKey] = table
         let body = try encoder.encode(input)
-        let data = try await client.send(operation: operation, body: body)
+        // The request's deadline bounds the call, its retries and their waits.
+        let data = try await client.send(operation: operation, body: body, deadline: Deadline.current?.instant)
         return try JSONDecoder().decode(Output.self, from: data.isEmpty ? Data("{}".utf8) : data)
     }
 
@@ -128,6 +129,8 @@ struct DynamoDBConnection: Sendable {
         guard attempt < max(policy.maxAttempts, 2) * 4 else {
             throw DiscfgError(.throttled, "DynamoDB kept returning unprocessed items for table \"\(table)\" after \(attempt) tries; raise the table's capacity or use on-demand billing")
         }
-        try await policy.sleep(policy.delay(forRetry: attempt - 1))
+        let delay = policy.delay(forRetry: attempt - 1)
+        if let deadline = Deadline.current, ContinuousClock.now + delay >= deadline.instant { throw Deadline.exceeded() }
+        try await policy.sleep(delay)
     }
 }

@@ -302,7 +302,10 @@ public final class DynamoDBStore: ConfigStore {
             throw DiscfgError(.unavailable, "config \"\(config)\" is being changed by others so often that this change lost the race \(attempt) times; try again")
         }
         let policy = client.configuration.retryPolicy
-        try await policy.sleep(policy.delay(forRetry: min(attempt - 1, 6)))
+        let delay = policy.delay(forRetry: min(attempt - 1, 6))
+        // Nothing was changed yet: past the request's deadline, say so rather than wait.
+        if let deadline = Deadline.current, ContinuousClock.now + delay >= deadline.instant { throw Deadline.exceeded("this change") }
+        try await policy.sleep(delay)
     }
 
     /// Records the newest revision this process has seen of a config, so `watch` can pin
