@@ -1,0 +1,187 @@
+import DiscfgCore
+import Foundation
+import GRPCCore
+import Synchronization
+
+/// One watcher of a stream.
+struct Watcher: Sendable {
+    let id: Int64
+    let create: Etcdserverpb_WatchCreateRequest
+    let backend: EtcdBackend
+    let identity: EtcdIdentity
+    let writer: WatchResponses
+    let backlogBytes: Int
+    /// What the stream's watchers hold together, within `backlogBytes`.
+    let backlog: Budget
+
+    /// Answers the create: `created` with the config's revision now, which the watch
+    /// goes on from; or, for a create that cannot be served, its cancel, and nil.
+    func start() async -> ConfigInfo? {
+        do {
+            if create.rangeEnd.isEmpty { _ = try EtcdKeys.key(create.key) }
+            let info = try await backend.store.configInfo(backend.config)
+            var created = Etcdserverpb_WatchResponse()
+            created.header = identity.header(info.revision)
+            created.watchID = id
+            created.created = true
+            try await writer.send(created)
+            return info
+        } catch {
+            try? await cancel(reason: Self.reason(error))
+            return nil
+        }
+    }
+
+    /// Sends the watch's events from `info`, the config as `start()` saw it, until it is
+    /// cancelled or ends.
+    func run(from info: ConfigInfo) async {
+        do {
+            let range = EtcdBackend.keyRange(key: Array(create.key), rangeEnd: Array(create.rangeEnd))
+            // Without a start revision the watch begins after the revision its `created`
+            // answer names, so a change made once the client heard `created` is never
+            // missed.
+            let start = create.startRevision > 0 ? Revision(UInt64(create.startRevision)) : info.revision.next
+            if start <= info.compactedRevision {
+                try await cancelCompacted(info.compactedRevision)
+                return
+            }
+            let queue = EventQueue(maxBytes: backlogBytes, shared: backlog)
+            var sent = Revision.zero
+            let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: start)
+            let pump = Task {
+                do {
+                    for try await event in stream where range.contains(event.key) && EtcdKeys.bytes(event.key.path) != nil {
+                        queue.push(event)
+                    }
+                    queue.finish(nil)
+                } catch {
+                    queue.finish(error)
+                }
+            }
+            defer { pump.cancel() }
+            while !Task.isCancelled {
+                guard await queue.waitForEvents() else { break }
+                let taken = queue.takeAll()
+                do {
+                    if taken.overflowed {
+                        // What the queue let go of is in history: read from there, a
+                        // page at a time, until caught up with what the store has now.
+                        try await catchUp(after: &sent, range: range, since: info.revision)
+                    }
+                    try await send(taken.events.filter { $0.revision > sent }, after: &sent, range: range, since: info.revision, lastMayBePartial: true)
+                } catch let error as DiscfgError where error.code == .compacted {
+                    try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
+                    return
+                }
+                if let ending = taken.ending {
+                    if let error = ending as? DiscfgError, error.code == .compacted {
+                        try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
+                    } else {
+                        try await cancel(reason: (ending as? DiscfgError)?.message ?? "etcdserver: watch ended: \(ending)")
+                    }
+                    return
+                }
+            }
+        } catch is CancellationError {
+        } catch {
+            try? await cancel(reason: Self.reason(error))
+        }
+    }
+
+    /// The cancel reason etcd gives for `error`.
+    private static func reason(_ error: any Error) -> String {
+        (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)"
+    }
+
+    /// Sends `events` (in revision order, all after `sent`) one response per revision,
+    /// as filtered, and moves `sent` past them. With `lastMayBePartial`, the last
+    /// revision may still be arriving and is read whole from the store (a page never
+    /// splits a revision).
+    /// - Parameter since: the config's revision when the watch began (the header's
+    ///   revision for events replayed from history, as etcd's).
+    private func send(_ events: [Event], after sent: inout Revision, range: KeyRange, since: Revision, lastMayBePartial: Bool) async throws {
+        let noPut = create.filters.contains(.noput), noDelete = create.filters.contains(.nodelete)
+        var index = events.startIndex
+        while index < events.endIndex {
+            let revision = events[index].revision
+            let end = events[index...].firstIndex { $0.revision != revision } ?? events.endIndex
+            var group = Array(events[index..<end])
+            index = end
+            if lastMayBePartial, end == events.endIndex { group = try await wholeRevision(revision, range: range) }
+            sent = revision
+            let kept = group.filter { $0.kind == .put ? !noPut : !noDelete }
+            guard !kept.isEmpty else { continue }
+            // One revision's events go out in one response, as etcd's, unless they pass
+            // one answer's budget: then in several, marked `fragment` (but the last) for
+            // a client that asked for fragments, as etcd fragments them.
+            let fragments = EtcdWatchService.fragments(kept, prevKv: create.prevKv)
+            for (number, fragment) in fragments.enumerated() {
+                var message = Etcdserverpb_WatchResponse()
+                message.header = identity.header(max(revision, since))
+                message.watchID = id
+                message.events = fragment.map(etcdEvent)
+                message.fragment = create.fragment && number < fragments.count - 1
+                try await writer.send(message)
+            }
+        }
+    }
+
+
+    /// Sends every event after `sent` that history holds now, a page at a time, so a
+    /// watcher that fell behind holds one page, not the whole gap.
+    private func catchUp(after sent: inout Revision, range: KeyRange, since: Revision) async throws {
+        while true {
+            let page = try await backend.store.events(in: backend.config, scope: .prefix(.root), from: sent.next, limit: Limits.maxPageSize)
+            let events = page.events.filter { range.contains($0.key) && EtcdKeys.bytes($0.key.path) != nil }
+            try await send(events, after: &sent, range: range, since: since, lastMayBePartial: false)
+            if page.through > sent { sent = page.through }
+            guard page.hasMore else { return }
+        }
+    }
+
+    /// Every event of `revision` in the watched range, read from the store.
+    private func wholeRevision(_ revision: Revision, range: KeyRange) async throws -> [Event] {
+        let page = try await backend.store.events(in: backend.config, scope: .prefix(.root), from: revision, limit: 1, maxBytes: Limits.maxPageBytes)
+        return page.events.filter { $0.revision == revision && range.contains($0.key) && EtcdKeys.bytes($0.key.path) != nil }
+    }
+
+    private func etcdEvent(_ event: Event) -> Mvccpb_Event {
+        var out = Mvccpb_Event()
+        switch event.kind {
+        case .put:
+            out.type = .put
+            if let item = event.item, let kv = Mvccpb_KeyValue(item) { out.kv = kv }
+        case .delete, .expire:
+            out.type = .delete
+            var kv = Mvccpb_KeyValue()
+            kv.key = Data(EtcdKeys.bytes(event.key.path) ?? [])
+            kv.modRevision = event.revision.storageValue
+            out.kv = kv
+        }
+        if create.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { out.prevKv = prev }
+        return out
+    }
+
+    /// etcd's answer to a watch of history it no longer holds: `compact_revision` is the
+    /// oldest revision still readable, the one after discfg's `compacted` (as etcd's
+    /// compaction keeps the revision it compacted to). As etcd's, its header carries no
+    /// revision.
+    private func cancelCompacted(_ compacted: Revision) async throws {
+        var message = Etcdserverpb_WatchResponse()
+        message.header = identity.header(.zero)
+        message.watchID = id
+        message.compactRevision = compacted.next.storageValue
+        message.canceled = true
+        message.cancelReason = EtcdError.compacted.message
+        try await writer.send(message)
+    }
+
+    private func cancel(reason: String) async throws {
+        var message = Etcdserverpb_WatchResponse()
+        message.header = identity.header(try await backend.currentRevision())
+        message.watchID = id
+        message.canceled = true
+        message.cancelReason = reason
+        try await writer.send(message)
+    }
+}
