@@ -92,7 +92,7 @@ public struct EtcdServer: Service {
         try await leases.recover()
         let display = host.contains(":") ? "[\(host)]" : host
         let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("http://\(display):\(port)"))
-        let methods = Self.methods(
+        let methods = EtcdMethodTable.methods(
             kv: EtcdKVService(backend: backend, identity: identity, leases: leases),
             lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases),
             watch: EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes, openWatchers: Budget(limit: maxWatchers)),
@@ -153,29 +153,6 @@ public struct EtcdServer: Service {
     /// each at their own limit hold at most the rest together (``StreamBytes``'s fair
     /// share), so a few slow clients cannot refuse everyone else.
     static let reservedHeldBytes = maxHeldBytes / 4
-
-    /// Every method served, by its request path (`/etcdserverpb.KV/Range`).
-    private static func methods(
-        kv: EtcdKVService, lease: EtcdLeaseService, watch: EtcdWatchService,
-        maintenance: EtcdMaintenanceService, cluster: EtcdClusterService
-    ) -> [String: GRPCMethod] {
-        let methods: [GRPCMethod] = [
-            .unary(Etcdserverpb_KV.Method.Range.descriptor) { try await kv.range(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Put.descriptor) { try await kv.put(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.DeleteRange.descriptor) { try await kv.deleteRange(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Txn.descriptor, check: EtcdTxnShape.check) { try await kv.txn(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Compact.descriptor) { try await kv.compact(request: $0, context: $1) },
-            .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor) { try await watch.watch(request: $0, response: $1, context: $2) },
-            .unary(Etcdserverpb_Lease.Method.LeaseGrant.descriptor) { try await lease.leaseGrant(request: $0, context: $1) },
-            .unary(Etcdserverpb_Lease.Method.LeaseRevoke.descriptor) { try await lease.leaseRevoke(request: $0, context: $1) },
-            .bidirectional(Etcdserverpb_Lease.Method.LeaseKeepAlive.descriptor) { try await lease.leaseKeepAlive(request: $0, response: $1, context: $2) },
-            .unary(Etcdserverpb_Lease.Method.LeaseTimeToLive.descriptor) { try await lease.leaseTimeToLive(request: $0, context: $1) },
-            .unary(Etcdserverpb_Lease.Method.LeaseLeases.descriptor) { try await lease.leaseLeases(request: $0, context: $1) },
-            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: $0, context: $1) },
-            .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: $0, context: $1) },
-        ]
-        return Dictionary(uniqueKeysWithValues: methods.map { ("/" + $0.descriptor.fullyQualifiedMethod, $0) })
-    }
 }
 
 /// The server's open connections, closed with it.
