@@ -1,9 +1,9 @@
 import DiscfgCore
+import DiscfgNetwork
 import GRPCCore
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
-import Synchronization
 
 /// The etcd v3 gRPC API over one config of a store (`discfg serve --etcd HOST:PORT`):
 /// `KV`, `Watch`, `Maintenance.Status` and `Cluster.MemberList`, over plain HTTP/2.
@@ -99,10 +99,9 @@ public struct EtcdServer: Service {
             maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
             cluster: cluster
         ).mapValues { $0.guarded(by: { gate.refusal() }, recheckingEvery: gate.recheckInterval) }
-        let connections = OpenChannels()
-        let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout))
+        let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)
+        let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout), drain: TimeAmount(Self.drainTimeout))
         let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)
-        let maxConnections = maxConnections
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .serverChannelInitializer { channel in
@@ -116,7 +115,7 @@ public struct EtcdServer: Service {
             }
             .childChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                guard connections.insert(channel, limit: maxConnections) else {
+                guard connections.admit(channel) else {
                     // Over the limit: closed at once, which gRPC clients retry later.
                     return channel.close()
                 }
@@ -141,8 +140,18 @@ public struct EtcdServer: Service {
         onListening(boundPort)
         try? await gracefulShutdown()
         try? await listener.close()
+        // Each connection is sent GOAWAY and finishes the calls it took; the ones still
+        // open after the drain timeout close themselves, and these are closed here.
+        connections.quiesceAll()
+        let deadline = ContinuousClock.now + Self.drainTimeout + .seconds(1)
+        while connections.openConnections > 0, ContinuousClock.now < deadline, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         await connections.closeAll()
     }
+
+    /// How long the calls a connection took may take to finish once the server stops.
+    static let drainTimeout = Duration.seconds(10)
 
     /// The most bytes all connections together hold for their clients: requests before
     /// their methods took them, answers before they left, and each stream's and
@@ -153,27 +162,4 @@ public struct EtcdServer: Service {
     /// each at their own limit hold at most the rest together (``StreamBytes``'s fair
     /// share), so a few slow clients cannot refuse everyone else.
     static let reservedHeldBytes = maxHeldBytes / 4
-}
-
-/// The server's open connections, closed with it.
-private final class OpenChannels: Sendable {
-    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
-
-    /// Counts `channel` among the open ones until it closes; false, counting nothing,
-    /// when `limit` are open already.
-    func insert(_ channel: any Channel, limit: Int) -> Bool {
-        let id = ObjectIdentifier(channel)
-        let inserted = channels.withLock { channels in
-            guard channels.count < limit else { return false }
-            channels[id] = channel
-            return true
-        }
-        guard inserted else { return false }
-        channel.closeFuture.whenComplete { [self] _ in _ = channels.withLock { $0.removeValue(forKey: id) } }
-        return true
-    }
-
-    func closeAll() async {
-        for channel in channels.withLock({ Array($0.values) }) { try? await channel.close() }
-    }
 }

@@ -189,19 +189,18 @@ extension GRPCConnection {
         }
     }
 
-    /// Forgets a stream; what its requests held goes back to the budgets. A client going
-    /// away is let go once its last stream is.
+    /// Forgets a stream; what its requests held goes back to the budgets. A connection
+    /// going away (the client's GOAWAY or the server's shutdown) closes once its last
+    /// stream is gone.
     @discardableResult
     func remove(_ id: UInt32) -> Stream? {
         guard let stream = streams.removeValue(forKey: id) else { return nil }
         stream.bytes.end()
         if streams.isEmpty { idleSince = now }
-        if peerGoingAway, streams.isEmpty, let context {
-            let promise = context.eventLoop.makePromise(of: Void.self)
-            outboundPromises.append(promise)
-            scheduleFlush()
-            let channel = context.channel
-            promise.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        if peerGoingAway || draining, streams.isEmpty, let context {
+            // After what is framed now (the stream's trailers among it) left.
+            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+            context.eventLoop.execute { handler.value.closeAfterFlush() }
         }
         return stream
     }

@@ -14,6 +14,9 @@ extension GRPCConnection {
         /// (then its stream is reset with `ENHANCE_YOUR_CALM`); for the socket's send
         /// buffer to drain below its low-water mark (then the connection is closed).
         var write: TimeAmount
+        /// For the streams of a connection the server's shutdown winds down (GOAWAY sent)
+        /// to finish; then the connection is closed whatever they were doing.
+        var drain: TimeAmount = .seconds(10)
 
         /// How often a connection looks for what ran out: a quarter of the shorter
         /// timeout (so each acts within a quarter past its time), at least 250 ms.

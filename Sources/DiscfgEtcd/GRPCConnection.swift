@@ -125,9 +125,11 @@ final class GRPCConnection: ChannelDuplexHandler {
     /// What a header block still arriving holds of the budgets: the most it may grow to,
     /// taken when it starts (its fragments are slices that keep whole reads alive).
     private var headerBlockCharge = 0
-    /// The highest stream the client opened; streams at or below it that are not open
-    /// are closed.
+    /// The highest stream the client opened and the server took (GOAWAY names it).
     private(set) var lastStream: UInt32 = 0
+    /// The highest stream the client used: streams at or below it that are not open are
+    /// closed. Above ``lastStream`` only after GOAWAY, for streams refused unread.
+    private var highestStream: UInt32 = 0
     var streams: [UInt32: Stream] = [:]
     /// Bytes the client may still send on the connection, and what that window is owed:
     /// the bytes of DATA read, and at first its widening from 65,535 to ``windowBytes``.
@@ -147,6 +149,11 @@ final class GRPCConnection: ChannelDuplexHandler {
     private(set) var closing = false
     /// Whether the client sent GOAWAY: the connection ends once its streams are done.
     private(set) var peerGoingAway = false
+    /// Whether this end sent GOAWAY for a graceful shutdown: streams open are finished,
+    /// new ones refused, and the connection ends once its streams are done.
+    private(set) var draining = false
+    /// Closes a draining connection whose streams did not finish in time.
+    private var drainBound: Scheduled<Void>?
     /// A read the channel asked for while the socket's send buffer was full: the client
     /// is not reading what it asked for, so nothing more is read from it until it does.
     private var readHeld = false
@@ -204,6 +211,7 @@ final class GRPCConnection: ChannelDuplexHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         handshake?.cancel()
+        drainBound?.cancel()
         sweep?.cancel()
         sweep = nil
         stall?.cancel()
@@ -269,6 +277,14 @@ final class GRPCConnection: ChannelDuplexHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        drain()
+    }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if context.channel.isWritable {
             stall?.cancel()
@@ -320,7 +336,7 @@ final class GRPCConnection: ChannelDuplexHandler {
             guard frame.stream == 0 else { throw .connection(.protocolError, "GOAWAY on stream \(frame.stream)") }
             guard frame.payload.readableBytes >= 8 else { throw .connection(.frameSizeError, "a GOAWAY frame of \(frame.payload.readableBytes) bytes") }
             peerGoingAway = true
-            if streams.isEmpty { context?.close(promise: nil) }
+            if streams.isEmpty { closeAfterFlush() }
         case .windowUpdate: try receiveWindowUpdate(frame)
         case .continuation: throw .connection(.protocolError, "CONTINUATION with no header block open")
         }
@@ -340,7 +356,7 @@ final class GRPCConnection: ChannelDuplexHandler {
         var frame = frame
         _ = try frame.removePadding(priority: false)
         guard let stream = streams[frame.stream] else {
-            guard frame.stream <= lastStream else { throw .connection(.protocolError, "DATA on stream \(frame.stream), which was never opened") }
+            guard frame.stream <= highestStream else { throw .connection(.protocolError, "DATA on stream \(frame.stream), which was never opened") }
             // A stream this end already closed: what was in flight is dropped.
             return
         }
@@ -424,10 +440,14 @@ final class GRPCConnection: ChannelDuplexHandler {
             requestsEnded(stream)
             return
         }
-        guard id > lastStream else {
+        guard id > highestStream else {
             throw .connection(.streamClosed, "HEADERS on stream \(id), which is closed")
         }
         guard id & 1 == 1 else { throw .connection(.protocolError, "a client opened stream \(id), an even one") }
+        highestStream = id
+        // After this end's GOAWAY: not processed, so the client may send it again on
+        // another connection (RFC 9113, 6.8).
+        guard !draining else { throw .stream(id, .refusedStream, "the server is shutting down") }
         lastStream = id
         guard !block.selfDependent else { throw .stream(id, .protocolError, "a stream that depends on itself") }
         guard !peerGoingAway else { throw .stream(id, .refusedStream, "the client is going away") }
@@ -458,7 +478,7 @@ final class GRPCConnection: ChannelDuplexHandler {
     private func receiveReset(_ frame: HTTP2Wire.Frame) throws(HTTP2Wire.Violation) {
         guard frame.stream != 0 else { throw .connection(.protocolError, "RST_STREAM on stream 0") }
         guard frame.payload.readableBytes == 4 else { throw .connection(.frameSizeError, "a RST_STREAM frame of \(frame.payload.readableBytes) bytes") }
-        guard frame.stream <= lastStream else { throw .connection(.protocolError, "RST_STREAM on stream \(frame.stream), which was never opened") }
+        guard frame.stream <= highestStream else { throw .connection(.protocolError, "RST_STREAM on stream \(frame.stream), which was never opened") }
         guard let stream = remove(frame.stream) else { return }
         drop(stream)
         let now = NIODeadline.now()
@@ -539,7 +559,7 @@ final class GRPCConnection: ChannelDuplexHandler {
             }
             return
         }
-        guard frame.stream <= lastStream else { throw .connection(.protocolError, "WINDOW_UPDATE on stream \(frame.stream), which was never opened") }
+        guard frame.stream <= highestStream else { throw .connection(.protocolError, "WINDOW_UPDATE on stream \(frame.stream), which was never opened") }
         guard increment > 0 else { throw .stream(frame.stream, .protocolError, "a WINDOW_UPDATE of 0") }
         guard let stream = streams[frame.stream] else { return }
         stream.sendWindow += increment
@@ -564,6 +584,35 @@ final class GRPCConnection: ChannelDuplexHandler {
     func goAway(_ code: HTTP2Wire.ErrorCode, _ reason: String) {
         closing = true
         outbound.writeHTTP2GoAway(lastStream: lastStream, code: code, reason: reason)
+        closeAfterFlush()
+    }
+
+    /// Winds the connection down for the server's shutdown, as RFC 9113 6.8 describes:
+    /// GOAWAY `NO_ERROR` names the last stream taken; streams at or below it are
+    /// finished (unary calls answered; streaming calls, which would not end by
+    /// themselves, ended with `UNAVAILABLE` so their clients go elsewhere); streams the
+    /// client opens after it are refused with `REFUSED_STREAM`, unprocessed; and the
+    /// connection closes once its last stream ended, or after ``Timeouts/drain``.
+    func drain() {
+        guard !closing, !draining, let context else { return }
+        draining = true
+        outbound.writeHTTP2GoAway(lastStream: lastStream, code: .noError, reason: "the server is shutting down")
+        for stream in Array(streams.values) {
+            if case .bidirectional = stream.method.kind {
+                fail(stream, RPCError(code: .unavailable, message: "the server is shutting down; connect again"))
+            }
+        }
+        if streams.isEmpty {
+            closeAfterFlush()
+            return
+        }
+        scheduleFlush()
+        let channel = context.channel
+        drainBound = context.eventLoop.scheduleTask(in: timeouts.drain) { channel.close(promise: nil) }
+    }
+
+    /// Closes the connection once what was framed so far has left.
+    func closeAfterFlush() {
         guard let context else { return }
         let promise = context.eventLoop.makePromise(of: Void.self)
         outboundPromises.append(promise)
