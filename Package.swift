@@ -157,6 +157,7 @@ let package = Package(
                 "DiscfgCore",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
             swiftSettings: strict
         ),
@@ -188,6 +189,7 @@ let package = Package(
             dependencies: [
                 "DiscfgCore",
                 "DiscfgNetwork",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -204,6 +206,7 @@ let package = Package(
             dependencies: [
                 "DiscfgCore",
                 "DiscfgAPI",
+                "DiscfgNetwork",
                 "DiscfgAWS",
                 "DiscfgDynamoDB",
                 "DiscfgSecrets",

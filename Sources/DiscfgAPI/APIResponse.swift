@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import Hummingbird
 import Logging
@@ -47,31 +48,10 @@ enum APIResponse {
         return (status(for: error.code), headers, jsonBody(Envelope(action: action, error: error)))
     }
 
-    /// The HTTP status for each kind of failure.
+    /// The HTTP status for each kind of failure (``FailurePolicy/httpStatus(for:)``).
     static func status(for code: DiscfgError.Code) -> HTTPResponse.Status {
-        switch code {
-        case .invalidArgument: .badRequest
-        case .configNotFound, .keyNotFound, .pathNotFound: .notFound
-        case .configExists: .conflict
-        case .conditionFailed: .preconditionFailed
-        case .tooLarge: .contentTooLarge
-        case .quotaExceeded: .insufficientStorage
-        case .compacted: .gone
-        case .notRepresentable, .patchFailed: .conflict
-        case .unsupportedMediaType: .unsupportedMediaType
-        case .schemaViolation: .unprocessableContent
-        case .unauthenticated: .unauthorized
-        case .permissionDenied: .forbidden
-        case .throttled: .tooManyRequests
-        case .unavailable: .serviceUnavailable
-        case .internal: .internalServerError
-        }
+        FailurePolicy.httpStatus(for: code)
     }
-}
-
-extension HTTPResponse.Status {
-    /// 507: the config's quota is full (WebDAV's status for a store out of space, RFC 4918).
-    static var insufficientStorage: Self { .init(code: 507, reasonPhrase: "Insufficient Storage") }
 }
 
 /// Entity tags: a key's modRevision, quoted.
@@ -132,7 +112,7 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
     static func response(for error: any Error, action: String, request: Request, logger: Logger) throws -> Response {
         switch error {
         case let error as DiscfgError:
-            return APIResponse.error(shown(error, logger: logger), action: action)
+            return APIResponse.error(FailurePolicy.shown(error, logger: logger), action: action)
         case let error as HTTPError:
             let code: DiscfgError.Code = switch error.status {
             case .notFound: .keyNotFound
@@ -144,37 +124,26 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             default: error.status.code < 500 ? .invalidArgument : .internal
             }
             let message = error.status == .notFound ? "no route for \(request.method) \(request.uri.path)" : (error.body ?? error.status.reasonPhrase)
-            var response = APIResponse.error(DiscfgError(code, message, field: error.status == .notFound ? "path" : nil), action: action)
+            let failure = DiscfgError(code, message, field: error.status == .notFound ? "path" : nil)
+            var response = APIResponse.error(FailurePolicy.shown(failure, logger: logger), action: action)
             response.status = error.status
             return response
         case is CancellationError:
             throw error
         default:
-            return APIResponse.error(internalError(error, logger: logger), action: action)
+            return APIResponse.error(FailurePolicy.shown(error, logger: logger), action: action)
         }
     }
 
-    /// What a caller is told of a failure that is not a ``DiscfgError``: nothing but
-    /// that it happened; the log has the details.
+    /// What a caller is told of a failure that is not a ``DiscfgError``: that it
+    /// happened, and the correlation id of the log line with the details.
     static func internalError(_ error: any Error, logger: Logger) -> DiscfgError {
-        logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-        return DiscfgError(.internal, "internal error; the server log has the details")
+        FailurePolicy.shown(error, logger: logger)
     }
 
-    /// The error as a caller sees it. Failures of the server or its store name files,
-    /// tables and AWS messages the caller has no business seeing: those go to the log,
-    /// and the caller gets what happened and what to do.
+    /// The error as a caller sees it (``FailurePolicy/shown(_:logger:)``).
     static func shown(_ error: DiscfgError, logger: Logger) -> DiscfgError {
-        let message: String
-        switch error.code {
-        case .internal: message = "internal error; the server log has the details"
-        case .unavailable where error.field == "timeout" || error.field == "outcome": return error
-        case .unavailable: message = "the store is unavailable; try again later (the server log has the details)"
-        case .throttled: message = "the store is throttling requests; try again shortly"
-        default: return error
-        }
-        logger.error("request failed", metadata: ["error": "\(error.message)", "code": "\(error.code.rawValue)"])
-        return DiscfgError(error.code, message, field: error.field == "store" || error.field == "credentials" ? nil : error.field)
+        FailurePolicy.shown(error, logger: logger)
     }
 }
 

@@ -114,7 +114,7 @@ public enum DiscfgServer {
         // Services that write through the same view of the store (the etcd API), so the
         // views see their writes too.
         services += extra(apiStore)
-        return Application(
+        var application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
                 ServerChannel(responder: responder, connections: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout)
@@ -127,6 +127,8 @@ public enum DiscfgServer {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )
+        application.beforeServerStarts { try await checkBindSafety(host: configuration.host, authenticator: authenticator) }
+        return application
     }
 }
 

@@ -116,6 +116,7 @@ public enum EnvelopeJSON {
     private static func write(_ error: ErrorDocument, to buffer: inout JSONBytes) {
         var object = JSONObjectWriter(&buffer)
         object.key("code", &buffer); buffer.writeJSONString(error.code.rawValue)
+        if let correlationId = error.correlationId { object.key("correlationId", &buffer); buffer.writeJSONString(correlationId) }
         if let field = error.field { object.key("field", &buffer); buffer.writeJSONString(field) }
         object.key("message", &buffer); buffer.writeJSONString(error.message)
         if let violations = error.violations { object.key("violations", &buffer); writeArray(violations, to: &buffer, write) }

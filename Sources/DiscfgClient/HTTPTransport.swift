@@ -86,7 +86,9 @@ struct HTTPTransport: Sendable {
             throw DiscfgError(.unavailable, "the server at \(baseURL) answered \(reply.status) with something that is not a discfg envelope", field: "store")
         }
         if let error = envelope.error {
-            throw DiscfgError(error.code, error.message, field: error.field, currentItem: try envelope.item?.item(), violations: error.violations ?? [])
+            var failure = DiscfgError(error.code, error.message, field: error.field, currentItem: try envelope.item?.item(), violations: error.violations ?? [])
+            failure.correlationID = error.correlationId
+            throw failure
         }
         guard (200..<300).contains(reply.status) else {
             throw DiscfgError(.unavailable, "the server at \(baseURL) answered \(reply.status)", field: "store")

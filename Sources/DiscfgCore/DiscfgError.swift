@@ -66,6 +66,9 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
     public var currentItem: Item?
     /// For ``Code/schemaViolation``: every violation found, in key order.
     public var violations: [SchemaViolation]
+    /// For a failure of the server or its store told to a caller in general terms: the
+    /// id of the log line that has the details (the server's failure policy sets it).
+    public var correlationID: String?
 
     /// Creates an error.
     public init(_ code: Code, _ message: String, field: String? = nil, currentItem: Item? = nil, violations: [SchemaViolation] = []) {

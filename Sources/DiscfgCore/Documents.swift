@@ -120,6 +120,8 @@ public struct ErrorDocument: Codable, Hashable, Sendable {
     public var field: String?
     /// For `schemaViolation`: every violation, `{key, pointer, keyword, message}`.
     public var violations: [SchemaViolation]?
+    /// For a failure of the server or its store: the id under which its log has the details.
+    public var correlationId: String?
 
     /// The document for an error.
     public init(_ error: DiscfgError) {
@@ -127,6 +129,7 @@ public struct ErrorDocument: Codable, Hashable, Sendable {
         message = error.message
         field = error.field
         violations = error.violations.isEmpty ? nil : error.violations
+        correlationId = error.correlationID
     }
 }
 

@@ -12,6 +12,8 @@ public struct EtcdBackend: Sendable {
     public let store: any ConfigStore
     /// The config holding the etcd keys.
     public let config: ConfigName
+    /// The deadline of each call and the log of its failures (set by ``EtcdServer``).
+    var calls = EtcdCalls()
 
     /// A backend over `config` of `store`.
     public init(store: any ConfigStore, config: ConfigName) {
@@ -293,8 +295,6 @@ public struct EtcdBackend: Sendable {
             return try await store.transact(transaction, in: config)
         } catch let error as DiscfgError where error == readBudget?.refusal {
             throw EtcdError.answerTooLarge
-        } catch let error as DiscfgError {
-            throw EtcdError.translated(error)
         }
     }
 }
@@ -324,7 +324,8 @@ public enum EtcdError {
     public static let tooManyOperations = DiscfgError(.invalidArgument, "etcdserver: too many operations in txn request", field: "txn")
 
     /// A store error in etcd's words where etcd has some (a transaction's shape is
-    /// checked, in etcd's words, before it reaches the store).
+    /// checked, in etcd's words, before it reaches the store): applied once, by
+    /// ``EtcdCalls/status(for:)``, as the answer is made.
     static func translated(_ error: DiscfgError) -> DiscfgError {
         error.code == .compacted ? compacted : error
     }

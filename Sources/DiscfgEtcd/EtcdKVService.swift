@@ -10,7 +10,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     let leases: EtcdLeases
 
     func range(request: Etcdserverpb_RangeRequest, context: ServerContext) async throws -> Etcdserverpb_RangeResponse {
-        try await answering {
+        try await backend.answering {
             let result = try await backend.range(Self.query(request))
             var response = Etcdserverpb_RangeResponse()
             response.header = identity.header(result.revision)
@@ -22,7 +22,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func put(request: Etcdserverpb_PutRequest, context: ServerContext) async throws -> Etcdserverpb_PutResponse {
-        try await answering {
+        try await backend.answering {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
             guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
             let key = try EtcdKeys.key(request.key)
@@ -76,7 +76,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func deleteRange(request: Etcdserverpb_DeleteRangeRequest, context: ServerContext) async throws -> Etcdserverpb_DeleteRangeResponse {
-        try await answering {
+        try await backend.answering {
             let result = try await backend.transact(Transaction(success: [try Self.delete(key: request.key, rangeEnd: request.rangeEnd)]))
             var response = Etcdserverpb_DeleteRangeResponse()
             response.header = identity.header(result.revision)
@@ -90,7 +90,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func txn(request: Etcdserverpb_TxnRequest, context: ServerContext) async throws -> Etcdserverpb_TxnResponse {
-        try await answering {
+        try await backend.answering {
             let limit = Limits.maxTransactionOperations
             guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else { throw EtcdError.tooManyOperations }
             var attachments: [Int64: String] = [:]
@@ -132,7 +132,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func compact(request: Etcdserverpb_CompactionRequest, context: ServerContext) async throws -> Etcdserverpb_CompactionResponse {
-        try await answering {
+        try await backend.answering {
             let info = try await backend.compact(request.revision)
             var response = Etcdserverpb_CompactionResponse()
             response.header = identity.header(info.revision)

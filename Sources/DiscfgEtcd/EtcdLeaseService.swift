@@ -9,7 +9,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     let leases: EtcdLeases
 
     func leaseGrant(request: Etcdserverpb_LeaseGrantRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseGrantResponse {
-        try await answering {
+        try await backend.answering {
             let (id, ttl) = try await leases.grant(id: request.id, ttl: request.ttl)
             var response = Etcdserverpb_LeaseGrantResponse()
             response.header = identity.header(try await backend.currentRevision())
@@ -20,7 +20,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     }
 
     func leaseRevoke(request: Etcdserverpb_LeaseRevokeRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseRevokeResponse {
-        try await answering {
+        try await backend.answering {
             let revision = try await leases.revoke(request.id)
             var response = Etcdserverpb_LeaseRevokeResponse()
             response.header = identity.header(revision)
@@ -36,7 +36,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
         for try await message in request {
             let ttl = await leases.keepAlive(message.id)
             var answer = Etcdserverpb_LeaseKeepAliveResponse()
-            answer.header = identity.header(try await answering { try await backend.currentRevision() })
+            answer.header = identity.header(try await backend.answering { try await backend.currentRevision() })
             answer.id = message.id
             answer.ttl = ttl
             try await response.write(answer)
@@ -44,7 +44,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     }
 
     func leaseTimeToLive(request: Etcdserverpb_LeaseTimeToLiveRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseTimeToLiveResponse {
-        try await answering {
+        try await backend.answering {
             var response = Etcdserverpb_LeaseTimeToLiveResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.id = request.id
@@ -68,7 +68,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     }
 
     func leaseLeases(request: Etcdserverpb_LeaseLeasesRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseLeasesResponse {
-        try await answering {
+        try await backend.answering {
             var response = Etcdserverpb_LeaseLeasesResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.leases = await leases.ids().map { id in

@@ -1,6 +1,8 @@
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import GRPCCore
+import Logging
 
 /// Who answers: etcd clients read a cluster id, a member id and a raft term from every
 /// response header, and some compare them between calls. They are fixed per config, so
@@ -51,24 +53,15 @@ extension Mvccpb_KeyValue {
 }
 
 extension RPCError {
-    /// A discfg error as the gRPC status etcd would answer with.
+    /// A failure as the gRPC status etcd would answer with, after the failure policy
+    /// chose what the caller sees (``EtcdCalls/status(for:)``): the policy's code,
+    /// refined where etcd answers otherwise, in etcd's words.
     init(etcd error: DiscfgError) {
-        let code: RPCError.Code = switch error.code {
+        let code: GRPCStatusCode = switch error.code {
+        // etcd's encoding: these words are answered OUT_OF_RANGE and RESOURCE_EXHAUSTED.
         case _ where EtcdError.outOfRange.contains(error): .outOfRange
         case .tooLarge where error.field == EtcdError.answerField: .resourceExhausted
-        case .invalidArgument, .tooLarge, .notRepresentable, .unsupportedMediaType: .invalidArgument
-        case .compacted: .outOfRange
-        case .keyNotFound, .configNotFound, .pathNotFound: .notFound
-        case .configExists: .alreadyExists
-        // A value its schema refuses: the first violation is in the message.
-        case .conditionFailed, .patchFailed, .schemaViolation: .failedPrecondition
-        case .unauthenticated: .unauthenticated
-        case .permissionDenied: .permissionDenied
-        case .throttled: .resourceExhausted
-        // etcd's ErrGRPCNoSpace ("mvcc: database space exceeded") is RESOURCE_EXHAUSTED.
-        case .quotaExceeded: .resourceExhausted
-        case .unavailable: .unavailable
-        case .internal: .internalError
+        default: FailurePolicy.grpcCode(for: error.code)
         }
         let message = if error.code == .quotaExceeded {
             // etcd's NOSPACE: clients match these words (etcdctl, and operators' alerts).
@@ -78,15 +71,58 @@ extension RPCError {
         } else {
             "etcdserver: " + error.message
         }
-        self.init(code: code, message: message)
+        self.init(code: RPCError.Code(code), message: message)
     }
 }
 
-/// Runs a handler, turning discfg errors into etcd's gRPC statuses.
-func answering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-    do {
-        return try await body()
-    } catch let error as DiscfgError {
-        throw RPCError(etcd: EtcdError.translated(error))
+extension RPCError.Code {
+    /// The failure policy's gRPC code as grpc-swift names it.
+    init(_ code: GRPCStatusCode) {
+        self = switch code {
+        case .cancelled: .cancelled
+        case .unknown: .unknown
+        case .invalidArgument: .invalidArgument
+        case .notFound: .notFound
+        case .alreadyExists: .alreadyExists
+        case .permissionDenied: .permissionDenied
+        case .resourceExhausted: .resourceExhausted
+        case .failedPrecondition: .failedPrecondition
+        case .outOfRange: .outOfRange
+        case .internalError: .internalError
+        case .unavailable: .unavailable
+        case .unauthenticated: .unauthenticated
+        }
+    }
+}
+
+/// How the etcd API answers each call: within what deadline, and to which log the
+/// details of a failure go that the caller is told only in general terms.
+struct EtcdCalls: Sendable {
+    /// How long a call may take; a store that cannot answer by then (DynamoDB, retrying)
+    /// fails it with `UNAVAILABLE` inside it.
+    var timeout: Duration = .seconds(30)
+    /// Where the failure policy writes what it does not tell the caller.
+    var logger = Logger(label: "discfg.etcd")
+
+    /// The status a client is told for `error` (the policy's choice, in etcd's words);
+    /// an `RPCError` raised by the transport or a refusal passes as it is.
+    func status(for error: any Error) -> RPCError {
+        if let error = error as? RPCError { return error }
+        let error = (error as? DiscfgError).map(EtcdError.translated) ?? error
+        return RPCError(etcd: FailurePolicy.shown(error, logger: logger))
+    }
+}
+
+extension EtcdBackend {
+    /// Runs a handler within the call's deadline (``Deadline/current``), turning every
+    /// failure into the gRPC status the failure policy gives it.
+    func answering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await Deadline.within(.after(calls.timeout)) { try await body() }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw calls.status(for: error)
+        }
     }
 }

@@ -1,6 +1,7 @@
 import DiscfgCore
 import DiscfgNetwork
 import GRPCCore
+import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
@@ -52,6 +53,11 @@ public struct EtcdServer: Service {
     /// Told, in a sentence for the log, what an operator should know: the access rule's
     /// answer changed; the config keeps other history than ``history``.
     public var notice: @Sendable (String) -> Void = { _ in }
+    /// How long a call may take before it is answered `UNAVAILABLE`, and the log that
+    /// has the details of failures callers are told in general terms (``FailurePolicy``).
+    public var requestTimeout: Duration = .seconds(30), logger = Logger(label: "discfg.etcd")
+    /// Whether to listen off loopback although the API has no authentication (`--insecure`).
+    public var openToRemotePeers = false
 
     /// A server; nothing listens until ``run()``.
     public init(
@@ -72,6 +78,7 @@ public struct EtcdServer: Service {
     }
 
     public func run() async throws {
+        try Self.checkBindSafety(host: host, openToRemotePeers: openToRemotePeers)
         let gate = EtcdAccessGate(access, notice: notice)
         // Known before the first connection: a server that starts with tokens required
         // refuses from its first call.
@@ -79,7 +86,8 @@ public struct EtcdServer: Service {
         if case .closed = access { notice("tokens are always required: the etcd API has no authentication yet and refuses every call") }
         let following = Task { await gate.follow() }
         defer { following.cancel() }
-        let backend = EtcdBackend(store: store, config: config)
+        var backend = EtcdBackend(store: store, config: config)
+        backend.calls = EtcdCalls(timeout: requestTimeout, logger: logger)
         let prepared = try await backend.prepare(history: history, quotaBytes: quotaBytes)
         if prepared.settings.history != history {
             notice("config \(config) keeps \(prepared.settings.history.text) of history where a new etcd config keeps \(history.text); 'discfg update \(config) --history \(history.text)' bounds it")

@@ -1,15 +1,21 @@
+import DiscfgCore
+import DiscfgNetwork
 import GRPCCore
 
 /// The gRPC status of an outcome, as trailers carry it.
 enum GRPCStatus {
     /// `grpc-status` and `grpc-message` for an outcome: OK, the code and message of an
-    /// `RPCError`, or `unknown` for anything else.
+    /// `RPCError` (handlers throw them as the failure policy chose, ``EtcdCalls``), a
+    /// caller's own ``DiscfgError`` in etcd's words, or `INTERNAL` for anything else, of
+    /// which a client is told nothing more: never a Swift or NIO error's text.
     static func fields(_ error: (any Error)?) -> [(name: String, value: String)] {
         guard let error else { return [("grpc-status", "0")] }
         let (code, message): (Int, String) = switch error {
         case let error as RPCError: (error.code.rawValue, error.message)
         case is CancellationError: (RPCError.Code.cancelled.rawValue, "the request was cancelled")
-        default: (RPCError.Code.unknown.rawValue, "\(error)")
+        case let error as DiscfgError where FailurePolicy.isCallers(error):
+            (RPCError(etcd: error).code.rawValue, RPCError(etcd: error).message)
+        default: (RPCError.Code.internalError.rawValue, "etcdserver: internal error")
         }
         return [("grpc-status", String(code)), ("grpc-message", percentEncoded(message))]
     }

@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -141,12 +142,10 @@ final class LambdaHTTPHandler: Sendable {
             do {
                 let response = try await responder.respond(to: request, context: context)
                 return await Self.collect(response)
-            } catch let error as DiscfgError {
-                return await Self.collect(ConfigAPI.errorResponse(error, action: "request"))
             } catch {
-                // The details are for the log, not for the caller.
-                logger.error("request failed", metadata: ["error": "\(String(reflecting: error))"])
-                return await Self.collect(ConfigAPI.errorResponse(DiscfgError(.internal, "internal error; the function's log has the details"), action: "request"))
+                // The failure policy: the caller's own mistakes as they are, anything
+                // else in general terms with the correlation id of the log line.
+                return await Self.collect(ConfigAPI.errorResponse(FailurePolicy.shown(error, logger: logger), action: "request"))
             }
         }
         guard var response = collected else {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgAWS
 import DiscfgCore
+import DiscfgNetwork
 import DiscfgSecrets
 import Foundation
 import Logging
@@ -123,7 +124,8 @@ public enum LambdaRuntime {
                     return 1
                 }
             } catch {
-                let failure = LambdaFailure(type: "discfg.Error", message: Self.describe(error))
+                // The failure policy: the invoker reads what it may see, the log the rest.
+                let failure = LambdaFailure(type: "discfg.Error", message: FailurePolicy.shown(error, logger: scoped).message)
                 scoped.error("invocation failed: \(failure)")
                 do { try await runtime.fail(invocation.requestID, failure) } catch {
                     logger.critical("the Runtime API failed: \(error)")
@@ -133,6 +135,7 @@ public enum LambdaRuntime {
         }
     }
 
+    /// An init failure for the operator (no caller waits on it): its whole message.
     static func describe(_ error: any Error) -> String {
         if let error = error as? DiscfgError { return error.message }
         return String(describing: error)
@@ -191,11 +194,24 @@ struct LambdaFunction: Sendable {
         }
     }
 
+    /// Where and why an event did not decode, in words rather than the decoder's dump.
+    private static func explain(_ error: any Error) -> String {
+        guard let error = error as? DecodingError else { return "it is not the JSON expected" }
+        let (path, reason): ([any CodingKey], String) = switch error {
+        case .keyNotFound(let key, let context): (context.codingPath + [key], "is missing")
+        case .typeMismatch(_, let context), .valueNotFound(_, let context): (context.codingPath, "has the wrong type")
+        case .dataCorrupted(let context): (context.codingPath, "is not valid JSON there")
+        @unknown default: ([], "is not the JSON expected")
+        }
+        let field = path.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
+        return field.isEmpty ? "the event \(reason)" : "\(field) \(reason)"
+    }
+
     private func decode<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws -> T {
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
-            throw LambdaFailure(type: "discfg.BadEvent", message: "the event looks like a \(what) but is not a valid one: \(error)")
+            throw LambdaFailure(type: "discfg.BadEvent", message: "the event looks like a \(what) but is not a valid one: \(Self.explain(error))")
         }
     }
 }

@@ -1,4 +1,3 @@
-import DiscfgNetwork
 import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
@@ -136,7 +135,10 @@ struct ServeCommand: AsyncParsableCommand {
             case .token: .required
             case .auto: .onceTokensExist
             }
-            if !Loopback.contains(host: host), !insecure, mode == .open || (mode == .onceTokensExist && !issued) {
+            let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
+            // The servers refuse an unsafe bind themselves; checked here first, for the
+            // command's own words and exit status.
+            do { try await DiscfgServer.checkBindSafety(host: host, authenticator: authenticator) } catch is DiscfgServer.BindRefusal {
                 throw usage(
                     "refusing to serve on \(host) without authentication: create a token ('discfg token create --role read') and use --auth token, or pass --insecure",
                     field: "--host"
@@ -149,10 +151,8 @@ struct ServeCommand: AsyncParsableCommand {
                 let (etcdHost, etcdPort) = try Self.hostAndPort(address)
                 let config: ConfigName
                 do { config = try ConfigName(etcdConfig) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-config") }
-                if !insecure {
-                    guard Loopback.contains(host: etcdHost) else {
-                        throw usage("refusing to serve the etcd API (--etcd) on \(etcdHost): it has no authentication yet; use a loopback address or pass --insecure", field: "--etcd")
-                    }
+                do { try EtcdServer.checkBindSafety(host: etcdHost, openToRemotePeers: insecure) } catch is EtcdServer.BindRefusal {
+                    throw usage("refusing to serve the etcd API (--etcd) on \(etcdHost): it has no authentication yet; use a loopback address or pass --insecure", field: "--etcd")
                 }
                 return (host: etcdHost, port: etcdPort, config: config)
             }
@@ -187,7 +187,6 @@ struct ServeCommand: AsyncParsableCommand {
             case .off: false
             case .auto: !(store is DynamoDBStore)
             }
-            let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
             let reach = insecure ? "" : ", and only from this machine"
             let authText = switch mode {
             case .open: "none\(reach)"
@@ -219,6 +218,9 @@ struct ServeCommand: AsyncParsableCommand {
                     server.history = etcdHistory
                     server.quotaBytes = etcdQuota
                     server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
+                    server.openToRemotePeers = insecure
+                    server.requestTimeout = .seconds(requestTimeout)
+                    server.logger = logger
                     return [server]
                 }
             )
