@@ -1049,6 +1049,9 @@ components:
             permissionDenied 403; throttled 429; unavailable 503; internal 500.
         message: { type: string }
         field: { type: string }
+        correlationId:
+          type: string
+          description: "For a failure of the server or its store (internal, unavailable, throttled), told in general terms: the id of the server's log line that has the details."
         violations:
           type: array
           description: "schemaViolation: every way the change breaks a schema, in key order."
