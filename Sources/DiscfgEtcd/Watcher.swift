@@ -27,7 +27,7 @@ struct Watcher: Sendable {
             try await writer.send(created)
             return info
         } catch {
-            try? await cancel(reason: Self.reason(error))
+            try? await cancel(reason: reason(error))
             return nil
         }
     }
@@ -77,20 +77,21 @@ struct Watcher: Sendable {
                     if let error = ending as? DiscfgError, error.code == .compacted {
                         try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
                     } else {
-                        try await cancel(reason: (ending as? DiscfgError)?.message ?? "etcdserver: watch ended: \(ending)")
+                        try await cancel(reason: reason(ending))
                     }
                     return
                 }
             }
         } catch is CancellationError {
         } catch {
-            try? await cancel(reason: Self.reason(error))
+            try? await cancel(reason: reason(error))
         }
     }
 
-    /// The cancel reason etcd gives for `error`.
-    private static func reason(_ error: any Error) -> String {
-        (error as? DiscfgError).map { EtcdError.translated($0).message } ?? "etcdserver: \(error)"
+    /// The cancel reason a client reads for `error`: the failure policy's answer, in
+    /// etcd's words (never a Swift error's text).
+    private func reason(_ error: any Error) -> String {
+        backend.calls.status(for: error).message
     }
 
     /// Sends `events` (in revision order, all after `sent`) one response per revision,
