@@ -1,3 +1,4 @@
+import CoreMetrics
 import DiscfgCore
 import Foundation
 import Hummingbird
@@ -6,6 +7,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import Tracing
 
 /// `discfg serve`: the API over HTTP, with health, metrics, access logs, and a background sweeper that turns expired keys into `expire` events.
 public enum DiscfgServer {
@@ -44,6 +46,14 @@ public enum DiscfgServer {
         public var accessLogSink: LogSink?
         /// The clock the views judge TTLs by: the store's.
         public var clock: any WallClock = SystemClock()
+        /// Where spans of requests and their store calls go; nil for the tracer
+        /// `InstrumentationSystem` was bootstrapped with, and none while that is the no-op one.
+        /// Traced, every request goes through the router, where it gets its span: the
+        /// event loops answer none.
+        public var tracer: (any Tracer)?
+        /// A swift-metrics backend that sees the server's series besides `/metrics`; nil
+        /// for the one `MetricsSystem` was bootstrapped with, if any.
+        public var metricsBackend: (any MetricsFactory)?
 
         /// The defaults.
         public init() {}
@@ -54,8 +64,8 @@ public enum DiscfgServer {
         store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration
     ) -> Router<APIRequestContext> {
         makeRouter(
-            store: store, apiStore: InstrumentedStore(store, metrics: metrics), authenticator: authenticator, metrics: metrics,
-            configuration: configuration, accessLog: nil
+            store: store, apiStore: InstrumentedStore(store, metrics: metrics, tracer: RequestTracing.tracer(configuration.tracer)),
+            authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: nil
         )
     }
 
@@ -67,6 +77,7 @@ public enum DiscfgServer {
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: AccessLogMiddleware(metrics: metrics))
+        if let tracer = apiStore.tracer { router.add(middleware: TracingMiddleware(tracer: tracer)) }
         router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
         router.get("/healthz") { _, _ in
             _ = try await store.listConfigs()
@@ -75,7 +86,7 @@ public enum DiscfgServer {
         let commits = store as? any GroupCommitReporting
         router.get("/metrics") { _, _ in
             accessLog?.flush()
-            let text = metrics.render() + (commits.map { APIMetrics.render($0.groupCommits) } ?? "")
+            let text = metrics.render(with: commits?.groupCommits)
             return APIResponse.bytes(Data(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         ConfigAPI(store: apiStore, authenticator: authenticator, options: configuration.api)
@@ -90,17 +101,18 @@ public enum DiscfgServer {
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
         services extra: (any ConfigStore) -> [any Service] = { _ in [] }
     ) -> some ApplicationProtocol {
-        let metrics = APIMetrics()
+        let metrics = APIMetrics(backend: configuration.metricsBackend ?? APIMetrics.bootstrappedBackend)
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
         let accessLog = views.map { _ in AccessLog(metrics: metrics, logger: logger, sink: configuration.accessLogSink, route: KeyReads.route) }
         // One view of the store for the router and the event loops: timed, and telling
         // the views of every write.
-        let apiStore = InstrumentedStore(store, metrics: metrics, views: views)
+        let apiStore = InstrumentedStore(store, metrics: metrics, views: views, tracer: RequestTracing.tracer(configuration.tracer))
         let router = makeRouter(
             store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: accessLog
         )
         let connections = ConnectionGuard(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
-        let reads = views.map {
+        // Traced, every request goes through the router, where it gets its span.
+        let reads = apiStore.tracer != nil ? nil : views.map {
             KeyReads(
                 views: $0, authenticator: authenticator, store: apiStore, logger: logger,
                 browserGuard: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)

@@ -1,19 +1,24 @@
 import DiscfgCore
 import Foundation
+import Tracing
 
 /// The store as the API sees it: another store, every operation of which is timed into
-/// ``APIMetrics``, and every write of which is noted in the server's ``ConfigViews``
-/// before its caller is answered (read your writes).
+/// ``APIMetrics`` and, with a tracer, made a client span (`store.get`, `store.set`, …)
+/// under the request's; and every write of which is noted in the server's
+/// ``ConfigViews`` before its caller is answered (read your writes).
 public struct InstrumentedStore: ConfigStore {
     public let base: any ConfigStore
     public let metrics: APIMetrics
     public let views: ConfigViews?
+    /// Where the store calls' spans go; nil for none.
+    public let tracer: (any Tracer)?
 
     /// Wraps `base`.
-    public init(_ base: any ConfigStore, metrics: APIMetrics, views: ConfigViews? = nil) {
+    public init(_ base: any ConfigStore, metrics: APIMetrics, views: ConfigViews? = nil, tracer: (any Tracer)? = nil) {
         self.base = base
         self.metrics = metrics
         self.views = views
+        self.tracer = tracer
     }
 
     private func noted<T>(_ config: ConfigName, _ revision: (T) -> Revision?, _ result: T) -> T {
@@ -22,6 +27,14 @@ public struct InstrumentedStore: ConfigStore {
     }
 
     private func timed<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
+        guard let tracer else { return try await measured(operation, span: nil, body) }
+        let span = tracer.startSpan("store.\(operation)", ofKind: .client)
+        defer { span.end() }
+        span.attributes["db.operation.name"] = operation
+        return try await InstrumentationContext.$current.withValue(span.context) { try await measured(operation, span: span, body) }
+    }
+
+    private func measured<T>(_ operation: String, span: (any Span)?, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
         do {
             let result = try await body()
@@ -30,9 +43,13 @@ public struct InstrumentedStore: ConfigStore {
         } catch let error as DiscfgError where error.code != .unavailable && error.code != .internal && error.code != .throttled {
             // Not-found and failed conditions are answers, not store failures.
             metrics.recordStoreOperation(operation, seconds: (ContinuousClock.now - start).seconds, failed: false)
+            span?.attributes["discfg.error.code"] = error.code.rawValue
             throw error
         } catch {
             metrics.recordStoreOperation(operation, seconds: (ContinuousClock.now - start).seconds, failed: true)
+            // The kind of failure, not its text: the detail stays in the server's log.
+            span?.attributes["error.type"] = (error as? DiscfgError)?.code.rawValue ?? String(describing: type(of: error))
+            span?.setStatus(SpanStatus(code: .error))
             throw error
         }
     }

@@ -130,6 +130,11 @@ public final class AWSJSONClient: Sendable {
     ///   its last failure instead (a ``AWSError/Code/network`` "timed out" for an attempt
     ///   the deadline cut off).
     public func send(operation: String, body: Data, deadline: ContinuousClock.Instant? = nil) async throws -> Data {
+        try await traced(operation) { try await sendRetrying(operation: operation, body: body, deadline: deadline) }
+    }
+
+    /// ``send(operation:body:deadline:)``, its attempts and retries, in the call's span.
+    private func sendRetrying(operation: String, body: Data, deadline: ContinuousClock.Instant?) async throws -> Data {
         let policy = configuration.retryPolicy
         var retries = 0
         var roundTrips = 0

@@ -6,6 +6,7 @@ import DiscfgEtcd
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -122,6 +123,10 @@ struct ServeCommand: AsyncParsableCommand {
         "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
         valueName: "mode"
     )) var readViews: ReadViews = .auto
+    @Option(name: .customLong("otel-endpoint"), help: ArgumentHelp(
+        "Export spans of requests, their store calls and AWS calls over OTLP/HTTP to the collector at this URL (e.g. http://127.0.0.1:4318; spans go to its /v1/traces). The OTEL_* environment variables tune the export.",
+        valueName: "url"
+    ), transform: { try OTelEndpoint(parsing: $0) }) var otelEndpoint: OTelEndpoint?
 
     func run() async throws {
         try await global.run("serve") { output in
@@ -161,6 +166,7 @@ struct ServeCommand: AsyncParsableCommand {
             defer { logSink.flush() }
             var logger = Logger(label: "discfg") { BufferedLogHandler(label: $0, sink: logSink) }
             logger.logLevel = level
+            let otel: (any Service)? = try otelEndpoint?.bootstrap()
             var configuration = DiscfgServer.Configuration()
             configuration.host = host
             configuration.port = port
@@ -200,7 +206,8 @@ struct ServeCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data("discfg: serving \(storeName) on http://\(host):\(port) (auth: \(authText))\n".utf8))
                 },
                 services: { apiStore in
-                    guard let etcd else { return [] }
+                    let exporters = otel.map { [$0] } ?? []
+                    guard let etcd else { return exporters }
                     var server = EtcdServer(
                         store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
                         watchBacklogBytes: streamBacklog * 1024, idleTimeout: .seconds(idleTimeout), writeTimeout: .seconds(writeTimeout),
@@ -221,7 +228,7 @@ struct ServeCommand: AsyncParsableCommand {
                     server.openToRemotePeers = insecure
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
-                    return [server]
+                    return exporters + [server]
                 }
             )
             _ = output
