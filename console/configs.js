@@ -1,0 +1,138 @@
+// The list of configs: creating one, opening one, and deleting the open one.
+
+import { api, API, configUrl, showFailure } from './api.js?v={{version}}';
+import { $, ageElement, clearErrors, CONFIG_NAME, el, flash, isBinary, navigate, showView, ui } from './page.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { closeConfig } from './keys.js?v={{version}}';
+import { base64Bytes } from './sealed.js?v={{version}}';
+
+// ---------------------------------------------------------------------------
+// Configs
+// ---------------------------------------------------------------------------
+
+/** Shows the list of configs, fetching it unless `configs` is given. */
+export async function showConfigs(configs) {
+  closeConfig();
+  showView('configs');
+  clearErrors();
+  ui.configsHeading.focus();
+  if (configs) {
+    renderConfigs(configs);
+    return;
+  }
+  try {
+    const envelope = await api('GET', `${API}/configs`);
+    if (state.signedIn && !state.session) renderConfigs(envelope.configs || []);
+  } catch (error) {
+    showFailure(error, ui.configsError);
+  }
+}
+
+export function renderConfigs(configs) {
+  const sorted = [...configs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  ui.configs.replaceChildren();
+  if (!sorted.length) {
+    ui.configs.append(el('li', { className: 'empty' }, 'No configs yet. Create one below.'));
+    return;
+  }
+  for (const config of sorted) {
+    const changed = config.modified || config.created;
+    const button = el('button', { type: 'button', 'data-config': config.name },
+      // The spaces between the parts keep them apart in the button's accessible name.
+      el('span', { className: 'config-name' }, config.name), ' ',
+      el('span', { className: 'config-meta' }, `revision ${config.revision ?? 0}`), ' ',
+      // keyCount is missing for a config whose count the store does not know yet.
+      typeof config.keyCount === 'number'
+        ? el('span', { className: 'config-meta' }, `${config.keyCount} ${config.keyCount === 1 ? 'key' : 'keys'}`)
+        : '', ' ',
+      el('span', { className: 'config-meta' }, changed ? ageElement(changed, 'changed ') : ''));
+    ui.configs.append(el('li', {}, button));
+  }
+}
+
+export function onConfigClick(event) {
+  const button = event.target.closest('button[data-config]');
+  if (button) navigate(button.dataset.config);
+}
+
+export async function onCreateConfig(event) {
+  event.preventDefault();
+  ui.configsError.textContent = '';
+  const name = ui.newConfigName.value.trim();
+  if (!CONFIG_NAME.test(name)) {
+    ui.configsError.textContent = 'A config name is 1 to 200 letters, digits, “_”, “.” or “-”.';
+    ui.newConfigName.focus();
+    return;
+  }
+  ui.newConfigSubmit.disabled = true;
+  try {
+    await api('PUT', configUrl(name));
+    ui.newConfigName.value = '';
+    flash(`Created config ${name}`);
+    const envelope = await api('GET', `${API}/configs`);
+    if (state.signedIn && !state.session) renderConfigs(envelope.configs || []);
+  } catch (error) {
+    showFailure(error, ui.configsError);
+  } finally {
+    ui.newConfigSubmit.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Delete a config
+// ---------------------------------------------------------------------------
+
+// ---- Panels a button opens and closes (aria-expanded kept in step) ----
+
+/** Opens `panel` below `button` and calls `opened`; or, when it is open, closes it. */
+export function togglePanel(button, panel, opened, hide) {
+  if (!panel.hidden) {
+    hide();
+    button.focus();
+    return;
+  }
+  setPanel(button, panel, true);
+  opened();
+}
+
+export function setPanel(button, panel, open) {
+  panel.hidden = !open;
+  button.setAttribute('aria-expanded', String(open));
+}
+
+export function onDeleteConfigToggle() {
+  togglePanel(ui.deleteConfig, ui.deleteConfigForm, () => {
+    ui.deleteConfigLabel.textContent = `Type “${state.session.name}” to delete this config, its keys and its history`;
+    ui.deleteConfigConfirm.value = '';
+    ui.deleteConfigError.textContent = '';
+    ui.deleteConfigConfirm.focus();
+  }, hideDeleteConfig);
+}
+
+export function hideDeleteConfig() {
+  setPanel(ui.deleteConfig, ui.deleteConfigForm, false);
+}
+
+export async function onDeleteConfig(event) {
+  event.preventDefault();
+  if (!state.session) return;
+  const { name } = state.session;
+  if (ui.deleteConfigConfirm.value.trim() !== name) {
+    ui.deleteConfigError.textContent = `Type the config's name, ${name}, exactly to delete it.`;
+    ui.deleteConfigConfirm.focus();
+    return;
+  }
+  ui.deleteConfigSubmit.disabled = true;
+  try {
+    await api('DELETE', configUrl(name), { signal: state.session.controller.signal });
+    flash(`Deleted config ${name}`);
+    navigate(null);
+  } catch (error) {
+    showFailure(error, ui.deleteConfigError);
+  } finally {
+    ui.deleteConfigSubmit.disabled = false;
+  }
+}
+
+/** What a PUT sends for an item's value: its bytes when it is binary, else its text. */
+export const bodyOf = (item) => (isBinary(item) ? base64Bytes(item.value) : item.value);
