@@ -4,12 +4,12 @@
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
 // behind a path prefix (an API Gateway stage, a reverse proxy).
 
+import { $ } from './page.js?v={{version}}';
+import { signOut } from './signin.js?v={{version}}';
+
 export const TOKEN_KEY = 'discfg.token';
 export const API = new URL('../v1', window.location.href).pathname;
 export const TOKENS_URL = new URL('../admin/tokens', window.location.href).pathname;
-
-import { $ } from './page.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // The API

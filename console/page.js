@@ -2,14 +2,6 @@
 // elements as text (`el`), messages, navigation between views, and how times, sizes
 // and JSON are shown. Everything from the API is written as text, never as HTML.
 
-export const CONFIG_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
-export const RECONNECT_DELAY_MS = 1000;
-export const MAX_RETRY_AFTER_MS = 30000;
-export const FLASH_MS = 8000;
-export const AGE_REFRESH_MS = 30000;
-export const LONG_POLL_SECONDS = 25;
-export const TOKENS_HASH = '#tokens';
-
 import { storedToken } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { showConfigs } from './configs.js?v={{version}}';
@@ -18,6 +10,14 @@ import { newKey } from './editor.js?v={{version}}';
 import { showTokens } from './tokens.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
 import { jsonProblem, mergePatch, parseJson } from './json.js?v={{version}}';
+
+export const CONFIG_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+export const RECONNECT_DELAY_MS = 1000;
+export const MAX_RETRY_AFTER_MS = 30000;
+export const FLASH_MS = 8000;
+export const AGE_REFRESH_MS = 30000;
+export const LONG_POLL_SECONDS = 25;
+export const TOKENS_HASH = '#tokens';
 
 // ---------------------------------------------------------------------------
 // DOM helpers
