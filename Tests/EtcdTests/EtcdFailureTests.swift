@@ -1,0 +1,44 @@
+import DiscfgCore
+@testable import DiscfgEtcd
+import GRPCCore
+import Testing
+
+/// The etcd API answers failures by the one failure policy, in etcd's words.
+@Suite("etcd API: failures reach clients as the failure policy says")
+struct EtcdFailureTests {
+    @Test("a store's failure is told in general terms with a correlation id; a caller's own in etcd's words")
+    func exposure() {
+        let calls = EtcdCalls()
+        let dead = DiscfgError(.unavailable, "DynamoDB PutItem on table \"discfg\" in eu-west-1 failed: NetworkError (connection refused)")
+        let status = calls.status(for: dead)
+        #expect(status.code == .unavailable)
+        #expect(status.message.hasPrefix("etcdserver: "))
+        for secret in ["DynamoDB", "discfg\"", "eu-west-1", "NetworkError"] { #expect(!status.message.contains(secret), "\(status.message)") }
+        #expect(status.message.contains("correlation id"))
+        struct SwiftFailure: Error {}
+        let foreign = calls.status(for: SwiftFailure())
+        #expect(foreign.code == .internalError)
+        #expect(!foreign.message.contains("SwiftFailure"))
+        // etcd's own wording passes: clients match it.
+        #expect(calls.status(for: EtcdError.compacted).message == EtcdError.compacted.message)
+        #expect(calls.status(for: EtcdError.compacted).code == .outOfRange)
+        #expect(calls.status(for: DiscfgError(.quotaExceeded, "config full", field: "quotaBytes")).message == EtcdError.noSpace.message)
+        #expect(calls.status(for: EtcdError.futureRevision).code == .outOfRange)
+    }
+
+    @Test("a handler runs within the call's deadline, which the store sees")
+    func deadline() async throws {
+        var backend = EtcdBackend(store: MemoryStore(), config: try ConfigName("etcd"))
+        backend.calls.timeout = .seconds(5)
+        let seen = try await backend.answering { Deadline.current }
+        let remaining = try #require(seen).remaining
+        #expect(remaining > .zero && remaining <= .seconds(5))
+    }
+
+    @Test("the etcd API refuses to listen off loopback unless told to")
+    func bindSafety() throws {
+        #expect(throws: EtcdServer.BindRefusal(host: "0.0.0.0")) { try EtcdServer.checkBindSafety(host: "0.0.0.0", openToRemotePeers: false) }
+        try EtcdServer.checkBindSafety(host: "0.0.0.0", openToRemotePeers: true)
+        try EtcdServer.checkBindSafety(host: "::1", openToRemotePeers: false)
+    }
+}
