@@ -1,3 +1,5 @@
+import DiscfgNetwork
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -12,8 +14,8 @@ import Darwin
 /// them all, nothing else works: accepts fail with `EMFILE`, the store cannot open a
 /// file, and one API's idle clients lock the other's out. So the REST API and the etcd
 /// API share one budget with ``reservedDescriptors`` kept apart: the REST API's
-/// connections, with the ones it accepts only to refuse (``ConnectionGuard``'s accept
-/// limit), fit in its half of the rest and the etcd API's in the other half;
+/// connections, with the ones it accepts only to refuse (``DiscfgNetwork/ConnectionCap``'s
+/// accept limit), fit in its half of the rest and the etcd API's in the other half;
 /// `--max-connections` is lowered to fit when the limit is too small for it.
 public struct DescriptorBudget: Sendable, Equatable {
     /// Descriptors kept for everything but connections: standard streams, the listening
@@ -40,7 +42,7 @@ public struct DescriptorBudget: Sendable, Equatable {
         // accepting (the ones past `limit` only to answer 503): the largest limit whose
         // accept limit fits its share.
         var restFits = restShare - max(64, restShare / 9)
-        while restFits > 1, ConnectionGuard.acceptLimit(for: restFits) > restShare { restFits -= 1 }
+        while restFits > 1, ConnectionCap.acceptLimit(for: restFits) > restShare { restFits -= 1 }
         rest = max(1, min(requested, restFits))
         // The etcd API closes one past its limit as soon as it is accepted: one more.
         etcd = servesEtcd ? max(1, min(requested, forConnections - restShare - 1)) : 0

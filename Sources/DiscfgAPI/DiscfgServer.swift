@@ -1,5 +1,6 @@
 import CoreMetrics
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import Hummingbird
 import HummingbirdCore
@@ -27,7 +28,7 @@ public enum DiscfgServer {
         /// Origins whose web pages may call the API (`--cors-origin`); none by default.
         public var allowedOrigins: [String] = []
         /// The most connections served at once; a request on one more is answered `503`
-        /// with `Retry-After` and its connection closed (see ``ConnectionGuard``).
+        /// with `Retry-After` and its connection closed (see ``DiscfgNetwork/ConnectionCap``).
         public var maxConnections = 4096
         /// How long a client may leave the server's answer unread (an event stream it
         /// does not drain, a large page) before it is disconnected.
@@ -89,9 +90,16 @@ public enum DiscfgServer {
             let text = metrics.render(with: commits?.groupCommits)
             return APIResponse.bytes(Data(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
-        ConfigAPI(store: apiStore, authenticator: authenticator, options: configuration.api)
-            .register(on: router)
+        api(store: apiStore, authenticator: authenticator, configuration: configuration).register(on: router)
         return router
+    }
+
+    /// The API `serve` runs over `apiStore` (the store as the API sees it), as the router
+    /// and the event loops (``KeyReads``) both serve it: they admit, time and store alike.
+    static func api(store apiStore: any ConfigStore, authenticator: Authenticator, configuration: Configuration) -> ConfigAPI {
+        var options = configuration.api
+        options.browserGuard = BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)
+        return ConfigAPI(store: apiStore, authenticator: authenticator, options: options)
     }
 
     /// The application: server, sweeper, graceful shutdown on SIGTERM and SIGINT
@@ -110,13 +118,10 @@ public enum DiscfgServer {
         let router = makeRouter(
             store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: accessLog
         )
-        let connections = ConnectionGuard(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
+        let connections = ConnectionCap(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
         // Traced, every request goes through the router, where it gets its span.
         let reads = apiStore.tracer != nil ? nil : views.map {
-            KeyReads(
-                views: $0, authenticator: authenticator, store: apiStore, logger: logger,
-                browserGuard: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)
-            )
+            KeyReads(views: $0, api: api(store: apiStore, authenticator: authenticator, configuration: configuration), logger: logger)
         }
         let (seconds, attoseconds) = configuration.idleTimeout.components
         let idleTimeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
@@ -129,7 +134,7 @@ public enum DiscfgServer {
         var application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                ServerChannel(responder: responder, connections: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout)
+                ServerChannel(responder: responder, cap: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName,

@@ -1,3 +1,4 @@
+import DiscfgNetwork
 @testable import DiscfgAPI
 import Testing
 
@@ -12,7 +13,7 @@ struct DescriptorBudgetTests {
             let budget = DescriptorBudget(descriptors: descriptors, requested: requested, servesEtcd: true)
             #expect(budget.rest >= 1 && budget.etcd >= 1)
             #expect(budget.rest <= requested && budget.etcd <= requested)
-            let used = ConnectionGuard.acceptLimit(for: budget.rest) + budget.etcd + 1
+            let used = ConnectionCap.acceptLimit(for: budget.rest) + budget.etcd + 1
             #expect(used <= max(descriptors - DescriptorBudget.reservedDescriptors, 2) || budget.rest == 1, "\(descriptors) \(requested): \(budget)")
             #expect(budget.lowered == (budget.rest < requested || budget.etcd < requested))
         }
@@ -22,12 +23,12 @@ struct DescriptorBudgetTests {
     func shares() {
         let small = DescriptorBudget(descriptors: 1024, requested: 4096, servesEtcd: true)
         #expect(small.etcd == 447)
-        #expect(ConnectionGuard.acceptLimit(for: small.rest) <= 448)
+        #expect(ConnectionCap.acceptLimit(for: small.rest) <= 448)
         #expect(small.lowered)
         let large = DescriptorBudget(descriptors: 1 << 20, requested: 4096, servesEtcd: true)
         #expect(large.rest == 4096 && large.etcd == 4096 && !large.lowered)
         let restOnly = DescriptorBudget(descriptors: 1024, requested: 4096, servesEtcd: false)
         #expect(restOnly.etcd == 0)
-        #expect(ConnectionGuard.acceptLimit(for: restOnly.rest) <= 896)
+        #expect(ConnectionCap.acceptLimit(for: restOnly.rest) <= 896)
     }
 }

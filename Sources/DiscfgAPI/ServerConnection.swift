@@ -1,0 +1,317 @@
+import DiscfgCore
+import DiscfgNetwork
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// One REST connection's keeper, between the HTTP codec and the router's channel: a thin
+/// shell over ``ConnectionStateMachine``, which decides the connection's life (the cap,
+/// idle, graceful shutdown, a client that stops reading, the order of answers). This
+/// handler tells it what happened, does what it says, and asks ``KeyReads`` — the API's
+/// own admission and answers — about the key reads and writes the event loop may take:
+///
+/// - a read the views can answer is answered here;
+/// - a plain write whose whole request came in one read is handed straight to the store,
+///   and answered here when the store has committed it;
+/// - everything else goes on to the router unchanged.
+final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let cap: ConnectionCap
+    private let reads: KeyReads?
+    private let log: AccessLog.Buffer?
+    private let peerIsLoopback: Bool?
+
+    private var state: ConnectionStateMachine
+    /// A request the event loop may take whose end has not arrived.
+    private var held: HeldRequest?
+    private var idleTimer: Scheduled<Void>?
+    private var stallTimer: Scheduled<Void>?
+
+    init(cap: ConnectionCap, idleTimeout: TimeAmount?, reads: KeyReads?, log: AccessLog.Buffer?, peerIsLoopback: Bool?) {
+        self.cap = cap
+        self.reads = reads
+        self.log = log
+        self.peerIsLoopback = peerIsLoopback
+        state = ConnectionStateMachine(idleTimeout: idleTimeout, stallTimeout: cap.stallTimeAmount)
+    }
+
+    // MARK: Arriving and leaving
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { activate(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        activate(context)
+        context.fireChannelActive()
+    }
+
+    private func activate(_ context: ChannelHandlerContext) {
+        guard state.awaitsActivation else { return }
+        if let deadline = state.activate(admitted: cap.admit(), now: context.eventLoop.now) { scheduleIdleTimer(at: deadline, context) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        depart()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        depart()
+    }
+
+    private func depart() {
+        idleTimer?.cancel()
+        idleTimer = nil
+        stallTimer?.cancel()
+        stallTimer = nil
+        held = nil
+        if state.deactivate() { cap.leave() }
+    }
+
+    // MARK: Requests
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let part = unwrapInboundIn(data)
+        switch state.receive(part, now: context.eventLoop.now) {
+        case .take: take(part, context)
+        case .park, .drop: break
+        case .refuse: refuse(context)
+        }
+    }
+
+    private func take(_ part: HTTPServerRequestPart, _ context: ChannelHandlerContext) {
+        switch part {
+        case .head(let head):
+            if let reads, state.mayAnswerHere(writable: context.channel.isWritable), let candidate = reads.candidate(head) {
+                held = HeldRequest(head: head, candidate: candidate)
+            } else {
+                handOn(head, wantingViewOf: nil, context)
+            }
+        case .body(let buffer):
+            if var taken = held {
+                held = nil
+                if taken.append(buffer) {
+                    held = taken
+                    return
+                }
+                // A read with a body, or a body longer than announced: the router's to judge.
+                release(taken, context)
+            }
+            passOn(part, context)
+        case .end:
+            guard let taken = held else { return passOn(part, context) }
+            held = nil
+            finish(taken, context)
+        }
+    }
+
+    /// A held request has ended: answered here, handed to the store, or handed on.
+    private func finish(_ taken: HeldRequest, _ context: ChannelHandlerContext) {
+        guard let reads else { return }
+        let candidate = taken.candidate
+        if candidate.isWrite {
+            let value = taken.body ?? context.channel.allocator.buffer(capacity: 0)
+            if value.readableBytes == candidate.contentLength, let write = reads.write(candidate, body: value, peerIsLoopback: peerIsLoopback) {
+                startWrite(write, candidate: candidate, reads: reads, context)
+            } else {
+                release(taken, context)
+                passOn(.end(nil), context)
+            }
+        } else if let answer = reads.answer(candidate, peerIsLoopback: peerIsLoopback, log: log) {
+            writeAnswer(head: answer.head, body: answer.body, context)
+        } else {
+            handOn(taken.head, wantingViewOf: try? ConfigName(candidate.configName), context)
+            passOn(.end(nil), context)
+        }
+    }
+
+    /// Hands a write to the store; its answer is written on this event loop when the
+    /// store has committed it (or failed), and what arrived meanwhile is taken up then.
+    private func startWrite(
+        _ write: (config: ConfigName, key: Key, value: Data, options: SetOptions), candidate: KeyReads.Candidate, reads: KeyReads,
+        _ context: ChannelHandlerContext
+    ) {
+        state.startWrite()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        // On this loop, as the etcd API runs its calls: the store's answer resumes here,
+        // with no hop through the cooperative pool and back.
+        Task(executorPreference: EventLoopExecutor(context.eventLoop)) {
+            let result = await reads.commit(write)
+            let finish = {
+                let (handler, context) = loopBound.value
+                handler.finishWrite(result, in: write.config, candidate: candidate, reads: reads, context)
+            }
+            if loopBound.eventLoop.inEventLoop { finish() } else { loopBound.eventLoop.execute(finish) }
+        }
+    }
+
+    private func finishWrite(
+        _ result: Result<Event, any Error>, in config: ConfigName, candidate: KeyReads.Candidate, reads: KeyReads, _ context: ChannelHandlerContext
+    ) {
+        guard state.finishWrite() else { return }
+        let answer = reads.answer(write: result, in: config, candidate: candidate, log: log)
+        writeAnswer(head: answer.head, body: answer.body, context)
+        // What arrived during the write, in order, until another write starts.
+        while let part = state.unpark() { take(part, context) }
+        channelReadComplete(context: context)
+        if state.takePendingRead() { context.read() }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if state.readRequested() { context.read() }
+    }
+
+    /// A held request goes to the router after all, with its body so far.
+    private func release(_ taken: HeldRequest, _ context: ChannelHandlerContext) {
+        handOn(taken.head, wantingViewOf: nil, context)
+        if let body = taken.body { passOn(.body(body), context) }
+    }
+
+    private func handOn(_ head: HTTPRequestHead, wantingViewOf config: ConfigName?, _ context: ChannelHandlerContext) {
+        state.handOn(wantingViewOf: config)
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    private func passOn(_ part: HTTPServerRequestPart, _ context: ChannelHandlerContext) {
+        state.passOn()
+        context.fireChannelRead(wrapInboundOut(part))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // A request not whole by the end of a read (a body still coming) is the router's,
+        // which bounds how long it may take.
+        if let taken = held {
+            held = nil
+            release(taken, context)
+        }
+        let action = state.readComplete()
+        if action.flush { context.flush() }
+        // The router's channel hears of read cycles that brought it something.
+        if action.fireReadComplete { context.fireChannelReadComplete() }
+    }
+
+    /// Answers the first request of a connection over the cap once its head has arrived
+    /// (closing before reading it would reset the connection and lose the answer); the
+    /// machine drops everything else it sends.
+    private func refuse(_ context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(ConnectionRefusal.head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ConnectionRefusal.body))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    // MARK: Answers
+
+    /// Writes an answer given here.
+    private func writeAnswer(head: HTTPResponseHead, body: ByteBuffer?, _ context: ChannelHandlerContext) {
+        context.write(wrapOutboundOut(.head(state.answersClose ? Self.closing(head) : head)), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        end(wrapOutboundOut(.end(nil)), promise: nil, state.endLocalAnswer(now: context.eventLoop.now), context)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let head) where head.status.code >= 200 || head.status == .switchingProtocols:
+            let action = state.routedHead(status: head.status)
+            if let config = action.wantView { reads?.views.want(config) }
+            if action.closing {
+                context.write(wrapOutboundOut(.head(Self.closing(head))), promise: promise)
+            } else {
+                context.write(data, promise: promise)
+            }
+        case .end:
+            end(data, promise: promise, state.endRoutedAnswer(now: context.eventLoop.now), context)
+        default:
+            context.write(data, promise: promise)
+        }
+    }
+
+    /// Writes an answer's end, and does what the machine said of it.
+    private func end(_ data: NIOAny, promise: EventLoopPromise<Void>?, _ action: ConnectionStateMachine.AnswerEnd, _ context: ChannelHandlerContext) {
+        switch action {
+        case .none:
+            context.write(data, promise: promise)
+        case .scheduleIdleTimer(let deadline):
+            context.write(data, promise: promise)
+            scheduleIdleTimer(at: deadline, context)
+        case .close:
+            // Closed once written: closing at once would drop what is still unsent.
+            let written = context.eventLoop.makePromise(of: Void.self)
+            let channel = context.channel
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            if let promise { written.futureResult.cascade(to: promise) }
+            context.writeAndFlush(data, promise: written)
+        }
+    }
+
+    /// `head` saying the connection closes after it.
+    private static func closing(_ head: HTTPResponseHead) -> HTTPResponseHead {
+        var head = head
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        return head
+    }
+
+    // MARK: Timers and shutdown
+
+    private func scheduleIdleTimer(at deadline: NIODeadline, _ context: ChannelHandlerContext) {
+        idleTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
+            idleTimer = nil
+            switch state.idleTimerFired(now: context.eventLoop.now) {
+            case .none: break
+            case .close: context.close(promise: nil)
+            case .reschedule(let deadline): scheduleIdleTimer(at: deadline, context)
+            }
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        if state.quiesce() { context.close(promise: nil) }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        switch state.writabilityChanged(writable: context.channel.isWritable) {
+        case .none: break
+        case .cancelStallTimer:
+            stallTimer?.cancel()
+            stallTimer = nil
+        case .scheduleStallTimer(let timeout):
+            stallTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+                stallTimer = nil
+                if state.stallTimerFired() { context.close(promise: nil) }
+            }
+        }
+        context.fireChannelWritabilityChanged()
+    }
+}
+
+/// A request the event loop may take (``KeyReads/Candidate``) whose end has not arrived:
+/// its head, and a write's body so far.
+struct HeldRequest {
+    let head: HTTPRequestHead
+    let candidate: KeyReads.Candidate
+    private(set) var body: ByteBuffer?
+
+    init(head: HTTPRequestHead, candidate: KeyReads.Candidate) {
+        self.head = head
+        self.candidate = candidate
+    }
+
+    /// Adds a part of the body: false, adding nothing, when the request cannot be taken
+    /// with it (a read with a body, a write's body longer than announced).
+    mutating func append(_ buffer: ByteBuffer) -> Bool {
+        guard candidate.isWrite, (body?.readableBytes ?? 0) + buffer.readableBytes <= candidate.contentLength else { return false }
+        if body == nil {
+            body = buffer
+        } else {
+            var received = buffer
+            body!.writeBuffer(&received)
+        }
+        return true
+    }
+}
