@@ -54,46 +54,6 @@ enum APIResponse {
     }
 }
 
-/// Entity tags: a key's modRevision, quoted.
-enum ETag {
-    static func value(_ revision: Revision) -> String { "\"\(revision.rawValue)\"" }
-
-    /// Whether an `If-None-Match` list (`"a", W/"b"` or `*`) names `tag` (a quoted entity
-    /// tag), compared weakly as RFC 9110 asks of `If-None-Match`: `W/` and the quotes
-    /// aside, the same characters.
-    static func listMatches(_ header: String, _ tag: String) -> Bool {
-        let wanted = opaque(Substring(tag))
-        return header.split(separator: ",").contains { entry in
-            let entry = Substring(entry.trimmingCharacters(in: .whitespaces))
-            return entry == "*" || opaque(entry) == wanted
-        }
-    }
-
-    /// An entity tag without `W/` and its quotes.
-    private static func opaque(_ tag: Substring) -> Substring {
-        var tag = tag
-        if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-        if tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") { tag = tag.dropFirst().dropLast() }
-        return tag
-    }
-
-    /// The revision in an `If-Match` / `If-None-Match` value such as `"12"`, `W/"12"` or `12`.
-    static func revision(in text: Substring, header: String) throws -> Revision {
-        var value = text.trimmingCharacters(in: .whitespaces)
-        if value.hasPrefix("W/") { value.removeFirst(2) }
-        if value.count >= 2, value.hasPrefix("\""), value.hasSuffix("\"") { value = String(value.dropFirst().dropLast()) }
-        do {
-            return Revision(UInt64(try NumberField.revision(header).parse(value)))
-        } catch {
-            let shown = text.count > 40 ? String(text.prefix(40)) + "…" : String(text)
-            throw DiscfgError(
-                .invalidArgument,
-                "\(header) must be * or a quoted revision from 0 to \(Revision.max) such as \"12\", got \(shown)", field: header
-            )
-        }
-    }
-}
-
 /// Turns every failure inside a route into the JSON error envelope, so no request ever
 /// gets a bare 500 or an HTML page: route-not-found, bad bodies and store errors alike.
 struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {

@@ -55,33 +55,15 @@ public final class Authenticator: TokenAdministration {
     /// An authenticator that lets everyone in.
     public static let open = Authenticator(mode: .open, store: nil)
 
-    /// The caller, if `access` admits them to a route on `config` (nil: a route that
-    /// names no config); ``Caller/unidentified`` for routes open to everyone, which
-    /// read no credentials.
-    public func authorize(_ request: Request, context: some DiscfgRequestContext, access: ConfigAPI.Access, config: ConfigName?) async throws -> Caller {
-        switch access {
-        case .everyone:
-            return .unidentified
-        case .role(let role):
-            return try await authorize(request, context: context, role: role, config: config)
-        case .adminOfAll:
-            let caller = try await authorize(request, context: context, role: .admin, config: nil)
-            guard caller.configs == nil else {
-                throw DiscfgError(.permissionDenied, "\(caller.name) is scoped to some configs; this route reaches every config and needs an admin of all", field: "authorization")
-            }
-            return caller
+    /// Who is calling, or why the credentials are refused (401), for ``Admission``: the
+    /// transport's caller, the token's holder, or anonymous. Throws only when the token
+    /// records cannot be read.
+    func identity(_ request: Request, context: some DiscfgRequestContext) async throws -> Result<Caller, DiscfgError> {
+        do {
+            return .success(try await identify(request, context: context))
+        } catch let error as DiscfgError where error.code == .unauthenticated {
+            return .failure(error)
         }
-    }
-
-    /// The caller, if allowed to act with `role` on `config`; throws `unauthenticated`
-    /// (401) without a valid token and `permissionDenied` (403) for a token that may not.
-    public func authorize(_ request: Request, context: some DiscfgRequestContext, role: Role, config: ConfigName?) async throws -> Caller {
-        let caller = try await identify(request, context: context)
-        guard caller.allows(role, on: config) else {
-            let target = config.map { "config \($0)" } ?? "the list of configs"
-            throw DiscfgError(.permissionDenied, "\(caller.name) has role \(caller.role.rawValue) and may not \(role.verb) \(target)", field: "authorization")
-        }
-        return caller
     }
 
     /// Who is calling: the transport's caller, the token's holder, or anonymous.
@@ -97,13 +79,19 @@ public final class Authenticator: TokenAdministration {
         return try identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued)
     }
 
-    /// Who is calling, when the cached token records can tell without reading the store
-    /// and the caller is let in; nil otherwise (``identify(authorization:peerIsLoopback:)``
-    /// then reads the records, or says why the caller is refused).
-    func cachedCaller(authorization header: String?, peerIsLoopback: Bool?) -> Caller? {
-        if mode == .open { return try? anonymous(peerIsLoopback: peerIsLoopback) }
-        guard let (tokens, issued) = freshTokens(at: .now) else { return nil }
-        return try? identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued)
+    /// Who is calling, or why the credentials are refused, when the cached token records
+    /// can tell without reading the store; nil otherwise (the router then reads them).
+    /// The event loops' question, asked of every request they take.
+    func cachedIdentity(authorization header: String?, peerIsLoopback: Bool?) -> Result<Caller, DiscfgError>? {
+        do {
+            if mode == .open { return .success(try anonymous(peerIsLoopback: peerIsLoopback)) }
+            guard let (tokens, issued) = freshTokens(at: .now) else { return nil }
+            return .success(try identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued))
+        } catch let error as DiscfgError {
+            return .failure(error)
+        } catch {
+            return nil
+        }
     }
 
     private func identify(authorization header: String?, peerIsLoopback: Bool?, tokens: [String: AccessToken], issued: Bool) throws -> Caller {
@@ -199,16 +187,6 @@ public final class Authenticator: TokenAdministration {
             cache = Cache(tokens: tokens, issued: issued, loadedAt: now, generation: generation)
         }
         return (tokens, issued)
-    }
-}
-
-extension Role {
-    fileprivate var verb: String {
-        switch self {
-        case .read: "read"
-        case .write: "change keys in"
-        case .admin: "administer"
-        }
     }
 }
 

@@ -38,7 +38,6 @@ public struct BrowserGuard: Sendable {
         return lowered
     }
 
-    /// The host name in a `Host` header value: `[::1]:8899` → `::1`, `Example:80` → `example`.
     /// Whether `authority` (a `Host` header) names this server: always, unless the server
     /// is bound to loopback, where only loopback names do. Cheap for the usual
     /// `name:port`, as every request on loopback asks.
@@ -57,6 +56,18 @@ public struct BrowserGuard: Sendable {
         }
     }
 
+    /// The answer to a request sent to `authority` (its `Host`), if this server does not
+    /// answer to that name: 421, naming the names it does answer to. Nil for a request
+    /// that names none (HTTP/1.0), which cannot be a page's.
+    func refusal(host authority: String?) -> Admission.Refusal? {
+        guard let authority, !admitsHost(authority) else { return nil }
+        return Admission.Refusal(
+            DiscfgError(.invalidArgument, "this server answers only to localhost, 127.0.0.1 or [::1], not \(authority)", field: "Host"),
+            status: .misdirectedRequest
+        )
+    }
+
+    /// The host name in a `Host` header value: `[::1]:8899` → `::1`, `Example:80` → `example`.
     static func hostName(_ header: String) -> String {
         let lowered = header.lowercased()
         if lowered.hasPrefix("["), let end = lowered.firstIndex(of: "]") {
@@ -93,13 +104,11 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     static var corsHeaders: String { "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, Accept" }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        if let authority = request.head.authority, !guardrail.admitsHost(authority) {
-            var response = APIResponse.error(
-                DiscfgError(.invalidArgument, "this server answers only to localhost, 127.0.0.1 or [::1], not \(authority)", field: "Host"),
-                action: request.method.rawValue.lowercased()
-            )
-            response.status = .misdirectedRequest
-            return response
+        // Every path, the API's and the rest (console, metrics, unknown paths); the API's
+        // routes ask again through ``Admission``, which answers with this same refusal.
+        if let refusal = guardrail.refusal(host: request.head.authority) {
+            let parts = refusal.parts(action: request.method.rawValue.lowercased())
+            return APIResponse.bytes(parts.body, contentType: APIResponse.jsonContentType, status: parts.status, headers: parts.headers)
         }
         guard let origin = request.headers[.origin]?.lowercased() else { return try await next(request, context) }
         let sameOrigin = request.head.authority.map { "http://\($0.lowercased())" == origin || "https://\($0.lowercased())" == origin } ?? false

@@ -44,6 +44,9 @@ public struct ConfigAPI: Sendable {
         public var maxPageBytes = Limits.maxPageBytes
         /// Whether the web console is served at `/ui/` (``Console``).
         public var servesConsole = true
+        /// The names a request may be sent to (the `Host` rule of a loopback server); nil
+        /// where the transport checks them (Lambda behind API Gateway).
+        public var browserGuard: BrowserGuard?
 
         /// The defaults.
         public init() {}
@@ -74,6 +77,11 @@ public struct ConfigAPI: Sendable {
     public let options: Options
     /// The open watches, capped by ``Options/maxWatches``.
     let watches: StreamSlots
+    /// Whether a request may reach its route, for the router and the event loops alike.
+    let admission: Admission
+    /// The deadline of every request but the streaming ones, for the router and the event
+    /// loops alike.
+    let deadlines: RequestDeadlines
 
     /// Creates the API over a store.
     public init(store: any ConfigStore, authenticator: Authenticator, options: Options = Options()) {
@@ -81,6 +89,8 @@ public struct ConfigAPI: Sendable {
         self.authenticator = authenticator
         self.options = options
         watches = StreamSlots(capacity: options.maxWatches)
+        admission = Admission(browserGuard: options.browserGuard)
+        deadlines = RequestDeadlines(timeout: options.requestTimeout)
     }
 
     /// The OpenAPI document describing every route, served at `/openapi.yaml`.
@@ -94,7 +104,6 @@ public struct ConfigAPI: Sendable {
     public func register<Context: DiscfgRequestContext>(on router: Router<Context>) {
         router.add(middleware: ErrorEnvelopeMiddleware<Context>())
         if options.servesConsole { Console.embedded.register(on: router) }
-        let deadlines = RequestDeadlines(timeout: options.requestTimeout)
         var paths: [String] = []
         for endpoint in Endpoint.allCases where !paths.contains(endpoint.path) { paths.append(endpoint.path) }
         for path in paths {
@@ -134,12 +143,14 @@ public struct ConfigAPI: Sendable {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**").replacingOccurrences(of: "{id}", with: ":id")
     }
 
-    /// Answers one route: its config named, its caller admitted as the route's access
-    /// says, then its handler.
+    /// Answers one route: its request admitted (``Admission``), then its handler.
     func respond<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: Request, _ context: Context) async throws -> Response {
         var request = request
-        let config = endpoint.namesConfig ? try request.configName(context) : nil
-        let caller = try await authenticator.authorize(request, context: context, access: endpoint.access, config: config)
+        let caller: Caller
+        switch try await admit(endpoint, request, context) {
+        case .success(let admitted): caller = admitted.caller
+        case .failure(let refusal): return refusal.response(for: endpoint)
+        }
         switch endpoint {
         case .document: return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
         case .sweep: return try await sweep()

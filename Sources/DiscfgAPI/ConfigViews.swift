@@ -1,7 +1,6 @@
 import DiscfgCore
 import Foundation
 import NIOCore
-import NIOHTTP1
 import Synchronization
 
 /// In-memory views of the configs a server is asked for, kept current by each store's
@@ -20,30 +19,22 @@ import Synchronization
 /// - Keys whose TTL has run out, and configs deleted or whose history the watch lost,
 ///   are not answered from the view.
 ///
-/// The serialized answer of each item is built once per item revision, on first read,
-/// and its headers once a second (they carry the `Date`).
+/// The answer of each item (its envelope's bytes and entity tag) is made once per item
+/// revision, on first read; how it goes on the wire is the transport's (``ResponseHeads``).
 /// All views together hold at most ``maxBytes`` of keys and values; a config that would
 /// take them past it is not viewed
 /// and its reads go to the store.
 public final class ConfigViews: Sendable {
-    /// A key's item and, once read, its serialized `GET` answer.
+    /// A key's item and, once read, its answer.
     struct Entry {
         var item: Item
-        var answer: Answer?
+        var answer: ItemAnswer?
     }
 
-    /// The `GET` answer of one item: its body, and its heads as of one second.
-    struct Answer {
-        var body: ByteBuffer
-        var ok: HTTPResponseHead
-        var notModified: HTTPResponseHead
-        var second: Int
-    }
-
-    /// What a view's reader gets: the config, the item's revision and its answer.
+    /// What a view's reader gets.
     enum Lookup {
-        /// The view is current and holds the key.
-        case found(ConfigName, Revision, Answer)
+        /// The view is current and holds the key: the config and the item's answer.
+        case found(ConfigName, ItemAnswer)
         /// The store must answer (no view yet, not current, absent key, expired).
         case miss
     }
@@ -139,17 +130,16 @@ public final class ConfigViews: Sendable {
     /// request spells them, when the view of that config is current and holds the key;
     /// otherwise ``Lookup/miss``. A spelling that is not a valid name or key finds nothing,
     /// since views hold only valid ones.
-    func lookup(keyPath: String, configName: Substring, second: Int, date: () -> String) -> Lookup {
+    func lookup(keyPath: String, configName: String) -> Lookup {
         let now = clock.now()
         return state.withLock { state in
-            let name = String(configName)
-            guard let (config, entry) = Self.current(state, name, keyPath) else { return .miss }
+            guard let (config, entry) = Self.current(state, configName, keyPath) else { return .miss }
             if let expiresAt = entry.item.expiresAt, expiresAt <= now { return .miss }
-            if let answer = entry.answer, answer.second == second { return .found(config, entry.item.modRevision, answer) }
-            let answer = Self.answer(entry.item, in: config, body: entry.answer?.body, second: second, date: date())
+            if let answer = entry.answer { return .found(config, answer) }
+            let answer = ItemAnswer(entry.item, in: config)
             // In place: no copy of the view is held here, so its entries are not copied.
-            state.views[name]?.entries[keyPath]?.answer = answer
-            return .found(config, entry.item.modRevision, answer)
+            state.views[configName]?.entries[keyPath]?.answer = answer
+            return .found(config, answer)
         }
     }
 
@@ -160,21 +150,6 @@ public final class ConfigViews: Sendable {
             guard revision > committed.revision || (revision == committed.revision && view.changesAtRevision >= committed.changes) else { return nil }
         }
         return (view.config, entry)
-    }
-
-    /// The router's answer to `GET keys/{key}` for `item`: the same body and headers.
-    private static func answer(_ item: Item, in config: ConfigName, body: ByteBuffer?, second: Int, date: String) -> Answer {
-        let body = body ?? ConfigAPI.itemBody(item, in: config)
-        let etag = ETag.value(item.modRevision)
-        let ok = HTTPHeaders([
-            ("ETag", etag), ("Content-Type", APIResponse.jsonContentType), ("Content-Length", String(body.readableBytes)),
-            ("Date", date), ("Server", DiscfgServer.serverName),
-        ])
-        let notModified = HTTPHeaders([("ETag", etag), ("Date", date), ("Server", DiscfgServer.serverName)])
-        return Answer(
-            body: body, ok: HTTPResponseHead(version: .http1_1, status: .ok, headers: ok),
-            notModified: HTTPResponseHead(version: .http1_1, status: .notModified, headers: notModified), second: second
-        )
     }
 
     /// Starts a view of `config` unless there is one. Called after the store answered a
@@ -277,5 +252,19 @@ public final class ConfigViews: Sendable {
             guard state.views[config.rawValue]?.id == id else { return }
             state.totalBytes -= state.views.removeValue(forKey: config.rawValue)?.bytes ?? 0
         }
+    }
+}
+
+/// The answer to `GET keys/{key}` for the current item, as the router gives it: its
+/// envelope's bytes and its entity tag.
+struct ItemAnswer: Sendable {
+    /// The item's envelope (``ConfigAPI/itemBody(_:in:)``), in JSON.
+    var body: ByteBuffer
+    /// The item's entity tag (``ETag/value(_:)``).
+    var etag: String
+
+    init(_ item: Item, in config: ConfigName) {
+        body = ConfigAPI.itemBody(item, in: config)
+        etag = ETag.value(item.modRevision)
     }
 }

@@ -7,9 +7,15 @@ import Hummingbird
 extension Request {
     /// The `{config}` path parameter as a config name.
     func configName(_ context: some RequestContext) throws -> ConfigName {
-        guard let raw = context.parameters.get("config") else { throw DiscfgError.invalid("config", "no config in the path") }
-        guard raw.utf8.contains(UInt8(ascii: "%")) else { return try ConfigName(raw) }
-        return try ConfigName(raw.removingPercentEncoding ?? raw)
+        guard let text = configNameText(context) else { throw DiscfgError.invalid("config", "no config in the path") }
+        return try ConfigName(text)
+    }
+
+    /// The `{config}` path parameter as sent, percent-decoded; nil when the route has none.
+    func configNameText(_ context: some RequestContext) -> String? {
+        guard let raw = context.parameters.get("config") else { return nil }
+        guard raw.utf8.contains(UInt8(ascii: "%")) else { return String(raw) }
+        return raw.removingPercentEncoding ?? String(raw)
     }
 
     /// The rest of the path after `/v1/{config}/keys/` or `…/history/`, percent-decoded.

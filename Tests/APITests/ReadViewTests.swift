@@ -142,15 +142,16 @@ struct ReadViewTests {
             let notModified = try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "\"1\"")])
             #expect(notModified.status == 304 && notModified.body.isEmpty && notModified.headers["ETag"] == ["\"1\""])
             #expect(try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "\"7\"")]).status == 200)
-            #expect(try await viewReads(server) == before + 2)
+            // Weak tags and lists are matched as the router matches them (ETag.listMatches).
+            #expect(try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "\"5\", W/\"1\"")]).status == 304)
+            #expect(try await viewReads(server) == before + 3)
             // What the views leave to the router is answered as always.
-            #expect(try await server.get("/v1/app/keys/db/host", headers: [("If-None-Match", "W/\"1\"")]).status == 304)
             #expect(try await server.get("/v1/app/keys/db/host?raw").text == "db1.internal")
             #expect(try await server.get("/v1/app/keys/missing").status == 404)
             #expect(try await server.get("/v1/app/keys/db/").envelope().items?.map(\.key) == ["/db/host"])
             #expect(try await server.get("/v1/app/keys/db//host").status == 400)
             #expect(try await server.get("/v1/app/keys/db/host", headers: [("Host", "evil.example")]).status == 421)
-            #expect(try await viewReads(server) == before + 2)
+            #expect(try await viewReads(server) == before + 3)
         }
     }
 
@@ -281,7 +282,7 @@ struct ReadViewTests {
         let views = ConfigViews(store: store, maxBytes: 500)
         defer { views.close() }
         func answers(_ config: ConfigName) -> Bool {
-            if case .found = views.lookup(keyPath: "/k", configName: Substring(config.rawValue), second: 0, date: { "" }) { return true }
+            if case .found = views.lookup(keyPath: "/k", configName: config.rawValue) { return true }
             return false
         }
         views.want(small)

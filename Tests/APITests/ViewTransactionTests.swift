@@ -19,7 +19,7 @@ struct ViewTransactionTests {
     }
 
     private func value(_ views: ConfigViews, _ key: String) -> String? {
-        guard case .found(_, _, let answer) = views.lookup(keyPath: key, configName: "app", second: 0, date: { "" }) else { return nil }
+        guard case .found(_, let answer) = views.lookup(keyPath: key, configName: "app") else { return nil }
         let body = String(buffer: answer.body)
         return try? JSONDecoder.discfg().decode(Envelope.self, from: Data(body.utf8)).item?.value
     }
