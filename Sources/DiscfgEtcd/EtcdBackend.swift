@@ -144,7 +144,7 @@ public struct EtcdBackend: Sendable {
         if let total {
             // The answer stopped at the budget: what it holds is the range's start in key
             // order, which only an answer in key order can use.
-            guard query.sortOrder == .none || (query.sortOrder == .ascend && query.sortTarget == .key) else { throw EtcdError.answerTooLarge }
+            guard query.sortTarget == .key, query.sortOrder != .descend else { throw EtcdError.answerTooLarge }
             let shaped = Self.shaped(items, query)
             // As etcd's, a count-only answer never says more.
             let more = !query.countOnly && (shaped.more || shaped.items.count < total)
@@ -155,9 +155,11 @@ public struct EtcdBackend: Sendable {
     }
 
     /// A range's items as the query asks for them: filtered by revisions, sorted, cut to
-    /// the limit (`count` is how many there were before), values left out for
-    /// `keys_only`, items left out for `count_only`.
+    /// the limit, values left out for `keys_only`, items left out for `count_only`.
+    /// `count` is how many the range holds, before the filters and the limit, as etcd's
+    /// (its revision filters prune the answer, not the count).
     static func shaped(_ items: [Item], _ query: RangeQuery) -> (items: [Item], more: Bool, count: Int) {
+        let count = items.count
         var items = items.filter { item in
             (query.minModRevision == 0 || item.modRevision.rawValue >= UInt64(clamping: query.minModRevision))
                 && (query.maxModRevision == 0 || item.modRevision.rawValue <= UInt64(clamping: query.maxModRevision))
@@ -165,9 +167,9 @@ public struct EtcdBackend: Sendable {
                 && (query.maxCreateRevision == 0 || item.createRevision.rawValue <= UInt64(clamping: query.maxCreateRevision))
         }
         items = sorted(items, order: query.sortOrder, target: query.sortTarget)
-        let count = items.count
         var more = false
-        if query.limit > 0, items.count > Int(clamping: query.limit) {
+        // As etcd's, a count-only answer holds no keys, so it never has more of them.
+        if query.limit > 0, !query.countOnly, items.count > Int(clamping: query.limit) {
             items = Array(items.prefix(Int(clamping: query.limit)))
             more = true
         }
@@ -262,7 +264,8 @@ public struct EtcdBackend: Sendable {
 
     static func sorted(_ items: [Item], order: RangeQuery.SortOrder, target: RangeQuery.SortTarget) -> [Item] {
         // Items arrive in key order; etcd sorts only when asked (by key, ascending, it
-        // already is).
+        // already is), and by any other target ascending when no order is given.
+        let order = order == .none && target != .key ? .ascend : order
         guard order != .none else { return items }
         let ascending: [Item] = switch target {
         case .key: items
@@ -307,8 +310,9 @@ public enum EtcdError {
     public static let futureRevision = DiscfgError(.invalidArgument, "etcdserver: mvcc: required revision is a future revision", field: "revision")
     /// An empty key.
     public static let emptyKey = DiscfgError(.invalidArgument, "etcdserver: key is not provided", field: "key")
-    /// `ignore_value` on a key that does not exist.
-    public static let keyNotFound = DiscfgError(.keyNotFound, "etcdserver: key not found", field: "key")
+    /// `ignore_value` on a key that does not exist: `INVALID_ARGUMENT`, as etcd's
+    /// `ErrGRPCKeyNotFound` (the request names a key it may not, not a missing resource).
+    public static let keyNotFound = DiscfgError(.invalidArgument, "etcdserver: key not found", field: "key")
     /// A lease this server does not hold.
     public static let leaseNotFound = DiscfgError(.keyNotFound, "etcdserver: requested lease not found", field: "lease")
     /// A transaction writing a key twice.
