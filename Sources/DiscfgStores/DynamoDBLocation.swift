@@ -62,6 +62,9 @@ public struct DynamoDBLocation: Hashable, Sendable, CustomStringConvertible {
             let value = item.value ?? ""
             switch item.name {
             case "endpoint":
+                if let problem = StoreLocation.portProblem(value, example: "http://127.0.0.1:8000") {
+                    throw DiscfgError.invalid("store", "endpoint \"\(value.debugEscaped)\" in \(text.debugEscaped) \(problem)")
+                }
                 guard let url = URL(string: value), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
                     throw DiscfgError.invalid("store", "endpoint \"\(value.debugEscaped)\" in \(text.debugEscaped) is not an http(s) URL such as http://127.0.0.1:8000")
                 }

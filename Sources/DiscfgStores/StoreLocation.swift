@@ -33,9 +33,15 @@ public enum StoreLocation: Hashable, Sendable, CustomStringConvertible {
         switch scheme {
         case "sqlite":
             if rest.hasPrefix("//") { rest.removeFirst(2) }
-            if let query = rest.firstIndex(of: "?") { rest = String(rest[..<query]) }
+            // A parameter would be ignored (SQLite's own URI parameters are not passed on):
+            // refused rather than dropped, so `?mode=ro` never writes.
+            let parameters = rest.firstIndex { $0 == "?" || $0 == "#" }
+            if let parameters { rest = String(rest[..<parameters]) }
             guard !rest.isEmpty else {
                 throw DiscfgError.invalid("store", "store \"\(text.debugEscaped)\" names no file; use sqlite:///path/to/file.db")
+            }
+            guard parameters == nil else {
+                throw DiscfgError.invalid("store", "store \"\(text.debugEscaped)\" takes no parameters: a SQLite store is named by its path alone, e.g. sqlite:///path/to/file.db (escape a ? or # in the path as %3F or %23)")
             }
             self = .sqlite(path: rest.removingPercentEncoding ?? rest)
         case "memory":
@@ -43,8 +49,15 @@ public enum StoreLocation: Hashable, Sendable, CustomStringConvertible {
         case "dynamodb":
             self = .dynamodb(try DynamoDBLocation(parsing: trimmed))
         case "http", "https":
-            guard let url = URL(string: trimmed), let host = url.host, !host.isEmpty else {
-                throw DiscfgError.invalid("store", "store \"\(text.debugEscaped)\" is not a server address such as http://127.0.0.1:8899")
+            let example = "http://127.0.0.1:8899"
+            if let problem = Self.portProblem(trimmed, example: example) {
+                throw DiscfgError.invalid("store", "store \"\(text.debugEscaped)\" \(problem)")
+            }
+            guard let url = URL(string: trimmed), let host = url.host, !host.isEmpty, rest.hasPrefix("//") else {
+                throw DiscfgError.invalid("store", "store \"\(text.debugEscaped)\" is not a server address such as \(example)")
+            }
+            guard url.query == nil, url.fragment == nil else {
+                throw DiscfgError.invalid("store", "store \"\(text.debugEscaped)\" takes no parameters: name the server alone, e.g. \(example) or https://host/prefix")
             }
             self = .server(url)
         default:
@@ -53,6 +66,26 @@ public enum StoreLocation: Hashable, Sendable, CustomStringConvertible {
                 "store \"\(text.debugEscaped)\" has unknown scheme \"\(scheme)\"; this build supports \(Self.supportedSchemes.map { "\($0):" }.joined(separator: ", "))"
             )
         }
+    }
+
+    /// What is wrong with the port of the http(s) URL `text`, or nil when it names a
+    /// port from 1 to 65535 or none. Read from the text itself: Foundation's parser turns
+    /// some ports past 65535 into no URL at all and takes 0, which no server listens on.
+    static func portProblem(_ text: String, example: String) -> String? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let authority = text[schemeEnd.upperBound...].prefix { !"/?#".contains($0) }
+        let hostAndPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority
+        let afterHost: Substring
+        if hostAndPort.hasPrefix("[") {
+            guard let close = hostAndPort.firstIndex(of: "]") else { return nil }
+            afterHost = hostAndPort[hostAndPort.index(after: close)...]
+        } else {
+            afterHost = hostAndPort.firstIndex(of: ":").map { hostAndPort[$0...] } ?? ""
+        }
+        let port = afterHost.dropFirst()
+        guard afterHost.hasPrefix(":"), !port.isEmpty else { return nil }
+        if port.count <= 5, port.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(port), (1...65535).contains(number) { return nil }
+        return "has port \"\(String(port).debugEscaped)\"; a port is a number from 1 to 65535, as in \(example)"
     }
 
     /// The default store: `$XDG_DATA_HOME/discfg/discfg.db`.
