@@ -11,10 +11,16 @@ import Synchronization
 enum ResponseHeads {
     /// `200` with an item's envelope, as `GET keys/{key}` answers.
     static func item(_ answer: ItemAnswer) -> HTTPResponse {
-        HTTPResponse(status: .ok, headerFields: [
-            .eTag: answer.etag, .contentType: APIResponse.jsonContentType, .contentLength: String(answer.body.readableBytes),
-        ])
+        var fields = HTTPFields()
+        fields.reserveCapacity(3)
+        fields.append(HTTPField(name: .eTag, value: answer.etag))
+        fields.append(jsonType)
+        fields.append(HTTPField(name: .contentLength, value: String(answer.body.readableBytes)))
+        return HTTPResponse(status: .ok, headerFields: fields)
     }
+
+    /// The JSON type, checked once.
+    private static let jsonType = HTTPField(name: .contentType, value: APIResponse.jsonContentType)
 
     /// `304` for a read whose `If-None-Match` names the item's entity tag.
     static func notModified(_ answer: ItemAnswer) -> HTTPResponse {
@@ -31,13 +37,15 @@ enum ResponseHeads {
 
     /// `response` as HTTP/1.1 sends it, dated now.
     static func http1(_ response: HTTPResponse) -> HTTPResponseHead {
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(response.headerFields.count + 2)
-        for field in response.headerFields { headers.add(name: field.name.rawName, value: field.value) }
-        headers.add(name: "Date", value: HTTPDateCache.value(time(nil)))
-        headers.add(name: "Server", value: DiscfgServer.serverName)
+        // The names are HTTPTypes' (checked once, ASCII), so the fields go in whole rather
+        // than through `HTTPHeaders.add`, which checks each name again.
+        var fields: [(String, String)] = []
+        fields.reserveCapacity(response.headerFields.count + 2)
+        for field in response.headerFields { fields.append((field.name.rawName, field.value)) }
+        fields.append(("Date", HTTPDateCache.value(time(nil))))
+        fields.append(("Server", DiscfgServer.serverName))
         let status = HTTPResponseStatus(statusCode: response.status.code, reasonPhrase: response.status.reasonPhrase)
-        return HTTPResponseHead(version: .http1_1, status: status, headers: headers)
+        return HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(fields))
     }
 }
 
