@@ -93,9 +93,6 @@ public struct ConfigAPI: Sendable {
         deadlines = RequestDeadlines(timeout: options.requestTimeout)
     }
 
-    /// The OpenAPI document describing every route, served at `/openapi.yaml`.
-    public static var openAPIDocument: String { OpenAPIDocument.yaml }
-
     /// Every route the API serves, for documentation checks and the authorization matrix.
     public static var routes: [Endpoint] { Endpoint.allCases }
 
