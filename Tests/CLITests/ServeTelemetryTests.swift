@@ -35,8 +35,8 @@ struct ServeTelemetryTests {
         #expect(!posts.isEmpty)
         #expect(posts.allSatisfy { $0.path == "/v1/traces" && $0.contentType == "application/x-protobuf" })
         let body = posts.reduce(Data()) { $0 + $1.body }
-        // Protobuf keeps strings as their bytes: the service, the request's span and its store call's.
-        for name in ["discfg", "/v1/configs/", "store.createConfig", "http.response.status_code"] {
+        // Protobuf keeps strings as their bytes: the service, the request span's attributes and its store call's span.
+        for name in ["discfg", "http.route", "store.createConfig", "http.response.status_code"] {
             #expect(body.range(of: Data(name.utf8)) != nil, "\(name) not exported")
         }
     }
