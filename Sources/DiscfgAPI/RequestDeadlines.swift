@@ -74,8 +74,12 @@ public final class RequestDeadlines: Sendable {
         let soft = ContinuousClock.now + timeout
         let deadline = cutoff.map { min($0, soft) } ?? soft
         // The store learns the deadline too (``Deadline``), and fits its retries inside it.
+        // One tick later than ours, so a request that is not committing is answered by
+        // this mechanism (which knows nothing was changed), not by a store giving up at
+        // the same instant; a commit, out of our reach, is bounded by the store's.
+        let storeDeadline = Deadline(deadline + tick)
         let task = Task {
-            try await Self.$current.withValue((self, id)) { try await Deadline.within(Deadline(deadline)) { try await body() } }
+            try await Self.$current.withValue((self, id)) { try await Deadline.within(storeDeadline) { try await body() } }
         }
         register(id, deadline: deadline) { task.cancel() }
         let result: Result<T, any Error>
