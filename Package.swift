@@ -262,8 +262,6 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             resources: [
                 .copy("Resources/aws-sig-v4-test-suite"),

@@ -94,17 +94,6 @@ struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
             return APIResponse.error(FailurePolicy.shown(error, logger: logger), action: action)
         }
     }
-
-    /// What a caller is told of a failure that is not a ``DiscfgError``: that it
-    /// happened, and the correlation id of the log line with the details.
-    static func internalError(_ error: any Error, logger: Logger) -> DiscfgError {
-        FailurePolicy.shown(error, logger: logger)
-    }
-
-    /// The error as a caller sees it (``FailurePolicy/shown(_:logger:)``).
-    static func shown(_ error: DiscfgError, logger: Logger) -> DiscfgError {
-        FailurePolicy.shown(error, logger: logger)
-    }
 }
 
 extension ConfigAPI {

@@ -1,3 +1,4 @@
+import DiscfgNetwork
 import GRPCCore
 import NIOCore
 import NIOHPACK

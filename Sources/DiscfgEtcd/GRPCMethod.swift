@@ -88,7 +88,9 @@ struct GRPCMethod: Sendable {
         do {
             return try Request(serializedBytes: bytes)
         } catch {
-            throw RPCError(code: .internalError, message: "could not decode the \(Request.protoMessageName) request: \(error)")
+            // As grpc-go answers a message it cannot unmarshal; the decoder's own words
+            // are Swift's, not the caller's.
+            throw RPCError(code: .internalError, message: "grpc: error unmarshalling request: the message is not a valid \(Request.protoMessageName)")
         }
     }
 }

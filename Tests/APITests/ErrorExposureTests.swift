@@ -1,3 +1,4 @@
+import DiscfgNetwork
 @testable import DiscfgAPI
 import DiscfgCore
 import Hummingbird
@@ -18,7 +19,7 @@ struct ErrorExposureTests {
             DiscfgError(.throttled, "DynamoDB TransactWriteItems on table discfg failed: ProvisionedThroughputExceededException", field: "credentials"),
         ]
         for error in leaks {
-            let shown = ErrorEnvelopeMiddleware<BasicRequestContext>.shown(error, logger: logger)
+            let shown = FailurePolicy.shown(error, logger: logger)
             #expect(shown.code == error.code)
             for secret in ["/var/lib", "arn:aws", "123456789012", "NSError", "/home/ops", "discfg.db", "table"] {
                 #expect(!shown.message.contains(secret), "\(shown.message)")
@@ -26,8 +27,8 @@ struct ErrorExposureTests {
             #expect(shown.field != "store" && shown.field != "credentials")
         }
         let mine = DiscfgError.invalid("key", "key \"a//b\" has an empty segment (\"//\")")
-        #expect(ErrorEnvelopeMiddleware<BasicRequestContext>.shown(mine, logger: logger) == mine)
+        #expect(FailurePolicy.shown(mine, logger: logger) == mine)
         let timeout = DiscfgError(.unavailable, "the request took longer than 30 seconds and was abandoned before anything was changed", field: "timeout")
-        #expect(ErrorEnvelopeMiddleware<BasicRequestContext>.shown(timeout, logger: logger) == timeout)
+        #expect(FailurePolicy.shown(timeout, logger: logger) == timeout)
     }
 }

@@ -1,4 +1,5 @@
 @testable import DiscfgEtcd
+import GRPCCore
 import NIOCore
 import NIOHPACK
 import Testing
@@ -115,7 +116,8 @@ struct ResponseHeaderEncoderTests {
             #expect(try decoder.decodeHeaders(from: &headers).map { "\($0.name): \($0.value)" } == [":status: 200", "content-type: application/grpc"])
             #expect(try decoder.decodeHeaders(from: &trailers).map { "\($0.name): \($0.value)" } == ["grpc-status: 0"])
         }
-        let fields = GRPCStatus.fields(RPCErrorStandIn.failure)
+        let fields = GRPCStatus.fields(RPCError(code: .failedPrecondition, message: "50% done: ünïcode, and a newline\n"))
+        #expect(fields.last?.value == "50%25 done: %C3%BCn%C3%AFcode, and a newline%0A")
         #expect(try Self.decode(&decoder) { encoder.write(fields, to: &$0) } == fields.map { "\($0.name): \($0.value)" })
         #expect(encoder.table == [.okStatus, .contentType], "a literal block leaves the table as it was")
     }
@@ -157,12 +159,6 @@ struct ResponseHeaderEncoderTests {
         #expect(try decoder.decodeHeaders(from: &block).map(\.value) == ["0"])
         #expect(encoder.table == [.okStatus], "the entry from before the shrink is gone")
     }
-}
-
-/// An error as a failed call's trailers carry it, with a message to percent-encode.
-private enum RPCErrorStandIn: Error, CustomStringConvertible {
-    case failure
-    var description: String { "50% done: ünïcode, and a newline\n" }
 }
 
 /// What a frame reader keeps between reads.
