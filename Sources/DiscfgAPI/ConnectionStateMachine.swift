@@ -306,9 +306,13 @@ struct ConnectionStateMachine {
     }
 
     /// The router's answer is about to end at `now`: what to do with its end.
+    ///
+    /// The router also answers what never became a request here: bytes the HTTP codec
+    /// could not parse get their `400` from the router, which then closes the connection.
+    /// Such an answer changes nothing in the machine.
     mutating func endRoutedAnswer(now: NIODeadline) -> AnswerEnd {
-        assert(!routed.isEmpty, "an answer from the router to no request")
-        _ = routed.popFirst()
+        guard !routed.isEmpty else { return .none }
+        routed.removeFirst()
         return answerEnded(now: now)
     }
 

@@ -101,6 +101,18 @@ struct ConnectionStateMachineTests {
         #expect(receive1 == .drop, "nothing is taken once closing")
     }
 
+    @Test("the router's answer to bytes the codec could not parse, which no request here stands for, changes nothing")
+    func answerToUnparsedBytes() {
+        var machine = Self.serving()
+        let unasked = machine.endRoutedAnswer(now: Self.start + .seconds(1))
+        #expect(unasked == .none)
+        Self.routeRequest(&machine, at: Self.start + .seconds(2))
+        let answered = machine.endRoutedAnswer(now: Self.start + .seconds(3))
+        #expect(answered == .none, "the timer is still out")
+        let fired = machine.idleTimerFired(now: Self.start + Self.idle)
+        #expect(fired == .reschedule(at: Self.start + .seconds(3) + Self.idle), "the routed request was answered once, and the connection is idle since")
+    }
+
     @Test("activity since the timer was set reschedules it from the last activity")
     func idleReschedules() {
         var machine = Self.serving()

@@ -49,6 +49,29 @@ struct ServeConnectionCapTests {
         }
     }
 
+    @Test("bytes that are no HTTP request (a header line without a colon, a TLS hello, garbage after a request) are answered 400 and closed, and the server goes on serving", .timeLimit(.minutes(1)))
+    func unparsableBytes() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        let (server, port) = try await ServeTests.start(cli, [])
+        try await withServer(server) { _ in
+            let payloads = [
+                "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n",
+                "\u{16}\u{03}\u{01}garbage\r\n\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nGARBAGE \u{01}\r\n\r\n",
+            ]
+            for payload in payloads {
+                let connection = try LoopbackHTTP(port: port)
+                defer { connection.close() }
+                try connection.send(Data(payload.utf8))
+                let answer = await connection.readToEnd(waiting: 10)
+                #expect(answer.contains("HTTP/1.1 400 Bad Request"), "\(payload.debugDescription) → \(answer.prefix(200).debugDescription)")
+            }
+            let healthy = try await Self.servedOnceFreed(port: port)
+            #expect(healthy.hasPrefix("HTTP/1.1 200"), "\(healthy.prefix(200))")
+        }
+    }
+
     @Test("a connection that sends no whole request is closed after --idle-timeout, freeing its place", .timeLimit(.minutes(1)))
     func silentConnection() async throws {
         let cli = try CLIRunner()
