@@ -99,27 +99,7 @@ public final class RuntimeAPIEmulator: Sendable {
         let state = RuntimeAPIState()
         let router = Router(context: BasicRequestContext.self)
         RuntimeAPIRoutes(state: state, functionARN: functionARN).register(on: router)
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        var app = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "lambda-runtime-api"),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            }
-        )
-        // Quiet: the server's own start and stop messages are not the tests' output.
-        app.logger.logLevel = .critical
-        let server = Task { [app] in
-            defer { portContinuation.finish() }
-            try await app.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            let outcome = await server.result
-            throw Failure(description: "the Lambda Runtime API emulator did not start: \(outcome)")
-        }
+        let (port, server) = try await LoopbackApplication.start(router, name: "the Lambda Runtime API emulator")
         return RuntimeAPIEmulator(port: port, functionARN: functionARN, startedAt: .now, state: state, server: server)
     }
 

@@ -78,25 +78,7 @@ final class OTLPCollector: Sendable {
             // An empty ExportTraceServiceResponse: every span accepted.
             return Response(status: .ok, headers: [.contentType: "application/x-protobuf"])
         }
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        var app = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "otlp-collector"),
-            onServerRunning: { channel in
-                portContinuation.yield(channel.localAddress?.port ?? 0)
-                portContinuation.finish()
-            }
-        )
-        app.logger.logLevel = .critical
-        let server = Task { [app] in
-            defer { portContinuation.finish() }
-            try await app.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            throw DiscfgError(.unavailable, "the OTLP collector did not start")
-        }
+        let (port, server) = try await LoopbackApplication.start(router, name: "the OTLP collector")
         return OTLPCollector(port: port, received: received, server: server)
     }
 

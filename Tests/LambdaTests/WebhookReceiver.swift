@@ -1,3 +1,4 @@
+import DiscfgTestSupport
 import Foundation
 import Hummingbird
 import NIOCore
@@ -51,26 +52,7 @@ final class WebhookReceiver: Sendable {
             let status = box.record(method: request.method.rawValue, path: request.uri.path, headers: headers, body: body)
             return Response(status: HTTPResponse.Status(code: status), body: ResponseBody(byteBuffer: ByteBuffer(string: "{}")))
         }
-        let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        var app = Application(
-            router: router,
-            configuration: ApplicationConfiguration(address: .hostname("127.0.0.1", port: 0), serverName: "webhook-receiver"),
-            onServerRunning: { channel in
-                continuation.yield(channel.localAddress?.port ?? 0)
-                continuation.finish()
-            }
-        )
-        // Quiet: the server's own start and stop messages are not the tests' output.
-        app.logger.logLevel = .critical
-        let server = Task { [app] in
-            defer { continuation.finish() }
-            try await app.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            server.cancel()
-            throw LambdaTestFailure("the webhook receiver did not start")
-        }
+        let (port, server) = try await LoopbackApplication.start(router, name: "the webhook receiver")
         return WebhookReceiver(port: port, box: box, server: server)
     }
 
