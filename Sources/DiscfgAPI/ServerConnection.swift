@@ -142,7 +142,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
         // with no hop through the cooperative pool and back.
         Task(executorPreference: EventLoopExecutor(context.eventLoop)) {
             let result = await reads.commit(write)
-            let finish = {
+            let finish: @Sendable () -> Void = {
                 let (handler, context) = loopBound.value
                 handler.finishWrite(result, in: write.config, candidate: candidate, reads: reads, context)
             }
