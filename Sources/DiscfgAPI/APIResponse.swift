@@ -45,12 +45,7 @@ enum APIResponse {
         var headers: HTTPFields = [:]
         if error.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer realm=\"discfg\"" }
         if let current = error.currentItem { headers[.eTag] = ETag.value(current.modRevision) }
-        return (status(for: error.code), headers, jsonBody(Envelope(action: action, error: error)))
-    }
-
-    /// The HTTP status for each kind of failure (``FailurePolicy/httpStatus(for:)``).
-    static func status(for code: DiscfgError.Code) -> HTTPResponse.Status {
-        FailurePolicy.httpStatus(for: code)
+        return (FailurePolicy.httpStatus(for: error.code), headers, jsonBody(Envelope(action: action, error: error)))
     }
 }
 

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgNetwork
 import HTTPTypes
 import NIOCore
 
@@ -45,7 +46,7 @@ struct Admission: Sendable {
 
         init(_ error: DiscfgError, status: HTTPResponse.Status? = nil) {
             self.error = error
-            self.status = status ?? APIResponse.status(for: error.code)
+            self.status = status ?? FailurePolicy.httpStatus(for: error.code)
         }
 
         /// The error envelope for a route whose envelopes name `action`.

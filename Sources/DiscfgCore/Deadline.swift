@@ -27,9 +27,6 @@ public struct Deadline: Sendable, Hashable, Comparable {
     /// How long is left; zero or less once it has passed.
     public var remaining: Duration { instant - .now }
 
-    /// Whether it has passed.
-    public var hasPassed: Bool { instant <= .now }
-
     public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant < rhs.instant }
 
     /// The deadline of the request the current task serves; nil outside one.
