@@ -114,6 +114,22 @@ struct AuthStaysOnTests {
         }
     }
 
+    @Test("a server library refuses to listen off loopback while it answers without a token, unless told to let other machines in")
+    func bindSafety() async throws {
+        for host in ["0.0.0.0", "192.0.2.7", "::"] {
+            for mode in [Authenticator.Mode.open, .onceTokensExist] {
+                await #expect(throws: DiscfgServer.BindRefusal(host: host), "\(host) \(mode)") {
+                    try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: mode, store: MemoryStore()))
+                }
+                try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: mode, store: MemoryStore(), openToRemotePeers: true))
+            }
+            try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: .required, store: MemoryStore()))
+        }
+        for host in ["127.0.0.1", "localhost", "::1", "[::1]"] {
+            try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: .open, store: MemoryStore()))
+        }
+    }
+
     @Test("loopback peers are 127/8, ::1 and IPv4-mapped 127/8; nothing else")
     func loopbackAddresses() throws {
         for address in ["127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"] {
