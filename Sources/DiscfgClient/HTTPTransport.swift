@@ -37,6 +37,10 @@ struct HTTPTransport: Sendable {
         var request = HTTPClientRequest(url: baseURL + path)
         request.method = method
         var fields = headers.map { HTTPHeaderField(name: $0.0, value: $0.1) }
+        if method != .GET, let message = Attribution.current?.message {
+            // Only the message travels: the server records the principal it authenticated.
+            fields.append(HTTPHeaderField(name: ChangeMessageHeader.name, value: ChangeMessageHeader.value(message)))
+        }
         if let token { fields.append(HTTPHeaderField(name: "Authorization", value: "Bearer \(token)")) }
         if let signing, token == nil, let url = URL(string: baseURL + path) {
             let credentials: AWSCredentials

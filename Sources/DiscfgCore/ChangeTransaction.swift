@@ -11,6 +11,9 @@ public protocol ChangeTransaction {
     var config: ConfigName { get }
     /// The time of this transaction.
     var now: Date { get }
+    /// Who makes this change and why, written with every event it records; the store
+    /// reads ``Attribution/current`` where the change starts, in the caller's task.
+    var attribution: Attribution? { get }
     /// The config's revision, including changes recorded in this transaction.
     func currentRevision() throws -> Revision
     /// The stored item at `key`, expired or not, including this transaction's changes.
@@ -53,14 +56,16 @@ extension ChangeTransaction {
             createRevision: current?.createRevision ?? revision,
             modRevision: revision, modifiedAt: now, expiresAt: expiresAt
         )
-        let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current)
+        let event = Event(kind: .put, revision: revision, key: key, at: now, item: item, prevItem: current, attribution: attribution)
         try record(event)
         return event
     }
 
-    /// Records the removal of `item` at `revision`, as a `delete` or an `expire`.
+    /// Records the removal of `item` at `revision`, as a `delete` or an `expire`; an
+    /// expiry is discfg's doing (``Attribution/expiry``), whoever's change found it due.
     mutating func recordRemoval(of item: Item, _ kind: Event.Kind = .delete, at revision: Revision) throws -> Event {
-        let event = Event(kind: kind, revision: revision, key: item.key, at: now, item: nil, prevItem: item)
+        let by = kind == .expire ? Attribution.expiry : attribution
+        let event = Event(kind: kind, revision: revision, key: item.key, at: now, item: nil, prevItem: item, attribution: by)
         try record(event)
         return event
     }

@@ -63,6 +63,10 @@ public struct EventDocument: Codable, Hashable, Sendable {
     public var at: Date
     public var item: ItemDocument?
     public var prevItem: ItemDocument?
+    /// Who made the change; absent when it was recorded without attribution (unknown).
+    public var by: Principal?
+    /// Why, when whoever made the change said.
+    public var message: String?
 
     /// The document for an event.
     public init(_ event: Event) {
@@ -72,11 +76,16 @@ public struct EventDocument: Codable, Hashable, Sendable {
         at = event.at
         item = event.item.map(ItemDocument.init)
         prevItem = event.prevItem.map(ItemDocument.init)
+        by = event.attribution?.principal
+        message = event.attribution?.message
     }
 
     /// The event this document describes.
     public func event() throws -> Event {
-        Event(kind: type, revision: revision, key: try Key(key), at: at, item: try item?.item(), prevItem: try prevItem?.item())
+        Event(
+            kind: type, revision: revision, key: try Key(key), at: at, item: try item?.item(), prevItem: try prevItem?.item(),
+            attribution: by.map { Attribution(principal: $0, message: message) }
+        )
     }
 }
 

@@ -68,14 +68,18 @@ public struct Event: Hashable, Sendable {
     public var item: Item?
     /// The item before the change; nil when the key did not exist.
     public var prevItem: Item?
+    /// Who made the change and why, recorded with it; nil for changes recorded without
+    /// one (before attribution existed, or by a face that set none): unknown.
+    public var attribution: Attribution?
 
     /// Creates an event.
-    public init(kind: Kind, revision: Revision, key: Key, at: Date, item: Item?, prevItem: Item?) {
+    public init(kind: Kind, revision: Revision, key: Key, at: Date, item: Item?, prevItem: Item?, attribution: Attribution? = nil) {
         self.kind = kind
         self.revision = revision
         self.key = key
         self.at = at
         self.item = item
         self.prevItem = prevItem
+        self.attribution = attribution
     }
 }

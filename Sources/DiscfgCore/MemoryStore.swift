@@ -200,12 +200,13 @@ public final class MemoryStore: ConfigStore {
     /// only a transaction that finished is applied.
     private func change<T>(_ name: ConfigName, _ body: (inout MemoryTransaction) throws -> T) throws -> T {
         let now = clock.now()
+        let attribution = try Attribution.forChange()
         let result: T = try withConfig(name) { config in
             // The transaction's copy of the config is gone before the config changes, so
             // its items and history change in place rather than being copied whole.
             let result: T, recorded: [Event], revision: Revision
             do {
-                var transaction = MemoryTransaction(base: config, now: now)
+                var transaction = MemoryTransaction(base: config, now: now, attribution: attribution)
                 result = try body(&transaction)
                 (recorded, revision) = (transaction.recorded, transaction.revision)
             }
@@ -262,13 +263,15 @@ public final class MemoryStore: ConfigStore {
 struct MemoryTransaction: ChangeTransaction {
     let base: MemoryStore.ConfigState
     let now: Date
+    let attribution: Attribution?
     var overlay: [Key: Item?] = [:]
     var recorded: [Event] = []
     var revision: Revision
 
-    init(base: MemoryStore.ConfigState, now: Date) {
+    init(base: MemoryStore.ConfigState, now: Date, attribution: Attribution?) {
         self.base = base
         self.now = now
+        self.attribution = attribution
         revision = base.info.revision
     }
 

@@ -27,6 +27,8 @@ struct DynamoDBChange: ChangeTransaction {
     var partialRanges: [PartialRange] = []
     /// The budget of the transaction's reads, when it refuses past it.
     var readBudget: ReadBudget?
+    /// Who makes this change and why, written on each of its history items.
+    var attribution: Attribution?
     private(set) var overlay: [Key: Item?] = [:]
     private(set) var recorded: [Event] = []
     private var revision: Revision

@@ -75,6 +75,12 @@ enum EventCodec {
         attributes[.key] = .s(event.key.path)
         attributes[.at] = .number(event.at.milliseconds)
         if let item = event.item { attributes.merge(ItemCodec.fields(item, in: .event)) { $1 } }
+        if let attribution = event.attribution {
+            attributes[.byKind] = .s(attribution.principal.kind.rawValue)
+            attributes[.byID] = .s(attribution.principal.id)
+            if let description = attribution.principal.description { attributes[.byDescription] = .s(description) }
+            if let message = attribution.message { attributes[.message] = .s(message) }
+        }
         var overflow: Attributes?
         if let prev = event.prevItem {
             attributes.merge(ItemCodec.fields(prev, in: .previous)) { $1 }
@@ -107,7 +113,15 @@ enum EventCodec {
         if hasOverflow(attributes), let value = overflow?[.value, in: .previous]?.data { prev?.value = value }
         return Event(
             kind: kind, revision: revision, key: key, at: Date(milliseconds: at),
-            item: ItemCodec.item(attributes, key: key, in: .event), prevItem: prev
+            item: ItemCodec.item(attributes, key: key, in: .event), prevItem: prev, attribution: attribution(attributes)
+        )
+    }
+
+    /// Who made an event and why; nil for an event written before they were recorded.
+    static func attribution(_ attributes: Attributes) -> Attribution? {
+        guard let kind = attributes[.byKind]?.string.flatMap(Principal.Kind.init(rawValue:)), let id = attributes[.byID]?.string else { return nil }
+        return Attribution(
+            principal: Principal(kind: kind, id: id, description: attributes[.byDescription]?.string), message: attributes[.message]?.string
         )
     }
 

@@ -124,6 +124,14 @@ enum Attribute: String, CaseIterable, Sendable {
     /// On the first history event a transaction writes: its `ClientRequestToken`, read
     /// back when the transaction's answer was lost to learn whether it committed.
     case transactionToken = "tx"
+    /// Who made the event's change: the principal's kind (`token`, `iam`, `certificate`,
+    /// `local`, `anonymous`, `system`), its id and description; absent on events from
+    /// before changes were attributed.
+    case byKind = "bk"
+    case byID = "bi"
+    case byDescription = "bd"
+    /// Why, when the change said (at most ``Attribution/maxMessageBytes``).
+    case message = "msg"
 
     // Config meta (the registry item uses `created`).
     case revision

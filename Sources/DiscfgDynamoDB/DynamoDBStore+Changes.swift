@@ -150,9 +150,11 @@ extension DynamoDBStore {
         // Every change is checked against the config's schemas, kept under one prefix.
         reads.include(SchemaTarget.namespace.range)
         var widened = 0
+        let attribution = try Attribution.forChange()
         while true {
             let now = clock.now()
             var transaction = try await prepare(config, reads, now: now)
+            transaction.attribution = attribution
             if transaction.meta.info.settings.quotaBytes != nil, transaction.meta.info.byteCount == nil {
                 // A config from before bytes were counted: count them once, then start over.
                 try await countKeysAndBytes(config)

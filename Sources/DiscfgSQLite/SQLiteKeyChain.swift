@@ -163,7 +163,7 @@ struct SQLiteKeyChain {
     }
 
     private func eventAndPrevious(_ position: HistoryPosition) throws -> (event: Event, prev: HistoryPosition?)? {
-        try connection.first(Self.eventAndPreviousAt, [.text(config), .integer(position.revision), .integer(position.sub)]) { row in (SQLiteRows.event(row), Self.position(row, revision: 16, sub: 17)) }
+        try connection.first(Self.eventAndPreviousAt, [.text(config), .integer(position.revision), .integer(position.sub)]) { row in (SQLiteRows.event(row), Self.position(row, revision: SQLiteRows.eventColumnCount, sub: SQLiteRows.eventColumnCount + 1)) }
     }
 
     private static func position(_ row: SQLiteRow) -> HistoryPosition {

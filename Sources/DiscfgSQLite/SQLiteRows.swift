@@ -8,8 +8,11 @@ enum SQLiteRows {
 
     static let eventColumns = """
     revision, kind, key, at, value, content_type, version, create_revision, expires_at, \
-    prev_value, prev_content_type, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at, prev_expires_at
+    prev_value, prev_content_type, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at, prev_expires_at, \
+    by_kind, by_id, by_description, message
     """
+    /// How many columns ``eventColumns`` names: a query's columns after them start here.
+    static let eventColumnCount: Int32 = 20
 
     static let configColumns = "name, revision, compacted_revision, created_at, modified_at, settings, key_count, byte_count"
 
@@ -49,7 +52,14 @@ enum SQLiteRows {
                 modifiedAt: Date(milliseconds: row.integer(14)), expiresAt: row.optionalInteger(15).map(Date.init(milliseconds:))
             )
         }
-        return Event(kind: Event.Kind(rawValue: row.text(1)) ?? .put, revision: revision, key: key, at: at, item: item, prevItem: prevItem)
+        return Event(kind: Event.Kind(rawValue: row.text(1)) ?? .put, revision: revision, key: key, at: at, item: item, prevItem: prevItem, attribution: attribution(row, from: 16))
+    }
+
+    /// The attribution in `row`'s columns from `first` (`by_kind, by_id, by_description,
+    /// message`); nil for a row written before attribution was recorded.
+    static func attribution(_ row: SQLiteRow, from first: Int32) -> Attribution? {
+        guard let kind = row.optionalText(first).flatMap(Principal.Kind.init(rawValue:)), let id = row.optionalText(first + 1) else { return nil }
+        return Attribution(principal: Principal(kind: kind, id: id, description: row.optionalText(first + 2)), message: row.optionalText(first + 3))
     }
 
     /// Decodes a row selected with ``configColumns``.
@@ -90,6 +100,8 @@ enum SQLiteRows {
             .optional(prev?.value), .optional(prev?.contentType), .optional(prev.map { Int64(clamping: $0.version) }),
             .optional(prev.map { $0.createRevision.storageValue }), .optional(prev.map { $0.modRevision.storageValue }),
             .optional(prev?.modifiedAt.milliseconds), .optional(prev?.expiresAt?.milliseconds),
+            .optional(event.attribution?.principal.kind.rawValue), .optional(event.attribution?.principal.id),
+            .optional(event.attribution?.principal.description), .optional(event.attribution?.message),
         ]
     }
 }

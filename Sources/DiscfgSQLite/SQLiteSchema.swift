@@ -9,7 +9,7 @@ import Foundation
 /// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
 /// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 7
+    static let version = 8
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -65,6 +65,7 @@ enum SQLiteSchema {
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
     static let migrations: [Migration] = [
         .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
+        .sql(attribution),
     ]
 
     static let tokens = """
@@ -112,10 +113,26 @@ enum SQLiteSchema {
         prev_expires_at INTEGER,
         PRIMARY KEY (config, revision, sub)
     ) WITHOUT ROWID;
-    INSERT INTO history_v4 (config, sub, \(SQLiteRows.eventColumns)) SELECT config, 0, \(SQLiteRows.eventColumns) FROM history;
+    INSERT INTO history_v4 (config, sub, \(columnsBeforeHistoryPositions)) SELECT config, 0, \(columnsBeforeHistoryPositions) FROM history;
     DROP TABLE history;
     ALTER TABLE history_v4 RENAME TO history;
     CREATE INDEX history_by_key ON history (config, key, revision);
+    """
+
+    /// The event columns of history at schema 3, which ``historyPositions`` copies.
+    static let columnsBeforeHistoryPositions = """
+    revision, kind, key, at, value, content_type, version, create_revision, expires_at, \
+    prev_value, prev_content_type, prev_version, prev_create_revision, prev_mod_revision, prev_modified_at, prev_expires_at
+    """
+
+    /// Who made each change (`by_kind`, `by_id`, `by_description`) and why (`message`),
+    /// on every history row of its revision, written in the change's transaction. Rows
+    /// from before are left without, and read back as unknown.
+    static let attribution = """
+    ALTER TABLE history ADD COLUMN by_kind TEXT;
+    ALTER TABLE history ADD COLUMN by_id TEXT;
+    ALTER TABLE history ADD COLUMN by_description TEXT;
+    ALTER TABLE history ADD COLUMN message TEXT;
     """
 
     /// Each config counts its keys, kept by every change in the same transaction.

@@ -291,8 +291,10 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     /// Runs one change in the writer's next group, prunes history, and wakes watchers.
     private func change<T: Sendable>(_ config: ConfigName, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T) async throws -> T {
         let now = clock.now()
+        // Read here, in the caller's task: the writer's thread has no task-locals.
+        let attribution = try Attribution.forChange()
         let result = try await writer.writeChange { [oldestRows] connection, configs in
-            var transaction = try SQLiteTransaction(connection: connection, config: config, now: now, configs: configs)
+            var transaction = try SQLiteTransaction(connection: connection, config: config, now: now, attribution: attribution, configs: configs)
             let before = try transaction.currentRevision()
             let result = try body(&transaction)
             if try transaction.currentRevision() != before {

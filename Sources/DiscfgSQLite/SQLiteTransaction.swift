@@ -7,6 +7,7 @@ struct SQLiteTransaction: ChangeTransaction {
     let connection: SQLiteConnection
     let config: ConfigName
     let now: Date
+    let attribution: Attribution?
     private var revision: Revision
     /// The position of the next change within ``revision`` (a transaction's changes share it).
     private var position: Int64 = 0
@@ -31,17 +32,18 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let deleteTombstone = SQLiteStatement("DELETE FROM tombstones WHERE config = ? AND key = ?")
     private static let putTombstone = SQLiteStatement("INSERT OR REPLACE INTO tombstones (config, key, revision, sub) VALUES (?, ?, ?, ?)")
     private static let appendHistory = SQLiteStatement(
-        "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (\(Array(repeating: "?", count: 2 + Int(SQLiteRows.eventColumnCount) + 6).joined(separator: ", ")))"
     )
     private static let oldestHistory = SQLiteStatement("SELECT at FROM history WHERE config = ? ORDER BY revision LIMIT 1")
 
     /// Starts a change, or a read, whose config's row `configs` holds (the writer's rows
     /// for its group, which the group's changes share; else rows of its own); throws
     /// `configNotFound` when the config does not exist.
-    init(connection: SQLiteConnection, config: ConfigName, now: Date, configs: SQLiteConfigRows = SQLiteConfigRows()) throws {
+    init(connection: SQLiteConnection, config: ConfigName, now: Date, attribution: Attribution? = nil, configs: SQLiteConfigRows = SQLiteConfigRows()) throws {
         self.connection = connection
         self.config = config
         self.now = now
+        self.attribution = attribution
         self.configs = configs
         guard let row = try configs.row(config, connection) else {
             throw DiscfgError.configNotFound(config)
