@@ -37,8 +37,11 @@ public final class ConfigClient: Sendable {
     ///   - token: a bearer token, when the server needs one.
     ///   - keys: where the keys that open secrets come from; without it, reading a
     ///     secret throws.
-    public init(url: URL, token: String? = nil, client: HTTPClient? = nil, keys: (any KeyResolver)? = nil) throws {
-        store = try RemoteStore(url: url, token: token, client: client)
+    ///   - tls: over `https://`, the CA to trust (a private one) and the client
+    ///     certificate to present; nil for the system's CAs and no certificate
+    ///     (`ClientTLS(environment:)` reads `DISCFG_CACERT`, `DISCFG_CERT`, `DISCFG_KEY`).
+    public init(url: URL, token: String? = nil, client: HTTPClient? = nil, keys: (any KeyResolver)? = nil, tls: ClientTLS? = nil) throws {
+        store = try RemoteStore(url: url, token: token, client: client, tls: tls)
         keyring = keys.map(SecretKeyring.init(resolver:))
     }
 

@@ -25,13 +25,23 @@ public final class RemoteStore: ConfigStore {
     ///   - timeout: how long one request may take (watches excepted).
     ///   - signing: signs requests with AWS SigV4 (an API behind API Gateway with IAM
     ///     auth) when no token is given.
-    public init(url: URL, token: String?, signing: AWSRequestSigning? = nil, client: HTTPClient? = nil, timeout: Duration = .seconds(30)) throws {
+    ///   - tls: the CA to trust and the certificate to present over `https://`, for the
+    ///     store's own client (a `client` given keeps its own settings); nil for the
+    ///     system's CAs and no certificate.
+    /// - Throws: `invalidArgument` for a URL that is not a server's, or TLS files that
+    ///   cannot be used (``ClientTLS/configuration()``).
+    public init(
+        url: URL, token: String?, signing: AWSRequestSigning? = nil, client: HTTPClient? = nil, timeout: Duration = .seconds(30), tls: ClientTLS? = nil
+    ) throws {
         ownsClient = client == nil
         let seconds = timeout.components.seconds
-        transport = try HTTPTransport(
-            url: url, token: token, signing: signing, client: client ?? HTTPClient(eventLoopGroupProvider: .singleton),
-            timeout: .seconds(max(1, seconds))
-        )
+        let httpClient = try client ?? tls?.makeHTTPClient() ?? HTTPClient(eventLoopGroupProvider: .singleton)
+        do {
+            transport = try HTTPTransport(url: url, token: token, signing: signing, client: httpClient, timeout: .seconds(max(1, seconds)))
+        } catch {
+            if client == nil { httpClient.shutdown { _ in } }
+            throw error
+        }
     }
 
     deinit {

@@ -16,7 +16,7 @@ import Synchronization
 /// let store = try opener.open(StoreLocation(parsing: "dynamodb://us-east-1/discfg"))
 /// ```
 public struct StoreOpener: Sendable {
-    /// Where AWS settings and `DISCFG_TOKEN` are read from.
+    /// Where AWS settings, `DISCFG_TOKEN` and the TLS files' variables are read from.
     public var environment: [String: String]
     /// The AWS region, overriding the URL's and the environment's.
     public var region: String?
@@ -26,6 +26,10 @@ public struct StoreOpener: Sendable {
     public var credentials: AWSCredentials?
     /// The bearer token for a discfg server; `DISCFG_TOKEN` when nil.
     public var token: String?
+    /// The CA to trust and the client certificate to present to a discfg server over
+    /// `https://` (`--cacert`, `--cert`, `--key`); each one not set here is read from
+    /// `DISCFG_CACERT`, `DISCFG_CERT`, `DISCFG_KEY`.
+    public var tls: ClientTLS?
     /// Whether a missing DynamoDB table is created (the CLI does; the Lambda function,
     /// whose table the deployment owns, does not).
     public var createTable = true
@@ -62,11 +66,13 @@ public struct StoreOpener: Sendable {
     public func openServer(_ url: URL) throws -> RemoteStore {
         let bearer = token ?? environment["DISCFG_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         let timeout = requestTimeout ?? .seconds(30)
-        guard let target = AWSRequestSigning.target(for: url) else { return try RemoteStore(url: url, token: bearer, timeout: timeout) }
-        if let bearer { return try RemoteStore(url: target.url, token: bearer, timeout: timeout) }
+        let chosen = (tls ?? ClientTLS()).over(ClientTLS(environment: environment))
+        let tls = chosen == ClientTLS() ? nil : chosen
+        guard let target = AWSRequestSigning.target(for: url) else { return try RemoteStore(url: url, token: bearer, timeout: timeout, tls: tls) }
+        if let bearer { return try RemoteStore(url: target.url, token: bearer, timeout: timeout, tls: tls) }
         let chain = CredentialChain.standard(explicit: credentials, environment: environment, profile: profile)
         let signing = AWSRequestSigning(region: region ?? target.region, service: target.service, credentials: chain)
-        return try RemoteStore(url: target.url, token: nil, signing: signing, timeout: timeout)
+        return try RemoteStore(url: target.url, token: nil, signing: signing, timeout: timeout, tls: tls)
     }
 
     /// A DynamoDB table's store. Its AWS client lives as long as the process: commands

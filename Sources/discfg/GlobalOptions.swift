@@ -27,6 +27,15 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Bearer token for an http(s) store. Prefer the env DISCFG_TOKEN: any user of the machine can read a command line.", valueName: "token"))
     var token: String?
 
+    @Option(name: .long, help: ArgumentHelp("CA certificates (PEM) to trust for an https:// store, instead of the system's: a private CA. Env: DISCFG_CACERT.", valueName: "file"))
+    var cacert: String?
+
+    @Option(name: .long, help: ArgumentHelp("A client certificate (PEM) to present to an https:// store that asks for one; with --key. Env: DISCFG_CERT.", valueName: "file"))
+    var cert: String?
+
+    @Option(name: .long, help: ArgumentHelp("The client certificate's private key (PEM). Env: DISCFG_KEY.", valueName: "file"))
+    var key: String?
+
     @Option(name: [.customShort("f"), .long], help: "Output format: human, json or silent.")
     var format: OutputFormat = .human
 
@@ -65,6 +74,7 @@ struct GlobalOptions: ParsableArguments {
         opener.profile = aws.credProfile
         opener.credentials = try aws.explicitCredentials()
         opener.token = token
+        opener.tls = ClientTLS(caCertificate: cacert, certificate: cert, key: key)
         opener.tableCapacity = capacity
         if format.normalized == .human {
             opener.progress = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
