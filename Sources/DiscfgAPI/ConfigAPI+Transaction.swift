@@ -20,11 +20,12 @@ extension ConfigAPI {
     func transaction(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
         let config = try request.configName(context)
         let body = try await request.bodyData(limit: options.maxImportBytes)
-        var transaction = try TransactionDocument.decode(body).transaction()
+        let document = try TransactionDocument.decode(body)
+        var transaction = try document.transaction()
         transaction.readBudget = ReadBudget(bytes: options.maxPageBytes, pastBudget: .refuse)
         // One that cannot write may be abandoned at its deadline like any read.
         let result = transaction.writes
-            ? try await RequestDeadlines.commit { try await store.transact(transaction, in: config) }
+            ? try await RequestDeadlines.commit { try await Attribution.documented(document.message) { try await store.transact(transaction, in: config) } }
             : try await store.transact(transaction, in: config)
         return APIResponse.json(Envelope(config: config, transaction: result))
     }

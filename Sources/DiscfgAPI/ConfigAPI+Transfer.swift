@@ -86,7 +86,9 @@ extension ConfigAPI {
         }
         let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
         let replace = try request.flag("replace")
-        let result = try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, replace: replace) }
+        let result = try await RequestDeadlines.commit {
+            try await Attribution.documented(snapshot.message) { try await store.importSnapshot(snapshot, into: config, replace: replace) }
+        }
         return APIResponse.json(Envelope(action: "import", config: config, changes: result))
     }
 }

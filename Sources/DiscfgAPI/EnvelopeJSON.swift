@@ -25,6 +25,7 @@ public enum EnvelopeJSON {
         var object = JSONObjectWriter(&buffer)
         object.key("action", &buffer); buffer.writeJSONString(envelope.action)
         if let at = envelope.at { object.key("at", &buffer); buffer.writeJSONTimestamp(at) }
+        if let by = envelope.by { object.key("by", &buffer); write(by, to: &buffer) }
         if let compacted = envelope.compactedRevision { object.key("compactedRevision", &buffer); buffer.writeJSONNumber(compacted.rawValue) }
         if let config = envelope.config { object.key("config", &buffer); buffer.writeJSONString(config) }
         if let configs = envelope.configs { object.key("configs", &buffer); writeArray(configs, to: &buffer, write) }
@@ -95,11 +96,21 @@ public enum EnvelopeJSON {
     private static func write(_ event: EventDocument, to buffer: inout JSONBytes) {
         var object = JSONObjectWriter(&buffer)
         object.key("at", &buffer); buffer.writeJSONTimestamp(event.at)
+        if let by = event.by { object.key("by", &buffer); write(by, to: &buffer) }
         if let item = event.item { object.key("item", &buffer); write(item, to: &buffer) }
         object.key("key", &buffer); buffer.writeJSONString(event.key)
+        if let message = event.message { object.key("message", &buffer); buffer.writeJSONString(message) }
         if let prevItem = event.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
         object.key("revision", &buffer); buffer.writeJSONNumber(event.revision.rawValue)
         object.key("type", &buffer); buffer.writeJSONString(event.type.rawValue)
+        object.close(&buffer)
+    }
+
+    private static func write(_ principal: Principal, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        if let description = principal.description { object.key("description", &buffer); buffer.writeJSONString(description) }
+        object.key("id", &buffer); buffer.writeJSONString(principal.id)
+        object.key("kind", &buffer); buffer.writeJSONString(principal.kind.rawValue)
         object.close(&buffer)
     }
 

@@ -286,13 +286,16 @@ extension Envelope {
             switch response.op {
             case "put":
                 guard let item = try response.item?.item() else { throw DiscfgError(.unavailable, "the server's reply to \(action) had a put without its item") }
-                let event = Event(kind: .put, revision: revision, key: item.key, at: at ?? item.modifiedAt, item: item, prevItem: try response.prevItem?.item())
+                let event = Event(
+                    kind: .put, revision: revision, key: item.key, at: at ?? item.modifiedAt, item: item, prevItem: try response.prevItem?.item(),
+                    attribution: attribution
+                )
                 events.append(event)
                 responses.append(.put(event))
             case "delete":
                 let deleted = try (response.prevItems ?? []).map { document in
                     let item = try document.item()
-                    return Event(kind: .delete, revision: revision, key: item.key, at: at ?? Date(), item: nil, prevItem: item)
+                    return Event(kind: .delete, revision: revision, key: item.key, at: at ?? Date(), item: nil, prevItem: item, attribution: attribution)
                 }
                 events += deleted
                 responses.append(.delete(deleted))
@@ -309,6 +312,6 @@ extension Envelope {
     func requireChange(kind: Event.Kind, key: Key) throws -> Event {
         guard let revision else { throw DiscfgError(.unavailable, "the server's reply to \(action) had no revision") }
         let item = try item?.item()
-        return Event(kind: kind, revision: revision, key: key, at: at ?? item?.modifiedAt ?? Date(), item: item, prevItem: try prevItem?.item())
+        return Event(kind: kind, revision: revision, key: key, at: at ?? item?.modifiedAt ?? Date(), item: item, prevItem: try prevItem?.item(), attribution: attribution)
     }
 }

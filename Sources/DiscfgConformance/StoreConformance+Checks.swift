@@ -5,6 +5,11 @@ extension StoreConformance {
     /// `Checks.method(argument: value)`, ready to run.
     public var checks: [Check] {
         var all: [Check] = []
+        all.append(Check(name: "AttributionChecks.everyKindOfChangeRecordsWhoAndWhy()") { try await self.attribution.everyKindOfChangeRecordsWhoAndWhy() })
+        all.append(Check(name: "AttributionChecks.aChangeWithoutAMessageRecordsWhoAlone()") { try await self.attribution.aChangeWithoutAMessageRecordsWhoAlone() })
+        all.append(Check(name: "AttributionChecks.changesWithoutAttributionReadAsUnknown()") { try await self.attribution.changesWithoutAttributionReadAsUnknown() })
+        all.append(Check(name: "AttributionChecks.anOversizedMessageIsRefusedAndChangesNothing()") { try await self.attribution.anOversizedMessageIsRefusedAndChangesNothing() })
+        all.append(Check(name: "AttributionChecks.anExpiryIsRecordedAsDiscfgsOwn()") { try await self.attribution.anExpiryIsRecordedAsDiscfgsOwn() })
         all.append(Check(name: "ConcurrencyChecks.concurrentIncrementsLoseNoUpdate()") { try await self.concurrency.concurrentIncrementsLoseNoUpdate() })
         for argument in ConditionChecks.setHappensWhenConditionsHoldArguments {
             all.append(Check(name: "ConditionChecks.setHappensWhenConditionsHold(condition: \(argument))") { try await self.condition.setHappensWhenConditionsHold(condition: argument) })

@@ -32,9 +32,14 @@ public struct StoreConformance: Sendable {
     public struct Fixture: Sendable {
         public var store: any ConfigStore
         public var cleanup: @Sendable () async -> Void
+        /// Who the store records as making every change, whatever the change was
+        /// attributed to: a remote store's server records the caller it authenticated,
+        /// never the client's claim. Nil for a store that records the attribution given.
+        public var recordedPrincipal: Principal?
 
-        public init(store: any ConfigStore, cleanup: @escaping @Sendable () async -> Void = {}) {
+        public init(store: any ConfigStore, recordedPrincipal: Principal? = nil, cleanup: @escaping @Sendable () async -> Void = {}) {
             self.store = store
+            self.recordedPrincipal = recordedPrincipal
             self.cleanup = cleanup
         }
     }
@@ -97,12 +102,20 @@ public struct StoreConformance: Sendable {
     package func withStore<T>(
         fileID: String = #fileID, line: Int = #line, _ body: (_ store: any ConfigStore, _ clock: ManualClock) async throws -> T
     ) async throws -> T {
+        try await withFixture(fileID: fileID, line: line) { fixture, clock in try await body(fixture.store, clock) }
+    }
+
+    /// ``withStore(fileID:line:_:)`` for checks that need the fixture whole.
+    @discardableResult
+    package func withFixture<T>(
+        fileID: String = #fileID, line: Int = #line, _ body: (_ fixture: Fixture, _ clock: ManualClock) async throws -> T
+    ) async throws -> T {
         let clock = ManualClock()
         let fixture = try await makeStore(clock)
         let log = ExpectationLog()
         let outcome: Result<T, any Error>
         do {
-            outcome = .success(try await ExpectationLog.$current.withValue(log) { try await body(fixture.store, clock) })
+            outcome = .success(try await ExpectationLog.$current.withValue(log) { try await body(fixture, clock) })
         } catch {
             outcome = .failure(error)
         }

@@ -95,6 +95,15 @@ public struct Attribution: Hashable, Sendable {
         try await Self.$current.withValue(self, operation: operation)
     }
 
+    /// Runs `operation` with `message`, a document's own (a transaction's or an
+    /// import's `message`), as ``current``'s message when it has none: a message given
+    /// beside the document (a header, `-m`) wins.
+    public static func documented<T>(_ message: String?, operation: () async throws -> T) async rethrows -> T {
+        guard let message, var attribution = current, attribution.message == nil else { return try await operation() }
+        attribution.message = message
+        return try await attribution.withValue(operation: operation)
+    }
+
     /// Refuses a message longer than ``maxMessageBytes`` or holding control characters
     /// other than newline and tab.
     public func validate() throws {

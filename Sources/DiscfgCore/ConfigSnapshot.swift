@@ -10,6 +10,9 @@ public struct ConfigSnapshot: Hashable, Sendable {
     public var exportedAt: Date?
     /// The items, in key order.
     public var items: [Entry]
+    /// Why it is imported, from the document's `message`: recorded with the change beside
+    /// who made it (a REST request's `Discfg-Message` header, or `-m`, takes its place).
+    public var message: String?
 
     /// One key's value in a snapshot.
     public struct Entry: Hashable, Sendable {
@@ -37,11 +40,12 @@ public struct ConfigSnapshot: Hashable, Sendable {
     }
 
     /// Creates a snapshot.
-    public init(config: ConfigName? = nil, revision: Revision? = nil, exportedAt: Date? = nil, items: [Entry]) {
+    public init(config: ConfigName? = nil, revision: Revision? = nil, exportedAt: Date? = nil, items: [Entry], message: String? = nil) {
         self.config = config
         self.revision = revision
         self.exportedAt = exportedAt
         self.items = items
+        self.message = message
     }
 
     /// Checks every entry against the limits and that no key appears twice.

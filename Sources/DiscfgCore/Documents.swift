@@ -162,7 +162,10 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var configInfo: ConfigDocument?
     public var configs: [ConfigDocument]?
     public var unchanged: Int?
+    /// A person-readable outcome; on a change, the change's own message, when it gave one.
     public var message: String?
+    /// Who made the change (a change's envelope, `txn`, `import`, `document`).
+    public var by: Principal?
     public var error: ErrorDocument?
     /// The DynamoDB table behind the store (`init`, `info`, `update` on a DynamoDB store).
     public var table: TableDocument?
@@ -191,7 +194,7 @@ public struct Envelope: Codable, Hashable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event
+        case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event, by
         case configInfo = "info"
         case configs, unchanged, message, error, table
         case succeeded, responses, token, id, tokens, encryptionKey, violations, schemas
@@ -205,6 +208,18 @@ public struct Envelope: Codable, Hashable, Sendable {
         prevItem = change.prevItem.map(ItemDocument.init)
         revision = change.revision
         at = change.at
+        attribute(change.attribution)
+    }
+
+    /// Names who made the change and why (`by`, `message`).
+    mutating func attribute(_ attribution: Attribution?) {
+        by = attribution?.principal
+        message = attribution?.message
+    }
+
+    /// Who made the change this envelope describes and why; nil when it does not say.
+    public var attribution: Attribution? {
+        by.map { Attribution(principal: $0, message: message) }
     }
 
     /// The envelope for a change of many keys at once, `import` or `document`: each
@@ -215,6 +230,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         events = result.events.map(EventDocument.init)
         unchanged = result.unchanged
         revision = result.revision
+        attribute(result.events.first?.attribution)
     }
 
     /// The envelope for a transaction's result (`POST /v1/{config}/txn`, `discfg txn`):
@@ -227,6 +243,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         revision = result.revision
         at = result.events.first?.at
         responses = result.responses.map(TransactionResponseDocument.init)
+        attribute(result.events.first?.attribution)
     }
 
     /// The envelope for a token just issued (`token-create`, from `POST /admin/tokens`

@@ -157,9 +157,15 @@ struct SnapshotDocument: Codable {
         }
         var revision: Revision?
         if let number = root["revision"] as? Int, number >= 0 { revision = Revision(UInt64(number)) }
+        var message: String?
+        if let raw = root["message"] {
+            guard let text = raw as? String else { throw DiscfgError.invalid("message", "\"message\" must be a string: why, recorded with the import") }
+            try Attribution.validate(message: text)
+            message = text
+        }
         return ConfigSnapshot(
             config: (root["config"] as? String).flatMap { try? ConfigName($0) }, revision: revision,
-            exportedAt: (root["exportedAt"] as? String).flatMap(TimestampFormat.date(from:)), items: entries
+            exportedAt: (root["exportedAt"] as? String).flatMap(TimestampFormat.date(from:)), items: entries, message: message
         )
     }
 

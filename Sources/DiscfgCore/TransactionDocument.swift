@@ -14,9 +14,13 @@ import JSONSchema
 ///     {"op": "put", "key": "/lock", "value": "me", "ttl": 30},
 ///     {"op": "delete", "prefix": "/tmp/"}
 ///   ],
-///   "failure": [{"op": "get", "key": "/lock"}]
+///   "failure": [{"op": "get", "key": "/lock"}],
+///   "message": "take the deploy lock"
 /// }
 /// ```
+///
+/// `message` says why, recorded with the change beside who made it (a REST request's
+/// `Discfg-Message` header, or `discfg txn -m`, takes its place when given).
 ///
 /// A comparison's `value` is a string for `value` (base64 with `"encoding": "base64"`), a
 /// number for `version`, `createRevision` and `modRevision`, and a boolean for `exists`.
@@ -27,9 +31,11 @@ public struct TransactionDocument: Codable, Hashable, Sendable {
     public var compare: [ComparisonDocument]?
     public var success: [OperationDocument]?
     public var failure: [OperationDocument]?
+    /// Why, recorded with the change (at most ``Attribution/maxMessageBytes``).
+    public var message: String?
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case compare, success, failure
+        case compare, success, failure, message
     }
 
     /// Reads the JSON form, refusing fields it does not define and fields given as null.
@@ -38,6 +44,8 @@ public struct TransactionDocument: Codable, Hashable, Sendable {
         compare = try container.decodeIfPresent([ComparisonDocument].self, forKey: .compare)
         success = try container.decodeIfPresent([OperationDocument].self, forKey: .success)
         failure = try container.decodeIfPresent([OperationDocument].self, forKey: .failure)
+        message = try container.decodeIfPresent(String.self, forKey: .message)
+        if let message { try Attribution.validate(message: message) }
     }
 
     /// The document for a transaction.

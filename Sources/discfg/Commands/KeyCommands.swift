@@ -94,6 +94,7 @@ struct SetCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reason: ChangeOptions
     @OptionGroup var condition: ConditionOptions
 
     @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("Read the value from FILE ('-' for standard input).", valueName: "file"))
@@ -117,37 +118,39 @@ struct SetCommand: AsyncParsableCommand {
     @Argument(help: "[CONFIG] KEY [VALUE] (or PREFIX [DOCUMENT] with --document)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
-        try await global.run("set") { output in
-            let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
-            if document {
-                try await setDocument(config: config, prefix: rawKey, argument: argumentValue, output: output)
-                return
-            }
-            if replace { throw usage("--replace applies to --document", field: "--replace") }
-            let key = try Key(rawKey)
-            let options = SetOptions(
-                conditions: try condition.conditions(),
-                ttlSeconds: try ttl.map(TTLParser.seconds),
-                contentType: contentType
-            )
-            try options.validate()
-            if contentType == SecretMarker.contentType {
-                throw usage("\(SecretMarker.contentType) marks sealed values; use --secret", field: "--content-type")
-            }
-            let value = try Self.readValue(argumentValue, dataFile: dataFile, limit: Limits.maxValueBytes)
-            if secret, argumentValue != nil {
-                ArgumentSecrets.warn("a secret value", instead: "give it with -d FILE, or on standard input (-d - or a pipe)", output: output)
-            }
-            try Limits.validateValue(value)
-            let store = try global.openStore()
-            let change = secret
-                ? try await global.secrets(store, config).set(key, to: value, options: options)
-                : try await store.set(key, to: value, in: config, options: options)
-            output.emit(Envelope(action: "set", config: config, change: change)) {
-                let item = change.item!
-                let expiry = Show.expiry(item)
-                let shown = secret ? SecretMarker.masked : Show.preview(value, limit: 60)
-                return "set \(key) = \(shown) (version \(item.version), revision \(change.revision)\(expiry.isEmpty ? "" : ", \(expiry)"))"
+        try await reason.attributed {
+            try await global.run("set") { output in
+                let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+                if document {
+                    try await setDocument(config: config, prefix: rawKey, argument: argumentValue, output: output)
+                    return
+                }
+                if replace { throw usage("--replace applies to --document", field: "--replace") }
+                let key = try Key(rawKey)
+                let options = SetOptions(
+                    conditions: try condition.conditions(),
+                    ttlSeconds: try ttl.map(TTLParser.seconds),
+                    contentType: contentType
+                )
+                try options.validate()
+                if contentType == SecretMarker.contentType {
+                    throw usage("\(SecretMarker.contentType) marks sealed values; use --secret", field: "--content-type")
+                }
+                let value = try Self.readValue(argumentValue, dataFile: dataFile, limit: Limits.maxValueBytes)
+                if secret, argumentValue != nil {
+                    ArgumentSecrets.warn("a secret value", instead: "give it with -d FILE, or on standard input (-d - or a pipe)", output: output)
+                }
+                try Limits.validateValue(value)
+                let store = try global.openStore()
+                let change = secret
+                    ? try await global.secrets(store, config).set(key, to: value, options: options)
+                    : try await store.set(key, to: value, in: config, options: options)
+                output.emit(Envelope(action: "set", config: config, change: change)) {
+                    let item = change.item!
+                    let expiry = Show.expiry(item)
+                    let shown = secret ? SecretMarker.masked : Show.preview(value, limit: 60)
+                    return "set \(key) = \(shown) (version \(item.version), revision \(change.revision)\(expiry.isEmpty ? "" : ", \(expiry)"))"
+                }
             }
         }
     }
@@ -344,6 +347,7 @@ struct DeleteCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reason: ChangeOptions
     @OptionGroup var condition: ConditionOptions
 
     @Flag(name: .long, help: "Delete every key under the prefix (a directory such as /db/).")
@@ -355,26 +359,28 @@ struct DeleteCommand: AsyncParsableCommand {
     @Argument(help: "[CONFIG] KEY (or PREFIX with --prefix)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
-        try await global.run("delete") { output in
-            let (config, target) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: prefix ? "PREFIX" : "KEY")
-            let store = try global.openStore()
-            if prefix {
-                let conditions = try condition.conditions()
-                guard conditions.isEmpty else { throw usage("conditions apply to one key; they cannot be used with --prefix", field: "--prefix") }
-                let keyPrefix = try KeyPrefix(target)
-                let count = try await Self.count(under: keyPrefix, in: config, store: store)
-                guard count > 0 else { throw DiscfgError(.keyNotFound, "no keys under \(keyPrefix) in config \(config)", field: "prefix") }
-                try Confirmation.require("delete \(count) key\(count == 1 ? "" : "s") under \(keyPrefix) in config \(config)", yes: yes)
-                let events = try await store.deletePrefix(keyPrefix, in: config)
-                var envelope = Envelope(action: "delete")
-                envelope.config = config.rawValue
-                envelope.events = events.map(EventDocument.init)
-                envelope.revision = events.last?.revision
-                output.emit(envelope) { "deleted \(events.count) key\(events.count == 1 ? "" : "s") under \(keyPrefix)" + (events.last.map { " (revision \($0.revision))" } ?? "") }
-            } else {
-                let key = try Key(target)
-                let change = try await store.delete(key, in: config, conditions: condition.conditions())
-                output.emit(Envelope(action: "delete", config: config, change: change)) { "deleted \(key) (revision \(change.revision))" }
+        try await reason.attributed {
+            try await global.run("delete") { output in
+                let (config, target) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: prefix ? "PREFIX" : "KEY")
+                let store = try global.openStore()
+                if prefix {
+                    let conditions = try condition.conditions()
+                    guard conditions.isEmpty else { throw usage("conditions apply to one key; they cannot be used with --prefix", field: "--prefix") }
+                    let keyPrefix = try KeyPrefix(target)
+                    let count = try await Self.count(under: keyPrefix, in: config, store: store)
+                    guard count > 0 else { throw DiscfgError(.keyNotFound, "no keys under \(keyPrefix) in config \(config)", field: "prefix") }
+                    try Confirmation.require("delete \(count) key\(count == 1 ? "" : "s") under \(keyPrefix) in config \(config)", yes: yes)
+                    let events = try await store.deletePrefix(keyPrefix, in: config)
+                    var envelope = Envelope(action: "delete")
+                    envelope.config = config.rawValue
+                    envelope.events = events.map(EventDocument.init)
+                    envelope.revision = events.last?.revision
+                    output.emit(envelope) { "deleted \(events.count) key\(events.count == 1 ? "" : "s") under \(keyPrefix)" + (events.last.map { " (revision \($0.revision))" } ?? "") }
+                } else {
+                    let key = try Key(target)
+                    let change = try await store.delete(key, in: config, conditions: condition.conditions())
+                    output.emit(Envelope(action: "delete", config: config, change: change)) { "deleted \(key) (revision \(change.revision))" }
+                }
             }
         }
     }

@@ -35,6 +35,7 @@ struct PatchCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reason: ChangeOptions
 
     @OptionGroup var condition: ConditionOptions
 
@@ -47,14 +48,16 @@ struct PatchCommand: AsyncParsableCommand {
     @Argument(help: "[CONFIG] KEY [PATCH]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
-        try await global.run("patch") { output in
-            let (config, rawKey, argument) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
-            let key = try Key(rawKey)
-            let patch = try readPatch(argument)
-            let change = try await global.openStore().patch(key, patch, in: config, conditions: conditions())
-            output.emit(Envelope(action: "patch", config: config, change: change)) {
-                let item = change.item!
-                return "patched \(key) = \(Show.preview(item.value, limit: 60)) (version \(item.version), revision \(change.revision))"
+        try await reason.attributed {
+            try await global.run("patch") { output in
+                let (config, rawKey, argument) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+                let key = try Key(rawKey)
+                let patch = try readPatch(argument)
+                let change = try await global.openStore().patch(key, patch, in: config, conditions: conditions())
+                output.emit(Envelope(action: "patch", config: config, change: change)) {
+                    let item = change.item!
+                    return "patched \(key) = \(Show.preview(item.value, limit: 60)) (version \(item.version), revision \(change.revision))"
+                }
             }
         }
     }

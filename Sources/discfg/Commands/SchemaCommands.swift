@@ -58,6 +58,7 @@ struct SchemaCommand: AsyncParsableCommand {
         )
 
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var reason: ChangeOptions
 
         @Flag(name: .long, help: "Attach it even when values it covers break it.")
         var force = false
@@ -65,20 +66,22 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "[CONFIG] TARGET FILE ('-' for standard input)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run(Endpoint.setSchema.action) { output in
-                let (config, rawTarget, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
-                guard let file else { throw usage("no schema file given: discfg schema set [CONFIG] TARGET FILE", field: "file") }
-                let target = try SchemaTarget(rawTarget)
-                let (schema, _) = try SchemaCommand.readSchema(file, limit: Limits.maxValueBytes)
-                let change = try await global.openStore().setSchema(target, to: schema, in: config, force: force)
-                var envelope = Envelope(action: Endpoint.setSchema.action, config: config, change: change.event)
-                envelope.violations = change.violations.isEmpty ? nil : change.violations
-                output.emit(envelope) { "schema of \(target) set (revision \(change.event.revision))" }
-                if !change.violations.isEmpty {
-                    let count = change.violations.count
-                    output.warn("attached with --force; \(count) violation\(count == 1 ? "" : "s") of it now:")
-                    if output.format == .human {
-                        FileHandle.standardError.write(Data(change.violations.map { "\($0)\n" }.joined().utf8))
+            try await reason.attributed {
+                try await global.run(Endpoint.setSchema.action) { output in
+                    let (config, rawTarget, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+                    guard let file else { throw usage("no schema file given: discfg schema set [CONFIG] TARGET FILE", field: "file") }
+                    let target = try SchemaTarget(rawTarget)
+                    let (schema, _) = try SchemaCommand.readSchema(file, limit: Limits.maxValueBytes)
+                    let change = try await global.openStore().setSchema(target, to: schema, in: config, force: force)
+                    var envelope = Envelope(action: Endpoint.setSchema.action, config: config, change: change.event)
+                    envelope.violations = change.violations.isEmpty ? nil : change.violations
+                    output.emit(envelope) { "schema of \(target) set (revision \(change.event.revision))" }
+                    if !change.violations.isEmpty {
+                        let count = change.violations.count
+                        output.warn("attached with --force; \(count) violation\(count == 1 ? "" : "s") of it now:")
+                        if output.format == .human {
+                            FileHandle.standardError.write(Data(change.violations.map { "\($0)\n" }.joined().utf8))
+                        }
                     }
                 }
             }
@@ -158,16 +161,19 @@ struct SchemaCommand: AsyncParsableCommand {
         )
 
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var reason: ChangeOptions
 
         @Argument(help: "[CONFIG] TARGET", completion: ShellCompletion.schemaTargets) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run(Endpoint.deleteSchema.action) { output in
-                let (config, rawTarget) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "TARGET")
-                let target = try SchemaTarget(rawTarget)
-                let change = try await global.openStore().setSchema(target, to: nil, in: config, force: false)
-                output.emit(Envelope(action: Endpoint.deleteSchema.action, config: config, change: change.event)) {
-                    "schema of \(target) removed (revision \(change.event.revision))"
+            try await reason.attributed {
+                try await global.run(Endpoint.deleteSchema.action) { output in
+                    let (config, rawTarget) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "TARGET")
+                    let target = try SchemaTarget(rawTarget)
+                    let change = try await global.openStore().setSchema(target, to: nil, in: config, force: false)
+                    output.emit(Envelope(action: Endpoint.deleteSchema.action, config: config, change: change.event)) {
+                        "schema of \(target) removed (revision \(change.event.revision))"
+                    }
                 }
             }
         }

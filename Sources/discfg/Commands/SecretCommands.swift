@@ -71,6 +71,7 @@ struct KeyCommand: AsyncParsableCommand {
         )
 
         @OptionGroup var global: GlobalOptions
+        @OptionGroup var reason: ChangeOptions
 
         @Flag(name: .long, help: "Seal every secret again under the new data key.")
         var reseal = false
@@ -78,28 +79,30 @@ struct KeyCommand: AsyncParsableCommand {
         @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
 
         func run() async throws {
-            try await global.run("key-rotate") { output in
-                let name = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
-                let store = try global.openStore()
-                guard let encryption = try await store.configInfo(name).settings.encryption else {
-                    throw usage("config \(name) has no encryption key to rotate: discfg update \(name) --encryption KEY", field: "config")
+            try await reason.attributed {
+                try await global.run("key-rotate") { output in
+                    let name = try PositionalArguments(arguments: name.map { [$0] } ?? [], selected: global.selectedConfig()).configOnly()
+                    let store = try global.openStore()
+                    guard let encryption = try await store.configInfo(name).settings.encryption else {
+                        throw usage("config \(name) has no encryption key to rotate: discfg update \(name) --encryption KEY", field: "config")
+                    }
+                    let keyring = try global.keyring()
+                    // --reseal upgrades: values in the first format are sealed again, and the
+                    // config refuses them from then on (DataKeyIDs).
+                    let rotated = try await keyring.rotated(encryption, config: name, upgrading: reseal)
+                    let info = try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
+                    var lines = ["config \(name) seals new secrets with data key \(rotated.current) (\(rotated.dataKeys.count) kept)"]
+                    if reseal {
+                        let (resealed, left) = try await ConfigSecrets(store: store, config: name, keyring: keyring).resealAll()
+                        lines.append("sealed \(resealed) secret\(resealed == 1 ? "" : "s") again" + (left > 0 ? "; \(left) changed meanwhile and left as set" : ""))
+                    } else if DataKeyIDs.acceptsLegacySeals(rotated) {
+                        output.note("config \(name) still opens secrets sealed in discfg's first format, which a writer without the key could roll back; discfg key rotate \(name) --reseal seals them all again and stops accepting that format")
+                    }
+                    var envelope = Envelope(action: "key-rotate")
+                    envelope.config = name.rawValue
+                    envelope.configInfo = ConfigDocument(info.redacted)
+                    output.emit(envelope) { lines.joined(separator: "\n") }
                 }
-                let keyring = try global.keyring()
-                // --reseal upgrades: values in the first format are sealed again, and the
-                // config refuses them from then on (DataKeyIDs).
-                let rotated = try await keyring.rotated(encryption, config: name, upgrading: reseal)
-                let info = try await store.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
-                var lines = ["config \(name) seals new secrets with data key \(rotated.current) (\(rotated.dataKeys.count) kept)"]
-                if reseal {
-                    let (resealed, left) = try await ConfigSecrets(store: store, config: name, keyring: keyring).resealAll()
-                    lines.append("sealed \(resealed) secret\(resealed == 1 ? "" : "s") again" + (left > 0 ? "; \(left) changed meanwhile and left as set" : ""))
-                } else if DataKeyIDs.acceptsLegacySeals(rotated) {
-                    output.note("config \(name) still opens secrets sealed in discfg's first format, which a writer without the key could roll back; discfg key rotate \(name) --reseal seals them all again and stops accepting that format")
-                }
-                var envelope = Envelope(action: "key-rotate")
-                envelope.config = name.rawValue
-                envelope.configInfo = ConfigDocument(info.redacted)
-                output.emit(envelope) { lines.joined(separator: "\n") }
             }
         }
     }

@@ -148,6 +148,7 @@ struct ImportCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reason: ChangeOptions
 
     @Option(name: .long, help: "Format: json, yaml or env. Default: from the file's extension.")
     var from: SnapshotFormat?
@@ -158,23 +159,27 @@ struct ImportCommand: AsyncParsableCommand {
     @Argument(help: "[CONFIG] FILE ('-' for standard input)") var arguments: [String] = []
 
     func run() async throws {
-        try await global.run("import") { output in
-            let (config, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "FILE")
-            guard let format = from ?? SnapshotFormat(fileExtension: file) ?? (file == "-" ? .json : nil) else {
-                throw usage("cannot tell the format of \(file) from its extension; pass --from json, yaml or env", field: "--from")
-            }
-            let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
-            let snapshot: ConfigSnapshot
-            do {
-                snapshot = try format.decode(data)
-            } catch let error as DiscfgError {
-                throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
-            }
-            let result = try await global.openStore().importSnapshot(snapshot, into: config, replace: replace)
-            output.emit(Envelope(action: "import", config: config, changes: result)) {
-                let deleted = result.events.filter { $0.kind == .delete }.count
-                let written = result.events.count - deleted
-                return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
+        try await reason.attributed {
+            try await global.run("import") { output in
+                let (config, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "FILE")
+                guard let format = from ?? SnapshotFormat(fileExtension: file) ?? (file == "-" ? .json : nil) else {
+                    throw usage("cannot tell the format of \(file) from its extension; pass --from json, yaml or env", field: "--from")
+                }
+                let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
+                let snapshot: ConfigSnapshot
+                do {
+                    snapshot = try format.decode(data)
+                } catch let error as DiscfgError {
+                    throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
+                }
+                let result = try await Attribution.documented(snapshot.message) {
+                    try await global.openStore().importSnapshot(snapshot, into: config, replace: replace)
+                }
+                output.emit(Envelope(action: "import", config: config, changes: result)) {
+                    let deleted = result.events.filter { $0.kind == .delete }.count
+                    let written = result.events.count - deleted
+                    return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
+                }
             }
         }
     }

@@ -78,6 +78,7 @@ struct TxnCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup var reason: ChangeOptions
 
     @Option(name: .customLong("file"), help: ArgumentHelp("Read the transaction (JSON) from FILE ('-' for standard input).", valueName: "path"))
     var file: String?
@@ -88,22 +89,25 @@ struct TxnCommand: AsyncParsableCommand {
     @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
-        try await global.run("txn") { output in
-            let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
-            let transaction = try readTransaction()
-            let result = try await global.openStore().transact(transaction, in: config)
-            output.emit(Envelope(config: config, transaction: result)) {
-                Self.human(result, branch: result.succeeded ? transaction.success : transaction.failure)
+        try await reason.attributed {
+            try await global.run("txn") { output in
+                let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
+                let (transaction, message) = try readTransaction()
+                let result = try await Attribution.documented(message) { try await global.openStore().transact(transaction, in: config) }
+                output.emit(Envelope(config: config, transaction: result)) {
+                    Self.human(result, branch: result.succeeded ? transaction.success : transaction.failure)
+                }
+                if !result.succeeded { throw ExitCode(ExitStatus.conditionFailed) }
             }
-            if !result.succeeded { throw ExitCode(ExitStatus.conditionFailed) }
         }
     }
 
-    private func readTransaction() throws -> Transaction {
+    /// The transaction, and the message its JSON document gave.
+    private func readTransaction() throws -> (Transaction, String?) {
         if interactive {
             guard file == nil else { throw usage("give the transaction either with --file or with -i, not both", field: "--interactive") }
             var read = 0
-            return try TransactionLines.read(
+            let typed = try TransactionLines.read(
                 prompt: { FileHandle.standardError.write(Data("\($0)\n".utf8)) },
                 nextLine: {
                     guard let line = readLine(strippingNewline: true) else { return nil }
@@ -114,6 +118,7 @@ struct TxnCommand: AsyncParsableCommand {
                     return line
                 }
             )
+            return (typed, nil)
         }
         let source: String
         if let file {
@@ -126,7 +131,8 @@ struct TxnCommand: AsyncParsableCommand {
         let name = source == "-" ? "standard input" : source
         let data = try ValueInput.readFile(source, field: "--file", limit: Limits.maxSnapshotBytes)
         do {
-            return try TransactionDocument.decode(data).transaction()
+            let document = try TransactionDocument.decode(data)
+            return (try document.transaction(), document.message)
         } catch let error as DiscfgError {
             throw DiscfgError(error.code, "\(name): \(error.message)", field: error.field)
         }
