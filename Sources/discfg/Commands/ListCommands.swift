@@ -78,8 +78,9 @@ struct HistoryCommand: AsyncParsableCommand {
         usage: "discfg history [<options>] [<config>] <key>",
         discussion: """
         Each change has the config revision it made; 'discfg get KEY --revision R' \
-        reads the key as it was then. How much history is kept is a config setting \
-        (discfg update --history).
+        reads the key as it was then. Each shows who made it and why (see 'discfg \
+        log', which lists a config's changes whole). How much history is kept is a \
+        config setting (discfg update --history).
 
         Examples:
           discfg history db/host
@@ -118,10 +119,11 @@ struct HistoryCommand: AsyncParsableCommand {
                 guard !page.events.isEmpty else { return "no history for \(key) in config \(config)" }
                 let now = Date()
                 var text = Show.table(
-                    ["REVISION", "CHANGE", "VERSION", "WHEN", "VALUE"],
+                    ["REVISION", "CHANGE", "VERSION", "WHEN", "BY", "VALUE", "MESSAGE"],
                     page.events.map { event in
                         [String(event.revision.rawValue), event.kind.rawValue, event.item.map { String($0.version) } ?? "-",
-                         Show.relative(event.at, now: now), event.item.map { Show.preview($0, limit: 50) } ?? ""]
+                         Show.relative(event.at, now: now), Show.principal(event.attribution), event.item.map { Show.preview($0, limit: 50) } ?? "",
+                         event.attribution?.message.map { Show.preview(Data($0.utf8), limit: 60) } ?? ""]
                     }
                 )
                 if page.nextBefore != nil { text += "\n(older changes exist; use --limit to see more)" }
