@@ -262,9 +262,16 @@ struct ItemAnswer: Sendable {
     var body: ByteBuffer
     /// The item's entity tag (``ETag/value(_:)``).
     var etag: String
+    /// Which answer this is, for the transport to keep what it makes of it (its wire
+    /// head, ``ResponseHeads/Wire``): unique in the process, new for each item revision
+    /// a view answers.
+    let serial: UInt64
 
     init(_ item: Item, in config: ConfigName) {
         body = ConfigAPI.itemBody(item, in: config)
         etag = ETag.value(item.modRevision)
+        serial = Self.made.add(1, ordering: .relaxed).newValue
     }
+
+    private static let made = Atomic<UInt64>(0)
 }

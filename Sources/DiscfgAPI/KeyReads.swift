@@ -49,14 +49,18 @@ final class KeyReads: Sendable {
         /// A write's: the body's length and its content type.
         var contentLength = 0
         var contentType: String?
-        var start: ContinuousClock.Instant
+        /// When its head arrived (the event loop's clock, read once per read from the socket).
+        var start: NIODeadline
         var isWrite: Bool { endpoint == .setKey }
+
+        /// How long since the head arrived.
+        var elapsed: Duration { .nanoseconds((NIODeadline.now() - start).nanoseconds) }
     }
 
     /// The read or write `head` asks for, if the event loop may take it: an HTTP/1.1
     /// request of ``Endpoint/getKey`` or ``Endpoint/setKey`` naming one key, a write of at
-    /// most ``Limits/maxValueBytes`` with no conditions.
-    func candidate(_ head: HTTPRequestHead) -> Candidate? {
+    /// most ``Limits/maxValueBytes`` with no conditions; it arrived at `now`.
+    func candidate(_ head: HTTPRequestHead, now: NIODeadline) -> Candidate? {
         let endpoint: Endpoint
         switch head.method {
         case Self.readMethod: endpoint = .getKey
@@ -64,7 +68,7 @@ final class KeyReads: Sendable {
         default: return nil
         }
         guard head.version == .http1_1, let (configName, keyPath) = Self.keyPath.match(head.uri) else { return nil }
-        var candidate = Candidate(endpoint: endpoint, configName: configName, keyPath: keyPath, uri: head.uri, start: .now)
+        var candidate = Candidate(endpoint: endpoint, configName: configName, keyPath: keyPath, uri: head.uri, start: now)
         var contentLength: Int?
         for (name, value) in head.headers {
             switch name.utf8.count {
@@ -103,7 +107,9 @@ final class KeyReads: Sendable {
 
     /// What a write the event loop takes needs: the config, key, value and options,
     /// checked as the route checks them; nil when the router should judge the request.
-    func write(_ candidate: Candidate, body: ByteBuffer, peerIsLoopback: Bool?) -> (config: ConfigName, key: Key, value: Data, options: SetOptions)? {
+    func write(
+        _ candidate: Candidate, body: ByteBuffer, peerIsLoopback: Bool?
+    ) -> (config: ConfigName, key: Key, value: Data, options: SetOptions)? {
         guard candidate.isWrite, let config = admitted(candidate, peerIsLoopback: peerIsLoopback)?.config,
               let key = try? Key(candidate.keyPath)
         else { return nil }
@@ -126,7 +132,7 @@ final class KeyReads: Sendable {
     }
 
     /// The answer to a write the store finished: the route's.
-    func answer(write result: Result<Event, any Error>, in config: ConfigName, candidate: Candidate, log: AccessLog.Buffer?) -> (head: HTTPResponseHead, body: ByteBuffer) {
+    func answer(write result: Result<Event, any Error>, in config: ConfigName, candidate: Candidate, log: AccessLog.Buffer?) -> (head: HTTPResponse, body: ByteBuffer) {
         let response: HTTPResponse
         let body: ByteBuffer
         switch result {
@@ -137,22 +143,24 @@ final class KeyReads: Sendable {
             let parts = APIResponse.errorParts(FailurePolicy.shown(error, logger: logger), action: candidate.endpoint.action)
             (response, body) = (ResponseHeads.envelope(parts.status, parts.headers, body: parts.body), parts.body)
         }
-        log?.append(AccessLog.Record(kind: .write, path: candidate.uri, status: response.status.code, elapsed: .now - candidate.start))
-        return (ResponseHeads.http1(response), body)
+        log?.append(AccessLog.Record(kind: .write, path: candidate.uri, status: response.status.code, elapsed: candidate.elapsed))
+        return (response, body)
     }
 
-    /// The answer to `candidate`, noted in `log`; nil for the router to give.
-    func answer(_ candidate: Candidate, peerIsLoopback: Bool?, log: AccessLog.Buffer?) -> (head: HTTPResponseHead, body: ByteBuffer?)? {
+    /// The answer to `candidate` from the views, noted in `log`: the item's, and whether
+    /// it is `304` (its `If-None-Match` names the item's tag) rather than `200`, whose
+    /// heads are ``ResponseHeads/item(_:)`` and ``ResponseHeads/notModified(_:)``; nil
+    /// for the router to give.
+    func answer(
+        _ candidate: Candidate, peerIsLoopback: Bool?, log: AccessLog.Buffer?
+    ) -> (answer: ItemAnswer, notModified: Bool)? {
         guard !candidate.isWrite, admitted(candidate, peerIsLoopback: peerIsLoopback) != nil,
               case .found(_, let answer) = views.lookup(keyPath: candidate.keyPath, configName: candidate.configName)
         else { return nil }
-        let reply: (head: HTTPResponse, body: ByteBuffer?) = if let ifNoneMatch = candidate.ifNoneMatch, ETag.listMatches(ifNoneMatch, answer.etag) {
-            (ResponseHeads.notModified(answer), nil)
-        } else {
-            (ResponseHeads.item(answer), answer.body)
-        }
-        log?.append(AccessLog.Record(kind: .viewRead, path: candidate.uri, status: reply.head.status.code, elapsed: .now - candidate.start))
-        return (ResponseHeads.http1(reply.head), reply.body)
+        let notModified = candidate.ifNoneMatch.map { ETag.listMatches($0, answer.etag) } ?? false
+        let status = notModified ? HTTPResponse.Status.notModified.code : HTTPResponse.Status.ok.code
+        log?.append(AccessLog.Record(kind: .viewRead, path: candidate.uri, status: status, elapsed: candidate.elapsed))
+        return (answer, notModified)
     }
 
     /// The methods of the routes taken here, in HTTP/1's terms.

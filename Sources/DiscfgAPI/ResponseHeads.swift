@@ -1,12 +1,11 @@
 import Foundation
 import HTTPTypes
 import NIOCore
-import NIOHTTP1
 import Synchronization
 
-/// The heads of the answers the event loops give, made in this one place in HTTPTypes
+/// The heads of the answers the event loops give, decided in this one place in HTTPTypes
 /// with the router's own headers (the route's `ETag`, its JSON type, the length);
-/// HTTP/1's form is made only at the wire (``http1(_:)``), with the `Date` and `Server`
+/// HTTP/1's bytes are made only at the wire (``Wire``), with the `Date` and `Server`
 /// that Hummingbird's HTTP/1 channel gives the router's answers.
 enum ResponseHeads {
     /// `200` with an item's envelope, as `GET keys/{key}` answers.
@@ -24,28 +23,112 @@ enum ResponseHeads {
 
     /// `304` for a read whose `If-None-Match` names the item's entity tag.
     static func notModified(_ answer: ItemAnswer) -> HTTPResponse {
-        HTTPResponse(status: .notModified, headerFields: [.eTag: answer.etag])
+        var fields = HTTPFields()
+        fields.append(HTTPField(name: .eTag, value: answer.etag))
+        return HTTPResponse(status: .notModified, headerFields: fields)
     }
 
     /// An answer whose body is an envelope (a write's, or an error's), with `fields`.
     static func envelope(_ status: HTTPResponse.Status, _ fields: HTTPFields, body: ByteBuffer) -> HTTPResponse {
         var fields = fields
-        fields[.contentType] = APIResponse.jsonContentType
-        fields[.contentLength] = String(body.readableBytes)
+        fields.reserveCapacity(fields.count + 2)
+        fields.append(jsonType)
+        fields.append(HTTPField(name: .contentLength, value: String(body.readableBytes)))
         return HTTPResponse(status: status, headerFields: fields)
     }
 
-    /// `response` as HTTP/1.1 sends it, dated now.
-    static func http1(_ response: HTTPResponse) -> HTTPResponseHead {
-        // The names are HTTPTypes' (checked once, ASCII), so the fields go in whole rather
-        // than through `HTTPHeaders.add`, which checks each name again.
-        var fields: [(String, String)] = []
-        fields.reserveCapacity(response.headerFields.count + 2)
-        for field in response.headerFields { fields.append((field.name.rawName, field.value)) }
-        fields.append(("Date", HTTPDateCache.value(time(nil))))
-        fields.append(("Server", DiscfgServer.serverName))
-        let status = HTTPResponseStatus(statusCode: response.status.code, reasonPhrase: response.status.reasonPhrase)
-        return HTTPResponseHead(version: .http1_1, status: status, headers: HTTPHeaders(fields))
+    /// HTTP/1.1's bytes for the answers one connection gives on its event loop: the head
+    /// of ``ResponseHeads`` with `Server` (and `Connection: close` when the connection is
+    /// winding down), dated, then the body, in one buffer written below the HTTP encoder.
+    ///
+    /// An item's head is the same for every read of it but for `Date`, so it is made once
+    /// per item answer (``ItemAnswer/serial``, new for each revision of an item) and kept
+    /// in a few slots; `Date` is made once per second. A steady read copies bytes made
+    /// before, and builds no fields.
+    struct Wire {
+        /// The head bytes of one item answer, up to and including `Date: `.
+        private struct ItemHeads {
+            var serial: UInt64
+            var ok: ByteBuffer
+            var notModified: ByteBuffer
+        }
+
+        private var items: [ItemHeads?] = [nil, nil, nil, nil]
+        private var second = -1
+        /// `Date`'s value for ``second`` and the blank line after it.
+        private var dateLine = ByteBuffer()
+
+        init() {}
+
+        /// The answer to a read of `answer`: `304` when `notModified`, else `200` with its
+        /// envelope; dated `second` (seconds since 1970).
+        mutating func item(_ answer: ItemAnswer, notModified: Bool, closing: Bool, second: Int) -> ByteBuffer {
+            if closing {
+                let response = notModified ? ResponseHeads.notModified(answer) : ResponseHeads.item(answer)
+                return self.answer(response, body: notModified ? nil : answer.body, closing: true, second: second)
+            }
+            let slot = Int(truncatingIfNeeded: answer.serial & 3)
+            let heads: ItemHeads
+            if let kept = items[slot], kept.serial == answer.serial {
+                heads = kept
+            } else {
+                heads = ItemHeads(
+                    serial: answer.serial,
+                    ok: Self.head(ResponseHeads.item(answer), closing: false),
+                    notModified: Self.head(ResponseHeads.notModified(answer), closing: false)
+                )
+                items[slot] = heads
+            }
+            return joined(notModified ? heads.notModified : heads.ok, body: notModified ? nil : answer.body, second: second)
+        }
+
+        /// `response` with `body`, dated `second`.
+        mutating func answer(_ response: HTTPResponse, body: ByteBuffer?, closing: Bool, second: Int) -> ByteBuffer {
+            joined(Self.head(response, closing: closing), body: body, second: second)
+        }
+
+        private mutating func joined(_ head: ByteBuffer, body: ByteBuffer?, second: Int) -> ByteBuffer {
+            if second != self.second {
+                self.second = second
+                dateLine.clear()
+                dateLine.writeString(HTTPDateCache.value(second))
+                dateLine.writeStaticString("\r\n\r\n")
+            }
+            var bytes = Self.allocator.buffer(capacity: head.readableBytes + dateLine.readableBytes + (body?.readableBytes ?? 0))
+            bytes.writeImmutableBuffer(head)
+            bytes.writeImmutableBuffer(dateLine)
+            if let body { bytes.writeImmutableBuffer(body) }
+            return bytes
+        }
+
+        private static let allocator = ByteBufferAllocator()
+
+        /// The status line, `response`'s fields, `Server`, `Connection: close` when
+        /// `closing`, and `Date: ` awaiting its value. HTTPTypes checked the names and
+        /// values when the fields were made.
+        static func head(_ response: HTTPResponse, closing: Bool) -> ByteBuffer {
+            var bytes = allocator.buffer(capacity: 160)
+            bytes.writeStaticString("HTTP/1.1 ")
+            let code = response.status.code
+            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 100 % 10))
+            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 10 % 10))
+            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code % 10))
+            bytes.writeInteger(UInt8(ascii: " "))
+            bytes.writeString(response.status.reasonPhrase)
+            bytes.writeStaticString("\r\n")
+            for field in response.headerFields {
+                bytes.writeString(field.name.rawName)
+                bytes.writeStaticString(": ")
+                bytes.writeString(field.value)
+                bytes.writeStaticString("\r\n")
+            }
+            bytes.writeStaticString("Server: ")
+            bytes.writeString(DiscfgServer.serverName)
+            bytes.writeStaticString("\r\n")
+            if closing { bytes.writeStaticString("Connection: close\r\n") }
+            bytes.writeStaticString("Date: ")
+            return bytes
+        }
     }
 }
 

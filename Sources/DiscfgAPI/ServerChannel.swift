@@ -26,12 +26,15 @@ struct ServerChannel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let pipeline = channel.pipeline.syncOperations
-            // As Hummingbird's HTTP1Channel: the router's channel answers pipelined requests
-            // in turn, the router answers errors, HTTPTypes checks header values.
-            try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: .init()
-            )
+            // As Hummingbird's HTTP1Channel (the router's channel answers pipelined requests
+            // in turn, the router answers errors, HTTPTypes checks header values), but with
+            // an encoder that is not told each request's method: the answers given on the
+            // event loop are written below it, so it would wait for heads they never give.
+            // A `HEAD` answer's body is the router's to leave out, as Hummingbird's does.
+            try pipeline.addHandler(HTTPResponseEncoder(configuration: .init()))
+            try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(
+                leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .drop, limitConfiguration: .init()
+            )))
             try pipeline.addHandler(ServerConnection(
                 cap: cap, idleTimeout: idleTimeout, reads: reads, log: accessLog?.buffer(for: channel.eventLoop),
                 peerIsLoopback: channel.remoteAddress.map(Loopback.contains)

@@ -30,6 +30,14 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     private var held: HeldRequest?
     private var idleTimer: Scheduled<Void>?
     private var stallTimer: Scheduled<Void>?
+    /// The HTTP encoder's place in the pipeline: answers given here are HTTP/1 bytes made
+    /// whole (``ResponseHeads/Wire``) and written from there, below the encoder, which
+    /// frames only the router's answers (each starts with a head, which sets its framing).
+    private var wire: ChannelHandlerContext?
+    private var heads = ResponseHeads.Wire()
+    /// The event loop's clock as this read from the socket began: read once for all the
+    /// request parts it brings, rather than once for each.
+    private var readStarted: NIODeadline?
 
     init(cap: ConnectionCap, idleTimeout: TimeAmount?, reads: KeyReads?, log: AccessLog.Buffer?, peerIsLoopback: Bool?) {
         self.cap = cap
@@ -42,6 +50,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Arriving and leaving
 
     func handlerAdded(context: ChannelHandlerContext) {
+        wire = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
         if context.channel.isActive { activate(context) }
     }
 
@@ -62,6 +71,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         depart()
+        wire = nil
     }
 
     private func depart() {
@@ -77,17 +87,19 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let part = unwrapInboundIn(data)
-        switch state.receive(part, now: context.eventLoop.now) {
-        case .take: take(part, context)
+        let now = readStarted ?? context.eventLoop.now
+        readStarted = now
+        switch state.receive(part, now: now) {
+        case .take: take(part, now: now, context)
         case .park, .drop: break
         case .refuse: refuse(context)
         }
     }
 
-    private func take(_ part: HTTPServerRequestPart, _ context: ChannelHandlerContext) {
+    private func take(_ part: HTTPServerRequestPart, now: NIODeadline, _ context: ChannelHandlerContext) {
         switch part {
         case .head(let head):
-            if let reads, state.mayAnswerHere(writable: context.channel.isWritable), let candidate = reads.candidate(head) {
+            if let reads, state.mayAnswerHere(writable: context.channel.isWritable), let candidate = reads.candidate(head, now: now) {
                 held = HeldRequest(head: head, candidate: candidate)
             } else {
                 handOn(head, wantingViewOf: nil, context)
@@ -106,12 +118,12 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
         case .end:
             guard let taken = held else { return passOn(part, context) }
             held = nil
-            finish(taken, context)
+            finish(taken, now: now, context)
         }
     }
 
     /// A held request has ended: answered here, handed to the store, or handed on.
-    private func finish(_ taken: HeldRequest, _ context: ChannelHandlerContext) {
+    private func finish(_ taken: HeldRequest, now: NIODeadline, _ context: ChannelHandlerContext) {
         guard let reads else { return }
         let candidate = taken.candidate
         if candidate.isWrite {
@@ -122,8 +134,9 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
                 release(taken, context)
                 passOn(.end(nil), context)
             }
-        } else if let answer = reads.answer(candidate, peerIsLoopback: peerIsLoopback, log: log) {
-            writeAnswer(head: answer.head, body: answer.body, context)
+        } else if let read = reads.answer(candidate, peerIsLoopback: peerIsLoopback, log: log) {
+            let bytes = heads.item(read.answer, notModified: read.notModified, closing: state.answersClose, second: time(nil))
+            writeAnswer(bytes, now: now, context)
         } else {
             handOn(taken.head, wantingViewOf: try? ConfigName(candidate.configName), context)
             passOn(.end(nil), context)
@@ -155,9 +168,10 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     ) {
         guard state.finishWrite() else { return }
         let answer = reads.answer(write: result, in: config, candidate: candidate, log: log)
-        writeAnswer(head: answer.head, body: answer.body, context)
+        let now = context.eventLoop.now
+        writeAnswer(heads.answer(answer.head, body: answer.body, closing: state.answersClose, second: time(nil)), now: now, context)
         // What arrived during the write, in order, until another write starts.
-        while let part = state.unpark() { take(part, context) }
+        while let part = state.unpark() { take(part, now: now, context) }
         channelReadComplete(context: context)
         if state.takePendingRead() { context.read() }
     }
@@ -183,6 +197,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        readStarted = nil
         // A request not whole by the end of a read (a body still coming) is the router's,
         // which bounds how long it may take.
         if let taken = held {
@@ -207,11 +222,9 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Answers
 
-    /// Writes an answer given here.
-    private func writeAnswer(head: HTTPResponseHead, body: ByteBuffer?, _ context: ChannelHandlerContext) {
-        context.write(wrapOutboundOut(.head(state.answersClose ? Self.closing(head) : head)), promise: nil)
-        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        end(wrapOutboundOut(.end(nil)), promise: nil, state.endLocalAnswer(now: context.eventLoop.now), context)
+    /// Writes an answer given here, whole, ending at `now`.
+    private func writeAnswer(_ bytes: ByteBuffer, now: NIODeadline, _ context: ChannelHandlerContext) {
+        end(NIOAny(IOData.byteBuffer(bytes)), promise: nil, state.endLocalAnswer(now: now), through: wire ?? context, context)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -225,19 +238,23 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
                 context.write(data, promise: promise)
             }
         case .end:
-            end(data, promise: promise, state.endRoutedAnswer(now: context.eventLoop.now), context)
+            end(data, promise: promise, state.endRoutedAnswer(now: context.eventLoop.now), through: context, context)
         default:
             context.write(data, promise: promise)
         }
     }
 
-    /// Writes an answer's end, and does what the machine said of it.
-    private func end(_ data: NIOAny, promise: EventLoopPromise<Void>?, _ action: ConnectionStateMachine.AnswerEnd, _ context: ChannelHandlerContext) {
+    /// Writes an answer's end through `writer` (this handler's context, or the encoder's
+    /// for bytes made here), and does what the machine said of it.
+    private func end(
+        _ data: NIOAny, promise: EventLoopPromise<Void>?, _ action: ConnectionStateMachine.AnswerEnd, through writer: ChannelHandlerContext,
+        _ context: ChannelHandlerContext
+    ) {
         switch action {
         case .none:
-            context.write(data, promise: promise)
+            writer.write(data, promise: promise)
         case .scheduleIdleTimer(let deadline):
-            context.write(data, promise: promise)
+            writer.write(data, promise: promise)
             scheduleIdleTimer(at: deadline, context)
         case .close:
             // Closed once written: closing at once would drop what is still unsent.
@@ -245,7 +262,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
             let channel = context.channel
             written.futureResult.whenComplete { _ in channel.close(promise: nil) }
             if let promise { written.futureResult.cascade(to: promise) }
-            context.writeAndFlush(data, promise: written)
+            writer.writeAndFlush(data, promise: written)
         }
     }
 

@@ -58,7 +58,7 @@ struct AdmissionTests {
                         if let body { fields.append(("Content-Length", String(body.utf8.count))) }
 
                         let head = HTTPRequestHead(version: .http1_1, method: endpoint == .setKey ? .PUT : .GET, uri: path, headers: HTTPHeaders(fields))
-                        let candidate = try #require(reads.candidate(head), "\(testCase)")
+                        let candidate = try #require(reads.candidate(head, now: .now()), "\(testCase)")
                         let caller = try #require(api.authenticator.cachedIdentity(authorization: candidate.authorization, peerIsLoopback: true))
                         let verdict = api.admission.admit(
                             candidate.endpoint, Admission.Head(authority: candidate.authority, configName: candidate.configName), caller: caller

@@ -10,7 +10,9 @@ import Testing
 
 /// The REST connection handler (``ServerConnection``) in a channel of its own, without a
 /// socket: the test sends it request parts as the HTTP codec would, plays the router's
-/// channel (reading what is handed on, writing its answers), and moves the loop's clock.
+/// channel (reading what is handed on, writing its answers), moves the loop's clock, and
+/// reads the bytes the client would get (the router's answers through NIO's encoder, those
+/// given on the event loop as made whole).
 @Suite("REST connection handler")
 struct ServerConnectionTests {
     static let idle = TimeAmount.seconds(60)
@@ -18,6 +20,7 @@ struct ServerConnectionTests {
     /// A connection through `cap`, active, taking the key reads and writes `reads` can.
     static func connect(_ cap: ConnectionCap, idleTimeout: TimeAmount? = idle, reads: KeyReads? = nil) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(HTTPResponseEncoder(configuration: .init()))
         try channel.pipeline.syncOperations.addHandler(
             ServerConnection(cap: cap, idleTimeout: idleTimeout, reads: reads, log: nil, peerIsLoopback: true)
         )
@@ -53,20 +56,36 @@ struct ServerConnectionTests {
         return parts
     }
 
-    /// What was written to the client: each answer's head and body.
+    /// What was written to the client: each answer's head and body, read from the bytes
+    /// (every answer here says its Content-Length).
     static func written(_ channel: EmbeddedChannel) throws -> [(head: HTTPResponseHead, body: String)] {
-        var answers: [(head: HTTPResponseHead, body: String)] = []
-        var head: HTTPResponseHead?
-        var body = ""
-        while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) {
-            switch part {
-            case .head(let started): head = started
-            case .body(.byteBuffer(let buffer)): body += String(buffer: buffer)
-            case .body: Issue.record("a file region")
-            case .end:
-                if let head { answers.append((head, body)) }
-                (head, body) = (nil, "")
+        var bytes: [UInt8] = []
+        while let data = try channel.readOutbound(as: IOData.self) {
+            guard case .byteBuffer(let buffer) = data else {
+                Issue.record("a file region")
+                continue
             }
+            bytes += buffer.readableBytesView
+        }
+        var answers: [(head: HTTPResponseHead, body: String)] = []
+        var rest = bytes[...]
+        let blankLine = Array("\r\n\r\n".utf8)
+        while !rest.isEmpty {
+            let end = try #require(rest.indices.first { rest[$0...].starts(with: blankLine) }, "a whole head: \(String(decoding: rest, as: UTF8.self))")
+            let lines = String(decoding: rest[..<end], as: UTF8.self).components(separatedBy: "\r\n")
+            let status = lines[0].split(separator: " ", maxSplits: 2)
+            try #require(status.count >= 2 && status[0] == "HTTP/1.1", "\(lines[0])")
+            var headers = HTTPHeaders()
+            for line in lines.dropFirst() {
+                let colon = try #require(line.firstIndex(of: ":"), "\(line)")
+                headers.add(name: String(line[..<colon]), value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            }
+            let length = try #require(headers["Content-Length"].first.flatMap { Int($0) } ?? (status[1] == "304" ? 0 : nil), "\(lines)")
+            let bodyStart = end + blankLine.count
+            try #require(rest.endIndex - bodyStart >= length, "a whole body")
+            let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: try #require(Int(status[1]))), headers: headers)
+            answers.append((head, String(decoding: rest[bodyStart..<(bodyStart + length)], as: UTF8.self)))
+            rest = rest[(bodyStart + length)...]
         }
         return answers
     }
