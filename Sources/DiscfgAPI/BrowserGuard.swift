@@ -20,13 +20,24 @@ public struct BrowserGuard: Sendable {
     public var allowedOrigins: Set<String>
     /// Host names the `Host` header may carry; nil accepts any (a non-loopback bind,
     /// whose names the server cannot know).
-    public var allowedHosts: Set<String>?
+    public var allowedHosts: Set<String>? {
+        didSet { allowedHostBytes = Self.bytes(of: allowedHosts) }
+    }
+
+    /// ``allowedHosts``' bytes, which every request on loopback is compared with.
+    private var allowedHostBytes: [[UInt8]]
+
+    private static func bytes(of hosts: Set<String>?) -> [[UInt8]] {
+        hosts.map { $0.map { Array($0.utf8) } } ?? []
+    }
 
     /// The guard for a server bound to `host`.
     public init(boundHost host: String, allowedOrigins: [String] = []) {
         self.allowedOrigins = Set(allowedOrigins.map { $0.lowercased() })
         let bound = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        allowedHosts = Loopback.contains(host: bound) ? ["localhost", "127.0.0.1", "::1", bound] : nil
+        let hosts: Set<String>? = Loopback.contains(host: bound) ? ["localhost", "127.0.0.1", "::1", bound] : nil
+        allowedHosts = hosts
+        allowedHostBytes = Self.bytes(of: hosts)
     }
 
     /// Checks `--cors-origin` values: `scheme://host[:port]`, nothing after.
@@ -43,17 +54,32 @@ public struct BrowserGuard: Sendable {
     /// `name:port`, as every request on loopback asks.
     func admitsHost(_ authority: String) -> Bool {
         guard let allowedHosts else { return true }
-        let bytes = authority.utf8
-        let host = bytes.prefix { $0 != UInt8(ascii: ":") }
-        let rest = bytes[host.endIndex...]
-        // Bracketed or bare IPv6 names: the general reading.
-        if bytes.first == UInt8(ascii: "[") || rest.dropFirst().contains(UInt8(ascii: ":")) {
-            return allowedHosts.contains(Self.hostName(authority))
+        var authority = authority
+        let admitted: Bool? = authority.withUTF8 { bytes in
+            var hostEnd = 0
+            while hostEnd < bytes.count, bytes[hostEnd] != UInt8(ascii: ":") { hostEnd += 1 }
+            // Bracketed or bare IPv6 names: the general reading.
+            if bytes.first == UInt8(ascii: "[") { return nil }
+            var index = hostEnd + 1
+            while index < bytes.count {
+                if bytes[index] == UInt8(ascii: ":") { return nil }
+                index += 1
+            }
+            for allowed in allowedHostBytes where allowed.count == hostEnd {
+                var same = true
+                for offset in 0..<hostEnd {
+                    let byte = bytes[offset]
+                    let lowered = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                    if lowered != allowed[offset] {
+                        same = false
+                        break
+                    }
+                }
+                if same { return true }
+            }
+            return false
         }
-        return allowedHosts.contains { allowed in
-            allowed.utf8.count == host.count
-                && zip(allowed.utf8, host).allSatisfy { $0 == ($1 >= UInt8(ascii: "A") && $1 <= UInt8(ascii: "Z") ? $1 + 32 : $1) }
-        }
+        return admitted ?? allowedHosts.contains(Self.hostName(authority))
     }
 
     /// The answer to a request sent to `authority` (its `Host`), if this server does not
