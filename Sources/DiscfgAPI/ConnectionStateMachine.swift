@@ -103,7 +103,9 @@ struct ConnectionStateMachine {
 
     /// What to do with a final answer head from the router.
     struct RoutedHead: Equatable {
-        /// The config whose view to load: a read the views missed, answered 200.
+        /// The config whose view to load: a read the views missed, answered 200 or 304
+        /// (the key is there either way, and a client that polls with `If-None-Match`
+        /// gets only 304s).
         var wantView: ConfigName?
         /// Whether the answer must say `Connection: close`.
         var closing: Bool
@@ -127,7 +129,7 @@ struct ConnectionStateMachine {
     private var idleTimerArmed = false
     private var stallTimerArmed = false
     /// Requests handed to the router and not yet answered, oldest first, each with the
-    /// config to view if the router answers it 200 (a read the views missed).
+    /// config to view if the router answers it 200 or 304 (a read the views missed).
     private var routed = CircularBuffer<ConfigName?>(initialCapacity: 4)
     /// Whether a write taken here is with the store.
     private var writing = false
@@ -235,7 +237,7 @@ struct ConnectionStateMachine {
         routed.isEmpty && writable && phase == .serving
     }
 
-    /// The head of a taken request goes to the router, whose 200 answer loads the view of
+    /// The head of a taken request goes to the router, whose 200 or 304 answer loads the view of
     /// `config` if any.
     mutating func handOn(wantingViewOf config: ConfigName?) {
         routed.append(config)
@@ -295,7 +297,8 @@ struct ConnectionStateMachine {
 
     /// The router wrote a final answer head (not `1xx`, but `101`) with `status`.
     func routedHead(status: HTTPResponseStatus) -> RoutedHead {
-        RoutedHead(wantView: status == .ok ? routed.first ?? nil : nil, closing: answersClose)
+        let found = status == .ok || status == .notModified
+        return RoutedHead(wantView: found ? routed.first ?? nil : nil, closing: answersClose)
     }
 
     /// An answer written here is about to end at `now`: what to do with its end. It is

@@ -376,13 +376,14 @@ struct ConnectionStateMachineTests {
         #expect(unpark1 == nil)
     }
 
-    @Test("a read the views missed loads its config's view when the router answers it 200, and only then")
+    @Test("a read the views missed loads its config's view when the router answers it 200 or 304, and only then")
     func routedReadWantsItsView() throws {
         let config = try ConfigName("app")
         var machine = Self.serving()
         Self.routeRequest(&machine, wantingViewOf: config)
         #expect(machine.routedHead(status: .notFound).wantView == nil)
         #expect(machine.routedHead(status: .ok) == .init(wantView: config, closing: false))
+        #expect(machine.routedHead(status: .notModified) == .init(wantView: config, closing: false), "a conditional read that found the key")
         _ = machine.endRoutedAnswer(now: Self.start)
         Self.routeRequest(&machine)
         #expect(machine.routedHead(status: .ok).wantView == nil, "the next request wants none")
