@@ -93,7 +93,7 @@ struct SQLiteMigrationTests {
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(reopened, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK)
             #expect(sqlite3_step(statement) == SQLITE_ROW)
-            #expect(sqlite3_column_int(statement, 0) == Int32(7))
+            #expect(sqlite3_column_int(statement, 0) == Int32(8))
             sqlite3_finalize(statement)
             sqlite3_close(reopened)
         }
@@ -102,6 +102,7 @@ struct SQLiteMigrationTests {
     /// What a schema 6 file holds that schema 5 did not: each history row's links, the
     /// newest event's place in a key's row, tombstones; and the index it replaced.
     static let backToSchemaFive = """
+    \(SQLiteAttributionMigrationTests.dropAttribution)
     ALTER TABLE configs DROP COLUMN byte_count;
     ALTER TABLE history DROP COLUMN seq;
     ALTER TABLE history DROP COLUMN prev_revision;
@@ -185,7 +186,7 @@ extension SQLiteMigrationTests {
             }
             var handle: OpaquePointer?
             #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-            #expect(sqlite3_exec(handle, "ALTER TABLE configs DROP COLUMN byte_count; PRAGMA user_version = 6;", nil, nil, nil) == SQLITE_OK)
+            #expect(sqlite3_exec(handle, SQLiteAttributionMigrationTests.dropAttribution + "ALTER TABLE configs DROP COLUMN byte_count; PRAGMA user_version = 6;", nil, nil, nil) == SQLITE_OK)
             sqlite3_close(handle)
 
             let store = try SQLiteStore(path: path)
