@@ -1,5 +1,6 @@
 import Crypto
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import Hummingbird
 import Synchronization
@@ -35,6 +36,10 @@ public final class Authenticator: TokenAdministration {
     /// Whether callers from other machines may come in without a token while the
     /// server is open (`--insecure`); otherwise only loopback peers may.
     public let openToRemotePeers: Bool
+    /// The roles of client certificates by subject (mutual TLS, `--tls-client-roles`):
+    /// a request that sends no bearer token is its certificate's caller, when its
+    /// subject has a role.
+    public let certificateRoles: ClientCertificateRoles
     private let store: (any TokenStore)?
     private let cacheLifetime: Duration
     private let cache = Mutex(Cache())
@@ -45,11 +50,16 @@ public final class Authenticator: TokenAdministration {
     ///   - store: where token records are; nil only with `.open`.
     ///   - cacheLifetime: how long token records are trusted before reading them again.
     ///   - openToRemotePeers: let non-loopback callers in without a token while open.
-    public init(mode: Mode, store: (any TokenStore)?, cacheLifetime: Duration = .seconds(2), openToRemotePeers: Bool = false) {
+    ///   - certificateRoles: the roles of verified client certificates.
+    public init(
+        mode: Mode, store: (any TokenStore)?, cacheLifetime: Duration = .seconds(2), openToRemotePeers: Bool = false,
+        certificateRoles: ClientCertificateRoles = .none
+    ) {
         self.mode = store == nil ? .open : mode
         self.store = store
         self.cacheLifetime = cacheLifetime
         self.openToRemotePeers = openToRemotePeers
+        self.certificateRoles = certificateRoles
     }
 
     /// An authenticator that lets everyone in.
@@ -69,11 +79,16 @@ public final class Authenticator: TokenAdministration {
     /// Who is calling: the transport's caller, the token's holder, or anonymous.
     public func identify(_ request: Request, context: some DiscfgRequestContext) async throws -> Caller {
         if let caller = context.authenticatedCaller { return caller }
-        return try await identify(authorization: request.headers[.authorization], peerIsLoopback: context.peerIsLoopback)
+        return try await identify(authorization: request.headers[.authorization], peerIsLoopback: context.peerIsLoopback, certificate: context.peerCertificate)
     }
 
-    /// Who is calling, from the `Authorization` header and where the caller connected from.
-    func identify(authorization header: String?, peerIsLoopback: Bool?) async throws -> Caller {
+    /// Who is calling, from the `Authorization` header, where the caller connected from,
+    /// and the client certificate its connection presented: a bearer token, when sent,
+    /// names the caller (as etcd takes a token before a certificate's name); without
+    /// one, a certificate whose subject has a role in ``certificateRoles``; otherwise the
+    /// rules for a request without credentials.
+    func identify(authorization header: String?, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) async throws -> Caller {
+        if header == nil, let certificate, let caller = certificateRoles.caller(for: certificate) { return caller }
         if mode == .open { return try anonymous(peerIsLoopback: peerIsLoopback) }
         let (tokens, issued) = try await currentTokens()
         return try identify(authorization: header, peerIsLoopback: peerIsLoopback, tokens: tokens, issued: issued)
@@ -82,7 +97,8 @@ public final class Authenticator: TokenAdministration {
     /// Who is calling, or why the credentials are refused, when the cached token records
     /// can tell without reading the store; nil otherwise (the router then reads them).
     /// The event loops' question, asked of every request they take.
-    func cachedIdentity(authorization header: String?, peerIsLoopback: Bool?) -> Result<Caller, DiscfgError>? {
+    func cachedIdentity(authorization header: String?, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) -> Result<Caller, DiscfgError>? {
+        if header == nil, let certificate, let caller = certificateRoles.caller(for: certificate) { return .success(caller) }
         do {
             if mode == .open { return .success(try anonymous(peerIsLoopback: peerIsLoopback)) }
             guard let (tokens, issued) = freshTokens(at: .now) else { return nil }
@@ -108,7 +124,10 @@ public final class Authenticator: TokenAdministration {
         else {
             throw DiscfgError(.unauthenticated, "the bearer token is not valid (unknown, revoked or mistyped)", field: "authorization")
         }
-        return Caller(name: "token:\(record.id)", role: record.role, configs: record.configs)
+        return Caller(
+            name: "token:\(record.id)", role: record.role, configs: record.configs,
+            principal: Principal(kind: .token, id: record.id, description: record.description)
+        )
     }
 
     /// The anonymous caller of an open server: anyone on this machine, and others only

@@ -11,12 +11,18 @@ public struct Caller: Sendable, Hashable {
     public var role: Role
     /// The configs the caller may touch; nil for all.
     public var configs: [ConfigName]?
+    /// Who the caller is, as every change it makes records it: resolved here, where the
+    /// request was authenticated, never from what the request says.
+    public var principal: Principal
 
     /// Creates a caller.
-    public init(name: String, role: Role, configs: [ConfigName]? = nil) {
+    /// - Parameter principal: who the caller is (a token, an IAM ARN, a certificate's
+    ///   subject); by default an anonymous principal named `name`.
+    public init(name: String, role: Role, configs: [ConfigName]? = nil, principal: Principal? = nil) {
         self.name = name
         self.role = role
         self.configs = configs
+        self.principal = principal ?? Principal(kind: .anonymous, id: name)
     }
 
     /// A caller on a server without authentication: may do anything.
@@ -50,6 +56,9 @@ public protocol DiscfgRequestContext: RequestContext {
     /// Whether the caller connected from this machine; nil when the transport cannot
     /// say (behind API Gateway, which authenticates callers itself).
     var peerIsLoopback: Bool? { get }
+    /// The subject of the client certificate the caller's connection presented and the
+    /// server's client CA verified (mutual TLS); nil without one.
+    var peerCertificate: CertificateSubject? { get }
 }
 
 extension DiscfgRequestContext {
@@ -57,15 +66,19 @@ extension DiscfgRequestContext {
     public var supportsStreaming: Bool { true }
     public var deadline: ContinuousClock.Instant? { nil }
     public var peerIsLoopback: Bool? { nil }
+    public var peerCertificate: CertificateSubject? { nil }
 }
 
 /// The request context of `discfg serve`.
 public struct APIRequestContext: DiscfgRequestContext {
     public var coreContext: CoreRequestContextStorage
     public let peerIsLoopback: Bool?
+    public let peerCertificate: CertificateSubject?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         peerIsLoopback = source.channel.remoteAddress.map(Loopback.contains)
+        // Set only on servers that require client certificates.
+        peerCertificate = ConnectionCertificate.peer?.current
     }
 }

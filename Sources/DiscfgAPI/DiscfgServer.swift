@@ -55,6 +55,12 @@ public enum DiscfgServer {
         /// A swift-metrics backend that sees the server's series besides `/metrics`; nil
         /// for the one `MetricsSystem` was bootstrapped with, if any.
         public var metricsBackend: (any MetricsFactory)?
+        /// TLS for every connection (`serve --tls-cert`, `--tls-key`, `--tls-client-ca`),
+        /// read again on SIGHUP while the application runs; nil for plain HTTP.
+        public var tls: ServerTLS?
+        /// Whether the server may listen off loopback without TLS, where bearer tokens
+        /// and values cross the network in clear (`serve --insecure`).
+        public var allowsPlaintextOffLoopback = false
 
         /// The defaults.
         public init() {}
@@ -128,13 +134,14 @@ public enum DiscfgServer {
         var services: [any Service] = [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)]
         if let views { services.append(ConfigViewsService(views: views)) }
         if let accessLog { services.append(AccessLogService(log: accessLog)) }
+        if let tls = configuration.tls { services.append(TLSReloadService(tls: tls, logger: logger)) }
         // Services that write through the same view of the store (the etcd API), so the
         // views see their writes too.
         services += extra(apiStore)
         var application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                ServerChannel(responder: responder, cap: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout)
+                ServerChannel(responder: responder, cap: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout, tls: configuration.tls)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: serverName,
@@ -144,7 +151,7 @@ public enum DiscfgServer {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? configuration.port) },
             logger: logger
         )
-        application.beforeServerStarts { try await checkBindSafety(host: configuration.host, authenticator: authenticator) }
+        application.beforeServerStarts { try await checkBindSafety(configuration, authenticator: authenticator) }
         return application
     }
 }

@@ -96,8 +96,8 @@ final class KeyReads: Sendable {
     /// The caller `candidate` admits, or nil for the router to judge: a refusal (which
     /// the router gives as this same ``Admission`` says), or a caller the cached token
     /// records cannot name.
-    func admitted(_ candidate: Candidate, peerIsLoopback: Bool?) -> Admission.Admitted? {
-        guard let caller = api.authenticator.cachedIdentity(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback),
+    func admitted(_ candidate: Candidate, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) -> Admission.Admitted? {
+        guard let caller = api.authenticator.cachedIdentity(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback, certificate: certificate),
               case .success(let admitted) = api.admission.admit(
                   candidate.endpoint, Admission.Head(authority: candidate.authority, configName: candidate.configName), caller: caller
               )
@@ -108,9 +108,9 @@ final class KeyReads: Sendable {
     /// What a write the event loop takes needs: the config, key, value and options,
     /// checked as the route checks them; nil when the router should judge the request.
     func write(
-        _ candidate: Candidate, body: ByteBuffer, peerIsLoopback: Bool?
+        _ candidate: Candidate, body: ByteBuffer, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil
     ) -> (config: ConfigName, key: Key, value: Data, options: SetOptions)? {
-        guard candidate.isWrite, let config = admitted(candidate, peerIsLoopback: peerIsLoopback)?.config,
+        guard candidate.isWrite, let config = admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate)?.config,
               let key = try? Key(candidate.keyPath)
         else { return nil }
         let options = SetOptions(conditions: [], ttlSeconds: nil, contentType: ConfigAPI.storedContentType(candidate.contentType))
@@ -152,9 +152,9 @@ final class KeyReads: Sendable {
     /// heads are ``ResponseHeads/item(_:)`` and ``ResponseHeads/notModified(_:)``; nil
     /// for the router to give.
     func answer(
-        _ candidate: Candidate, peerIsLoopback: Bool?, log: AccessLog.Buffer?
+        _ candidate: Candidate, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil, log: AccessLog.Buffer?
     ) -> (answer: ItemAnswer, notModified: Bool)? {
-        guard !candidate.isWrite, admitted(candidate, peerIsLoopback: peerIsLoopback) != nil,
+        guard !candidate.isWrite, admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate) != nil,
               case .found(_, let answer) = views.lookup(keyPath: candidate.keyPath, configName: candidate.configName)
         else { return nil }
         let notModified = candidate.ifNoneMatch.map { ETag.listMatches($0, answer.etag) } ?? false

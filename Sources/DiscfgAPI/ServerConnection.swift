@@ -24,6 +24,8 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     private let reads: KeyReads?
     private let log: AccessLog.Buffer?
     private let peerIsLoopback: Bool?
+    /// The client certificate of a connection to a server that requires one.
+    private let peer: PeerCertificate?
 
     private var state: ConnectionStateMachine
     /// A request the event loop may take whose end has not arrived.
@@ -39,7 +41,8 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     /// request parts it brings, rather than once for each.
     private var readStarted: NIODeadline?
 
-    init(cap: ConnectionCap, idleTimeout: TimeAmount?, reads: KeyReads?, log: AccessLog.Buffer?, peerIsLoopback: Bool?) {
+    init(cap: ConnectionCap, idleTimeout: TimeAmount?, reads: KeyReads?, log: AccessLog.Buffer?, peerIsLoopback: Bool?, peer: PeerCertificate? = nil) {
+        self.peer = peer
         self.cap = cap
         self.reads = reads
         self.log = log
@@ -128,13 +131,13 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
         let candidate = taken.candidate
         if candidate.isWrite {
             let value = taken.body ?? context.channel.allocator.buffer(capacity: 0)
-            if value.readableBytes == candidate.contentLength, let write = reads.write(candidate, body: value, peerIsLoopback: peerIsLoopback) {
+            if value.readableBytes == candidate.contentLength, let write = reads.write(candidate, body: value, peerIsLoopback: peerIsLoopback, certificate: peer?.current) {
                 startWrite(write, candidate: candidate, reads: reads, context)
             } else {
                 release(taken, context)
                 passOn(.end(nil), context)
             }
-        } else if let read = reads.answer(candidate, peerIsLoopback: peerIsLoopback, log: log) {
+        } else if let read = reads.answer(candidate, peerIsLoopback: peerIsLoopback, certificate: peer?.current, log: log) {
             let bytes = heads.item(read.answer, notModified: read.notModified, closing: state.answersClose, second: time(nil))
             writeAnswer(bytes, now: now, context)
         } else {

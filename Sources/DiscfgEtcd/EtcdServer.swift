@@ -7,7 +7,7 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The etcd v3 gRPC API over one config of a store (`discfg serve --etcd HOST:PORT`):
-/// `KV`, `Watch`, `Maintenance.Status` and `Cluster.MemberList`, over plain HTTP/2.
+/// `KV`, `Watch`, `Maintenance.Status` and `Cluster.MemberList`, over HTTP/2, plain or under TLS (``tls``).
 /// A `Service`: it stops when the service group shuts down.
 ///
 /// ```swift
@@ -58,6 +58,16 @@ public struct EtcdServer: Service {
     public var requestTimeout: Duration = .seconds(30), logger = Logger(label: "discfg.etcd")
     /// Whether to listen off loopback although the API has no authentication (`--insecure`).
     public var openToRemotePeers = false
+    /// TLS for every connection, with ALPN `h2` as etcd offers it (`serve --tls-cert`,
+    /// `--tls-key`, `--tls-client-ca`); nil for plain HTTP/2. Its files are read again by
+    /// whoever runs a ``DiscfgNetwork/TLSReloadService`` over it (`serve` does, on SIGHUP).
+    public var tls: ServerTLS?
+    /// Whether to listen off loopback without TLS (`--insecure`).
+    public var allowsPlaintextOffLoopback = false
+    /// Whether a connection of this client certificate may call (mutual TLS): one that
+    /// may not is closed as its handshake completes. Nil admits every certificate the
+    /// client CA signed.
+    public var admitsCertificate: (@Sendable (CertificateSubject?) -> Bool)?
 
     /// A server; nothing listens until ``run()``.
     public init(
@@ -78,7 +88,7 @@ public struct EtcdServer: Service {
     }
 
     public func run() async throws {
-        try Self.checkBindSafety(host: host, openToRemotePeers: openToRemotePeers)
+        try Self.checkBindSafety(host: host, tls: tls, allowsPlaintext: allowsPlaintextOffLoopback, openToRemotePeers: openToRemotePeers)
         let gate = EtcdAccessGate(access, notice: notice)
         // Known before the first connection: a server that starts with tokens required
         // refuses from its first call.
@@ -99,7 +109,8 @@ public struct EtcdServer: Service {
         let leases = EtcdLeases(backend: backend)
         try await leases.recover()
         let display = host.contains(":") ? "[\(host)]" : host
-        let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("http://\(display):\(port)"))
+        let scheme = tls == nil ? "http" : "https"
+        let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("\(scheme)://\(display):\(port)"))
         let methods = EtcdMethodTable.methods(
             kv: EtcdKVService(backend: backend, identity: identity, leases: leases),
             lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases),
@@ -128,6 +139,13 @@ public struct EtcdServer: Service {
                     return channel.close()
                 }
                 return channel.eventLoop.makeCompletedFuture {
+                    // Under TLS, first: the connection below reads and writes plain HTTP/2.
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(tls.handler(for: .h2))
+                        try channel.pipeline.syncOperations.addHandler(TLSHandshakeGuard(
+                            timeout: TimeAmount(tls.handshakeTimeout), peer: nil, admits: tls.requiresClientCertificates ? admitsCertificate : nil
+                        ))
+                    }
                     // gRPC clients speak HTTP/2 from the first byte (prior knowledge), which
                     // the connection reads itself.
                     try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, timeouts: timeouts, serverBytes: heldBytes))
@@ -144,7 +162,7 @@ public struct EtcdServer: Service {
         }
         defer { expiry.cancel() }
         let boundPort = listener.localAddress?.port ?? port
-        cluster.clientURL.set("http://\(display):\(boundPort)")
+        cluster.clientURL.set("\(scheme)://\(display):\(boundPort)")
         onListening(boundPort)
         try? await gracefulShutdown()
         try? await listener.close()

@@ -114,19 +114,35 @@ struct AuthStaysOnTests {
         }
     }
 
-    @Test("a server library refuses to listen off loopback while it answers without a token, unless told to let other machines in")
+    @Test("a server library refuses to listen off loopback without TLS, or while it answers without a credential, unless told to; loopback always may")
     func bindSafety() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")))
+        let mutual = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key"), clientCA: pki.path("ca.pem")))
+        func check(_ host: String, _ tls: ServerTLS?, plaintext: Bool = false, _ authenticator: Authenticator) async throws {
+            var configuration = DiscfgServer.Configuration()
+            configuration.host = host
+            configuration.tls = tls
+            configuration.allowsPlaintextOffLoopback = plaintext
+            try await DiscfgServer.checkBindSafety(configuration, authenticator: authenticator)
+        }
         for host in ["0.0.0.0", "192.0.2.7", "::"] {
+            let required = Authenticator(mode: .required, store: MemoryStore())
+            await #expect(throws: DiscfgServer.BindRefusal(host: host, reason: .plaintext), "\(host) without TLS") { try await check(host, nil, required) }
+            try await check(host, tls, required)
+            try await check(host, nil, plaintext: true, required)
             for mode in [Authenticator.Mode.open, .onceTokensExist] {
-                await #expect(throws: DiscfgServer.BindRefusal(host: host), "\(host) \(mode)") {
-                    try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: mode, store: MemoryStore()))
-                }
-                try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: mode, store: MemoryStore(), openToRemotePeers: true))
+                let open = Authenticator(mode: mode, store: MemoryStore())
+                await #expect(throws: DiscfgServer.BindRefusal(host: host, reason: .unauthenticated), "\(host) \(mode)") { try await check(host, tls, open) }
+                await #expect(throws: DiscfgServer.BindRefusal(host: host, reason: .plaintext), "\(host) \(mode)") { try await check(host, nil, open) }
+                try await check(host, mutual, open)
+                try await check(host, tls, Authenticator(mode: mode, store: MemoryStore(), openToRemotePeers: true))
+                try await check(host, nil, plaintext: true, Authenticator(mode: mode, store: MemoryStore(), openToRemotePeers: true))
             }
-            try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: .required, store: MemoryStore()))
         }
         for host in ["127.0.0.1", "localhost", "::1", "[::1]"] {
-            try await DiscfgServer.checkBindSafety(host: host, authenticator: Authenticator(mode: .open, store: MemoryStore()))
+            try await check(host, nil, Authenticator(mode: .open, store: MemoryStore()))
         }
     }
 

@@ -3,6 +3,7 @@ import DiscfgAPI
 import DiscfgCore
 import DiscfgDynamoDB
 import DiscfgEtcd
+import DiscfgNetwork
 import Foundation
 import Hummingbird
 import Logging
@@ -26,8 +27,15 @@ struct ServeCommand: AsyncParsableCommand {
           --auth none    never required
 
         Without a token, only callers on this machine are let in. A non-loopback \
-        --host needs tokens unless --insecure is given, which also lets other \
-        machines in without one.
+        --host needs TLS (--tls-cert and --tls-key) and tokens or client \
+        certificates (--tls-client-ca), unless --insecure is given, which also \
+        lets other machines in without one.
+
+        TLS (1.2 and later) serves both APIs with one certificate; SIGHUP reads \
+        the files again (new connections get the new certificate, open ones \
+        stay). --tls-client-ca requires a certificate of that CA on every \
+        connection; --tls-client-roles gives common names roles as tokens have \
+        them (CN=deployer=write@demo).
 
         Web pages cannot use the server: a request from another site's page may \
         not change anything (allow a console's origin with --cors-origin), and on \
@@ -40,7 +48,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         Examples:
           discfg serve
-          discfg serve --host 0.0.0.0 --port 8080 --auth token
+          discfg serve --host 0.0.0.0 --port 8080 --auth token --tls-cert server.pem --tls-key server.key
           discfg serve --store sqlite:///var/lib/discfg/discfg.db
           discfg serve --etcd 127.0.0.1:2379      # etcdctl and etcd clients work too
 
@@ -49,8 +57,9 @@ struct ServeCommand: AsyncParsableCommand {
         default etcd, created if missing). etcd keys are any bytes; each becomes a \
         discfg key that sorts as it does, e.g. app/db.host is /app.2Fdb.2Ehost.
 
-        The etcd API has no authentication yet: it listens on loopback only, and \
-        while the REST API requires tokens it refuses every call ("user name is \
+        The etcd API has no authentication yet: it listens on loopback only \
+        (unless client certificates are required), and while the REST API \
+        requires tokens it refuses every call ("user name is \
         empty"), unless --insecure is given. It follows the tokens live: 'discfg \
         token create' on the store closes it within a second or two. A new etcd \
         config keeps its last 100000 changes (--etcd-history).
@@ -66,12 +75,13 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: "TLS") var tls: ServeTLSOptions
 
     @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"
     @Option(name: .long, help: "Port to listen on (0 picks a free one). Default: 8899.", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
     var port = 8899
     @Option(name: .long, help: "When bearer tokens are required: auto, token or none.") var auth: AuthMode = .auto
-    @Flag(name: .long, help: "Allow a non-loopback address without tokens, and callers from other machines without one.") var insecure = false
+    @Flag(name: .long, help: "Allow a non-loopback address without TLS or without tokens, and callers from other machines without one.") var insecure = false
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Abandon a request (other than a watch) after this many seconds (1-3600). Default: 30.", valueName: "seconds"),
             transform: { Int(try NumberField("--request-timeout", 1...3600).parse($0)) })
     var requestTimeout: Int = 30
@@ -131,6 +141,8 @@ struct ServeCommand: AsyncParsableCommand {
     func run() async throws {
         try await global.run("serve") { output in
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
+            let serverTLS = try tls.serverTLS()
+            let certificateRoles = try tls.roles()
             let store = try global.openStore()
             let tokens = store as? any TokenStore
             let tokenCount = try await tokens?.listTokens().count ?? 0
@@ -140,14 +152,16 @@ struct ServeCommand: AsyncParsableCommand {
             case .token: .required
             case .auto: .onceTokensExist
             }
-            let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure)
+            let authenticator = Authenticator(mode: mode, store: tokens, openToRemotePeers: insecure, certificateRoles: certificateRoles)
+            var configuration = DiscfgServer.Configuration()
+            configuration.host = host
+            configuration.port = port
+            configuration.tls = serverTLS
+            configuration.allowsPlaintextOffLoopback = insecure
             // The servers refuse an unsafe bind themselves; checked here first, for the
             // command's own words and exit status.
-            do { try await DiscfgServer.checkBindSafety(host: host, authenticator: authenticator) } catch is DiscfgServer.BindRefusal {
-                throw usage(
-                    "refusing to serve on \(host) without authentication: create a token ('discfg token create --role read') and use --auth token, or pass --insecure",
-                    field: "--host"
-                )
+            do { try await DiscfgServer.checkBindSafety(configuration, authenticator: authenticator) } catch let refusal as DiscfgServer.BindRefusal {
+                throw ServeTLSOptions.refusal(refusal)
             }
             if mode != .open, tokens == nil {
                 throw usage("this store keeps no tokens; use --auth none on loopback", field: "--auth")
@@ -156,8 +170,10 @@ struct ServeCommand: AsyncParsableCommand {
                 let (etcdHost, etcdPort) = try Self.hostAndPort(address)
                 let config: ConfigName
                 do { config = try ConfigName(etcdConfig) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-config") }
-                do { try EtcdServer.checkBindSafety(host: etcdHost, openToRemotePeers: insecure) } catch is EtcdServer.BindRefusal {
-                    throw usage("refusing to serve the etcd API (--etcd) on \(etcdHost): it has no authentication yet; use a loopback address or pass --insecure", field: "--etcd")
+                do {
+                    try EtcdServer.checkBindSafety(host: etcdHost, tls: serverTLS, allowsPlaintext: insecure, openToRemotePeers: insecure)
+                } catch let refusal as EtcdServer.BindRefusal {
+                    throw ServeTLSOptions.refusal(refusal)
                 }
                 return (host: etcdHost, port: etcdPort, config: config)
             }
@@ -167,9 +183,6 @@ struct ServeCommand: AsyncParsableCommand {
             var logger = Logger(label: "discfg") { BufferedLogHandler(label: $0, sink: logSink) }
             logger.logLevel = level
             let otel: (any Service)? = try otelEndpoint?.bootstrap()
-            var configuration = DiscfgServer.Configuration()
-            configuration.host = host
-            configuration.port = port
             configuration.api.requestTimeout = .seconds(requestTimeout)
             configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
             configuration.allowedOrigins = corsOrigins
@@ -200,10 +213,18 @@ struct ServeCommand: AsyncParsableCommand {
             case .onceTokensExist: issued ? "bearer tokens (\(tokenCount) valid)" : "none until a token is created\(reach)"
             }
             let storeName = global.storeDescription
+            if insecure {
+                ServeTLSOptions.warnInsecure(host: host, tls: serverTLS, answersWithoutCredentials: try await authenticator.answersWithoutToken())
+            }
+            let scheme = serverTLS == nil ? "http" : "https"
+            if let serverTLS {
+                let clients = serverTLS.files.clientCA.map { ", client certificates of \($0) required" } ?? ""
+                FileHandle.standardError.write(Data("discfg: TLS with \(ServerTLS.describe(serverTLS.loaded))\(clients); SIGHUP reads the files again\n".utf8))
+            }
             let app = DiscfgServer.makeApplication(
                 store: store, authenticator: authenticator, configuration: configuration, logger: logger,
                 onServerRunning: { port in
-                    FileHandle.standardError.write(Data("discfg: serving \(storeName) on http://\(host):\(port) (auth: \(authText))\n".utf8))
+                    FileHandle.standardError.write(Data("discfg: serving \(storeName) on \(scheme)://\(host):\(port) (auth: \(authText))\n".utf8))
                 },
                 services: { apiStore in
                     let exporters = otel.map { [$0] } ?? []
@@ -216,8 +237,10 @@ struct ServeCommand: AsyncParsableCommand {
                         FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                     }
                     // No etcd authentication yet: while tokens are required, every etcd call
-                    // is refused (followed live), unless --insecure opened it on purpose.
-                    server.access = switch (insecure, mode, tokens) {
+                    // is refused (followed live), unless --insecure opened it on purpose, or
+                    // client certificates with roles admit every connection (etcdAdmission).
+                    let certified = serverTLS?.requiresClientCertificates == true && !certificateRoles.grants.isEmpty
+                    server.access = switch (insecure || certified, mode, tokens) {
                     case (true, _, _), (_, .open, _), (_, _, nil): .open
                     case (false, .required, _?): .closed
                     case (false, .onceTokensExist, let tokens?): .closedOnceTokensIssued(tokens)
@@ -226,6 +249,9 @@ struct ServeCommand: AsyncParsableCommand {
                     server.quotaBytes = etcdQuota
                     server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
                     server.openToRemotePeers = insecure
+                    server.tls = serverTLS
+                    server.allowsPlaintextOffLoopback = insecure
+                    server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles, config: etcd.config)
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
                     return exporters + [server]

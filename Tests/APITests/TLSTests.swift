@@ -1,0 +1,209 @@
+import DiscfgAPI
+import DiscfgClient
+import DiscfgCore
+import DiscfgNetwork
+import DiscfgTestSupport
+import Foundation
+import NIOCore
+import NIOPosix
+import Testing
+
+/// TLS for the REST API with a CA made by `openssl` in the test: the files a server
+/// refuses, the Swift client and curl over TLS (the event loop's key reads and writes
+/// too), certificates read again, a stalled handshake, and client certificates.
+@Suite("TLS: serve's certificates, clients that trust a private CA, client certificates")
+struct TLSTests {
+    @Test("bad certificate files are refused in one sentence naming the file and what is wrong")
+    func refusals() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        func refusal(_ files: ServerTLS.Files) -> DiscfgError? {
+            do {
+                _ = try ServerTLS(files: files)
+                return nil
+            } catch {
+                return error as? DiscfgError
+            }
+        }
+        let cases: [(ServerTLS.Files, field: String, words: String)] = [
+            (.init(certificate: pki.path("missing.pem"), key: pki.path("server.key")), "certificate", "does not exist"),
+            (.init(certificate: pki.path("server.pem"), key: pki.path("missing.key")), "key", "does not exist"),
+            (.init(certificate: pki.path("server.key"), key: pki.path("server.key")), "certificate", "holds no PEM certificate"),
+            (.init(certificate: pki.path("server.pem"), key: pki.path("server.pem")), "key", "holds no PEM private key"),
+            (.init(certificate: pki.path("server.pem"), key: pki.path("stray.key")), "key", "does not match the certificate"),
+            (.init(certificate: pki.path("expired.pem"), key: pki.path("expired.key")), "certificate", "expired on"),
+            (.init(certificate: pki.path("server.pem"), key: pki.path("server.key"), clientCA: pki.path("missing.pem")), "clientCA", "does not exist"),
+            (.init(certificate: pki.path("server.pem"), key: pki.path("server.key"), clientCA: pki.path("stray.key")), "clientCA", "holds no PEM certificate"),
+        ]
+        for (files, field, words) in cases {
+            let error = try #require(refusal(files), "\(files) was taken")
+            #expect(error.code == .invalidArgument && error.field == field, "\(error)")
+            #expect(error.message.contains(words) && !error.message.contains("\n"), "\(error.message)")
+        }
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")))
+        #expect(tls.loaded.serial == TestCertificates.serverSerial)
+        #expect(tls.loaded.subject == "CN=localhost,O=discfg tests")
+    }
+
+    @Test("reload takes a valid new pair and keeps the old one when the new files are not")
+    func reload() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        let files = ServerTLS.Files(certificate: pki.path("live.pem"), key: pki.path("live.key"))
+        try Self.copy(pki, "server", to: "live")
+        let tls = try ServerTLS(files: files)
+        try FileManager.default.removeItem(atPath: files.key)
+        try FileManager.default.copyItem(atPath: pki.path("stray.key"), toPath: files.key)
+        #expect(throws: DiscfgError.self) { try tls.reload() }
+        #expect(tls.loaded.serial == TestCertificates.serverSerial, "a mismatched pair replaced the one served")
+        try Self.copy(pki, "renewed", to: "live")
+        #expect(try tls.reload().serial == TestCertificates.renewedSerial)
+        #expect(tls.loaded.serial == TestCertificates.renewedSerial)
+    }
+
+    @Test("the Swift client and curl reach serve over TLS with the CA, key reads and writes on the event loop included; without it they are refused")
+    func serveOverTLS() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")))
+        try await withServer(try await LiveServer.start { $0.tls = tls }) { server in
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
+            let store = try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem")))
+            let demo = try ConfigName("demo")
+            _ = try await store.createConfig(demo, settings: ConfigSettings())
+            for round in 1...3 {
+                let event = try await store.set(try Key("/db/host"), to: Data("db\(round)".utf8), in: demo)
+                #expect(event.item?.version == UInt64(round))
+                #expect(try await store.get(try Key("/db/host"), in: demo).map { String(decoding: $0.value, as: UTF8.self) } == "db\(round)")
+            }
+            let client = try ConfigClient(url: URL(string: "https://localhost:\(server.port)")!, tls: ClientTLS(caCertificate: pki.path("ca.pem")))
+            #expect(try await client.config("demo").string("/db/host") == "db3")
+
+            let untrusting = try RemoteStore(url: url, token: nil)
+            await #expect(throws: DiscfgError.self) { try await untrusting.get(try Key("/db/host"), in: demo) }
+
+            let keyURL = "https://127.0.0.1:\(server.port)/v1/demo/keys/db/host?raw"
+            let curl = try await Self.curl(["--cacert", pki.path("ca.pem"), keyURL])
+            #expect(curl.status == 0 && curl.stdout == "db3", "\(curl.stderr)")
+            #expect(try await Self.curl([keyURL]).status == 60, "curl trusted a certificate of a CA it was not given")
+            let old = try await Self.curl(["--cacert", pki.path("ca.pem"), "--tls-max", "1.1", keyURL])
+            #expect(old.status != 0, "TLS 1.1 was served")
+            let plain = try await Self.curl(["http://127.0.0.1:\(server.port)/v1/demo/keys/db/host?raw"])
+            #expect(plain.stdout != "db3", "the TLS port answered plain HTTP")
+        }
+    }
+
+    @Test("a connection that stalls in its handshake is closed, and holds a slot of the connection cap until then")
+    func stalledHandshake() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")), handshakeTimeout: .seconds(5))
+        let started = try await LiveServer.start {
+            $0.tls = tls
+            $0.maxConnections = 1
+        }
+        try await withServer(started) { server in
+            let stalled = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: server.port).get()
+            // The server takes it in before the next connection (they may land on two
+            // event loops, in either order).
+            try await Task.sleep(for: .milliseconds(500))
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
+            let store = try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem")))
+            // While the stalled connection holds the only slot, a request is turned away.
+            await #expect(throws: DiscfgError.self) { try await store.listConfigs() }
+            // The server closes it; the test waits as long as it may take on a busy machine.
+            let closed = try await Self.within(.seconds(30)) { try await stalled.closeFuture.get() }
+            #expect(closed, "the server kept a connection that never began its handshake")
+            var served = false
+            for _ in 0..<50 where !served {
+                served = (try? await store.listConfigs()) != nil
+                if !served { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(served, "the slot was not given back when the stalled connection closed")
+        }
+    }
+
+    @Test("with a client CA: no certificate and another CA's are refused; a certificate's subject is the caller, with its role, on the router and the event loop")
+    func clientCertificates() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key"), clientCA: pki.path("ca.pem")))
+        let roles = try ClientCertificateRoles(parsing: "CN=deployer=write@demo, CN=reader=read")
+        try await withServer(try await LiveServer.start(auth: .required, certificateRoles: roles) { $0.tls = tls }) { server in
+            _ = try await server.store.createConfig(try ConfigName("demo"), settings: ConfigSettings())
+            _ = try await server.store.createConfig(try ConfigName("other"), settings: ConfigSettings())
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
+            func store(_ name: String?) throws -> RemoteStore {
+                try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem"), certificate: name.map { pki.path("\($0).pem") }, key: name.map { pki.path("\($0).key") }))
+            }
+            let demo = try ConfigName("demo"), other = try ConfigName("other"), key = try Key("/app/flag")
+
+            for refused in [nil, "intruder"] {
+                let error = await #expect(throws: DiscfgError.self) { try await store(refused).get(key, in: demo) }
+                #expect(error?.code == .unavailable, "\(refused ?? "no certificate"): \(String(describing: error))")
+            }
+
+            let deployer = try store("deployer")
+            #expect(try await deployer.set(key, to: Data("on".utf8), in: demo).item?.version == 1)
+            let outside = await #expect(throws: DiscfgError.self) { try await deployer.set(key, to: Data("on".utf8), in: other) }
+            #expect(outside?.code == .permissionDenied && outside?.message.contains("cert:CN=deployer,O=discfg tests") == true, "\(String(describing: outside))")
+
+            let reader = try store("reader")
+            for _ in 1...3 {
+                #expect(try await reader.get(key, in: demo).map { String(decoding: $0.value, as: UTF8.self) } == "on")
+                let write = await #expect(throws: DiscfgError.self) { try await reader.set(key, to: Data("off".utf8), in: demo) }
+                #expect(write?.code == .permissionDenied && write?.message.contains("cert:CN=reader,O=discfg tests has role read") == true, "\(String(describing: write))")
+            }
+            #expect(try await server.store.get(key, in: demo)?.version == 1, "a read-only certificate changed the key")
+        }
+    }
+
+    @Test("client certificate roles: CN entries, roles, configs merged per name; prefixes, other subjects and two roles refused")
+    func roleParsing() throws {
+        let roles = try ClientCertificateRoles(parsing: "CN=deployer=write@demo, cn=ops=ADMIN, CN=deployer=write@prod, CN=a=b=read@x+y")
+        #expect(roles.grants["deployer"] == .init(role: .write, configs: [try ConfigName("demo"), try ConfigName("prod")]))
+        #expect(roles.grants["ops"] == .init(role: .admin, configs: nil))
+        #expect(roles.grants["a=b"] == .init(role: .read, configs: [try ConfigName("x"), try ConfigName("y")]))
+        for (text, words) in [
+            ("O=acme=read", "common name"), ("CN=x", "gives no role"), ("CN=x=owner", "not read, write or admin"), ("CN=x=read@", "names no config"),
+            ("CN=x=write@demo:/app/", "prefix"), ("CN=x=read,CN=x=write", "two roles"), ("CN=x=read@bad/name", "CN=x=read@bad/name"),
+        ] {
+            let error = #expect(throws: DiscfgError.self, "\(text)") { try ClientCertificateRoles(parsing: text) }
+            #expect(error?.field == "tls-client-roles" && error?.message.contains(words) == true, "\(text): \(String(describing: error))")
+        }
+        let subject = CertificateSubject([("O", "acme"), ("CN", "deployer")])
+        #expect(roles.caller(for: subject)?.name == "cert:CN=deployer,O=acme")
+        #expect(roles.caller(for: subject)?.principal == Principal(kind: .certificate, id: "CN=deployer,O=acme"))
+        #expect(roles.caller(for: CertificateSubject([("CN", "stranger")])) == nil)
+    }
+
+    // MARK: Helpers
+
+    static func copy(_ pki: TestCertificates, _ name: String, to target: String) throws {
+        for suffix in ["pem", "key"] {
+            try? FileManager.default.removeItem(atPath: pki.path("\(target).\(suffix)"))
+            try FileManager.default.copyItem(atPath: pki.path("\(name).\(suffix)"), toPath: pki.path("\(target).\(suffix)"))
+        }
+    }
+
+    static func curl(_ arguments: [String]) async throws -> ChildProcess.Output {
+        try await ChildProcess.run("curl", ["-sS", "--max-time", "20"] + arguments, environment: ChildProcess.environment(), timeout: .seconds(60))
+    }
+
+    /// Whether `body` finished within `limit`.
+    static func within(_ limit: Duration, _ body: @escaping @Sendable () async throws -> Void) async throws -> Bool {
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                try await body()
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return false
+            }
+            let first = try await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+}
