@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -25,6 +26,10 @@ import Darwin
 /// their answers (``Fault/dropAfterSending``): a network that fails for good right after a
 /// write was sent.
 ///
+/// ``set(_:)`` kills the endpoint in the middle of a test and brings it back
+/// (``Mode``): calls held unanswered, or connections refused, until it is set to
+/// ``Mode/pass`` again. A call the endpoint held is never forwarded.
+///
 /// ```swift
 /// try await withServer(try await FaultProxy.start(upstream: moto.endpoint, seed: 7, rates: [.dropAfterSending: 0.1])) { proxy in
 ///     // point a DynamoDB client at proxy.endpoint …
@@ -41,6 +46,19 @@ public final class FaultProxy: TestServer {
         case serverErrorAfterApplying
         case dropAfterSending
         case delay
+        /// Held unanswered while the proxy was a black hole, then dropped; not forwarded.
+        case blackHole
+    }
+
+    /// What the endpoint as a whole does, set while the proxy runs (``set(_:)``).
+    public enum Mode: String, Sendable {
+        /// Calls pass, with the faults drawn at the rates given at the start.
+        case pass
+        /// Connections are accepted and calls read, but never answered nor forwarded
+        /// (until the mode changes, when they are dropped): a store that went silent.
+        case blackHole
+        /// The port is closed and open connections are reset: a store that is gone.
+        case refuse
     }
 
     /// One call the proxy saw.
@@ -63,11 +81,13 @@ public final class FaultProxy: TestServer {
 
     /// `http://127.0.0.1:PORT`.
     public let endpoint: URL
+    private let control: URL
     private let process: ChildProcess
     private let logPath: String
 
-    private init(endpoint: URL, process: ChildProcess, logPath: String) {
+    private init(endpoint: URL, control: URL, process: ChildProcess, logPath: String) {
         self.endpoint = endpoint
+        self.control = control
         self.process = process
         self.logPath = logPath
     }
@@ -79,6 +99,7 @@ public final class FaultProxy: TestServer {
         only: Set<String>? = nil, blackoutAfter: String? = nil
     ) async throws -> FaultProxy {
         let port = try MotoServer.freeLoopbackPort()
+        let controlPort = try MotoServer.freeLoopbackPort()
         let logPath = NSTemporaryDirectory() + "discfg-fault-proxy-\(port).jsonl"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let rateArgument = String(decoding: try JSONEncoder().encode(Dictionary(uniqueKeysWithValues: rates.map { ($0.key.rawValue, $0.value) })), as: UTF8.self)
@@ -86,12 +107,14 @@ public final class FaultProxy: TestServer {
         let onlyArgument: String = only.map { $0.sorted().joined(separator: ",") } ?? ""
         let arguments: [String] = [
             "-c", script, String(port), String(upstream.port ?? 80), String(seed), rateArgument,
-            String(delaySeconds), logPath, blackoutAfter ?? "", onlyArgument,
+            String(delaySeconds), logPath, blackoutAfter ?? "", onlyArgument, String(controlPort),
         ]
         let process = try ChildProcess.launch(
             "python3", arguments, environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), stdout: .discard
         )
-        let proxy = FaultProxy(endpoint: URL(string: "http://127.0.0.1:\(port)")!, process: process, logPath: logPath)
+        let proxy = FaultProxy(
+            endpoint: URL(string: "http://127.0.0.1:\(port)")!, control: URL(string: "http://127.0.0.1:\(controlPort)")!, process: process, logPath: logPath
+        )
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             if let ended = process.output.termination {
@@ -112,6 +135,19 @@ public final class FaultProxy: TestServer {
         return try text.split(separator: "\n").map { try decoder.decode(Call.self, from: Data($0.utf8)) }.sorted { $0.number < $1.number }
     }
 
+    /// Sets what the endpoint does from now on; returns once it does it (for
+    /// ``Mode/refuse``, once the port is closed and open connections are reset).
+    public func set(_ mode: Mode) async throws {
+        var request = HTTPClientRequest(url: control.absoluteString + "/mode")
+        request.method = .POST
+        request.body = .bytes(ByteBuffer(string: mode.rawValue))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        _ = try await response.body.collect(upTo: 1 << 16)
+        guard response.status == .ok else {
+            throw MotoServer.StartError(description: "the fault proxy did not take mode \(mode.rawValue): \(response.status)")
+        }
+    }
+
     /// Kills the proxy, waits until it has exited, and removes its log.
     public func stop() async {
         await process.kill()
@@ -129,7 +165,8 @@ public final class FaultProxy: TestServer {
     /// The proxy: a threaded HTTP/1.1 server forwarding each request over a fresh
     /// connection to the upstream. Arguments: port, upstream port, seed, rates (JSON),
     /// delay (seconds), log path, blackout operation (or empty), operations faults
-    /// strike (comma-separated, or empty for all).
+    /// strike (comma-separated, or empty for all), control port (`POST /mode` with a
+    /// ``Mode``'s name).
     static let script = #"""
         import hashlib, http.client, json, random, socket, sys, threading, time
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -137,9 +174,12 @@ public final class FaultProxy: TestServer {
         port, upstream, seed = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
         rates, delay, log_path, blackout = json.loads(sys.argv[4]), float(sys.argv[5]), sys.argv[6], sys.argv[7]
         only = set(filter(None, sys.argv[8].split(",")))
+        control_port = int(sys.argv[9])
         rng = random.Random(seed)
         lock = threading.Lock()
-        state = {"number": 0, "blackout": False}
+        changed = threading.Condition(lock)
+        state = {"number": 0, "blackout": False, "mode": "pass", "server": None}
+        connections = set()
         log = open(log_path, "a")
 
         def choose():
@@ -162,6 +202,25 @@ public final class FaultProxy: TestServer {
 
             def log_message(self, *args):
                 pass
+
+            def setup(self):
+                super().setup()
+                with lock:
+                    connections.add(self.connection)
+
+            def finish(self):
+                try:
+                    super().finish()
+                finally:
+                    with lock:
+                        connections.discard(self.connection)
+
+            def drop(self):
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
             def answer(self, status, headers, body):
                 self.send_response(status)
@@ -207,9 +266,16 @@ public final class FaultProxy: TestServer {
                         state["blackout"] = True
                     struck = operation and (not only or operation in only)
                     fault = "dropAfterSending" if state["blackout"] else (choose() if struck else "none")
+                    if state["mode"] != "pass":
+                        fault = "blackHole"
                 record = {"number": number, "operation": operation, "token": token,
                           "bodyHash": hashlib.sha256(body).hexdigest(), "fault": fault}
                 try:
+                    if fault == "blackHole":
+                        with changed:
+                            changed.wait_for(lambda: state["mode"] != "blackHole", timeout=600)
+                        self.drop()
+                        return
                     if fault in ("throughputExceeded", "throttling", "serverError"):
                         status, kind, message = ERRORS[fault]
                         self.answer(status, [("Content-Type", "application/x-amz-json-1.0"), ("x-amzn-RequestId", "fault-%d" % number)],
@@ -225,11 +291,7 @@ public final class FaultProxy: TestServer {
                         except ValueError:
                             pass
                     if fault == "dropAfterSending":
-                        self.close_connection = True
-                        try:
-                            self.connection.shutdown(socket.SHUT_RDWR)
-                        except OSError:
-                            pass
+                        self.drop()
                         return
                     if fault == "serverErrorAfterApplying":
                         status, kind, message = ERRORS[fault]
@@ -242,7 +304,52 @@ public final class FaultProxy: TestServer {
                         log.write(json.dumps(record) + "\n")
                         log.flush()
 
+        class Control(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                mode = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+                if self.path != "/mode" or mode not in ("pass", "blackHole", "refuse"):
+                    self.send_response(400)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                with changed:
+                    state["mode"] = mode
+                    server = state["server"] if mode == "refuse" else None
+                    if server is not None:
+                        state["server"] = None
+                    changed.notify_all()
+                if server is not None:
+                    server.shutdown()
+                    server.server_close()
+                    with lock:
+                        open_now = list(connections)
+                    for connection in open_now:
+                        try:
+                            connection.shutdown(socket.SHUT_RDWR)
+                        except OSError:
+                            pass
+                with changed:
+                    # Back from refusing: answered once the port is open again.
+                    changed.wait_for(lambda: state["mode"] == "refuse" or state["server"] is not None, timeout=10)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
         ThreadingHTTPServer.daemon_threads = True
-        ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+        controller = ThreadingHTTPServer(("127.0.0.1", control_port), Control)
+        threading.Thread(target=controller.serve_forever, daemon=True).start()
+        while True:
+            with changed:
+                changed.wait_for(lambda: state["mode"] != "refuse")
+            server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+            with changed:
+                state["server"] = server
+                changed.notify_all()
+            server.serve_forever()
         """#
 }
