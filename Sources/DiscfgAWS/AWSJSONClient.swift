@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 /// A signed, retrying client for AWS "JSON 1.0" protocol services such as DynamoDB.
 ///
@@ -29,6 +30,10 @@ public final class AWSJSONClient: Sendable {
         public var retryPolicy: RetryPolicy
         /// Largest response body accepted, to bound memory on a misbehaving endpoint.
         public var maxResponseBytes: Int
+        /// Where each call's span goes (one client span per operation, its retries
+        /// inside it); nil for the tracer `InstrumentationSystem` was bootstrapped with,
+        /// as it is when the call is made.
+        public var tracer: (any Tracer)?
 
         /// Creates a configuration.
         public init(
@@ -39,7 +44,8 @@ public final class AWSJSONClient: Sendable {
             contentType: String = "application/x-amz-json-1.0",
             timeout: Duration = .seconds(10),
             retryPolicy: RetryPolicy = RetryPolicy(),
-            maxResponseBytes: Int = 32 << 20
+            maxResponseBytes: Int = 32 << 20,
+            tracer: (any Tracer)? = nil
         ) {
             self.region = region
             self.service = service
@@ -49,6 +55,7 @@ public final class AWSJSONClient: Sendable {
             self.timeout = timeout
             self.retryPolicy = retryPolicy
             self.maxResponseBytes = maxResponseBytes
+            self.tracer = tracer
         }
 
         /// The DynamoDB settings (service `dynamodb`, target prefix `DynamoDB_20120810`).
@@ -56,10 +63,11 @@ public final class AWSJSONClient: Sendable {
             region: String,
             endpoint: URL? = nil,
             timeout: Duration = .seconds(10),
-            retryPolicy: RetryPolicy = RetryPolicy()
+            retryPolicy: RetryPolicy = RetryPolicy(),
+            tracer: (any Tracer)? = nil
         ) -> Configuration {
             Configuration(region: region, service: "dynamodb", targetPrefix: "DynamoDB_20120810",
-                          endpoint: endpoint, timeout: timeout, retryPolicy: retryPolicy)
+                          endpoint: endpoint, timeout: timeout, retryPolicy: retryPolicy, tracer: tracer)
         }
 
         /// The endpoint in use: the custom one, or `https://SERVICE.REGION.amazonaws.com` (`.com.cn` in China).
@@ -130,11 +138,12 @@ public final class AWSJSONClient: Sendable {
     ///   its last failure instead (a ``AWSError/Code/network`` "timed out" for an attempt
     ///   the deadline cut off).
     public func send(operation: String, body: Data, deadline: ContinuousClock.Instant? = nil) async throws -> Data {
-        try await traced(operation) { try await sendRetrying(operation: operation, body: body, deadline: deadline) }
+        try await traced(operation) { span in try await sendRetrying(operation: operation, body: body, deadline: deadline, span: span) }
     }
 
-    /// ``send(operation:body:deadline:)``, its attempts and retries, in the call's span.
-    private func sendRetrying(operation: String, body: Data, deadline: ContinuousClock.Instant?) async throws -> Data {
+    /// ``send(operation:body:deadline:)``, its attempts and retries, in the call's span
+    /// (nil when nobody traces), which learns how many retries there were.
+    private func sendRetrying(operation: String, body: Data, deadline: ContinuousClock.Instant?, span: (any Span)?) async throws -> Data {
         let policy = configuration.retryPolicy
         var retries = 0
         var roundTrips = 0
@@ -157,6 +166,7 @@ public final class AWSJSONClient: Sendable {
             }
             switch outcome {
             case .success(let data):
+                span?.attributes[Self.retriesAttribute] = retries
                 await metrics.record(operation: operation, roundTrips: roundTrips, retries: retries, failed: false,
                                      capacity: ConsumedCapacity.parse(responseBody: data))
                 return data
@@ -177,6 +187,7 @@ public final class AWSJSONClient: Sendable {
                     retries += 1
                     continue
                 }
+                span?.attributes[Self.retriesAttribute] = retries
                 await metrics.record(operation: operation, roundTrips: roundTrips, retries: retries, failed: true, capacity: [])
                 throw error.withRetries(retries, mayHaveApplied: mayHaveApplied)
             }
