@@ -61,10 +61,23 @@ public enum DynamoDBErrors {
         case .network, .serviceUnavailable, .other:
             return DiscfgError(.unavailable, line)
         case .validation where error.message.localizedCaseInsensitiveContains("size"):
-            return DiscfgError(.tooLarge, line)
+            // The caller's to hear, so in the caller's terms: no table, endpoint or AWS text.
+            return itemTooLarge(nil)
         case .validation, .conditionalCheckFailed, .transactionCanceled:
             return DiscfgError(.internal, line)
         }
+    }
+
+    /// DynamoDB refused an item of a change for its size: an item past 400 KB, or a key
+    /// past what its sort keys hold. The caller learns which key (when one key was
+    /// changed) and the limits, never the table; nothing was written.
+    public static func itemTooLarge(_ key: Key?) -> DiscfgError {
+        let subject = key.map { "key \"\($0.path)\" makes an item" } ?? "this change makes an item"
+        return DiscfgError(
+            .tooLarge,
+            "\(subject) larger than DynamoDB stores (400 KB an item, 1,024 bytes of key in a sort key); nothing was written",
+            field: key == nil ? "change" : "key"
+        )
     }
 
     /// The error for an operation on a table that does not exist.

@@ -54,7 +54,12 @@ extension DynamoDBStore {
     public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
         try Limits.validateValue(value)
         try options.validate()
-        return try await change(config, ChangeReads(keys: [key])) { try $0.set(key, to: value, options: options) }
+        do {
+            return try await change(config, ChangeReads(keys: [key])) { try $0.set(key, to: value, options: options) }
+        } catch let error as DiscfgError where error == DynamoDBErrors.itemTooLarge(nil) {
+            // One key changed: name it.
+            throw DynamoDBErrors.itemTooLarge(key)
+        }
     }
 
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
