@@ -1,0 +1,214 @@
+import AsyncHTTPClient
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import NIOCore
+import Testing
+
+/// `discfg serve --etcd --request-timeout 2` over DynamoDB (moto behind a fault proxy),
+/// whose endpoint goes silent and then refuses connections in the middle of the test.
+/// Both faces answer `unavailable` within the request timeout — not after the AWS
+/// client's whole retry budget, which took 41.6 s for a plain PUT — in words that name
+/// no table, endpoint or library, with the details in the server's log; and once the
+/// endpoint is back nothing was changed.
+@Suite("serve over a dead DynamoDB endpoint: unavailable within the request timeout, on both faces")
+struct DeadStoreTests {
+    /// serve's `--request-timeout`, in seconds.
+    static let timeout = 2
+    /// What "within the timeout" is held to: three times it. A correctness bound (it
+    /// did not wait out the retries), not a measure of speed.
+    static var bound: Double { Double(timeout * 3) }
+
+    /// One answer of either face and how long it took.
+    struct Answer: CustomStringConvertible {
+        var name: String
+        /// The HTTP status, or the gRPC status name.
+        var status: String
+        var message: String
+        var correlationID: String?
+        var seconds: Double
+        var description: String { "\(name): \(status) in \(String(format: "%.2f", seconds)) s — \(message)" }
+    }
+
+    /// The running server, its ports and the client's environment.
+    struct Serve {
+        let cli: CLIRunner
+        let server: ChildProcess
+        let restPort: Int
+        let etcdPort: Int
+
+        /// One REST request, answered in full.
+        func rest(_ name: String, _ method: String, _ path: String, body: String? = nil) async throws -> (Answer, Envelope?) {
+            var request = HTTPClientRequest(url: "http://127.0.0.1:\(restPort)\(path)")
+            request.method = .init(rawValue: method)
+            if let body {
+                request.body = .bytes(ByteBuffer(string: body))
+                if body.hasPrefix("{") { request.headers.add(name: "Content-Type", value: "application/json") }
+            }
+            let start = ContinuousClock.now
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(60))
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            let seconds = Self.seconds(ContinuousClock.now - start)
+            let envelope = try? JSONDecoder.discfg().decode(Envelope.self, from: Data(bytes.readableBytesView))
+            let text = envelope?.error?.message ?? String(decoding: bytes.readableBytesView, as: UTF8.self)
+            return (Answer(name: name, status: String(response.status.code), message: text, correlationID: envelope?.error?.correlationId, seconds: seconds), envelope)
+        }
+
+        /// One etcd KV call by a gRPC client (``Tests/Peers/etcd_call.py``).
+        func etcd(_ name: String, _ arguments: String...) async throws -> (Answer, [String: Any]) {
+            let output = try await ChildProcess.run(
+                "python3", [EtcdctlTests.peerScript("etcd_call.py"), String(etcdPort)] + arguments,
+                environment: ChildProcess.environment(["HOME": cli.directory.path]), timeout: .seconds(120)
+            )
+            let line = try #require(output.stdout.split(separator: "\n").last, "etcd_call.py printed nothing: \(output.stderr)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let message = json["message"] as? String ?? ""
+            let id = message.range(of: #"correlation id [0-9a-f]{16}"#, options: .regularExpression).map { String(message[$0].suffix(16)) }
+            return (Answer(name: name, status: json["code"] as? String ?? "?", message: message, correlationID: id, seconds: json["seconds"] as? Double ?? .infinity), json)
+        }
+
+        static func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+    }
+
+    /// Words of the store, AWS, the network and the libraries that no caller reads.
+    static func internalWords(table: String, proxy: URL) -> [String] {
+        [table, "DynamoDB", "dynamodb", "us-east-1", "127.0.0.1", String(proxy.port ?? 0), "NetworkError", "AWSError", "HTTPClientError",
+         "NIO", "Swift", "connection refused", "Connection refused", "timed out", "deadlineExceeded", "remoteConnectionClosed"]
+    }
+
+    @Test("REST (fast PUT, GET, routed list and txn) and etcd (Put, Range) answer unavailable within the timeout; nothing changed", .timeLimit(.minutes(5)))
+    func deadEndpoint() async throws {
+        try await Self.withServe { serve, proxy, table, direct in
+            try await Self.exercise(serve, proxy: proxy, table: table, direct: direct)
+        }
+    }
+
+    @Test("a value past the limit is refused on both faces naming the limit, never the table or AWS's words", .timeLimit(.minutes(3)))
+    func valueTooLarge() async throws {
+        try await Self.withServe { serve, proxy, table, _ in
+            #expect(try await serve.rest("create", "PUT", "/v1/app", body: "").0.status == "201")
+            let big = String(repeating: "x", count: 300 * 1024)
+            let rest = try await serve.rest("REST PUT of 300 KiB", "PUT", "/v1/app/keys/big", body: big).0
+            let etcd = try await serve.etcd("etcd Put of 300 KiB", "put", "big", "bytes:\(big.utf8.count)").0
+            #expect(rest.status == "413", "\(rest)")
+            #expect(etcd.status == "INVALID_ARGUMENT", "\(etcd)")
+            for answer in [rest, etcd] {
+                #expect(answer.message.contains(String(Limits.maxValueBytes)), "names the limit: \(answer)")
+                for word in Self.internalWords(table: table, proxy: proxy.endpoint) { #expect(!answer.message.contains(word), "\"\(word)\" shown: \(answer)") }
+            }
+        }
+    }
+
+    /// Runs `body` with `serve --etcd --request-timeout 2 --auth none --read-views on` on a
+    /// fresh table reached through a fault proxy, with the store URL straight to moto for
+    /// checking the table.
+    static func withServe(_ body: (Serve, FaultProxy, _ table: String, _ direct: String) async throws -> Void) async throws {
+        let (runner, _) = try await DynamoDBCLITests.runner()
+        var cli = runner
+        defer { cli.cleanUp() }
+        let moto = try await SharedMotoServer.shared.server().endpoint
+        let table = "dead-\(UUID().uuidString.prefix(12))"
+        let direct = "dynamodb://us-east-1/\(table)?endpoint=\(moto.absoluteString)"
+        #expect(try await cli.run("init", "--store", direct).status == 0)
+
+        try await withServer(try await FaultProxy.start(upstream: moto, seed: 1, rates: [:])) { proxy in
+            cli.environment["DISCFG_STORE"] = "dynamodb://us-east-1/\(table)?endpoint=\(proxy.endpoint.absoluteString)"
+            let process = try cli.launch(
+                [
+                    "serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0", "--request-timeout", String(Self.timeout),
+                    // Every call goes to the store (no token check first), and the event
+                    // loop takes plain PUTs and view reads (views are off by default on DynamoDB).
+                    "--auth", "none", "--read-views", "on",
+                ],
+                stdout: .discard
+            )
+            do {
+                let ports = try await process.waitForOutput(timeout: .seconds(60)) { output -> (Int, Int)? in
+                    // "serving STORE on http://…": the store URL names the proxy's address first.
+                    guard let rest = output.stderr.range(of: #" on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                          let etcd = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression),
+                          let restPort = Int(output.stderr[rest].split(separator: ":").last ?? ""),
+                          let etcdPort = Int(output.stderr[etcd].split(separator: ":").last ?? "")
+                    else { return nil }
+                    return (restPort, etcdPort)
+                }
+                try await body(Serve(cli: cli, server: process, restPort: ports.0, etcdPort: ports.1), proxy, table, direct)
+            } catch {
+                await process.stop()
+                throw error
+            }
+            await process.stop()
+        }
+    }
+
+    static func exercise(_ serve: Serve, proxy: FaultProxy, table: String, direct: String) async throws {
+        // Alive: a config, a key read once (so the event loop's view holds it), an etcd key.
+        #expect(try await serve.rest("create", "PUT", "/v1/app", body: "").0.status == "201")
+        #expect(try await serve.rest("put", "PUT", "/v1/app/keys/a", body: "1").0.status == "201")
+        #expect(try await serve.rest("get", "GET", "/v1/app/keys/a").1?.item?.value == "1")
+        let put = try await serve.etcd("etcd put", "put", "e", "1").1
+        #expect(put["code"] as? String == "OK")
+        let revisionBefore = try await serve.rest("info", "GET", "/v1/app").1?.revision
+        let etcdRevisionBefore = put["revision"] as? Int
+
+        let words = internalWords(table: table, proxy: proxy.endpoint)
+        var answers: [Answer] = []
+        for mode in [FaultProxy.Mode.blackHole, .refuse] {
+            try await proxy.set(mode)
+            var rest: [Answer] = []
+            rest.append(try await serve.rest("\(mode) REST PUT (event loop)", "PUT", "/v1/app/keys/a", body: "2").0)
+            rest.append(try await serve.rest("\(mode) REST GET of a key no view holds", "GET", "/v1/app/keys/b").0)
+            rest.append(try await serve.rest("\(mode) REST list (router)", "GET", "/v1/app/keys").0)
+            rest.append(try await serve.rest(
+                "\(mode) REST txn (router)", "POST", "/v1/app/txn", body: #"{"success": [{"op": "put", "key": "/t", "value": "x"}]}"#
+            ).0)
+            let etcd = [try await serve.etcd("\(mode) etcd Put", "put", "e", "2").0, try await serve.etcd("\(mode) etcd Range", "range", "e").0]
+            for answer in rest {
+                #expect(answer.status == "503", "\(answer)")
+            }
+            for answer in etcd {
+                #expect(answer.status == "UNAVAILABLE", "\(answer)")
+                #expect(answer.message.hasPrefix("etcdserver: "), "\(answer)")
+            }
+            for answer in rest + etcd {
+                #expect(answer.seconds < bound, "\(answer)")
+                for word in words { #expect(!answer.message.contains(word), "\"\(word)\" shown: \(answer)") }
+                // The store's failure is told with a correlation id, under which the log
+                // has the details; a request the deadline cut off says so, which is the
+                // server's own word about it (nothing was changed).
+                if let id = answer.correlationID {
+                    #expect(answer.message.contains("the store is unavailable"), "\(answer)")
+                    let log = serve.server.output.stderr
+                    #expect(log.contains(id), "the log has correlation id \(id)")
+                } else {
+                    #expect(answer.message.contains("deadline") || answer.message.contains("abandoned"), "\(answer)")
+                }
+            }
+            answers += rest + etcd
+            // Shown, not asserted: a view answers while its watch has not yet failed.
+            answers.append(try await serve.rest("\(mode) REST GET of a viewed key (event loop)", "GET", "/v1/app/keys/a").0)
+        }
+        for answer in answers { print("dead store: \(answer)") }
+
+        // Back: nothing the dead endpoint was asked for was carried out. The client's
+        // connection pool may take a moment to reconnect.
+        try await proxy.set(.pass)
+        var info = try await serve.rest("info", "GET", "/v1/app")
+        let reconnecting = ContinuousClock.now + .seconds(30)
+        while info.0.status != "200", ContinuousClock.now < reconnecting {
+            try await Task.sleep(for: .milliseconds(200))
+            info = try await serve.rest("info", "GET", "/v1/app")
+        }
+        #expect(info.1?.revision == revisionBefore, "\(info.0)")
+        let range = try await serve.etcd("etcd range", "range", "e").1
+        #expect(range["values"] as? [String] == ["1"])
+        #expect(range["revision"] as? Int == etcdRevisionBefore)
+        let stored = try await serve.cli.run("get", "app", "a", "--store", direct)
+        #expect(stored.stdout == "1\n", "\(stored.stderr)")
+        for key in ["t", "b"] {
+            #expect(try await serve.cli.run("get", "app", key, "--store", direct).status != 0, "\(key) was never written")
+        }
+    }
+}
