@@ -277,6 +277,10 @@ public struct EtcdBackend: Sendable {
         return order == .descend ? ascending.reversed() : ascending
     }
 
+    /// Whom a change through the etcd API is recorded as when its caller was not
+    /// authenticated: the anonymous etcd client (the API then listens on loopback only).
+    public static let unauthenticated = Attribution(principal: Principal(kind: .anonymous, id: "etcd"))
+
     /// Runs a transaction on the config, with etcd's errors. Its ranges reach only
     /// etcd keys (``EtcdKeys/filter``): a compare, read or delete over a range never sees
     /// or touches a key the config holds from other writers. Its reads return at most
@@ -295,7 +299,9 @@ public struct EtcdBackend: Sendable {
         transaction.keyFilter = EtcdKeys.filter
         transaction.readBudget = readBudget
         do {
-            return try await store.transact(transaction, in: config)
+            // Who: the caller its service authenticated, when it set one; the etcd API
+            // without authentication knows only that a client on this machine called.
+            return try await (Attribution.current ?? Self.unauthenticated).withValue { try await store.transact(transaction, in: config) }
         } catch let error as DiscfgError where error == readBudget?.refusal {
             throw EtcdError.answerTooLarge
         }
