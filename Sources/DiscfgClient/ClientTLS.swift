@@ -72,6 +72,23 @@ public struct ClientTLS: Sendable, Equatable {
         return configuration
     }
 
+    /// What a failed TLS handshake means for the person at the command line, when
+    /// `error` is one: the server's certificate is not trusted, or the server wants a
+    /// client certificate (or refused the one given); nil for other errors.
+    static func explain(_ error: any Error) -> String? {
+        guard error is NIOSSLError || error is BoringSSLError else { return nil }
+        let text = String(describing: error)
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "its TLS certificate is not signed by a CA this client trusts (give the CA with --cacert or DISCFG_CACERT)"
+        }
+        if text.contains("ALERT_CERTIFICATE_REQUIRED") || text.contains("ALERT_UNKNOWN_CA") || text.contains("ALERT_HANDSHAKE_FAILURE")
+            || text.contains("ALERT_BAD_CERTIFICATE")
+        {
+            return "it refused the TLS handshake: it requires a client certificate of its CA (give one with --cert and --key, or DISCFG_CERT and DISCFG_KEY)"
+        }
+        return "the TLS handshake failed (\(text))"
+    }
+
     /// An HTTP client that speaks TLS so; shut it down when done.
     func makeHTTPClient() throws -> HTTPClient {
         var configuration = HTTPClient.Configuration()

@@ -71,7 +71,7 @@ struct HTTPTransport: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            throw DiscfgError(.unavailable, "cannot reach the discfg server at \(baseURL): \(error)", field: "store")
+            throw DiscfgError(.unavailable, "cannot reach the discfg server at \(baseURL): \(ClientTLS.explain(error) ?? "\(error)")", field: "store")
         }
     }
 
