@@ -148,6 +148,13 @@ public struct ConfigAPI: Sendable {
         case .success(let admitted): caller = admitted.caller
         case .failure(let refusal): return refusal.response(for: endpoint)
         }
+        // Every change the route makes records who (the caller admitted above) and why.
+        let attribution = try Self.attribution(of: request, by: caller)
+        return try await attribution.withValue { try await route(endpoint, &request, context, caller: caller) }
+    }
+
+    /// Runs an admitted request's handler.
+    private func route<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: inout Request, _ context: Context, caller: Caller) async throws -> Response {
         switch endpoint {
         case .document: return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
         case .sweep: return try await sweep()

@@ -49,6 +49,8 @@ final class KeyReads: Sendable {
         /// A write's: the body's length and its content type.
         var contentLength = 0
         var contentType: String?
+        /// A write's `Discfg-Message` header, as sent.
+        var message: String?
         /// When its head arrived (the event loop's clock, read once per read from the socket).
         var start: NIODeadline
         var isWrite: Bool { endpoint == .setKey }
@@ -84,6 +86,9 @@ final class KeyReads: Sendable {
             case 14 where Self.named(name, "content-length"):
                 guard contentLength == nil, let length = Int(value), length >= 0, length <= (candidate.isWrite ? Limits.maxValueBytes : 0) else { return nil }
                 contentLength = length
+            case 14 where Self.named(name, "discfg-message"):
+                guard candidate.isWrite, candidate.message == nil else { return nil }
+                candidate.message = value
             case 17 where Self.named(name, "transfer-encoding"): return nil
             default: break
             }
@@ -105,26 +110,31 @@ final class KeyReads: Sendable {
         return admitted
     }
 
+    /// A write the event loop takes: where, what, how, and who made it and why.
+    typealias Write = (config: ConfigName, key: Key, value: Data, options: SetOptions, attribution: Attribution)
+
     /// What a write the event loop takes needs: the config, key, value and options,
     /// checked as the route checks them; nil when the router should judge the request.
     func write(
         _ candidate: Candidate, body: ByteBuffer, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil
-    ) -> (config: ConfigName, key: Key, value: Data, options: SetOptions)? {
-        guard candidate.isWrite, let config = admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate)?.config,
-              let key = try? Key(candidate.keyPath)
+    ) -> Write? {
+        guard candidate.isWrite, let admitted = admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate),
+              let config = admitted.config, let key = try? Key(candidate.keyPath)
         else { return nil }
         let options = SetOptions(conditions: [], ttlSeconds: nil, contentType: ConfigAPI.storedContentType(candidate.contentType))
         guard (try? options.validate()) != nil else { return nil }
-        return (config, key, Data(body.readableBytesView), options)
+        // Who: the caller admitted, as on the router; a message it refuses goes there too.
+        guard let message = try? candidate.message.flatMap(ChangeMessageHeader.message) as String?? else { return nil }
+        return (config, key, Data(body.readableBytesView), options, Attribution(principal: admitted.caller.principal, message: message))
     }
 
     /// Commits a write the event loop took, within the deadline every routed request
     /// has (``ConfigAPI/Options/requestTimeout``): the store fits its retries inside it,
     /// and a store that cannot answer in time fails with `unavailable`.
-    func commit(_ write: (config: ConfigName, key: Key, value: Data, options: SetOptions)) async -> Result<Event, any Error> {
+    func commit(_ write: Write) async -> Result<Event, any Error> {
         do {
             return .success(try await Deadline.within(.after(api.options.requestTimeout)) {
-                try await api.store.set(write.key, to: write.value, in: write.config, options: write.options)
+                try await write.attribution.withValue { try await api.store.set(write.key, to: write.value, in: write.config, options: write.options) }
             })
         } catch {
             return .failure(error)

@@ -149,7 +149,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     /// Hands a write to the store; its answer is written on this event loop when the
     /// store has committed it (or failed), and what arrived meanwhile is taken up then.
     private func startWrite(
-        _ write: (config: ConfigName, key: Key, value: Data, options: SetOptions), candidate: KeyReads.Candidate, reads: KeyReads,
+        _ write: KeyReads.Write, candidate: KeyReads.Candidate, reads: KeyReads,
         _ context: ChannelHandlerContext
     ) {
         state.startWrite()

@@ -144,6 +144,7 @@ paths:
   /v1/{config}/keys:
     parameters:
       - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/message"
     get:
       summary: List keys under a prefix, one page at a time, in key order; with ?document, the keys under it as one JSON object.
       description: >-
@@ -216,6 +217,7 @@ paths:
   /v1/{config}/keys/{key}:
     parameters:
       - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/message"
       - $ref: "#/components/parameters/key"
     get:
       summary: Get a key, or with ?path the part of its JSON value a pointer names; with ?recursive or a trailing slash, list under it; with ?document, the keys under it as one JSON object.
@@ -501,6 +503,7 @@ paths:
   /v1/{config}/import:
     parameters:
       - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/message"
     post:
       summary: Write a snapshot's keys in one transaction, one revision per changed key.
       description: >-
@@ -532,6 +535,7 @@ paths:
   /v1/{config}/txn:
     parameters:
       - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/message"
     post:
       summary: Run a transaction, atomically - if every comparison holds, the success operations, else the failure ones.
       description: |
@@ -616,6 +620,7 @@ paths:
   /v1/{config}/schema:
     parameters:
       - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/message"
       - $ref: "#/components/parameters/target"
     get:
       summary: The JSON Schema attached to a key or a prefix (application/schema+json); ETag is the revision it was set at.
@@ -688,6 +693,19 @@ components:
       description: With document, the config revision the document was read at.
       schema: { type: integer, minimum: 0 }
   parameters:
+    message:
+      name: Discfg-Message
+      in: header
+      description: >-
+        Why: recorded with the change beside who made it (the caller the server
+        authenticated - never taken from a header or the body), and shown by history,
+        watch events, notifications and the console. UTF-8, percent-encoded where it is
+        not printable ASCII (write %25 for a percent sign); at most 1024 bytes once
+        decoded: a longer one is refused with 413 (code tooLarge, field message), one that
+        does not decode or holds control characters other than newline and tab with 400,
+        and nothing is changed. On txn and import it takes the place of the document's
+        message. Reads ignore it.
+      schema: { type: string, maxLength: 3072 }
     config:
       name: config
       in: path
@@ -767,6 +785,18 @@ components:
         at: { type: string, format: date-time }
         item: { $ref: "#/components/schemas/Item" }
         prevItem: { $ref: "#/components/schemas/Item" }
+        by: { $ref: "#/components/schemas/Principal" }
+        message: { type: string, maxLength: 1024, description: "Why, when the change said (the Discfg-Message header, -m, a txn or import document's message)." }
+    Principal:
+      type: object
+      description: >-
+        Who made a change, as the server that authenticated it recorded it. Absent on
+        changes recorded before discfg kept it (unknown).
+      required: [kind, id]
+      properties:
+        kind: { type: string, enum: [token, iam, certificate, local, anonymous, system] }
+        id: { type: string, description: "A token's id, an IAM ARN, a certificate's subject, user@host for a local command, ttl for an expiry." }
+        description: { type: string, description: "A token's description." }
     TransactionKey:
       type: string
       description: A key such as /db/host (the leading slash may be left out); at most 1024 bytes of UTF-8 with the slash.
@@ -788,6 +818,7 @@ components:
         compare: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Comparison" }, description: "The guards; all must hold for success to run. None: success runs." }
         success: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Operation" } }
         failure: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Operation" } }
+        message: { type: string, maxLength: 1024, description: "Why, recorded with the change (the Discfg-Message header takes its place when sent)." }
     Comparison:
       type: object
       description: >-
@@ -907,6 +938,7 @@ components:
         config: { description: "The config exported (export writes a string)." }
         revision: { description: "Its revision then (export writes an integer)." }
         exportedAt: { description: "When (export writes a date-time)." }
+        message: { type: string, maxLength: 1024, description: "Why, recorded with the import (the Discfg-Message header takes its place when sent)." }
         items:
           type: array
           items:
@@ -1125,7 +1157,8 @@ components:
         info: { $ref: "#/components/schemas/Config" }
         configs: { type: array, items: { $ref: "#/components/schemas/Config" } }
         unchanged: { type: integer }
-        message: { type: string }
+        message: { type: string, description: "What happened, for people; on a change, the change's own message when it gave one." }
+        by: { $ref: "#/components/schemas/Principal" }
         error: { $ref: "#/components/schemas/Error" }
         at: { type: string, format: date-time, description: "The time of the change (a set, a delete, a transaction that changed a key)." }
         succeeded: { type: boolean, description: "txn: whether every comparison held, so the success branch ran." }

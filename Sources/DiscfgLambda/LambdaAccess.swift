@@ -81,33 +81,19 @@ public struct LambdaAccess: Sendable, Equatable {
                 throw DiscfgError.invalid("DISCFG_IAM_ROLES", "\"\(entry)\" in DISCFG_IAM_ROLES is not PATTERN=ROLE, e.g. arn:aws:iam::123456789012:role/ci-*=read")
             }
             let pattern = String(entry[..<split])
-            let spec = entry[entry.index(after: split)...]
-            let parts = spec.split(separator: "@", maxSplits: 1)
-            guard let first = parts.first, let role = Role(rawValue: first.lowercased()) else {
-                throw DiscfgError.invalid("DISCFG_IAM_ROLES", "the role in \"\(entry)\" is not read, write or admin")
+            let grant = try RoleGrant.parse(entry[entry.index(after: split)...], entry: entry) { message in
+                DiscfgError.invalid("DISCFG_IAM_ROLES", "DISCFG_IAM_ROLES: \(message)")
             }
-            if parts.count == 1, spec.hasSuffix("@") {
-                throw DiscfgError.invalid("DISCFG_IAM_ROLES", "\"\(entry)\" in DISCFG_IAM_ROLES names no config after '@'; leave '@' out for every config")
-            }
-            let configs = try parts.dropFirst().first.map { list in
-                try list.split(separator: "+", omittingEmptySubsequences: false).map { name in
-                    do {
-                        return try ConfigName(String(name))
-                    } catch let error as DiscfgError {
-                        throw DiscfgError.invalid("DISCFG_IAM_ROLES", "in \"\(entry)\" of DISCFG_IAM_ROLES: \(error.message)")
-                    }
-                }
-            }
-            return Rule(pattern: pattern, role: role, configs: configs)
+            return Rule(pattern: pattern, role: grant.role, configs: grant.configs)
         }
     }
 
     /// The caller for an IAM principal, or nil when it may not call at all.
     public func caller(forPrincipal arn: String) -> Caller? {
         if let rule = rules.first(where: { Self.matches(arn, pattern: $0.pattern) }) {
-            return Caller(name: "iam:\(arn)", role: rule.role, configs: rule.configs)
+            return Caller(name: "iam:\(arn)", role: rule.role, configs: rule.configs, principal: Principal(kind: .iam, id: arn))
         }
-        return defaultRole.map { Caller(name: "iam:\(arn)", role: $0) }
+        return defaultRole.map { Caller(name: "iam:\(arn)", role: $0, principal: Principal(kind: .iam, id: arn)) }
     }
 
     /// `*` matches any run of characters; everything else matches itself.
