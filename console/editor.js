@@ -2,8 +2,8 @@
 // merge patch), schema violations, the conflict view, deleting a key, changes made
 // underneath the editor, and secrets, opened in the browser with a key file.
 
-import { api, configUrl, etag, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, base64Length, displayValue, el, expiryOf, flash, isBinary, isJsonType, isSecret, jsonError, jsonObject, looksLikeJsonContainer, MERGE_ATTEMPTS, MERGE_PATCH_TYPE, prettyJson, ui } from './page.js?v={{version}}';
+import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
+import { $, ageElement, base64Length, displayValue, el, expiryOf, flash, isBinary, isJsonType, isSecret, jsonError, jsonObject, looksLikeJsonContainer, MERGE_ATTEMPTS, MERGE_PATCH_TYPE, prettyJson, relativeTime, ui, whoMadeIt } from './page.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
 import { renderSecret } from './secrets.js?v={{version}}';
@@ -596,10 +596,27 @@ export async function showConflict(current, editing, key, value, contentType, kn
     }
   }
   if (current !== state.session || state.editor !== editing) return;
-  state.conflict = { key, value, contentType, current: item };
+  state.conflict = { key, value, contentType, current: item, change: null };
   ui.changedNotice.hidden = true;
   renderConflict();
   ui.conflictHeading.focus();
+  // Who made the change that got in the way, and why: the key's newest event.
+  try {
+    const envelope = await api('GET', `${historyUrl(current.name, key)}?limit=1`, { signal: current.controller.signal });
+    const change = (envelope.events || [])[0];
+    if (!change || !state.conflict || state.conflict.key !== key || current !== state.session) return;
+    state.conflict.change = change;
+    renderConflict();
+  } catch {
+    // The conflict view stands without it: "by someone else".
+  }
+}
+
+/** "changed by ops-admin, 2 min ago: move to the new primary", of the change that made `revision`. */
+export function conflictChange(change, revision, verb) {
+  if (!change || (revision !== undefined && change.revision !== revision)) return `${verb} by someone else`;
+  const why = change.message ? `: ${change.message}` : '';
+  return `${verb} by ${whoMadeIt(change)}, ${relativeTime(change.at)}${why}`;
 }
 
 export function renderConflict() {
@@ -608,11 +625,12 @@ export function renderConflict() {
   if (!state.conflict) return;
   ui.conflictMine.textContent = state.conflict.value;
   const theirs = state.conflict.current;
+  const change = state.conflict.change;
   if (theirs) {
-    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, by someone else)`;
+    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, ${conflictChange(change, theirs.modRevision, 'changed')})`;
     ui.conflictTheirs.textContent = displayValue(theirs);
   } else {
-    ui.conflictTheirsHeading.textContent = 'Current value (deleted by someone else)';
+    ui.conflictTheirsHeading.textContent = `Current value (${conflictChange(change && change.type !== 'put' ? change : null, undefined, 'deleted')})`;
     ui.conflictTheirs.textContent = '';
   }
 }

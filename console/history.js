@@ -2,7 +2,7 @@
 // at a past revision, read-only.
 
 import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, displayValue, el, flash, isSecret, ui } from './page.js?v={{version}}';
+import { $, ageElement, displayValue, el, flash, isSecret, ui, whoMadeIt } from './page.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { bodyOf, setPanel, togglePanel } from './configs.js?v={{version}}';
 import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
@@ -99,7 +99,9 @@ export function renderHistory() {
       el('span', {}, changeWords[event.type] || event.type), ' ',
       event.item ? el('span', { className: 'hint' }, `version ${event.item.version}`) : '', ' ',
       event.at ? ageElement(event.at) : '', ' ',
+      el('span', { className: 'hint' }, `by ${whoMadeIt(event)}`), ' ',
       isCurrent ? el('span', { className: 'badge' }, 'current') : '');
+    const why = event.message ? el('p', { className: 'change-message' }, event.message) : '';
     const value = removed
       ? el('p', { className: 'hint' }, event.type === 'expire' ? 'The key expired (its TTL ran out).' : 'The key was deleted.')
       : el('pre', { className: 'value-text' }, displayValue(event.item));
@@ -115,7 +117,7 @@ export function renderHistory() {
     actions.append(el('button', { type: 'button', className: 'quiet', 'data-at-revision': String(revision) }, 'Config at this revision'));
     list.push(el('li', {
       className: removed ? 'deleted' : isCurrent ? 'current' : '', 'data-revision': String(revision),
-    }, line, value, actions));
+    }, line, why, value, actions));
   }
   if (!list.length) list.push(el('li', { className: 'empty' }, 'No history is kept for this key.'));
   else if (!shown.cursor && shown.compacted) {

@@ -212,6 +212,16 @@ export function relativeTime(iso, now = Date.now()) {
 }
 
 /** A <time> showing a relative age, the ISO time as its title; refreshed periodically. */
+/**
+ * Who made a change, as a person reads it: a token's description, else kind:id
+ * (iam:ARN, local:user@host); "someone unknown" for a change recorded without.
+ */
+export function whoMadeIt(event) {
+  const by = event && event.by;
+  if (!by) return 'someone unknown';
+  return by.description || `${by.kind}:${by.id}`;
+}
+
 export function ageElement(iso, prefix = '') {
   const time = el('time', { datetime: iso, title: iso, 'data-age': iso, 'data-prefix': prefix });
   time.textContent = prefix + relativeTime(iso);

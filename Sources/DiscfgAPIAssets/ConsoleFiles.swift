@@ -681,6 +681,7 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 .history-line { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: baseline; margin-bottom: .3rem; }
 .history-line strong { font-family: var(--mono); }
 .history-line .hint { font-size: .85rem; }
+.change-message { margin: .2rem 0; font-style: italic; white-space: pre-wrap; overflow-wrap: anywhere; }
 .history-list .value-text { max-height: 8rem; margin-bottom: .4rem; }
 .history-list .actions label { font-weight: 400; display: inline-flex; gap: .3rem; align-items: center; min-height: 2.5rem; }
 
@@ -940,8 +941,8 @@ function shortestEdit(a, b) {
 // merge patch), schema violations, the conflict view, deleting a key, changes made
 // underneath the editor, and secrets, opened in the browser with a key file.
 
-import { api, configUrl, etag, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, base64Length, displayValue, el, expiryOf, flash, isBinary, isJsonType, isSecret, jsonError, jsonObject, looksLikeJsonContainer, MERGE_ATTEMPTS, MERGE_PATCH_TYPE, prettyJson, ui } from './page.js?v={{version}}';
+import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
+import { $, ageElement, base64Length, displayValue, el, expiryOf, flash, isBinary, isJsonType, isSecret, jsonError, jsonObject, looksLikeJsonContainer, MERGE_ATTEMPTS, MERGE_PATCH_TYPE, prettyJson, relativeTime, ui, whoMadeIt } from './page.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
 import { renderSecret } from './secrets.js?v={{version}}';
@@ -1534,10 +1535,27 @@ export async function showConflict(current, editing, key, value, contentType, kn
     }
   }
   if (current !== state.session || state.editor !== editing) return;
-  state.conflict = { key, value, contentType, current: item };
+  state.conflict = { key, value, contentType, current: item, change: null };
   ui.changedNotice.hidden = true;
   renderConflict();
   ui.conflictHeading.focus();
+  // Who made the change that got in the way, and why: the key's newest event.
+  try {
+    const envelope = await api('GET', `${historyUrl(current.name, key)}?limit=1`, { signal: current.controller.signal });
+    const change = (envelope.events || [])[0];
+    if (!change || !state.conflict || state.conflict.key !== key || current !== state.session) return;
+    state.conflict.change = change;
+    renderConflict();
+  } catch {
+    // The conflict view stands without it: "by someone else".
+  }
+}
+
+/** "changed by ops-admin, 2 min ago: move to the new primary", of the change that made `revision`. */
+export function conflictChange(change, revision, verb) {
+  if (!change || (revision !== undefined && change.revision !== revision)) return `${verb} by someone else`;
+  const why = change.message ? `: ${change.message}` : '';
+  return `${verb} by ${whoMadeIt(change)}, ${relativeTime(change.at)}${why}`;
 }
 
 export function renderConflict() {
@@ -1546,11 +1564,12 @@ export function renderConflict() {
   if (!state.conflict) return;
   ui.conflictMine.textContent = state.conflict.value;
   const theirs = state.conflict.current;
+  const change = state.conflict.change;
   if (theirs) {
-    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, by someone else)`;
+    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, ${conflictChange(change, theirs.modRevision, 'changed')})`;
     ui.conflictTheirs.textContent = displayValue(theirs);
   } else {
-    ui.conflictTheirsHeading.textContent = 'Current value (deleted by someone else)';
+    ui.conflictTheirsHeading.textContent = `Current value (${conflictChange(change && change.type !== 'put' ? change : null, undefined, 'deleted')})`;
     ui.conflictTheirs.textContent = '';
   }
 }
@@ -1585,7 +1604,7 @@ export function onConflictDiscard() {
 // at a past revision, read-only.
 
 import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, displayValue, el, flash, isSecret, ui } from './page.js?v={{version}}';
+import { $, ageElement, displayValue, el, flash, isSecret, ui, whoMadeIt } from './page.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { bodyOf, setPanel, togglePanel } from './configs.js?v={{version}}';
 import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
@@ -1682,7 +1701,9 @@ export function renderHistory() {
       el('span', {}, changeWords[event.type] || event.type), ' ',
       event.item ? el('span', { className: 'hint' }, `version ${event.item.version}`) : '', ' ',
       event.at ? ageElement(event.at) : '', ' ',
+      el('span', { className: 'hint' }, `by ${whoMadeIt(event)}`), ' ',
       isCurrent ? el('span', { className: 'badge' }, 'current') : '');
+    const why = event.message ? el('p', { className: 'change-message' }, event.message) : '';
     const value = removed
       ? el('p', { className: 'hint' }, event.type === 'expire' ? 'The key expired (its TTL ran out).' : 'The key was deleted.')
       : el('pre', { className: 'value-text' }, displayValue(event.item));
@@ -1698,7 +1719,7 @@ export function renderHistory() {
     actions.append(el('button', { type: 'button', className: 'quiet', 'data-at-revision': String(revision) }, 'Config at this revision'));
     list.push(el('li', {
       className: removed ? 'deleted' : isCurrent ? 'current' : '', 'data-revision': String(revision),
-    }, line, value, actions));
+    }, line, why, value, actions));
   }
   if (!list.length) list.push(el('li', { className: 'empty' }, 'No history is kept for this key.'));
   else if (!shown.cursor && shown.compacted) {
@@ -3254,6 +3275,16 @@ export function relativeTime(iso, now = Date.now()) {
 }
 
 /** A <time> showing a relative age, the ISO time as its title; refreshed periodically. */
+/**
+ * Who made a change, as a person reads it: a token's description, else kind:id
+ * (iam:ARN, local:user@host); "someone unknown" for a change recorded without.
+ */
+export function whoMadeIt(event) {
+  const by = event && event.by;
+  if (!by) return 'someone unknown';
+  return by.description || `${by.kind}:${by.id}`;
+}
+
 export function ageElement(iso, prefix = '') {
   const time = el('time', { datetime: iso, title: iso, 'data-age': iso, 'data-prefix': prefix });
   time.textContent = prefix + relativeTime(iso);
