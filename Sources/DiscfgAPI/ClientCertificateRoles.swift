@@ -14,19 +14,8 @@ import DiscfgNetwork
 /// roles.caller(for: subject)   // Caller(name: "cert:CN=deployer", role: .write, configs: ["demo"])
 /// ```
 public struct ClientCertificateRoles: Sendable, Equatable {
-    /// What one common name may do.
-    public struct Grant: Sendable, Equatable {
-        /// Its role.
-        public var role: Role
-        /// The configs it may touch; nil for all.
-        public var configs: [ConfigName]?
-
-        /// A role on `configs` (nil for all).
-        public init(role: Role, configs: [ConfigName]?) {
-            self.role = role
-            self.configs = configs
-        }
-    }
+    /// What one common name may do: its role and configs.
+    public typealias Grant = RoleGrant
 
     /// The grants, by common name.
     public private(set) var grants: [String: Grant]
@@ -79,24 +68,7 @@ public struct ClientCertificateRoles: Sendable, Equatable {
             throw invalid("\"\(entry)\" gives no role: write CN=NAME=ROLE[@CONFIG], e.g. CN=deployer=write@demo")
         }
         let name = String(rest[..<split]).trimmingCharacters(in: .whitespaces)
-        let spec = rest[rest.index(after: split)...]
-        let parts = spec.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let role = Role(rawValue: parts[0].trimmingCharacters(in: .whitespaces).lowercased()) else {
-            throw invalid("the role in \"\(entry)\" is not read, write or admin")
-        }
-        guard parts.count == 2 else { return (name, Grant(role: role, configs: nil)) }
-        guard !parts[1].isEmpty else { throw invalid("\"\(entry)\" names no config after '@'; leave '@' out for every config") }
-        let configs = try parts[1].split(separator: "+", omittingEmptySubsequences: false).map { scope in
-            if scope.contains(":") {
-                throw invalid("\"\(entry)\" scopes the certificate to a prefix (\(scope)); client certificates take config names only, for now")
-            }
-            do {
-                return try ConfigName(String(scope))
-            } catch let error as DiscfgError {
-                throw invalid("in \"\(entry)\": \(error.message)")
-            }
-        }
-        return (name, Grant(role: role, configs: configs))
+        return (name, try RoleGrant.parse(rest[rest.index(after: split)...], entry: entry, invalid: invalid))
     }
 
     private static func invalid(_ message: String) -> DiscfgError {
