@@ -1,3 +1,4 @@
+import DiscfgCore
 import DiscfgTestSupport
 import Foundation
 import Testing
@@ -75,10 +76,12 @@ struct RecordedCLITests {
         argument.allSatisfy { $0.isLetter || $0.isNumber || "/-._".contains($0) } ? argument : "'" + argument.debugDescription.dropFirst().dropLast() + "'"
     }
 
-    /// Times, ages and the scratch directory as placeholders; table columns separated by
-    /// two spaces (an age's width moves the columns after it).
+    /// Times, ages, the scratch directory, and the user and host a local change is
+    /// recorded as, as placeholders; table columns separated by two spaces (an age's
+    /// width moves the columns after it).
     static func normalized(_ text: String, _ runner: CLIRunner) -> String {
         text.replacingOccurrences(of: runner.directory.path, with: "<dir>")
+            .replacingOccurrences(of: Principal.localUser(environment: runner.environment).id, with: "<user>@<host>")
             .replacingOccurrences(of: #"dcfg_[0-9a-f]{12}_[A-Za-z0-9_-]{43}"#, with: "<token>", options: .regularExpression)
             .replacingOccurrences(of: #""id" : "[0-9a-f]{12}""#, with: #""id" : "<token-id>""#, options: .regularExpression)
             .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:?\d\d)"#, with: "<time>", options: .regularExpression)

@@ -118,7 +118,7 @@ struct HistoryCommand: AsyncParsableCommand {
             output.emit(envelope) {
                 guard !page.events.isEmpty else { return "no history for \(key) in config \(config)" }
                 let now = Date()
-                var text = Show.table(
+                var text = Show.tableWithoutTrailingSpace(
                     ["REVISION", "CHANGE", "VERSION", "WHEN", "BY", "VALUE", "MESSAGE"],
                     page.events.map { event in
                         [String(event.revision.rawValue), event.kind.rawValue, event.item.map { String($0.version) } ?? "-",

@@ -64,7 +64,7 @@ struct LogCommand: AsyncParsableCommand {
             envelope.events = entries.flatMap(\.events).map(EventDocument.init)
             output.emit(envelope) {
                 guard !entries.isEmpty else { return "no changes\(prefix == .root ? "" : " under \(prefix)") in config \(config) match" }
-                return Show.table(
+                return Show.tableWithoutTrailingSpace(
                     ["REVISION", "WHEN", "BY", "KEYS", "MESSAGE"],
                     entries.map { entry in
                         [String(entry.revision.rawValue), Show.relative(entry.at, now: now), Show.principal(entry.attribution),
@@ -92,6 +92,16 @@ struct LogCommand: AsyncParsableCommand {
 }
 
 extension Show {
+    /// ``table(_:_:)`` without the padding a row leaves before an empty last column (a
+    /// change without a message).
+    static func tableWithoutTrailingSpace(_ header: [String], _ rows: [[String]]) -> String {
+        table(header, rows).split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            var line = Substring(line)
+            while line.last == " " { line = line.dropLast() }
+            return String(line)
+        }.joined(separator: "\n")
+    }
+
     /// Who made a change, as a person reads it: a token's description, else `kind:id`;
     /// `unknown` for a change recorded without.
     static func principal(_ attribution: Attribution?) -> String {
