@@ -1,11 +1,26 @@
+import DiscfgCore
 import GRPCCore
 import NIOCore
+import NIOHPACK
 
+/// Requests: what the gRPC adapter makes of a stream the machine opened and of the
+/// bytes it carries (content type, method, `grpc-timeout`, length-prefixed messages).
 extension GRPCConnection {
-    /// Opens a stream for a well-formed request head, or answers it at once: 415 for a
-    /// request that is not gRPC, `UNIMPLEMENTED` for an unknown method or a compressed one.
-    func open(_ id: UInt32, head: GRPCRequestHead, endStream: Bool) {
+    /// A stream the client opened: refused (a malformed head resets it), answered at
+    /// once (415 for a request that is not gRPC; `UNIMPLEMENTED` for an unknown method
+    /// or a compressed one; `INTERNAL` for a malformed `grpc-timeout`; the server's
+    /// refusal; `RESOURCE_EXHAUSTED` past a budget), or taken as a call.
+    func opened(_ id: UInt32, _ fields: HPACKHeaders, endStream: Bool) {
         guard let context else { return }
+        let head: GRPCRequestHead
+        do {
+            head = try GRPCRequestHead(fields)
+        } catch {
+            // A malformed request (RFC 9113, 8.1.1): its stream is reset, nothing else.
+            machine.reset(id, .protocolError, now: now)
+            scheduleFlush()
+            return
+        }
         guard head.contentType?.hasPrefix("application/grpc") == true else {
             // Not gRPC at all: an HTTP answer.
             answerWithoutStream(id, .fields([(":status", "415"), ("content-type", "text/plain")]), requestEnded: endStream)
@@ -14,6 +29,15 @@ extension GRPCConnection {
         guard let method = methods[head.path] else {
             answerWithoutStream(id, .trailersOnly(RPCError(code: .unimplemented, message: "unknown method \(head.path)")), requestEnded: endStream)
             return
+        }
+        var timeout: Duration?
+        if let text = head.timeout {
+            guard let parsed = GRPCTimeout.parse(text) else {
+                // As grpc-go answers it.
+                answerWithoutStream(id, .trailersOnly(RPCError(code: .internalError, message: "malformed grpc-timeout: \(text.prefix(16))")), requestEnded: endStream)
+                return
+            }
+            timeout = parsed
         }
         if let refusal = method.refusal() {
             // The server's access rule (EtcdAccess) refuses every call now.
@@ -25,25 +49,21 @@ extension GRPCConnection {
             answerWithoutStream(id, .trailersOnly(refusal), requestEnded: endStream)
             return
         }
-        let bytes = StreamBytes(connection: connectionBytes, server: serverBytes)
+        let bytes = machine.budget.streamBytes()
         do {
-            if case .bidirectional = method.kind {
-                try bytes.take(Self.streamingOverheadBytes)
-            } else {
-                try bytes.take(Self.streamOverheadBytes)
-            }
+            try bytes.take(method.isStreaming ? Self.streamingOverheadBytes : Self.streamOverheadBytes)
         } catch {
             // The connection (or the server) holds all it may: no new request until it
             // holds less.
             answerWithoutStream(id, .trailersOnly(Self.overBudget(error)), requestEnded: endStream)
             return
         }
-        let stream = Stream(id: id, method: method, bytes: bytes, pending: context.channel.allocator.buffer(capacity: 0), sendWindow: peerInitialWindow)
-        streams[id] = stream
-        idleSince = nil
+        let deadline = timeout.map { now + TimeAmount($0) }
+        let call = GRPCCall(id: id, method: method, bytes: bytes, pending: context.channel.allocator.buffer(capacity: 0), timeout: timeout, deadline: deadline)
+        machine.accept(id, context: call, endStream: endStream)
         if case .bidirectional(let body) = method.kind {
             let (queued, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-            stream.requests = continuation
+            call.requests = continuation
             // A message read by the method no longer counts against the budgets.
             let requests = RPCAsyncSequence(wrapping: queued.map { message in
                 bytes.taken(5 + message.count + Self.messageOverheadBytes)
@@ -52,113 +72,127 @@ extension GRPCConnection {
             let loop = LoopBoundConnection(self, context.eventLoop)
             let writer = GRPCResponseWriter { bytes in try await loop.send(bytes, on: id) }
             let serverContext = serverContext(method, context)
-            stream.task = Task(executorPreference: executor) {
+            let callTimeout = timeout
+            call.task = Task(executorPreference: executor) {
                 do {
-                    try await body(requests, writer, serverContext)
+                    try await GRPCConnection.run(body, requests, writer, serverContext, within: callTimeout)
                     loop.finish(id, nil)
                 } catch {
                     loop.finish(id, error)
                 }
             }
         }
-        if endStream { requestsEnded(stream) }
+        if endStream { requestsEnded(call) }
+    }
+
+    /// Runs a unary method within the client's `grpc-timeout`, if it sent one: the store
+    /// fits its retries inside it, and the server's request timeout applies within it
+    /// (``Deadline/within(_:_:)`` keeps the earlier).
+    private static func run(
+        _ body: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ request: [UInt8], _ context: ServerContext, within timeout: Duration?
+    ) async throws -> [UInt8] {
+        guard let timeout else { return try await body(request, context) }
+        return try await Deadline.within(.after(timeout)) { try await body(request, context) }
+    }
+
+    /// Runs a streaming method within the client's `grpc-timeout`, if it sent one.
+    private static func run(
+        _ body: @Sendable (RPCAsyncSequence<[UInt8], any Error>, GRPCResponseWriter, ServerContext) async throws -> Void,
+        _ requests: RPCAsyncSequence<[UInt8], any Error>, _ writer: GRPCResponseWriter, _ context: ServerContext, within timeout: Duration?
+    ) async throws {
+        guard let timeout else { return try await body(requests, writer, context) }
+        try await Deadline.within(.after(timeout)) { try await body(requests, writer, context) }
     }
 
     /// Bytes of a request's messages, as DATA brought them.
-    func received(_ data: ByteBuffer, on stream: Stream, endStream: Bool) {
+    func received(_ data: ByteBuffer, on call: GRPCCall, endStream: Bool) {
         var data = data
         let count = data.readableBytes
-        if count > 0 {
+        if count > 0, !call.finished {
             do {
-                try stream.bytes.take(count)
+                try call.bytes.take(count)
             } catch {
-                fail(stream, Self.overBudget(error))
+                fail(call, Self.overBudget(error))
                 return
             }
-            stream.pending.writeBuffer(&data)
-            let buffered = stream.pending.readableBytes
-            guard takeMessages(stream) else { return }
+            call.pending.writeBuffer(&data)
+            let buffered = call.pending.readableBytes
+            guard takeMessages(call) else { return }
             // The clock of a message not yet whole starts at its first byte.
-            if stream.pending.readableBytes == 0 {
-                stream.messageSince = nil
-            } else if stream.messageSince == nil || stream.pending.readableBytes < buffered {
-                stream.messageSince = now
+            if call.pending.readableBytes == 0 {
+                call.messageSince = nil
+            } else if call.messageSince == nil || call.pending.readableBytes < buffered {
+                call.messageSince = now
             }
         }
-        if endStream { requestsEnded(stream) }
+        if endStream { requestsEnded(call) }
     }
 
-    /// Takes every whole message from the stream's bytes; false when the stream failed.
-    private func takeMessages(_ stream: Stream) -> Bool {
-        while stream.pending.readableBytes >= 5 {
-            guard let flag: UInt8 = stream.pending.getInteger(at: stream.pending.readerIndex),
-                  let length: UInt32 = stream.pending.getInteger(at: stream.pending.readerIndex + 1)
+    /// Takes every whole message from the call's bytes; false when the call failed.
+    private func takeMessages(_ call: GRPCCall) -> Bool {
+        while call.pending.readableBytes >= 5 {
+            guard let flag: UInt8 = call.pending.getInteger(at: call.pending.readerIndex),
+                  let length: UInt32 = call.pending.getInteger(at: call.pending.readerIndex + 1)
             else { return true }
             guard Int(length) <= Self.maxMessageBytes else {
-                fail(stream, RPCError(code: .resourceExhausted, message: "a request message of \(length) bytes is over the limit of \(Self.maxMessageBytes)"))
+                fail(call, RPCError(code: .resourceExhausted, message: "a request message of \(length) bytes is over the limit of \(Self.maxMessageBytes)"))
                 return false
             }
             guard flag == 0 else {
-                fail(stream, RPCError(code: .internalError, message: "a compressed request message with no grpc-encoding"))
+                fail(call, RPCError(code: .internalError, message: "a compressed request message with no grpc-encoding"))
                 return false
             }
-            guard stream.pending.readableBytes >= 5 + Int(length) else { return true }
+            guard call.pending.readableBytes >= 5 + Int(length) else { return true }
             // A message apart from the stream's bytes costs more than its bytes.
             do {
-                try stream.bytes.take(Self.messageOverheadBytes)
+                try call.bytes.take(Self.messageOverheadBytes)
             } catch {
-                fail(stream, Self.overBudget(error))
+                fail(call, Self.overBudget(error))
                 return false
             }
-            stream.pending.moveReaderIndex(forwardBy: 5)
-            let message = stream.pending.readBytes(length: Int(length)) ?? []
-            if let requests = stream.requests {
+            call.pending.moveReaderIndex(forwardBy: 5)
+            let message = call.pending.readBytes(length: Int(length)) ?? []
+            if let requests = call.requests {
                 requests.yield(message)
-            } else if stream.request == nil {
-                stream.request = message
+            } else if call.request == nil {
+                call.request = message
             } else {
-                fail(stream, RPCError(code: .unimplemented, message: "more than one request message for the unary method \(stream.method.descriptor)"))
+                fail(call, RPCError(code: .unimplemented, message: "more than one request message for the unary method \(call.method.descriptor)"))
                 return false
             }
         }
-        stream.pending.discardReadBytes()
+        call.pending.discardReadBytes()
         return true
     }
 
     /// The client sent its last request message.
-    func requestsEnded(_ stream: Stream) {
-        stream.requestsEnded = true
-        guard stream.pending.readableBytes == 0 else {
-            fail(stream, RPCError(code: .internalError, message: "the request stream ended inside a message"))
+    func requestsEnded(_ call: GRPCCall) {
+        guard !call.finished else { return }
+        guard call.pending.readableBytes == 0 else {
+            fail(call, RPCError(code: .internalError, message: "the request stream ended inside a message"))
             return
         }
-        switch stream.method.kind {
+        switch call.method.kind {
         case .bidirectional:
-            stream.requests?.finish()
+            call.requests?.finish()
         case .unary(let body):
-            guard stream.task == nil, stream.trailers == nil, let context else { return }
-            guard let request = stream.request else {
-                fail(stream, RPCError(code: .internalError, message: "no request message for \(stream.method.descriptor)"))
+            guard call.task == nil, let context else { return }
+            guard let request = call.request else {
+                fail(call, RPCError(code: .internalError, message: "no request message for \(call.method.descriptor)"))
                 return
             }
             let loop = LoopBoundConnection(self, context.eventLoop)
-            let serverContext = serverContext(stream.method, context)
-            let id = stream.id
-            stream.task = Task(executorPreference: executor) {
+            let serverContext = serverContext(call.method, context)
+            let (id, timeout) = (call.id, call.timeout)
+            call.task = Task(executorPreference: executor) {
                 do {
-                    let response = try await body(request, serverContext)
+                    let response = try await GRPCConnection.run(body, request, serverContext, within: timeout)
                     loop.respond(id, response)
                 } catch {
                     loop.finish(id, error)
                 }
             }
         }
-    }
-
-    private func serverContext(_ method: GRPCMethod, _ context: ChannelHandlerContext) -> ServerContext {
-        let peers = peers ?? (context.remoteAddress.map { "\($0)" } ?? "unknown", context.localAddress.map { "\($0)" } ?? "unknown")
-        self.peers = peers
-        return ServerContext(descriptor: method.descriptor, remotePeer: peers.remote, localPeer: peers.local, cancellation: ServerContext.RPCCancellationHandle())
     }
 
     /// The answer to a request whose bytes would pass a budget.
@@ -171,9 +205,9 @@ extension GRPCConnection {
         }
     }
 
-    /// Ends a stream with an error, whatever its method was doing.
-    func fail(_ stream: Stream, _ error: RPCError) {
-        stream.task?.cancel()
-        finish(stream.id, error)
+    /// Ends a call with an error, whatever its method was doing.
+    func fail(_ call: GRPCCall, _ error: RPCError) {
+        call.task?.cancel()
+        finish(call.id, error)
     }
 }

@@ -1,11 +1,12 @@
 import GRPCCore
 import NIOCore
 
-/// Responses, on the event loop: headers, messages as DATA within the client's
-/// flow-control windows, trailers once the messages before them left.
+/// Responses, on the event loop: the gRPC adapter frames messages and status; the
+/// machine sends them as HEADERS, DATA within the client's windows, and trailers once
+/// the DATA before them left.
 extension GRPCConnection {
     /// A header block this end sends.
-    enum ResponseBlock {
+    enum ResponseBlock: HTTP2HeaderBlock {
         /// A response's headers: `:status: 200`, `content-type: application/grpc`.
         case headers
         /// The trailers of a call that succeeded: `grpc-status: 0`.
@@ -22,6 +23,14 @@ extension GRPCConnection {
         static func trailersOnly(_ error: (any Error)?) -> ResponseBlock {
             .fields([(":status", "200"), ("content-type", "application/grpc")] + GRPCStatus.fields(error))
         }
+
+        func encode(with encoder: inout ResponseHeaderEncoder, into buffer: inout ByteBuffer) {
+            switch self {
+            case .headers: encoder.writeResponseHeaders(to: &buffer)
+            case .okTrailers: encoder.writeOKTrailers(to: &buffer)
+            case .fields(let fields): encoder.write(fields, to: &buffer)
+            }
+        }
     }
 
     /// What an answer message is charged from the moment it is built until it left.
@@ -32,19 +41,19 @@ extension GRPCConnection {
     /// A unary response: headers, the message and trailers; or, when the connection or
     /// the server cannot hold the message, `RESOURCE_EXHAUSTED` in its place.
     func respond(_ id: UInt32, _ message: [UInt8]) {
-        guard let stream = streams[id], stream.trailers == nil else { return }
+        guard let call = machine.context(of: id), !call.finished else { return }
         let charge = Self.charge(message)
         do {
-            try StreamBytes.takeAnswer(charge, connection: connectionBytes, server: serverBytes)
+            try machine.budget.takeAnswer(charge)
         } catch {
             finish(id, Self.answerOverBudget(error))
             return
         }
-        writeHeaders(.headers, on: id, endStream: false)
-        stream.sentHeaders = true
-        enqueue(message, charge: charge, on: stream, promise: nil)
-        stream.trailers = .okTrailers
-        sendQueued(stream)
+        call.finished = true
+        _ = machine.sendHeaders(.headers, on: id)
+        _ = machine.sendData(on: id, length: 5 + message.count, charge: charge, promise: nil, now: now) { $0.writeGRPCMessage(message) }
+        machine.finish(id, trailers: .okTrailers, now: now)
+        handleEnded()
         scheduleFlush()
     }
 
@@ -52,47 +61,35 @@ extension GRPCConnection {
     /// (failed with `RESOURCE_EXHAUSTED` when the connection or the server cannot hold
     /// it), nil when the stream is gone.
     func send(_ message: [UInt8], on id: UInt32) -> EventLoopFuture<Void>? {
-        guard let context, let stream = streams[id], stream.trailers == nil else { return nil }
+        guard let context, let call = machine.context(of: id), !call.finished else { return nil }
         let charge = Self.charge(message)
         do {
-            try StreamBytes.takeAnswer(charge, connection: connectionBytes, server: serverBytes)
+            try machine.budget.takeAnswer(charge)
         } catch {
             return context.eventLoop.makeFailedFuture(Self.answerOverBudget(error))
         }
-        if !stream.sentHeaders {
-            stream.sentHeaders = true
-            writeHeaders(.headers, on: id, endStream: false)
-        }
+        if !machine.sentHeaders(id) { _ = machine.sendHeaders(.headers, on: id) }
         let promise = context.eventLoop.makePromise(of: Void.self)
-        enqueue(message, charge: charge, on: stream, promise: promise)
-        sendQueued(stream)
+        _ = machine.sendData(on: id, length: 5 + message.count, charge: charge, promise: promise, now: now) { $0.writeGRPCMessage(message) }
         scheduleFlush()
         return promise.futureResult
     }
 
-    /// Ends a stream with its status: trailers after any response, or a trailers-only
+    /// Ends a call with its status: trailers after any response, or a trailers-only
     /// answer.
     func finish(_ id: UInt32, _ error: (any Error)?) {
-        guard let stream = streams[id], stream.trailers == nil else { return }
-        stream.requests?.finish()
-        if stream.sentHeaders {
-            stream.trailers = .trailers(error)
-        } else {
-            stream.sentHeaders = true
-            stream.trailers = .trailersOnly(error)
-        }
-        sendQueued(stream)
+        guard let call = machine.context(of: id), !call.finished else { return }
+        call.finished = true
+        call.requests?.finish()
+        let block: ResponseBlock = machine.sentHeaders(id) ? .trailers(error) : .trailersOnly(error)
+        machine.finish(id, trailers: block, now: now)
+        handleEnded()
         scheduleFlush()
     }
 
-    /// Answers a request that opened no stream with `headers`, which end it.
+    /// Answers a request that opened no stream with `block`, which ends it.
     func answerWithoutStream(_ id: UInt32, _ block: ResponseBlock, requestEnded: Bool) {
-        // A call answered at once is a call all the same: the idle clock starts again,
-        // as it would after a stream that opened and ended.
-        if streams.isEmpty { idleSince = now }
-        writeHeaders(block, on: id, endStream: true)
-        // The answer is whole: the client need not send the rest of its request.
-        if !requestEnded { outbound.writeHTTP2Reset(stream: id, code: .noError) }
+        machine.answerWithoutStream(id, block, requestEnded: requestEnded, now: now)
         scheduleFlush()
     }
 
@@ -104,167 +101,6 @@ extension GRPCConnection {
         case .server(let limit):
             RPCError(code: .resourceExhausted, message: "the server already holds \(limit >> 20) MiB of requests and answers over all connections, its limit for them; retry shortly")
         }
-    }
-
-    /// Queues a message as gRPC frames it (a flag byte, its length, its bytes); `charge`
-    /// was taken of the budgets for it, and goes back once it left.
-    private func enqueue(_ message: [UInt8], charge: Int, on stream: Stream, promise: EventLoopPromise<Void>?) {
-        let length = 5 + message.count
-        if stream.queued.isEmpty, length <= min(sendWindow, stream.sendWindow, peerMaxFrameSize) {
-            // Room for it now: written straight into the connection's output.
-            outbound.writeHTTP2FrameHeader(length: length, type: .data, stream: stream.id)
-            outbound.writeGRPCMessage(message)
-            sendWindow -= length
-            stream.sendWindow -= length
-            outboundCharge += charge
-            if let promise { outboundPromises.append(promise) }
-            return
-        }
-        var framed = ByteBufferAllocator().buffer(capacity: length)
-        framed.writeGRPCMessage(message)
-        stream.queued.append(QueuedMessage(bytes: framed, promise: promise, charge: charge))
-    }
-
-    /// Sends what the windows allow of the stream's queued DATA, then, once none is left,
-    /// its trailers, which end it.
-    func sendQueued(_ stream: Stream) {
-        var sent = false
-        while var first = stream.queued.first {
-            let room = min(sendWindow, stream.sendWindow, peerMaxFrameSize)
-            guard room > 0 else {
-                // WINDOW_UPDATE lets it go on: the stream's, or the connection's. Until
-                // then the clock of the write timeout runs (from the last byte sent).
-                if sendWindow <= 0, !blocked.contains(stream.id) { blocked.append(stream.id) }
-                if sent || stream.waitingSince == nil { stream.waitingSince = now }
-                return
-            }
-            sent = true
-            let count = min(room, first.bytes.readableBytes)
-            var part = first.bytes.readSlice(length: count)!
-            outbound.writeHTTP2FrameHeader(length: count, type: .data, stream: stream.id)
-            outbound.writeBuffer(&part)
-            sendWindow -= count
-            stream.sendWindow -= count
-            if first.bytes.readableBytes == 0 {
-                stream.queued.removeFirst()
-                outboundCharge += first.charge
-                if let promise = first.promise { outboundPromises.append(promise) }
-            } else {
-                stream.queued[stream.queued.startIndex] = first
-            }
-        }
-        stream.waitingSince = nil
-        guard let trailers = stream.trailers else { return }
-        writeHeaders(trailers, on: stream.id, endStream: true)
-        remove(stream.id)
-        // The answer is whole: the client need not send the rest of its request.
-        if !stream.requestsEnded { outbound.writeHTTP2Reset(stream: stream.id, code: .noError) }
-    }
-
-    /// Writes a header block as HEADERS, and CONTINUATION frames if the client's largest
-    /// frame cannot hold it.
-    func writeHeaders(_ block: ResponseBlock, on id: UInt32, endStream: Bool) {
-        let start = outbound.writerIndex
-        outbound.writeRepeatingByte(0, count: HTTP2Wire.frameHeaderBytes)
-        switch block {
-        case .headers: encoder.writeResponseHeaders(to: &outbound)
-        case .okTrailers: encoder.writeOKTrailers(to: &outbound)
-        case .fields(let fields): encoder.write(fields, to: &outbound)
-        }
-        let length = outbound.writerIndex - start - HTTP2Wire.frameHeaderBytes
-        let last = HTTP2Wire.Flag.endHeaders | (endStream ? HTTP2Wire.Flag.endStream : 0)
-        guard length > peerMaxFrameSize else {
-            outbound.setHTTP2FrameHeader(at: start, length: length, type: .headers, flags: last, stream: id)
-            return
-        }
-        var block = ByteBuffer(bytes: outbound.getBytes(at: start + HTTP2Wire.frameHeaderBytes, length: length)!)
-        outbound.moveWriterIndex(to: start)
-        var type = HTTP2Wire.FrameType.headers
-        while block.readableBytes > 0 {
-            let part = block.readSlice(length: min(peerMaxFrameSize, block.readableBytes))!
-            var flags: UInt8 = block.readableBytes == 0 ? HTTP2Wire.Flag.endHeaders : 0
-            if type == .headers, endStream { flags |= HTTP2Wire.Flag.endStream }
-            outbound.writeHTTP2Frame(type: type, flags: flags, stream: id, payload: part)
-            type = .continuation
-        }
-    }
-
-    /// Forgets a stream; what its requests held goes back to the budgets. A connection
-    /// going away (the client's GOAWAY or the server's shutdown) closes once its last
-    /// stream is gone.
-    @discardableResult
-    func remove(_ id: UInt32) -> Stream? {
-        guard let stream = streams.removeValue(forKey: id) else { return nil }
-        stream.bytes.end()
-        if streams.isEmpty { idleSince = now }
-        if peerGoingAway || draining, streams.isEmpty, let context {
-            // After what is framed now (the stream's trailers among it) left.
-            let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-            context.eventLoop.execute { handler.value.closeAfterFlush() }
-        }
-        return stream
-    }
-
-    /// Ends what a stream that ended early was doing: its method, its requests, the
-    /// messages it had not sent.
-    func drop(_ stream: Stream) {
-        stream.task?.cancel()
-        stream.requests?.finish(throwing: CancellationError())
-        while let item = stream.queued.popFirst() {
-            StreamBytes.give(item.charge, connection: connectionBytes, server: serverBytes)
-            item.promise?.fail(CancellationError())
-        }
-        stream.waitingSince = nil
-    }
-
-    /// Flushes once the loop has run what is queued on it now, so answers that finish
-    /// together leave together.
-    func scheduleFlush() {
-        guard !flushScheduled, let context else { return }
-        flushScheduled = true
-        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.execute {
-            handler.value.flushScheduled = false
-            handler.value.flush()
-        }
-    }
-
-    /// Writes what was framed since the last flush, in one write.
-    func flush() {
-        guard let context, outbound.readableBytes > 0 else { return }
-        let bytes = outbound
-        outbound = context.channel.allocator.buffer(capacity: 1024)
-        let promises = outboundPromises
-        outboundPromises = []
-        var promise: EventLoopPromise<Void>?
-        if promises.count == 1 {
-            promise = promises[0]
-        } else if !promises.isEmpty {
-            promise = context.eventLoop.makePromise(of: Void.self)
-            promise!.futureResult.whenComplete { result in
-                for each in promises { each.completeWith(result) }
-            }
-        }
-        if outboundCharge > 0 {
-            // The answers in this write are held until it completed (a socket whose
-            // buffer is full keeps them in memory too).
-            let charge = outboundCharge
-            outboundCharge = 0
-            let (connection, server) = (connectionBytes, serverBytes)
-            if promise == nil { promise = context.eventLoop.makePromise(of: Void.self) }
-            promise!.futureResult.whenComplete { _ in StreamBytes.give(charge, connection: connection, server: server) }
-        }
-        context.writeAndFlush(wrapOutboundOut(bytes), promise: promise)
-    }
-
-    /// Fails whatever was framed and not yet written.
-    func failOutbound(_ error: any Error) {
-        outbound.clear()
-        StreamBytes.give(outboundCharge, connection: connectionBytes, server: serverBytes)
-        outboundCharge = 0
-        let promises = outboundPromises
-        outboundPromises = []
-        for promise in promises { promise.fail(error) }
     }
 }
 

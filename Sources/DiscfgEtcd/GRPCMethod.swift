@@ -19,6 +19,12 @@ struct GRPCMethod: Sendable {
     /// its next message.
     var refusal: @Sendable () -> RPCError? = { nil }
 
+    /// Whether its calls stream (they then hold more, and end with the server's shutdown).
+    var isStreaming: Bool {
+        if case .bidirectional = kind { return true }
+        return false
+    }
+
     /// This method, refused whenever `refusal` says so. A stream asks again every
     /// `interval` too (nil: never), so one that stays quiet ends as well.
     func guarded(by refusal: @escaping @Sendable () -> RPCError?, recheckingEvery interval: Duration?) -> GRPCMethod {
@@ -114,27 +120,5 @@ private struct MessageWriter<Response: SwiftProtobuf.Message>: RPCWriterProtocol
 
     func write(contentsOf elements: some Sequence<Response>) async throws {
         for element in elements { try await write(element) }
-    }
-}
-
-/// Flow-control credit a window of ``GRPCConnection/windowBytes`` is owed, given back in
-/// batches: once half the window was read, one WINDOW_UPDATE returns all of it. One per
-/// message would be a frame, and often a packet, the client must read for every message
-/// it sent; here small messages cost none, and the window the client sees never falls
-/// below half (every byte is read as soon as it comes).
-struct WindowCredit {
-    private var owed: Int
-
-    init(owed: Int = 0) {
-        self.owed = owed
-    }
-
-    /// Notes `count` bytes read; returns the increment to give back now, if one is due.
-    mutating func read(_ count: Int) -> Int? {
-        guard count > 0 else { return nil }
-        owed += count
-        guard owed >= GRPCConnection.windowBytes / 2 else { return nil }
-        defer { owed = 0 }
-        return owed
     }
 }

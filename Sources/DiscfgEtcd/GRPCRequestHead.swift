@@ -13,6 +13,8 @@ struct GRPCRequestHead: Equatable {
     let contentType: String?
     /// The first `grpc-encoding`, if any.
     let encoding: String?
+    /// The first `grpc-timeout`, as sent (``GRPCTimeout``), if any.
+    var timeout: String?
 
     /// Why a header block is malformed.
     struct Malformed: Error, Equatable, CustomStringConvertible {
@@ -41,6 +43,7 @@ extension GRPCRequestHead {
         var path = ""
         var contentType: String?
         var encoding: String?
+        var timeout: String?
         for (name, value, _) in headers {
             if name.utf8.first == UInt8(ascii: ":") {
                 guard !regular else { throw Malformed("pseudo-header \(name) after a regular field") }
@@ -62,6 +65,8 @@ extension GRPCRequestHead {
                     guard value == "trailers" else { throw Malformed("te other than trailers") }
                 case 12 where name == "content-type":
                     if contentType == nil { contentType = value }
+                case 12 where name == "grpc-timeout":
+                    if timeout == nil { timeout = value }
                 case 13 where name == "grpc-encoding":
                     if encoding == nil { encoding = value }
                 default:
@@ -74,6 +79,7 @@ extension GRPCRequestHead {
         self.path = path
         self.contentType = contentType
         self.encoding = encoding
+        self.timeout = timeout
     }
 
     /// The bit of a request's pseudo-header, 0 for any other name.

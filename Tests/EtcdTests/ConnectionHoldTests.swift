@@ -66,7 +66,7 @@ struct ConnectionHoldTests {
         channel.embeddedEventLoop.advanceTime(by: .seconds(30))
         #expect(try Self.frames(channel).allSatisfy { $0.type != 0x7 }, "a stream is open: not idle")
         try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x3, stream: 1, [0, 0, 0, 8])))
-        #expect(handler.streams.isEmpty)
+        #expect(handler.openStreams == 0)
         for _ in 0..<3 {
             channel.embeddedEventLoop.advanceTime(by: .seconds(3))
             try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x6, stream: 0, Array("12345678".utf8))))
@@ -110,8 +110,8 @@ struct ConnectionHoldTests {
         try channel.writeInbound(ByteBuffer(bytes: Self.requestHeaders(stream: 1, path: "/test.T/Echo")
             + Self.frame(0x0, flags: 0x1, stream: 1, [0, 0, 0, 3, 0xE8] + message)))
         // The method runs as a task on the loop's executor, on this thread.
-        for _ in 0..<10 where handler.streams[1]?.trailers == nil { channel.embeddedEventLoop.run() }
-        #expect(handler.streams[1]?.trailers != nil, "answered, the answer waiting")
+        for _ in 0..<10 where !handler.isAnswered(1) { channel.embeddedEventLoop.run() }
+        #expect(handler.isAnswered(1), "answered, the answer waiting")
         let charge = 5 + 1000 + GRPCConnection.messageOverheadBytes
         #expect(handler.connectionBytes.current == GRPCConnection.streamOverheadBytes + 1005 + GRPCConnection.messageOverheadBytes + charge)
         _ = try Self.frames(channel)
@@ -124,7 +124,7 @@ struct ConnectionHoldTests {
         channel.embeddedEventLoop.advanceTime(by: .seconds(3))
         let reset = try Self.frames(channel).first { $0.type == 0x3 && $0.stream == 1 }
         #expect(reset?.payload == [0, 0, 0, 0xB], "RST_STREAM ENHANCE_YOUR_CALM")
-        #expect(handler.streams.isEmpty)
+        #expect(handler.openStreams == 0)
         #expect(handler.connectionBytes.current == 0)
         #expect(server.current == 0)
     }
@@ -139,9 +139,9 @@ struct ConnectionHoldTests {
         let message = Array(repeating: UInt8(9), count: 10_000)
         try channel.writeInbound(ByteBuffer(bytes: Self.requestHeaders(stream: 1, path: "/test.T/Echo")
             + Self.frame(0x0, flags: 0x1, stream: 1, [0, 0, 0, 0x27, 0x10] + message)))
-        for _ in 0..<10 where !handler.streams.isEmpty { channel.embeddedEventLoop.run() }
+        for _ in 0..<10 where handler.openStreams > 0 { channel.embeddedEventLoop.run() }
         let frames = try Self.frames(channel)
-        #expect(handler.streams.isEmpty, "answered at once, nothing waits")
+        #expect(handler.openStreams == 0, "answered at once, nothing waits")
         #expect(frames.contains { $0.type == 0x1 && $0.stream == 1 && $0.flags & 0x1 == 1 }, "trailers-only")
         #expect(!frames.contains { $0.type == 0x0 })
         #expect(handler.connectionBytes.current == held)
@@ -156,14 +156,14 @@ struct ConnectionHoldTests {
         let block = Array(whole[9...])
         // HEADERS without END_HEADERS, then the rest in a CONTINUATION.
         try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x1, stream: 1, Array(block[..<10]))))
-        #expect(handler.connectionBytes.current == GRPCConnection.maxHeaderBlockBytes)
-        #expect(server.current == GRPCConnection.maxHeaderBlockBytes - GRPCConnection.floorBytes, "the server counts what is above the floor")
+        #expect(handler.connectionBytes.current == HTTP2Limits.maxHeaderBlockBytes)
+        #expect(server.current == HTTP2Limits.maxHeaderBlockBytes - GRPCConnection.floorBytes, "the server counts what is above the floor")
         try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x9, flags: 0x4, stream: 1, Array(block[10...]))))
-        #expect(handler.streams[1] != nil, "the request opened its stream")
+        #expect(handler.isOpen(1), "the request opened its stream")
         #expect(handler.connectionBytes.current == GRPCConnection.streamOverheadBytes)
         // One left unfinished goes back when the connection ends.
         try channel.writeInbound(ByteBuffer(bytes: Self.frame(0x1, stream: 3, Array(block[..<10]))))
-        #expect(server.current == GRPCConnection.streamOverheadBytes + GRPCConnection.maxHeaderBlockBytes - GRPCConnection.floorBytes)
+        #expect(server.current == GRPCConnection.streamOverheadBytes + HTTP2Limits.maxHeaderBlockBytes - GRPCConnection.floorBytes)
         _ = try channel.close().wait()
         #expect(server.current == 0)
     }

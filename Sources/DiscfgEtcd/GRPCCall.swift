@@ -1,0 +1,44 @@
+import NIOCore
+
+/// One gRPC call on a connection's stream, as the adapter keeps it: its method, its
+/// request messages as they arrive, its task, and what it holds of the budgets. The
+/// HTTP/2 machine holds it with the stream (``HTTP2Connection``'s `Context`) and hands
+/// it back with each event; it lives on the connection's event loop.
+final class GRPCCall {
+    let id: UInt32
+    let method: GRPCMethod
+    /// What the call's requests hold of the connection's and the server's budgets.
+    let bytes: StreamBytes
+    /// The client's `grpc-timeout`, and the instant on the loop's clock it ends.
+    let timeout: Duration?
+    let deadline: NIODeadline?
+    /// Bytes of request messages not yet whole.
+    var pending: ByteBuffer
+    /// A unary method's request message.
+    var request: [UInt8]?
+    /// A streaming method's request messages.
+    var requests: AsyncThrowingStream<[UInt8], any Error>.Continuation?
+    var task: Task<Void, Never>?
+    /// Since when a request message not yet whole has been arriving; nil when none is.
+    var messageSince: NIODeadline?
+    /// Whether the call's status is decided (its trailers framed or waiting for its DATA).
+    var finished = false
+
+    var isStreaming: Bool { method.isStreaming }
+
+    init(id: UInt32, method: GRPCMethod, bytes: StreamBytes, pending: ByteBuffer, timeout: Duration?, deadline: NIODeadline?) {
+        self.id = id
+        self.method = method
+        self.bytes = bytes
+        self.pending = pending
+        self.timeout = timeout
+        self.deadline = deadline
+    }
+
+    /// Ends what a call that ended early was doing: its method, its requests.
+    func drop() {
+        task?.cancel()
+        requests?.finish(throwing: CancellationError())
+        bytes.end()
+    }
+}
