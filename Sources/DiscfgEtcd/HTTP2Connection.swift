@@ -65,22 +65,22 @@ struct HTTP2Connection<Context: AnyObject, Block: HTTP2HeaderBlock> {
     var openStreams: Int { streams.count }
     /// Where stream `id` is in its life.
     func state(of id: UInt32) -> HTTP2StreamState {
-        if let stream = streams[id] { return stream.state }
+        if let state = streams.read(id, { $0.state }) { return state }
         return id > highestStream ? .idle : .closed
     }
     /// The context of stream `id`, while it is open.
-    func context(of id: UInt32) -> Context? { streams[id]?.context }
+    func context(of id: UInt32) -> Context? { streams.read(id) { $0.context } }
     /// The contexts of every open stream.
     var contexts: [Context] { streams.all.map(\.context) }
     /// Whether stream `id` is open with its answer's end (trailers) decided.
-    func isAnswered(_ id: UInt32) -> Bool { streams[id]?.trailers != nil }
+    func isAnswered(_ id: UInt32) -> Bool { streams.read(id) { $0.trailers != nil } ?? false }
     /// Whether stream `id`'s answer began (its HEADERS left).
-    func sentHeaders(_ id: UInt32) -> Bool { streams[id]?.sentHeaders ?? false }
+    func sentHeaders(_ id: UInt32) -> Bool { streams.read(id) { $0.sentHeaders } ?? false }
     /// Whether stream `id` has answer DATA waiting for a window.
-    func hasQueuedData(_ id: UInt32) -> Bool { streams[id]?.hasQueued ?? false }
+    func hasQueuedData(_ id: UInt32) -> Bool { streams.read(id) { $0.hasQueued } ?? false }
     /// Bytes of DATA this end may still send, on the connection and on stream `id`.
     var sendWindow: Int { flow.sendWindow }
-    func sendWindow(_ id: UInt32) -> Int? { streams[id]?.windows.sendWindow }
+    func sendWindow(_ id: UInt32) -> Int? { streams.read(id) { $0.windows.sendWindow } }
     /// Whether nothing more is read: the connection is ending.
     var isClosing: Bool { phase == .closing || phase == .closed }
     /// Whether the connection should close once what was framed left: it ended, or it
@@ -191,7 +191,7 @@ struct HTTP2Connection<Context: AnyObject, Block: HTTP2HeaderBlock> {
     private mutating func headersComplete(_ block: HTTP2HeaderBlocks.Block?, now: @autoclosure () -> NIODeadline) throws(HTTP2Wire.Violation) -> Event? {
         guard let block else { return nil }
         let id = block.stream
-        if streams[id] != nil {
+        if streams.read(id, { _ in true }) != nil {
             guard !block.selfDependent else { throw .stream(id, .protocolError, "a stream that depends on itself") }
             let context = try streams.receivedTrailers(on: id)
             // Trailers from the client end its side (RFC 9113, 8.1); only that matters.

@@ -14,7 +14,12 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     var count: Int { open.count }
     var isEmpty: Bool { open.isEmpty }
-    subscript(id: UInt32) -> Stream? { open[id] }
+    /// Stream `id`'s fields, read in place (a copy of the whole stream would cost a
+    /// copy of its queue and trailers, for every frame).
+    func read<T>(_ id: UInt32, _ field: (borrowing Stream) -> T) -> T? {
+        guard let index = open.index(forKey: id) else { return nil }
+        return field(open.values[index])
+    }
     var all: Dictionary<UInt32, Stream>.Values { open.values }
 
     mutating func insert(_ stream: Stream) {
