@@ -6,8 +6,8 @@ import Synchronization
 ///
 /// Changes that arrive while a commit is in progress wait, then go into the next
 /// transaction together, each inside its own savepoint so a failed condition undoes only
-/// that change. The commit syncs the log (`synchronous=FULL`) before the group becomes
-/// visible to readers, so one fsync makes the whole group durable (group commit) and no
+/// that change (a group of one has none: its change is undone by rolling the group
+/// back). The commit syncs the log (`synchronous=FULL`) before the group becomes visible to readers, so one fsync makes the whole group durable (group commit) and no
 /// caller hears back, and no reader sees a change, before it is on disk. The connection
 /// gathers the commit's log pages into one write (CSQLiteLog). Blocking SQLite calls
 /// stay off Swift's cooperative threads.
@@ -20,9 +20,9 @@ final class SQLiteWriter: Sendable {
     private struct Job: Sendable {
         /// Whether it is a change of keys, which keeps its config's row in the group's rows.
         let changesKeys: Bool
-        /// Runs the change inside its savepoint and returns what to do once the group's
-        /// commit succeeded (nil) or failed (the error).
-        let run: @Sendable (SQLiteConnection, SQLiteConfigRows) -> @Sendable ((any Error)?) -> Void
+        /// Runs the change (inside its savepoint unless it is alone in its group) and
+        /// returns what to do once the group's commit succeeded (nil) or failed (the error).
+        let run: @Sendable (SQLiteConnection, SQLiteConfigRows, _ alone: Bool) -> @Sendable ((any Error)?) -> Void
         /// Tells the caller the group could not start; the change never ran.
         let fail: @Sendable (any Error) -> Void
     }
@@ -74,19 +74,24 @@ final class SQLiteWriter: Sendable {
 
     private func enqueue<T: Sendable>(changesKeys: Bool, _ body: @escaping @Sendable (SQLiteConnection, SQLiteConfigRows) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job(changesKeys: changesKeys, run: { connection, configs in
-                // A change undone takes its moves of the rows with it.
+            let job = Job(changesKeys: changesKeys, run: { connection, configs, alone in
+                // A change undone takes its moves of the rows with it. A change alone in
+                // its group needs no savepoint: undoing it is rolling the group back.
                 let before = configs.rows
                 do {
-                    try connection.run(Self.savepoint)
+                    if !alone { try connection.run(Self.savepoint) }
                     let value = try body(connection, configs)
-                    try connection.run(Self.release)
+                    if !alone { try connection.run(Self.release) }
                     return { commitError in
                         if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
                     }
                 } catch {
-                    _ = try? connection.run("ROLLBACK TO change")
-                    _ = try? connection.run("RELEASE change")
+                    if alone {
+                        if connection.inTransaction { _ = try? connection.run("ROLLBACK") }
+                    } else {
+                        _ = try? connection.run("ROLLBACK TO change")
+                        _ = try? connection.run("RELEASE change")
+                    }
                     configs.rows = before
                     return { _ in continuation.resume(throwing: error) }
                 }
@@ -158,7 +163,7 @@ final class SQLiteWriter: Sendable {
                 }
                 configs.forget()
             }
-            completions.append(job.run(connection, configs))
+            completions.append(job.run(connection, configs, jobs.count == 1))
         }
         if commitError == nil, !connection.inTransaction {
             commitError = Self.groupLost(connection.path)

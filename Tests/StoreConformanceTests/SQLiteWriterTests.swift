@@ -135,6 +135,32 @@ struct SQLiteWriterTests {
         }
     }
 
+    @Test("a change alone in its commit that throws is undone whole, and the writer goes on")
+    func failedChangeAloneIsUndone() async throws {
+        struct Refused: Error {}
+        try await Self.withWriter { writer, path in
+            try await writer.write { _ = try $0.run("INSERT INTO probe (id) VALUES (1)") }
+            // Each write below is alone in its commit: nothing else is queued.
+            await #expect(throws: Refused.self) {
+                try await writer.write { connection in
+                    _ = try connection.run("INSERT INTO probe (id) VALUES (2)")
+                    _ = try connection.run("INSERT INTO probe (id) VALUES (3)")
+                    throw Refused()
+                }
+            }
+            await #expect(throws: DiscfgError.self) {
+                try await writer.write { connection in
+                    _ = try connection.run("INSERT INTO probe (id) VALUES (4)")
+                    _ = try connection.run("INSERT INTO probe (id) VALUES (1)")
+                }
+            }
+            #expect(try Self.committedIDs(path) == [1])
+            try await writer.write { _ = try $0.run("INSERT INTO probe (id) VALUES (5)") }
+            #expect(try Self.committedIDs(path) == [1, 5])
+            #expect(writer.statistics.changes == 2)
+        }
+    }
+
     @Test("a commit that fails fails every change in it, and only those: the next commit goes on")
     func failedCommitFailsItsGroup() async throws {
         // A deferred foreign key is checked at COMMIT: a change that leaves a dangling
