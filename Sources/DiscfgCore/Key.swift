@@ -52,6 +52,7 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Coda
     /// Adds the leading slash, applies NFC, and checks length, characters and segments.
     /// A trailing slash is allowed here; ``Key`` and ``KeyPrefix`` decide what it means.
     static func normalize(_ raw: String, field: String, what: String) throws -> String {
+        if isPlain(raw) { return raw }
         // ASCII is already in NFC; only other text pays for Foundation's normalization.
         let isASCII = raw.utf8.allSatisfy { $0 < 0x80 }
         var path = isASCII ? raw : raw.precomposedStringWithCanonicalMapping
@@ -77,6 +78,34 @@ public struct Key: Hashable, Comparable, Sendable, CustomStringConvertible, Coda
             }
         }
         return path
+    }
+
+    /// Whether `raw` is already a normalized path, told in one pass over its bytes: ASCII
+    /// (so in NFC), a leading `/`, at most ``maxBytes``, no control character, and no
+    /// empty, `.` or `..` segment but a trailing slash's. Anything else takes the general
+    /// path, which also words what is wrong.
+    private static func isPlain(_ raw: String) -> Bool {
+        var raw = raw
+        return raw.withUTF8 { bytes in
+            guard bytes.count <= maxBytes, bytes.first == UInt8(ascii: "/") else { return false }
+            var segmentStart = 1
+            var dots = 0
+            for index in 1..<bytes.count {
+                let byte = bytes[index]
+                guard byte >= 0x20, byte < 0x7F else { return false }
+                if byte == UInt8(ascii: "/") {
+                    let length = index - segmentStart
+                    if length == 0 || (length == dots && dots <= 2) { return false }
+                    segmentStart = index + 1
+                    dots = 0
+                } else if byte == UInt8(ascii: ".") {
+                    dots += 1
+                }
+            }
+            // The last segment: empty only after a trailing slash (or for "/" alone).
+            let length = bytes.count - segmentStart
+            return length == 0 || !(length == dots && dots <= 2)
+        }
     }
 }
 
