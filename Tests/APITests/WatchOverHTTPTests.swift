@@ -54,6 +54,34 @@ struct WatchOverHTTPTests {
         }
     }
 
+    @Test("Server-Sent Events: each event says who made the change and why", .timeLimit(.minutes(1)))
+    func serverSentEventsCarryAttribution() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            _ = try await server.put("/v1/c/keys/db/host", "db2", headers: [("Discfg-Message", "move%20to%20the%20new%20primary")])
+            _ = try await server.put("/v1/c/keys/db/port", "5432")
+            var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?fromRevision=1")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            let response = try await server.client.execute(request, timeout: .seconds(15))
+            var events: [EventDocument] = []
+            var pending = ""
+            for try await buffer in response.body {
+                pending += String(buffer: buffer)
+                while let end = pending.range(of: "\n\n") {
+                    let block = pending[..<end.lowerBound]
+                    pending = String(pending[end.upperBound...])
+                    for line in block.split(separator: "\n") where line.hasPrefix("data: ") {
+                        events.append(try JSONDecoder.discfg().decode(EventDocument.self, from: Data(line.dropFirst(6).utf8)))
+                    }
+                }
+                if events.count >= 2 { break }
+            }
+            #expect(events.map(\.key) == ["/db/host", "/db/port"])
+            #expect(events.allSatisfy { $0.by?.kind == .anonymous }, "an open server's caller: \(events.map(\.by))")
+            #expect(events.map(\.message) == ["move to the new primary", nil])
+        }
+    }
+
     @Test("Server-Sent Events: heartbeats while idle", .timeLimit(.minutes(1)))
     func heartbeats() async throws {
         try await withServer(try await LiveServer.start()) { server in

@@ -108,7 +108,7 @@ struct StreamNotificationTests {
             let queue = try await services.captureEvents(config: config)
 
             var changes: [Envelope] = []
-            changes.append(try await table.cli.json("set", config, "db/host", "db1.internal"))
+            changes.append(try await table.cli.json("set", config, "db/host", "db1.internal", "-m", "move to the new primary"))
             changes.append(try await table.cli.json("set", config, "db/port", "5432"))
             changes.append(try await table.cli.json("set", config, "db/host", "db2.internal"))
             changes.append(try await table.cli.json("delete", config, "db/port"))
@@ -132,12 +132,15 @@ struct StreamNotificationTests {
                 #expect(notices.map(\.event.type) == [.put, .put, .put, .delete])
                 #expect(notices.map { $0.event.item?.value } == ["db1.internal", "5432", "db2.internal", nil])
                 #expect(notices[2].event.prevItem?.value == "db1.internal")
+                #expect(notices.allSatisfy { $0.event.by?.kind == .local }, "who: the local command's user@host, \(notices.map(\.event.by))")
+                #expect(notices.map(\.event.message) == ["move to the new primary", nil, nil, nil], "why, where it was given")
                 #expect(notices[3].event.prevItem?.value == "5432")
 
                 let events = try await queue.receive(count: 4)
                 let published = try events.map(Self.verify(eventBridge:))
                 #expect(published.map(\.event.revision) == revisions, "EventBridge got each change once, in order")
                 #expect(published.map { $0.event.item?.value } == ["db1.internal", "5432", "db2.internal", nil])
+                #expect(published.allSatisfy { $0.event.by?.kind == .local } && published.first?.event.message == "move to the new primary", "EventBridge's detail says who and why")
 
                 // Lambda retries a batch: nothing goes out a second time.
                 let retried = try await lambda.respond(MotoServices.streamEvent(records))
