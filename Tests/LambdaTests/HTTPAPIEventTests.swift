@@ -62,9 +62,12 @@ struct HTTPAPIEventTests {
 
                 // A wildcard pattern, scoped to one config.
                 let (written, _) = try await lambda.request(GatewayEvent.httpAPI(
-                    Request("PUT", "/v1/app/keys/db/port", text: "5432"), callerARN: Self.deployer
+                    Request("PUT", "/v1/app/keys/db/port", headers: [("Discfg-Message", "open%20the%20port")], text: "5432"), callerARN: Self.deployer
                 ))
                 #expect(written.statusCode == 201, "\(written.raw)")
+                let change = try written.envelope()
+                #expect(change.by == Principal(kind: .iam, id: Self.deployer), "the change records the caller's ARN: \(written.raw)")
+                #expect(change.message == "open the port")
                 let (outOfScope, _) = try await lambda.request(GatewayEvent.httpAPI(Request("GET", "/v1/other/keys/x"), callerARN: Self.deployer))
                 #expect(outOfScope.statusCode == 403, "write@app does not reach config other: \(outOfScope.raw)")
 
