@@ -312,28 +312,33 @@ extension JSONBytes {
     /// control characters below U+0020 (`\b \t \n \f \r` by name, others as `\u00xx`).
     mutating func writeJSONString(_ text: String) {
         writeInteger(UInt8(ascii: "\""))
-        let needsEscaping = text.utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-        if !needsEscaping {
-            writeString(text)
-        } else {
-            for byte in text.utf8 {
-                switch byte {
-                case UInt8(ascii: "\""): writeStaticString(#"\""#)
-                case UInt8(ascii: "\\"): writeStaticString(#"\\"#)
-                case 0x08: writeStaticString(#"\b"#)
-                case 0x09: writeStaticString(#"\t"#)
-                case 0x0A: writeStaticString(#"\n"#)
-                case 0x0C: writeStaticString(#"\f"#)
-                case 0x0D: writeStaticString(#"\r"#)
-                case ..<0x20:
-                    writeStaticString(#"\u00"#)
-                    writeInteger(Self.hexDigits[Int(byte >> 4)])
-                    writeInteger(Self.hexDigits[Int(byte & 0xF)])
-                default: writeInteger(byte)
-                }
+        var text = text
+        text.withUTF8 { utf8 in
+            let needsEscaping = utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            if !needsEscaping {
+                bytes.append(contentsOf: utf8)
+            } else {
+                for byte in utf8 { writeEscaped(byte) }
             }
         }
         writeInteger(UInt8(ascii: "\""))
+    }
+
+    private mutating func writeEscaped(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): writeStaticString(#"\""#)
+        case UInt8(ascii: "\\"): writeStaticString(#"\\"#)
+        case 0x08: writeStaticString(#"\b"#)
+        case 0x09: writeStaticString(#"\t"#)
+        case 0x0A: writeStaticString(#"\n"#)
+        case 0x0C: writeStaticString(#"\f"#)
+        case 0x0D: writeStaticString(#"\r"#)
+        case ..<0x20:
+            writeStaticString(#"\u00"#)
+            writeInteger(Self.hexDigits[Int(byte >> 4)])
+            writeInteger(Self.hexDigits[Int(byte & 0xF)])
+        default: writeInteger(byte)
+        }
     }
 
     private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
@@ -345,7 +350,21 @@ extension JSONBytes {
 
     /// Writes a whole number in decimal.
     mutating func writeJSONNumber(_ value: some BinaryInteger) {
-        writeString(String(value))
+        guard var rest = UInt64(exactly: value.magnitude) else {
+            writeString(String(value))
+            return
+        }
+        if value < 0 { writeInteger(UInt8(ascii: "-")) }
+        // Digits from the last into scratch space on the stack, then appended at once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// Writes a time as ``TimestampFormat`` text in quotes, e.g. `"2026-01-31T12:00:00.000Z"`.

@@ -178,6 +178,7 @@ struct EnvelopeJSONTests {
             "configs": { $0.configs = [info] },
             "unchanged": { $0.unchanged = 2 },
             "message": { $0.message = "m" },
+            "by": { $0.by = Principal(kind: .token, id: "0123456789ab", description: "web \"tier\"\u{1}") },
             "error": { $0.error = ErrorDocument(DiscfgError(.keyNotFound, "no key", field: "key")) },
             "table": { $0.table = TableDocument(name: "t", status: "ACTIVE", billingMode: "PAY_PER_REQUEST", readCapacity: nil, writeCapacity: nil, itemCount: 0, stream: nil, timeToLive: "ENABLED") },
             "succeeded": { $0.succeeded = false },
