@@ -60,21 +60,9 @@ struct WatchOverHTTPTests {
             _ = try await server.put("/v1/c", "")
             _ = try await server.put("/v1/c/keys/db/host", "db2", headers: [("Discfg-Message", "move%20to%20the%20new%20primary")])
             _ = try await server.put("/v1/c/keys/db/port", "5432")
-            var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?fromRevision=1")
-            request.headers.add(name: "Accept", value: "text/event-stream")
-            let response = try await server.client.execute(request, timeout: .seconds(15))
-            var events: [EventDocument] = []
-            var pending = ""
-            for try await buffer in response.body {
-                pending += String(buffer: buffer)
-                while let end = pending.range(of: "\n\n") {
-                    let block = pending[..<end.lowerBound]
-                    pending = String(pending[end.upperBound...])
-                    for line in block.split(separator: "\n") where line.hasPrefix("data: ") {
-                        events.append(try JSONDecoder.discfg().decode(EventDocument.self, from: Data(line.dropFirst(6).utf8)))
-                    }
-                }
-                if events.count >= 2 { break }
+            let events = try await readEventBlocks(server, lastEventID: nil, query: "fromRevision=1", count: 2).map { block in
+                let data = try #require(block.split(separator: "\n").first { $0.hasPrefix("data: ") }, "\(block)")
+                return try JSONDecoder.discfg().decode(EventDocument.self, from: Data(data.dropFirst(6).utf8))
             }
             #expect(events.map(\.key) == ["/db/host", "/db/port"])
             #expect(events.allSatisfy { $0.by?.kind == .anonymous }, "an open server's caller: \(events.map(\.by))")
@@ -101,23 +89,28 @@ struct WatchOverHTTPTests {
 
     /// Reads `count` SSE events and returns their ids (revisions), then disconnects.
     private func readEvents(_ server: LiveServer, lastEventID: Int?, query: String, count: Int) async throws -> [Int] {
+        try await readEventBlocks(server, lastEventID: lastEventID, query: query, count: count).compactMap { block in
+            block.split(separator: "\n").first { $0.hasPrefix("id: ") }.flatMap { Int($0.dropFirst(4)) }
+        }
+    }
+
+    /// Reads `count` SSE events (blocks with an id) as their lines, then disconnects.
+    private func readEventBlocks(_ server: LiveServer, lastEventID: Int?, query: String, count: Int) async throws -> [Substring] {
         var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?" + query)
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: String(lastEventID)) }
         let response = try await server.client.execute(request, timeout: .seconds(15))
-        var ids: [Int] = []
+        var blocks: [Substring] = []
         var pending = ""
         for try await buffer in response.body {
             pending += String(buffer: buffer)
             while let end = pending.range(of: "\n\n") {
                 let block = pending[..<end.lowerBound]
                 pending = String(pending[end.upperBound...])
-                if let idLine = block.split(separator: "\n").first(where: { $0.hasPrefix("id: ") }), let id = Int(idLine.dropFirst(4)) {
-                    ids.append(id)
-                }
+                if block.split(separator: "\n").contains(where: { $0.hasPrefix("id: ") }) { blocks.append(block) }
             }
-            if ids.count >= count { break }
+            if blocks.count >= count { break }
         }
-        return ids
+        return blocks
     }
 }
