@@ -3,7 +3,6 @@ import DiscfgCore
 import DiscfgSQLite
 import DiscfgTestSupport
 import Foundation
-import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
