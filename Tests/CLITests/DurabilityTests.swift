@@ -129,6 +129,7 @@ struct SQLiteUpgradeTests {
         ALTER TABLE history DROP COLUMN seq; ALTER TABLE history DROP COLUMN prev_revision; ALTER TABLE history DROP COLUMN prev_sub;
         ALTER TABLE history DROP COLUMN jump_revision; ALTER TABLE history DROP COLUMN jump_sub; ALTER TABLE history DROP COLUMN jump_seq;
         ALTER TABLE kv DROP COLUMN mod_sub; DROP TABLE tombstones; ALTER TABLE configs DROP COLUMN byte_count;
+        ALTER TABLE history DROP COLUMN by_kind; ALTER TABLE history DROP COLUMN by_id; ALTER TABLE history DROP COLUMN by_description; ALTER TABLE history DROP COLUMN message;
         CREATE INDEX history_by_key ON history (config, key, revision);
         WITH RECURSIVE n(r) AS (SELECT 2 UNION ALL SELECT r + 1 FROM n WHERE r < 100001)
         INSERT INTO history (config, revision, sub, kind, key, at, value, version, create_revision,

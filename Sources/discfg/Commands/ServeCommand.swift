@@ -48,7 +48,7 @@ struct ServeCommand: AsyncParsableCommand {
 
         Examples:
           discfg serve
-          discfg serve --host 0.0.0.0 --port 8080 --auth token --tls-cert server.pem --tls-key server.key
+          discfg serve --tls-cert cert.pem --tls-key key.pem   # over TLS
           discfg serve --store sqlite:///var/lib/discfg/discfg.db
           discfg serve --etcd 127.0.0.1:2379      # etcdctl and etcd clients work too
 
