@@ -144,7 +144,6 @@ paths:
   /v1/{config}/keys:
     parameters:
       - $ref: "#/components/parameters/config"
-      - $ref: "#/components/parameters/message"
     get:
       summary: List keys under a prefix, one page at a time, in key order; with ?document, the keys under it as one JSON object.
       description: >-
@@ -182,6 +181,7 @@ paths:
       description: >-
         PUT /v1/{config}/keys/{prefix}?document for the root prefix: see there.
       parameters:
+        - $ref: "#/components/parameters/message"
         - { name: document, in: query, required: true, schema: { type: string, enum: ["", "true"] }, description: "A flag: bare (?document) or true. Without it the request is refused with 400." }
         - $ref: "#/components/parameters/replace"
       requestBody:
@@ -205,6 +205,7 @@ paths:
         name. The same is DELETE /v1/{config}/keys/{prefix}?recursive. Refused with 422
         when a prefix schema requires a key it would delete.
       parameters:
+        - $ref: "#/components/parameters/message"
         - { name: prefix, in: query, required: true, schema: { type: string, maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "A directory such as /db (same as /db/); / for every key." }
         - { name: recursive, in: query, required: true, schema: { type: string, enum: ["", "true"] }, description: "A flag: given bare (?recursive) or true." }
       responses:
@@ -213,11 +214,11 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
   /v1/{config}/keys/{key}:
     parameters:
       - $ref: "#/components/parameters/config"
-      - $ref: "#/components/parameters/message"
       - $ref: "#/components/parameters/key"
     get:
       summary: Get a key, or with ?path the part of its JSON value a pointer names; with ?recursive or a trailing slash, list under it; with ?document, the keys under it as one JSON object.
@@ -297,6 +298,7 @@ paths:
         or a name under /.discfg/; with 413 past 16 MiB or 100000 changed keys. Conditions
         and ttl do not apply to a document.
       parameters:
+        - $ref: "#/components/parameters/message"
         - { name: document, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Write the body as the JSON document of the keys under the path. A flag: bare (?document) or true." }
         - { name: replace, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "With document: also delete the keys under the prefix the document lacks. A flag: bare (?replace) or true." }
         - { name: ttl, in: query, schema: { type: integer, minimum: 1, maximum: 315360000 }, description: "Seconds until the key expires." }
@@ -344,6 +346,7 @@ paths:
         text); 412 when a condition does not hold; 413 past 512 KiB of patch or 256 KiB of
         result; 422 (schemaViolation) when the result breaks a schema.
       parameters:
+        - $ref: "#/components/parameters/message"
         - { name: prevValue, in: query, schema: { type: string }, description: "Only if the current value is exactly this." }
         - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's version is this." }
         - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Only if the key's modRevision is this." }
@@ -378,6 +381,7 @@ paths:
         (also accepted here as DELETE /v1/{config}/keys/P?recursive, without conditions).
         Refused with 422 when a prefix schema requires the key.
       parameters:
+        - $ref: "#/components/parameters/message"
         - { name: prevValue, in: query, schema: { type: string } }
         - { name: prevVersion, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
         - { name: prevIndex, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 } }
@@ -388,6 +392,7 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
         "412": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
   /v1/{config}/history/{key}:
@@ -620,7 +625,6 @@ paths:
   /v1/{config}/schema:
     parameters:
       - $ref: "#/components/parameters/config"
-      - $ref: "#/components/parameters/message"
       - $ref: "#/components/parameters/target"
     get:
       summary: The JSON Schema attached to a key or a prefix (application/schema+json); ETag is the revision it was set at.
@@ -657,6 +661,7 @@ paths:
         with force it is attached anyway (201 or 200) and the answer's violations lists
         what breaks it. 201 when the target had no schema, else 200.
       parameters:
+        - $ref: "#/components/parameters/message"
         - { name: force, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Attach it even when what it covers breaks it. A flag: bare (?force) or true." }
       requestBody:
         required: true
@@ -677,12 +682,15 @@ paths:
         "507": { $ref: "#/components/responses/Error" }
     delete:
       summary: Remove a key's or a prefix's JSON Schema (404 when it has none).
+      parameters:
+        - $ref: "#/components/parameters/message"
       responses:
         "200": { $ref: "#/components/responses/Envelope" }
         "400": { $ref: "#/components/responses/Error" }
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
 components:
   securitySchemes:
     bearer:
@@ -705,7 +713,7 @@ components:
         does not decode or holds control characters other than newline and tab with 400,
         and nothing is changed. On txn and import it takes the place of the document's
         message. Reads ignore it.
-      schema: { type: string, maxLength: 3072 }
+      schema: { type: string, maxLength: 1024, pattern: '^(?:[\t\x20-\x24\x26-\x7e]|%(?:0[9Aa]|2[0-9A-Fa-f]|[3-6][0-9A-Fa-f]|7[0-9A-Ea-e]))*$' }
     config:
       name: config
       in: path
@@ -818,7 +826,7 @@ components:
         compare: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Comparison" }, description: "The guards; all must hold for success to run. None: success runs." }
         success: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Operation" } }
         failure: { type: array, maxItems: 128, items: { $ref: "#/components/schemas/Operation" } }
-        message: { type: string, maxLength: 1024, description: "Why, recorded with the change (the Discfg-Message header takes its place when sent)." }
+        message: { type: string, maxLength: 1024, pattern: '^[^\x00-\x08\x0b-\x1f\x7f]*$', description: "Why, recorded with the change (the Discfg-Message header takes its place when sent)." }
     Comparison:
       type: object
       description: >-
@@ -875,7 +883,7 @@ components:
         encoding: { type: string, enum: [base64, utf-8, utf8] }
         ttl: { type: integer, minimum: 1, maximum: 315360000, description: "Seconds until the key expires." }
         contentType: { $ref: "#/components/schemas/ContentType" }
-        merge: { description: "patch: an RFC 7386 merge patch (any JSON)." }
+        merge: { description: "patch: an RFC 7386 merge patch (any JSON but null).", not: { type: "null" } }
         patch: { $ref: "#/components/schemas/JSONPatch" }
       oneOf:
         - required: [key, value]
@@ -938,7 +946,7 @@ components:
         config: { description: "The config exported (export writes a string)." }
         revision: { description: "Its revision then (export writes an integer)." }
         exportedAt: { description: "When (export writes a date-time)." }
-        message: { type: string, maxLength: 1024, description: "Why, recorded with the import (the Discfg-Message header takes its place when sent)." }
+        message: { type: string, maxLength: 1024, pattern: '^[^\x00-\x08\x0b-\x1f\x7f]*$', description: "Why, recorded with the import (the Discfg-Message header takes its place when sent)." }
         items:
           type: array
           items:

@@ -27,7 +27,9 @@ public enum ChangeMessageHeader {
     /// - Throws: `invalidArgument` for a value that does not decode as UTF-8, `tooLarge`
     ///   for a message past ``Attribution/maxMessageBytes``.
     public static func message(_ value: String) throws -> String? {
-        guard let message = value.removingPercentEncoding else {
+        // Whatever is not printable ASCII travels percent-encoded, so raw bytes past it are
+        // refused rather than read in whichever encoding the header happened to carry.
+        guard value.utf8.allSatisfy({ $0 < 0x80 }), let message = value.removingPercentEncoding else {
             throw DiscfgError.invalid("message", "the \(name) header is not percent-encoded UTF-8; write %25 for a percent sign")
         }
         guard !message.isEmpty else { return nil }
