@@ -35,8 +35,11 @@ public struct Deadline: Sendable, Hashable, Comparable {
     /// Runs `body` with `deadline` as the current deadline, or with the current one when
     /// that is earlier: a request's deadline is never extended by what it calls.
     public static func within<T>(_ deadline: Deadline, _ body: () async throws -> T) async rethrows -> T {
-        let effective = current.map { min($0, deadline) } ?? deadline
-        return try await $current.withValue(effective) { try await body() }
+        // An earlier deadline already in force stays, and binding it again would only
+        // cost a task-local push on every call (the etcd API sets one per call and its
+        // backend another).
+        if let current, current <= deadline { return try await body() }
+        return try await $current.withValue(deadline) { try await body() }
     }
 
     /// The failure of work the current deadline cut short before it was done: nothing
