@@ -175,8 +175,11 @@ public final class RemoteStore: ConfigStore {
             throw DiscfgError.invalid("transaction", "a remote store cannot limit a transaction's ranges to \(filter); run this against the store itself")
         }
         let body = try JSONEncoder().encode(TransactionDocument(transaction))
-        return try await transport.envelope(.POST, configPath(config) + "/txn", body: body, headers: [("Content-Type", "application/json")])
-            .requireTransactionResult()
+        let send = { try await self.transport.envelope(.POST, self.configPath(config) + "/txn", body: body, headers: [("Content-Type", "application/json")]) }
+        // A transaction's own attribution wins over the task's, in the header too; the
+        // server records its own caller as who.
+        guard let attribution = transaction.attribution else { return try await send().requireTransactionResult() }
+        return try await attribution.withValue(operation: send).requireTransactionResult()
     }
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {

@@ -98,6 +98,27 @@ public struct AttributionChecks: Sendable {
         }
     }
 
+    public func aTransactionNamesItsOwnAttribution() async throws {
+        try await conformance.withFixture { fixture, _ in
+            let store = fixture.store
+            let config = try await store.makeConfig()
+            let named = Attribution(principal: Self.deployer, message: "named on the transaction")
+            var transaction = Transaction(success: [.put(try Key("/t/a"), Data("a".utf8))])
+            transaction.attribution = named
+            // The transaction's own wins over the task's.
+            let result = try await Attribution(principal: Principal(kind: .local, id: "someone@else"), message: "the task's").withValue {
+                try await store.transact(transaction, in: config)
+            }
+            try await Self.expectEveryEvent(of: config, in: store, answered: result.events, carry: Self.recorded(named, by: fixture))
+            // And is checked as the task's is: nothing changes.
+            let before = try await store.observableState(of: config)
+            transaction.success = [.put(try Key("/t/b"), Data("b".utf8))]
+            transaction.attribution = Attribution(principal: Self.deployer, message: String(repeating: "m", count: Attribution.maxMessageBytes + 1))
+            try await expectError(.tooLarge, "transaction", field: "message") { try await store.transact(transaction, in: config) }
+            try await expectEqual(store.observableState(of: config), before)
+        }
+    }
+
     public func anExpiryIsRecordedAsDiscfgsOwn() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()

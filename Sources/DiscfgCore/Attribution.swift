@@ -83,11 +83,13 @@ public struct Attribution: Hashable, Sendable {
     /// The attribution of the changes made by the current task.
     @TaskLocal public static var current: Attribution?
 
-    /// ``current``, checked, for a store starting a change: a message too long is
-    /// refused before anything is written.
-    public static func forChange() throws -> Attribution? {
-        try current?.validate()
-        return current
+    /// `given` (a transaction's own, ``Transaction/attribution``) or else ``current``,
+    /// checked, for a store starting a change: a message too long is refused before
+    /// anything is written.
+    public static func forChange(_ given: Attribution? = nil) throws -> Attribution? {
+        let attribution = given ?? current
+        try attribution?.validate()
+        return attribution
     }
 
     /// Runs `operation` with this attribution as ``current``.

@@ -125,7 +125,7 @@ public final class MemoryStore: ConfigStore {
 
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
-        return try change(config) { try $0.apply(transaction) }
+        return try change(config, by: transaction.attribution) { try $0.apply(transaction) }
     }
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
@@ -198,9 +198,9 @@ public final class MemoryStore: ConfigStore {
 
     /// Runs one change atomically: it works on a transaction that records events, and
     /// only a transaction that finished is applied.
-    private func change<T>(_ name: ConfigName, _ body: (inout MemoryTransaction) throws -> T) throws -> T {
+    private func change<T>(_ name: ConfigName, by given: Attribution? = nil, _ body: (inout MemoryTransaction) throws -> T) throws -> T {
         let now = clock.now()
-        let attribution = try Attribution.forChange()
+        let attribution = try Attribution.forChange(given)
         let result: T = try withConfig(name) { config in
             // The transaction's copy of the config is gone before the config changes, so
             // its items and history change in place rather than being copied whole.

@@ -29,6 +29,10 @@ public struct Transaction: Hashable, Sendable {
     public var keyFilter: KeyFilter?
     /// How many bytes its reads return together (nil: no budget); see ``ReadBudget``.
     public var readBudget: ReadBudget?
+    /// Who makes it and why, when the caller names them here; nil for
+    /// ``Attribution/current``. A face that knows its caller on every call (the etcd
+    /// API) names it here and spares a task-local push per call.
+    public var attribution: Attribution?
 
     /// Creates a transaction.
     public init(compares: [Comparison] = [], success: [TransactionOperation] = [], failure: [TransactionOperation] = []) {

@@ -53,6 +53,7 @@ public struct TransactionDocument: Codable, Hashable, Sendable {
         compare = transaction.compares.map(ComparisonDocument.init)
         success = transaction.success.map(OperationDocument.init)
         failure = transaction.failure.map(OperationDocument.init)
+        message = transaction.attribution?.message
     }
 
     /// The transaction this document describes, validated.

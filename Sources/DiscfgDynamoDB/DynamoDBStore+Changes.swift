@@ -103,7 +103,7 @@ extension DynamoDBStore {
             reads.ranges = budgeted.wholeRanges
             reads.budgeted = budgeted
         }
-        return try await change(config, reads) { try $0.apply(transaction) }
+        return try await change(config, reads, by: transaction.attribution) { try $0.apply(transaction) }
     }
 
     /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
@@ -149,13 +149,13 @@ extension DynamoDBStore {
     /// earlier attempt being the winner), the change reads its first event back: carrying
     /// the token, the change did commit and succeeds; absent, it did not; unreadable, the
     /// caller is told the outcome is unknown and how to check — never that it failed.
-    func change<T>(_ config: ConfigName, _ reads: ChangeReads, _ body: (inout DynamoDBChange) throws -> T) async throws -> T {
+    func change<T>(_ config: ConfigName, _ reads: ChangeReads, by given: Attribution? = nil, _ body: (inout DynamoDBChange) throws -> T) async throws -> T {
         var attempt = 0
         var reads = reads
         // Every change is checked against the config's schemas, kept under one prefix.
         reads.include(SchemaTarget.namespace.range)
         var widened = 0
-        let attribution = try Attribution.forChange()
+        let attribution = try Attribution.forChange(given)
         while true {
             let now = clock.now()
             var transaction = try await prepare(config, reads, now: now)

@@ -206,7 +206,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             let now = clock.now()
             return try readers.read { try SQLiteTransaction(connection: $0, config: config, now: now).read(transaction) }
         }
-        return try await change(config) { try $0.apply(transaction) }
+        return try await change(config, by: transaction.attribution) { try $0.apply(transaction) }
     }
 
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
@@ -289,10 +289,14 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     }
 
     /// Runs one change in the writer's next group, prunes history, and wakes watchers.
-    private func change<T: Sendable>(_ config: ConfigName, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T) async throws -> T {
+    /// - Parameter attribution: who makes it, when the caller names them; nil for
+    ///   ``Attribution/current``.
+    private func change<T: Sendable>(
+        _ config: ConfigName, by attribution: Attribution? = nil, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T
+    ) async throws -> T {
         let now = clock.now()
         // Read here, in the caller's task: the writer's thread has no task-locals.
-        let attribution = try Attribution.forChange()
+        let attribution = try Attribution.forChange(attribution)
         let result = try await writer.writeChange { [oldestRows] connection, configs in
             var transaction = try SQLiteTransaction(connection: connection, config: config, now: now, attribution: attribution, configs: configs)
             let before = try transaction.currentRevision()

@@ -25,6 +25,11 @@ struct AttributionTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aTransactionNamesItsOwnAttribution(kind: StoreKind) async throws {
+        try await kind.conformance.attribution.aTransactionNamesItsOwnAttribution()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func anExpiryIsRecordedAsDiscfgsOwn(kind: StoreKind) async throws {
         try await kind.conformance.attribution.anExpiryIsRecordedAsDiscfgsOwn()
     }
