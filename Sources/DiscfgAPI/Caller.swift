@@ -9,8 +9,8 @@ public struct Caller: Sendable, Hashable {
     public var name: String
     /// What the caller may do.
     public var role: Role
-    /// The configs the caller may touch; nil for all.
-    public var configs: [ConfigName]?
+    /// Where the caller reaches (``AccessScope``); nil for every key of every config.
+    public var scopes: [AccessScope]?
     /// Who the caller is, as every change it makes records it: resolved here, where the
     /// request was authenticated, never from what the request says.
     public var principal: Principal
@@ -18,12 +18,23 @@ public struct Caller: Sendable, Hashable {
     /// Creates a caller.
     /// - Parameter principal: who the caller is (a token, an IAM ARN, a certificate's
     ///   subject); by default an anonymous principal named `name`.
-    public init(name: String, role: Role, configs: [ConfigName]? = nil, principal: Principal? = nil) {
+    public init(name: String, role: Role, scopes: [AccessScope]?, principal: Principal? = nil) {
         self.name = name
         self.role = role
-        self.configs = configs
+        self.scopes = scopes
         self.principal = principal ?? Principal(kind: .anonymous, id: name)
     }
+
+    /// Creates a caller over whole configs (nil for all).
+    public init(name: String, role: Role, configs: [ConfigName]? = nil, principal: Principal? = nil) {
+        self.init(name: name, role: role, scopes: configs?.map { AccessScope(config: $0) }, principal: principal)
+    }
+
+    /// The configs the caller reaches at all; nil for all.
+    public var configs: [ConfigName]? { grant.configs }
+
+    /// What the caller may do.
+    public var grant: AccessGrant { AccessGrant(role: role, scopes: scopes) }
 
     /// A caller on a server without authentication: may do anything.
     public static let anonymous = Caller(name: "anonymous", role: .admin)
@@ -31,11 +42,10 @@ public struct Caller: Sendable, Hashable {
     /// Whoever calls a route open to everyone: not identified, so may read nothing.
     public static let unidentified = Caller(name: "unidentified", role: .read, configs: [])
 
-    /// Whether the caller may act with `needed` on `config` (nil: the list of configs).
+    /// Whether the caller may act with `needed` on the whole of `config` (nil: the list
+    /// of configs).
     public func allows(_ needed: Role, on config: ConfigName?) -> Bool {
-        guard role >= needed else { return false }
-        guard let configs, let config else { return true }
-        return configs.contains(config)
+        grant.allows(needed, on: config)
     }
 }
 

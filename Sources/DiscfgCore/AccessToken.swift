@@ -29,28 +29,40 @@ public struct AccessToken: Hashable, Sendable, Codable {
     public var hash: Data
     /// What the token may do.
     public var role: Role
-    /// The configs it may touch; nil for all.
-    public var configs: [ConfigName]?
+    /// Where it reaches (``AccessScope``); nil for every key of every config. Stores keep
+    /// them as their text, where a whole config is its bare name, so a record written
+    /// before prefix scopes (a list of config names) reads back as whole-config scopes.
+    public var scopes: [AccessScope]?
     /// A note about who holds it.
     public var description: String?
     /// When it was created.
     public var createdAt: Date
 
     /// Creates a token record.
-    public init(id: String, hash: Data, role: Role, configs: [ConfigName]? = nil, description: String? = nil, createdAt: Date) {
+    public init(id: String, hash: Data, role: Role, scopes: [AccessScope]?, description: String? = nil, createdAt: Date) {
         self.id = id
         self.hash = hash
         self.role = role
-        self.configs = configs
+        self.scopes = scopes
         self.description = description
         self.createdAt = createdAt
     }
 
-    /// Whether this token may act with `role` on `config` (nil: on the list of configs).
+    /// Creates a token record over whole configs (nil for all).
+    public init(id: String, hash: Data, role: Role, configs: [ConfigName]? = nil, description: String? = nil, createdAt: Date) {
+        self.init(id: id, hash: hash, role: role, scopes: configs?.map { AccessScope(config: $0) }, description: description, createdAt: createdAt)
+    }
+
+    /// The configs it reaches at all; nil for all.
+    public var configs: [ConfigName]? { grant.configs }
+
+    /// What it may do.
+    public var grant: AccessGrant { AccessGrant(role: role, scopes: scopes) }
+
+    /// Whether this token may act with `role` on the whole of `config` (nil: on the list
+    /// of configs).
     public func allows(_ needed: Role, on config: ConfigName?) -> Bool {
-        guard role >= needed else { return false }
-        guard let configs, let config else { return true }
-        return configs.contains(config)
+        grant.allows(needed, on: config)
     }
 }
 

@@ -1,0 +1,196 @@
+/// Where a token or an IAM / certificate rule reaches in one config: the whole config, the
+/// keys under a discfg prefix, or the etcd keys under an etcd byte prefix.
+///
+/// Written three ways, the one spelling of a scope in `--scope`, `POST /admin/tokens`,
+/// `DISCFG_IAM_ROLES`, `--tls-client-roles` and the token stores:
+///
+/// | text | reaches |
+/// |---|---|
+/// | `demo` | every key of config `demo`, and the config itself |
+/// | `demo:/app/` or `demo:/app` | the key `/app` and every key under `/app/` (never `/apple`) |
+/// | `demo:etcd:/registry/` | every etcd key starting with the bytes `/registry/` |
+///
+/// A discfg prefix is normalized as ``KeyPrefix`` normalizes one (NFC, a leading and a
+/// trailing `/`, no empty, `.` or `..` segment) and matches whole segments. An etcd
+/// prefix is etcd's own: any bytes (the UTF-8 of the text after `etcd:`), matched byte by
+/// byte as etcd matches a prefix, so `demo:etcd:/reg` reaches `/registry/x` too. The etcd
+/// API keeps each etcd key in one discfg segment (``EtcdKeyPath``), so an etcd prefix is
+/// kept as its escaped path and a key is inside when its path starts with that path and
+/// is an etcd key's path. Neither spelling reaches the other's keys: `demo:/registry/`
+/// covers no etcd key of `/registry/…` (whose path is `/.2Fregistry.2F…`, one segment),
+/// and `demo:etcd:/registry/` covers no key of two segments or more. The two meet only
+/// on an etcd key with no byte to escape, such as `app`, which *is* the discfg key `/app`.
+///
+/// ```swift
+/// let scope = try AccessScope("demo:/app/")
+/// scope.covers(try Key("/app/db"))      // true
+/// scope.covers(try Key("/apple"))       // false
+/// scope.covers(try KeyPrefix("/app/x")) // true: every key under it is inside
+/// ```
+public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable {
+    /// What a scope reaches in its config.
+    public enum Reach: Hashable, Sendable {
+        /// The whole config: its keys, settings, schemas and history.
+        case config
+        /// The key the prefix names without its trailing `/`, and every key under it.
+        case keys(KeyPrefix)
+        /// Every etcd key starting with these bytes (never empty).
+        case etcdKeys([UInt8])
+    }
+
+    /// The config.
+    public let config: ConfigName
+    /// What it reaches in the config.
+    public let reach: Reach
+    /// For an etcd prefix, its escaped path (``EtcdKeyPath/path(_:)``): the string every
+    /// covered key's path starts with.
+    private let etcdPath: String?
+
+    /// The whole of `config`.
+    public init(config: ConfigName) {
+        self.config = config
+        reach = .config
+        etcdPath = nil
+    }
+
+    /// The keys under `prefix` in `config`; the root prefix is the whole config.
+    public init(config: ConfigName, prefix: KeyPrefix) {
+        self.config = config
+        reach = prefix == .root ? .config : .keys(prefix)
+        etcdPath = nil
+    }
+
+    /// The etcd keys starting with `etcdPrefix` in `config`.
+    /// - Throws: `invalidArgument` for an empty prefix (write the config alone for all of
+    ///   it) or one whose path passes ``Key/maxBytes``.
+    public init(config: ConfigName, etcdPrefix: [UInt8]) throws {
+        guard !etcdPrefix.isEmpty else {
+            throw DiscfgError.invalid("scope", "scope \"\(config):etcd:\" names no etcd prefix; write \(config) for the whole config")
+        }
+        let path = EtcdKeyPath.path(etcdPrefix)
+        guard path.utf8.count <= Key.maxBytes else {
+            throw DiscfgError.invalid("scope", "the etcd prefix of a scope on \(config) is \(path.utf8.count) bytes escaped; the limit is \(Key.maxBytes)")
+        }
+        self.config = config
+        reach = .etcdKeys(etcdPrefix)
+        etcdPath = path
+    }
+
+    /// Parses `CONFIG`, `CONFIG:/PREFIX` or `CONFIG:etcd:PREFIX`.
+    /// - Throws: `invalidArgument` on field `scope` naming what is wrong: an empty text,
+    ///   a config name that is not valid, nothing after `:`, a discfg prefix without its
+    ///   leading `/` or that is not a valid prefix (`//`, `..`), `/` alone (write the
+    ///   config alone), an empty etcd prefix.
+    public init(_ text: String) throws {
+        guard !text.isEmpty else { throw DiscfgError.invalid("scope", "scope is empty; write CONFIG, CONFIG:/prefix/ or CONFIG:etcd:prefix") }
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let config: ConfigName
+        do {
+            config = try ConfigName(String(parts[0]))
+        } catch let error as DiscfgError {
+            throw DiscfgError.invalid("scope", "in scope \"\(text.debugEscaped)\": \(error.message)")
+        }
+        guard parts.count == 2 else {
+            self.init(config: config)
+            return
+        }
+        let rest = String(parts[1])
+        if rest.isEmpty {
+            throw DiscfgError.invalid("scope", "scope \"\(text.debugEscaped)\" names no prefix after ':'; write \(config) for the whole config or \(config):/prefix/")
+        }
+        if rest.hasPrefix("etcd:") {
+            try self.init(config: config, etcdPrefix: Array(rest.dropFirst("etcd:".count).utf8))
+            return
+        }
+        guard rest.hasPrefix("/") else {
+            throw DiscfgError.invalid("scope", "the prefix in scope \"\(text.debugEscaped)\" does not start with '/'; write \(config):/\(rest.debugEscaped)/ for discfg keys or \(config):etcd:\(rest.debugEscaped) for etcd keys")
+        }
+        let prefix: KeyPrefix
+        do {
+            prefix = try KeyPrefix(rest)
+        } catch let error as DiscfgError {
+            throw DiscfgError.invalid("scope", "in scope \"\(text.debugEscaped)\": \(error.message)")
+        }
+        guard prefix != .root else {
+            throw DiscfgError.invalid("scope", "scope \"\(text.debugEscaped)\" names the root prefix; write \(config) for the whole config")
+        }
+        self.init(config: config, prefix: prefix)
+    }
+
+    /// Whether the scope is the whole config.
+    public var isWholeConfig: Bool { reach == .config }
+
+    /// Whether `key` of the scope's config lies inside the scope.
+    public func covers(_ key: Key) -> Bool {
+        switch reach {
+        case .config:
+            return true
+        case .keys(let prefix):
+            return key.path.hasPrefix(prefix.path) || key.path.utf8.elementsEqual(prefix.path.utf8.dropLast())
+        case .etcdKeys:
+            guard let etcdPath, key.path.hasPrefix(etcdPath) else { return false }
+            return EtcdKeyPath.bytes(key.path) != nil
+        }
+    }
+
+    /// Whether every key under `prefix` lies inside the scope. `/` lies inside only the
+    /// whole config; no discfg prefix lies inside an etcd prefix (every key under a
+    /// prefix has two segments or more, or is any key for `/`).
+    public func covers(_ prefix: KeyPrefix) -> Bool {
+        switch reach {
+        case .config: true
+        case .keys(let scope): prefix.path.hasPrefix(scope.path)
+        case .etcdKeys: false
+        }
+    }
+
+    /// Whether every etcd key's path in `range` lies inside the scope: for an etcd range
+    /// (``EtcdKeyPath``), whether the whole interval does. A discfg prefix scope holds an
+    /// interval only when it lies under the prefix (`[/app/, /app0)`); an etcd prefix
+    /// scope holds the interval of paths starting with its escaped path. An empty range
+    /// (lower at or past upper) lies inside when its lower end does.
+    public func covers(_ range: KeyRange) -> Bool {
+        switch reach {
+        case .config:
+            return true
+        case .keys(let prefix):
+            return KeyRange(lower: prefix.path, upper: prefix.upperBound).covers(range)
+        case .etcdKeys:
+            guard let etcdPath else { return false }
+            return KeyRange(lower: etcdPath, upper: Self.successor(etcdPath)).covers(range)
+        }
+    }
+
+    /// The first string after every string starting with `path` (printable ASCII, so its
+    /// last byte has a successor).
+    private static func successor(_ path: String) -> String {
+        var bytes = Array(path.utf8)
+        bytes[bytes.count - 1] += 1
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The scope as written: `demo`, `demo:/app/`, `demo:etcd:/registry/`.
+    public var description: String {
+        switch reach {
+        case .config: config.rawValue
+        case .keys(let prefix): "\(config):\(prefix.path)"
+        case .etcdKeys(let bytes): "\(config):etcd:\(String(decoding: bytes, as: UTF8.self))"
+        }
+    }
+
+    public static func == (lhs: AccessScope, rhs: AccessScope) -> Bool { lhs.config == rhs.config && lhs.reach == rhs.reach }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(config)
+        hasher.combine(reach)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(decoder.singleValueContainer().decode(String.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
+}
