@@ -125,7 +125,7 @@ public final class Authenticator: TokenAdministration {
             throw DiscfgError(.unauthenticated, "the bearer token is not valid (unknown, revoked or mistyped)", field: "authorization")
         }
         return Caller(
-            name: "token:\(record.id)", role: record.role, configs: record.configs,
+            name: "token:\(record.id)", role: record.role, scopes: record.scopes,
             principal: Principal(kind: .token, id: record.id, description: record.description)
         )
     }
@@ -148,9 +148,9 @@ public final class Authenticator: TokenAdministration {
     /// Every valid token's record, oldest first.
     /// Issues a token and keeps its record; the token itself is returned this once.
     /// It is accepted at once: the cached records are read again on the next request.
-    public func issueToken(role: Role, configs: [ConfigName]?, description: String?) async throws -> (token: String, record: TokenDocument) {
+    public func issueToken(role: Role, scopes: [AccessScope]?, description: String?) async throws -> (token: String, record: TokenDocument) {
         let store = try tokenStore()
-        let issued = try TokenFormat.generate(role: role, configs: configs, description: description, now: Date())
+        let issued = try TokenFormat.generate(role: role, scopes: scopes, description: description, now: Date())
         try await store.saveToken(issued.record)
         forgetCachedTokens()
         return (issued.token, TokenDocument(issued.record))
@@ -221,6 +221,16 @@ public enum TokenFormat {
     /// - Throws: `invalidArgument` for a description that is too long or holds control
     ///   characters, which would garble `token list`.
     public static func generate(role: Role, configs: [ConfigName]?, description: String?, now: Date) throws -> (token: String, record: AccessToken) {
+        try generate(role: role, scopes: configs?.map { AccessScope(config: $0) }, description: description, now: now)
+    }
+
+    /// A new token reaching `scopes` (nil for everything) and its record.
+    /// - Throws: as ``generate(role:configs:description:now:)``, and `invalidArgument` on
+    ///   field `scopes` for an empty list (a token that could touch nothing).
+    public static func generate(role: Role, scopes: [AccessScope]?, description: String?, now: Date) throws -> (token: String, record: AccessToken) {
+        if scopes?.isEmpty == true {
+            throw DiscfgError.invalid("scopes", "scopes is empty, so the token could touch nothing; leave it out for every config")
+        }
         if let description {
             guard description.unicodeScalars.count <= maxDescriptionLength else {
                 throw DiscfgError.invalid("description", "a token's description is longer than \(maxDescriptionLength) characters")
@@ -236,7 +246,7 @@ public enum TokenFormat {
         let secret = Data(secretBytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         let token = prefix + id + "_" + secret
-        return (token, AccessToken(id: id, hash: hash(token), role: role, configs: configs, description: description, createdAt: now))
+        return (token, AccessToken(id: id, hash: hash(token), role: role, scopes: scopes, description: description, createdAt: now))
     }
 
     /// Whether `text` has the form of a token's id (12 lowercase hex digits).

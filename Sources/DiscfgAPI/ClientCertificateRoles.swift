@@ -2,19 +2,20 @@ import DiscfgCore
 import DiscfgNetwork
 
 /// The roles of client certificates (mutual TLS), as `serve --tls-client-roles` gives
-/// them: `CN=NAME=ROLE[@CONFIG[+CONFIG…]],…`. A certificate the server's client CA
-/// signed whose subject's common name is listed gets that role on those configs (all
-/// of them without `@`), as a token would; one that is not listed is no credential.
+/// them: `CN=NAME=ROLE[@SCOPE[+SCOPE…]],…` (``RoleGrant``: a scope is a config, `demo`, or
+/// a prefix, `demo:/app/` or `demo:etcd:/registry/`). A certificate the server's client
+/// CA signed whose subject's common name is listed gets that role on those scopes
+/// (everything without `@`), as a token would; one that is not listed is no credential.
 ///
-/// A name listed more than once gets the configs of every entry, which must all give it
+/// A name listed more than once gets the scopes of every entry, which must all give it
 /// the same role. A common name may not hold `,` (the entries' separator).
 ///
 /// ```swift
 /// let roles = try ClientCertificateRoles(parsing: "CN=deployer=write@demo,CN=ops=admin")
-/// roles.caller(for: subject)   // Caller(name: "cert:CN=deployer", role: .write, configs: ["demo"])
+/// roles.caller(for: subject)   // Caller(name: "cert:CN=deployer", role: .write, scopes: [demo])
 /// ```
 public struct ClientCertificateRoles: Sendable, Equatable {
-    /// What one common name may do: its role and configs.
+    /// What one common name may do: its role and scopes.
     public typealias Grant = RoleGrant
 
     /// The grants, by common name.
@@ -28,11 +29,10 @@ public struct ClientCertificateRoles: Sendable, Equatable {
         self.grants = grants
     }
 
-    /// Parses `CN=NAME=ROLE[@CONFIG[+CONFIG…]],…`.
+    /// Parses `CN=NAME=ROLE[@SCOPE[+SCOPE…]],…`.
     /// - Throws: `invalidArgument` (field `tls-client-roles`) naming the entry at fault:
-    ///   a subject other than `CN=`, an unknown role, a config name that is not valid, a
-    ///   prefix scope (`@demo:/app/`, not supported for certificates yet), or a name
-    ///   given two roles.
+    ///   a subject other than `CN=`, an unknown role, a scope that is not valid, or a
+    ///   name given two roles.
     public init(parsing text: String) throws {
         var grants: [String: Grant] = [:]
         for raw in text.split(separator: ",") {
@@ -46,8 +46,8 @@ public struct ClientCertificateRoles: Sendable, Equatable {
             guard earlier.role == grant.role else {
                 throw Self.invalid("CN=\(name) is given two roles (\(earlier.role.rawValue) and \(grant.role.rawValue)); give it one")
             }
-            let configs = earlier.configs.flatMap { mine in grant.configs.map { mine + $0.filter { !mine.contains($0) } } }
-            grants[name] = Grant(role: grant.role, configs: configs)
+            let scopes = earlier.scopes.flatMap { mine in grant.scopes.map { mine + $0.filter { !mine.contains($0) } } }
+            grants[name] = Grant(role: grant.role, scopes: scopes)
         }
         self.grants = grants
     }
@@ -56,7 +56,7 @@ public struct ClientCertificateRoles: Sendable, Equatable {
     public func caller(for subject: CertificateSubject) -> Caller? {
         guard let name = subject.commonName, let grant = grants[name] else { return nil }
         let id = subject.description
-        return Caller(name: "cert:\(id)", role: grant.role, configs: grant.configs, principal: Principal(kind: .certificate, id: id))
+        return Caller(name: "cert:\(id)", role: grant.role, scopes: grant.scopes, principal: Principal(kind: .certificate, id: id))
     }
 
     private static func parse(_ entry: String) throws -> (String, Grant) {

@@ -1,47 +1,61 @@
 import DiscfgCore
 
-/// A role and the configs it reaches, written `ROLE[@CONFIG[+CONFIG…]]`: the one grammar
-/// of what a name is given in `DISCFG_IAM_ROLES` (an IAM principal's) and in
-/// `serve --tls-client-roles` (a client certificate's), as a token carries a role and
-/// its configs.
+/// A role and where it reaches, written `ROLE[@SCOPE[+SCOPE…]]`, each scope a config
+/// (`demo`), a discfg key prefix (`demo:/app/`) or an etcd key prefix
+/// (`demo:etcd:/registry/`) as ``AccessScope`` reads it: the one grammar of what a name is
+/// given in `DISCFG_IAM_ROLES` (an IAM principal's) and in `serve --tls-client-roles` (a
+/// client certificate's), as a token carries a role and its scopes. An etcd prefix here
+/// cannot hold `+`, `,` or `=`, the lists' separators.
 ///
 /// ```swift
-/// let grant = try RoleGrant.parse("write@demo+prod", entry: "CN=ci=write@demo+prod") { DiscfgError.invalid("roles", $0) }
+/// let grant = try RoleGrant.parse("write@demo:/app/+prod", entry: "CN=ci=write@demo:/app/+prod") { DiscfgError.invalid("roles", $0) }
 /// ```
 public struct RoleGrant: Sendable, Equatable {
     /// The role.
     public var role: Role
-    /// The configs it reaches; nil for all.
-    public var configs: [ConfigName]?
+    /// Where it reaches; nil for every key of every config.
+    public var scopes: [AccessScope]?
 
-    /// A role on `configs` (nil for all).
-    public init(role: Role, configs: [ConfigName]?) {
+    /// A role over `scopes` (nil for everything).
+    public init(role: Role, scopes: [AccessScope]?) {
         self.role = role
-        self.configs = configs
+        self.scopes = scopes
     }
 
-    /// Parses `ROLE[@CONFIG[+CONFIG…]]` (the role in any case).
+    /// A role on whole `configs` (nil for all).
+    public init(role: Role, configs: [ConfigName]?) {
+        self.init(role: role, scopes: configs?.map { AccessScope(config: $0) })
+    }
+
+    /// The configs it reaches at all; nil for all.
+    public var configs: [ConfigName]? { AccessGrant(role: role, scopes: scopes).configs }
+
+    /// Parses `ROLE[@SCOPE[+SCOPE…]]` (the role in any case).
     /// - Parameters:
     ///   - spec: the text after the name's `=`.
     ///   - entry: the whole entry, as messages quote it.
     ///   - invalid: the error of the list being read, with a message.
-    /// - Throws: `invalid`'s error: an unknown role, an `@` with no config, a config name
-    ///   that is not valid, or a prefix scope (`demo:/app/`), which no list takes yet.
+    /// - Throws: `invalid`'s error: an unknown role, an `@` with no scope, an empty scope
+    ///   between `+`s, or a scope ``AccessScope`` refuses (a config name that is not valid,
+    ///   `demo:`, `demo:app` without its `/`, `demo:/`, `demo:etcd:`), naming the entry.
     public static func parse(_ spec: Substring, entry: String, invalid: (String) -> DiscfgError) throws -> RoleGrant {
         let parts = spec.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false)
         guard let role = Role(rawValue: parts[0].trimmingCharacters(in: .whitespaces).lowercased()) else {
             throw invalid("the role in \"\(entry)\" is not read, write or admin")
         }
-        guard parts.count == 2 else { return RoleGrant(role: role, configs: nil) }
+        guard parts.count == 2 else { return RoleGrant(role: role, scopes: nil) }
         guard !parts[1].isEmpty else { throw invalid("\"\(entry)\" names no config after '@'; leave '@' out for every config") }
-        let configs = try parts[1].split(separator: "+", omittingEmptySubsequences: false).map { scope in
-            if scope.contains(":") { throw invalid("\"\(entry)\" scopes the role to a prefix (\(scope)); only config names are taken here, for now") }
+        var scopes: [AccessScope] = []
+        for text in parts[1].split(separator: "+", omittingEmptySubsequences: false) {
+            guard !text.isEmpty else { throw invalid("\"\(entry)\" has an empty scope between '+'s") }
+            let scope: AccessScope
             do {
-                return try ConfigName(String(scope))
+                scope = try AccessScope(String(text))
             } catch let error as DiscfgError {
                 throw invalid("in \"\(entry)\": \(error.message)")
             }
+            if !scopes.contains(scope) { scopes.append(scope) }
         }
-        return RoleGrant(role: role, configs: configs)
+        return RoleGrant(role: role, scopes: scopes)
     }
 }

@@ -1,9 +1,32 @@
 import DiscfgCore
 import Foundation
 
-/// Every store that keeps tokens remembers that it did, past the last revocation.
+/// Every store that keeps tokens remembers that it did, past the last revocation, and
+/// keeps each token's scopes as they were given.
 public struct TokenStoreChecks: Sendable {
     let conformance: StoreConformance
+
+    /// Whole-config, discfg-prefix and etcd-prefix scopes read back as saved, from one
+    /// token and from the list; a token of every config stays one (nil, not empty); a
+    /// token of config names (as records were before prefix scopes) reads as whole configs.
+    public func scopesRoundTrip() async throws {
+        try await conformance.withStore { store, _ in
+            let tokens = try require(store as? any TokenStore, "\(conformance.name) keeps no tokens")
+            let scopes = try ["demo:/app/", "demo:/web/a/", "prod", "demo:etcd:/registry/", "demo:etcd:a+b,c=d"].map(AccessScope.init)
+            let scoped = AccessToken(id: "scopedscoped", hash: Data(repeating: 3, count: 32), role: .write, scopes: scopes, description: "deploy", createdAt: Date(milliseconds: 1_000))
+            let everything = AccessToken(id: "everything00", hash: Data(repeating: 4, count: 32), role: .read, scopes: nil, createdAt: Date(milliseconds: 2_000))
+            let named = AccessToken(id: "configsonly0", hash: Data(repeating: 5, count: 32), role: .read, configs: [try ConfigName("demo")], createdAt: Date(milliseconds: 3_000))
+            for token in [scoped, everything, named] { try await tokens.saveToken(token) }
+            let read = try await require(tokens.token(id: scoped.id), "the scoped token is not found")
+            try expectEqual(read.scopes?.map(\.description), scopes.map(\.description), "scopes of one token")
+            try expectEqual(read.description, "deploy", "description")
+            try await expectEqual(tokens.listTokens().map(\.scopes), [scopes, nil, [AccessScope(config: try ConfigName("demo"))]], "scopes in the list")
+            let readNamed = try await require(tokens.token(id: named.id), "the config token is not found")
+            try expect(readNamed.allows(.read, on: try ConfigName("demo")), "a token of config names reaches the whole config")
+            try expect(read.grant.allows(.write, on: try ConfigName("demo"), key: try Key("/app/x")), "the scoped token reaches its prefix")
+            try expect(!read.grant.allows(.write, on: try ConfigName("demo"), key: try Key("/apple")), "the scoped token reaches past its prefix")
+        }
+    }
 
 
     public func issuedOutlivesRevocation() async throws {

@@ -145,28 +145,33 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
     }
 
     /// Whether every etcd key's path in `range` lies inside the scope: for an etcd range
-    /// (``EtcdKeyPath``), whether the whole interval does. A discfg prefix scope holds an
-    /// interval only when it lies under the prefix (`[/app/, /app0)`); an etcd prefix
-    /// scope holds the interval of paths starting with its escaped path. An empty range
-    /// (lower at or past upper) lies inside when its lower end does.
+    /// (`[path(key), path(range_end))`), whether the whole interval does. A discfg prefix
+    /// scope holds an interval only when it lies under the prefix (`[/app/, /app0)`); an
+    /// etcd prefix scope holds the paths of etcd's own prefix range, `[path(prefix),
+    /// path(prefix with its last byte below 0xFF incremented))`, so `etcdctl get --prefix`
+    /// of the scope's prefix or any longer one is inside. An empty range (lower at or
+    /// past upper) lies inside when its lower end does.
     public func covers(_ range: KeyRange) -> Bool {
         switch reach {
         case .config:
             return true
         case .keys(let prefix):
             return KeyRange(lower: prefix.path, upper: prefix.upperBound).covers(range)
-        case .etcdKeys:
+        case .etcdKeys(let bytes):
             guard let etcdPath else { return false }
-            return KeyRange(lower: etcdPath, upper: Self.successor(etcdPath)).covers(range)
+            return KeyRange(lower: etcdPath, upper: Self.prefixEnd(bytes).map(EtcdKeyPath.path)).covers(range)
         }
     }
 
-    /// The first string after every string starting with `path` (printable ASCII, so its
-    /// last byte has a successor).
-    private static func successor(_ path: String) -> String {
-        var bytes = Array(path.utf8)
-        bytes[bytes.count - 1] += 1
-        return String(decoding: bytes, as: UTF8.self)
+    /// etcd's end of the range of keys starting with `prefix`: the prefix without its
+    /// trailing 0xFF bytes and with its last byte incremented; nil (every key from the
+    /// prefix on) when it is all 0xFF.
+    private static func prefixEnd(_ prefix: [UInt8]) -> [UInt8]? {
+        var end = prefix
+        while let last = end.last, last == 0xFF { end.removeLast() }
+        guard !end.isEmpty else { return nil }
+        end[end.count - 1] += 1
+        return end
     }
 
     /// The scope as written: `demo`, `demo:/app/`, `demo:etcd:/registry/`.

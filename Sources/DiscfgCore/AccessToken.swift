@@ -92,10 +92,18 @@ public protocol TokenStore: Sendable {
 public protocol TokenAdministration: Sendable {
     /// Every valid token's record, oldest first.
     func tokens() async throws -> [TokenDocument]
-    /// Issues a token; the token itself is returned this once.
-    func issueToken(role: Role, configs: [ConfigName]?, description: String?) async throws -> (token: String, record: TokenDocument)
+    /// Issues a token reaching `scopes` (nil for everything); the token itself is
+    /// returned this once.
+    func issueToken(role: Role, scopes: [AccessScope]?, description: String?) async throws -> (token: String, record: TokenDocument)
     /// Revokes the token with this id and returns its record; `keyNotFound` when there is none.
     func revokeToken(id: String) async throws -> TokenDocument
+}
+
+extension TokenAdministration {
+    /// Issues a token on whole `configs` (nil for all).
+    public func issueToken(role: Role, configs: [ConfigName]?, description: String?) async throws -> (token: String, record: TokenDocument) {
+        try await issueToken(role: role, scopes: configs?.map { AccessScope(config: $0) }, description: description)
+    }
 }
 
 extension TokenStore {

@@ -40,8 +40,12 @@ public struct ItemDocument: Codable, Hashable, Sendable {
 public struct TokenDocument: Codable, Hashable, Sendable {
     public var id: String
     public var role: Role
-    /// The configs it may touch; absent for all.
+    /// The configs it reaches at all; absent for all. A config here may be reached only
+    /// under some prefixes: ``scopes`` says where.
     public var configs: [String]?
+    /// Where it reaches (``AccessScope`` text: `demo`, `demo:/app/`,
+    /// `demo:etcd:/registry/`); absent for everything.
+    public var scopes: [String]?
     public var description: String?
     public var createdAt: Date
 
@@ -50,6 +54,7 @@ public struct TokenDocument: Codable, Hashable, Sendable {
         id = token.id
         role = token.role
         configs = token.configs?.map(\.rawValue)
+        scopes = token.scopes?.map(\.description)
         description = token.description
         createdAt = token.createdAt
     }

@@ -160,6 +160,8 @@ enum Attribute: String, CaseIterable, Sendable {
     // Tokens.
     case tokenHash = "hash"
     case role
+    /// The token's scopes as text (`demo`, `demo:/app/`, `demo:etcd:/registry/`); named
+    /// `configs` from when a scope was a config name, which still reads as one.
     case tokenConfigs = "configs"
     case tokenDescription = "description"
 

@@ -20,7 +20,9 @@ extension DynamoDBStore: TokenStore {
         item[.tokenHash] = .b(token.hash)
         item[.role] = .s(token.role.rawValue)
         item[.created] = .number(token.createdAt.milliseconds)
-        if let configs = token.configs { item[.tokenConfigs] = .l(configs.map { .s($0.rawValue) }) }
+        // The scopes' text, where a whole config is its bare name: items written before
+        // prefix scopes read back as they meant.
+        if let scopes = token.scopes { item[.tokenConfigs] = .l(scopes.map { .s($0.description) }) }
         if let description = token.description { item[.tokenDescription] = .s(description) }
         let input = PutItemInput(table: connection.table, item: item, condition: .itemAbsent)
         do {
@@ -70,11 +72,12 @@ extension DynamoDBStore: TokenStore {
 
     private static func token(_ item: Attributes) -> AccessToken? {
         guard let id = item[.sk]?.string, let hash = item[.tokenHash]?.data, let created = item[.created]?.int64 else { return nil }
-        var configs: [ConfigName]?
-        if case .l(let names)? = item[.tokenConfigs] { configs = names.compactMap { $0.string.flatMap { try? ConfigName($0) } } }
+        // A scope that does not parse is left out: the token reaches less, never more.
+        var scopes: [AccessScope]?
+        if case .l(let texts)? = item[.tokenConfigs] { scopes = texts.compactMap { $0.string.flatMap { try? AccessScope($0) } } }
         return AccessToken(
             id: id, hash: hash, role: item[.role]?.string.flatMap(Role.init(rawValue:)) ?? .read,
-            configs: configs, description: item[.tokenDescription]?.string, createdAt: Date(milliseconds: created)
+            scopes: scopes, description: item[.tokenDescription]?.string, createdAt: Date(milliseconds: created)
         )
     }
 }

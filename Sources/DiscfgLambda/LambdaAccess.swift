@@ -20,11 +20,28 @@ public struct LambdaAccess: Sendable, Equatable {
         public static let token = Modes(rawValue: 2)
     }
 
-    /// One `PATTERN=ROLE[@cfg+cfg]` rule.
+    /// One `PATTERN=ROLE[@SCOPE+SCOPE]` rule (``RoleGrant``: a scope is a config, `demo`,
+    /// or a prefix, `demo:/app/` or `demo:etcd:/registry/`).
     public struct Rule: Sendable, Equatable {
         public var pattern: String
         public var role: Role
-        public var configs: [ConfigName]?
+        /// Where the role reaches; nil for everything.
+        public var scopes: [AccessScope]?
+
+        /// A rule over `scopes` (nil for everything).
+        public init(pattern: String, role: Role, scopes: [AccessScope]?) {
+            self.pattern = pattern
+            self.role = role
+            self.scopes = scopes
+        }
+
+        /// A rule over whole `configs` (nil for all).
+        public init(pattern: String, role: Role, configs: [ConfigName]? = nil) {
+            self.init(pattern: pattern, role: role, scopes: configs?.map { AccessScope(config: $0) })
+        }
+
+        /// The configs it reaches at all; nil for all.
+        public var configs: [ConfigName]? { AccessGrant(role: role, scopes: scopes).configs }
     }
 
     /// Accepted credentials; empty means no authentication at all.
@@ -72,7 +89,7 @@ public struct LambdaAccess: Sendable, Equatable {
         }
     }
 
-    /// Parses `PATTERN=ROLE[@cfg+cfg],…`; IAM names may hold `=`, so the last one splits.
+    /// Parses `PATTERN=ROLE[@SCOPE+SCOPE],…`; IAM names may hold `=`, so the last one splits.
     static func parseRules(_ text: String) throws -> [Rule] {
         try text.split(separator: ",").compactMap { entry -> Rule? in
             let entry = entry.trimmingCharacters(in: .whitespaces)
@@ -84,14 +101,14 @@ public struct LambdaAccess: Sendable, Equatable {
             let grant = try RoleGrant.parse(entry[entry.index(after: split)...], entry: entry) { message in
                 DiscfgError.invalid("DISCFG_IAM_ROLES", "DISCFG_IAM_ROLES: \(message)")
             }
-            return Rule(pattern: pattern, role: grant.role, configs: grant.configs)
+            return Rule(pattern: pattern, role: grant.role, scopes: grant.scopes)
         }
     }
 
     /// The caller for an IAM principal, or nil when it may not call at all.
     public func caller(forPrincipal arn: String) -> Caller? {
         if let rule = rules.first(where: { Self.matches(arn, pattern: $0.pattern) }) {
-            return Caller(name: "iam:\(arn)", role: rule.role, configs: rule.configs, principal: Principal(kind: .iam, id: arn))
+            return Caller(name: "iam:\(arn)", role: rule.role, scopes: rule.scopes, principal: Principal(kind: .iam, id: arn))
         }
         return defaultRole.map { Caller(name: "iam:\(arn)", role: $0, principal: Principal(kind: .iam, id: arn)) }
     }

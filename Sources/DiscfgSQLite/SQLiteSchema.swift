@@ -68,6 +68,9 @@ enum SQLiteSchema {
         .sql(attribution),
     ]
 
+    /// `configs` holds a JSON array of the token's scopes (`demo`, `demo:/app/`,
+    /// `demo:etcd:/registry/`); a bare config name, all a row held before prefix scopes,
+    /// is the whole config, so those rows need no migration.
     static let tokens = """
     CREATE TABLE IF NOT EXISTS tokens (
         id TEXT PRIMARY KEY,

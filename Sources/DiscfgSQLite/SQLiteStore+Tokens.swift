@@ -3,7 +3,9 @@ import Foundation
 
 extension SQLiteStore: TokenStore {
     public func saveToken(_ token: AccessToken) async throws {
-        let configs = try token.configs.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
+        // The `configs` column holds the scopes' text: a whole config is its bare name, so
+        // the rows written before prefix scopes read back as they meant.
+        let configs = try token.scopes.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try await writer.write { connection in
             let inserted = try connection.run(
                 "INSERT OR IGNORE INTO tokens (id, hash, role, configs, description, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -47,7 +49,7 @@ extension SQLiteStore: TokenStore {
     private static func token(_ row: SQLiteRow) throws -> AccessToken {
         AccessToken(
             id: row.text(0), hash: row.blob(1), role: Role(rawValue: row.text(2)) ?? .read,
-            configs: try row.optionalText(3).map { try JSONDecoder().decode([ConfigName].self, from: Data($0.utf8)) },
+            scopes: try row.optionalText(3).map { try JSONDecoder().decode([AccessScope].self, from: Data($0.utf8)) },
             description: row.optionalText(4), createdAt: Date(milliseconds: row.integer(5))
         )
     }

@@ -88,6 +88,11 @@ struct AccessScopeTests {
         #expect(!scope.covers(KeyRange.all))
         #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: nil)))
         #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: EtcdKeyPath.path(Array("/registrz".utf8)))))
+        #expect(scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: EtcdKeyPath.path(Array("/registry/b".utf8)))))
+        // A prefix of 0xFF bytes reaches every key from it on, as etcd's prefix range does.
+        let top = try AccessScope(config: demo, etcdPrefix: [0x61, 0xFF])
+        #expect(top.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0xFF]), upper: EtcdKeyPath.path([0x62]))))
+        #expect(!top.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0xFE]), upper: EtcdKeyPath.path([0x62]))))
     }
 
     @Test func aGrantAnswersKeysPrefixesAndConfigs() throws {
