@@ -285,12 +285,19 @@ struct TokenCommand: AsyncParsableCommand {
         export), write (also set, delete, import), admin (also create, update and \
         delete configs).
 
+        --scope limits a token to a config (myapp), to the key /app and the keys \
+        under /app/ of it (myapp:/app/; never /apple), or to the etcd API's keys \
+        starting with the bytes /registry/ (myapp:etcd:/registry/). A request \
+        reaching past every scope (a list or watch of /, a txn with one key \
+        outside) is refused with 403, never narrowed.
+
         Once a token has been created, a server in --auth auto requires tokens \
         even after every token is revoked; 'discfg token forget' (with no valid \
         token left) opens it to this machine again.
 
         Examples:
           discfg token create --role read --scope myapp-prod --description "web"
+          discfg token create --role write --scope myapp-prod:/app/feature/
           discfg token list
           discfg token revoke 3f9a0c12b7de
           discfg token forget --yes
@@ -306,18 +313,21 @@ struct TokenCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
         @Option(name: .long, help: "read, write or admin.") var role: Role
-        @Option(name: .customLong("scope"), help: ArgumentHelp("Limit the token to this config (repeatable).", valueName: "config"), completion: ShellCompletion.configs)
+        @Option(name: .customLong("scope"), help: ArgumentHelp(
+            "Limit the token to a config (myapp), the keys under a prefix in it (myapp:/app/) or the etcd keys under an etcd prefix (myapp:etcd:/registry/); repeatable.",
+            valueName: "scope"
+        ), completion: ShellCompletion.configs)
         var scopes: [String] = []
         @Option(name: .long, help: "Who holds it, for 'token list'.") var description: String?
 
         func run() async throws {
             try await global.run("token-create") { output in
-                let configs = try scopes.isEmpty ? nil : scopes.map(ConfigName.init)
-                let (token, record) = try await global.openTokenAdministration().issueToken(role: role, configs: configs, description: description)
+                let scopes = try scopes.isEmpty ? nil : scopes.map(AccessScope.init)
+                let (token, record) = try await global.openTokenAdministration().issueToken(role: role, scopes: scopes, description: description)
                 output.emit(Envelope(issuedToken: token, record: record)) {
                     """
                     \(token)
-                    (token \(record.id), role \(record.role.rawValue)\(record.configs.map { ", configs " + $0.joined(separator: ",") } ?? ""); it is not shown again)
+                    (token \(record.id), role \(record.role.rawValue)\(record.scopes.map { ", scopes " + $0.joined(separator: ",") } ?? ""); it is not shown again)
                     """
                 }
             }
@@ -336,8 +346,8 @@ struct TokenCommand: AsyncParsableCommand {
                     guard !tokens.isEmpty else { return "no tokens; create one with 'discfg token create --role read'" }
                     let now = Date()
                     return Show.table(
-                        ["ID", "ROLE", "CONFIGS", "CREATED", "DESCRIPTION"],
-                        tokens.map { [$0.id, $0.role.rawValue, $0.configs?.joined(separator: ",") ?? "*", Show.relative($0.createdAt, now: now), $0.description ?? ""] }
+                        ["ID", "ROLE", "SCOPES", "CREATED", "DESCRIPTION"],
+                        tokens.map { [$0.id, $0.role.rawValue, ($0.scopes ?? $0.configs)?.joined(separator: ",") ?? "*", Show.relative($0.createdAt, now: now), $0.description ?? ""] }
                     )
                 }
             }
