@@ -1,6 +1,12 @@
 /// How many events a watcher reads from history at a time.
 let watchBatchSize = 500
 
+/// How long each of a watch's reads may take: a store that stops answering (a DynamoDB
+/// endpoint gone silent) ends its watches with `unavailable` within it, instead of after
+/// every retry of its client, so the server's read views stop answering from what they
+/// last knew and callers are told the store is unavailable.
+public let watchReadTimeout = Duration.seconds(5)
+
 extension ConfigStore {
     /// Builds a watch from ``events(in:scope:from:limit:)`` and wake-ups: read every
     /// event from the start revision on, then sleep until woken and read again.
@@ -17,11 +23,13 @@ extension ConfigStore {
             let task = Task {
                 do {
                     var next: Revision
-                    if let from { next = from } else { next = try await configInfo(config).revision.next }
+                    if let from { next = from } else { next = try await Deadline.within(.after(watchReadTimeout)) { try await configInfo(config) }.revision.next }
                     var wakeIterator = subscription.wakeUps.makeAsyncIterator()
                     while !Task.isCancelled {
                         if subscription.configDeleted { throw DiscfgError.configNotFound(config) }
-                        let batch = try await events(in: config, scope: scope, from: next, limit: watchBatchSize)
+                        let batch = try await Deadline.within(.after(watchReadTimeout)) {
+                            try await events(in: config, scope: scope, from: next, limit: watchBatchSize)
+                        }
                         if subscription.configDeleted { throw DiscfgError.configNotFound(config) }
                         for event in batch.events { continuation.yield(event) }
                         next = Swift.max(next, batch.through.next)

@@ -56,7 +56,8 @@ final class WatchedConfigs: Sendable {
         var changed = false
         var due: [ConfigName] = []
         for (config, seen) in configs {
-            guard let meta = try? await store.meta(config, consistent: true) else {
+            // Bounded as a watch's reads are: a silent endpoint wakes the watchers within it.
+            guard let meta = try? await Deadline.within(.after(watchReadTimeout), { try await store.meta(config, consistent: true) }) else {
                 // Gone (or unreadable): wake watchers so they find out for themselves.
                 polled.withLock { _ = $0.removeValue(forKey: config) }
                 changed = true
