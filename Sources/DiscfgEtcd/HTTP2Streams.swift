@@ -4,7 +4,9 @@ import NIOCore
 /// connection's and each stream's send windows, DATA queued while a window is closed
 /// (in the order streams waited for the connection's window), and each answer's
 /// trailers after its last DATA. Part of ``HTTP2Connection``, which owns it privately;
-/// its own state is private too, so a window or a queue changes only here.
+/// its own state is private too, so a window or a queue changes only here. Streams are
+/// objects (``HTTP2Stream``), so a copy of this value shares them: the connection that
+/// owns it is never copied.
 struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     typealias Stream = HTTP2Stream<Context, Block>
 
@@ -14,11 +16,9 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     var count: Int { open.count }
     var isEmpty: Bool { open.isEmpty }
-    /// Stream `id`'s fields, read in place (a copy of the whole stream would cost a
-    /// copy of its queue and trailers, for every frame).
-    func read<T>(_ id: UInt32, _ field: (borrowing Stream) -> T) -> T? {
-        guard let index = open.index(forKey: id) else { return nil }
-        return field(open.values[index])
+    /// Stream `id`'s fields.
+    func read<T>(_ id: UInt32, _ field: (Stream) -> T) -> T? {
+        open[id].map(field)
     }
     var all: Dictionary<UInt32, Stream>.Values { open.values }
 
@@ -29,7 +29,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     /// Forgets a stream; what its waiting DATA held goes back to `budget`, and the
     /// promises of that DATA fail.
     mutating func remove(_ id: UInt32, budget: ConnectionBudget) -> Stream? {
-        guard var stream = open.removeValue(forKey: id) else { return nil }
+        guard let stream = open.removeValue(forKey: id) else { return nil }
         while let item = stream.queued?.popFirst() {
             budget.give(item.charge)
             item.promise?.fail(CancellationError())
@@ -48,31 +48,31 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     /// DATA of `count` bytes read on open stream `id`: its context, and the stream's
     /// WINDOW_UPDATE increment due; nil when the stream is not open here.
     mutating func receivedData(_ count: Int, on id: UInt32, endStream: Bool) throws(HTTP2Wire.Violation) -> (Context, increment: Int?)? {
-        guard let index = open.index(forKey: id) else { return nil }
-        guard open.values[index].state == .open else { throw .stream(id, .streamClosed, "DATA after the client ended the stream") }
-        let increment = try open.values[index].windows.received(count, on: id, endStream: endStream)
-        if endStream { open.values[index].state = .halfClosedRemote }
-        return (open.values[index].context, increment)
+        guard let stream = open[id] else { return nil }
+        guard stream.state == .open else { throw .stream(id, .streamClosed, "DATA after the client ended the stream") }
+        let increment = try stream.windows.received(count, on: id, endStream: endStream)
+        if endStream { stream.state = .halfClosedRemote }
+        return (stream.context, increment)
     }
 
     /// The client's trailers on open stream `id`, which end its side.
     mutating func receivedTrailers(on id: UInt32) throws(HTTP2Wire.Violation) -> Context {
-        guard let index = open.index(forKey: id), open.values[index].state == .open else {
+        guard let stream = open[id], stream.state == .open else {
             throw .stream(id, .streamClosed, "HEADERS after the client ended the stream")
         }
-        open.values[index].state = .halfClosedRemote
-        return open.values[index].context
+        stream.state = .halfClosedRemote
+        return stream.context
     }
 
     /// The client's initial window changed by `change`: every stream's send window too.
     mutating func initialWindowChanged(by change: Int) throws(HTTP2Wire.Violation) {
-        for index in open.indices { try open.values[index].windows.update(by: change, on: open.keys[index], settings: true) }
+        for (id, stream) in open { try stream.windows.update(by: change, on: id, settings: true) }
     }
 
     /// The client's WINDOW_UPDATE of stream `id`; false when the stream is not open.
     mutating func windowUpdate(_ id: UInt32, by increment: Int) throws(HTTP2Wire.Violation) -> Bool {
-        guard open[id] != nil else { return false }
-        try open[id]!.windows.update(by: increment, on: id)
+        guard let stream = open[id] else { return false }
+        try stream.windows.update(by: increment, on: id)
         return true
     }
 
@@ -89,8 +89,8 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     /// Writes `block` as stream `id`'s answer HEADERS; false when the stream is gone.
     mutating func sendHeaders(_ block: Block, on id: UInt32, output: inout HTTP2Output) -> Bool {
-        guard let index = open.index(forKey: id) else { return false }
-        open.values[index].sentHeaders = true
+        guard let stream = open[id] else { return false }
+        stream.sentHeaders = true
         output.headers(block, on: id, endStream: false)
         return true
     }
@@ -107,26 +107,26 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
         on id: UInt32, length: Int, charge: Int, promise: EventLoopPromise<Void>?,
         flow: inout HTTP2FlowControl, output: inout HTTP2Output, write: (inout ByteBuffer) -> Void
     ) -> DataOutcome {
-        guard let index = open.index(forKey: id) else { return .streamGone }
-        if !open.values[index].hasQueued, length <= min(flow.sendWindow, open.values[index].windows.sendWindow, output.maxFrameSize) {
+        guard let stream = open[id] else { return .streamGone }
+        if !stream.hasQueued, length <= min(flow.sendWindow, stream.windows.sendWindow, output.maxFrameSize) {
             // Room for it now: written straight into the connection's output.
             output.data(id, length: length, write)
             flow.sent(length)
-            open.values[index].windows.sent(length)
+            stream.windows.sent(length)
             output.answer(promise, charge: charge)
             return .sent
         }
         var framed = ByteBufferAllocator().buffer(capacity: length)
         write(&framed)
-        if open.values[index].queued == nil { open.values[index].queued = CircularBuffer(initialCapacity: 4) }
-        open.values[index].queued!.append(QueuedData(bytes: framed, promise: promise, charge: charge))
+        if stream.queued == nil { stream.queued = CircularBuffer(initialCapacity: 4) }
+        stream.queued!.append(QueuedData(bytes: framed, promise: promise, charge: charge))
         return .queued
     }
 
     /// Decides stream `id`'s end: `trailers`, sent once its DATA left.
     mutating func setTrailers(_ trailers: Block, on id: UInt32) -> Bool {
-        guard let index = open.index(forKey: id), open.values[index].trailers == nil else { return false }
-        open.values[index].trailers = trailers
+        guard let stream = open[id], stream.trailers == nil else { return false }
+        stream.trailers = trailers
         return true
     }
 
@@ -134,33 +134,33 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     /// left, its trailers, which end it: returns the stream then, removed. `now` starts
     /// the clock of DATA left waiting on a window.
     mutating func sendQueued(_ id: UInt32, now: @autoclosure () -> NIODeadline, flow: inout HTTP2FlowControl, output: inout HTTP2Output) -> Stream? {
-        guard let index = open.index(forKey: id) else { return nil }
+        guard let stream = open[id] else { return nil }
         var sent = false
-        while var first = open.values[index].queued?.first {
-            let room = min(flow.sendWindow, open.values[index].windows.sendWindow, output.maxFrameSize)
+        while var first = stream.queued?.first {
+            let room = min(flow.sendWindow, stream.windows.sendWindow, output.maxFrameSize)
             guard room > 0 else {
                 // WINDOW_UPDATE lets it go on: the stream's, or the connection's. Until
                 // then the clock of the write timeout runs (from the last byte sent).
                 if flow.sendWindow <= 0, !blocked.contains(id) { blocked.append(id) }
-                if sent || open.values[index].waitingSince == nil { open.values[index].waitingSince = now() }
+                if sent || stream.waitingSince == nil { stream.waitingSince = now() }
                 return nil
             }
             sent = true
             let count = min(room, first.bytes.readableBytes)
             output.data(id, first.bytes.readSlice(length: count)!)
             flow.sent(count)
-            open.values[index].windows.sent(count)
+            stream.windows.sent(count)
             if first.bytes.readableBytes == 0 {
-                open.values[index].queued!.removeFirst()
+                stream.queued!.removeFirst()
                 output.answer(first.promise, charge: first.charge)
             } else {
-                open.values[index].queued![open.values[index].queued!.startIndex] = first
+                stream.queued![stream.queued!.startIndex] = first
             }
         }
-        open.values[index].waitingSince = nil
-        guard let trailers = open.values[index].trailers else { return nil }
+        stream.waitingSince = nil
+        guard let trailers = stream.trailers else { return nil }
         output.headers(trailers, on: id, endStream: true)
-        let stream = open.remove(at: index).value
+        open[id] = nil
         // The answer is whole: the client need not send the rest of its request.
         if stream.state == .open { output.reset(id, .noError) }
         return stream
