@@ -2,33 +2,56 @@ import DiscfgCore
 import GRPCCore
 import Synchronization
 
-/// Who may call the etcd API, which has no authentication of its own yet: everyone it
-/// listens to, or nobody while the store's bearer tokens are required, followed live.
+/// Who may call the etcd API: everyone it listens to, or, while the store's bearer
+/// tokens are required, callers that authenticated with one, followed live.
 ///
-/// A server whose REST API requires tokens must not leave the same config open to
-/// anonymous etcd clients, so with tokens required every call is refused, unary and
-/// streaming, new and already open, with the error etcd gives a caller that presents no
-/// user ("etcdserver: user name is empty", `INVALID_ARGUMENT`). Access never fails
-/// open: while the token state cannot be read, calls are refused too (`UNAVAILABLE`).
+/// A caller authenticates as etcd clients do, with `Auth.Authenticate`: its user name is
+/// a discfg token's id and its password the whole token (`etcdctl --user ID --password
+/// dcfg_…`, or `--user ID:dcfg_…`). The answer is an etcd token bound to that discfg
+/// token (``EtcdAccessGate``'s sessions), which later calls carry in their `token`
+/// metadata, and each is allowed by the discfg token's role and scopes (``EtcdCaller``).
+/// A call without one is refused with the error etcd gives a caller that presents no
+/// user ("etcdserver: user name is empty", `INVALID_ARGUMENT`). Access never fails open:
+/// while the token state cannot be read, calls are refused too (`UNAVAILABLE`).
 ///
 /// ```swift
-/// // Open until the first token is created on the store, then closed:
-/// let etcd = EtcdServer(store: store, config: config, host: "127.0.0.1", port: 2379, access: .closedOnceTokensIssued(tokens))
+/// // Open until the first token is created on the store, then tokens are required:
+/// var etcd = EtcdServer(store: store, config: config, host: "127.0.0.1", port: 2379)
+/// etcd.access = .tokensOnceIssued(tokens)
 /// ```
 public enum EtcdAccess: Sendable {
-    /// Every call is served (no tokens are ever required: `--auth none`, or `--insecure`).
+    /// Every call is served, and `Authenticate` answers that authentication is not
+    /// enabled (no tokens are ever required: `--auth none`).
     case open
-    /// Every call is refused (tokens are always required: `--auth token`).
-    case closed
-    /// Calls are served until a token is issued on `tokens`, then refused, as the REST
-    /// API's `--auth auto` requires tokens from then on (until `discfg token forget`).
-    /// The store is read every ``EtcdAccessGate/readInterval``; a refusal starts within
-    /// that and the time of a read, as the REST API's token cache follows the store.
-    case closedOnceTokensIssued(any TokenStore)
+    /// Every call needs an etcd token (tokens are always required: `--auth token`).
+    case tokensRequired(any TokenStore)
+    /// Calls are served until a token is issued on the store, then need an etcd token,
+    /// as the REST API's `--auth auto` requires tokens from then on (until `discfg token
+    /// forget`).
+    case tokensOnceIssued(any TokenStore)
+
+    var tokens: (any TokenStore)? {
+        switch self {
+        case .open: nil
+        case .tokensRequired(let tokens), .tokensOnceIssued(let tokens): tokens
+        }
+    }
+}
+
+/// Whom a call runs as, or why it may not run.
+enum EtcdAdmission {
+    /// A call on a server that requires no tokens now.
+    case anonymous
+    /// A call carrying a valid etcd token.
+    case caller(EtcdCaller)
+    /// A call that is refused, with etcd's error.
+    case refused(RPCError)
 }
 
 /// The etcd API's access rule as its connections ask it, before any method runs: an
-/// answer read from memory, kept current by ``follow()``.
+/// answer read from memory, kept current by ``follow()``. The store's valid tokens are
+/// read every ``readInterval``; a session of a token revoked since is refused from the
+/// next reading, and open streams of it end within ``readInterval`` after that.
 final class EtcdAccessGate: Sendable {
     /// How often the token state is read.
     static let readInterval = Duration.milliseconds(500)
@@ -37,26 +60,35 @@ final class EtcdAccessGate: Sendable {
     /// records as long (`Authenticator`'s cache lifetime).
     static let staleAfter = Duration.seconds(2)
 
-    /// etcd's answer to a call without a user while authentication is on.
-    static let userEmpty = RPCError(code: .invalidArgument, message: "etcdserver: user name is empty")
     /// The answer while the token state cannot be read.
     static let unknown = RPCError(
         code: .unavailable,
         message: "etcdserver: cannot tell whether this server requires tokens (its store did not answer); the etcd API refuses calls until it can"
     )
 
-    private struct Reading {
+    struct Reading {
         var required: Bool
         var at: ContinuousClock.Instant
+        /// The store's valid tokens by id.
+        var tokens: [String: AccessToken]
+    }
+
+    struct State {
+        var reading: Reading?
+        var sessions = EtcdSessions()
     }
 
     let access: EtcdAccess
+    /// The config the etcd API serves: a token whose scopes miss it may authenticate,
+    /// and is refused every other call.
+    let config: ConfigName?
     /// Told when the rule's answer changes, in a sentence for the log.
     private let notice: @Sendable (String) -> Void
-    private let reading = Mutex<Reading?>(nil)
+    let state = Mutex(State())
 
-    init(_ access: EtcdAccess, notice: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(_ access: EtcdAccess, config: ConfigName? = nil, notice: @escaping @Sendable (String) -> Void = { _ in }) {
         self.access = access
+        self.config = config
         self.notice = notice
     }
 
@@ -67,36 +99,64 @@ final class EtcdAccessGate: Sendable {
         return Self.readInterval
     }
 
-    /// Why a call may not run now (`now`, nil for the clock's), or nil when it may.
-    /// Every call asks, twice: only the rule that follows the store reads the clock.
-    func refusal(at now: ContinuousClock.Instant? = nil) -> RPCError? {
-        switch access {
-        case .open: return nil
-        case .closed: return Self.userEmpty
-        case .closedOnceTokensIssued:
-            guard let reading = reading.withLock({ $0 }), reading.at.duration(to: now ?? .now) < Self.staleAfter else { return Self.unknown }
-            return reading.required ? Self.userEmpty : nil
+    /// Whom a call carrying `token` (its `token` metadata, nil without) runs as, or why
+    /// it may not, at `now` (nil for the clock's). `needed` is the role its method needs
+    /// (nil: none, `Authenticate`, which runs anonymously).
+    func admission(token: String?, needs needed: Role?, at now: ContinuousClock.Instant? = nil) -> EtcdAdmission {
+        if case .open = access { return .anonymous }
+        let now = now ?? .now
+        let admission: EtcdAdmission = state.withLock { state in
+            guard let reading = state.reading, reading.at.duration(to: now) < Self.staleAfter else { return .refused(Self.unknown) }
+            guard reading.required, let needed else { return .anonymous }
+            guard let token else { return .refused(EtcdAuthError.userEmpty) }
+            guard let caller = state.sessions.use(token, at: now, valid: reading.tokens) else { return .refused(EtcdAuthError.invalidToken) }
+            guard caller.role >= needed, caller.reachesConfig else { return .refused(EtcdAuthError.permissionDenied) }
+            return .caller(caller)
+        }
+        return admission
+    }
+
+    /// Why a call admitted as `caller` (nil: anonymously) may not go on now, or nil: a
+    /// stream asks before each message and every ``readInterval``, so one whose token is
+    /// revoked, or that was opened before tokens were required, ends.
+    func recheck(_ caller: EtcdCaller?, at now: ContinuousClock.Instant? = nil) -> RPCError? {
+        if case .open = access { return nil }
+        let now = now ?? .now
+        return state.withLock { state in
+            guard let reading = state.reading, reading.at.duration(to: now) < Self.staleAfter else { return Self.unknown }
+            guard reading.required else { return nil }
+            guard let caller else { return EtcdAuthError.userEmpty }
+            return state.sessions.use(caller.session, at: now, valid: reading.tokens) === caller ? nil : EtcdAuthError.invalidToken
         }
     }
 
     /// Reads the token state once; a failed read leaves calls refused.
     func read() async {
-        guard case .closedOnceTokensIssued(let tokens) = access else { return }
+        guard let tokens = access.tokens else { return }
         let now = ContinuousClock.now
-        let required: Bool?
+        let reading: Reading?
         do {
-            let issued = try await tokens.tokensWereIssued()
-            required = issued ? true : try await !tokens.listTokens().isEmpty
+            let valid = Dictionary(try await tokens.listTokens().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let required: Bool = switch access {
+            case .tokensRequired: true
+            case .tokensOnceIssued: valid.isEmpty ? try await tokens.tokensWereIssued() : true
+            case .open: false
+            }
+            reading = Reading(required: required, at: now, tokens: valid)
         } catch {
-            required = nil
+            reading = nil
         }
-        let before = reading.withLock { reading in
-            defer { reading = required.map { Reading(required: $0, at: now) } }
-            return reading?.required
+        let before = state.withLock { state in
+            defer {
+                state.reading = reading
+                state.sessions.sweep(at: now, valid: reading?.tokens ?? [:])
+            }
+            return state.reading?.required
         }
-        switch (before, required) {
-        case (false, true?), (nil, true?): notice("tokens are required: the etcd API has no authentication yet and refuses every call")
-        case (true, false?): notice("tokens are no longer required: the etcd API serves calls again")
+        switch (before, reading?.required) {
+        case (false, true?), (nil, true?):
+            notice("tokens are required: etcd calls need a token from Auth.Authenticate, with a discfg token's id as user name and the token as password")
+        case (true, false?): notice("tokens are no longer required: the etcd API serves calls without them")
         case (_?, nil): notice("the token state could not be read: the etcd API refuses every call until it can")
         default: break
         }
@@ -104,7 +164,7 @@ final class EtcdAccessGate: Sendable {
 
     /// Reads the token state every ``readInterval`` until the task is cancelled.
     func follow() async {
-        guard case .closedOnceTokensIssued = access else { return }
+        guard access.tokens != nil else { return }
         while !Task.isCancelled {
             try? await Task.sleep(for: Self.readInterval)
             await read()

@@ -8,9 +8,14 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
     let leases: EtcdLeases
+    /// Whether calls may run as an authenticated caller (``EtcdCaller/current``), whose
+    /// scopes are then checked; false on a server that requires no tokens, which then
+    /// reads no caller.
+    var authenticates = false
 
     func range(request: Etcdserverpb_RangeRequest, context: ServerContext) async throws -> Etcdserverpb_RangeResponse {
-        try await backend.answering {
+        if authenticates, let caller = EtcdCaller.current { try caller.authorize(key: request.key, rangeEnd: request.rangeEnd) }
+        return try await backend.answering {
             let result = try await backend.range(Self.query(request))
             var response = Etcdserverpb_RangeResponse()
             response.header = identity.header(result.revision)
@@ -22,7 +27,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func put(request: Etcdserverpb_PutRequest, context: ServerContext) async throws -> Etcdserverpb_PutResponse {
-        try await backend.answering {
+        if authenticates, let caller = EtcdCaller.current { try caller.authorize(key: request.key, rangeEnd: Data()) }
+        return try await backend.answering {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
             guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
             let key = try EtcdKeys.key(request.key)
@@ -76,7 +82,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func deleteRange(request: Etcdserverpb_DeleteRangeRequest, context: ServerContext) async throws -> Etcdserverpb_DeleteRangeResponse {
-        try await backend.answering {
+        if authenticates, let caller = EtcdCaller.current { try caller.authorize(key: request.key, rangeEnd: request.rangeEnd) }
+        return try await backend.answering {
             let result = try await backend.transact(Transaction(success: [try Self.delete(key: request.key, rangeEnd: request.rangeEnd)]))
             var response = Etcdserverpb_DeleteRangeResponse()
             response.header = identity.header(result.revision)
@@ -90,7 +97,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func txn(request: Etcdserverpb_TxnRequest, context: ServerContext) async throws -> Etcdserverpb_TxnResponse {
-        try await backend.answering {
+        if authenticates, let caller = EtcdCaller.current { try caller.authorize(request) }
+        return try await backend.answering {
             let limit = Limits.maxTransactionOperations
             guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else { throw EtcdError.tooManyOperations }
             var attachments: [Int64: String] = [:]
@@ -131,8 +139,11 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         }
     }
 
+    /// Needs the admin role (``EtcdCaller/needed(by:)``) and every key of the config:
+    /// compaction drops history of keys outside any scope too.
     func compact(request: Etcdserverpb_CompactionRequest, context: ServerContext) async throws -> Etcdserverpb_CompactionResponse {
-        try await backend.answering {
+        if authenticates, let caller = EtcdCaller.current { try caller.requireWholeConfig() }
+        return try await backend.answering {
             let info = try await backend.compact(request.revision)
             var response = Etcdserverpb_CompactionResponse()
             response.header = identity.header(info.revision)

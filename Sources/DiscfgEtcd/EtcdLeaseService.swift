@@ -7,6 +7,19 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
     let leases: EtcdLeases
+    /// Whether calls may run as an authenticated caller (``EtcdCaller/current``): a
+    /// scoped caller may revoke a lease, or list its keys, only when it reaches every
+    /// key attached to it.
+    var authenticates = false
+
+    /// Refuses a scoped caller a lease holding a key outside its scopes.
+    private func authorizeKeys(of id: Int64) async throws {
+        guard authenticates, let caller = EtcdCaller.current, caller.intervals != nil, let lease = await leases.timeToLive(id) else { return }
+        for key in lease.keys {
+            guard let bytes = EtcdKeys.bytes(key.path) else { continue }
+            try caller.authorize(key: Data(bytes), rangeEnd: Data())
+        }
+    }
 
     func leaseGrant(request: Etcdserverpb_LeaseGrantRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseGrantResponse {
         try await backend.answering {
@@ -20,7 +33,8 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     }
 
     func leaseRevoke(request: Etcdserverpb_LeaseRevokeRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseRevokeResponse {
-        try await backend.answering {
+        try await authorizeKeys(of: request.id)
+        return try await backend.answering {
             let revision = try await leases.revoke(request.id)
             var response = Etcdserverpb_LeaseRevokeResponse()
             response.header = identity.header(revision)
@@ -44,7 +58,8 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     }
 
     func leaseTimeToLive(request: Etcdserverpb_LeaseTimeToLiveRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseTimeToLiveResponse {
-        try await backend.answering {
+        if request.keys { try await authorizeKeys(of: request.id) }
+        return try await backend.answering {
             var response = Etcdserverpb_LeaseTimeToLiveResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.id = request.id

@@ -8,18 +8,20 @@ import GRPCCore
 /// a declared method as the kind it is declared (unary or bidirectional streaming), and
 /// every declared method must be bound, or the server does not start
 /// (``problems(_:)``). A method added to the protos is then either served or refused
-/// out loud, never missing from the table unnoticed.
+/// out loud, never missing from the table unnoticed. etcd's `Auth` calls discfg does not
+/// serve (user and role management) are bound apart, to a refusal naming `discfg token`
+/// (``EtcdAuthService/refused``).
 enum EtcdMethodTable {
     /// Every method the generated server code declares.
     static var declared: [MethodDescriptor] {
         Etcdserverpb_KV.Method.descriptors + Etcdserverpb_Watch.Method.descriptors + Etcdserverpb_Lease.Method.descriptors
-            + Etcdserverpb_Maintenance.Method.descriptors + Etcdserverpb_Cluster.Method.descriptors
+            + Etcdserverpb_Maintenance.Method.descriptors + Etcdserverpb_Cluster.Method.descriptors + Etcdserverpb_Auth.Method.descriptors
     }
 
     /// The table of the services' methods.
     static func methods(
         kv: EtcdKVService, lease: EtcdLeaseService, watch: EtcdWatchService,
-        maintenance: EtcdMaintenanceService, cluster: EtcdClusterService
+        maintenance: EtcdMaintenanceService, cluster: EtcdClusterService, auth: EtcdAuthService
     ) -> [String: GRPCMethod] {
         let bound: [GRPCMethod] = [
             .unary(Etcdserverpb_KV.Method.Range.descriptor) { try await kv.range(request: $0, context: $1) },
@@ -35,10 +37,11 @@ enum EtcdMethodTable {
             .unary(Etcdserverpb_Lease.Method.LeaseLeases.descriptor) { try await lease.leaseLeases(request: $0, context: $1) },
             .unary(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: $0, context: $1) },
             .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: $0, context: $1) },
+            .unary(Etcdserverpb_Auth.Method.Authenticate.descriptor) { try await auth.authenticate(request: $0, context: $1) },
         ]
         let problems = problems(bound)
         precondition(problems.isEmpty, "the etcd API's method table differs from the generated server code: \(problems.joined(separator: "; "))")
-        return Dictionary(uniqueKeysWithValues: bound.map { (path($0.descriptor), $0) })
+        return Dictionary(uniqueKeysWithValues: (bound + EtcdAuthService.refused).map { (path($0.descriptor), $0) })
     }
 
     /// How `bound` differs from ``declared``: a method bound twice, not declared, bound

@@ -7,7 +7,8 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The etcd v3 gRPC API over one config of a store (`discfg serve --etcd HOST:PORT`):
-/// `KV`, `Watch`, `Maintenance.Status` and `Cluster.MemberList`, over HTTP/2, plain or under TLS (``tls``).
+/// `KV`, `Watch`, `Lease`, `Maintenance.Status`, `Cluster.MemberList` and `Auth.Authenticate`
+/// (with discfg tokens, ``access``), over HTTP/2, plain or under TLS (``tls``).
 /// A `Service`: it stops when the service group shuts down.
 ///
 /// ```swift
@@ -41,8 +42,8 @@ public struct EtcdServer: Service {
     public let maxWatchers: Int
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
-    /// Who may call: everyone, or nobody while the store's tokens are required
-    /// (``EtcdAccess``), followed live. Open unless set.
+    /// Who may call: everyone, or while the store's tokens are required, callers that
+    /// authenticated with one (``EtcdAccess``), followed live. Open unless set.
     public var access = EtcdAccess.open
     /// The history the config keeps when this server creates it (an existing config
     /// keeps its own, and ``notice`` is told when it differs).
@@ -56,7 +57,8 @@ public struct EtcdServer: Service {
     /// How long a call may take before it is answered `UNAVAILABLE`, and the log that
     /// has the details of failures callers are told in general terms (``FailurePolicy``).
     public var requestTimeout: Duration = .seconds(30), logger = Logger(label: "discfg.etcd")
-    /// Whether to listen off loopback although the API has no authentication (`--insecure`).
+    /// Whether to listen off loopback although calls need no credentials there: tokens
+    /// are not required, nor client certificates (`--insecure`).
     public var openToRemotePeers = false
     /// TLS for every connection, with ALPN `h2` as etcd offers it (`serve --tls-cert`,
     /// `--tls-key`, `--tls-client-ca`); nil for plain HTTP/2. Its files are read again by
@@ -88,12 +90,12 @@ public struct EtcdServer: Service {
     }
 
     public func run() async throws {
-        try Self.checkBindSafety(host: host, tls: tls, allowsPlaintext: allowsPlaintextOffLoopback, openToRemotePeers: openToRemotePeers)
-        let gate = EtcdAccessGate(access, notice: notice)
+        let gate = EtcdAccessGate(access, config: config, notice: notice)
         // Known before the first connection: a server that starts with tokens required
-        // refuses from its first call.
+        // refuses calls without one from the first.
         await gate.read()
-        if case .closed = access { notice("tokens are always required: the etcd API has no authentication yet and refuses every call") }
+        let requiresTokens = gate.state.withLock { $0.reading?.required == true }
+        try Self.checkBindSafety(host: host, tls: tls, allowsPlaintext: allowsPlaintextOffLoopback, openToRemotePeers: openToRemotePeers, requiresTokens: requiresTokens)
         let following = Task { await gate.follow() }
         defer { following.cancel() }
         var backend = EtcdBackend(store: store, config: config)
@@ -111,13 +113,17 @@ public struct EtcdServer: Service {
         let display = host.contains(":") ? "[\(host)]" : host
         let scheme = tls == nil ? "http" : "https"
         let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("\(scheme)://\(display):\(port)"))
+        let authenticates = access.tokens != nil
         let methods = EtcdMethodTable.methods(
-            kv: EtcdKVService(backend: backend, identity: identity, leases: leases),
-            lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases),
-            watch: EtcdWatchService(backend: backend, identity: identity, backlogBytes: watchBacklogBytes, openWatchers: Budget(limit: maxWatchers)),
+            kv: EtcdKVService(backend: backend, identity: identity, leases: leases, authenticates: authenticates),
+            lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases, authenticates: authenticates),
+            watch: EtcdWatchService(
+                backend: backend, identity: identity, backlogBytes: watchBacklogBytes, openWatchers: Budget(limit: maxWatchers), authenticates: authenticates
+            ),
             maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
-            cluster: cluster
-        ).mapValues { $0.guarded(by: { gate.refusal() }, recheckingEvery: gate.recheckInterval) }
+            cluster: cluster,
+            auth: EtcdAuthService(backend: backend, identity: identity, gate: gate)
+        ).mapValues { $0.guarded(by: gate, needs: EtcdCaller.needed(by: $0.descriptor.fullyQualifiedMethod)) }
         let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)
         let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout), drain: TimeAmount(Self.drainTimeout))
         let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)

@@ -17,6 +17,9 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
     let openWatchers: Budget
     /// Watchers open on each connection, by its peer's address.
     let byConnection = ConnectionWatchers()
+    /// Whether streams may run as an authenticated caller (``EtcdCaller/current``), whose
+    /// scopes each create is checked against.
+    var authenticates = false
 
     /// The most watchers one stream holds; a create past them is refused with a reason.
     /// etcd has no such cap; clients open one stream per context, and a thousand
@@ -52,9 +55,22 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
             openWatchers.give(watchers.count)
             byConnection.give(watchers.count, of: connection)
         }
+        let caller = authenticates ? EtcdCaller.current : nil
         for try await message in request {
             switch message.requestUnion {
             case .createRequest(let create)?:
+                if let caller, !caller.permits(watch: create) {
+                    // As etcd refuses a watch outside the user's permissions: created and
+                    // canceled at once, with no watcher id.
+                    var refused = Etcdserverpb_WatchResponse()
+                    refused.header = identity.header(try await backend.currentRevision())
+                    refused.watchID = -1
+                    refused.created = true
+                    refused.canceled = true
+                    refused.cancelReason = EtcdAuthError.permissionDenied.message
+                    try await writer.send(refused)
+                    continue
+                }
                 var id = create.watchID
                 if id == 0 {
                     while watchers[nextID] != nil { nextID += 1 }

@@ -12,6 +12,8 @@ final class GRPCCall {
     /// The client's `grpc-timeout`, and the instant on the loop's clock it ends.
     let timeout: Duration?
     let deadline: NIODeadline?
+    /// Whom the call runs as: nil on a server without authentication.
+    let caller: EtcdCaller?
     /// Bytes of request messages not yet whole.
     var pending: ByteBuffer
     /// A unary method's request message.
@@ -26,13 +28,14 @@ final class GRPCCall {
 
     var isStreaming: Bool { method.isStreaming }
 
-    init(id: UInt32, method: GRPCMethod, bytes: StreamBytes, pending: ByteBuffer, timeout: Duration?, deadline: NIODeadline?) {
+    init(id: UInt32, method: GRPCMethod, bytes: StreamBytes, pending: ByteBuffer, timeout: Duration?, deadline: NIODeadline?, caller: EtcdCaller? = nil) {
         self.id = id
         self.method = method
         self.bytes = bytes
         self.pending = pending
         self.timeout = timeout
         self.deadline = deadline
+        self.caller = caller
     }
 
     /// Ends what a call that ended early was doing: its method, its requests.

@@ -39,8 +39,14 @@ extension GRPCConnection {
             }
             timeout = parsed
         }
-        if let refusal = method.refusal() {
-            // The server's access rule (EtcdAccess) refuses every call now.
+        let caller: EtcdCaller?
+        switch method.admission(head.token) {
+        case .anonymous:
+            caller = nil
+        case .caller(let authenticated):
+            caller = authenticated
+        case .refused(let refusal):
+            // The server's access rule (EtcdAccess) refuses the call.
             answerWithoutStream(id, .trailersOnly(refusal), requestEnded: endStream)
             return
         }
@@ -59,7 +65,7 @@ extension GRPCConnection {
             return
         }
         let deadline = timeout.map { now + TimeAmount($0) }
-        let call = GRPCCall(id: id, method: method, bytes: bytes, pending: context.channel.allocator.buffer(capacity: 0), timeout: timeout, deadline: deadline)
+        let call = GRPCCall(id: id, method: method, bytes: bytes, pending: context.channel.allocator.buffer(capacity: 0), timeout: timeout, deadline: deadline, caller: caller)
         machine.accept(id, context: call, endStream: endStream)
         if case .bidirectional(let body) = method.kind {
             let (queued, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
@@ -75,7 +81,7 @@ extension GRPCConnection {
             let callTimeout = timeout
             call.task = Task(executorPreference: executor) {
                 do {
-                    try await GRPCConnection.run(body, requests, writer, serverContext, within: callTimeout)
+                    try await GRPCConnection.run(body, requests, writer, serverContext, within: callTimeout, as: caller)
                     loop.finish(id, nil)
                 } catch {
                     loop.finish(id, error)
@@ -87,19 +93,25 @@ extension GRPCConnection {
 
     /// Runs a unary method within the client's `grpc-timeout`, if it sent one: the store
     /// fits its retries inside it, and the server's request timeout applies within it
-    /// (``Deadline/within(_:_:)`` keeps the earlier).
+    /// (``Deadline/within(_:_:)`` keeps the earlier). An authenticated call runs as its
+    /// caller (nothing is bound for an anonymous one).
     private static func run(
-        _ body: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ request: [UInt8], _ context: ServerContext, within timeout: Duration?
+        _ body: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ request: [UInt8], _ context: ServerContext, within timeout: Duration?,
+        as caller: EtcdCaller?
     ) async throws -> [UInt8] {
+        if let caller { return try await caller.bound { try await run(body, request, context, within: timeout, as: nil) } }
         guard let timeout else { return try await body(request, context) }
         return try await Deadline.within(.after(timeout)) { try await body(request, context) }
     }
 
-    /// Runs a streaming method within the client's `grpc-timeout`, if it sent one.
+    /// Runs a streaming method within the client's `grpc-timeout`, if it sent one, as its
+    /// caller when it has one.
     private static func run(
         _ body: @Sendable (RPCAsyncSequence<[UInt8], any Error>, GRPCResponseWriter, ServerContext) async throws -> Void,
-        _ requests: RPCAsyncSequence<[UInt8], any Error>, _ writer: GRPCResponseWriter, _ context: ServerContext, within timeout: Duration?
+        _ requests: RPCAsyncSequence<[UInt8], any Error>, _ writer: GRPCResponseWriter, _ context: ServerContext, within timeout: Duration?,
+        as caller: EtcdCaller?
     ) async throws {
+        if let caller { return try await caller.bound { try await run(body, requests, writer, context, within: timeout, as: nil) } }
         guard let timeout else { return try await body(requests, writer, context) }
         try await Deadline.within(.after(timeout)) { try await body(requests, writer, context) }
     }
@@ -183,10 +195,10 @@ extension GRPCConnection {
             }
             let loop = LoopBoundConnection(self, context.eventLoop)
             let serverContext = serverContext(call.method, context)
-            let (id, timeout) = (call.id, call.timeout)
+            let (id, timeout, caller) = (call.id, call.timeout, call.caller)
             call.task = Task(executorPreference: executor) {
                 do {
-                    let response = try await GRPCConnection.run(body, request, serverContext, within: timeout)
+                    let response = try await GRPCConnection.run(body, request, serverContext, within: timeout, as: caller)
                     loop.respond(id, response)
                 } catch {
                     loop.finish(id, error)

@@ -1,3 +1,4 @@
+import DiscfgCore
 import GRPCCore
 import NIOCore
 import SwiftProtobuf
@@ -13,11 +14,10 @@ struct GRPCMethod: Sendable {
 
     let descriptor: MethodDescriptor
     let kind: Kind
-    /// Why a call may not run now (the server's ``EtcdAccess``), or nil: the connection
-    /// asks before it opens a stream for the call, and a stream asks again before each
-    /// message it reads or writes, so a stream opened before the answer changed ends at
-    /// its next message.
-    var refusal: @Sendable () -> RPCError? = { nil }
+    /// Whom a call carrying this `token` metadata (nil without) runs as, or why it may
+    /// not run now (the server's ``EtcdAccess``): the connection asks before it opens a
+    /// stream for the call, and binds the caller (``EtcdCaller/bound(_:)``) around it.
+    var admission: @Sendable (_ token: String?) -> EtcdAdmission = { _ in .anonymous }
 
     /// Whether its calls stream (they then hold more, and end with the server's shutdown).
     var isStreaming: Bool {
@@ -25,28 +25,30 @@ struct GRPCMethod: Sendable {
         return false
     }
 
-    /// This method, refused whenever `refusal` says so. A stream asks again every
-    /// `interval` too (nil: never), so one that stays quiet ends as well.
-    func guarded(by refusal: @escaping @Sendable () -> RPCError?, recheckingEvery interval: Duration?) -> GRPCMethod {
+    /// This method, admitted by `gate` for callers holding `needed` (nil: any caller,
+    /// authenticated or not, and asked nothing more). A call asks the gate again as it starts, and a stream before
+    /// each message it reads or writes and every ``EtcdAccessGate/recheckInterval`` too,
+    /// so one whose token is revoked, or that was opened before tokens were required,
+    /// ends.
+    func guarded(by gate: EtcdAccessGate, needs needed: Role?) -> GRPCMethod {
+        let admission: @Sendable (String?) -> EtcdAdmission = { token in gate.admission(token: token, needs: needed) }
+        guard let interval = gate.recheckInterval, needed != nil else { return GRPCMethod(descriptor: descriptor, kind: kind, admission: admission) }
         let kind: Kind = switch self.kind {
         case .unary(let body):
             .unary { request, context in
-                if let refused = refusal() { throw refused }
+                if let refused = gate.recheck(EtcdCaller.current) { throw refused }
                 return try await body(request, context)
             }
         case .bidirectional(let body):
             .bidirectional { requests, responses, context in
+                let caller = EtcdCaller.current
                 let checked = requests.map { message in
-                    if let refused = refusal() { throw refused }
+                    if let refused = gate.recheck(caller) { throw refused }
                     return message
                 }
                 let writer = GRPCResponseWriter { bytes in
-                    if let refused = refusal() { throw refused }
+                    if let refused = gate.recheck(caller) { throw refused }
                     try await responses.send(bytes)
-                }
-                guard let interval else {
-                    try await body(RPCAsyncSequence(wrapping: checked), writer, context)
-                    return
                 }
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     group.addTask { try await body(RPCAsyncSequence(wrapping: checked), writer, context) }
@@ -54,7 +56,7 @@ struct GRPCMethod: Sendable {
                         // Ends the stream (the other task is cancelled) once refused.
                         while true {
                             try await Task.sleep(for: interval)
-                            if let refused = refusal() { throw refused }
+                            if let refused = gate.recheck(caller) { throw refused }
                         }
                     }
                     try await group.next()
@@ -62,7 +64,7 @@ struct GRPCMethod: Sendable {
                 }
             }
         }
-        return GRPCMethod(descriptor: descriptor, kind: kind, refusal: refusal)
+        return GRPCMethod(descriptor: descriptor, kind: kind, admission: admission)
     }
 
     /// A unary method whose handler takes and returns decoded messages.

@@ -15,6 +15,8 @@ struct GRPCRequestHead: Equatable {
     let encoding: String?
     /// The first `grpc-timeout`, as sent (``GRPCTimeout``), if any.
     var timeout: String?
+    /// The first `token`, the etcd token an authenticated client sends, if any.
+    var token: String? = nil
 
     /// Why a header block is malformed.
     struct Malformed: Error, Equatable, CustomStringConvertible {
@@ -44,6 +46,7 @@ extension GRPCRequestHead {
         var contentType: String?
         var encoding: String?
         var timeout: String?
+        var token: String?
         for (name, value, _) in headers {
             if name.utf8.first == UInt8(ascii: ":") {
                 guard !regular else { throw Malformed("pseudo-header \(name) after a regular field") }
@@ -63,6 +66,8 @@ extension GRPCRequestHead {
                 switch name.utf8.count {
                 case 2 where name == "te":
                     guard value == "trailers" else { throw Malformed("te other than trailers") }
+                case 5 where name == "token":
+                    if token == nil { token = value }
                 case 12 where name == "content-type":
                     if contentType == nil { contentType = value }
                 case 12 where name == "grpc-timeout":
@@ -80,6 +85,7 @@ extension GRPCRequestHead {
         self.contentType = contentType
         self.encoding = encoding
         self.timeout = timeout
+        self.token = token
     }
 
     /// The bit of a request's pseudo-header, 0 for any other name.

@@ -31,7 +31,7 @@ struct EtcdBoundsTests {
 
     static let userEmpty = "etcdserver: user name is empty"
 
-    @Test("a token created while serve --etcd runs closes the etcd API within seconds: put, get, del, compaction and watch are refused, an open watch ends, and nothing changes", .timeLimit(.minutes(4)))
+    @Test("a token created while serve --etcd runs closes the etcd API to callers without one within seconds: put, get, del, compaction and watch are refused, an open watch ends, and nothing changes", .timeLimit(.minutes(4)))
     func tokenCreatedWhileServing() async throws {
         let etcd = try await EtcdctlTests.start(.sqlite)
         do {
@@ -84,7 +84,7 @@ struct EtcdBoundsTests {
         await etcd.stop()
     }
 
-    @Test("serve --etcd started with tokens required serves, and refuses every etcd call, saying so in its log")
+    @Test("serve --etcd started with tokens required serves, and refuses every etcd call without one, saying so in its log")
     func startedWithTokens() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -97,7 +97,7 @@ struct EtcdBoundsTests {
                 guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
                 return Int(output.stderr[range].split(separator: ":").last ?? "")
             }
-            #expect(server.output.stderr.contains("tokens are required: the etcd API has no authentication yet and refuses every call"), "\(server.output.stderr)")
+            #expect(server.output.stderr.contains("tokens are required: etcd calls need a token from Auth.Authenticate, with a discfg token's id as user name and the token as password"), "\(server.output.stderr)")
             let put = try await ChildProcess.run(
                 "etcdctl", ["--endpoints=127.0.0.1:\(port)", "put", "a", "1"],
                 environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]), timeout: .seconds(60)

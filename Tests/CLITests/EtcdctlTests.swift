@@ -290,7 +290,7 @@ struct EtcdctlTests {
         await etcd.stop()
     }
 
-    /// (Beside required tokens serve does serve the etcd API, and refuses every call:
+    /// (Beside required tokens serve does serve the etcd API, and refuses every call without one:
     /// `EtcdBoundsTests`.)
     @Test("serve refuses --etcd off loopback, and a bad address")
     func refusals() async throws {

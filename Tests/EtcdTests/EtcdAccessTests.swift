@@ -7,43 +7,182 @@ import Synchronization
 import Testing
 
 /// The etcd API's access rule over a real SQLite store's tokens: open until a token is
-/// issued, closed from the next reading on, and closed too whenever the token state
-/// cannot be read or the last reading is stale: it never fails open.
+/// issued, then calls need an etcd token from `Authenticate`, bound to its discfg token;
+/// closed too whenever the token state cannot be read or the last reading is stale: it
+/// never fails open.
 @Suite("etcd API: access follows the store's tokens and never fails open")
 struct EtcdAccessTests {
+    /// A SQLite store in a directory of its own, removed by `cleanUp`.
+    struct Store {
+        let directory: URL
+        let path: String
+        let store: SQLiteStore
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-access-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            path = directory.appendingPathComponent("store.db").path
+            store = try SQLiteStore(path: path)
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+
+        /// Saves a token of `role` and returns its text and id.
+        func token(_ role: Role, id: String = "0123456789ab", configs: [ConfigName]? = nil, description: String? = "deployer") async throws -> (text: String, id: String) {
+            let text = "dcfg_\(id)_\(String(repeating: "s", count: 43))"
+            try await store.saveToken(AccessToken(id: id, hash: EtcdAccessGate.hash(text), role: role, configs: configs, description: description, createdAt: Date()))
+            return (text, id)
+        }
+    }
+
+    static func refusal(_ admission: EtcdAdmission) -> RPCError? {
+        if case .refused(let error) = admission { return error }
+        return nil
+    }
+
     @Test("open without tokens; refused with etcd's 'user name is empty' once one exists; UNAVAILABLE when the store cannot tell or the reading is old")
     func followsTokens() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("etcd-access-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("store.db").path
-        let store = try SQLiteStore(path: path)
+        let fixture = try Store()
+        defer { fixture.cleanUp() }
         let notices = NoticeLog()
-        let gate = EtcdAccessGate(.closedOnceTokensIssued(store)) { notices.append($0) }
-        #expect(gate.refusal() == EtcdAccessGate.unknown, "nothing read yet: refused")
+        let gate = EtcdAccessGate(.tokensOnceIssued(fixture.store)) { notices.append($0) }
+        #expect(Self.refusal(gate.admission(token: nil, needs: .read)) == EtcdAccessGate.unknown, "nothing read yet: refused")
         await gate.read()
-        #expect(gate.refusal() == nil)
-        #expect(gate.refusal(at: .now + .seconds(3)) == EtcdAccessGate.unknown, "a reading older than 2 s admits nobody")
+        guard case .anonymous = gate.admission(token: nil, needs: .write) else { Issue.record("no token yet: not anonymous"); return }
+        #expect(Self.refusal(gate.admission(token: nil, needs: .read, at: .now + .seconds(3))) == EtcdAccessGate.unknown, "a reading older than 2 s admits nobody")
+        #expect(throws: EtcdAuthError.notEnabled) { try gate.authenticate(name: "0123456789ab", password: "dcfg_0123456789ab_x") }
 
-        try await store.saveToken(AccessToken(id: "0123456789ab", hash: Data(repeating: 7, count: 32), role: .read, configs: nil, description: nil, createdAt: Date()))
+        _ = try await fixture.token(.read)
         await gate.read()
-        #expect(gate.refusal() == EtcdAccessGate.userEmpty)
-        #expect(gate.refusal()?.code == .invalidArgument)
-        #expect(notices.lines.contains("tokens are required: the etcd API has no authentication yet and refuses every call"))
+        #expect(Self.refusal(gate.admission(token: nil, needs: .read)) == EtcdAuthError.userEmpty)
+        #expect(Self.refusal(gate.admission(token: nil, needs: .read))?.code == .invalidArgument)
+        #expect(gate.recheck(nil) == EtcdAuthError.userEmpty, "a stream opened before the token ends")
+        #expect(notices.lines.contains("tokens are required: etcd calls need a token from Auth.Authenticate, with a discfg token's id as user name and the token as password"))
 
         // The store stops answering: its token tables are gone.
         let python = Process()
         python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(path)'); c.execute('DROP TABLE tokens'); c.execute('DROP TABLE token_history'); c.commit()"]
+        python.arguments = ["python3", "-c", "import sqlite3; c = sqlite3.connect('\(fixture.path)'); c.execute('DROP TABLE tokens'); c.execute('DROP TABLE token_history'); c.commit()"]
         try python.run()
         python.waitUntilExit()
         #expect(python.terminationStatus == 0)
         await gate.read()
-        #expect(gate.refusal() == EtcdAccessGate.unknown)
-        #expect(gate.refusal()?.code == .unavailable)
+        #expect(Self.refusal(gate.admission(token: nil, needs: .read)) == EtcdAccessGate.unknown)
+        #expect(Self.refusal(gate.admission(token: nil, needs: .read))?.code == .unavailable)
 
-        #expect(EtcdAccessGate(.open).refusal() == nil)
-        #expect(EtcdAccessGate(.closed).refusal() == EtcdAccessGate.userEmpty)
+        guard case .anonymous = EtcdAccessGate(.open).admission(token: "anything", needs: .admin) else { Issue.record("an open gate refused"); return }
+        #expect(throws: EtcdAuthError.notEnabled) { try EtcdAccessGate(.open).authenticate(name: "a", password: "b") }
+    }
+
+    @Test("Authenticate takes a token's id and the token; its etcd token admits calls by the role, ends with the discfg token, and a bad one is etcd's 'invalid auth token'")
+    func sessions() async throws {
+        let fixture = try Store()
+        defer { fixture.cleanUp() }
+        let config = try ConfigName("etcd")
+        let gate = EtcdAccessGate(.tokensRequired(fixture.store), config: config)
+        let reader = try await fixture.token(.read, id: "aaaaaaaaaaaa")
+        let writer = try await fixture.token(.write, id: "bbbbbbbbbbbb", description: "ci")
+        let elsewhere = try await fixture.token(.admin, id: "cccccccccccc", configs: [ConfigName("other")])
+        await gate.read()
+
+        // Wrong passwords, names and shapes: etcd's "authentication failed".
+        for (name, password) in [
+            (reader.id, writer.text), (writer.id, reader.text), ("", reader.text), (reader.id, ""), (reader.id, reader.text + "x"),
+            (reader.id, String(reader.text.dropLast())), ("dddddddddddd", "dcfg_dddddddddddd_" + String(repeating: "s", count: 43)), (reader.text, reader.id),
+        ] {
+            #expect(throws: EtcdAuthError.authFailed, "\(name) / \(password)") { try gate.authenticate(name: name, password: password) }
+        }
+
+        let read = try gate.authenticate(name: reader.id, password: reader.text)
+        #expect(read.session.count == 32 && read.session.allSatisfy(\.isLetter))
+        #expect(read.attribution.principal == Principal(kind: .token, id: reader.id, description: "deployer"))
+        guard case .caller(let admitted) = gate.admission(token: read.session, needs: .read) else { Issue.record("the reader's etcd token was refused a read"); return }
+        #expect(admitted === read)
+        #expect(Self.refusal(gate.admission(token: read.session, needs: .write)) == EtcdAuthError.permissionDenied, "a read token cannot put")
+        #expect(Self.refusal(gate.admission(token: read.session, needs: .write))?.code == .permissionDenied)
+        #expect(Self.refusal(gate.admission(token: "nope", needs: .read)) == EtcdAuthError.invalidToken)
+        #expect(Self.refusal(gate.admission(token: "nope", needs: .read))?.code == .unauthenticated)
+        guard case .anonymous = gate.admission(token: nil, needs: nil) else { Issue.record("Authenticate itself needs no token"); return }
+
+        let write = try gate.authenticate(name: writer.id, password: writer.text)
+        #expect(write.session != read.session)
+        guard case .caller = gate.admission(token: write.session, needs: .write) else { Issue.record("the writer was refused a write"); return }
+        #expect(Self.refusal(gate.admission(token: write.session, needs: .admin)) == EtcdAuthError.permissionDenied, "Compact needs admin")
+
+        // A token for another config authenticates and is refused everything else.
+        let other = try gate.authenticate(name: elsewhere.id, password: elsewhere.text)
+        #expect(other.intervals == [])
+        #expect(Self.refusal(gate.admission(token: other.session, needs: .read)) == EtcdAuthError.permissionDenied)
+
+        // Revoked: refused from the next reading, the stream's recheck too.
+        #expect(gate.recheck(read) == nil)
+        try await fixture.store.revokeToken(id: reader.id)
+        await gate.read()
+        #expect(Self.refusal(gate.admission(token: read.session, needs: .read)) == EtcdAuthError.invalidToken)
+        #expect(gate.recheck(read) == EtcdAuthError.invalidToken)
+        #expect(throws: EtcdAuthError.authFailed) { try gate.authenticate(name: reader.id, password: reader.text) }
+        guard case .caller = gate.admission(token: write.session, needs: .write) else { Issue.record("revoking one token ended another's session"); return }
+
+        // Unused for etcd's TTL: expired; a use keeps it alive.
+        let later = ContinuousClock.now + .seconds(200)
+        await gate.read()
+        #expect(gate.state.withLock { $0.sessions.use(write.session, at: later, valid: $0.reading!.tokens) } === write)
+        #expect(gate.state.withLock { $0.sessions.use(write.session, at: later + .seconds(299), valid: $0.reading!.tokens) } === write)
+        #expect(gate.state.withLock { $0.sessions.use(write.session, at: later + .seconds(600), valid: $0.reading!.tokens) } == nil)
+    }
+
+    @Test("scopes in etcd key space: a range is allowed only inside one merged interval, never narrowed; \\0 and open ends; Txn refused whole")
+    func intervals() throws {
+        let data = { (text: String) in Data(text.utf8) }
+        let scopes = EtcdKeyInterval.merged(prefixes: [data("/registry/"), data("/app/"), data("/app/x/"), data("/apq")])
+        // "/app/" and "/apq" do not touch ("/app0" lies between); "/app/x/" is inside "/app/".
+        #expect(scopes == [EtcdKeyInterval(prefix: data("/app/")), EtcdKeyInterval(prefix: data("/apq")), EtcdKeyInterval(prefix: data("/registry/"))])
+        #expect(EtcdKeyInterval.merged(prefixes: [data("/a"), data("/b")]) == [EtcdKeyInterval(start: data("/a"), end: data("/c"))])
+        #expect(EtcdKeyInterval(prefix: Data([0x61, 0xFF, 0xFF])).end == data("b"))
+        #expect(EtcdKeyInterval(prefix: Data([0xFF])).end == nil)
+        let allowed: [(String, String)] = [
+            ("/registry/pods/a", ""), ("/registry/", "/registry0"), ("/registry/pods/", "/registry/pods0"), ("/app/x", "/app/y"), ("/registry/z", "/registry/a"),
+        ]
+        for (key, end) in allowed {
+            #expect(EtcdKeyInterval.holds(scopes, key: data(key), rangeEnd: data(end)), "[\(key), \(end)) refused")
+        }
+        let refused: [(String, Data)] = [
+            ("/registry", Data()), ("/registry/", data("/registry1")), ("/registry/", Data([0])), ("/", data("0")), ("", Data([0])),
+            ("/app/", data("/apq0")), ("/apple", Data()), ("/app", Data()), ("/regist", data("/registry/z")), ("\0", Data([0])),
+        ]
+        for (key, end) in refused {
+            #expect(!EtcdKeyInterval.holds(scopes, key: data(key), rangeEnd: end), "[\(key), \(end.map { $0 })) allowed")
+        }
+        #expect(EtcdKeyInterval.holds(EtcdKeyInterval.merged(prefixes: [Data()]), key: Data([0]), rangeEnd: Data([0])), "an empty prefix reaches every key")
+
+        let token = AccessToken(id: "aaaaaaaaaaaa", hash: Data(), role: .write, createdAt: Date())
+        let caller = EtcdCaller(session: "s", token: token, intervals: scopes)
+        var inside = Etcdserverpb_TxnRequest()
+        var put = Etcdserverpb_RequestOp()
+        put.requestPut.key = data("/app/a")
+        inside.success = [put]
+        #expect(throws: Never.self) { try caller.authorize(inside) }
+        var outside = inside
+        var stray = Etcdserverpb_RequestOp()
+        stray.requestDeleteRange.key = data("/db/password")
+        var nested = Etcdserverpb_RequestOp()
+        nested.requestTxn.failure = [stray]
+        outside.failure = [nested]
+        #expect(throws: EtcdAuthError.permissionDenied, "one key outside, nested in the failure branch") { try caller.authorize(outside) }
+        var compared = inside
+        var compare = Etcdserverpb_Compare()
+        compare.key = data("/")
+        compare.rangeEnd = Data([0])
+        compared.compare = [compare]
+        #expect(throws: EtcdAuthError.permissionDenied, "a compare over every key") { try caller.authorize(compared) }
+
+        let reader = EtcdCaller(session: "r", token: AccessToken(id: "bbbbbbbbbbbb", hash: Data(), role: .read, createdAt: Date()), intervals: nil)
+        #expect(throws: EtcdAuthError.permissionDenied, "a read token's Txn that puts") { try reader.authorize(inside) }
+        var reads = Etcdserverpb_TxnRequest()
+        var range = Etcdserverpb_RequestOp()
+        range.requestRange.key = data("/app/a")
+        reads.success = [range]
+        #expect(throws: Never.self, "a read token's Txn that only reads") { try reader.authorize(reads) }
     }
 }
 

@@ -37,21 +37,26 @@ struct EtcdFailureTests {
         #expect(remaining > .zero && remaining <= .seconds(5))
     }
 
-    @Test("the etcd API refuses to listen off loopback without TLS, and without client certificates, unless told to")
+    @Test("the etcd API refuses to listen off loopback without TLS, and without required tokens or client certificates, unless told to")
     func bindSafety() async throws {
         let pki = try await TestCertificates.make()
         defer { pki.remove() }
         let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")))
         let mutual = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key"), clientCA: pki.path("ca.pem")))
         #expect(throws: EtcdServer.BindRefusal(host: "0.0.0.0", reason: .plaintext)) {
-            try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: nil, allowsPlaintext: false, openToRemotePeers: true)
+            try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: nil, allowsPlaintext: false, openToRemotePeers: true, requiresTokens: false)
         }
         #expect(throws: EtcdServer.BindRefusal(host: "0.0.0.0", reason: .unauthenticated)) {
-            try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: tls, allowsPlaintext: false, openToRemotePeers: false)
+            try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: tls, allowsPlaintext: false, openToRemotePeers: false, requiresTokens: false)
         }
-        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: mutual, allowsPlaintext: false, openToRemotePeers: false)
-        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: tls, allowsPlaintext: false, openToRemotePeers: true)
-        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: nil, allowsPlaintext: true, openToRemotePeers: true)
-        try EtcdServer.checkBindSafety(host: "::1", tls: nil, allowsPlaintext: false, openToRemotePeers: false)
+        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: mutual, allowsPlaintext: false, openToRemotePeers: false, requiresTokens: false)
+        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: tls, allowsPlaintext: false, openToRemotePeers: true, requiresTokens: false)
+        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: nil, allowsPlaintext: true, openToRemotePeers: true, requiresTokens: false)
+        try EtcdServer.checkBindSafety(host: "::1", tls: nil, allowsPlaintext: false, openToRemotePeers: false, requiresTokens: false)
+        // Tokens required: every call needs Auth.Authenticate, so TLS is enough off loopback.
+        try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: tls, allowsPlaintext: false, openToRemotePeers: false, requiresTokens: true)
+        #expect(throws: EtcdServer.BindRefusal(host: "0.0.0.0", reason: .plaintext), "tokens would cross in clear") {
+            try EtcdServer.checkBindSafety(host: "0.0.0.0", tls: nil, allowsPlaintext: false, openToRemotePeers: false, requiresTokens: true)
+        }
     }
 }

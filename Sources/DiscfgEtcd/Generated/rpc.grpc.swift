@@ -1759,3 +1759,191 @@ extension Etcdserverpb_Maintenance.SimpleServiceProtocol {
         )
     }
 }
+
+// MARK: - etcdserverpb.Auth
+
+/// Namespace containing generated types for the "etcdserverpb.Auth" service.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+package enum Etcdserverpb_Auth: Sendable {
+    /// Service descriptor for the "etcdserverpb.Auth" service.
+    package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Auth")
+    /// Namespace for method metadata.
+    package enum Method: Sendable {
+        /// Namespace for "Authenticate" metadata.
+        package enum Authenticate: Sendable {
+            /// Request type for "Authenticate".
+            package typealias Input = Etcdserverpb_AuthenticateRequest
+            /// Response type for "Authenticate".
+            package typealias Output = Etcdserverpb_AuthenticateResponse
+            /// Descriptor for "Authenticate".
+            package static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Auth"),
+                method: "Authenticate",
+                type: .unary
+            )
+        }
+        /// Descriptors for all methods in the "etcdserverpb.Auth" service.
+        package static let descriptors: [GRPCCore.MethodDescriptor] = [
+            Authenticate.descriptor
+        ]
+    }
+}
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension GRPCCore.ServiceDescriptor {
+    /// Service descriptor for the "etcdserverpb.Auth" service.
+    package static let etcdserverpb_Auth = GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Auth")
+}
+
+// MARK: etcdserverpb.Auth (server)
+
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Etcdserverpb_Auth {
+    /// Streaming variant of the service protocol for the "etcdserverpb.Auth" service.
+    ///
+    /// This protocol is the lowest-level of the service protocols generated for this service
+    /// giving you the most flexibility over the implementation of your service. This comes at
+    /// the cost of more verbose and less strict APIs. Each RPC requires you to implement it in
+    /// terms of a request stream and response stream. Where the RPC expects only a single
+    /// request or response message, you are responsible for ensuring your implementation
+    /// maintains this invariant.
+    ///
+    /// Where possible, prefer using the stricter, less-verbose ``ServiceProtocol``
+    /// or ``SimpleServiceProtocol`` instead.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Authentication. Only Authenticate is declared: discfg's users are its tokens, managed
+    /// > with `discfg token`, so etcd's user, role and auth-switch calls are refused by name.
+    package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+        /// Handle the "Authenticate" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Exchanges a user name and password for a token later calls carry.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Etcdserverpb_AuthenticateRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Etcdserverpb_AuthenticateResponse` messages.
+        func authenticate(
+            request: GRPCCore.StreamingServerRequest<Etcdserverpb_AuthenticateRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_AuthenticateResponse>
+    }
+
+    /// Service protocol for the "etcdserverpb.Auth" service.
+    ///
+    /// This protocol is higher level than ``StreamingServiceProtocol`` but lower level than
+    /// the ``SimpleServiceProtocol``, it provides access to request and response metadata and
+    /// trailing response metadata. If you don't need these then consider using
+    /// the ``SimpleServiceProtocol``. If you need fine grained control over your RPCs then
+    /// use ``StreamingServiceProtocol``.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Authentication. Only Authenticate is declared: discfg's users are its tokens, managed
+    /// > with `discfg token`, so etcd's user, role and auth-switch calls are refused by name.
+    package protocol ServiceProtocol: Etcdserverpb_Auth.StreamingServiceProtocol {
+        /// Handle the "Authenticate" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Exchanges a user name and password for a token later calls carry.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Etcdserverpb_AuthenticateRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Etcdserverpb_AuthenticateResponse` message.
+        func authenticate(
+            request: GRPCCore.ServerRequest<Etcdserverpb_AuthenticateRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_AuthenticateResponse>
+    }
+
+    /// Simple service protocol for the "etcdserverpb.Auth" service.
+    ///
+    /// This is the highest level protocol for the service. The API is the easiest to use but
+    /// doesn't provide access to request or response metadata. If you need access to these
+    /// then use ``ServiceProtocol`` instead.
+    ///
+    /// > Source IDL Documentation:
+    /// >
+    /// > Authentication. Only Authenticate is declared: discfg's users are its tokens, managed
+    /// > with `discfg token`, so etcd's user, role and auth-switch calls are refused by name.
+    package protocol SimpleServiceProtocol: Etcdserverpb_Auth.ServiceProtocol {
+        /// Handle the "Authenticate" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Exchanges a user name and password for a token later calls carry.
+        ///
+        /// - Parameters:
+        ///   - request: A `Etcdserverpb_AuthenticateRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Etcdserverpb_AuthenticateResponse` to respond with.
+        func authenticate(
+            request: Etcdserverpb_AuthenticateRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Etcdserverpb_AuthenticateResponse
+    }
+}
+
+// Default implementation of 'registerMethods(with:)'.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Etcdserverpb_Auth.StreamingServiceProtocol {
+    package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+        router.registerHandler(
+            forMethod: Etcdserverpb_Auth.Method.Authenticate.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_AuthenticateRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Etcdserverpb_AuthenticateResponse>(),
+            handler: { request, context in
+                try await self.authenticate(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+    }
+}
+
+// Default implementation of streaming methods from 'StreamingServiceProtocol'.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Etcdserverpb_Auth.ServiceProtocol {
+    package func authenticate(
+        request: GRPCCore.StreamingServerRequest<Etcdserverpb_AuthenticateRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_AuthenticateResponse> {
+        let response = try await self.authenticate(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+}
+
+// Default implementation of methods from 'ServiceProtocol'.
+@available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
+extension Etcdserverpb_Auth.SimpleServiceProtocol {
+    package func authenticate(
+        request: GRPCCore.ServerRequest<Etcdserverpb_AuthenticateRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_AuthenticateResponse> {
+        return GRPCCore.ServerResponse<Etcdserverpb_AuthenticateResponse>(
+            message: try await self.authenticate(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+}

@@ -52,17 +52,21 @@ struct ServeCommand: AsyncParsableCommand {
           discfg serve --store sqlite:///var/lib/discfg/discfg.db
           discfg serve --etcd 127.0.0.1:2379      # etcdctl and etcd clients work too
 
-        --etcd serves the etcd v3 gRPC API (KV, Watch, Maintenance.Status, \
-        Cluster.MemberList) beside the REST API, over one config (--etcd-config, \
-        default etcd, created if missing). etcd keys are any bytes; each becomes a \
-        discfg key that sorts as it does, e.g. app/db.host is /app.2Fdb.2Ehost.
+        --etcd serves the etcd v3 gRPC API (KV, Watch, Lease, Maintenance.Status, \
+        Cluster.MemberList, Auth.Authenticate) beside the REST API, over one \
+        config (--etcd-config, default etcd, created if missing). etcd keys are \
+        any bytes; each becomes a discfg key that sorts as it does, e.g. \
+        app/db.host is /app.2Fdb.2Ehost.
 
-        The etcd API has no authentication yet: it listens on loopback only \
-        (unless client certificates are required), and while the REST API \
-        requires tokens it refuses every call ("user name is \
-        empty"), unless --insecure is given. It follows the tokens live: 'discfg \
-        token create' on the store closes it within a second or two. A new etcd \
-        config keeps its last 100000 changes (--etcd-history).
+        While the REST API requires tokens, so does the etcd API: a client \
+        authenticates with a token's id as user name and the token as password \
+        (etcdctl --user ID --password dcfg_...), and each call is allowed by the \
+        token's role and scopes; a call without one is refused ("user name is \
+        empty"). It follows the tokens live: 'discfg token create' requires them \
+        within a second or two, and a revoked token's calls and streams end as \
+        fast. Off loopback it needs TLS and required tokens (or client \
+        certificates), unless --insecure. A new etcd config keeps its last \
+        100000 changes (--etcd-history).
         """
     )
 
@@ -166,12 +170,15 @@ struct ServeCommand: AsyncParsableCommand {
             if mode != .open, tokens == nil {
                 throw usage("this store keeps no tokens; use --auth none on loopback", field: "--auth")
             }
+            // The etcd API authenticates callers with discfg tokens while the REST API requires them.
+            let answersWithoutToken = try await authenticator.answersWithoutToken()
+            let requiresTokens = mode != .open && !answersWithoutToken
             let etcd = try etcdAddress.map { address in
                 let (etcdHost, etcdPort) = try Self.hostAndPort(address)
                 let config: ConfigName
                 do { config = try ConfigName(etcdConfig) } catch let error as DiscfgError { throw usage(error.message, field: "--etcd-config") }
                 do {
-                    try EtcdServer.checkBindSafety(host: etcdHost, tls: serverTLS, allowsPlaintext: insecure, openToRemotePeers: insecure)
+                    try EtcdServer.checkBindSafety(host: etcdHost, tls: serverTLS, allowsPlaintext: insecure, openToRemotePeers: insecure, requiresTokens: requiresTokens)
                 } catch let refusal as EtcdServer.BindRefusal {
                     throw ServeTLSOptions.refusal(refusal)
                 }
@@ -236,14 +243,15 @@ struct ServeCommand: AsyncParsableCommand {
                     ) { port in
                         FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
                     }
-                    // No etcd authentication yet: while tokens are required, every etcd call
-                    // is refused (followed live), unless --insecure opened it on purpose, or
-                    // client certificates with roles admit every connection (etcdAdmission).
+                    // While tokens are required (followed live), etcd calls need an etcd token
+                    // from Auth.Authenticate with a discfg token, as the REST API needs the
+                    // token itself; unless client certificates with roles admit every
+                    // connection (etcdAdmission).
                     let certified = serverTLS?.requiresClientCertificates == true && !certificateRoles.grants.isEmpty
-                    server.access = switch (insecure || certified, mode, tokens) {
+                    server.access = switch (certified, mode, tokens) {
                     case (true, _, _), (_, .open, _), (_, _, nil): .open
-                    case (false, .required, _?): .closed
-                    case (false, .onceTokensExist, let tokens?): .closedOnceTokensIssued(tokens)
+                    case (false, .required, let tokens?): .tokensRequired(tokens)
+                    case (false, .onceTokensExist, let tokens?): .tokensOnceIssued(tokens)
                     }
                     server.history = etcdHistory
                     server.quotaBytes = etcdQuota

@@ -98,7 +98,7 @@ struct ServeTLSOptions: ParsableArguments {
             usage("refusing to serve the etcd API (--etcd) on \(refusal.host) without TLS: give --tls-cert and --tls-key, or pass --insecure", field: "--etcd")
         case .unauthenticated:
             usage(
-                "refusing to serve the etcd API (--etcd) on \(refusal.host): it has no authentication yet; use a loopback address, require client certificates (--tls-client-ca), or pass --insecure",
+                "refusing to serve the etcd API (--etcd) on \(refusal.host) without authentication: create a token ('discfg token create --role read') and use --auth token, require client certificates (--tls-client-ca), use a loopback address, or pass --insecure",
                 field: "--etcd"
             )
         }

@@ -1,0 +1,187 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// etcdctl authenticating to `serve --etcd` with discfg tokens: the token's id as user
+/// name, the token as password; each call allowed by the token's role and scopes; a
+/// revoked token's calls and open watch end.
+@Suite("etcd API: etcdctl authenticates with discfg tokens")
+struct EtcdAuthTests {
+    /// A token made with `discfg token create`.
+    struct Token {
+        let text: String
+        var id: String { String(text.dropFirst(5).prefix(12)) }
+        /// etcdctl's flags for it: `--user ID --password TOKEN`.
+        var flags: [String] { ["--user", id, "--password", text] }
+    }
+
+    static func token(_ etcd: EtcdctlTests.Peer, _ arguments: String...) async throws -> Token {
+        let created = try await etcd.cli.run(["token", "create"] + arguments)
+        #expect(created.status == 0, "\(created.stderr)")
+        return Token(text: String(created.stdout.split(separator: "\n").first ?? ""))
+    }
+
+    /// Runs etcdctl with `arguments` after the endpoint.
+    static func etcdctl(_ etcd: EtcdctlTests.Peer, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ChildProcess.Output {
+        try await ChildProcess.run(
+            "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
+            environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path]), timeout: timeout
+        )
+    }
+
+    /// Waits until the server requires tokens and knows every token created so far: it
+    /// reads them every 0.5 s, so a token is refused until the next reading (as the REST
+    /// API's cache lets a token created elsewhere in within 2 s).
+    static func waitUntilRequired(_ etcd: EtcdctlTests.Peer) async throws {
+        for _ in 0..<40 {
+            if try await etcdctl(etcd, ["get", "a"]).stderr.contains("etcdserver: user name is empty") {
+                try await Task.sleep(for: .milliseconds(1200))
+                return
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        Issue.record("the etcd API did not start requiring tokens")
+    }
+
+    /// Expects etcdctl to fail with `message` and returns its output.
+    @discardableResult
+    static func refused(_ etcd: EtcdctlTests.Peer, _ arguments: [String], _ message: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ChildProcess.Output {
+        let output = try await etcdctl(etcd, arguments)
+        #expect(output.termination != .exited(0), "etcdctl \(arguments.suffix(4).joined(separator: " ")) was served: \(output.stdout)", sourceLocation: sourceLocation)
+        #expect(output.stderr.contains(message), "etcdctl \(arguments.suffix(4).joined(separator: " ")): \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
+        return output
+    }
+
+    static func served(_ etcd: EtcdctlTests.Peer, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let output = try await etcdctl(etcd, arguments)
+        #expect(output.termination == .exited(0), "etcdctl \(arguments.suffix(4).joined(separator: " ")): \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
+        return output.stdout
+    }
+
+    static let denied = "etcdserver: permission denied"
+
+    @Test("--user ID --password TOKEN (and --user ID:TOKEN) gets and puts, recorded as the token; no credentials, a wrong password, a read token's put and user management are refused in etcd's words", .timeLimit(.minutes(4)))
+    func roles() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite)
+        do {
+            let writer = try await Self.token(etcd, "--role", "write", "--description", "deploy bot")
+            let reader = try await Self.token(etcd, "--role", "read")
+            let elsewhere = try await Self.token(etcd, "--role", "admin", "--scope", "other")
+            try await Self.waitUntilRequired(etcd)
+
+            #expect(try await Self.served(etcd, writer.flags + ["put", "a", "1"]) == "OK\n")
+            #expect(try await Self.served(etcd, ["--user", "\(writer.id):\(writer.text)", "get", "a"]) == "a\n1\n")
+            #expect(try await Self.served(etcd, reader.flags + ["get", "a", "--print-value-only"]) == "1\n")
+            try await Self.refused(etcd, ["put", "a", "2"], "etcdserver: user name is empty")
+            try await Self.refused(etcd, ["--user", reader.id, "--password", writer.text, "get", "a"], "etcdserver: authentication failed, invalid user ID or password")
+            try await Self.refused(etcd, ["--user", reader.id, "--password", "dcfg_\(reader.id)_wrong", "get", "a"], "etcdserver: authentication failed, invalid user ID or password")
+            try await Self.refused(etcd, reader.flags + ["put", "a", "2"], Self.denied)
+            try await Self.refused(etcd, reader.flags + ["del", "a"], Self.denied)
+            try await Self.refused(etcd, reader.flags + ["lease", "grant", "60"], Self.denied)
+            try await Self.refused(etcd, writer.flags + ["compaction", "1"], Self.denied)
+            try await Self.refused(etcd, elsewhere.flags + ["get", "a"], Self.denied)
+            let userAdd = try await Self.refused(etcd, writer.flags + ["user", "add", "x", "--new-user-password", "y"], "code = Unimplemented")
+            #expect(userAdd.stderr.contains("'discfg token'"), "\(userAdd.stderr.suffix(400))")
+            try await Self.refused(etcd, writer.flags + ["role", "list"], "code = Unimplemented")
+            // Read-only transactions need read; one that puts needs write.
+            #expect(try await Self.served(etcd, reader.flags + ["txn"], stdin: "\nget a\n\n\n").contains("1"))
+
+            #expect(try await etcd.cli.run("get", "etcd", "/a").stdout == "1\n", "nothing refused changed anything")
+            let log = try await etcd.cli.run("log", "etcd", "-f", "json")
+            #expect(log.stdout.contains(writer.id) && log.stdout.contains("deploy bot"), "\(log.stdout)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("revoking the token ends an open etcdctl watch and refuses later calls; another token's go on", .timeLimit(.minutes(4)))
+    func revocation() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite)
+        do {
+            let reader = try await Self.token(etcd, "--role", "read")
+            let writer = try await Self.token(etcd, "--role", "write")
+            try await Self.waitUntilRequired(etcd)
+            let watch = try ChildProcess.launch(
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)"] + reader.flags + ["watch", "w"],
+                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path])
+            )
+            #expect(try await Self.served(etcd, writer.flags + ["put", "w", "before"]) == "OK\n")
+            _ = try await watch.waitForOutput(timeout: .seconds(30)) { $0.stdout.contains("before") ? true : nil }
+
+            let revoked = try await etcd.cli.run("token", "revoke", reader.id)
+            #expect(revoked.status == 0, "\(revoked.stderr)")
+            let start = ContinuousClock.now
+            let ended = try await watch.waitForOutput(timeout: .seconds(30)) { output -> String? in
+                output.stderr.contains("watch was canceled") || output.stdout.contains("watch was canceled") ? output.stderr + output.stdout : nil
+            }
+            #expect(ended.contains("etcdserver: invalid auth token"), "\(ended)")
+            #expect(ContinuousClock.now - start < .seconds(5), "the watch ended \(ContinuousClock.now - start) after the revocation")
+            await watch.stop()
+
+            try await Self.refused(etcd, reader.flags + ["get", "w"], "etcdserver: authentication failed, invalid user ID or password")
+            #expect(try await Self.served(etcd, writer.flags + ["get", "w", "--print-value-only"]) == "before\n")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    @Test("an etcd-space scope allows ranges inside its prefix and refuses wider ones whole (Range, DeleteRange, Txn, Watch); a discfg-space scope reaches no etcd key", .timeLimit(.minutes(4)))
+    func scopes() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite)
+        do {
+            let scoped = try await Self.token(etcd, "--role", "write", "--scope", "etcd:etcd:/registry/")
+            let discfgSpace = try await Self.token(etcd, "--role", "write", "--scope", "etcd:/registry/")
+            let admin = try await Self.token(etcd, "--role", "admin")
+            try await Self.waitUntilRequired(etcd)
+            #expect(try await Self.served(etcd, admin.flags + ["put", "/db/password", "hunter2"]) == "OK\n")
+
+            #expect(try await Self.served(etcd, scoped.flags + ["put", "/registry/pods/a", "alpha"]) == "OK\n")
+            #expect(try await Self.served(etcd, scoped.flags + ["get", "/registry/", "--prefix", "--print-value-only"]) == "alpha\n")
+            #expect(try await Self.served(etcd, scoped.flags + ["get", "/registry/pods/", "--prefix", "--keys-only"]) == "/registry/pods/a\n\n")
+            for wider in [["get", "", "--prefix"], ["get", "/", "--prefix"], ["get", "/registry", "--prefix"], ["get", "/registry/", "--from-key"],
+                          ["get", "/db/password"], ["put", "/db/password", "x"], ["del", "/", "--prefix"], ["get", "/registry/a", "/s"]] {
+                try await Self.refused(etcd, scoped.flags + wider, Self.denied)
+            }
+            // One key outside in a Txn: refused whole, nothing written.
+            try await Self.refused(etcd, scoped.flags + ["txn"], Self.denied, stdin: "\nput /registry/pods/b beta\nput /db/password stolen\n\n\n")
+            #expect(try await Self.served(etcd, admin.flags + ["get", "/registry/pods/b"]) == "")
+            #expect(try await Self.served(etcd, admin.flags + ["get", "/db/password", "--print-value-only"]) == "hunter2\n")
+            let watch = try await Self.etcdctl(etcd, scoped.flags + ["watch", "/", "--prefix"], timeout: .seconds(30))
+            #expect((watch.stdout + watch.stderr).contains("watch was canceled (\(Self.denied))"), "\(watch.stdout) \(watch.stderr.suffix(400))")
+
+            // `etcd:/registry/` is a discfg key prefix: it reaches /registry/… written by
+            // REST, and no etcd key.
+            try await Self.refused(etcd, discfgSpace.flags + ["get", "/registry/pods/a"], Self.denied)
+            try await Self.refused(etcd, discfgSpace.flags + ["put", "/registry/pods/c", "x"], Self.denied)
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+}
+
+extension EtcdAuthTests {
+    static func served(_ etcd: EtcdctlTests.Peer, _ arguments: [String], stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+        let output = try await ChildProcess.run(
+            "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
+            environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path]), stdin: .bytes(Data(stdin.utf8)), timeout: .seconds(60)
+        )
+        #expect(output.termination == .exited(0), "etcdctl txn: \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
+        return output.stdout
+    }
+
+    static func refused(_ etcd: EtcdctlTests.Peer, _ arguments: [String], _ message: String, stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let output = try await ChildProcess.run(
+            "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
+            environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path]), stdin: .bytes(Data(stdin.utf8)), timeout: .seconds(60)
+        )
+        #expect(output.termination != .exited(0), "etcdctl txn was served: \(output.stdout)", sourceLocation: sourceLocation)
+        #expect(output.stderr.contains(message), "etcdctl txn: \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
+    }
+}
