@@ -45,6 +45,7 @@ enum APIResponse {
         var headers: HTTPFields = [:]
         if error.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer realm=\"discfg\"" }
         if let current = error.currentItem { headers[.eTag] = ETag.value(current.modRevision) }
+        AuditNote.current?.update { $0.error = error.code }
         return (FailurePolicy.httpStatus(for: error.code), headers, jsonBody(Envelope(action: action, error: error)))
     }
 }

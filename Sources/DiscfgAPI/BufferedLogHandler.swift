@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 import Logging
 import Synchronization
@@ -79,11 +80,43 @@ public final class LogSink: Sendable {
     }
 
     private let fileDescriptor: Int32
+    /// The file the sink appends to, opened again by ``reopen()``; nil for a descriptor given.
+    private let path: String?
     private let state = Mutex(State())
 
     /// Creates a sink writing to `fileDescriptor`, which it does not close.
     public init(fileDescriptor: Int32) {
         self.fileDescriptor = fileDescriptor
+        path = nil
+    }
+
+    /// Creates a sink appending to the file at `path`, created (mode 0600) if missing.
+    /// - Throws: ``DiscfgError`` naming the file and why it cannot be opened for append.
+    public init(appendingTo path: String) throws {
+        self.fileDescriptor = try Self.openForAppend(path)
+        self.path = path
+    }
+
+    /// Opens the file again by its path, after it was moved away for rotation: the lines
+    /// buffered so far go to the old file, later ones to the new. Throws, keeping the old
+    /// file, when it cannot be opened; does nothing for a sink made on a descriptor.
+    public func reopen() throws {
+        guard let path else { return }
+        let opened = try Self.openForAppend(path)
+        defer { close(opened) }
+        state.withLock { state in
+            writeOut(&state.buffer)
+            // The same descriptor number, now the new file: writers never see it closed.
+            _ = dup2(opened, fileDescriptor)
+        }
+    }
+
+    private static func openForAppend(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw DiscfgError.invalid("file", "cannot open \(path) for append: \(String(cString: strerror(errno)))")
+        }
+        return descriptor
     }
 
     /// The local time to the second, `%Y-%m-%dT%H:%M:%S%z`, formatted once a second.
@@ -111,7 +144,7 @@ public final class LogSink: Sendable {
     }
 
     /// Adds lines already encoded; writes the buffer out now if `urgent` or full, else soon.
-    func append(bytes lines: [UInt8], urgent: Bool) {
+    public func append(bytes lines: [UInt8], urgent: Bool) {
         append(contentsOf: lines, urgent: urgent)
     }
 

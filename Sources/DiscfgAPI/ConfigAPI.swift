@@ -143,6 +143,13 @@ public struct ConfigAPI: Sendable {
     /// Answers one route: its request admitted (``Admission``), then its handler.
     func respond<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: Request, _ context: Context) async throws -> Response {
         var request = request
+        AuditNote.current?.update { note in
+            note.route = endpoint.path
+            if endpoint.namesConfig { note.config = request.configNameText(context) }
+            // With its leading slash, as the event loops' lines and keys have it.
+            if endpoint.path.hasSuffix("{key}") { note.key = "/" + request.pathRemainder(context) }
+            note.prefix = request.query("prefix")
+        }
         let caller: Caller
         switch try await admit(endpoint, request, context) {
         case .success(let admitted): caller = admitted.caller

@@ -10,7 +10,7 @@ import ServiceLifecycle
 import Synchronization
 import Tracing
 
-/// `discfg serve`: the API over HTTP, with health, metrics, access logs, and a background sweeper that turns expired keys into `expire` events.
+/// `discfg serve`: the API over HTTP, with health, metrics, an audit log, and a background sweeper that turns expired keys into `expire` events.
 public enum DiscfgServer {
     /// The `Server` header of every answer.
     static let serverName = "discfg"
@@ -41,10 +41,10 @@ public enum DiscfgServer {
         /// is cheap (SQLite, memory); a DynamoDB store's watch polls the table, so there it
         /// is a choice (`serve --read-views`).
         public var readViews = true
-        /// Where the access log lines of key reads answered on the event loops are written
-        /// straight, formatted as ``BufferedLogHandler`` writes into it with the label
-        /// `discfg`; nil to log them through the server's logger.
-        public var accessLogSink: LogSink?
+        /// Where the audit log goes: one JSON line (``AuditRecord``) per request and per
+        /// refusal, the router's and the event loops' alike (`serve --audit-log`, else
+        /// standard error); nil to log each line through the server's logger, at info.
+        public var auditLog: LogSink?
         /// The clock the views judge TTLs by: the store's.
         public var clock: any WallClock = SystemClock()
         /// Where spans of requests and their store calls go; nil for the tracer
@@ -83,7 +83,7 @@ public enum DiscfgServer {
         accessLog: AccessLog?
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
-        router.add(middleware: AccessLogMiddleware(metrics: metrics))
+        router.add(middleware: AccessLogMiddleware(metrics: metrics, sink: configuration.auditLog))
         if let tracer = apiStore.tracer { router.add(middleware: TracingMiddleware(tracer: tracer)) }
         router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
         router.get("/healthz") { _, _ in
@@ -117,7 +117,7 @@ public enum DiscfgServer {
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics(backend: configuration.metricsBackend ?? APIMetrics.bootstrappedBackend)
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
-        let accessLog = views.map { _ in AccessLog(metrics: metrics, logger: logger, sink: configuration.accessLogSink, route: KeyReads.route) }
+        let accessLog = views.map { _ in AccessLog(metrics: metrics, logger: logger, sink: configuration.auditLog, route: KeyReads.route) }
         // One view of the store for the router and the event loops: timed, and telling
         // the views of every write.
         let apiStore = InstrumentedStore(store, metrics: metrics, views: views, tracer: RequestTracing.tracer(configuration.tracer))
@@ -153,167 +153,6 @@ public enum DiscfgServer {
         )
         application.beforeServerStarts { try await checkBindSafety(configuration, authenticator: authenticator) }
         return application
-    }
-}
-
-/// Logs one line per request with its id, and counts it in the metrics.
-struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
-    let metrics: APIMetrics
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let start = ContinuousClock.now
-        let response: Response
-        do {
-            response = try await next(request, context)
-        } catch {
-            record(request, context, status: (error as? any HTTPResponseError)?.status.code ?? 500, start: start)
-            throw error
-        }
-        record(request, context, status: response.status.code, start: start)
-        return response
-    }
-
-    private func record(_ request: Request, _ context: Context, status: Int, start: ContinuousClock.Instant) {
-        AccessLog.record(
-            method: request.method.rawValue, path: request.uri.path, status: status, route: context.endpointPath ?? "unmatched",
-            elapsed: ContinuousClock.now - start, metrics: metrics, logger: context.logger
-        )
-    }
-}
-
-/// The access log line and the request metrics of one answered request.
-///
-/// The router's requests are logged as they are answered, with their request id. Key
-/// reads answered on the event loops (``KeyReads``) are only noted there, in a buffer of
-/// their loop's own: the lines are formatted and written, and the metrics counted, by
-/// ``flush()`` on another thread, every ``flushInterval`` and before each scrape.
-final class AccessLog: Sendable {
-    /// The longest a key read waits to be logged and counted.
-    static let flushInterval: Duration = .milliseconds(100)
-
-    /// What is noted of a key read answered on an event loop.
-    struct Record {
-        var kind: APIMetrics.LoopAnswer
-        var path: String
-        var status: Int
-        var elapsed: Duration
-    }
-
-    /// The records of one event loop's connections.
-    final class Buffer: Sendable {
-        fileprivate let records = Mutex<[Record]>([])
-
-        func append(_ record: Record) {
-            records.withLock { $0.append(record) }
-        }
-    }
-
-    let metrics: APIMetrics
-    let logger: Logger
-    /// Where the lines go straight, formatted as ``BufferedLogHandler`` would; nil to
-    /// log them through `logger`.
-    let sink: LogSink?
-    let route: String
-    private let buffers = Mutex<[ObjectIdentifier: Buffer]>([:])
-
-    init(metrics: APIMetrics, logger: Logger, sink: LogSink?, route: String) {
-        self.metrics = metrics
-        self.logger = logger
-        self.sink = sink
-        self.route = route
-    }
-
-    /// The buffer of `eventLoop`'s connections.
-    func buffer(for eventLoop: any EventLoop) -> Buffer {
-        buffers.withLock { buffers in
-            if let buffer = buffers[ObjectIdentifier(eventLoop)] { return buffer }
-            let buffer = Buffer()
-            buffers[ObjectIdentifier(eventLoop)] = buffer
-            return buffer
-        }
-    }
-
-    /// Logs and counts every record noted so far.
-    func flush() {
-        for buffer in buffers.withLock({ Array($0.values) }) {
-            let records = buffer.records.withLock { records in
-                defer { records.removeAll(keepingCapacity: true) }
-                return records
-            }
-            guard !records.isEmpty else { continue }
-            for kind in [APIMetrics.LoopAnswer.viewRead, .write] {
-                metrics.recordRequests(route: route, kind, records.filter { $0.kind == kind }.map { ($0.status, $0.elapsed.seconds) })
-            }
-            guard logger.logLevel <= .info else { continue }
-            guard let sink else {
-                for record in records {
-                    logger.info("\(record.kind.method) \(record.path) \(record.status) \(Self.milliseconds(record.elapsed))ms", metadata: ["status": "\(record.status)"])
-                }
-                continue
-            }
-            // The lines BufferedLogHandler would write for these calls, made in one go.
-            let prefix = Array("\(sink.timestamp()) info \(logger.label): status=".utf8)
-            var lines: [UInt8] = []
-            lines.reserveCapacity(records.count * (prefix.count + 64))
-            for record in records {
-                lines += prefix
-                Self.appendDecimal(record.status, to: &lines)
-                lines += " [DiscfgAPI] ".utf8
-                lines += UnsafeBufferPointer(start: record.kind.method.utf8Start, count: record.kind.method.utf8CodeUnitCount)
-                lines.append(UInt8(ascii: " "))
-                lines += record.path.utf8
-                lines.append(UInt8(ascii: " "))
-                Self.appendDecimal(record.status, to: &lines)
-                lines.append(UInt8(ascii: " "))
-                // Hundredths of a millisecond, rounded, as `milliseconds(_:)` writes them.
-                let (seconds, attoseconds) = record.elapsed.components
-                let hundredths = Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
-                Self.appendDecimal(hundredths / 100, to: &lines)
-                lines.append(UInt8(ascii: "."))
-                if hundredths % 100 < 10 { lines.append(UInt8(ascii: "0")) }
-                Self.appendDecimal(hundredths % 100, to: &lines)
-                lines += "ms\n".utf8
-            }
-            sink.append(bytes: lines, urgent: false)
-        }
-    }
-
-    private static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
-        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
-        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
-    }
-
-    /// Logs and counts one request now.
-    static func record(
-        method: String, path: String, status: Int, route: String, elapsed: Duration, metrics: APIMetrics, logger: Logger
-    ) {
-        metrics.recordRequest(route: route, method: method, status: status, seconds: elapsed.seconds)
-        logger.info("\(method) \(path) \(status) \(milliseconds(elapsed))ms", metadata: ["status": "\(status)"])
-    }
-
-    /// A duration in milliseconds with two decimals, such as `0.42`.
-    static func milliseconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        // Hundredths of a millisecond, rounded: 10^13 attoseconds each.
-        let hundredths = seconds * 100_000 + (attoseconds + 5_000_000_000_000) / 10_000_000_000_000
-        let fraction = hundredths % 100
-        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
-    }
-}
-
-/// Flushes the access log of the key reads answered on the event loops, every
-/// ``AccessLog/flushInterval`` and once more when the server stops.
-struct AccessLogService: Service {
-    let log: AccessLog
-
-    func run() async throws {
-        try? await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                try await Task.sleep(for: AccessLog.flushInterval)
-                log.flush()
-            }
-        }
-        log.flush()
     }
 }
 

@@ -141,19 +141,28 @@ final class KeyReads: Sendable {
         }
     }
 
-    /// The answer to a write the store finished: the route's.
-    func answer(write result: Result<Event, any Error>, in config: ConfigName, candidate: Candidate, log: AccessLog.Buffer?) -> (head: HTTPResponse, body: ByteBuffer) {
+    /// The answer to a write the store finished: the route's, its audit line noted in `log`.
+    func answer(write result: Result<Event, any Error>, _ write: Write, candidate: Candidate, log: AccessLog.Buffer?) -> (head: HTTPResponse, body: ByteBuffer) {
         let response: HTTPResponse
         let body: ByteBuffer
+        var record = AccessLog.Record(
+            kind: .write, path: candidate.uri, config: candidate.configName, key: candidate.keyPath, principal: write.attribution.principal,
+            status: 0, start: candidate.start, elapsed: .zero
+        )
         switch result {
         case .success(let change):
-            let answer = ConfigAPI.setAnswer(change, in: config)
+            let answer = ConfigAPI.setAnswer(change, in: write.config)
             (response, body) = (ResponseHeads.envelope(answer.status, [.eTag: answer.etag], body: answer.body), answer.body)
+            record.revision = change.revision
         case .failure(let error):
-            let parts = APIResponse.errorParts(FailurePolicy.shown(error, logger: logger), action: candidate.endpoint.action)
+            let shown = FailurePolicy.shown(error, logger: logger)
+            let parts = APIResponse.errorParts(shown, action: candidate.endpoint.action)
             (response, body) = (ResponseHeads.envelope(parts.status, parts.headers, body: parts.body), parts.body)
+            record.error = shown.code
         }
-        log?.append(AccessLog.Record(kind: .write, path: candidate.uri, status: response.status.code, elapsed: candidate.elapsed))
+        record.status = response.status.code
+        record.elapsed = candidate.elapsed
+        log?.append(record)
         return (response, body)
     }
 
@@ -164,12 +173,15 @@ final class KeyReads: Sendable {
     func answer(
         _ candidate: Candidate, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil, log: AccessLog.Buffer?
     ) -> (answer: ItemAnswer, notModified: Bool)? {
-        guard !candidate.isWrite, admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate) != nil,
+        guard !candidate.isWrite, let admitted = admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate),
               case .found(_, let answer) = views.lookup(keyPath: candidate.keyPath, configName: candidate.configName)
         else { return nil }
         let notModified = candidate.ifNoneMatch.map { ETag.listMatches($0, answer.etag) } ?? false
         let status = notModified ? HTTPResponse.Status.notModified.code : HTTPResponse.Status.ok.code
-        log?.append(AccessLog.Record(kind: .viewRead, path: candidate.uri, status: status, elapsed: candidate.elapsed))
+        log?.append(AccessLog.Record(
+            kind: .viewRead, path: candidate.uri, config: candidate.configName, key: candidate.keyPath, principal: admitted.caller.principal,
+            status: status, start: candidate.start, elapsed: candidate.elapsed
+        ))
         return (answer, notModified)
     }
 

@@ -133,9 +133,14 @@ public final class RequestDeadlines: Sendable {
     /// Runs a write to the store to its end, whatever the deadline: the caller learns
     /// what happened. Throws `unavailable` without running `body` when the request's
     /// deadline has already passed.
+    /// The revision of the change it made is noted for the request's audit line.
     static func commit<T>(_ body: () async throws -> T) async throws -> T {
         if let current { try current.deadlines.beginCommit(current.id) }
-        return try await body()
+        let result = try await body()
+        if let note = AuditNote.current, let change = result as? any ChangeOutcome, let revision = change.changeRevision {
+            note.update { $0.revision = revision }
+        }
+        return result
     }
 
     private func beginCommit(_ id: UInt64) throws {

@@ -160,17 +160,17 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
             let result = await reads.commit(write)
             let finish: @Sendable () -> Void = {
                 let (handler, context) = loopBound.value
-                handler.finishWrite(result, in: write.config, candidate: candidate, reads: reads, context)
+                handler.finishWrite(result, write, candidate: candidate, reads: reads, context)
             }
             if loopBound.eventLoop.inEventLoop { finish() } else { loopBound.eventLoop.execute(finish) }
         }
     }
 
     private func finishWrite(
-        _ result: Result<Event, any Error>, in config: ConfigName, candidate: KeyReads.Candidate, reads: KeyReads, _ context: ChannelHandlerContext
+        _ result: Result<Event, any Error>, _ write: KeyReads.Write, candidate: KeyReads.Candidate, reads: KeyReads, _ context: ChannelHandlerContext
     ) {
         guard state.finishWrite() else { return }
-        let answer = reads.answer(write: result, in: config, candidate: candidate, log: log)
+        let answer = reads.answer(write: result, write, candidate: candidate, log: log)
         let now = context.eventLoop.now
         writeAnswer(heads.answer(answer.head, body: answer.body, closing: state.answersClose, second: time(nil)), now: now, context)
         // What arrived during the write, in order, until another write starts.

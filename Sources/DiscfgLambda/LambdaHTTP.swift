@@ -63,11 +63,14 @@ struct GatewayResponse {
 final class LambdaHTTPHandler: Sendable {
     private let responder: RouterResponder<LambdaRequestContext>
     private let access: LambdaAccess
+    /// Where each request's audit line goes: standard error, which Lambda sends to
+    /// CloudWatch Logs beside the function's log.
+    let auditLog: LogSink
 
     /// Lambda's response limit is 6 MB, and a binary body grows by a third in base64.
     static let maxResponseBytes = 4_400_000
 
-    init(store: any ConfigStore, access: LambdaAccess, options: ConfigAPI.Options) {
+    init(store: any ConfigStore, access: LambdaAccess, options: ConfigAPI.Options, auditLog: LogSink = .standardError) {
         let authenticator: Authenticator
         if access.modes.contains(.token) {
             authenticator = Authenticator(mode: .required, store: (store as? any TokenStore) ?? NoTokens())
@@ -80,25 +83,32 @@ final class LambdaHTTPHandler: Sendable {
         ConfigAPI(store: store, authenticator: authenticator, options: options).register(on: router)
         responder = router.buildResponder()
         self.access = access
+        self.auditLog = auditLog
     }
 
+    /// Answers one request, and writes its audit line (``AuditRecord``) to ``auditLog``.
     func handle(_ request: GatewayRequest, deadline: ContinuousClock.Instant, logger: Logger) async -> GatewayResponse {
         let start = ContinuousClock.now
-        var caller: Caller?
-        let response: GatewayResponse
-        switch authenticate(request) {
-        case .failure(let error):
-            response = await Self.collect(ConfigAPI.errorResponse(error, action: "authorize"))
-        case .success(let authenticated):
-            caller = authenticated
-            response = await route(request, caller: caller, deadline: deadline, logger: logger)
+        let time = AuditRecord.now()
+        let note = AuditNote()
+        let response = await note.noting { () async -> GatewayResponse in
+            switch authenticate(request) {
+            case .failure(let error):
+                // Refused before the router: the gateway's IAM principal, when it named one.
+                if let principal = request.principal { note.note(principal: Principal(kind: .iam, id: principal)) }
+                return await Self.collect(ConfigAPI.errorResponse(error, action: "authorize"))
+            case .success(let caller):
+                return await route(request, caller: caller, deadline: deadline, logger: logger)
+            }
         }
-        let elapsed = ContinuousClock.now - start
-        let milliseconds = ((Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15) * 100).rounded() / 100
-        logger.info(
-            "\(request.method) \(request.path) \(response.status) \(milliseconds)ms",
-            metadata: ["caller": "\(caller?.name ?? request.principal.map { "iam:\($0)" } ?? "bearer-or-anonymous")"]
-        )
+        var record = note.record(api: "rest", route: "unmatched", time: time, elapsed: ContinuousClock.now - start)
+        record.method = request.method
+        record.path = request.path
+        record.status = response.status
+        var line: [UInt8] = []
+        record.append(to: &line)
+        // At once: a frozen or ended function would never write a buffered line.
+        auditLog.append(bytes: line, urgent: true)
         return response
     }
 

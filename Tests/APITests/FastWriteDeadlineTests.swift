@@ -57,7 +57,7 @@ struct FastWriteDeadlineTests {
         let write = try #require(reads.write(candidate, body: ByteBuffer(string: "db1"), peerIsLoopback: true))
         let start = ContinuousClock.now
         let result = await reads.commit(write)
-        let answer = reads.answer(write: result, in: write.config, candidate: candidate, log: nil)
+        let answer = reads.answer(write: result, write, candidate: candidate, log: nil)
         let end = ContinuousClock.now
 
         // The store was given the routed requests' deadline, and the write ended with it.
@@ -85,7 +85,7 @@ struct FastWriteDeadlineTests {
         let head = HTTPRequestHead(version: .http1_1, method: .PUT, uri: "/v1/app/keys/k", headers: ["Host": "localhost", "Content-Length": "1"])
         let candidate = try #require(reads.candidate(head, now: .now()))
         let write = try #require(reads.write(candidate, body: ByteBuffer(string: "v"), peerIsLoopback: true))
-        let answer = reads.answer(write: await reads.commit(write), in: write.config, candidate: candidate, log: nil)
+        let answer = reads.answer(write: await reads.commit(write), write, candidate: candidate, log: nil)
         #expect(answer.head.status == .created && answer.head.headerFields[.eTag] == "\"1\"")
         // As HTTP/1 sends it: dated, and naming the server, as the router's answers are.
         var wire = ResponseHeads.Wire()

@@ -114,6 +114,10 @@ struct ServeCommand: AsyncParsableCommand {
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(name: .customLong("audit-log"), help: ArgumentHelp(
+        "Append the audit log (a JSON line per request and per refusal, on both APIs: who, what, which config and keys, the outcome, the revision of a change; never values, tokens or messages) to this file rather than standard error. SIGHUP opens it again, for rotation.",
+        valueName: "file"
+    )) var auditLog: String?
     @Option(name: .customLong("etcd"), help: ArgumentHelp("Also serve the etcd v3 gRPC API on this address (e.g. 127.0.0.1:2379; port 0 picks a free one).", valueName: "host:port"))
     var etcdAddress: String?
     @Option(name: .customLong("etcd-config"), help: ArgumentHelp("The config holding the etcd API's keys. Default: etcd.", valueName: "config"))
@@ -189,6 +193,9 @@ struct ServeCommand: AsyncParsableCommand {
             defer { logSink.flush() }
             var logger = Logger(label: "discfg") { BufferedLogHandler(label: $0, sink: logSink) }
             logger.logLevel = level
+            let auditSink: LogSink
+            do { auditSink = try auditLog.map(LogSink.init(appendingTo:)) ?? logSink } catch let error as DiscfgError { throw usage("--audit-log: \(error.message)", field: "--audit-log") }
+            defer { auditSink.flush() }
             let otel: (any Service)? = try otelEndpoint?.bootstrap()
             configuration.api.requestTimeout = .seconds(requestTimeout)
             configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
@@ -207,7 +214,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.api.maxWatches = maxWatches
             configuration.api.servesConsole = !noUI
             configuration.api.streamBacklogBytes = streamBacklog * 1024
-            configuration.accessLogSink = logSink
+            // On standard error the audit lines are the access log, and --log-level above
+            // info silences them (through the logger); a file gets every line.
+            configuration.auditLog = auditLog != nil || level <= .info ? auditSink : nil
             configuration.readViews = switch readViews {
             case .on: true
             case .off: false
@@ -234,7 +243,7 @@ struct ServeCommand: AsyncParsableCommand {
                     FileHandle.standardError.write(Data("discfg: serving \(storeName) on \(scheme)://\(host):\(port) (auth: \(authText))\n".utf8))
                 },
                 services: { apiStore in
-                    let exporters = otel.map { [$0] } ?? []
+                    let exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
                     guard let etcd else { return exporters }
                     var server = EtcdServer(
                         store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,

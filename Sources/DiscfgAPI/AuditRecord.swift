@@ -1,0 +1,174 @@
+import DiscfgCore
+import Foundation
+
+/// One line of the audit log: who asked for what, on which config and keys, and what
+/// came of it — one per request and per refusal, on every face.
+///
+/// Written as one JSON object per line, its fields in a fixed order and left out when
+/// they do not apply (`docs/server.md`, "Audit log", names them). It never holds a value,
+/// a token, a change's message or any other body: only names (the principal, the route,
+/// the config, keys) and outcomes.
+///
+/// ```json
+/// {"time":"2026-11-26T18:52:13.123Z","api":"rest","principal":"token:3f9a0c12b7de","method":"PUT","route":"/v1/{config}/keys/{key}","path":"/v1/demo/keys/db/host","config":"demo","key":"/db/host","status":200,"revision":42,"ms":0.42}
+/// ```
+public struct AuditRecord: Sendable {
+    /// Which API answered: `rest` (`serve` and the Lambda function) or `etcd`.
+    public var api: String
+    /// Who called, as the face authenticated them (never as the request names itself);
+    /// nil when that is not known, as for a refused credential.
+    public var principal: Principal?
+    /// The HTTP method, on the REST API.
+    public var method: String?
+    /// The route as declared (`/v1/{config}/keys/{key}`), `unmatched` for a path no route
+    /// takes; on the etcd API, the RPC (`/etcdserverpb.KV/Put`).
+    public var route: String
+    /// The request's path as sent, without its query (REST).
+    public var path: String?
+    /// The config the request names.
+    public var config: String?
+    /// The key or key prefix the route names (REST), or the etcd key, escaped printable.
+    public var key: String?
+    /// The `prefix` a listing, a watch or a delete of many keys names (REST).
+    public var prefix: String?
+    /// The end of an etcd key range, escaped printable.
+    public var rangeEnd: String?
+    /// The HTTP status answered (REST).
+    public var status: Int?
+    /// The gRPC status answered (etcd), as its name: `OK`, `PERMISSION_DENIED`.
+    public var grpcStatus: String?
+    /// The discfg error code of a refusal or failure (`permissionDenied`).
+    public var error: String?
+    /// The config revision a change made.
+    public var revision: Int64?
+    /// When the request arrived, in seconds and nanoseconds since 1970 (UTC).
+    public var time: (seconds: Int, nanoseconds: Int)
+    /// How long it took to answer.
+    public var elapsed: Duration
+
+    /// A record of a request that arrived at `time` (now by default).
+    public init(api: String, route: String, time: (seconds: Int, nanoseconds: Int) = AuditRecord.now(), elapsed: Duration = .zero) {
+        self.api = api
+        self.route = route
+        self.time = time
+        self.elapsed = elapsed
+    }
+
+    /// The wall clock now.
+    public static func now() -> (seconds: Int, nanoseconds: Int) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return (Int(now.tv_sec), Int(now.tv_nsec))
+    }
+
+    /// The record's line, with its newline, appended to `line`.
+    public func append(to line: inout [UInt8]) {
+        line += #"{"time":""#.utf8
+        Self.appendTime(time, to: &line)
+        line.append(UInt8(ascii: "\""))
+        string("api", api, &line)
+        if let principal { string("principal", principal.qualifiedID, &line) } else { line += #","principal":null"#.utf8 }
+        if let method { string("method", method, &line) }
+        string("route", route, &line)
+        if let path { string("path", path, &line) }
+        if let config { string("config", config, &line) }
+        if let key { string("key", key, &line) }
+        if let prefix { string("prefix", prefix, &line) }
+        if let rangeEnd { string("rangeEnd", rangeEnd, &line) }
+        if let status { number("status", Int64(status), &line) }
+        if let grpcStatus { string("grpcStatus", grpcStatus, &line) }
+        if let error { string("error", error, &line) }
+        if let revision { number("revision", revision, &line) }
+        line += #","ms":"#.utf8
+        // Hundredths of a millisecond, rounded.
+        let (seconds, attoseconds) = elapsed.components
+        let hundredths = Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
+        Self.appendDecimal(hundredths / 100, to: &line)
+        line.append(UInt8(ascii: "."))
+        if hundredths % 100 < 10 { line.append(UInt8(ascii: "0")) }
+        Self.appendDecimal(hundredths % 100, to: &line)
+        line += "}\n".utf8
+    }
+
+    /// The record's line, with its newline.
+    public var line: String {
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func string(_ name: StaticString, _ value: String, _ line: inout [UInt8]) {
+        Self.appendName(name, to: &line)
+        Self.appendString(value, to: &line)
+    }
+
+    private func number(_ name: StaticString, _ value: Int64, _ line: inout [UInt8]) {
+        Self.appendName(name, to: &line)
+        if value < 0 { line.append(UInt8(ascii: "-")) }
+        Self.appendDecimal(Int(value.magnitude), to: &line)
+    }
+
+    private static func appendName(_ name: StaticString, to line: inout [UInt8]) {
+        line += #",""#.utf8
+        line += UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        line += #"":"#.utf8
+    }
+
+    /// `value` as a JSON string: quotes, backslashes and control characters escaped, so
+    /// whatever a client sent (a path, a key) stays inside its field and its line.
+    static func appendString(_ value: String, to line: inout [UInt8]) {
+        line.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): line += #"\""#.utf8
+            case UInt8(ascii: "\\"): line += #"\\"#.utf8
+            case UInt8(ascii: "\n"): line += #"\n"#.utf8
+            case UInt8(ascii: "\r"): line += #"\r"#.utf8
+            case UInt8(ascii: "\t"): line += #"\t"#.utf8
+            case 0..<0x20, 0x7F:
+                line += #"\u00"#.utf8
+                line.append(hexDigit(byte >> 4))
+                line.append(hexDigit(byte & 0xF))
+            default: line.append(byte)
+            }
+        }
+        line.append(UInt8(ascii: "\""))
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+    }
+
+    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+        if value >= 10 { appendDecimal(value / 10, to: &bytes) }
+        bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
+    /// `2026-11-26T18:52:13.123Z`: UTC, to the millisecond.
+    static func appendTime(_ time: (seconds: Int, nanoseconds: Int), to line: inout [UInt8]) {
+        var seconds = time_t(time.seconds)
+        var utc = tm()
+        guard gmtime_r(&seconds, &utc) != nil else { return line += "1970-01-01T00:00:00.000Z".utf8 }
+        func two(_ value: Int32) {
+            line.append(UInt8(ascii: "0") + UInt8(value / 10))
+            line.append(UInt8(ascii: "0") + UInt8(value % 10))
+        }
+        appendDecimal(Int(utc.tm_year) + 1900, to: &line)
+        line.append(UInt8(ascii: "-"))
+        two(utc.tm_mon + 1)
+        line.append(UInt8(ascii: "-"))
+        two(utc.tm_mday)
+        line.append(UInt8(ascii: "T"))
+        two(utc.tm_hour)
+        line.append(UInt8(ascii: ":"))
+        two(utc.tm_min)
+        line.append(UInt8(ascii: ":"))
+        two(utc.tm_sec)
+        line.append(UInt8(ascii: "."))
+        let milliseconds = time.nanoseconds / 1_000_000
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+        line += "Z".utf8
+    }
+}

@@ -1,0 +1,46 @@
+import Dispatch
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Opens a log file again on every SIGHUP while the server runs (``LogSink/reopen()``),
+/// so `logrotate` and its kin can move the file away and have the next lines start a new
+/// one. A file that cannot be opened keeps the lines going to the old one, and the log
+/// says why in one line.
+///
+/// ```swift
+/// let audit = try LogSink(appendingTo: "/var/log/discfg/audit.log")
+/// ServiceGroup(services: [server, LogReopenService(sink: audit, logger: logger)], ...)
+/// ```
+public struct LogReopenService: Service {
+    /// The file's sink.
+    public let sink: LogSink
+    /// Where a failure to reopen is told.
+    public let logger: Logger
+
+    /// A service that reopens `sink`'s file on SIGHUP.
+    public init(sink: LogSink, logger: Logger) {
+        self.sink = sink
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        // SIGHUP's default would end the process; it is delivered to the source instead.
+        signal(SIGHUP, SIG_IGN)
+        let (hangups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler { continuation.yield() }
+        source.resume()
+        defer { source.cancel() }
+        await cancelWhenGracefulShutdown {
+            for await _ in hangups {
+                do {
+                    try sink.reopen()
+                } catch {
+                    logger.error("kept appending to the old audit log file on SIGHUP: \(error)")
+                }
+            }
+        }
+        continuation.finish()
+    }
+}

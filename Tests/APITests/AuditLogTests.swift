@@ -1,0 +1,106 @@
+@testable import DiscfgAPI
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+@Suite("API: the audit log has a line per request and per refusal, with who, never values or tokens")
+struct AuditLogTests {
+    static let value = "s3cr3t-value-\(UUID().uuidString)"
+    static let message = "rotate-the-db-password-\(UUID().uuidString)"
+
+    /// A server writing its audit log to a file of its own, and that file.
+    static func start() async throws -> (LiveServer, LogSink, URL) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-audit-\(UUID().uuidString).log")
+        let sink = try LogSink(appendingTo: file.path)
+        let server = try await LiveServer.start(auth: .required) { $0.auditLog = sink }
+        return (server, sink, file)
+    }
+
+    /// The lines written so far, parsed, once `count` of them match `filter` (the event
+    /// loops' lines are written within a few hundred milliseconds).
+    static func lines(_ file: URL, _ sink: LogSink, atLeast count: Int, where filter: ([String: Any]) -> Bool) async throws -> [[String: Any]] {
+        var matching: [[String: Any]] = []
+        for _ in 0..<50 {
+            sink.flush()
+            let text = try String(contentsOf: file, encoding: .utf8)
+            matching = try text.split(separator: "\n").map { line in
+                try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+            }.filter(filter)
+            if matching.count >= count { return matching }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("only \(matching.count) of \(count) lines came")
+        return matching
+    }
+
+    @Test("a set, a get answered on the event loop, a 401 and a 403 each have a line naming who, the route, the config and key, the status and a change's revision; the file holds no value, token or message")
+    func restLines() async throws {
+        let (server, sink, file) = try await Self.start()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withServer(server) { server in
+            let (writer, writerRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: "ops-admin", now: Date())
+            let (reader, readerRecord) = try TokenFormat.generate(role: .read, configs: nil, description: "dashboard", now: Date())
+            try await server.store.saveToken(writerRecord)
+            try await server.store.saveToken(readerRecord)
+            let write = ("Authorization", "Bearer \(writer)")
+            let read = ("Authorization", "Bearer \(reader)")
+            #expect(try await server.put("/v1/app", "", headers: [write]).status == 201)
+            var revisions: [Int] = []
+            for _ in 1...3 {
+                let put = try await server.put("/v1/app/keys/db/password", Self.value, headers: [write, ("Discfg-Message", Self.message)])
+                #expect([200, 201].contains(put.status))
+                revisions.append(Int(try #require(put.envelope().revision?.rawValue)))
+            }
+            // The first read loads the config's view on the router; later ones are the event loop's.
+            let reads = 20
+            for _ in 1...reads {
+                #expect(try await server.get("/v1/app/keys/db/password", headers: [read]).status == 200)
+            }
+            #expect(try await server.get("/v1/app/keys/db/password", headers: [("Authorization", "Bearer dcfg_000000000000_notatoken")]).status == 401)
+            #expect(try await server.put("/v1/app/keys/db/password", "by-a-reader", headers: [read]).status == 403)
+            let metrics = String(decoding: try await server.get("/metrics").body, as: UTF8.self)
+            let viewReads = metrics.split(separator: "\n").first { $0.hasPrefix("discfg_view_reads_total") }
+            #expect(viewReads.map { !$0.hasSuffix(" 0") } == true, "no read was answered on the event loop")
+
+            let sets = try await Self.lines(file, sink, atLeast: 3) { $0["method"] as? String == "PUT" && $0["status"] as? Int != 403 && $0["key"] != nil }
+            #expect(sets.count == 3)
+            for (line, revision) in zip(sets, revisions) {
+                #expect(line["api"] as? String == "rest")
+                #expect(line["principal"] as? String == "token:\(writerRecord.id)")
+                #expect(line["route"] as? String == "/v1/{config}/keys/{key}")
+                #expect(line["config"] as? String == "app" && line["key"] as? String == "/db/password")
+                #expect(line["revision"] as? Int == revision)
+                #expect(line["time"] as? String != nil && line["ms"] as? Double != nil)
+            }
+            let gets = try await Self.lines(file, sink, atLeast: reads) { $0["method"] as? String == "GET" && $0["status"] as? Int == 200 && $0["key"] != nil }
+            #expect(gets.count == reads)
+            #expect(gets.allSatisfy { $0["principal"] as? String == "token:\(readerRecord.id)" && $0["key"] as? String == "/db/password" && $0["revision"] == nil })
+            let unauthenticated = try await Self.lines(file, sink, atLeast: 1) { $0["status"] as? Int == 401 }
+            #expect(unauthenticated.first?["principal"] is NSNull)
+            #expect(unauthenticated.first?["error"] as? String == "unauthenticated")
+            #expect(unauthenticated.first?["config"] as? String == "app")
+            let denied = try await Self.lines(file, sink, atLeast: 1) { $0["status"] as? Int == 403 }
+            #expect(denied.first?["principal"] as? String == "token:\(readerRecord.id)")
+            #expect(denied.first?["error"] as? String == "permissionDenied")
+            #expect(denied.first?["method"] as? String == "PUT" && denied.first?["key"] as? String == "/db/password")
+            #expect(denied.first?["revision"] == nil)
+
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for secret in [Self.value, Self.message, writer, reader, "notatoken", "by-a-reader"] {
+                #expect(!text.contains(secret), "the audit log holds \(secret)")
+            }
+        }
+    }
+
+    @Test("a line is one JSON object whatever the request's path holds")
+    func escaping() {
+        var record = AuditRecord(api: "rest", route: "unmatched", time: (0, 5_000_000), elapsed: .microseconds(1234))
+        record.method = "GET"
+        record.path = "/v1/a\"b\\c\n{\u{1}}/é"
+        record.status = 404
+        #expect(record.line == #"{"time":"1970-01-01T00:00:00.005Z","api":"rest","principal":null,"method":"GET","route":"unmatched","path":"/v1/a\"b\\c\n{\u0001}/é","status":404,"ms":1.23}"# + "\n")
+        let parsed = try? JSONSerialization.jsonObject(with: Data(record.line.utf8)) as? [String: Any]
+        #expect(parsed?["path"] as? String == record.path)
+    }
+}
