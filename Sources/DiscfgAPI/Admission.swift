@@ -81,7 +81,7 @@ struct Admission: Sendable {
         case .success(let identified): known = identified
         case .failure(let error): return .failure(Refusal(error))
         }
-        guard access.admits(known, config: config) else { return .failure(Refusal(Self.denial(known, access, config))) }
+        guard access.admits(known, config: config, byKeys: endpoint.reachesByKeys) else { return .failure(Refusal(Self.denial(known, access, config))) }
         return .success(Admitted(caller: known, config: config))
     }
 
@@ -100,6 +100,13 @@ struct Admission: Sendable {
     }
 
     private static func denial(_ caller: Caller, _ role: Role, _ config: ConfigName?) -> DiscfgError {
+        if let config, caller.role >= role, caller.grant.reaches(config) {
+            return DiscfgError(
+                .permissionDenied,
+                "\(caller.name) reaches config \(config) only as \(caller.grant.scopeList(on: config)); this route reaches the whole config and needs a scope of all of it",
+                field: "authorization"
+            )
+        }
         let target = config.map { "config \($0)" } ?? "the list of configs"
         return DiscfgError(.permissionDenied, "\(caller.name) has role \(caller.role.rawValue) and may not \(role.verb) \(target)", field: "authorization")
     }
@@ -107,7 +114,7 @@ struct Admission: Sendable {
 
 extension Role {
     /// What a caller with the role may do, as a refusal says it.
-    fileprivate var verb: String {
+    var verb: String {
         switch self {
         case .read: "read"
         case .write: "change keys in"

@@ -24,9 +24,10 @@ extension ConfigAPI {
     /// `PATCH keys/{key}`: a merge patch (`application/merge-patch+json`) or a JSON patch
     /// (`application/json-patch+json`) applied inside the store's change, under the same
     /// conditions a `PUT` takes. Answered as a `PUT` is, with action `patch`.
-    func patch(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func patch(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
+        try reach.check(key)
         let conditions = try request.conditions()
         let body = try await request.bodyData(limit: Limits.maxPatchBytes)
         let patch = try ValuePatch(body: body, mediaType: request.headers[.contentType])
@@ -37,9 +38,10 @@ extension ConfigAPI {
     /// `GET keys/{prefix}?document` (and `GET keys?document[&prefix=]`): the keys under the
     /// prefix as one JSON object, now or at `?revision`, with the revision it was read at
     /// in `X-Discfg-Revision`.
-    func document(_ request: Request, _ context: some DiscfgRequestContext, prefix: String) async throws -> Response {
+    func document(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let prefix = try KeyPrefix(prefix)
+        try reach.check(prefix)
         let (document, revision) = try await store.document(under: prefix, in: config, atRevision: try request.revision("revision"))
         var body = try JSONContent.bytes(document)
         body.append(UInt8(ascii: "\n"))
@@ -50,12 +52,13 @@ extension ConfigAPI {
 
     /// `PUT keys/{prefix}?document[&replace]` (and `PUT keys?document` for every key): the
     /// body, a JSON object, written as the keys under the prefix in one change.
-    func putDocument(_ request: inout Request, _ context: some DiscfgRequestContext, prefix: String) async throws -> Response {
+    func putDocument(_ request: inout Request, _ context: some DiscfgRequestContext, prefix: String, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         guard try request.flag("document") else {
             throw DiscfgError.invalid("document", "a PUT of a prefix writes its keys as one JSON document: add ?document (…/keys/PREFIX/?document, or …/keys?document for every key)")
         }
         let prefix = try KeyPrefix(prefix)
+        try reach.check(prefix)
         let replace = try request.flag("replace")
         let document = try JSONContent.parse(try await request.bodyData(limit: options.maxImportBytes), key: nil, field: "document")
         let result = try await RequestDeadlines.commit { try await store.putDocument(document, under: prefix, in: config, replace: replace) }

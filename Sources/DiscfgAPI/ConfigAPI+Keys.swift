@@ -6,21 +6,22 @@ extension ConfigAPI {
     /// `GET keys/{key}`: the item; with `?path`, the part of its JSON value a pointer names;
     /// with `?recursive` or a trailing slash, a listing; with `?document`, the keys under
     /// the path as one JSON document.
-    func getOrList(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func getOrList(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let path = request.pathRemainder(context)
         // Both are documented for this route; a bad one is refused whichever way it goes.
         let revision = try request.revision("revision")
         _ = try request.number(.pageSize)
         _ = try request.number(.pageBytes)
-        if try request.flag("document") { return try await document(request, context, prefix: path) }
+        if try request.flag("document") { return try await document(request, context, prefix: path, reach) }
         let pointer = try request.query("path").map { try JSONContent.pointer(String($0)) }
         let recursive = try request.flag("recursive")
         if recursive || request.endsWithSlash || path.isEmpty {
             guard pointer == nil else { throw Self.pathOnListing }
-            return try await list(request, context, prefix: path, recursive: recursive)
+            return try await list(request, context, prefix: path, recursive: recursive, reach)
         }
         let config = try request.configName(context)
         let key = try Key(path)
+        try reach.check(key)
         guard let item = try await store.get(key, in: config, atRevision: revision) else {
             throw DiscfgError.keyNotFound(key, in: config, atRevision: revision)
         }
@@ -65,21 +66,23 @@ extension ConfigAPI {
 
     /// `GET keys?prefix=`: a listing; with `?document`, the keys under the prefix (every
     /// key by default) as one JSON document.
-    func listOrDocument(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func listOrDocument(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let prefix = request.query("prefix") ?? "/"
         // Documented for this route (a document's revision); a bad one is refused whichever way it goes.
         _ = try request.revision("revision")
-        if try request.flag("document") { return try await document(request, context, prefix: prefix) }
+        if try request.flag("document") { return try await document(request, context, prefix: prefix, reach) }
         if request.query("path") != nil { throw Self.pathOnListing }
-        return try await list(request, context, prefix: prefix, recursive: request.flag("recursive"))
+        return try await list(request, context, prefix: prefix, recursive: request.flag("recursive"), reach)
     }
 
-    func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool) async throws -> Response {
+    func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
+        let keyPrefix = try KeyPrefix(prefix)
+        try reach.check(keyPrefix)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.list(
             in: config,
-            ListQuery(prefix: try KeyPrefix(prefix), recursive: recursive, limit: limit, cursor: request.query("cursor"), maxBytes: try pageBytes(request))
+            ListQuery(prefix: keyPrefix, recursive: recursive, limit: limit, cursor: request.query("cursor"), maxBytes: try pageBytes(request))
         )
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
@@ -92,10 +95,11 @@ extension ConfigAPI {
 
     /// `PUT keys/{key}`: the body is the value. With `?document`, the path is a prefix and
     /// the body the JSON document of the keys under it (``putDocument(_:_:prefix:)``).
-    func set(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
-        if try request.flag("document") { return try await putDocument(&request, context, prefix: request.pathRemainder(context)) }
+    func set(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+        if try request.flag("document") { return try await putDocument(&request, context, prefix: request.pathRemainder(context), reach) }
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
+        try reach.check(key)
         let ttl = try request.number(.ttl)
         let options = SetOptions(conditions: try request.conditions(), ttlSeconds: ttl, contentType: Self.storedContentType(request.headers[.contentType]))
         try options.validate()
@@ -120,7 +124,7 @@ extension ConfigAPI {
     /// `DELETE keys/{key}`; with `?recursive`, every key under the path
     /// (`keys/db/?recursive`), or under `?prefix=` on `keys` itself. Every key of the
     /// config goes only when asked for by name: `keys?prefix=/&recursive`.
-    func delete(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func delete(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let path = request.pathRemainder(context)
         let conditions = try request.conditions()
@@ -137,6 +141,7 @@ extension ConfigAPI {
                 throw DiscfgError.invalid("prefix", "say which keys to delete: …/keys/PREFIX?recursive or …/keys?prefix=PREFIX&recursive (prefix=/ deletes every key of the config)")
             }
             let keyPrefix = try KeyPrefix(prefix)
+            try reach.check(keyPrefix)
             let events = try await RequestDeadlines.commit { try await store.deletePrefix(keyPrefix, in: config) }
             var envelope = Envelope(action: "delete")
             envelope.config = config.rawValue
@@ -146,14 +151,16 @@ extension ConfigAPI {
         }
         guard namedPrefix == nil else { throw DiscfgError.invalid("prefix", "?prefix= deletes a prefix only with recursive: …/keys?prefix=PREFIX&recursive") }
         let key = try Key(path)
+        try reach.check(key)
         let change = try await RequestDeadlines.commit { try await store.delete(key, in: config, conditions: conditions) }
         return APIResponse.json(Envelope(action: "delete", config: config, change: change))
     }
 
     /// `GET history/{key}`: the key's changes, newest first.
-    func history(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func history(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
+        try reach.check(key)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before"), maxBytes: try pageBytes(request)))
         var envelope = Envelope(action: "history")

@@ -17,11 +17,12 @@ extension ConfigAPI {
     /// not at all, never cut short the way a list page is (etcd, too, fails an answer
     /// past its message limit rather than cutting it); a larger read is a list, page by
     /// page, at the transaction's revision.
-    func transaction(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func transaction(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let body = try await request.bodyData(limit: options.maxImportBytes)
         let document = try TransactionDocument.decode(body)
         var transaction = try document.transaction()
+        try reach.check(transaction)
         transaction.readBudget = ReadBudget(bytes: options.maxPageBytes, pastBudget: .refuse)
         // One that cannot write may be abandoned at its deadline like any read.
         let result = transaction.writes

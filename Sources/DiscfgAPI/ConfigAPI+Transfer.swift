@@ -9,8 +9,9 @@ extension ConfigAPI {
     /// so the server holds about one page (``Options/maxPageBytes``) of the config, not
     /// all of it; a page that fails (history needed for the export's revision gone) ends
     /// the response unfinished rather than with a snapshot that mixes revisions.
-    func export(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func export(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
+        try reach.checkWholeConfig()
         let format = try SnapshotFormat(parsing: request.query("format") ?? "json", field: "format")
         let pages = try await store.exportPages(config, maxBytes: options.maxPageBytes, atRevision: try request.revision("revision"))
         let contentType = switch format {
@@ -75,7 +76,7 @@ extension ConfigAPI {
     }
 
     /// `POST import?format=&replace=`: the body is a snapshot file.
-    func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let format: SnapshotFormat
         if let named = request.query("format") {
@@ -86,6 +87,7 @@ extension ConfigAPI {
         }
         let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
         let replace = try request.flag("replace")
+        try reach.check(snapshot, replace: replace)
         let result = try await RequestDeadlines.commit {
             try await Attribution.documented(snapshot.message) { try await store.importSnapshot(snapshot, into: config, replace: replace) }
         }

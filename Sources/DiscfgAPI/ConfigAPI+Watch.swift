@@ -9,12 +9,16 @@ extension ConfigAPI {
     /// `Accept: text/event-stream` a Server-Sent Events stream whose event ids are
     /// revisions (`R.P` for the later events of a transaction, ``ResumePoint``), so
     /// `Last-Event-ID` resumes exactly after the last event seen.
-    func watch(_ request: Request, _ context: some DiscfgRequestContext) async throws -> Response {
+    func watch(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let scope: WatchScope = if let key = request.query("key") {
             .key(try Key(key))
         } else {
             .prefix(try KeyPrefix(request.query("prefix") ?? "/"))
+        }
+        switch scope {
+        case .key(let key): try reach.check(key)
+        case .prefix(let prefix): try reach.check(prefix)
         }
         // fromRevision wins over Last-Event-ID; both are checked.
         let lastEventID: ResumePoint? = try request.headers[.lastEventID].map { (text: String) throws -> ResumePoint in

@@ -62,12 +62,16 @@ public struct ConfigAPI: Sendable {
         case adminOfAll
 
         /// Whether `caller` may call a route with this access on `config` (nil: a route
-        /// that names no config).
-        public func admits(_ caller: Caller, config: ConfigName?) -> Bool {
+        /// that names no config). With `byKeys` (``Endpoint/reachesByKeys``) a scope on
+        /// any part of the config lets the request in, and the route checks the keys it
+        /// reaches (``KeyReach``); without, the route needs the whole config.
+        public func admits(_ caller: Caller, config: ConfigName?, byKeys: Bool = false) -> Bool {
             switch self {
             case .everyone: true
+            case .role(let role) where byKeys:
+                if let config { caller.role >= role && caller.grant.reaches(config) } else { caller.allows(role, on: config) }
             case .role(let role): caller.allows(role, on: config)
-            case .adminOfAll: caller.role == .admin && caller.configs == nil
+            case .adminOfAll: caller.role == .admin && caller.scopes == nil
             }
         }
     }
@@ -150,18 +154,27 @@ public struct ConfigAPI: Sendable {
             if endpoint.path.hasSuffix("{key}") { note.key = "/" + request.pathRemainder(context) }
             note.prefix = request.query("prefix")
         }
-        let caller: Caller
+        let admitted: Admission.Admitted
         switch try await admit(endpoint, request, context) {
-        case .success(let admitted): caller = admitted.caller
+        case .success(let admission): admitted = admission
         case .failure(let refusal): return refusal.response(for: endpoint)
         }
         // Every change the route makes records who (the caller admitted above) and why.
-        let attribution = try Self.attribution(of: request, by: caller)
-        return try await attribution.withValue { try await route(endpoint, &request, context, caller: caller) }
+        let attribution = try Self.attribution(of: request, by: admitted.caller)
+        return try await attribution.withValue { try await route(endpoint, &request, context, admitted: admitted) }
     }
 
-    /// Runs an admitted request's handler.
-    private func route<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: inout Request, _ context: Context, caller: Caller) async throws -> Response {
+    /// Runs an admitted request's handler; a route whose reach is its keys checks them
+    /// against the caller's scopes (``KeyReach``).
+    private func route<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: inout Request, _ context: Context, admitted: Admission.Admitted) async throws -> Response {
+        let caller = admitted.caller
+        // Admission named the config of every route that reaches by keys.
+        var reach: KeyReach {
+            get throws {
+                guard let config = admitted.config else { throw DiscfgError(.internal, "\(endpoint) reaches keys of no config") }
+                return KeyReach(endpoint, caller: caller, config: config)
+            }
+        }
         switch endpoint {
         case .document: return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
         case .sweep: return try await sweep()
@@ -173,17 +186,17 @@ public struct ConfigAPI: Sendable {
         case .configInfo: return try await configInfo(request, context, shownTo: caller)
         case .updateConfig: return try await updateConfig(&request, context)
         case .deleteConfig: return try await deleteConfig(request, context)
-        case .listKeys: return try await listOrDocument(request, context)
-        case .deletePrefix, .deleteKey: return try await delete(request, context)
-        case .getKey: return try await getOrList(request, context)
-        case .setKey: return try await set(&request, context)
-        case .patchKey: return try await patch(&request, context)
-        case .setDocument: return try await putDocument(&request, context, prefix: "/")
-        case .history: return try await history(request, context)
-        case .watch: return try await watch(request, context)
-        case .export: return try await export(request, context)
-        case .importSnapshot: return try await importSnapshot(&request, context)
-        case .transaction: return try await transaction(&request, context)
+        case .listKeys: return try await listOrDocument(request, context, reach)
+        case .deletePrefix, .deleteKey: return try await delete(request, context, reach)
+        case .getKey: return try await getOrList(request, context, reach)
+        case .setKey: return try await set(&request, context, reach)
+        case .patchKey: return try await patch(&request, context, reach)
+        case .setDocument: return try await putDocument(&request, context, prefix: "/", reach)
+        case .history: return try await history(request, context, reach)
+        case .watch: return try await watch(request, context, reach)
+        case .export: return try await export(request, context, reach)
+        case .importSnapshot: return try await importSnapshot(&request, context, reach)
+        case .transaction: return try await transaction(&request, context, reach)
         case .compact: return try await compact(request, context)
         case .listSchemas: return try await listSchemas(request, context)
         case .getSchema: return try await getSchema(request, context)

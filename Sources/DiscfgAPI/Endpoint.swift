@@ -82,6 +82,18 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether what the route reaches is the keys it names — one key, a prefix, a
+    /// snapshot's or a transaction's keys — which the handler checks against the caller's
+    /// prefix scopes (``KeyReach``), rather than the whole config, which only a
+    /// whole-config scope reaches (config settings, schemas, compaction).
+    public var reachesByKeys: Bool {
+        switch self {
+        case .listKeys, .deletePrefix, .getKey, .setKey, .patchKey, .deleteKey, .setDocument, .history, .watch, .export, .importSnapshot, .transaction: true
+        case .document, .sweep, .listTokens, .createToken, .revokeToken, .listConfigs, .createConfig, .configInfo, .updateConfig, .deleteConfig,
+             .compact, .listSchemas, .getSchema, .setSchema, .deleteSchema: false
+        }
+    }
+
     /// The `action` of its envelopes, errors included.
     public var action: String {
         switch self {

@@ -237,6 +237,7 @@ public enum EnvelopeJSON {
         if let description = token.description { object.key("description", &buffer); buffer.writeJSONString(description) }
         object.key("id", &buffer); buffer.writeJSONString(token.id)
         object.key("role", &buffer); buffer.writeJSONString(token.role.rawValue)
+        if let scopes = token.scopes { object.key("scopes", &buffer); writeArray(scopes, to: &buffer) { $1.writeJSONString($0) } }
         object.close(&buffer)
     }
 

@@ -99,14 +99,22 @@ final class KeyReads: Sendable {
     }
 
     /// The caller `candidate` admits, or nil for the router to judge: a refusal (which
-    /// the router gives as this same ``Admission`` says), or a caller the cached token
-    /// records cannot name.
+    /// the router gives as this same ``Admission`` says, and a key outside the caller's
+    /// prefix scopes as ``KeyReach`` says), or a caller the cached token records cannot
+    /// name.
     func admitted(_ candidate: Candidate, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) -> Admission.Admitted? {
         guard let caller = api.authenticator.cachedIdentity(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback, certificate: certificate),
               case .success(let admitted) = api.admission.admit(
                   candidate.endpoint, Admission.Head(authority: candidate.authority, configName: candidate.configName), caller: caller
               )
         else { return nil }
+        // A caller of whole configs was judged above; one of prefixes, key by key.
+        if admitted.caller.scopes != nil, let config = admitted.config {
+            let reach = KeyReach(candidate.endpoint, caller: admitted.caller, config: config)
+            if reach.isNarrow {
+                guard let key = try? Key(candidate.keyPath), (try? reach.check(key)) != nil else { return nil }
+            }
+        }
         return admitted
     }
 

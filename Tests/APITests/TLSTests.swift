@@ -158,15 +158,17 @@ struct TLSTests {
         }
     }
 
-    @Test("client certificate roles: CN entries, roles, configs merged per name; prefixes, other subjects and two roles refused")
+    @Test("client certificate roles: CN entries, roles, scopes merged per name; bad scopes, other subjects and two roles refused")
     func roleParsing() throws {
         let roles = try ClientCertificateRoles(parsing: "CN=deployer=write@demo, cn=ops=ADMIN, CN=deployer=write@prod, CN=a=b=read@x+y")
         #expect(roles.grants["deployer"] == .init(role: .write, configs: [try ConfigName("demo"), try ConfigName("prod")]))
         #expect(roles.grants["ops"] == .init(role: .admin, configs: nil))
         #expect(roles.grants["a=b"] == .init(role: .read, configs: [try ConfigName("x"), try ConfigName("y")]))
+        let scoped = try ClientCertificateRoles(parsing: "CN=deployer=write@demo:/app/+demo:etcd:/registry/,CN=deployer=write@prod")
+        #expect(scoped.grants["deployer"]?.scopes?.map(\.description) == ["demo:/app/", "demo:etcd:/registry/", "prod"])
         for (text, words) in [
             ("O=acme=read", "common name"), ("CN=x", "gives no role"), ("CN=x=owner", "not read, write or admin"), ("CN=x=read@", "names no config"),
-            ("CN=x=write@demo:/app/", "prefix"), ("CN=x=read,CN=x=write", "two roles"), ("CN=x=read@bad/name", "CN=x=read@bad/name"),
+            ("CN=x=write@demo:app", "does not start with '/'"), ("CN=x=read,CN=x=write", "two roles"), ("CN=x=read@bad/name", "CN=x=read@bad/name"),
         ] {
             let error = #expect(throws: DiscfgError.self, "\(text)") { try ClientCertificateRoles(parsing: text) }
             #expect(error?.field == "tls-client-roles" && error?.message.contains(words) == true, "\(text): \(String(describing: error))")
