@@ -33,12 +33,11 @@ final class EtcdCaller: Sendable {
     /// The caller of the current call, nil on a server without authentication.
     @TaskLocal static var current: EtcdCaller?
 
-    /// Runs `operation` as this caller: its changes attributed to it, its services'
-    /// checks made against it.
+    /// Runs `operation` as this caller: its services' checks made against it, and the
+    /// changes they make attributed to it (``Transaction/attributed(to:)``). One
+    /// task-local push per call: the attribution travels on each transaction.
     func bound<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await Attribution.$current.withValue(attribution) {
-            try await Self.$current.withValue(self, operation: operation)
-        }
+        try await Self.$current.withValue(self, operation: operation)
     }
 
     /// Whether the caller reaches any key of the config at all.
@@ -113,6 +112,17 @@ final class EtcdCaller: Sendable {
         case "etcdserverpb.KV/Compact": .admin
         default: .write
         }
+    }
+}
+
+extension Transaction {
+    /// This transaction, attributed to `caller` when there is one (else as the backend
+    /// decides: the etcd API's anonymous client).
+    func attributed(to caller: EtcdCaller?) -> Transaction {
+        guard let caller else { return self }
+        var attributed = self
+        attributed.attribution = caller.attribution
+        return attributed
     }
 }
 

@@ -27,7 +27,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func put(request: Etcdserverpb_PutRequest, context: ServerContext) async throws -> Etcdserverpb_PutResponse {
-        if authenticates, let caller = EtcdCaller.current { try caller.authorize(key: request.key, rangeEnd: Data()) }
+        let caller = authenticates ? EtcdCaller.current : nil
+        try caller?.authorize(key: request.key, rangeEnd: Data())
         return try await backend.answering {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
             guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
@@ -35,10 +36,10 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             let event: Event
             if request.ignoreValue || request.ignoreLease {
                 guard !(request.ignoreValue && !request.value.isEmpty) else { throw EtcdError.valueProvided }
-                event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease)
+                event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease, by: caller)
             } else {
                 let contentType = request.lease == 0 ? nil : try await leases.attachment(request.lease)
-                let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]))
+                let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]).attributed(to: caller))
                 guard let written = result.events.first else { throw DiscfgError(.internal, "a put made no change") }
                 event = written
             }
@@ -53,7 +54,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     /// A put that keeps the key's value (`ignore_value`, `value` nil) or its lease
     /// (`ignore_lease`, `lease` nil): compare-and-swap on its modRevision until no other
     /// write came between the read and the put.
-    private func putKeeping(_ key: Key, value: Data?, lease: Int64?) async throws -> Event {
+    private func putKeeping(_ key: Key, value: Data?, lease: Int64?, by caller: EtcdCaller?) async throws -> Event {
         while true {
             let read = try await backend.transact(Transaction(success: [.get(key)]))
             guard case .get(let items)? = read.responses.first, let current = items.first else { throw EtcdError.keyNotFound }
@@ -62,7 +63,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             let result = try await backend.transact(Transaction(
                 compares: [Comparison(.key(key), .equal, .modRevision(current.modRevision))],
                 success: [.put(key, value ?? current.value, contentType: contentType)]
-            ))
+            ).attributed(to: caller))
             if result.succeeded, let event = result.events.first { return event }
         }
     }
@@ -82,9 +83,10 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func deleteRange(request: Etcdserverpb_DeleteRangeRequest, context: ServerContext) async throws -> Etcdserverpb_DeleteRangeResponse {
-        if authenticates, let caller = EtcdCaller.current { try caller.authorize(key: request.key, rangeEnd: request.rangeEnd) }
+        let caller = authenticates ? EtcdCaller.current : nil
+        try caller?.authorize(key: request.key, rangeEnd: request.rangeEnd)
         return try await backend.answering {
-            let result = try await backend.transact(Transaction(success: [try Self.delete(key: request.key, rangeEnd: request.rangeEnd)]))
+            let result = try await backend.transact(Transaction(success: [try Self.delete(key: request.key, rangeEnd: request.rangeEnd)]).attributed(to: caller))
             var response = Etcdserverpb_DeleteRangeResponse()
             response.header = identity.header(result.revision)
             response.deleted = Int64(result.events.count)
@@ -97,7 +99,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     }
 
     func txn(request: Etcdserverpb_TxnRequest, context: ServerContext) async throws -> Etcdserverpb_TxnResponse {
-        if authenticates, let caller = EtcdCaller.current { try caller.authorize(request) }
+        let caller = authenticates ? EtcdCaller.current : nil
+        try caller?.authorize(request)
         return try await backend.answering {
             let limit = Limits.maxTransactionOperations
             guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else { throw EtcdError.tooManyOperations }
@@ -112,7 +115,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 success: try request.success.map { try Self.operation($0, leases: attachments) },
                 failure: try request.failure.map { try Self.operation($0, leases: attachments) }
             )
-            let result = try await backend.transact(transaction)
+            let result = try await backend.transact(transaction.attributed(to: caller))
             for event in result.events { await note(event) }
             let branch = result.succeeded ? request.success : request.failure
             // The reads were bounded by the store; the previous values of what the

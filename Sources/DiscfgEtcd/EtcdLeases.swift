@@ -168,10 +168,11 @@ public actor EtcdLeases {
             }
             guard !attached.isEmpty else { return read.revision }
             // Only keys still attached go, in one revision; a key written since is kept.
+            // Recorded as the caller that revoked the lease, when one authenticated.
             let result = try await backend.transact(Transaction(
                 compares: attached.map { Comparison(.key($0.key), .equal, .modRevision($0.modRevision)) },
                 success: attached.map { .delete($0.key) }
-            ), readBudget: nil)
+            ).attributed(to: EtcdCaller.current), readBudget: nil)
             if result.succeeded { return result.revision }
         }
     }

@@ -104,11 +104,12 @@ struct EtcdAuthTests {
             let reader = try await Self.token(etcd, "--role", "read")
             let writer = try await Self.token(etcd, "--role", "write")
             try await Self.waitUntilRequired(etcd)
+            #expect(try await Self.served(etcd, writer.flags + ["put", "w", "before"]) == "OK\n")
+            // From the first revision: the put is seen once the watch is open.
             let watch = try ChildProcess.launch(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)"] + reader.flags + ["watch", "w"],
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)"] + reader.flags + ["watch", "w", "--rev", "1"],
                 environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path])
             )
-            #expect(try await Self.served(etcd, writer.flags + ["put", "w", "before"]) == "OK\n")
             _ = try await watch.waitForOutput(timeout: .seconds(30)) { $0.stdout.contains("before") ? true : nil }
 
             let revoked = try await etcd.cli.run("token", "revoke", reader.id)

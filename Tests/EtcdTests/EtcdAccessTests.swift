@@ -131,6 +131,22 @@ struct EtcdAccessTests {
         #expect(gate.state.withLock { $0.sessions.use(write.session, at: later + .seconds(600), valid: $0.reading!.tokens) } == nil)
     }
 
+    @Test("a token reaches the etcd keys of its etcd-space scopes on the served config; a discfg-space scope, or one on another config, reaches none; a whole-config scope every key")
+    func scopeSpellings() throws {
+        let gate = EtcdAccessGate(.open, config: try ConfigName("etcd"))
+        func intervals(_ scopes: [String]?) throws -> [EtcdKeyInterval]? {
+            try gate.intervals(of: AccessToken(id: "aaaaaaaaaaaa", hash: Data(), role: .write, scopes: scopes?.map(AccessScope.init), createdAt: Date()))
+        }
+        #expect(try intervals(nil) == nil)
+        #expect(try intervals(["etcd"]) == nil)
+        #expect(try intervals(["etcd:etcd:/registry/", "etcd"]) == nil)
+        #expect(try intervals(["etcd:etcd:/registry/"]) == [EtcdKeyInterval(prefix: Data("/registry/".utf8))])
+        #expect(try intervals(["etcd:etcd:/registry/", "etcd:etcd:/app/", "other:etcd:/db/"]) == EtcdKeyInterval.merged(prefixes: [Data("/registry/".utf8), Data("/app/".utf8)]))
+        #expect(try intervals(["etcd:/registry/"]) == [], "a discfg key prefix reaches no etcd key")
+        #expect(try intervals(["etcd:/app"]) == [], "not even etcd's 'app', which is discfg's /app")
+        #expect(try intervals(["other", "other:etcd:/registry/"]) == [])
+    }
+
     @Test("scopes in etcd key space: a range is allowed only inside one merged interval, never narrowed; \\0 and open ends; Txn refused whole")
     func intervals() throws {
         let data = { (text: String) in Data(text.utf8) }
