@@ -18,26 +18,58 @@ enum EtcdMethodTable {
             + Etcdserverpb_Maintenance.Method.descriptors + Etcdserverpb_Cluster.Method.descriptors + Etcdserverpb_Auth.Method.descriptors
     }
 
-    /// The table of the services' methods.
+    /// The table of the services' methods, each call's audit line noted in `audit`.
     static func methods(
         kv: EtcdKVService, lease: EtcdLeaseService, watch: EtcdWatchService,
-        maintenance: EtcdMaintenanceService, cluster: EtcdClusterService, auth: EtcdAuthService
+        maintenance: EtcdMaintenanceService, cluster: EtcdClusterService, auth: EtcdAuthService, audit: EtcdAudit = EtcdAudit(trail: nil, config: "")
     ) -> [String: GRPCMethod] {
+        typealias KV = Etcdserverpb_KV.Method
+        typealias Lease = Etcdserverpb_Lease.Method
         let bound: [GRPCMethod] = [
-            .unary(Etcdserverpb_KV.Method.Range.descriptor) { try await kv.range(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Put.descriptor) { try await kv.put(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.DeleteRange.descriptor) { try await kv.deleteRange(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Txn.descriptor, check: EtcdTxnShape.check) { try await kv.txn(request: $0, context: $1) },
-            .unary(Etcdserverpb_KV.Method.Compact.descriptor) { try await kv.compact(request: $0, context: $1) },
-            .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor) { try await watch.watch(request: $0, response: $1, context: $2) },
-            .unary(Etcdserverpb_Lease.Method.LeaseGrant.descriptor) { try await lease.leaseGrant(request: $0, context: $1) },
-            .unary(Etcdserverpb_Lease.Method.LeaseRevoke.descriptor) { try await lease.leaseRevoke(request: $0, context: $1) },
-            .bidirectional(Etcdserverpb_Lease.Method.LeaseKeepAlive.descriptor) { try await lease.leaseKeepAlive(request: $0, response: $1, context: $2) },
-            .unary(Etcdserverpb_Lease.Method.LeaseTimeToLive.descriptor) { try await lease.leaseTimeToLive(request: $0, context: $1) },
-            .unary(Etcdserverpb_Lease.Method.LeaseLeases.descriptor) { try await lease.leaseLeases(request: $0, context: $1) },
-            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: $0, context: $1) },
-            .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: $0, context: $1) },
-            .unary(Etcdserverpb_Auth.Method.Authenticate.descriptor) { try await auth.authenticate(request: $0, context: $1) },
+            .unary(KV.Range.descriptor) { request, context in
+                try await audit.call(KV.Range.descriptor, key: request.key, rangeEnd: request.rangeEnd) { try await kv.range(request: request, context: context) }
+            },
+            .unary(KV.Put.descriptor) { request, context in
+                try await audit.call(KV.Put.descriptor, key: request.key, revision: { $0.header.revision }) { try await kv.put(request: request, context: context) }
+            },
+            .unary(KV.DeleteRange.descriptor) { request, context in
+                try await audit.call(KV.DeleteRange.descriptor, key: request.key, rangeEnd: request.rangeEnd, revision: { $0.deleted > 0 ? $0.header.revision : nil }) {
+                    try await kv.deleteRange(request: request, context: context)
+                }
+            },
+            .unary(KV.Txn.descriptor, check: EtcdTxnShape.check) { request, context in
+                try await audit.call(KV.Txn.descriptor, revision: { $0.changeRevision }) { try await kv.txn(request: request, context: context) }
+            },
+            .unary(KV.Compact.descriptor) { request, context in
+                try await audit.call(KV.Compact.descriptor) { try await kv.compact(request: request, context: context) }
+            },
+            .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor) { requests, responses, context in
+                try await audit.call(Etcdserverpb_Watch.Method.Watch.descriptor) { try await watch.watch(request: requests, response: responses, context: context) }
+            },
+            .unary(Lease.LeaseGrant.descriptor) { request, context in
+                try await audit.call(Lease.LeaseGrant.descriptor) { try await lease.leaseGrant(request: request, context: context) }
+            },
+            .unary(Lease.LeaseRevoke.descriptor) { request, context in
+                try await audit.call(Lease.LeaseRevoke.descriptor) { try await lease.leaseRevoke(request: request, context: context) }
+            },
+            .bidirectional(Lease.LeaseKeepAlive.descriptor) { requests, responses, context in
+                try await audit.call(Lease.LeaseKeepAlive.descriptor) { try await lease.leaseKeepAlive(request: requests, response: responses, context: context) }
+            },
+            .unary(Lease.LeaseTimeToLive.descriptor) { request, context in
+                try await audit.call(Lease.LeaseTimeToLive.descriptor) { try await lease.leaseTimeToLive(request: request, context: context) }
+            },
+            .unary(Lease.LeaseLeases.descriptor) { request, context in
+                try await audit.call(Lease.LeaseLeases.descriptor) { try await lease.leaseLeases(request: request, context: context) }
+            },
+            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor) { request, context in
+                try await audit.call(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: request, context: context) }
+            },
+            .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor) { request, context in
+                try await audit.call(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: request, context: context) }
+            },
+            .unary(Etcdserverpb_Auth.Method.Authenticate.descriptor) { request, context in
+                try await audit.call(Etcdserverpb_Auth.Method.Authenticate.descriptor) { try await auth.authenticate(request: request, context: context) }
+            },
         ]
         let problems = problems(bound)
         precondition(problems.isEmpty, "the etcd API's method table differs from the generated server code: \(problems.joined(separator: "; "))")

@@ -70,6 +70,9 @@ public struct EtcdServer: Service {
     /// may not is closed as its handshake completes. Nil admits every certificate the
     /// client CA signed.
     public var admitsCertificate: (@Sendable (CertificateSubject?) -> Bool)?
+    /// Where each call's audit line (``AuditRecord``) is noted; nil for none. Whoever
+    /// sets it runs its ``AuditTrailService``.
+    public var auditTrail: AuditTrail?
 
     /// A server; nothing listens until ``run()``.
     public init(
@@ -108,6 +111,7 @@ public struct EtcdServer: Service {
             notice("config \(config) has no quota where a new etcd config has \(quotaBytes) bytes; 'discfg update \(config) '{\"quotaBytes\": \(quotaBytes)}'' sets it")
         }
         let identity = EtcdIdentity(config: config)
+        let audit = EtcdAudit(trail: auditTrail, config: config.rawValue)
         let leases = EtcdLeases(backend: backend)
         try await leases.recover()
         let display = host.contains(":") ? "[\(host)]" : host
@@ -122,8 +126,20 @@ public struct EtcdServer: Service {
             ),
             maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
             cluster: cluster,
-            auth: EtcdAuthService(backend: backend, identity: identity, gate: gate)
-        ).mapValues { $0.guarded(by: gate, needs: EtcdCaller.needed(by: $0.descriptor.fullyQualifiedMethod)) }
+            auth: EtcdAuthService(backend: backend, identity: identity, gate: gate),
+            audit: audit
+        ).mapValues { method in
+            var guarded = method.guarded(by: gate, needs: EtcdCaller.needed(by: method.descriptor.fullyQualifiedMethod))
+            guard audit.trail != nil else { return guarded }
+            // A call refused before it runs has its audit line too.
+            let admission = guarded.admission
+            guarded.admission = { token in
+                let admitted = admission(token)
+                if case .refused(let error) = admitted { audit.refused(method.descriptor, error) }
+                return admitted
+            }
+            return guarded
+        }
         let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)
         let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout), drain: TimeAmount(Self.drainTimeout))
         let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)

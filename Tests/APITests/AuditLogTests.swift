@@ -1,5 +1,6 @@
 @testable import DiscfgAPI
 import DiscfgCore
+import DiscfgNetwork
 import DiscfgTestSupport
 import Foundation
 import Testing
@@ -13,7 +14,7 @@ struct AuditLogTests {
     static func start() async throws -> (LiveServer, LogSink, URL) {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-audit-\(UUID().uuidString).log")
         let sink = try LogSink(appendingTo: file.path)
-        let server = try await LiveServer.start(auth: .required) { $0.auditLog = sink }
+        let server = try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(60)) { $0.auditLog = sink }
         return (server, sink, file)
     }
 

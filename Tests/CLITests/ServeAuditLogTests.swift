@@ -32,9 +32,10 @@ struct ServeAuditLogTests {
         let token = String(created.stdout.split(separator: "\n").first ?? "")
         let id = String(token.dropFirst(5).prefix(12))
         #expect(created.status == 0 && token.hasPrefix("dcfg_"), "\(created.stderr)")
-        let server = try cli.launch(["serve", "--port", "0", "--audit-log", file.path], stdout: .discard)
+        let server = try cli.launch(["serve", "--port", "0", "--audit-log", file.path, "--etcd", "127.0.0.1:0"], stdout: .discard)
         do {
             let port = try await ServeTLSTests.announcedPort(server)
+            let etcdPort = try await ServeTLSTests.etcdPort(server)
             cli.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
             cli.environment["DISCFG_TOKEN"] = token
             let value = "value-\(UUID().uuidString)"
@@ -45,7 +46,20 @@ struct ServeAuditLogTests {
             cli.environment["DISCFG_TOKEN"] = "dcfg_\(id)_wrongwrongwrong"
             #expect(try await cli.run("get", "demo", "db/password").status != 0)
 
-            let lines = try await Self.lines(file, atLeast: 4)
+            // etcd: a put as the token, and a get with no credentials, refused before it runs.
+            let etcdValue = "etcd-value-\(UUID().uuidString)"
+            let put = try await Self.etcdctl(etcdPort, ["--user", id, "--password", token, "put", "app/flag", etcdValue], home: cli.directory)
+            #expect(put.termination == .exited(0), "\(put.stderr)")
+            let anonymous = try await Self.etcdctl(etcdPort, ["get", "app/flag"], home: cli.directory)
+            #expect(anonymous.termination != .exited(0))
+
+            let lines = try await Self.lines(file, atLeast: 7)
+            let etcdPut = lines.first { $0["route"] as? String == "/etcdserverpb.KV/Put" }
+            #expect(etcdPut?["api"] as? String == "etcd" && etcdPut?["principal"] as? String == "token:\(id)", "\(lines)")
+            #expect(etcdPut?["key"] as? String == "app/flag" && etcdPut?["config"] as? String == "etcd" && etcdPut?["grpcStatus"] as? String == "OK")
+            #expect((etcdPut?["revision"] as? Int ?? 0) > 0)
+            let etcdRefused = lines.first { $0["route"] as? String == "/etcdserverpb.KV/Range" }
+            #expect(etcdRefused?["principal"] is NSNull && (etcdRefused?["grpcStatus"] as? String).map { $0 != "OK" } == true, "\(lines)")
             let set = lines.first { $0["method"] as? String == "PUT" && $0["key"] as? String == "/db/password" }
             #expect(set?["principal"] as? String == "token:\(id)" && set?["config"] as? String == "demo")
             #expect((set?["revision"] as? Int ?? 0) > 0)
@@ -54,7 +68,7 @@ struct ServeAuditLogTests {
             let refused = lines.first { $0["status"] as? Int == 401 }
             #expect(refused?["principal"] is NSNull && refused?["error"] as? String == "unauthenticated")
             let text = try String(contentsOf: file, encoding: .utf8)
-            for secret in [token, value, message, "wrongwrongwrong"] { #expect(!text.contains(secret), "the audit log holds \(secret)") }
+            for secret in [token, value, message, "wrongwrongwrong", etcdValue] { #expect(!text.contains(secret), "the audit log holds \(secret)") }
             #expect(!server.output.stderr.contains(#""principal""#), "audit lines went to standard error")
 
             // Rotation: the file moved away, SIGHUP, and the next lines start a new one.
@@ -76,6 +90,13 @@ struct ServeAuditLogTests {
             throw error
         }
         await server.stop()
+    }
+
+    static func etcdctl(_ port: Int, _ arguments: [String], home: URL) async throws -> ChildProcess.Output {
+        try await ChildProcess.run(
+            "etcdctl", ["--endpoints=127.0.0.1:\(port)", "--dial-timeout=5s", "--command-timeout=20s"] + arguments,
+            environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": home.path]), timeout: .seconds(60)
+        )
     }
 
     /// The lines of `file`, parsed, once there are `count` (they are written within a few

@@ -216,7 +216,8 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.api.streamBacklogBytes = streamBacklog * 1024
             // On standard error the audit lines are the access log, and --log-level above
             // info silences them (through the logger); a file gets every line.
-            configuration.auditLog = auditLog != nil || level <= .info ? auditSink : nil
+            let audits = auditLog != nil || level <= .info ? auditSink : nil
+            configuration.auditLog = audits
             configuration.readViews = switch readViews {
             case .on: true
             case .off: false
@@ -271,7 +272,9 @@ struct ServeCommand: AsyncParsableCommand {
                     server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles, config: etcd.config)
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
-                    return exporters + [server]
+                    let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }
+                    server.auditTrail = trail
+                    return exporters + [server] + (trail.map { [AuditTrailService(trail: $0)] } ?? [])
                 }
             )
             _ = output

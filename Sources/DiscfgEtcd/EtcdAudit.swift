@@ -1,0 +1,100 @@
+import DiscfgCore
+import DiscfgNetwork
+import Foundation
+import GRPCCore
+
+/// The etcd API's audit lines (``AuditRecord``): one per call, as it ends — its RPC,
+/// who made it, the key range it names, its gRPC status and the revision of its change —
+/// and one per call refused before it ran. Noted in an ``AuditTrail``, which writes them
+/// in batches off the call's path; nothing at all without one.
+struct EtcdAudit: Sendable {
+    /// Where the lines go; nil for none.
+    let trail: AuditTrail?
+    /// The config the etcd API serves.
+    let config: String
+
+    /// Runs a call of `descriptor` and notes its line: `key` and `rangeEnd` as the
+    /// request names them, the revision `revision` reads from a response that changed
+    /// something.
+    func call<Response>(
+        _ descriptor: MethodDescriptor, key: Data = Data(), rangeEnd: Data = Data(),
+        revision: (Response) -> Int64? = { _ in nil }, _ body: () async throws -> Response
+    ) async throws -> Response {
+        guard let trail else { return try await body() }
+        let start = ContinuousClock.now
+        let time = AuditRecord.now()
+        do {
+            let response = try await body()
+            trail.note(record(descriptor, key, rangeEnd, status: nil, revision: revision(response), time: time, elapsed: ContinuousClock.now - start))
+            return response
+        } catch {
+            trail.note(record(descriptor, key, rangeEnd, status: error, revision: nil, time: time, elapsed: ContinuousClock.now - start))
+            throw error
+        }
+    }
+
+    /// Notes a call of `descriptor` refused before it ran (no credentials, a token not
+    /// valid): no principal, for none was authenticated.
+    func refused(_ descriptor: MethodDescriptor, _ error: RPCError) {
+        guard let trail else { return }
+        var line = AuditRecord(api: "etcd", route: EtcdMethodTable.path(descriptor))
+        line.config = config
+        line.grpcStatus = Self.statusName(error)
+        trail.note(line)
+    }
+
+    private func record(
+        _ descriptor: MethodDescriptor, _ key: Data, _ rangeEnd: Data, status error: (any Error)?, revision: Int64?,
+        time: (seconds: Int, nanoseconds: Int), elapsed: Duration
+    ) -> AuditRecord {
+        var line = AuditRecord(api: "etcd", route: EtcdMethodTable.path(descriptor), time: time, elapsed: elapsed)
+        // Who the call ran as: its token, or the anonymous caller of a server without tokens.
+        line.principal = EtcdCaller.current?.attribution.principal ?? EtcdBackend.unauthenticated.principal
+        line.config = config
+        if !key.isEmpty { line.key = Self.printable(key) }
+        if !rangeEnd.isEmpty { line.rangeEnd = Self.printable(rangeEnd) }
+        line.grpcStatus = error.map(Self.statusName) ?? "OK"
+        line.revision = revision
+        return line
+    }
+
+    /// An etcd key as a person reads it: printable ASCII as it is, a backslash and every
+    /// other byte as `\xHH`.
+    static func printable(_ bytes: Data) -> String {
+        var text = ""
+        text.reserveCapacity(bytes.count)
+        for byte in bytes {
+            if byte >= 0x20, byte <= 0x7E, byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                text += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            }
+        }
+        return text
+    }
+
+    /// The name of the gRPC status a call ending with `error` is answered with.
+    static func statusName(_ error: any Error) -> String {
+        let code = GRPCStatus.fields(error).first.flatMap { Int($0.value) } ?? RPCError.Code.internalError.rawValue
+        return code < names.count ? names[code] : String(code)
+    }
+
+    private static let names = [
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ]
+}
+
+extension Etcdserverpb_TxnResponse {
+    /// The revision of the transaction's change; nil when the branch that ran only read.
+    var changeRevision: Int64? {
+        responses.contains { operation in
+            switch operation.response {
+            case .responsePut?, .responseDeleteRange?: true
+            default: false
+            }
+        } ? header.revision : nil
+    }
+}
