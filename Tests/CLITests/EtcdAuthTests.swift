@@ -168,6 +168,43 @@ struct EtcdAuthTests {
 }
 
 extension EtcdAuthTests {
+    @Test("off loopback under TLS with tokens required: etcdctl authenticates with --cacert and a token; without one it is refused", .timeLimit(.minutes(3)))
+    func offLoopbackOverTLS() async throws {
+        let pki = try await TestCertificates.make()
+        var cli = try CLIRunner()
+        defer {
+            pki.remove()
+            cli.cleanUp()
+        }
+        cli.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
+        let created = try await cli.run("token", "create", "--role", "write", "--description", "remote deployer")
+        #expect(created.status == 0, "\(created.stderr)")
+        let token = Token(text: String(created.stdout.split(separator: "\n").first ?? ""))
+        let server = try cli.launch(
+            ["serve", "--port", "0", "--log-level", "error", "--auth", "token", "--etcd", "0.0.0.0:0", "--tls-cert", pki.path("server.pem"), "--tls-key", pki.path("server.key")],
+            stdout: .discard
+        )
+        do {
+            let port = try await server.waitForOutput(timeout: .seconds(60)) { output -> Int? in
+                guard let range = output.stderr.range(of: #"etcd API over config etcd on 0\.0\.0\.0:(\d+)"#, options: .regularExpression) else { return nil }
+                return Int(output.stderr[range].split(separator: ":").last ?? "")
+            }
+            let ca = ["--cacert", pki.path("ca.pem")]
+            let put = try await ServeTLSTests.etcdctl(port, ca + token.flags + ["put", "/registry/a", "alpha"], home: cli.directory)
+            #expect(put.stdout == "OK\n", "\(put.stderr.suffix(600))")
+            let get = try await ServeTLSTests.etcdctl(port, ca + ["--user", "\(token.id):\(token.text)", "get", "/registry/a", "--print-value-only"], home: cli.directory)
+            #expect(get.stdout == "alpha\n", "\(get.stderr.suffix(600))")
+            let anonymous = try await ServeTLSTests.etcdctl(port, ca + ["get", "/registry/a"], home: cli.directory)
+            #expect(anonymous.status != 0 && anonymous.stderr.contains("etcdserver: user name is empty"), "\(anonymous.stderr.suffix(600))")
+            let log = try await cli.run("log", "etcd")
+            #expect(log.stdout.contains("remote deployer"), "\(log.stdout)")
+        } catch {
+            await server.kill()
+            throw error
+        }
+        await server.stop()
+    }
+
     static func served(_ etcd: EtcdctlTests.Peer, _ arguments: [String], stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let output = try await ChildProcess.run(
             "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
