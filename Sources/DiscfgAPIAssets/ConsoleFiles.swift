@@ -1840,9 +1840,12 @@ export async function restoreRevision(revision) {
   const editing = state.editor;
   setEditorBusy(editing, true);
   try {
+    // The change says why, as history and `discfg log` show it (percent-encoded UTF-8,
+    // as the Discfg-Message header takes it).
+    const message = encodeURIComponent(`restore ${key} to revision ${revision}`);
     const envelope = await api('PUT', keyUrl(current.name, key), {
       body: bodyOf(event.item),
-      headers: { 'Content-Type': event.item.contentType || 'text/plain', ...condition },
+      headers: { 'Content-Type': event.item.contentType || 'text/plain', 'Discfg-Message': message, ...condition },
       signal: current.controller.signal,
     });
     if (current !== state.session) return;

@@ -162,6 +162,7 @@ def main():
         driver.find_element(By.CSS_SELECTOR, f'button[data-restore="{first}"]').click()
         until("restoring a past value shows it in the editor", lambda: by_id("value").get_attribute("value") == "h1")
         check("and saves it as a new change, history kept", cli("get", "web", "/db/host") == "h1\n")
+        check("the change says it restored that revision", f"restore /db/host to revision {first}" in cli("history", "web", "/db/host"), cli("history", "web", "/db/host"))
         until("the timeline shows the restore on top", lambda: len(entries()) == 4 and entries()[0].find_element(By.CSS_SELECTOR, "pre").text == "h1")
 
         # The diff itself, on 3,000 random pairs in this browser: it rebuilds both values
