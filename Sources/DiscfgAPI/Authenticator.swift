@@ -194,7 +194,7 @@ public final class Authenticator: TokenAdministration {
     }
 
     /// Valid tokens by id, and whether any was ever issued.
-    private func currentTokens() async throws -> ([String: AccessToken], Bool) {
+    func currentTokens() async throws -> ([String: AccessToken], Bool) {
         let now = ContinuousClock.now
         if let cached = freshTokens(at: now) { return cached }
         guard let store else { return ([:], false) }

@@ -56,7 +56,7 @@ extension ConfigAPI {
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
             guard watches.acquire() else { return watches.refusal() }
-            return serverSentEvents(config: config, scope: scope, resume: resume ?? ResumePoint(from: start), heartbeat: heartbeat)
+            return serverSentEvents(config: config, scope: scope, resume: resume ?? ResumePoint(from: start), heartbeat: heartbeat, caller: reach.caller)
         }
         var wait = min(timeout, options.maxPollTimeout)
         if let deadline = context.deadline {
@@ -66,7 +66,7 @@ extension ConfigAPI {
         }
         guard watches.acquire() else { return watches.refusal() }
         defer { watches.release() }
-        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit, maxBytes: maxBytes)
+        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit, maxBytes: maxBytes, caller: reach.caller)
     }
 
     /// Seconds between heartbeats of an idle stream.
@@ -75,7 +75,9 @@ extension ConfigAPI {
     /// Seconds a long poll may wait; the server waits at most ``Options/maxPollTimeout``.
     static let pollTimeoutField = NumberField("timeout", 0...3600)
 
-    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int, maxBytes: Int) async throws -> Response {
+    /// Waits for the first event for at most `timeout`; a caller whose token is revoked
+    /// meanwhile is refused (401) instead of answered.
+    private func longPoll(config: ConfigName, scope: WatchScope, from: Revision, timeout: Duration, limit: Int, maxBytes: Int, caller: Caller) async throws -> Response {
         var batch = try await store.events(in: config, scope: scope, from: from, limit: limit, maxBytes: maxBytes)
         if batch.events.isEmpty {
             let stream = await store.watch(config, scope: scope, from: from)
@@ -88,6 +90,12 @@ extension ConfigAPI {
                     // Wait out the timeout, or less when the server shuts down.
                     try? await cancelWhenGracefulShutdown { try await Task.sleep(for: timeout) }
                     return nil
+                }
+                if authenticator.admissionMayEnd(caller) {
+                    group.addTask { [authenticator] in
+                        if let refusal = await authenticator.endOfAdmission(caller) { throw refusal }
+                        return nil
+                    }
                 }
                 defer { group.cancelAll() }
                 return try await group.next() ?? nil
@@ -119,9 +127,12 @@ extension ConfigAPI {
     /// ``Options/streamBacklogBytes`` behind is sent what is held, then an `error` event
     /// (`unavailable`) naming the `Last-Event-ID` to resume from, and the stream ends.
     /// Holds one of ``watches`` until it ends.
-    private func serverSentEvents(config: ConfigName, scope: WatchScope, resume: ResumePoint, heartbeat: Duration) -> Response {
+    /// A caller whose admission ends meanwhile (its token revoked) is sent an `error`
+    /// event (`unauthenticated`) and the stream ends.
+    private func serverSentEvents(config: ConfigName, scope: WatchScope, resume: ResumePoint, heartbeat: Duration, caller: Caller) -> Response {
         let from = resume.revision
         let store = store
+        let authenticator = authenticator
         let watches = watches
         let budget = options.streamBacklogBytes
         let body = ResponseBody { writer in
@@ -151,9 +162,16 @@ extension ConfigAPI {
                     if backlog.isEmpty { continuation.yield(.heartbeat) }
                 }
             }
+            let access = authenticator.admissionMayEnd(caller) ? Task {
+                if let refusal = await authenticator.endOfAdmission(caller) {
+                    continuation.yield(.failure(refusal))
+                    continuation.finish()
+                }
+            } : nil
             defer {
                 events.cancel()
                 beats.cancel()
+                access?.cancel()
             }
             try await writer.write(ByteBuffer(string: "retry: 1000\n: watching \(scope) in \(config) from revision \(from)\n\n"))
             // A server shutting down ends streams, so graceful shutdown does not wait on them;
