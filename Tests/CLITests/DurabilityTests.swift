@@ -85,6 +85,31 @@ struct DurabilityTests {
         #expect(info.revision?.rawValue == UInt64(value))
     }
 
+    @Test("SIGKILL of serve during a stream of PUTs with a token and a message: every acknowledged change keeps who made it and why", .timeLimit(.minutes(3)))
+    func killedServerKeepsAttribution() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "crash")
+        let created = try await cli.run("token", "create", "--role", "write", "--description", "deployer")
+        let token = String(created.stdout.split(separator: "\n").first ?? "")
+        let id = String(token.dropFirst(5).prefix(12))
+        #expect(created.status == 0 && token.hasPrefix("dcfg_"), "\(created.stderr)")
+        // Tokens exist, so serve requires one; the later PUTs are taken on its event loop.
+        let acknowledged = try await Self.killServer(cli, after: 200, sending: """
+            c.request("PUT", "/v1/crash/keys/counter", body=str(i).encode(), headers={"Authorization": "Bearer \(token)", "Discfg-Message": "deploy %d" % i})
+            """)
+        let stored = Int(try await cli.run("get", "crash", "counter").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        #expect(stored >= acknowledged && stored <= acknowledged + 1, "acknowledged \(acknowledged) but the store holds \(stored)")
+        // Read back after the restart of the store: each change is at the revision of its number.
+        for revision in [1, acknowledged, stored] {
+            let log = try await cli.run("log", "crash", "--revision", String(revision), "-f", "json").envelope()
+            let event = try #require(log.events?.first, "no change at revision \(revision)")
+            #expect(event.item?.value == String(revision))
+            #expect(event.by == Principal(kind: .token, id: id, description: "deployer"), "revision \(revision): \(String(describing: event.by))")
+            #expect(event.message == "deploy \(revision)")
+        }
+    }
+
     /// Starts `serve` and sends it request after request from one keep-alive connection
     /// (`request`: Python that sends request number `i` on connection `c`), each number
     /// printed once its request was answered 2xx; kills the server with SIGKILL once
