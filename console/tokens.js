@@ -71,7 +71,7 @@ export function renderTokens() {
     const row = el('li', { 'data-token': token.id },
       el('span', { className: 'token-id' }, `dcfg_${token.id}_…`), ' ',
       el('span', { className: 'badge' }, token.role), ' ',
-      el('span', {}, token.configs && token.configs.length ? `configs: ${token.configs.join(', ')}` : 'every config'), ' ',
+      el('span', {}, (token.scopes || token.configs || []).length ? `scopes: ${(token.scopes || token.configs).join(', ')}` : 'every config'), ' ',
       token.description ? el('span', { className: 'hint' }, token.description) : '', ' ',
       token.createdAt ? ageElement(token.createdAt, 'issued ') : '', ' ',
       own ? el('span', { className: 'badge' }, 'signed in with it') : '');
@@ -134,15 +134,16 @@ export async function onTokensClick(event) {
 export async function onIssueToken(event) {
   event.preventDefault();
   ui.tokensError.textContent = '';
-  const configs = ui.newTokenConfigs.value.split(/[\s,]+/).filter(Boolean);
-  const bad = configs.find((name) => !CONFIG_NAME.test(name));
+  // Scopes: a config (web), or a key prefix in one (web:/app/); the server checks each.
+  const scopes = ui.newTokenConfigs.value.split(/[\s,]+/).filter(Boolean);
+  const bad = scopes.find((scope) => !CONFIG_NAME.test(scope.split(':')[0]));
   if (bad) {
-    ui.tokensError.textContent = `“${bad}” is not a config name (1 to 200 letters, digits, “_”, “.” or “-”).`;
+    ui.tokensError.textContent = `“${bad}” does not start with a config name (1 to 200 letters, digits, “_”, “.” or “-”).`;
     ui.newTokenConfigs.focus();
     return;
   }
   const request = { role: ui.newTokenRole.value };
-  if (configs.length) request.configs = configs;
+  if (scopes.length) request.scopes = scopes;
   const description = ui.newTokenDescription.value.trim();
   if (description) request.description = description;
   ui.newTokenSubmit.disabled = true;

@@ -23,6 +23,12 @@ info:
     Authentication is a bearer token (Authorization: Bearer dcfg_...) when the server
     requires one; behind API Gateway it may be IAM (SigV4) instead. A server open
     without tokens takes requests only from its own machine.
+    A token (or an IAM or certificate rule) may be scoped to key prefixes (demo:/app/):
+    a request whose reach — its key, its prefix (list, watch, delete, document), every
+    key of an export or an import, every key, prefix and range of a txn — lies outside
+    every scope is refused whole with 403 naming the scopes, never narrowed; routes of
+    the config itself (info, update, delete, compact, schemas) need a scope of the
+    whole config, and /v1/configs lists the configs a scope reaches.
     discfg serve refuses web pages: a request whose Origin is another site's (unless
     allowed with --cors-origin) may only read, and gets no CORS headers (403
     otherwise); on a loopback server a Host header that does not name this machine
@@ -1047,9 +1053,11 @@ components:
       type: object
       additionalProperties: false
       required: [role]
+      not: { required: [configs, scopes] }
       properties:
         role: { type: string, enum: [read, write, admin], description: "read: keys, history, watch, export; write: also set, delete, import, txn; admin: also create, update and delete configs." }
-        configs: { type: [array, "null"], minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}$' }, description: "The configs the token may touch; leave it out (or null) for every config." }
+        configs: { type: [array, "null"], minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}$' }, description: "Whole configs the token may touch, by name (the same as scopes of bare names); leave it out (or null) for every config. Not with scopes." }
+        scopes: { type: [array, "null"], minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}(:(/|etcd:).*)?$' }, description: "Where the token reaches: a config (demo), the key /app and every key under /app/ of a config (demo:/app/ or demo:/app; never /apple), or the etcd API's keys starting with the bytes /registry/ (demo:etcd:/registry/). A request reaching past every scope is refused with 403 naming them. Leave it out (or null) for every config. Not with configs." }
         description: { type: [string, "null"], maxLength: 500, pattern: '^[^\x00-\x1f\x7f-\x9f]*$', description: "Who holds it, shown in lists." }
     Token:
       type: object
@@ -1057,7 +1065,8 @@ components:
       properties:
         id: { type: string }
         role: { type: string, enum: [read, write, admin] }
-        configs: { type: array, items: { type: string }, description: "Absent: every config." }
+        configs: { type: array, items: { type: string }, description: "The configs it reaches at all, perhaps only under some prefixes (scopes says where). Absent: every config." }
+        scopes: { type: array, items: { type: string }, description: "Where it reaches, as written canonically: demo, demo:/app/, demo:etcd:/registry/. Absent: every config." }
         description: { type: string }
         createdAt: { type: string, format: date-time }
     Config:

@@ -84,7 +84,7 @@ struct ServeTests {
         let created = try await remote.run("token", "create", "--role", "read", "--scope", "web", "--description", "web tier")
         #expect(created.status == 0, "\(created.stderr)")
         let token = try #require(created.stdout.split(separator: "\n").first.map(String.init))
-        #expect(token.hasPrefix("dcfg_") && created.stdout.contains("configs web"))
+        #expect(token.hasPrefix("dcfg_") && created.stdout.contains("scopes web"))
         var reader = remote
         reader.environment["DISCFG_TOKEN"] = token
         #expect(try await reader.run("ls", "web").status == 0, "the new token works at once")

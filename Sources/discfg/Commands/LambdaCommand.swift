@@ -21,7 +21,8 @@ struct LambdaCommand: AsyncParsableCommand {
           DISCFG_STORE             store URL (default dynamodb:///discfg, in the
                                    region AWS_REGION names)
           DISCFG_AUTH              iam (default), token, iam,token or none
-          DISCFG_IAM_ROLES         PATTERN=ROLE[@cfg+cfg],...: roles of IAM principals
+          DISCFG_IAM_ROLES         PATTERN=ROLE[@SCOPE+SCOPE],...: roles of IAM
+                                   principals; a scope is cfg or cfg:/prefix/
           DISCFG_IAM_DEFAULT_ROLE  the role of other IAM principals: read, write,
                                    admin or none (default)
           DISCFG_WEBHOOK_ALLOW     webhooks beyond public https hosts: http,
