@@ -3,6 +3,13 @@
 # run, so every ratio is measured on the machine at hand. A benchmark, not a test.
 #
 #   benchmarks/http.sh [seconds] [rounds]        (defaults: 5 seconds, 2 rounds)
+#   BENCH_SECTIONS="plain tls" DISCFG_BIN=.build/debug/discfg benchmarks/http.sh 1 1   (a quick look)
+#
+# Sections (BENCH_SECTIONS, all by default): plain (the loads below), tls (GET and PUT-1 at
+# 64 connections over TLS: serve with a self-signed certificate made here by openssl, beside
+# its plain HTTP and beside etcd serving its v2 API over TLS with the same certificate,
+# wrk over https), instructions (callgrind) and process (hyperfine). DISCFG_BIN measures
+# that binary instead of building one.
 #
 # Loads (wrk, 2 threads), at 64 and 256 connections:
 #   GET        one key              discfg GET /v1/bench/keys/app/greeting   etcd GET /v2/keys/app/greeting
@@ -36,9 +43,15 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq >/dev/null && $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 # As the README installs it: the Swift runtime linked in, which halves a process's start.
-scratch="${SCRATCH_PATH:-.build-static}"
-swift build -c release --static-swift-stdlib --product discfg --scratch-path "$scratch" >&2
-bin="$scratch/release/discfg"
+sections="${BENCH_SECTIONS:-plain tls instructions process}"
+has() { [[ " $sections " == *" $1 "* ]]; }
+if [ -n "${DISCFG_BIN:-}" ]; then
+  bin="$DISCFG_BIN"
+else
+  scratch="${SCRATCH_PATH:-.build-static}"
+  swift build -c release --static-swift-stdlib --product discfg --scratch-path "$scratch" >&2
+  bin="$scratch/release/discfg"
+fi
 work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -92,6 +105,18 @@ load() { # connections, wrk args…
 }
 metric() { curl -s "http://127.0.0.1:$dp/metrics" | awk -v m="$1" '$1==m {print $2}'; }
 
+row() { # name, connections, round, discfg "rps p50 p99 bad", etcd "rps p50 p99 bad", extra
+  local drps dp50 dp99 dbad erps ep50 ep99 ebad extra=$6
+  read -r drps dp50 dp99 dbad <<<"$4"
+  read -r erps ep50 ep99 ebad <<<"$5"
+  [ "$dbad" = 0 ] || extra="$extra (discfg non-2xx: $dbad)"
+  [ "$ebad" = 0 ] || extra="$extra (etcd non-2xx: $ebad)"
+  ratio=$(awk -v a="$drps" -v b="$erps" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+  p99ratio=$(awk -v a="$dp99" -v b="$ep99" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
+  printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" "$1" "$2" "$3" "$drps" "$dp50" "$dp99" "$erps" "$ep50" "$ep99" "$ratio" "$p99ratio" "$extra"
+}
+
+if has plain; then
 echo "discfg serve (SQLite, access log on) beside etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ {print $3}') (v2 API), $(nproc) cores, wrk -t2 ${duration}s per load, $rounds rounds"
 printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" load conns round "discfg/s" p50ms p99ms "etcd/s" p50ms p99ms ratio p99÷ "discfg group commits"
 for connections in 64 256; do
@@ -114,20 +139,55 @@ for connections in 64 256; do
             'BEGIN { n = c2 - c; if (n > 0) printf "%d commits/s, %d fsync/s, %.1f changes per commit", n / s, (y2 - y) / s, (x2 - x) / n; else print "-" }')
           e=$(load "$connections" -s "$work/put-etcd.lua" "http://127.0.0.1:$ep") ;;
       esac
-      read -r drps dp50 dp99 dbad <<<"$d"
-      read -r erps ep50 ep99 ebad <<<"$e"
-      [ "$dbad" = 0 ] || extra="$extra (discfg non-2xx: $dbad)"
-      [ "$ebad" = 0 ] || extra="$extra (etcd non-2xx: $ebad)"
-      ratio=$(awk -v a="$drps" -v b="$erps" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-      p99ratio=$(awk -v a="$dp99" -v b="$ep99" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-      printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" "$name" "$connections" "$round" "$drps" "$dp50" "$dp99" "$erps" "$ep50" "$ep99" "$ratio" "$p99ratio" "$extra"
+      row "$name" "$connections" "$round" "$d" "$e" "$extra"
     done
   done
 done
 echo "discfg batch sizes (changes per group commit, since start):"
 curl -s "http://127.0.0.1:$dp/metrics" | awk '/^discfg_store_commit_batch_size_bucket/ { sub(/.*le="/, ""); sub(/"}/, ""); printf "  <= %s: %s\n", $1, $2 }'
+fi
+
+# Over TLS: the same store served again with a certificate, beside the plain server and
+# beside a second etcd serving the same certificate; each row's ratio is TLS to etcd over
+# TLS, and its last column discfg over TLS to discfg plain in the same round.
+if has tls; then
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+  -keyout "$work/tls.key" -out "$work/tls.pem" 2>/dev/null
+tp=$(free_port)
+"$bin" serve --port "$tp" --tls-cert "$work/tls.pem" --tls-key "$work/tls.key" 2>"$work/serve-tls.log" & pids+=($!)
+tep=$(free_port); tpp=$(free_port)
+etcd --name tls --data-dir "$work/etcd-tls" --enable-v2 --cert-file "$work/tls.pem" --key-file "$work/tls.key" \
+  --listen-client-urls "https://127.0.0.1:$tep" --advertise-client-urls "https://127.0.0.1:$tep" \
+  --listen-peer-urls "http://127.0.0.1:$tpp" --initial-advertise-peer-urls "http://127.0.0.1:$tpp" \
+  --initial-cluster "tls=http://127.0.0.1:$tpp" >"$work/etcd-tls.log" 2>&1 & pids+=($!)
+for _ in $(seq 100); do
+  curl -sfk "https://127.0.0.1:$tp/healthz" >/dev/null && curl -sfk "https://127.0.0.1:$tep/health" >/dev/null && break
+  sleep 0.1
+done
+curl -sfk -o /dev/null -X PUT "https://127.0.0.1:$tep/v2/keys/app/greeting" -d value="hello, world"
+echo "over TLS (RSA 2048, self-signed): discfg serve beside etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ {print $3}') (v2 API) with the same certificate, wrk over https"
+printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" load conns round "tls/s" p50ms p99ms "etcd-tls/s" p50ms p99ms ratio p99÷ "discfg plain/s, tls÷plain"
+export BENCH_KEYS=1
+for round in $(seq "$rounds"); do
+  for name in GET PUT-1; do
+    case $name in
+      GET)
+        t=$(load 64 "https://127.0.0.1:$tp/v1/bench/keys/app/greeting")
+        p=$(load 64 "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
+        e=$(load 64 "https://127.0.0.1:$tep/v2/keys/app/greeting") ;;
+      PUT-1)
+        t=$(load 64 -s "$work/put-discfg.lua" "https://127.0.0.1:$tp")
+        p=$(load 64 -s "$work/put-discfg.lua" "http://127.0.0.1:$dp")
+        e=$(load 64 -s "$work/put-etcd.lua" "https://127.0.0.1:$tep") ;;
+    esac
+    plain=$(awk -v t="${t%% *}" -v p="${p%% *}" 'BEGIN { if (p > 0) printf "%d, %.2f", p, t / p; else print "-" }')
+    row "$name" 64 "$round" "$t" "$e" "$plain"
+  done
+done
+fi
 kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
 
+if has instructions; then
 # Instructions per request: the server under callgrind, instrumented only while a fixed
 # number of requests is sent on one keep-alive connection; every thread counted (the
 # access log is formatted on another one). Valgrind 3.19 cannot read the DWARF 5 of a
@@ -186,9 +246,12 @@ per_request "GET one key (access log on)" GET /v1/bench/keys/app/greeting
 per_request "GET one key (--log-level error)" GET /v1/bench/keys/app/greeting --log-level error
 per_request "GET one key (--read-views off)" GET /v1/bench/keys/app/greeting --read-views off
 per_request "PUT, 1,000 keys (access log on)" PUT '/v1/bench/keys/load/k{i}'
+fi
 
+if has process; then
 echo "a read as a process: discfg get (embedded store) beside etcdctl get (v3 API):"
 ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$ep" put /app/greeting "hello, world" >/dev/null
 hyperfine -N --warmup 5 --runs 50 \
   "$bin get bench /app/greeting" \
   "etcdctl --endpoints http://127.0.0.1:$ep get /app/greeting"
+fi
