@@ -26,7 +26,8 @@ struct ServeTLSTests {
             (["--tls-cert", pki.path("expired.pem"), "--tls-key", pki.path("expired.key")], "expired on"),
             (["--tls-client-ca", pki.path("ca.pem")], "--tls-client-ca needs TLS"),
             (pair + ["--tls-client-roles", "CN=x=read"], "give --tls-client-ca"),
-            (pair + ["--tls-client-ca", pki.path("ca.pem"), "--tls-client-roles", "CN=x=write@demo:/app/"], "prefix"),
+            (pair + ["--tls-client-ca", pki.path("ca.pem"), "--tls-client-roles", "CN=x=write@demo:app"], "does not start with '/'"),
+            (pair + ["--tls-client-ca", pki.path("ca.pem"), "--tls-client-roles", "CN=x=write@demo:etcd:"], "names no etcd prefix"),
             (["--host", "0.0.0.0"], "without TLS"),
             (["--host", "0.0.0.0"] + pair, "without authentication"),
             // No token required yet (--auth auto, none created): the etcd API off loopback would
