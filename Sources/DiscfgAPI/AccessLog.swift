@@ -210,7 +210,8 @@ final class AccessLog: Sendable {
                 let nanoseconds = now.seconds * 1_000_000_000 + now.nanoseconds - ago
                 var line = AuditRecord(api: "rest", route: Endpoint.getKey.path, time: (nanoseconds / 1_000_000_000, nanoseconds % 1_000_000_000), elapsed: record.elapsed)
                 line.principal = record.principal
-                line.method = "\(record.kind.method)"
+                let method = record.kind.method
+                line.method = String(decoding: UnsafeBufferPointer(start: method.utf8Start, count: method.utf8CodeUnitCount), as: UTF8.self)
                 line.path = record.path
                 line.config = record.config
                 line.key = record.key

@@ -1,5 +1,6 @@
 import DiscfgCore
 import Foundation
+import Synchronization
 
 /// One line of the audit log: who asked for what, on which config and keys, and what
 /// came of it — one per request and per refusal, on every face.
@@ -144,11 +145,31 @@ public struct AuditRecord: Sendable {
         bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
     }
 
+    /// The text of the last second written, `2026-11-26T18:52:13.`: a busy log writes
+    /// many lines a second, and converts each second once.
+    private static let second = Mutex<(seconds: Int, text: [UInt8])>((-1, []))
+
     /// `2026-11-26T18:52:13.123Z`: UTC, to the millisecond.
     static func appendTime(_ time: (seconds: Int, nanoseconds: Int), to line: inout [UInt8]) {
-        var seconds = time_t(time.seconds)
+        if let text = second.withLock({ $0.seconds == time.seconds ? $0.text : nil }) {
+            line += text
+        } else {
+            var text: [UInt8] = []
+            appendSecond(time.seconds, to: &text)
+            second.withLock { $0 = (time.seconds, text) }
+            line += text
+        }
+        let milliseconds = time.nanoseconds / 1_000_000
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
+        line.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
+        line += "Z".utf8
+    }
+
+    private static func appendSecond(_ time: Int, to line: inout [UInt8]) {
+        var seconds = time_t(time)
         var utc = tm()
-        guard gmtime_r(&seconds, &utc) != nil else { return line += "1970-01-01T00:00:00.000Z".utf8 }
+        guard gmtime_r(&seconds, &utc) != nil else { return line += "1970-01-01T00:00:00.".utf8 }
         func two(_ value: Int32) {
             line.append(UInt8(ascii: "0") + UInt8(value / 10))
             line.append(UInt8(ascii: "0") + UInt8(value % 10))
@@ -165,10 +186,5 @@ public struct AuditRecord: Sendable {
         line.append(UInt8(ascii: ":"))
         two(utc.tm_sec)
         line.append(UInt8(ascii: "."))
-        let milliseconds = time.nanoseconds / 1_000_000
-        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
-        line.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
-        line.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
-        line += "Z".utf8
     }
 }
