@@ -1,0 +1,47 @@
+@testable import DiscfgEtcd
+import DiscfgCore
+import DiscfgNetwork
+import Foundation
+import GRPCCore
+import Synchronization
+import Testing
+
+@Suite("etcd API: audit lines")
+struct EtcdAuditTests {
+    @Test("a call's line names its RPC, caller, key range escaped printable, status and the revision of its change; a refused call's names no caller")
+    func lines() async throws {
+        let written = LinesWritten()
+        let trail = AuditTrail { written.append($0) }
+        let audit = EtcdAudit(trail: trail, config: "etcd")
+        let put = Etcdserverpb_KV.Method.Put.descriptor
+        var response = Etcdserverpb_PutResponse()
+        response.header.revision = 7
+        _ = try await audit.call(put, key: Data("app/\u{1}\\\"x".utf8), revision: { $0.header.revision }) { response }
+        await #expect(throws: RPCError.self) {
+            try await audit.call(Etcdserverpb_KV.Method.Range.descriptor, key: Data("a".utf8), rangeEnd: Data([0])) { () async throws -> Int in
+                throw RPCError(code: .permissionDenied, message: "etcdserver: permission denied")
+            }
+        }
+        audit.refused(Etcdserverpb_KV.Method.DeleteRange.descriptor, RPCError(code: .invalidArgument, message: "etcdserver: user name is empty"))
+        trail.flush()
+        let lines = try written.text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(lines.count == 3)
+        #expect(lines[0]["route"] as? String == "/etcdserverpb.KV/Put" && lines[0]["api"] as? String == "etcd")
+        #expect(lines[0]["principal"] as? String == "anonymous:etcd" && lines[0]["config"] as? String == "etcd")
+        #expect(lines[0]["key"] as? String == #"app/\x01\x5C"x"# && lines[0]["grpcStatus"] as? String == "OK" && lines[0]["revision"] as? Int == 7)
+        #expect(lines[1]["grpcStatus"] as? String == "PERMISSION_DENIED" && lines[1]["rangeEnd"] as? String == #"\x00"# && lines[1]["revision"] == nil)
+        #expect(lines[2]["principal"] is NSNull && lines[2]["grpcStatus"] as? String == "INVALID_ARGUMENT")
+    }
+
+    @Test("without a trail a call runs as it would and notes nothing")
+    func noTrail() async throws {
+        let audit = EtcdAudit(trail: nil, config: "etcd")
+        #expect(try await audit.call(Etcdserverpb_KV.Method.Put.descriptor) { 42 } == 42)
+    }
+}
+
+private final class LinesWritten: Sendable {
+    private let bytes = Mutex<[UInt8]>([])
+    func append(_ lines: [UInt8]) { bytes.withLock { $0 += lines } }
+    var text: String { String(decoding: bytes.withLock { $0 }, as: UTF8.self) }
+}
