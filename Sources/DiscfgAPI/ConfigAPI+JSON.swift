@@ -54,11 +54,11 @@ extension ConfigAPI {
     /// body, a JSON object, written as the keys under the prefix in one change.
     func putDocument(_ request: inout Request, _ context: some DiscfgRequestContext, prefix: String, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
+        let prefix = try KeyPrefix(prefix)
+        try reach.check(prefix)
         guard try request.flag("document") else {
             throw DiscfgError.invalid("document", "a PUT of a prefix writes its keys as one JSON document: add ?document (…/keys/PREFIX/?document, or …/keys?document for every key)")
         }
-        let prefix = try KeyPrefix(prefix)
-        try reach.check(prefix)
         let replace = try request.flag("replace")
         let document = try JSONContent.parse(try await request.bodyData(limit: options.maxImportBytes), key: nil, field: "document")
         let result = try await RequestDeadlines.commit { try await store.putDocument(document, under: prefix, in: config, replace: replace) }

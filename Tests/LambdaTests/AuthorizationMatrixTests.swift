@@ -17,7 +17,19 @@ struct LambdaAuthorizationMatrixTests {
         ("scoped-reader", "read@other", Caller(name: "scoped-reader", role: .read, configs: [try! ConfigName("other")])),
         ("scoped-admin", "admin@other", Caller(name: "scoped-admin", role: .admin, configs: [try! ConfigName("other")])),
         ("stranger", nil, Caller(name: "stranger", role: .read, configs: [])),
+        ("prefix-writer", "write@app:/k/", Caller(name: "prefix-writer", role: .write, scopes: [try! AccessScope("app:/k/")])),
     ]
+
+    /// The routes a writer scoped to `app:/k/` reaches with the requests below: the key
+    /// `/k` (its prefix's own key), an import or a txn that names no key, and the list of
+    /// configs; every listing, watch or export of `/`, a delete of `/nothing/`, and the
+    /// config's own routes are refused.
+    static func prefixWriterAdmitted(_ route: Endpoint) -> Bool {
+        switch route {
+        case .getKey, .setKey, .patchKey, .deleteKey, .history, .importSnapshot, .transaction, .listConfigs: true
+        default: false
+        }
+    }
 
     @Test("every route × every IAM caller, through the real function")
     func matrix() async throws {
@@ -50,6 +62,12 @@ struct LambdaAuthorizationMatrixTests {
                             #expect(reply.statusCode == 200, "\(cell)")
                         } else if principal.caller == nil {
                             #expect(reply.statusCode == 401, "\(cell)")
+                        } else if principal.caller?.scopes?.contains(where: { !$0.isWholeConfig }) == true {
+                            if Self.prefixWriterAdmitted(route) {
+                                #expect(![401, 403].contains(reply.statusCode) && reply.statusCode < 500, "\(cell)")
+                            } else {
+                                #expect(reply.statusCode == 403, "\(cell)")
+                            }
                         } else if principal.rule == nil || !route.access.admits(principal.caller!, config: config) {
                             #expect(reply.statusCode == 403, "\(cell)")
                         } else {
