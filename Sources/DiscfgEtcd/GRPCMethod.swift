@@ -26,19 +26,17 @@ struct GRPCMethod: Sendable {
     }
 
     /// This method, admitted by `gate` for callers holding `needed` (nil: any caller,
-    /// authenticated or not, and asked nothing more). A call asks the gate again as it starts, and a stream before
+    /// authenticated or not, and asked nothing more). A stream asks the gate again before
     /// each message it reads or writes and every ``EtcdAccessGate/recheckInterval`` too,
     /// so one whose token is revoked, or that was opened before tokens were required,
-    /// ends.
+    /// ends. A unary call is not asked again: the connection admitted it as it opened,
+    /// moments before, and asking again would cost every call a wrapper.
     func guarded(by gate: EtcdAccessGate, needs needed: Role?) -> GRPCMethod {
         let admission: @Sendable (String?) -> EtcdAdmission = { token in gate.admission(token: token, needs: needed) }
         guard let interval = gate.recheckInterval, needed != nil else { return GRPCMethod(descriptor: descriptor, kind: kind, admission: admission) }
         let kind: Kind = switch self.kind {
-        case .unary(let body):
-            .unary { request, context in
-                if let refused = gate.recheck(EtcdCaller.current) { throw refused }
-                return try await body(request, context)
-            }
+        case .unary:
+            self.kind
         case .bidirectional(let body):
             .bidirectional { requests, responses, context in
                 let caller = EtcdCaller.current
