@@ -63,14 +63,14 @@ struct GatewayResponse {
 final class LambdaHTTPHandler: Sendable {
     private let responder: RouterResponder<LambdaRequestContext>
     private let access: LambdaAccess
-    /// Where each request's audit line goes: standard error, which Lambda sends to
-    /// CloudWatch Logs beside the function's log.
-    let auditLog: LogSink
+    /// Where each request's audit line goes; nil for the function's log (its logger,
+    /// whose lines carry the invocation's request id), which Lambda sends to CloudWatch Logs.
+    let auditLog: LogSink?
 
     /// Lambda's response limit is 6 MB, and a binary body grows by a third in base64.
     static let maxResponseBytes = 4_400_000
 
-    init(store: any ConfigStore, access: LambdaAccess, options: ConfigAPI.Options, auditLog: LogSink = .standardError) {
+    init(store: any ConfigStore, access: LambdaAccess, options: ConfigAPI.Options, auditLog: LogSink? = nil) {
         let authenticator: Authenticator
         if access.modes.contains(.token) {
             authenticator = Authenticator(mode: .required, store: (store as? any TokenStore) ?? NoTokens())
@@ -86,7 +86,7 @@ final class LambdaHTTPHandler: Sendable {
         self.auditLog = auditLog
     }
 
-    /// Answers one request, and writes its audit line (``AuditRecord``) to ``auditLog``.
+    /// Answers one request, and writes its audit line (``AuditRecord``).
     func handle(_ request: GatewayRequest, deadline: ContinuousClock.Instant, logger: Logger) async -> GatewayResponse {
         let start = ContinuousClock.now
         let time = AuditRecord.now()
@@ -105,10 +105,16 @@ final class LambdaHTTPHandler: Sendable {
         record.method = request.method
         record.path = request.path
         record.status = response.status
-        var line: [UInt8] = []
-        record.append(to: &line)
-        // At once: a frozen or ended function would never write a buffered line.
-        auditLog.append(bytes: line, urgent: true)
+        if let auditLog {
+            var line: [UInt8] = []
+            record.append(to: &line)
+            // At once: a frozen or ended function would never write a buffered line.
+            auditLog.append(bytes: line, urgent: true)
+        } else {
+            // The function's log, which CloudWatch Logs keeps: the line after the
+            // invocation's request id.
+            logger.info("\(record.line.dropLast())")
+        }
         return response
     }
 
