@@ -26,6 +26,7 @@ public struct InstrumentedStore: ConfigStore {
         return result
     }
 
+    @inline(__always)
     private func timed<T>(_ operation: String, _ body: () async throws -> T) async throws -> T {
         guard let tracer else { return try await measured(operation, span: nil, body) }
         let span = tracer.startSpan("store.\(operation)", ofKind: .client)
@@ -34,6 +35,7 @@ public struct InstrumentedStore: ConfigStore {
         return try await InstrumentationContext.$current.withValue(span.context) { try await measured(operation, span: span, body) }
     }
 
+    @inline(__always)
     private func measured<T>(_ operation: String, span: (any Span)?, _ body: () async throws -> T) async throws -> T {
         let start = ContinuousClock.now
         do {

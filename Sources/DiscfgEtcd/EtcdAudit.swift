@@ -16,6 +16,7 @@ struct EtcdAudit: Sendable {
     /// Runs a call of `descriptor` and notes its line: `key` and `rangeEnd` as the
     /// request names them, the revision `revision` reads from a response that changed
     /// something.
+    @inline(__always)
     func call<Response>(
         _ descriptor: MethodDescriptor, key: Data = Data(), rangeEnd: Data = Data(),
         revision: (Response) -> Int64? = { _ in nil }, _ body: () async throws -> Response

@@ -116,6 +116,7 @@ struct EtcdCalls: Sendable {
 extension EtcdBackend {
     /// Runs a handler within the call's deadline (``Deadline/current``), turning every
     /// failure into the gRPC status the failure policy gives it.
+    @inline(__always)
     func answering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         do {
             return try await Deadline.within(.after(calls.timeout)) { try await body() }
