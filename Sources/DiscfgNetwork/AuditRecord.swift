@@ -64,11 +64,21 @@ public struct AuditRecord: Sendable {
 
     /// The record's line, with its newline, appended to `line`.
     public func append(to line: inout [UInt8]) {
-        line += #"{"time":""#.utf8
+        Self.appendStatic(#"{"time":""#, to: &line)
         Self.appendTime(time, to: &line)
         line.append(UInt8(ascii: "\""))
         string("api", api, &line)
-        if let principal { string("principal", principal.qualifiedID, &line) } else { line += #","principal":null"#.utf8 }
+        if let principal {
+            // `kind:id`, as ``Principal/qualifiedID`` says it, without making that string.
+            Self.appendName("principal", to: &line)
+            line.append(UInt8(ascii: "\""))
+            Self.appendEscaped(principal.kind.rawValue, to: &line)
+            line.append(UInt8(ascii: ":"))
+            Self.appendEscaped(principal.id, to: &line)
+            line.append(UInt8(ascii: "\""))
+        } else {
+            Self.appendStatic(#","principal":null"#, to: &line)
+        }
         if let method { string("method", method, &line) }
         string("route", route, &line)
         if let path { string("path", path, &line) }
@@ -80,7 +90,7 @@ public struct AuditRecord: Sendable {
         if let grpcStatus { string("grpcStatus", grpcStatus, &line) }
         if let error { string("error", error, &line) }
         if let revision { number("revision", revision, &line) }
-        line += #","ms":"#.utf8
+        Self.appendStatic(#","ms":"#, to: &line)
         // Hundredths of a millisecond, rounded.
         let (seconds, attoseconds) = elapsed.components
         let hundredths = Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
@@ -88,7 +98,7 @@ public struct AuditRecord: Sendable {
         line.append(UInt8(ascii: "."))
         if hundredths % 100 < 10 { line.append(UInt8(ascii: "0")) }
         Self.appendDecimal(hundredths % 100, to: &line)
-        line += "}\n".utf8
+        Self.appendStatic("}\n", to: &line)
     }
 
     /// The record's line, with its newline.
@@ -110,30 +120,49 @@ public struct AuditRecord: Sendable {
     }
 
     private static func appendName(_ name: StaticString, to line: inout [UInt8]) {
-        line += #",""#.utf8
-        line += UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        line += #"":"#.utf8
+        appendStatic(#",""#, to: &line)
+        appendStatic(name, to: &line)
+        appendStatic(#"":"#, to: &line)
+    }
+
+    /// A literal's bytes, copied whole.
+    private static func appendStatic(_ text: StaticString, to line: inout [UInt8]) {
+        line.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped, so
     /// whatever a client sent (a path, a key) stays inside its field and its line.
     static func appendString(_ value: String, to line: inout [UInt8]) {
         line.append(UInt8(ascii: "\""))
-        for byte in value.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): line += #"\""#.utf8
-            case UInt8(ascii: "\\"): line += #"\\"#.utf8
-            case UInt8(ascii: "\n"): line += #"\n"#.utf8
-            case UInt8(ascii: "\r"): line += #"\r"#.utf8
-            case UInt8(ascii: "\t"): line += #"\t"#.utf8
-            case 0..<0x20, 0x7F:
-                line += #"\u00"#.utf8
-                line.append(hexDigit(byte >> 4))
-                line.append(hexDigit(byte & 0xF))
-            default: line.append(byte)
-            }
-        }
+        appendEscaped(value, to: &line)
         line.append(UInt8(ascii: "\""))
+    }
+
+    /// `value`'s bytes escaped for a JSON string, without its quotes: the runs that need
+    /// no escape (all of a usual path or key) are copied whole, not byte by byte.
+    private static func appendEscaped(_ value: String, to line: inout [UInt8]) {
+        var value = value
+        value.withUTF8 { bytes in
+            var run = 0
+            for index in bytes.indices {
+                let byte = bytes[index]
+                guard byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+                line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
+                run = index + 1
+                switch byte {
+                case UInt8(ascii: "\""): appendStatic(#"\""#, to: &line)
+                case UInt8(ascii: "\\"): appendStatic(#"\\"#, to: &line)
+                case UInt8(ascii: "\n"): appendStatic(#"\n"#, to: &line)
+                case UInt8(ascii: "\r"): appendStatic(#"\r"#, to: &line)
+                case UInt8(ascii: "\t"): appendStatic(#"\t"#, to: &line)
+                default:
+                    appendStatic(#"\u00"#, to: &line)
+                    line.append(hexDigit(byte >> 4))
+                    line.append(hexDigit(byte & 0xF))
+                }
+            }
+            line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
+        }
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 {
@@ -163,7 +192,7 @@ public struct AuditRecord: Sendable {
         line.append(UInt8(ascii: "0") + UInt8(milliseconds / 100))
         line.append(UInt8(ascii: "0") + UInt8(milliseconds / 10 % 10))
         line.append(UInt8(ascii: "0") + UInt8(milliseconds % 10))
-        line += "Z".utf8
+        line.append(UInt8(ascii: "Z"))
     }
 
     private static func appendSecond(_ time: Int, to line: inout [UInt8]) {
