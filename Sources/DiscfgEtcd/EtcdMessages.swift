@@ -114,11 +114,13 @@ struct EtcdCalls: Sendable {
 }
 
 extension EtcdBackend {
-    /// Runs a handler within the call's deadline (``Deadline/current``), turning every
-    /// failure into the gRPC status the failure policy gives it.
+    /// Runs a handler within the call's deadline (``Deadline/current``, bound only for a
+    /// store that reads it), turning every failure into the gRPC status the failure
+    /// policy gives it.
     @inline(__always)
     func answering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         do {
+            guard store.readsDeadlines else { return try await body() }
             return try await Deadline.within(.after(calls.timeout)) { try await body() }
         } catch is CancellationError {
             throw CancellationError()

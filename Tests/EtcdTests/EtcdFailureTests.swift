@@ -28,13 +28,22 @@ struct EtcdFailureTests {
         #expect(calls.status(for: EtcdError.futureRevision).code == .outOfRange)
     }
 
-    @Test("a handler runs within the call's deadline, which the store sees")
+    /// A store over a network: it reads the deadline.
+    struct NetworkStore: ForwardingStore {
+        let forwardee: any ConfigStore
+        var readsDeadlines: Bool { true }
+    }
+
+    @Test("a handler runs within the call's deadline, which a store over a network sees; a store on this machine is bound none")
     func deadline() async throws {
-        var backend = EtcdBackend(store: MemoryStore(), config: try ConfigName("etcd"))
+        var backend = EtcdBackend(store: NetworkStore(forwardee: MemoryStore()), config: try ConfigName("etcd"))
         backend.calls.timeout = .seconds(5)
         let seen = try await backend.answering { Deadline.current }
         let remaining = try #require(seen).remaining
         #expect(remaining > .zero && remaining <= .seconds(5))
+        var local = EtcdBackend(store: MemoryStore(), config: try ConfigName("etcd"))
+        local.calls.timeout = .seconds(5)
+        #expect(try await local.answering { Deadline.current } == nil)
     }
 
     @Test("the etcd API refuses to listen off loopback without TLS, and without required tokens or client certificates, unless told to")
