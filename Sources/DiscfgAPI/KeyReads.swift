@@ -141,9 +141,10 @@ final class KeyReads: Sendable {
     /// and a store that cannot answer in time fails with `unavailable`.
     func commit(_ write: Write) async -> Result<Event, any Error> {
         do {
-            let set = { try await write.attribution.withValue { try await api.store.set(write.key, to: write.value, in: write.config, options: write.options) } }
+            let store = api.store
+            let set = { try await write.attribution.withValue { try await store.set(write.key, to: write.value, in: write.config, options: write.options) } }
             // Bound only for a store that reads it: a push less per PUT on SQLite.
-            guard api.store.readsDeadlines else { return .success(try await set()) }
+            guard store.readsDeadlines else { return .success(try await set()) }
             return .success(try await Deadline.within(.after(api.options.requestTimeout), set))
         } catch {
             return .failure(error)

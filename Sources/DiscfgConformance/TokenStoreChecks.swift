@@ -18,13 +18,13 @@ public struct TokenStoreChecks: Sendable {
             let named = AccessToken(id: "configsonly0", hash: Data(repeating: 5, count: 32), role: .read, configs: [try ConfigName("demo")], createdAt: Date(milliseconds: 3_000))
             for token in [scoped, everything, named] { try await tokens.saveToken(token) }
             let read = try await require(tokens.token(id: scoped.id), "the scoped token is not found")
-            try expectEqual(read.scopes?.map(\.description), scopes.map(\.description), "scopes of one token")
-            try expectEqual(read.description, "deploy", "description")
+            expectEqual(read.scopes?.map(\.description), scopes.map(\.description), "scopes of one token")
+            expectEqual(read.description, "deploy", "description")
             try await expectEqual(tokens.listTokens().map(\.scopes), [scopes, nil, [AccessScope(config: try ConfigName("demo"))]], "scopes in the list")
             let readNamed = try await require(tokens.token(id: named.id), "the config token is not found")
-            try expect(readNamed.allows(.read, on: try ConfigName("demo")), "a token of config names reaches the whole config")
-            try expect(read.grant.allows(.write, on: try ConfigName("demo"), key: try Key("/app/x")), "the scoped token reaches its prefix")
-            try expect(!read.grant.allows(.write, on: try ConfigName("demo"), key: try Key("/apple")), "the scoped token reaches past its prefix")
+            expect(readNamed.allows(.read, on: try ConfigName("demo")), "a token of config names reaches the whole config")
+            expect(read.grant.allows(.write, on: try ConfigName("demo"), key: try Key("/app/x")), "the scoped token reaches its prefix")
+            expect(!read.grant.allows(.write, on: try ConfigName("demo"), key: try Key("/apple")), "the scoped token reaches past its prefix")
         }
     }
 

@@ -30,7 +30,7 @@ public struct TLSReloadService: Service {
                     let loaded = try tls.reload()
                     logger.notice("TLS: read \(tls.files.certificate) again on SIGHUP; new connections get \(ServerTLS.describe(loaded))")
                 } catch {
-                    logger.error("TLS: kept the previous certificate on SIGHUP: \((error as? CustomStringConvertible)?.description ?? "\(error)")")
+                    logger.error("TLS: kept the previous certificate on SIGHUP: \(String(describing: error))")
                 }
             }
         }
