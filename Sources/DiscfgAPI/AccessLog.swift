@@ -200,9 +200,14 @@ final class AccessLog: Sendable {
             for kind in [APIMetrics.LoopAnswer.viewRead, .write] {
                 metrics.recordRequests(route: route, kind, records.filter { $0.kind == kind }.map { ($0.status, $0.elapsed.seconds) })
             }
+            // Lines a silenced logger would drop are not made.
+            guard sink != nil || logger.logLevel <= .info else { continue }
             // The wall clock of each record's start, from the event loop's clock.
             let now = AuditRecord.now()
             let uptime = NIODeadline.now().uptimeNanoseconds
+            let methods = [APIMetrics.LoopAnswer.viewRead, .write].map { kind in
+                String(decoding: UnsafeBufferPointer(start: kind.method.utf8Start, count: kind.method.utf8CodeUnitCount), as: UTF8.self)
+            }
             var lines: [UInt8] = []
             lines.reserveCapacity(records.count * 256)
             for record in records {
@@ -210,8 +215,7 @@ final class AccessLog: Sendable {
                 let nanoseconds = now.seconds * 1_000_000_000 + now.nanoseconds - ago
                 var line = AuditRecord(api: "rest", route: Endpoint.getKey.path, time: (nanoseconds / 1_000_000_000, nanoseconds % 1_000_000_000), elapsed: record.elapsed)
                 line.principal = record.principal
-                let method = record.kind.method
-                line.method = String(decoding: UnsafeBufferPointer(start: method.utf8Start, count: method.utf8CodeUnitCount), as: UTF8.self)
+                line.method = methods[record.kind == .viewRead ? 0 : 1]
                 line.path = record.path
                 line.config = record.config
                 line.key = record.key

@@ -62,14 +62,14 @@ public struct AuditRecord: Sendable {
         return (Int(now.tv_sec), Int(now.tv_nsec))
     }
 
-    /// The record's line, with its newline, appended to `line`.
+    /// The record's line, with its newline, appended to `line`. Written in bulk: the
+    /// literal parts and each string free of bytes to escape are copied whole.
     public func append(to line: inout [UInt8]) {
-        Self.appendStatic(#"{"time":""#, to: &line)
+        Self.literal(#"{"time":""#, &line)
         Self.appendTime(time, to: &line)
         line.append(UInt8(ascii: "\""))
         string("api", api, &line)
         if let principal {
-            // `kind:id`, as ``Principal/qualifiedID`` says it, without making that string.
             Self.appendName("principal", to: &line)
             line.append(UInt8(ascii: "\""))
             Self.appendEscaped(principal.kind.rawValue, to: &line)
@@ -77,7 +77,7 @@ public struct AuditRecord: Sendable {
             Self.appendEscaped(principal.id, to: &line)
             line.append(UInt8(ascii: "\""))
         } else {
-            Self.appendStatic(#","principal":null"#, to: &line)
+            Self.literal(#","principal":null"#, &line)
         }
         if let method { string("method", method, &line) }
         string("route", route, &line)
@@ -90,7 +90,7 @@ public struct AuditRecord: Sendable {
         if let grpcStatus { string("grpcStatus", grpcStatus, &line) }
         if let error { string("error", error, &line) }
         if let revision { number("revision", revision, &line) }
-        Self.appendStatic(#","ms":"#, to: &line)
+        Self.literal(#","ms":"#, &line)
         // Hundredths of a millisecond, rounded.
         let (seconds, attoseconds) = elapsed.components
         let hundredths = Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
@@ -98,7 +98,7 @@ public struct AuditRecord: Sendable {
         line.append(UInt8(ascii: "."))
         if hundredths % 100 < 10 { line.append(UInt8(ascii: "0")) }
         Self.appendDecimal(hundredths % 100, to: &line)
-        Self.appendStatic("}\n", to: &line)
+        Self.literal("}\n", &line)
     }
 
     /// The record's line, with its newline.
@@ -119,15 +119,14 @@ public struct AuditRecord: Sendable {
         Self.appendDecimal(Int(value.magnitude), to: &line)
     }
 
-    private static func appendName(_ name: StaticString, to line: inout [UInt8]) {
-        appendStatic(#",""#, to: &line)
-        appendStatic(name, to: &line)
-        appendStatic(#"":"#, to: &line)
+    private static func literal(_ text: StaticString, _ line: inout [UInt8]) {
+        line.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
-    /// A literal's bytes, copied whole.
-    private static func appendStatic(_ text: StaticString, to line: inout [UInt8]) {
-        line.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    private static func appendName(_ name: StaticString, to line: inout [UInt8]) {
+        literal(#",""#, &line)
+        literal(name, &line)
+        literal(#"":"#, &line)
     }
 
     /// `value` as a JSON string: quotes, backslashes and control characters escaped, so
@@ -138,30 +137,27 @@ public struct AuditRecord: Sendable {
         line.append(UInt8(ascii: "\""))
     }
 
-    /// `value`'s bytes escaped for a JSON string, without its quotes: the runs that need
-    /// no escape (all of a usual path or key) are copied whole, not byte by byte.
+    /// `value`'s UTF-8 with what JSON must escape escaped; copied whole when nothing is.
     private static func appendEscaped(_ value: String, to line: inout [UInt8]) {
         var value = value
         value.withUTF8 { bytes in
-            var run = 0
-            for index in bytes.indices {
-                let byte = bytes[index]
-                guard byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<index]))
-                run = index + 1
+            guard bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }) else {
+                return line.append(contentsOf: bytes)
+            }
+            for byte in bytes {
                 switch byte {
-                case UInt8(ascii: "\""): appendStatic(#"\""#, to: &line)
-                case UInt8(ascii: "\\"): appendStatic(#"\\"#, to: &line)
-                case UInt8(ascii: "\n"): appendStatic(#"\n"#, to: &line)
-                case UInt8(ascii: "\r"): appendStatic(#"\r"#, to: &line)
-                case UInt8(ascii: "\t"): appendStatic(#"\t"#, to: &line)
-                default:
-                    appendStatic(#"\u00"#, to: &line)
+                case UInt8(ascii: "\""): literal(#"\""#, &line)
+                case UInt8(ascii: "\\"): literal(#"\\"#, &line)
+                case UInt8(ascii: "\n"): literal(#"\n"#, &line)
+                case UInt8(ascii: "\r"): literal(#"\r"#, &line)
+                case UInt8(ascii: "\t"): literal(#"\t"#, &line)
+                case 0..<0x20, 0x7F:
+                    literal(#"\u00"#, &line)
                     line.append(hexDigit(byte >> 4))
                     line.append(hexDigit(byte & 0xF))
+                default: line.append(byte)
                 }
             }
-            line.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
     }
 
@@ -198,7 +194,7 @@ public struct AuditRecord: Sendable {
     private static func appendSecond(_ time: Int, to line: inout [UInt8]) {
         var seconds = time_t(time)
         var utc = tm()
-        guard gmtime_r(&seconds, &utc) != nil else { return line += "1970-01-01T00:00:00.".utf8 }
+        guard gmtime_r(&seconds, &utc) != nil else { return literal("1970-01-01T00:00:00.", &line) }
         func two(_ value: Int32) {
             line.append(UInt8(ascii: "0") + UInt8(value / 10))
             line.append(UInt8(ascii: "0") + UInt8(value % 10))
