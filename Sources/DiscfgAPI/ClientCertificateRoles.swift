@@ -2,7 +2,7 @@ import DiscfgCore
 import DiscfgNetwork
 
 /// The roles of client certificates (mutual TLS), as `serve --tls-client-roles` gives
-/// them: `CN=NAME=ROLE[@SCOPE[+SCOPE…]],…` (``RoleGrant``: a scope is a config, `demo`, or
+/// them: `CN=NAME=ROLE[@SCOPE[+SCOPE…]],…` (``AccessGrant/parse(_:entry:invalid:)``: a scope is a config, `demo`, or
 /// a prefix, `demo:/app/` or `demo:etcd:/registry/`). A certificate the server's client
 /// CA signed whose subject's common name is listed gets that role on those scopes
 /// (everything without `@`), as a token would; one that is not listed is no credential.
@@ -16,7 +16,7 @@ import DiscfgNetwork
 /// ```
 public struct ClientCertificateRoles: Sendable, Equatable {
     /// What one common name may do: its role and scopes.
-    public typealias Grant = RoleGrant
+    public typealias Grant = AccessGrant
 
     /// The grants, by common name.
     public private(set) var grants: [String: Grant]
@@ -68,7 +68,7 @@ public struct ClientCertificateRoles: Sendable, Equatable {
             throw invalid("\"\(entry)\" gives no role: write CN=NAME=ROLE[@CONFIG], e.g. CN=deployer=write@demo")
         }
         let name = String(rest[..<split]).trimmingCharacters(in: .whitespaces)
-        return (name, try RoleGrant.parse(rest[rest.index(after: split)...], entry: entry, invalid: invalid))
+        return (name, try AccessGrant.parse(rest[rest.index(after: split)...], entry: entry, invalid: invalid))
     }
 
     private static func invalid(_ message: String) -> DiscfgError {

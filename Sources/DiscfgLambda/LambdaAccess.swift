@@ -20,7 +20,7 @@ public struct LambdaAccess: Sendable, Equatable {
         public static let token = Modes(rawValue: 2)
     }
 
-    /// One `PATTERN=ROLE[@SCOPE+SCOPE]` rule (``RoleGrant``: a scope is a config, `demo`,
+    /// One `PATTERN=ROLE[@SCOPE+SCOPE]` rule (``AccessGrant/parse(_:entry:invalid:)``: a scope is a config, `demo`,
     /// or a prefix, `demo:/app/` or `demo:etcd:/registry/`).
     public struct Rule: Sendable, Equatable {
         public var pattern: String
@@ -98,7 +98,7 @@ public struct LambdaAccess: Sendable, Equatable {
                 throw DiscfgError.invalid("DISCFG_IAM_ROLES", "\"\(entry)\" in DISCFG_IAM_ROLES is not PATTERN=ROLE, e.g. arn:aws:iam::123456789012:role/ci-*=read")
             }
             let pattern = String(entry[..<split])
-            let grant = try RoleGrant.parse(entry[entry.index(after: split)...], entry: entry) { message in
+            let grant = try AccessGrant.parse(entry[entry.index(after: split)...], entry: entry) { message in
                 DiscfgError.invalid("DISCFG_IAM_ROLES", "DISCFG_IAM_ROLES: \(message)")
             }
             return Rule(pattern: pattern, role: grant.role, scopes: grant.scopes)
