@@ -1,7 +1,6 @@
-import Dispatch
-import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// Opens a log file again on every SIGHUP while the server runs (``LogSink/reopen()``),
 /// so `logrotate` and its kin can move the file away and have the next lines start a new
@@ -25,13 +24,9 @@ public struct LogReopenService: Service {
     }
 
     public func run() async throws {
-        // SIGHUP's default would end the process; it is delivered to the source instead.
-        signal(SIGHUP, SIG_IGN)
-        let (hangups, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        source.setEventHandler { continuation.yield() }
-        source.resume()
-        defer { source.cancel() }
+        // As the TLS reload takes SIGHUP (`TLSReloadService`): each trapping sequence
+        // gets every signal.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         await cancelWhenGracefulShutdown {
             for await _ in hangups {
                 do {
@@ -41,6 +36,5 @@ public struct LogReopenService: Service {
                 }
             }
         }
-        continuation.finish()
     }
 }
