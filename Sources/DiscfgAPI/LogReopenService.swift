@@ -1,6 +1,6 @@
+import DiscfgNetwork
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// Opens a log file again on every SIGHUP while the server runs (``LogSink/reopen()``),
 /// so `logrotate` and its kin can move the file away and have the next lines start a new
@@ -24,16 +24,11 @@ public struct LogReopenService: Service {
     }
 
     public func run() async throws {
-        // As the TLS reload takes SIGHUP (`TLSReloadService`): each trapping sequence
-        // gets every signal.
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        await cancelWhenGracefulShutdown {
-            for await _ in hangups {
-                do {
-                    try sink.reopen()
-                } catch {
-                    logger.error("kept appending to the old audit log file on SIGHUP: \(error)")
-                }
+        await onEachHangup {
+            do {
+                try sink.reopen()
+            } catch {
+                logger.error("kept appending to the old audit log file on SIGHUP: \(error)")
             }
         }
     }

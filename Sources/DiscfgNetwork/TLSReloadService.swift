@@ -1,6 +1,5 @@
 import Logging
 import ServiceLifecycle
-import UnixSignals
 
 /// Reads a server's certificate files again on every SIGHUP while the server runs
 /// (``ServerTLS/reload(now:)``): new connections get the new certificate, open ones
@@ -23,15 +22,12 @@ public struct TLSReloadService: Service {
     }
 
     public func run() async throws {
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        await cancelWhenGracefulShutdown {
-            for await _ in hangups {
-                do {
-                    let loaded = try tls.reload()
-                    logger.notice("TLS: read \(tls.files.certificate) again on SIGHUP; new connections get \(ServerTLS.describe(loaded))")
-                } catch {
-                    logger.error("TLS: kept the previous certificate on SIGHUP: \(String(describing: error))")
-                }
+        await onEachHangup {
+            do {
+                let loaded = try tls.reload()
+                logger.notice("TLS: read \(tls.files.certificate) again on SIGHUP; new connections get \(ServerTLS.describe(loaded))")
+            } catch {
+                logger.error("TLS: kept the previous certificate on SIGHUP: \(String(describing: error))")
             }
         }
     }
