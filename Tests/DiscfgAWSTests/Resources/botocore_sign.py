@@ -35,7 +35,9 @@ def main():
         headers={name: value for name, value in spec["headers"]},
         data=spec["body"].encode("utf-8"),
     )
-    signer = botocore.auth.SigV4Auth(credentials, spec["service"], spec["region"])
+    # S3 signs its path as sent (no normalization) and the payload hash in a header.
+    signer_class = botocore.auth.S3SigV4Auth if spec["service"] == "s3" else botocore.auth.SigV4Auth
+    signer = signer_class(credentials, spec["service"], spec["region"])
     signer.add_auth(request)
 
     # The intermediate strings help diagnose a mismatch; recompute them on the signed request
