@@ -52,7 +52,7 @@ let package = Package(
         ),
         .target(
             name: "DiscfgCore",
-            dependencies: ["JSONSchema", .product(name: "Yams", package: "Yams")],
+            dependencies: ["JSONSchema", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
