@@ -105,6 +105,16 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgAgent",
+            dependencies: [
+                "DiscfgCore",
+                "DiscfgAPI",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgStores",
             dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgClient", "DiscfgDynamoDB", "DiscfgSQLite"],
             swiftSettings: strict
@@ -242,6 +252,7 @@ let package = Package(
         .executableTarget(
             name: "discfg",
             dependencies: [
+                "DiscfgAgent",
                 "DiscfgStores",
                 "DiscfgLambda",
                 "DiscfgCore",
@@ -363,6 +374,11 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "AgentTests",
+            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgConformance"],
             swiftSettings: strict
         ),
         .testTarget(

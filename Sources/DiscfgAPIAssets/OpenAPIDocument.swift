@@ -1086,7 +1086,7 @@ components:
       properties:
         code:
           type: string
-          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, quotaExceeded, compacted, pathNotFound, patchFailed, unsupportedMediaType, schemaViolation, notRepresentable, unauthenticated, permissionDenied, throttled, unavailable, internal]
+          enum: [invalidArgument, configNotFound, keyNotFound, configExists, conditionFailed, tooLarge, quotaExceeded, compacted, pathNotFound, patchFailed, unsupportedMediaType, schemaViolation, notRepresentable, readOnly, unauthenticated, permissionDenied, throttled, unavailable, internal]
           description: >-
             The status each code comes with - invalidArgument 400; configNotFound,
             keyNotFound, pathNotFound (a JSON Pointer names nothing in the value) 404;
@@ -1094,7 +1094,8 @@ components:
             names does not exist, or the value is not JSON; nothing changed) 409;
             conditionFailed 412; tooLarge 413; unsupportedMediaType (a PATCH neither merge
             nor JSON patch) 415; schemaViolation (the change would break a JSON Schema;
-            nothing changed) 422; quotaExceeded 507; compacted 410; unauthenticated 401;
+            nothing changed) 422; readOnly (a read-only copy, `discfg agent`; write to
+            the store its message names) 405; quotaExceeded 507; compacted 410; unauthenticated 401;
             permissionDenied 403; throttled 429; unavailable 503; internal 500.
         message: { type: string }
         field: { type: string }

@@ -44,6 +44,9 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
         /// What the config holds cannot be written in the format asked for (binary
         /// values, control characters or clashing names in env output).
         case notRepresentable
+        /// The store is a read-only copy (`discfg agent`): changes go to the store it
+        /// copies, which the message names. Nothing was changed.
+        case readOnly
         /// No credentials were presented.
         case unauthenticated
         /// The credentials may not do this.

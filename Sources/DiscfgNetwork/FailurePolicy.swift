@@ -92,6 +92,7 @@ public enum FailurePolicy {
         case .notRepresentable, .patchFailed: .conflict
         case .unsupportedMediaType: .unsupportedMediaType
         case .schemaViolation: .unprocessableContent
+        case .readOnly: .methodNotAllowed
         case .unauthenticated: .unauthorized
         case .permissionDenied: .forbidden
         case .throttled: .tooManyRequests
@@ -107,7 +108,7 @@ public enum FailurePolicy {
         case .compacted: .outOfRange
         case .keyNotFound, .configNotFound, .pathNotFound: .notFound
         case .configExists: .alreadyExists
-        case .conditionFailed, .patchFailed, .schemaViolation: .failedPrecondition
+        case .conditionFailed, .patchFailed, .schemaViolation, .readOnly: .failedPrecondition
         case .unauthenticated: .unauthenticated
         case .permissionDenied: .permissionDenied
         // etcd's ErrGRPCNoSpace is RESOURCE_EXHAUSTED.

@@ -26,6 +26,7 @@ struct FailurePolicyTests {
         (.unsupportedMediaType, 415, .invalidArgument, true),
         (.schemaViolation, 422, .failedPrecondition, true),
         (.notRepresentable, 409, .invalidArgument, true),
+        (.readOnly, 405, .failedPrecondition, true),
         (.unauthenticated, 401, .unauthenticated, true),
         (.permissionDenied, 403, .permissionDenied, true),
         (.throttled, 429, .resourceExhausted, false),

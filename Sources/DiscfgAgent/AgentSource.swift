@@ -1,0 +1,63 @@
+import DiscfgCore
+import Foundation
+
+/// Where a read-only copy gets its configs: a store (``StoreSource``), or a published
+/// snapshot (an S3 object). The follower asks for the revision each interval, and only
+/// when it moved for the changes or the whole state.
+public protocol AgentSource: Sendable {
+    /// The source as refusals and logs name it, e.g. `dynamodb:///discfg`.
+    var description: String { get }
+    /// The config's current revision, by the cheapest read the source has.
+    /// - Throws: `configNotFound`, `unavailable`.
+    func revision(of config: ConfigName) async throws -> Revision
+    /// The changes after `revision`, oldest first, and the last revision they account for;
+    /// nil when the source cannot tell them (its history was compacted past `revision`,
+    /// or it keeps none): the follower then loads the whole config.
+    func changes(in config: ConfigName, after revision: Revision) async throws -> (events: [Event], through: Revision)?
+    /// The config's whole state at one revision.
+    func load(_ config: ConfigName) async throws -> PublishedSnapshot
+}
+
+/// A ``ConfigStore`` as an agent's source: the revision from ``ConfigStore/configInfo(_:)``
+/// (on DynamoDB one GetItem of the config's meta item), changes from its event history,
+/// page by page.
+public struct StoreSource: AgentSource {
+    /// The store.
+    public let store: any ConfigStore
+    public let description: String
+    /// The most events read in one page.
+    public var pageSize: Int
+
+    /// A source reading `store`, named `description` (its location).
+    public init(_ store: any ConfigStore, description: String, pageSize: Int = Limits.maxPageSize) {
+        self.store = store
+        self.description = description
+        self.pageSize = pageSize
+    }
+
+    public func revision(of config: ConfigName) async throws -> Revision {
+        try await store.configInfo(config).revision
+    }
+
+    public func changes(in config: ConfigName, after revision: Revision) async throws -> (events: [Event], through: Revision)? {
+        var events: [Event] = []
+        var through = revision
+        while true {
+            let batch: EventBatch
+            do {
+                batch = try await store.events(in: config, scope: .prefix(.root), from: through.next, limit: pageSize, maxBytes: Limits.maxPageBytes)
+            } catch let error as DiscfgError where error.code == .compacted {
+                return nil
+            }
+            events += batch.events
+            let moved = batch.through > through
+            through = max(through, batch.through)
+            guard batch.hasMore, moved, events.count < Limits.maxTransactionChanges else { break }
+        }
+        return (events, through)
+    }
+
+    public func load(_ config: ConfigName) async throws -> PublishedSnapshot {
+        try await PublishedSnapshot.read(from: store, config: config)
+    }
+}
