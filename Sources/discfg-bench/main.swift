@@ -3,6 +3,7 @@
 // through DynamoDBStore, and prints one row per kind. Not a test: nothing is timed.
 //
 //   swift run discfg-bench [N]        (default N = 20)
+//   swift run discfg-bench --json [N] (the same figures as one JSON array, for benchmarks/cost.sh)
 //
 // moto answers every call with a fixed ConsumedCapacity, so "reported" columns show what
 // the endpoint said and "computed" columns apply DynamoDB's documented rules to the item
@@ -14,7 +15,9 @@ import DiscfgStores
 import DiscfgTestSupport
 import Foundation
 
-let runs = CommandLine.arguments.dropFirst().first.flatMap(Int.init) ?? 20
+let arguments = CommandLine.arguments.dropFirst()
+let json = arguments.contains("--json")
+let runs = arguments.first { $0 != "--json" }.flatMap(Int.init) ?? 20
 
 func row(_ cells: [String], _ widths: [Int]) -> String {
     zip(cells, widths).map { cell, width in
@@ -71,9 +74,11 @@ let operations: [Operation] = [
 ]
 
 let widths = [-24, 6, -46, 9, 9, 9, 5]
-print("DynamoDB cost per operation (moto_server at \(moto.endpoint.absoluteString), \(runs) runs each)")
-print(row(["operation", "round", "DynamoDB calls per operation", "reported", "computed", "computed", "Scan"], widths))
-print(row(["", "trips", "", "units", "RCU", "WCU", ""], widths))
+var measured: [[String: Any]] = []
+func say(_ line: String) { if !json { print(line) } }
+say("DynamoDB cost per operation (moto_server at \(moto.endpoint.absoluteString), \(runs) runs each)")
+say(row(["operation", "round", "DynamoDB calls per operation", "reported", "computed", "computed", "Scan"], widths))
+say(row(["", "trips", "", "units", "RCU", "WCU", ""], widths))
 var scans = 0
 for operation in operations {
     await store.metrics.reset()
@@ -88,10 +93,18 @@ for operation in operations {
     let wcu = computed.values.reduce(0) { $0 + $1.write } / Double(runs)
     let scanCalls = reported["Scan"]?.calls ?? 0
     scans += scanCalls
-    print(row([operation.name, String(format: "%g", trips), calls, String(format: "%g", units), String(format: "%g", rcu), String(format: "%g", wcu), String(scanCalls)], widths))
+    say(row([operation.name, String(format: "%g", trips), calls, String(format: "%g", units), String(format: "%g", rcu), String(format: "%g", wcu), String(scanCalls)], widths))
+    measured.append([
+        "operation": operation.name, "runs": runs, "roundTrips": trips, "rcu": rcu, "wcu": wcu, "scans": scanCalls,
+        "calls": Dictionary(uniqueKeysWithValues: reported.map { ($0.key, Double($0.value.calls) / Double(runs)) }),
+    ])
 }
-print("\nround trips and reported units come from ConsumedCapacityRecorder; computed RCU/WCU apply DynamoDB's")
-print("documented rules to the item sizes sent and received (moto reports a fixed number per call).")
-print("Scan calls in total: \(scans)")
+if json {
+    let data = try JSONSerialization.data(withJSONObject: measured, options: [.prettyPrinted, .sortedKeys])
+    print(String(decoding: data, as: UTF8.self))
+}
+say("\nround trips and reported units come from ConsumedCapacityRecorder; computed RCU/WCU apply DynamoDB's")
+say("documented rules to the item sizes sent and received (moto reports a fixed number per call).")
+say("Scan calls in total: \(scans)")
 try await store.client.shutdown()
 await moto.stop()
