@@ -234,6 +234,7 @@ let package = Package(
             name: "DiscfgLambda",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgStores",
                 "DiscfgAPI",
                 "DiscfgNetwork",
                 "DiscfgAWS",

@@ -71,22 +71,26 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
     /// ``DiscfgError/Code/quotaExceeded``; deletes and changes that shrink always pass.
     /// From 1 to ``Limits/maxQuotaBytes``.
     public var quotaBytes: Int?
+    /// Where the stream function publishes the config's snapshot after each change
+    /// (`discfg update CFG --publish s3://BUCKET/PREFIX`); nil for nowhere.
+    public var publish: SnapshotDestination?
 
     /// Creates settings; the defaults keep 30 days of history, notify nobody, encrypt
-    /// nothing and set no quota.
+    /// nothing, set no quota and publish nowhere.
     public init(
         history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = [],
-        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: SnapshotDestination? = nil
     ) {
         self.history = history
         self.description = description
         self.notify = notify
         self.encryption = encryption
         self.quotaBytes = quotaBytes
+        self.publish = publish
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify, encryption, quotaBytes
+        case history, description, notify, encryption, quotaBytes, publish
     }
 
     public init(from decoder: any Decoder) throws {
@@ -96,6 +100,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify) ?? []
         encryption = try container.decodeIfPresent(EncryptionSettings.self, forKey: .encryption)
         quotaBytes = try container.decodeIfPresent(Int64.self, forKey: .quotaBytes).map { Int(try NumberField.quotaBytes.check($0)) }
+        publish = try container.decodeIfPresent(SnapshotDestination.self, forKey: .publish)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -105,6 +110,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         if !notify.isEmpty { try container.encode(notify, forKey: .notify) }
         try container.encodeIfPresent(encryption, forKey: .encryption)
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
+        try container.encodeIfPresent(publish, forKey: .publish)
     }
 
     /// Checks a change of `change` bytes to a config `config` holding `size` bytes of key
@@ -139,6 +145,9 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// remove the quota, as an empty description clears the description. In JSON, as for
     /// every field of a patch, `null` leaves it as it is.
     public var quotaBytes: Int?
+    /// A new place to publish snapshots (`s3://BUCKET/PREFIX`), or an empty string to
+    /// publish nowhere; checked with ``SnapshotDestination/init(parsing:field:)``.
+    public var publish: String?
 
     /// The ``quotaBytes`` that removes a config's quota.
     public static let removeQuota = 0
@@ -146,17 +155,18 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// Creates a patch.
     public init(
         history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil,
-        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil
     ) {
         self.history = history
         self.description = description
         self.notify = notify
         self.encryption = encryption
         self.quotaBytes = quotaBytes
+        self.publish = publish
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify, encryption, quotaBytes
+        case history, description, notify, encryption, quotaBytes, publish
     }
 
     public init(from decoder: any Decoder) throws {
@@ -174,6 +184,8 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
             }
             quotaBytes = Int(value)
         }
+        publish = try container.decodeIfPresent(String.self, forKey: .publish)
+        if let publish, !publish.isEmpty { _ = try SnapshotDestination(parsing: publish) }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -183,10 +195,13 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         try container.encodeIfPresent(notify, forKey: .notify)
         try container.encodeIfPresent(encryption, forKey: .encryption)
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
+        try container.encodeIfPresent(publish, forKey: .publish)
     }
 
     /// Whether the patch changes nothing.
-    public var isEmpty: Bool { history == nil && description == nil && notify == nil && encryption == nil && quotaBytes == nil }
+    public var isEmpty: Bool {
+        history == nil && description == nil && notify == nil && encryption == nil && quotaBytes == nil && publish == nil
+    }
 
     /// `settings` with this patch applied.
     public func applied(to settings: ConfigSettings) -> ConfigSettings {
@@ -196,6 +211,8 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         if let notify { result.notify = notify }
         if let encryption { result.encryption = encryption }
         if let quotaBytes { result.quotaBytes = quotaBytes == Self.removeQuota ? nil : quotaBytes }
+        // A patch from JSON was checked as it was decoded; one built in code is checked here.
+        if let publish { result.publish = publish.isEmpty ? nil : try? SnapshotDestination(parsing: publish) }
         return result
     }
 }

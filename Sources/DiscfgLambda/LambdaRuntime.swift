@@ -147,6 +147,7 @@ struct LambdaFunction: Sendable {
     let setup: LambdaRuntime.Setup
     let api: LambdaHTTPHandler
     let notifications: NotificationDispatcher
+    let publishing: SnapshotPublishing
 
     init(setup: LambdaRuntime.Setup, http: HTTPClient) {
         self.setup = setup
@@ -157,6 +158,7 @@ struct LambdaFunction: Sendable {
             webhooks: WebhookSender(http: http, policy: setup.options.webhookPolicy),
             keys: StandardKeyResolver(environment: ProcessInfo.processInfo.environment)
         )
+        publishing = SnapshotPublishing(store: setup.store, s3: SnapshotPublishing.client(environment: ProcessInfo.processInfo.environment))
     }
 
     func handle(_ invocation: Invocation, logger: Logger) async throws -> Data {
@@ -181,7 +183,16 @@ struct LambdaFunction: Sendable {
             return try encoder.encode(PayloadFormat.v2(response))
         case .dynamoDBStream:
             let event = try decode(DynamoDBStreamEvent.self, invocation.event, what: "DynamoDB Streams batch")
-            return try encoder.encode(await notifications.handle(event, deadline: deadline, logger: logger))
+            var answer = await notifications.handle(event, deadline: deadline, logger: logger)
+            // Snapshots after notifications; the batch is retried from the earlier record either needs.
+            if let record = await publishing.handle(event, deadline: deadline, logger: logger),
+               let sequence = event.Records[record].dynamodb?.SequenceNumber {
+                let notified = answer.batchItemFailures.first.flatMap { failure in
+                    event.Records.firstIndex { $0.dynamodb?.SequenceNumber == failure.itemIdentifier }
+                }
+                if notified.map({ record < $0 }) ?? true { answer = StreamBatchResponse(batchItemFailures: [.init(itemIdentifier: sequence)]) }
+            }
+            return try encoder.encode(answer)
         case .scheduled:
             let expired = try await setup.store.sweepExpired()
             logger.info("sweep: expired \(expired.count) key(s)")

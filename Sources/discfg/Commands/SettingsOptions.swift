@@ -24,6 +24,12 @@ struct SettingsOptions: ParsableArguments {
     ))
     var notify: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp(
+        "Publish the config's snapshot to s3://BUCKET/PREFIX after each change (on AWS, through the stream handler); 'none' stops.",
+        valueName: "s3-url"
+    ))
+    var publish: String?
+
     @Option(name: .customLong("webhook-secret"), help: ArgumentHelp("Sign webhook deliveries with HMAC-SHA256 using this secret. Prefer --webhook-secret-file: any user of the machine can read a command line.", valueName: "secret"))
     var webhookSecret: String?
 
@@ -63,6 +69,10 @@ struct SettingsOptions: ParsableArguments {
                 : Int(try ByteSize.parse(quota.trimmingCharacters(in: .whitespaces), as: NumberField.quotaBytes.named("--quota")))
         }
         if let targets = try notificationTargets() { patch.notify = targets }
+        if let publish {
+            let trimmed = publish.trimmingCharacters(in: .whitespaces)
+            patch.publish = trimmed.lowercased() == "none" ? "" : try SnapshotDestination(parsing: trimmed, field: "--publish").description
+        }
         try patch.check(WebhookPolicy(allowHTTP: allowHTTPWebhooks, allowPrivate: allowPrivateWebhooks))
         return patch
     }

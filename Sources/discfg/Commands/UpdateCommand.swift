@@ -19,6 +19,8 @@ struct UpdateCommand: AsyncParsableCommand {
           discfg update myapp --notify https://hooks.example.com/discfg \\
               --webhook-secret-file hook.key
           discfg update myapp --notify none            # stop notifying
+          discfg update myapp --publish s3://acme-config/prod  # snapshot after each change
+          discfg update myapp --publish none           # stop publishing
           discfg update myapp \\
               --encryption file:///home/me/.config/discfg/keys/default.key
           discfg update myapp --encryption kms://us-east-1/alias/myapp  # keys to KMS
@@ -45,7 +47,7 @@ struct UpdateCommand: AsyncParsableCommand {
             settings.warnOfArgumentSecret(output)
             let capacity = try capacity.capacity()
             guard !patch.isEmpty || capacity != nil || settings.encryption != nil else {
-                throw usage("nothing to update: pass --history, --description, --quota, --notify, --encryption, settings JSON or --read-capacity/--write-capacity")
+                throw usage("nothing to update: pass --history, --description, --quota, --notify, --publish, --encryption, settings JSON or --read-capacity/--write-capacity")
             }
             let store = try global.openStore(tableCapacity: capacity)
             let needsCurrent = settings.encryption != nil || patch.notify?.isEmpty == false
@@ -83,6 +85,7 @@ struct UpdateCommand: AsyncParsableCommand {
                 if patch.notify != nil {
                     line += info.settings.notify.isEmpty ? ", notify: nobody" : ", notify: " + info.settings.notify.map(\.description).joined(separator: ", ")
                 }
+                if patch.publish != nil { line += ", publish: " + (info.settings.publish?.description ?? "nowhere") }
                 if let encryption = patch.encryption { line += ", encryption: \(encryption.key)" }
                 lines.append(line + ")")
             }
