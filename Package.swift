@@ -125,6 +125,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "discfg-agent-sim",
+            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgStores", "DiscfgTestSupport"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "discfg-secrets-bench",
             dependencies: ["DiscfgCore", "DiscfgSecrets", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
