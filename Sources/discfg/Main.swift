@@ -7,9 +7,15 @@ import Foundation
 enum Main {
     static func main() async {
         _ = InheritedDescriptors.atStart
-        // Packaged for Lambda, the binary is the custom runtime's `bootstrap`.
-        if CommandLine.arguments.first.map({ URL(fileURLWithPath: $0).lastPathComponent }) == "bootstrap" {
+        // Packaged for Lambda, the binary is the custom runtime's `bootstrap`, or the agent's
+        // layer's extension `discfg-agent`, which gets no arguments.
+        switch CommandLine.arguments.first.map({ URL(fileURLWithPath: $0).lastPathComponent }) {
+        case "bootstrap":
             Foundation.exit(await LambdaCommand.runFunction(environment: ProcessInfo.processInfo.environment))
+        case AgentExtensionSettings.extensionName:
+            Foundation.exit(await AgentExtension.run(environment: ProcessInfo.processInfo.environment))
+        default:
+            break
         }
         do {
             // Async: the shell's completion requests (---completion) read the store.
