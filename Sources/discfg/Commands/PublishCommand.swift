@@ -20,7 +20,7 @@ struct PublishCommand: AsyncParsableCommand {
         Examples:
           discfg publish myapp --to s3://acme-config/prod
           discfg publish myapp --to s3://acme-config/prod --watch
-          discfg update myapp --publish s3://acme-config/prod   # on AWS, after each change
+          discfg update myapp --publish s3://acme-config/prod  # on AWS
         """
     )
 

@@ -19,7 +19,7 @@ struct UpdateCommand: AsyncParsableCommand {
           discfg update myapp --notify https://hooks.example.com/discfg \\
               --webhook-secret-file hook.key
           discfg update myapp --notify none            # stop notifying
-          discfg update myapp --publish s3://acme-config/prod  # snapshot after each change
+          discfg update myapp --publish s3://acme-config/prod  # after each change
           discfg update myapp --publish none           # stop publishing
           discfg update myapp \\
               --encryption file:///home/me/.config/discfg/keys/default.key
