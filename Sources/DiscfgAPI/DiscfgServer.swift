@@ -58,6 +58,14 @@ public enum DiscfgServer {
         /// TLS for every connection (`serve --tls-cert`, `--tls-key`, `--tls-client-ca`),
         /// read again on SIGHUP while the application runs; nil for plain HTTP.
         public var tls: ServerTLS?
+        /// The body of `/healthz` (JSON) in place of `{"status":"ok"}`, e.g. a read-only
+        /// copy's staleness (`discfg agent`); it may throw to answer as a failure.
+        public var health: (@Sendable () async throws -> Data)?
+        /// Prometheus text appended to `/metrics`: series the server does not keep itself.
+        public var metricsAppendix: (@Sendable () -> String)?
+        /// Headers added to every answer the router gives (`Discfg-Staleness`); set
+        /// ``readViews`` off so that key reads go through the router too.
+        public var answerHeaders: (@Sendable () -> HTTPFields)?
         /// Whether the server may listen off loopback without TLS, where bearer tokens
         /// and values cross the network in clear (`serve --insecure`).
         public var allowsPlaintextOffLoopback = false
@@ -86,14 +94,18 @@ public enum DiscfgServer {
         router.add(middleware: AccessLogMiddleware(metrics: metrics, sink: configuration.auditLog))
         if let tracer = apiStore.tracer { router.add(middleware: TracingMiddleware(tracer: tracer)) }
         router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
+        if let headers = configuration.answerHeaders { router.add(middleware: AnswerHeadersMiddleware(headers: headers)) }
+        let health = configuration.health
         router.get("/healthz") { _, _ in
+            if let health { return APIResponse.bytes(try await health(), contentType: APIResponse.jsonContentType) }
             _ = try await store.listConfigs()
             return APIResponse.bytes(Data("{\"status\":\"ok\"}\n".utf8), contentType: APIResponse.jsonContentType)
         }
+        let appendix = configuration.metricsAppendix
         let commits = store as? any GroupCommitReporting
         router.get("/metrics") { _, _ in
             accessLog?.flush()
-            let text = metrics.render(with: commits?.groupCommits)
+            let text = metrics.render(with: commits?.groupCommits) + (appendix?() ?? "")
             return APIResponse.bytes(Data(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         api(store: apiStore, authenticator: authenticator, configuration: configuration).register(on: router)
@@ -153,6 +165,17 @@ public enum DiscfgServer {
         )
         application.beforeServerStarts { try await checkBindSafety(configuration, authenticator: authenticator) }
         return application
+    }
+}
+
+/// Adds headers to every answer, e.g. a read-only copy's staleness.
+struct AnswerHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    let headers: @Sendable () -> HTTPFields
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        for field in headers() { response.headers[field.name] = field.value }
+        return response
     }
 }
 

@@ -105,7 +105,8 @@ public struct PublishedSnapshot: Hashable, Sendable {
         }
     }
 
-    static func refusal(_ problem: String) -> DiscfgError {
+    /// The error for a document that is not read, naming `problem`.
+    public static func refusal(_ problem: String) -> DiscfgError {
         DiscfgError.invalid("snapshot", "snapshot refused: \(problem)")
     }
 

@@ -1,0 +1,118 @@
+import ArgumentParser
+import DiscfgAgent
+import DiscfgAPI
+import DiscfgCore
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ServiceLifecycle
+import Logging
+
+struct AgentCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "agent",
+        abstract: "Serve a read-only copy of configs on 127.0.0.1:2773, kept current from the store.",
+        usage: "discfg agent --store URL --config NAME [--config NAME ...] [<options>]",
+        discussion: """
+        Copies each --config into memory and serves the REST API's reads (get, \
+        list, export, watch, with ETags and ?raw) on loopback, so an application \
+        reads its configuration from this machine: every discfg client works \
+        unchanged with --store http://127.0.0.1:2773.
+
+        Every --interval (default 15s) the agent asks the store for each config's \
+        revision, one cheap read (on DynamoDB one GetItem of the config's meta \
+        item): idle, that is 3600/interval requests an hour per config. When the \
+        revision moved it reads only the changes since; when the store no longer \
+        has them, the whole config. A read is at most one interval and one \
+        request behind the store; /healthz and the Discfg-Staleness header tell \
+        how long since the store last answered.
+
+        Changes are refused (405): write to the store itself. With --cache-dir the \
+        agent keeps each config's last known good copy on disk (written \
+        atomically, checked by its sha256) and serves it when the store cannot be \
+        reached at start; a file failing its check is ignored, never served.
+
+        Examples:
+          discfg agent --store dynamodb:///discfg --config myapp
+          discfg agent --store sqlite:///var/lib/discfg.db --config a --config b --interval 5s
+          discfg get /db/host --config myapp --store http://127.0.0.1:2773
+        """
+    )
+
+    @OptionGroup var global: GlobalOptions
+    @Option(name: .customLong("config"), help: ArgumentHelp("A config to copy; repeatable.", valueName: "name"), transform: { text in
+        do { return try ConfigName(text) } catch let error as DiscfgError { throw usage(error.message, field: "--config") }
+    })
+    var configs: [ConfigName] = []
+    @Option(name: .long, help: "Loopback port to serve (0 picks a free one). Default: 2773.", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
+    var port = 2773
+    @Option(name: .long, help: ArgumentHelp("How often to check the store: seconds, or 500ms, 15s, 2m, 1h (1s to 24h). Default: 15s.", valueName: "duration"),
+            transform: { try AgentCommand.interval($0) })
+    var interval: Duration = .seconds(15)
+    @Option(name: .customLong("cache-dir"), help: ArgumentHelp("Keep each config's last known good copy in this directory, and serve it when the store is unreachable at start.", valueName: "dir"))
+    var cacheDirectory: String?
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+
+    /// `15`, `15s`, `500ms`, `2m`, `1h`: 1 second to 24 hours.
+    static func interval(_ text: String) throws -> Duration {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        let (digits, scale) = units.first { trimmed.hasSuffix($0.0) && Int64(trimmed.dropLast($0.0.count)) != nil }
+            .map { (String(trimmed.dropLast($0.0.count)), $0.1) } ?? (trimmed, 1000)
+        let field = NumberField("--interval", 1...86_400_000 / scale)
+        let count = try field.parse(digits)
+        let milliseconds = count * scale
+        guard milliseconds >= 1000 else { throw usage("--interval must be at least 1s, got \(text.debugEscaped)", field: "--interval") }
+        return .milliseconds(milliseconds)
+    }
+
+    func run() async throws {
+        try await global.run("agent") { _ in
+            guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
+            guard !configs.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable)", field: "--config") }
+            guard Set(configs).count == configs.count else { throw usage("a --config is named twice", field: "--config") }
+            var logger = Logger(label: "discfg.agent")
+            logger.logLevel = level
+            let cache = try cacheDirectory.map { directory in
+                do { return try SnapshotCache(directory: directory) } catch let error as DiscfgError { throw usage(error.message, field: "--cache-dir") }
+            }
+            let store = try global.openStore()
+            let source = StoreSource(store, description: global.storeDescription)
+            let agent = Agent(source: source, configs: configs, interval: interval, cache: cache, logger: logger)
+            try await agent.load()
+            var configuration = DiscfgServer.Configuration()
+            configuration.host = "127.0.0.1"
+            configuration.port = port
+            // Every read through the router, so each answer carries the staleness.
+            configuration.readViews = false
+            configuration.health = { agent.health() }
+            configuration.metricsAppendix = { agent.metricsText() }
+            configuration.answerHeaders = {
+                var fields = HTTPFields()
+                if let name = HTTPField.Name("Discfg-Staleness") {
+                    fields[name] = agent.staleness.map { String(format: "%.3f", $0) } ?? "unknown"
+                }
+                return fields
+            }
+            let authenticator = Authenticator(mode: .open, store: nil)
+            let names = configs.map(\.description).joined(separator: ", ")
+            let app = DiscfgServer.makeApplication(
+                store: agent.replica, authenticator: authenticator, configuration: configuration, logger: logger,
+                onServerRunning: { port in
+                    FileHandle.standardError.write(Data("discfg: serving a read-only copy of \(names) from \(source.description) on http://127.0.0.1:\(port), checked every \(agent.interval)\n".utf8))
+                },
+                services: { _ in [AgentService(agent: agent)] }
+            )
+            try await app.runService()
+        }
+    }
+}
+
+/// Follows the configs while the server runs.
+struct AgentService: Service {
+    let agent: Agent
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await agent.run() }
+    }
+}
