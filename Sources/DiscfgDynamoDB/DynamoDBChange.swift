@@ -29,6 +29,11 @@ struct DynamoDBChange: ChangeTransaction {
     var readBudget: ReadBudget?
     /// Who makes this change and why, written on each of its history items.
     var attribution: Attribution?
+    /// The chain of events of each key read, as its key item or tombstone records it
+    /// (absent: the key has none, or it was not read yet; see ``unlinkedKeys``).
+    var chains: [Key: DynamoDBKeyChain] = [:]
+    /// Keys without an item whose tombstone was read with them (``chains`` has what it named).
+    var tombstonesRead: Set<Key> = []
     private(set) var overlay: [Key: Item?] = [:]
     private(set) var recorded: [Event] = []
     private var revision: Revision
@@ -107,8 +112,12 @@ struct DynamoDBChange: ChangeTransaction {
         return live.values.filter { $0 }.count
     }
 
+    /// The keys this change records events on whose chain was not read with them: keys
+    /// without an item (their tombstone may name one), and items read without it.
+    var unlinkedKeys: [Key] { Array(Set(recorded.map(\.key)).filter { chains[$0] == nil && !tombstonesRead.contains($0) }).sorted() }
+
     /// What the item at `key` was before this change.
-    private func original(_ key: Key) -> Item? {
+    func original(_ key: Key) -> Item? {
         if let read = stored[key] { return read }
         return due?.first { $0.key == key }
     }
@@ -146,6 +155,20 @@ struct DynamoDBChange: ChangeTransaction {
         let retention = meta.info.settings.history
         if case .days = retention, meta.oldestEventAt == nil { meta.oldestEventAt = now }
 
+        // Each event joins its key's chain; the key item, or the tombstone of a key the
+        // change deletes, records the chain's newest event.
+        var positions: [Int] = []
+        var sharing: [Revision: Int] = [:]
+        var chains = self.chains
+        var links: [Attributes] = []
+        for (index, event) in recorded.enumerated() {
+            positions.append(index > 0 && recorded[index - 1].revision == event.revision ? positions[index - 1] + 1 : 0)
+            sharing[event.revision, default: 0] += 1
+            let chain = DynamoDBKeyChain.adding(EventPlace(revision: event.revision, position: positions[index]), after: chains[event.key])
+            chains[event.key] = chain
+            links.append(chain.eventLinks)
+        }
+
         var keyActions: [WriteAction] = []
         var written = Set<Key>()
         for event in recorded where !written.contains(event.key) {
@@ -154,21 +177,26 @@ struct DynamoDBChange: ChangeTransaction {
             let condition = original(event.key).map { old in
                 Expression("\(.modRevision) = :mr", values: [":mr": .number(old.modRevision.rawValue)])
             } ?? .itemAbsent
+            let chain = chains[event.key]?.headAttributes ?? [:]
             if let final {
-                keyActions.append(.put(ItemCodec.attributes(final, in: config), condition: condition))
+                keyActions.append(.put(ItemCodec.attributes(final, in: config).merging(chain) { $1 }, condition: condition))
             } else {
                 keyActions.append(.delete(key: DynamoDBLayout.itemKey(config, event.key), condition: condition))
+                if let head = chains[event.key] {
+                    var tombstone = DynamoDBLayout.tombstoneKey(config, event.key).merging(chain) { $1 }
+                    tombstone[.modRevision] = .number(head.place.revision.rawValue)
+                    keyActions.append(.put(tombstone, condition: nil))
+                }
             }
         }
 
         var historyActions: [WriteAction] = []
         let ttl = retention.historyTTL(at: now)
-        var position = 0
-        var sharing: [Revision: Int] = [:]
-        for event in recorded { sharing[event.revision, default: 0] += 1 }
         for (index, event) in recorded.enumerated() {
-            position = index > 0 && recorded[index - 1].revision == event.revision ? position + 1 : 0
-            var (item, overflow) = EventCodec.attributes(event, in: config, position: position, revisionEvents: sharing[event.revision] ?? 1, ttl: ttl)
+            let position = positions[index]
+            var (item, overflow) = EventCodec.attributes(
+                event, in: config, position: position, revisionEvents: sharing[event.revision] ?? 1, links: links[index], ttl: ttl
+            )
             if historyActions.isEmpty { item[.transactionToken] = .s(token) }
             historyActions.append(.put(item, condition: nil))
             if let overflow {

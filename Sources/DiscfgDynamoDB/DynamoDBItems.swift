@@ -65,12 +65,13 @@ enum EventCodec {
     ///   - position: the event's place among its revision's events (0 for the first or
     ///     only one).
     ///   - revisionEvents: how many events the revision holds.
+    ///   - links: the event's links in its key's chain (``DynamoDBKeyChain/eventLinks``).
     static func attributes(
-        _ event: Event, in config: ConfigName, position: Int = 0, revisionEvents: Int = 1, ttl: Int64?
+        _ event: Event, in config: ConfigName, position: Int = 0, revisionEvents: Int = 1, links: Attributes = [:], ttl: Int64?
     ) -> (event: Attributes, overflow: Attributes?) {
         var attributes = DynamoDBLayout.eventKey(config, event.revision, position: position)
         if revisionEvents > 1 { attributes[.revisionEvents] = .number(UInt64(revisionEvents)) }
-        attributes[.lsk] = .s(DynamoDBLayout.historyKeySK(event.key, event.revision))
+        attributes.merge(links) { $1 }
         attributes[.kind] = .s(event.kind.rawValue)
         attributes[.key] = .s(event.key.path)
         attributes[.at] = .number(event.at.milliseconds)

@@ -20,6 +20,9 @@ enum DynamoDBLayout {
     static let deliveriesPK = "#notify"
     /// Appended to a config's name for its history partition.
     static let historySuffix = "#h"
+    /// Appended to a config's name for its tombstones: one item per deleted key (sort key
+    /// the key), holding where the key's chain of events ends.
+    static let tombstoneSuffix = "#t"
     /// Appended to an event's sort key for the item holding its overflowed previous value.
     static let overflowSuffix = "#prev"
     /// Separates the key from the revision in `lsk`; keys never hold control characters.
@@ -31,6 +34,8 @@ enum DynamoDBLayout {
     static let keyBackstopSeconds: Int64 = 7 * 86_400
 
     static func historyPK(_ config: ConfigName) -> String { config.rawValue + historySuffix }
+    static func tombstonePK(_ config: ConfigName) -> String { config.rawValue + tombstoneSuffix }
+    static func tombstoneKey(_ config: ConfigName, _ key: Key) -> Attributes { Self.key(tombstonePK(config), key.path) }
 
     /// The config whose history partition `pk` is, or nil for any other partition.
     static func config(ofHistoryPK pk: String) -> ConfigName? {
@@ -98,8 +103,24 @@ enum Attribute: String, CaseIterable, Sendable {
     case pk
     /// Sort key.
     case sk
-    /// History events: key, separator, revision — the sort key of ``DynamoDBIndex/byKey``.
+    /// History events of tables made before chains: key, separator, revision — the sort
+    /// key of ``DynamoDBIndex/byKey``. No longer written.
     case lsk
+
+    // A key's chain of events (``DynamoDBKeyChain``): on history events their links, on
+    // key items and tombstones those of the key's newest event.
+    /// The newest event's position within its revision (`mr`), absent when 0.
+    case headPosition = "mp"
+    /// The event's number in its key's chain, from 1 at its oldest.
+    case chainSeq = "seq"
+    /// Where the key's previous events are, newest first (at most 8): an event's place,
+    /// revision × 10⁴ + position, as numbers.
+    case chainBack = "back"
+    /// On events: where the event's jump goes (Myers's rule), a place.
+    case chainJump = "jump"
+    /// On key items and tombstones: the newest event's jump, that event's jump, and so
+    /// on to the chain's first event — places, so a change links a new event unread.
+    case chainSpine = "spine"
 
     // An item's fields: on key items bare, on history events in a slot (``ItemSlot``).
     case value = "v"
@@ -184,9 +205,9 @@ enum ItemSlot: String, Sendable {
 
 /// The table's local secondary indexes (strongly consistent; defined when the table is created).
 enum DynamoDBIndex: String, CaseIterable, Sendable {
-    /// History events ordered by key then revision (``Attribute/lsk``): a key's history and
-    /// "the first event on this key after revision R" are one `Query`. Keys only: events
-    /// are then read by revision.
+    /// On tables made before chains: history events ordered by key then revision
+    /// (``Attribute/lsk``), keys only. No longer created; a walk of a key's chain that
+    /// reaches events written before chains goes on with it.
     case byKey
     /// Only keys with a TTL, ordered by expiry (``Attribute/expiresAt``): a change or the
     /// sweeper finds due keys with one `Query`. Whole items, since a due key is expired at once.
@@ -207,10 +228,15 @@ enum DynamoDBIndex: String, CaseIterable, Sendable {
     }
 }
 
+extension DynamoDBIndex {
+    /// The indexes a new table gets, and the ones an existing table must have.
+    static let created: [DynamoDBIndex] = [.byExpiry]
+}
+
 /// The table's definition, as `CreateTable` takes it and `deploy/template.yaml` repeats it.
 enum DynamoDBTableDefinition {
     /// Key attributes and their DynamoDB types.
-    static let keyAttributes: [(Attribute, String)] = [(.pk, "S"), (.sk, "S"), (.lsk, "S"), (.expiresAt, "N")]
+    static let keyAttributes: [(Attribute, String)] = [(.pk, "S"), (.sk, "S"), (.expiresAt, "N")]
     static let partitionKey = Attribute.pk
     static let sortKey = Attribute.sk
     static let ttlAttribute = Attribute.ttl

@@ -189,6 +189,7 @@ extension DynamoDBStore {
                 return result
             }
             try await compact(&target, now: now, exact: false, committed: transaction.meta.info.revision)
+            try await linkChains(config, &transaction)
             let token = UUID().uuidString
             let (actions, committed) = try transaction.plan(compacted: target, token: token)
             if let hook = beforeCommit.withLock({ hook in defer { hook = nil }; return hook }) { try await hook() }
@@ -263,26 +264,39 @@ extension DynamoDBStore {
     /// says a key may be due — the due keys and the next expiry from the expiry index.
     func prepare(_ config: ConfigName, _ reads: ChangeReads, now: Date) async throws -> DynamoDBChange {
         let unique = Array(Set(reads.keys))
+        // The named keys' tombstones come along: a key without an item links its chain there.
+        let tombstones = unique.map { DynamoDBLayout.tombstoneKey(config, $0) }
+        let tombstonePK = AttributeValue.s(DynamoDBLayout.tombstonePK(config))
         var found: [Attributes] = []
         if reads.consistentView {
             // The meta item strictly before the keys: the commit's lock condition then
             // covers every key read.
             guard let meta = try await connection.getItem(DynamoDBLayout.metaKey(config), consistent: true) else { throw DiscfgError.configNotFound(config) }
-            found = try await [meta] + connection.batchGet(unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
+            found = try await [meta] + connection.batchGet(unique.map { DynamoDBLayout.itemKey(config, $0) } + tombstones, consistent: true)
         } else {
-            found = try await connection.batchGet([DynamoDBLayout.metaKey(config)] + unique.map { DynamoDBLayout.itemKey(config, $0) }, consistent: true)
+            found = try await connection.batchGet([DynamoDBLayout.metaKey(config)] + unique.map { DynamoDBLayout.itemKey(config, $0) } + tombstones, consistent: true)
         }
         guard let metaAttributes = found.first(where: { $0[.sk]?.string == DynamoDBLayout.metaSK }),
               let meta = ConfigMeta(metaAttributes), !meta.deleting
         else { throw DiscfgError.configNotFound(config) }
         var stored: [Key: Item?] = Dictionary(uniqueKeysWithValues: unique.map { ($0, nil) })
-        for item in found.compactMap(ItemCodec.item) { stored[item.key] = item }
+        var chains: [Key: DynamoDBKeyChain] = [:]
+        var headsInTombstones: [Key: DynamoDBKeyChain] = [:]
+        for attributes in found where attributes[.pk] == tombstonePK {
+            if let path = attributes[.sk]?.string, let chain = DynamoDBKeyChain(head: attributes) { headsInTombstones[Key(stored: path)] = chain }
+        }
+        for attributes in found where attributes[.pk] != tombstonePK {
+            guard let item = ItemCodec.item(attributes) else { continue }
+            stored[item.key] = item
+            chains[item.key] = DynamoDBKeyChain(head: attributes)
+        }
         for range in reads.ranges {
             // The schemas are read with every change, unless the meta item counts none.
             if range == SchemaTarget.namespace.range, meta.schemaCount == 0 { continue }
-            for item in try await connection.queryAll(keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)).compactMap(ItemCodec.item)
-            where range.contains(item.key) {
+            for attributes in try await connection.queryAll(keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)) {
+                guard let item = ItemCodec.item(attributes), range.contains(item.key) else { continue }
                 stored[item.key] = item
+                chains[item.key] = DynamoDBKeyChain(head: attributes)
             }
         }
         var scanned = reads.ranges
@@ -300,6 +314,12 @@ extension DynamoDBStore {
         var change = DynamoDBChange(config: config, now: now, meta: meta, stored: stored, scannedRanges: scanned, due: due, nextExpiry: nextExpiry)
         change.partialRanges = partial
         change.readBudget = reads.budgeted?.budget
+        // A key read without an item continues the chain its tombstone names, if any.
+        for key in unique where stored[key] == .some(nil) {
+            change.tombstonesRead.insert(key)
+            if let chain = headsInTombstones[key] { chains[key] = chain }
+        }
+        change.chains = chains
         return change
     }
 

@@ -5,8 +5,8 @@ extension DynamoDBStore {
     /// The current item is one `GetItem` (eventually consistent unless configured
     /// otherwise: 0.5 RCU for a value up to 4 KB). Only when it misses does a second
     /// `GetItem` of the meta item tell a missing key from a missing config. A read at a
-    /// past revision reads meta and key strongly consistently and, when the key changed
-    /// since, the first later event on the key from the `byKey` index.
+    /// past revision reads meta, key and tombstone strongly consistently and, when the key
+    /// changed since, walks the key's chain to the first later event (O(log n) `GetItem`s).
     public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
         let now = clock.now()
         guard let revision else {
@@ -17,29 +17,21 @@ extension DynamoDBStore {
             guard try await meta(config, consistent: configuration.consistentReads) != nil else { throw DiscfgError.configNotFound(config) }
             return nil
         }
-        let found = try await connection.batchGet([DynamoDBLayout.metaKey(config), DynamoDBLayout.itemKey(config, key)], consistent: true)
-        guard var meta = found.compactMap(ConfigMeta.init).first, !meta.deleting else { throw DiscfgError.configNotFound(config) }
+        let heads = try await keyHeads(key, in: config, meta: true)
+        guard var meta = heads.meta, !meta.deleting else { throw DiscfgError.configNotFound(config) }
         // As for history reads: events the retention let go may be gone already.
         if case .days = meta.info.settings.history { try await compact(&meta, now: now, exact: false) }
-        let current = found.compactMap(ItemCodec.item).first
+        let current = heads.item.flatMap(ItemCodec.item)
         let info = meta.info
         var later: Event?
         let needsHistory = revision <= info.revision && revision >= info.compactedRevision && !(current.map { $0.modRevision <= revision } ?? false)
         if needsHistory {
-            later = try await firstEvent(on: key, in: config, after: max(revision, info.compactedRevision))
+            later = try await firstEvent(on: key, in: config, after: max(revision, info.compactedRevision), item: heads.item, tombstone: heads.tombstone)
         }
         return try PastRead.resolve(
             key: key, at: revision, configRevision: info.revision, compacted: info.compactedRevision,
             current: current, now: now, firstEventAfter: { _ in later }
         )
-    }
-
-    /// The oldest retained event on `key` after `revision`: a `Query` of the `byKey` index
-    /// (keys only), then the event itself.
-    func firstEvent(on key: Key, in config: ConfigName, after revision: Revision) async throws -> Event? {
-        let page = try await connection.queryPage(historyByKey(key, in: config, from: revision.next, through: Revision(UInt64.max), newestFirst: false, limit: 1))
-        guard let sk = page.Items?.first?[.sk]?.string else { return nil }
-        return try await events(at: [sk], in: config).first
     }
 
     /// A strongly consistent query of the `byKey` index for `key`'s events in `from...through`.
@@ -60,6 +52,11 @@ extension DynamoDBStore {
 
     /// The events stored under these sort keys, by sort key.
     func eventsBySortKey(_ sortKeys: [String], in config: ConfigName) async throws -> [String: Event] {
+        try await eventItems(sortKeys, in: config).mapValues(\.event)
+    }
+
+    /// The events stored under these sort keys and their history items, by sort key.
+    func eventItems(_ sortKeys: [String], in config: ConfigName) async throws -> [String: (event: Event, attributes: Attributes)] {
         guard !sortKeys.isEmpty else { return [:] }
         let items = try await connection.batchGet(sortKeys.map { DynamoDBLayout.key(DynamoDBLayout.historyPK(config), $0) }, consistent: true)
         let overflowKeys = items.filter(EventCodec.hasOverflow).compactMap { $0[.sk]?.string }
@@ -67,10 +64,10 @@ extension DynamoDBStore {
         let overflow = try await connection.batchGet(overflowKeys, consistent: true)
         var bySK: [String: Attributes] = [:]
         for item in overflow { if let sk = item[.sk]?.string { bySK[sk] = item } }
-        var bySortKey: [String: Event] = [:]
+        var bySortKey: [String: (event: Event, attributes: Attributes)] = [:]
         for item in items {
             guard let sk = item[.sk]?.string, let event = EventCodec.event(item, overflow: bySK[DynamoDBLayout.overflowSK(ofEventSK: sk)]) else { continue }
-            bySortKey[sk] = event
+            bySortKey[sk] = (event, item)
         }
         return bySortKey
     }
@@ -103,44 +100,6 @@ extension DynamoDBStore {
             }
         }
         return folder.page(revision: meta.info.revision)
-    }
-
-    /// A key's events, newest first: the `byKey` index names the revisions, then
-    /// `BatchGetItem`s fetch the events a few at a time, until the page is full by count
-    /// or by bytes. The first fetch takes 8 events; later ones as many as the budget left
-    /// holds at the largest event seen so far (at most 100, BatchGetItem's limit).
-    public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {
-        try Limits.validatePageSize(query.limit)
-        try Limits.validatePageBytes(query.maxBytes)
-        guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
-        let compacted = meta.info.compactedRevision
-        let before = query.before.map { $0.rawValue > 0 ? Revision($0.rawValue - 1) : nil } ?? Revision(UInt64.max)
-        guard let through = before, through > compacted else {
-            return HistoryPage(events: [], nextBefore: nil, compactedRevision: compacted)
-        }
-        let page = try await connection.queryPage(historyByKey(key, in: config, from: compacted.next, through: through, newestFirst: true, limit: query.limit + 1))
-        let revisions = (page.Items ?? []).compactMap { $0[.sk]?.string }.filter { DynamoDBLayout.revision(ofHistorySK: $0) != nil }
-        var budget = PageBudget(bytes: query.maxBytes)
-        var events: [Event] = []
-        var largest = 0
-        var next = 0
-        var full = false
-        while !full, next < min(revisions.count, query.limit) {
-            let room = largest == 0 ? 8 : (query.maxBytes - budget.used) / largest
-            let chunk = revisions[next..<min(next + max(1, min(100, room)), revisions.count, query.limit)]
-            next = chunk.endIndex
-            for event in try await self.events(at: Array(chunk), in: config) {
-                let size = PageBudget.size(event)
-                largest = max(largest, size)
-                guard budget.take(size) else {
-                    full = true
-                    break
-                }
-                events.append(event)
-            }
-        }
-        let more = revisions.count > events.count
-        return HistoryPage(events: events, nextBefore: more ? events.last?.revision : nil, compactedRevision: compacted)
     }
 
     /// The config's events from `from` on, oldest first, read with strongly consistent

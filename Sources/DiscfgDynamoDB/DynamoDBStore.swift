@@ -74,6 +74,9 @@ public final class DynamoDBStore: ConfigStore {
     let clock: any WallClock
     let notifier: ChangeNotifier
     let watched: WatchedConfigs
+    /// Whether the table has the `byKey` index of tables made before key chains, once a
+    /// read asked it (nil before).
+    let keyIndex = Mutex<Bool?>(nil)
     /// Runs (once) between a change's reads and its commit; lets tests lose a race on purpose.
     let beforeCommit = Mutex<(@Sendable () async throws -> Void)?>(nil)
 
@@ -162,7 +165,7 @@ public final class DynamoDBStore: ConfigStore {
     /// Deletes every item of a config whose meta item is marked `deleting`, the meta
     /// item and registry entry last.
     func purge(_ name: ConfigName) async throws {
-        for pk in [name.rawValue, DynamoDBLayout.historyPK(name)] {
+        for pk in [name.rawValue, DynamoDBLayout.historyPK(name), DynamoDBLayout.tombstonePK(name)] {
             var query = QueryInput(table: connection.table, key: .partition(pk), consistent: true)
             query.project([.pk, .sk])
             while true {

@@ -71,8 +71,9 @@ public struct DynamoDBTable: Sendable {
     public static var expectedTimeToLiveAttribute: String { DynamoDBTableDefinition.ttlAttribute.rawValue }
     /// The stream view the notification function reads (history items whole).
     public static var expectedStreamViewType: String { DynamoDBTableDefinition.streamView }
-    /// The secondary indexes discfg's reads use.
-    public static var expectedIndexes: [String] { DynamoDBIndex.allCases.map(\.rawValue) }
+    /// The secondary indexes discfg's reads need (a table made before key chains also has
+    /// `byKey`, which reads of events written then use).
+    public static var expectedIndexes: [String] { DynamoDBIndex.created.map(\.rawValue) }
 
     /// How often ``waitUntilActive(progress:timeout:)`` asks.
     public var pollInterval: Duration = .seconds(1)
@@ -182,7 +183,7 @@ struct CreateTableInput: Encodable {
     var TableName: String
     var AttributeDefinitions = DynamoDBTableDefinition.keyAttributes.map { AttributeDefinition(AttributeName: $0.0.rawValue, AttributeType: $0.1) }
     var KeySchema = Self.keys(sortedBy: DynamoDBTableDefinition.sortKey)
-    var LocalSecondaryIndexes = DynamoDBIndex.allCases.map {
+    var LocalSecondaryIndexes = DynamoDBIndex.created.map {
         LocalSecondaryIndex(IndexName: $0.rawValue, KeySchema: keys(sortedBy: $0.sortKey), Projection: .init(ProjectionType: $0.projection))
     }
     var BillingMode: String

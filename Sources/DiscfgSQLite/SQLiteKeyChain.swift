@@ -99,29 +99,15 @@ struct SQLiteKeyChain {
         // checked against the row, which decides (rows linked around compacted ones may
         // differ from the numbers, and a jump to the parent is always sound).
         let span = head.seq - head.jumpSeq
-        if let jump = head.jump, span == head.jumpSeq - Self.jumpSeq(of: head.jumpSeq),
+        if let jump = head.jump, KeyChainRule.jumpsPastParentJump(parentSeq: head.seq, parentJumpSeq: head.jumpSeq),
            let behind = try links(at: jump), span == head.jumpSeq - behind.jumpSeq {
             return Links(seq: head.seq + 1, prev: parent.position, jump: behind.jump ?? jump, jumpSeq: behind.jumpSeq)
         }
         return Links(seq: head.seq + 1, prev: parent.position, jump: parent.position, jumpSeq: head.seq)
     }
 
-    /// The `seq` that the chain's event number `seq` jumps to when every event before it
-    /// was linked by ``links(after:)``: `seq - 1` written greedily as a sum of numbers
-    /// 2^k − 1 (a skew-binary number), the jump goes back by the smallest of them.
-    static func jumpSeq(of seq: Int64) -> Int64 {
-        guard seq > 1 else { return 1 }
-        var rest = seq - 1
-        var term: Int64 = 1
-        while term <= (rest - 1) / 2 { term = 2 * term + 1 }
-        var smallest = term
-        while rest > 0 {
-            while term > rest { term /= 2 }
-            rest -= term
-            smallest = term
-        }
-        return seq - smallest
-    }
+    /// The `seq` that the chain's event number `seq` jumps to (``KeyChainRule/jumpSeq(of:)``).
+    static func jumpSeq(of seq: Int64) -> Int64 { KeyChainRule.jumpSeq(of: seq) }
 
     /// The oldest retained event on `key` with a revision above `revision`.
     func firstEvent(on key: String, after revision: Int64) throws -> HistoryPosition? {

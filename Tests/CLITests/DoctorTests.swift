@@ -153,7 +153,7 @@ struct DoctorTests {
         #expect(detail("table").contains("ACTIVE"))
         #expect(detail("ttl").contains("ENABLED") && detail("ttl").contains("ttl"))
         #expect(detail("stream").contains("NEW_IMAGE"))
-        #expect(detail("indexes").contains("byKey"))
+        #expect(detail("indexes").contains("byExpiry"))
         #expect(detail("permissions").contains("dynamodb:Query"))
         #expect(detail("config").contains("app") && detail("config").contains("--config"))
         #expect(!detail("clock").isEmpty, "moto's Date header was read")

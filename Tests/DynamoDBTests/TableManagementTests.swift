@@ -18,7 +18,7 @@ struct TableManagementTests {
         #expect(status.capacity == .onDemand)
         #expect(status.streamViewType == "NEW_IMAGE")
         #expect(status.timeToLive == "ENABLED")
-        #expect(Set(status.indexes) == ["byKey", "byExpiry"])
+        #expect(Set(status.indexes) == ["byExpiry"])
         #expect(messages.withLock { $0 }.contains { $0.contains("creating DynamoDB table") })
         #expect(messages.withLock { $0 }.contains { $0.contains("is ACTIVE") })
         #expect(try await store.table.ensure() == false, "a second ensure finds the table")
