@@ -8,15 +8,17 @@ import Logging
 import Synchronization
 
 /// `discfg agent --lambda-extension`: the agent inside a Lambda execution environment, as
-/// the layer's `extensions/discfg-agent`. Its configs are read through the agent's
-/// followers into a ``ReplicaStore`` served read-only on `127.0.0.1:PORT`; each copy is
-/// also kept in the cache directory, which a load falls back to when the store fails.
+/// the layer's `extensions/discfg-agent`. An ``Agent`` (its followers, a ``ReplicaStore``
+/// and the cache directory's last known good copies) is served read-only on
+/// `127.0.0.1:PORT`; it refreshes when an INVOKE finds the interval passed, not on a timer,
+/// since Lambda freezes the environment between invokes.
 final class AgentExtension: ExtensionWorkload {
-    private let settings: AgentExtensionSettings
-    private let replica: ReplicaStore
-    private let followers: [ConfigFollower]
+    /// The interval when `DISCFG_AGENT_INTERVAL` is not set: `discfg agent --interval`'s default.
+    static let defaultInterval: Duration = .seconds(15)
+
+    private let agent: Agent
+    private let port: Int
     private let logger: Logger
-    private let interval: Duration
     private let state = Mutex(State())
 
     private struct State {
@@ -40,52 +42,36 @@ final class AgentExtension: ExtensionWorkload {
         var opener = StoreOpener(environment: environment)
         opener.createTable = false
         let store = try opener.open(StoreLocation(parsing: settings.store))
-        let source = StoreSource(store, description: settings.store)
-        let replica = ReplicaStore(source: settings.store, configs: settings.configs)
-        let cache = settings.cacheDirectory
-        self.settings = settings
-        self.replica = replica
-        self.logger = logger
-        interval = settings.interval ?? .seconds(30)
-        followers = settings.configs.map { config in
-            ConfigFollower(config: config, source: source, replica: replica, logger: logger) { snapshot in
-                Self.writeCache(snapshot, in: cache, logger: logger)
-            }
+        let cache: SnapshotCache
+        do { cache = try SnapshotCache(directory: settings.cacheDirectory) } catch let error as DiscfgError {
+            throw DiscfgError.invalid("DISCFG_AGENT_CACHE_DIR", error.message.replacingOccurrences(of: "--cache-dir", with: "DISCFG_AGENT_CACHE_DIR"))
         }
+        agent = Agent(
+            source: StoreSource(store, description: settings.store), configs: settings.configs,
+            interval: settings.interval ?? Self.defaultInterval, cache: cache, logger: logger
+        )
+        port = settings.port
+        self.logger = logger
     }
 
     /// Starts serving, then loads every config from the store, or from the cache.
     func load() async throws {
         try await serve()
-        for follower in followers {
-            if case .failed(let why) = await follower.refresh() {
-                let file = Self.cacheFile(follower.config, in: settings.cacheDirectory)
-                guard let data = FileManager.default.contents(atPath: file), let snapshot = try? PublishedSnapshot(decoding: data),
-                      snapshot.config == follower.config
-                else {
-                    throw DiscfgError(
-                        .unavailable,
-                        "config \"\(follower.config)\" could not be loaded from \(settings.store) (\(why)), and \(file) holds no copy of it",
-                        field: "DISCFG_STORE"
-                    )
-                }
-                replica.install(snapshot)
-                logger.warning("serving config \(follower.config) from the cache at revision \(snapshot.revision): \(why)")
-            }
-        }
+        try await agent.load()
         state.withLock { $0.lastRefresh = .now }
     }
 
     /// Refreshes every config when an interval has passed since the last refresh and none
     /// is running; the extension loop calls this in a task of its own on each INVOKE.
     func refreshInBackground() async {
+        let interval = agent.interval
         let due = state.withLock { state in
             guard !state.refreshing, ContinuousClock.now - state.lastRefresh >= interval else { return false }
             state.refreshing = true
             return true
         }
         guard due else { return }
-        for follower in followers { await follower.refresh() }
+        for follower in agent.followers { await follower.refresh() }
         state.withLock {
             $0.refreshing = false
             $0.lastRefresh = .now
@@ -102,12 +88,15 @@ final class AgentExtension: ExtensionWorkload {
     /// Serves the replica read-only on `127.0.0.1:PORT`; returns once the port is bound.
     private func serve() async throws {
         var configuration = DiscfgServer.Configuration()
-        configuration.port = settings.port
+        configuration.port = port
         // The followers change the replica behind the API's back: reads go to it directly.
         configuration.readViews = false
+        let agent = self.agent
+        configuration.health = { agent.health() }
+        configuration.metricsAppendix = { agent.metricsText() }
         let (bound, signal) = AsyncStream<Int>.makeStream()
         let app = DiscfgServer.makeApplication(
-            store: replica, authenticator: .open, configuration: configuration, logger: logger,
+            store: agent.replica, authenticator: .open, configuration: configuration, logger: logger,
             onServerRunning: { port in
                 signal.yield(port)
                 signal.finish()
@@ -121,21 +110,7 @@ final class AgentExtension: ExtensionWorkload {
         var ports = bound.makeAsyncIterator()
         guard await ports.next() != nil else {
             let outcome = await server.result
-            throw DiscfgError(.unavailable, "cannot serve on 127.0.0.1:\(settings.port): \(outcome)", field: "DISCFG_AGENT_PORT")
-        }
-    }
-
-    static func cacheFile(_ config: ConfigName, in directory: String) -> String {
-        (directory as NSString).appendingPathComponent("\(config).json")
-    }
-
-    /// Keeps `snapshot` in the cache directory (written whole, then renamed into place).
-    private static func writeCache(_ snapshot: PublishedSnapshot, in directory: String, logger: Logger) {
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            try snapshot.encoded().write(to: URL(fileURLWithPath: cacheFile(snapshot.config, in: directory)), options: .atomic)
-        } catch {
-            logger.warning("cannot write the cache in \(directory): \(error)")
+            throw DiscfgError(.unavailable, "cannot serve on 127.0.0.1:\(port): \(outcome)", field: "DISCFG_AGENT_PORT")
         }
     }
 }
