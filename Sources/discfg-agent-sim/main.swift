@@ -139,7 +139,7 @@ readers.estimatedCapacity.reset()
         if case .failed = outcome { failures += 1 }
         let now = replica.revision(of: config) ?? known
         if now > known {
-            await timeline.held((known.rawValue + 1...now.rawValue).map(Revision.init), at: clock.now)
+            await timeline.held((known.rawValue + 1...now.rawValue).map { Revision($0) }, at: clock.now)
             known = now
         }
     }
