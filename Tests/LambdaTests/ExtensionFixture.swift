@@ -23,7 +23,10 @@ final class RunningExtension: Sendable {
 
     /// Starts the emulator and the extension with `environment` (the store, the configs …)
     /// plus the Lambda variables, a free port and a scratch cache folder.
-    static func start(environment extra: [String: String], api given: ExtensionsAPIEmulator? = nil) async throws -> RunningExtension {
+    /// With `arguments`, the binary is started as `discfg` with them instead.
+    static func start(
+        environment extra: [String: String], api given: ExtensionsAPIEmulator? = nil, arguments: [String]? = nil
+    ) async throws -> RunningExtension {
         let api: ExtensionsAPIEmulator
         if let given { api = given } else { api = try await ExtensionsAPIEmulator.start() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-extension-\(UUID().uuidString)")
@@ -38,7 +41,7 @@ final class RunningExtension: Sendable {
         environment["DISCFG_AGENT_CACHE_DIR"] = directory.appendingPathComponent("cache").path
         environment.merge(extra) { _, new in new }
         do {
-            let process = try ChildProcess.launch(link.path, [], environment: environment)
+            let process = try ChildProcess.launch(arguments == nil ? link.path : DiscfgCommand.executable.path, arguments ?? [], environment: environment)
             return RunningExtension(api: api, process: process, port: port, directory: directory)
         } catch {
             await api.stop()
@@ -73,9 +76,9 @@ final class RunningExtension: Sendable {
 
 /// Runs `body` with the extension started, and always stops it.
 func withExtension<T>(
-    environment: [String: String], api: ExtensionsAPIEmulator? = nil, _ body: (RunningExtension) async throws -> T
+    environment: [String: String], api: ExtensionsAPIEmulator? = nil, arguments: [String]? = nil, _ body: (RunningExtension) async throws -> T
 ) async throws -> T {
-    let running = try await RunningExtension.start(environment: environment, api: api)
+    let running = try await RunningExtension.start(environment: environment, api: api, arguments: arguments)
     do {
         let result = try await body(running)
         await running.stop()

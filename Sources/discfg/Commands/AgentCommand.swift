@@ -52,6 +52,8 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp("Keep each config's last known good copy in this directory, and serve it when the store is unreachable at start.", valueName: "dir"))
     var cacheDirectory: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Flag(name: .customLong("lambda-extension"), help: "Run as a Lambda extension (the layer's extensions/discfg-agent), configured by DISCFG_AGENT_* variables; see docs/aws.md.")
+    var lambdaExtension = false
 
     /// `15`, `15s`, `500ms`, `2m`, `1h`: 1 second to 24 hours.
     static func interval(_ text: String) throws -> Duration {
@@ -67,6 +69,13 @@ struct AgentCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if lambdaExtension {
+            // An extension gets no arguments: its settings are the environment's.
+            guard configs.isEmpty, cacheDirectory == nil else {
+                throw usage("--lambda-extension takes its settings from DISCFG_AGENT_CONFIGS, DISCFG_STORE, … (see docs/aws.md), not --config or --cache-dir", field: "--lambda-extension")
+            }
+            throw ExitCode(await AgentExtension.run(environment: ProcessInfo.processInfo.environment))
+        }
         try await global.run("agent") { _ in
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
             guard !configs.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable)", field: "--config") }
