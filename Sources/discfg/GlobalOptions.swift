@@ -42,10 +42,11 @@ struct GlobalOptions: ParsableArguments {
     @OptionGroup(title: "AWS (dynamodb:// stores)") var aws: AWSOptions
 
     @Option(
-        name: .long, help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use'. Env: DISCFG_CONFIG.", valueName: "name"),
+        name: .customLong("config"),
+        help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use' ('discfg agent': a config to copy, repeatable). Env: DISCFG_CONFIG.", valueName: "name"),
         completion: ShellCompletion.configs
     )
-    var config: String?
+    var configs: [String] = []
 
     /// The environment, read once.
     var environment: [String: String] { ProcessInfo.processInfo.environment }
@@ -111,8 +112,10 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The config chosen by `--config`, `DISCFG_CONFIG` or a `.discfg` file, if any.
+    /// `--config` names one config for every command but `discfg agent`.
     func selectedConfig() throws -> ConfigSelection? {
-        try ConfigSelection.find(explicit: config, environment: environment)
+        guard configs.count <= 1 else { throw usage("--config is given \(configs.count) times; name one config", field: "--config") }
+        return try ConfigSelection.find(explicit: configs.last, environment: environment)
     }
 
     /// Runs a command body, printing its failure in the chosen format and exiting with

@@ -40,10 +40,14 @@ struct AgentCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Option(name: .customLong("config"), help: ArgumentHelp("A config to copy; repeatable.", valueName: "name"), transform: { text in
-        do { return try ConfigName(text) } catch let error as DiscfgError { throw usage(error.message, field: "--config") }
-    })
-    var configs: [ConfigName] = []
+    /// The configs to copy: every `--config` given (the global option, repeatable here).
+    var configs: [ConfigName] {
+        get throws {
+            try global.configs.map { text in
+                do { return try ConfigName(text) } catch let error as DiscfgError { throw usage(error.message, field: "--config") }
+            }
+        }
+    }
     @Option(name: .long, help: "Loopback port to serve (0 picks a free one). Default: 2773.", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
     var port = 2773
     @Option(name: .long, help: ArgumentHelp("How often to check the store: seconds, or 500ms, 15s, 2m, 1h (1s to 24h). Default: 15s.", valueName: "duration"),
@@ -71,13 +75,14 @@ struct AgentCommand: AsyncParsableCommand {
     func run() async throws {
         if lambdaExtension {
             // An extension gets no arguments: its settings are the environment's.
-            guard configs.isEmpty, cacheDirectory == nil else {
+            guard global.configs.isEmpty, cacheDirectory == nil else {
                 throw usage("--lambda-extension takes its settings from DISCFG_AGENT_CONFIGS, DISCFG_STORE, … (see docs/aws.md), not --config or --cache-dir", field: "--lambda-extension")
             }
             throw ExitCode(await AgentExtension.run(environment: ProcessInfo.processInfo.environment))
         }
         try await global.run("agent") { _ in
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
+            let configs = try self.configs
             guard !configs.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable)", field: "--config") }
             guard Set(configs).count == configs.count else { throw usage("a --config is named twice", field: "--config") }
             var logger = Logger(label: "discfg.agent")
