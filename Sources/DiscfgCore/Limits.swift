@@ -30,7 +30,7 @@ public enum Limits {
     /// revision, so this also bounds how far one page of events may run past its limit.
     /// High enough for etcd's DeleteRange of what a client wrote (`etcdctl check perf`
     /// leaves about 9,000 keys to delete at once); DynamoDB holds fewer in one of its
-    /// transactions (about 49 keys).
+    /// transactions (about 49 keys set, 33 deleted).
     public static let maxTransactionChanges = 100_000
 
     /// The largest config quota (``ConfigSettings/quotaBytes``): 1 PiB, far past what

@@ -222,7 +222,7 @@ struct DynamoDBChange: ChangeTransaction {
         guard actions.count <= Self.maxActions else {
             throw DiscfgError(
                 .tooLarge,
-                "this change makes \(recorded.count) changes to config \"\(config)\" (\(actions.count) DynamoDB writes), more than one DynamoDB transaction holds (\(Self.maxActions) writes, about \(Self.maxActions / 2 - 1) keys); it was refused, not split, so nothing was written: delete a narrower prefix or import in parts",
+                "this change makes \(recorded.count) changes to config \"\(config)\" (\(actions.count) DynamoDB writes), more than one DynamoDB transaction holds (\(Self.maxActions) writes: about \(Self.maxActions / 2 - 1) keys set, or \(Self.maxActions / 3 - 1) deleted); it was refused, not split, so nothing was written: delete a narrower prefix or import in parts",
                 field: "change"
             )
         }

@@ -83,7 +83,7 @@ extension DynamoDBStore {
 
     /// Deletes every key under a prefix in one transaction. DynamoDB holds at most 100
     /// writes in a transaction (two per key: the key and its history event), so a prefix
-    /// with more than about 49 live keys is refused with `tooLarge` — never split into
+    /// with more than about 33 live keys (each delete writes the key, its tombstone and its event) is refused with `tooLarge` — never split into
     /// several transactions, which could leave it half-deleted.
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
         try await change(config, ChangeReads(prefix: prefix)) { try $0.deletePrefix(prefix) }
@@ -94,7 +94,7 @@ extension DynamoDBStore {
     /// prefix the comparisons read; a transaction that writes nothing reads the meta item
     /// again afterwards and starts over when another change committed meanwhile, so its
     /// reads are one consistent view. Refused with `tooLarge` when its changes need more
-    /// than one DynamoDB transaction holds (about 49 keys).
+    /// than one DynamoDB transaction holds (about 49 keys set, 33 deleted).
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
         let (keys, ranges) = transaction.reads
