@@ -168,6 +168,24 @@ struct AgentExtensionTests {
         }
     }
 
+    @Test("discfg agent --lambda-extension runs the same extension; with --config it is refused as bad usage")
+    func flag() async throws {
+        let seeded = try await Seeded.make(.sqlite)
+        defer { seeded.cleanUp() }
+        try await withExtension(environment: Self.environment(store: seeded.cli.store), arguments: ["agent", "--lambda-extension"]) { running in
+            _ = try await running.api.waitForFirstNextRequest(timeout: .seconds(30))
+            #expect(await running.api.registrations.map(\.name) == ["discfg-agent"])
+            #expect(try await running.read("app", "/db/host") == "db1")
+            try await running.api.shutdown()
+            #expect(await running.exitStatus(within: .seconds(3)) == 0)
+        }
+        try await withExtension(environment: Self.environment(store: seeded.cli.store), arguments: ["agent", "--lambda-extension", "--config", "app"]) { running in
+            #expect(await running.exitStatus(within: .seconds(10)) == 2)
+            #expect(running.process.output.stderr.contains("--lambda-extension"))
+            #expect(await running.api.registrations.isEmpty)
+        }
+    }
+
     @Test("settings that are missing or wrong are an init/error naming the variable", arguments: [
         (["DISCFG_STORE": "sqlite:///tmp/x.db"], "DISCFG_AGENT_CONFIGS"),
         (["DISCFG_STORE": "sqlite:///tmp/x.db", "DISCFG_AGENT_CONFIGS": "ok,bad name"], "DISCFG_AGENT_CONFIGS"),
