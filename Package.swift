@@ -109,6 +109,7 @@ let package = Package(
             dependencies: [
                 "DiscfgCore",
                 "DiscfgAPI",
+                "JSONSchema",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
@@ -259,6 +260,7 @@ let package = Package(
             name: "discfg",
             dependencies: [
                 "DiscfgAgent",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 "DiscfgStores",
                 "DiscfgLambda",
                 "DiscfgCore",
@@ -307,7 +309,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DiscfgCoreTests",
-            dependencies: ["DiscfgCore", "DiscfgConformance"],
+            dependencies: ["DiscfgCore", "DiscfgConformance", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .testTarget(
