@@ -1009,6 +1009,12 @@ components:
             target in revision order. Replaced whole by an update; [] clears it. Webhook
             secrets are shown as "(hidden)" to callers without the admin role.
           items: { $ref: "#/components/schemas/NotificationTarget" }
+        publish:
+          type: [string, "null"]
+          description: |
+            Where the AWS deployment's stream function publishes the config's snapshot
+            after each change, as s3://BUCKET/PREFIX (the object PREFIX/CONFIG.json). In
+            an update, "" stops publishing; leaving it out (or null) keeps it.
         encryption:
           type: [object, "null"]
           description: |
