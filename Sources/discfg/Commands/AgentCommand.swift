@@ -34,7 +34,7 @@ struct AgentCommand: AsyncParsableCommand {
 
         Examples:
           discfg agent --store dynamodb:///discfg --config myapp
-          discfg agent --store sqlite:///var/lib/discfg.db --config a --config b --interval 5s
+          discfg agent --store sqlite:///srv/d.db --config a --config b --interval 5s
           discfg get /db/host --config myapp --store http://127.0.0.1:2773
         """
     )
