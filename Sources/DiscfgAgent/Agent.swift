@@ -94,18 +94,29 @@ public final class Agent: Sendable {
     /// `/healthz`: `ok` while every config was checked within two intervals, else `stale`;
     /// per config its revision, staleness and errors.
     public func health() -> Data {
-        let limit = Self.seconds(interval) * 2 + 10
-        var stale = false
-        var parts: [String] = []
-        for follower in followers {
-            let status = follower.status
-            let seconds = follower.staleness.map(Self.seconds)
-            if (seconds ?? .infinity) > limit { stale = true }
-            let revision = replica.revision(of: follower.config).map { "\($0.rawValue)" } ?? "null"
-            let staleness = seconds.map { String(format: "%.3f", $0) } ?? "null"
-            parts.append("\"\(follower.config)\":{\"errors\":\(status.errors),\"revision\":\(revision),\"stalenessSeconds\":\(staleness)}")
+        struct Config: Encodable {
+            let errors: Int
+            let revision: UInt64?
+            let stalenessSeconds: Double?
         }
-        return Data("{\"configs\":{\(parts.joined(separator: ","))},\"source\":\(PublishedSnapshotText.quoted(replica.source)),\"status\":\"\(stale ? "stale" : "ok")\"}\n".utf8)
+        struct Health: Encodable {
+            let configs: [String: Config]
+            let source: String
+            let status: String
+        }
+        let limit = Self.seconds(interval) * 2 + 10
+        var configs: [String: Config] = [:]
+        for follower in followers {
+            let seconds = follower.staleness.map(Self.seconds).map { ($0 * 1000).rounded() / 1000 }
+            configs[follower.config.rawValue] = Config(
+                errors: follower.status.errors, revision: replica.revision(of: follower.config)?.rawValue, stalenessSeconds: seconds
+            )
+        }
+        let stale = configs.values.contains { ($0.stalenessSeconds ?? .infinity) > limit }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let body = (try? encoder.encode(Health(configs: configs, source: replica.source, status: stale ? "stale" : "ok"))) ?? Data("{}".utf8)
+        return body + Data("\n".utf8)
     }
 
     /// The agent's series in Prometheus text: checks, refreshes, errors and staleness per config.
@@ -127,21 +138,5 @@ public final class Agent: Sendable {
             if let revision = replica.revision(of: follower.config) { revisions.append("discfg_agent_revision\(label) \(revision.rawValue)") }
         }
         return (lines + refreshes + errors + staleness + revisions).joined(separator: "\n") + "\n"
-    }
-}
-
-/// JSON string quoting for the agent's small documents.
-enum PublishedSnapshotText {
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
