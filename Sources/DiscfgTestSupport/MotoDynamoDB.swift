@@ -1,17 +1,26 @@
 import DiscfgAWS
 import Foundation
 
-/// One DynamoDB client on the shared moto server for the whole test process (its HTTP
+/// One DynamoDB client on a shared moto server for the whole test process (its HTTP
 /// client lives as long as the process, so it never needs shutting down).
 public actor MotoDynamoDB {
-    public static let shared = MotoDynamoDB()
+    /// On the server most tests share.
+    public static let shared = MotoDynamoDB(server: .shared)
+    /// On a server of its own, for the store conformance suite: its watch checks bound
+    /// each read at 5 s, which a server queueing every other test's S3 and DynamoDB calls
+    /// (moto answers one at a time) can exceed under load.
+    public static let conformance = MotoDynamoDB(server: SharedMotoServer())
+
+    private let server: SharedMotoServer
     private var made: Task<AWSJSONClient, any Error>?
+
+    init(server: SharedMotoServer) { self.server = server }
 
     /// The client; concurrent first callers share one instead of racing.
     public func client() async throws -> AWSJSONClient {
         if let made { return try await made.value }
         let task = Task { () async throws -> AWSJSONClient in
-            let moto = try await SharedMotoServer.shared.server()
+            let moto = try await self.server.server()
             return AWSJSONClient(
                 configuration: .dynamoDB(
                     region: "us-east-1", endpoint: moto.endpoint,

@@ -67,7 +67,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
                 try? FileManager.default.removeItem(at: directory)
             }
         case .dynamodb:
-            let client = try await MotoDynamoDB.shared.client()
+            let client = try await MotoDynamoDB.conformance.client()
             let table = "conformance-\(UUID().uuidString.prefix(13))"
             // moto is one Python process serving the whole suite one request at a time, so
             // while tests run in parallel a change can lose the race on the meta item to a
