@@ -96,8 +96,8 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
-        let now = clock.now()
-        let info = try await writer.write { [oldestRows] connection in
+        let info = try await writer.write { [oldestRows, clock] connection in
+            let now = clock.now()
             guard var info = try Self.configInfo(name, connection) else { throw DiscfgError.configNotFound(name) }
             info.settings = patch.applied(to: info.settings)
             info.modifiedAt = now
@@ -297,10 +297,12 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     private func change<T: Sendable>(
         _ config: ConfigName, by attribution: Attribution? = nil, _ body: @escaping @Sendable (inout SQLiteTransaction) throws -> T
     ) async throws -> T {
-        let now = clock.now()
         // Read here, in the caller's task: the writer's thread has no task-locals.
         let attribution = try Attribution.forChange(attribution)
-        let result = try await writer.writeChange { [oldestRows] connection, configs in
+        let result = try await writer.writeChange { [oldestRows, clock] connection, configs in
+            // The time is read in the writer, in commit order: read before waiting for it,
+            // a change could be stamped earlier than the one committed before it.
+            let now = clock.now()
             var transaction = try SQLiteTransaction(connection: connection, config: config, now: now, attribution: attribution, configs: configs)
             let before = try transaction.currentRevision()
             let result = try body(&transaction)
