@@ -5,8 +5,6 @@ import DiscfgCore
 import DiscfgSQLite
 import DiscfgTestSupport
 import Foundation
-import Logging
-import ServiceLifecycle
 import Testing
 
 /// The Swift client and the swift-configuration provider, unchanged, against `discfg agent`
@@ -100,24 +98,14 @@ struct AgentClientTests {
             let reader = ConfigReader(provider: provider)
             #expect(reader.int(forKey: "limit") == 10)
             #expect(reader.string(forKey: "db.host") == "db1")
-            var logger = Logger(label: "discfg-agent-client-test")
-            logger.logLevel = .critical
-            let group = ServiceGroup(services: [provider], logger: logger)
-            let running = Task { try await group.run() }
-            do {
+            try await withRunning(provider) {
                 try await reader.watchInt(forKey: "limit") { updates in
                     var values = updates.makeAsyncIterator()
                     #expect(try await values.next() == 10)
                     _ = try await fixture.store.set(try Key("/app/limit"), to: Data("30".utf8), in: fixture.config)
                     #expect(try await values.next() == 30)
                 }
-            } catch {
-                await group.triggerGracefulShutdown()
-                _ = try? await running.value
-                throw error
             }
-            await group.triggerGracefulShutdown()
-            try await running.value
         }
     }
 

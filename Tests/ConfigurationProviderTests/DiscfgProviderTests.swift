@@ -360,23 +360,6 @@ struct DiscfgProviderTests {
         }
     }
 
-    /// Runs `body` while `provider` runs in a service group, then shuts the group down.
-    private func withRunning(_ provider: DiscfgProvider, _ body: () async throws -> Void) async throws {
-        var logger = Logger(label: "discfg-provider-test")
-        logger.logLevel = .critical
-        let group = ServiceGroup(services: [provider], logger: logger)
-        let running = Task { try await group.run() }
-        do {
-            try await body()
-        } catch {
-            await group.triggerGracefulShutdown()
-            _ = try? await running.value
-            throw error
-        }
-        await group.triggerGracefulShutdown()
-        try await running.value
-    }
-
     private func waitUntil(_ condition: () async -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(15)
         while !(await condition()) {
