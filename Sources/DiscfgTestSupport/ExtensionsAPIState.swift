@@ -15,7 +15,7 @@ struct PendingExtensionEvent: Sendable {
 /// so each is resumed exactly once.
 actor ExtensionsAPIState {
     private var queue: [PendingExtensionEvent] = []
-    private var pollers: [(id: UUID, continuation: CheckedContinuation<PendingExtensionEvent, any Error>)] = []
+    private let pollers = Waiters<PendingExtensionEvent>()
     private var stopped = false
     private var shutDown = false
     /// Index in `deliveries` of the event handed out last, whose follow-up next is awaited.
@@ -63,9 +63,8 @@ actor ExtensionsAPIState {
         if pollers.isEmpty {
             queue.append(event)
         } else {
-            let poller = pollers.removeFirst()
             deliver(event, at: .now)
-            poller.continuation.resume(returning: event)
+            pollers.resumeFirst(returning: event)
         }
     }
 
@@ -91,24 +90,7 @@ actor ExtensionsAPIState {
             deliver(event, at: now)
             return event
         }
-        let id = UUID()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    pollers.append((id, continuation))
-                }
-            }
-        } onCancel: {
-            Task { await self.cancelPoller(id) }
-        }
-    }
-
-    private func cancelPoller(_ id: UUID) {
-        guard let index = pollers.firstIndex(where: { $0.id == id }) else { return }
-        let poller = pollers.remove(at: index)
-        poller.continuation.resume(throwing: CancellationError())
+        return try await pollers.wait()
     }
 
     func recordError(_ error: ExtensionsAPIEmulator.ReportedError) {
@@ -129,8 +111,6 @@ actor ExtensionsAPIState {
     func stop() {
         stopped = true
         let failure = ExtensionsAPIEmulator.Failure(description: "the Extensions API emulator was stopped")
-        let pollers = self.pollers
-        self.pollers = []
-        for poller in pollers { poller.continuation.resume(throwing: failure) }
+        pollers.failAll(failure)
     }
 }

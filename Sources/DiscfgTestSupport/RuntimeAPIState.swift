@@ -27,9 +27,9 @@ actor RuntimeAPIState {
     }
 
     private var queue: [PendingInvocation] = []
-    private var pollers: [(id: UUID, continuation: CheckedContinuation<PendingInvocation, any Error>)] = []
+    private let pollers = Waiters<PendingInvocation>()
     private var phases: [String: Phase] = [:]
-    private var resultWaiters: [String: [(id: UUID, continuation: CheckedContinuation<RuntimeAPIEmulator.Invocation, any Error>)]] = [:]
+    private var resultWaiters: [String: Waiters<RuntimeAPIEmulator.Invocation>] = [:]
     private var stopped = false
     private(set) var initError: RuntimeAPIEmulator.InitError?
     private(set) var firstNextAt: ContinuousClock.Instant?
@@ -46,9 +46,8 @@ actor RuntimeAPIState {
             phases[invocation.requestID] = .queued(invocation)
             queue.append(invocation)
         } else {
-            let poller = pollers.removeFirst()
             phases[invocation.requestID] = .delivered(invocation, at: .now)
-            poller.continuation.resume(returning: invocation)
+            pollers.resumeFirst(returning: invocation)
         }
     }
 
@@ -63,24 +62,7 @@ actor RuntimeAPIState {
             phases[invocation.requestID] = .delivered(invocation, at: now)
             return invocation
         }
-        let id = UUID()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    pollers.append((id, continuation))
-                }
-            }
-        } onCancel: {
-            Task { await self.cancelPoller(id) }
-        }
-    }
-
-    private func cancelPoller(_ id: UUID) {
-        guard let index = pollers.firstIndex(where: { $0.id == id }) else { return }
-        let poller = pollers.remove(at: index)
-        poller.continuation.resume(throwing: CancellationError())
+        return try await pollers.wait()
     }
 
     /// Records a response or error for `requestID`.
@@ -100,8 +82,7 @@ actor RuntimeAPIState {
             )
             phases[requestID] = .finished(invocation)
             answerArrivals.append(now)
-            let waiters = resultWaiters.removeValue(forKey: requestID) ?? []
-            for waiter in waiters { waiter.continuation.resume(returning: invocation) }
+            resultWaiters.removeValue(forKey: requestID)?.resumeAll(returning: invocation)
             return .accepted
         }
         violations.append("\(route) for request id \(requestID): \(outcome)")
@@ -121,25 +102,9 @@ actor RuntimeAPIState {
     func result(of requestID: String) async throws -> RuntimeAPIEmulator.Invocation {
         if case .finished(let invocation) = phases[requestID] { return invocation }
         guard !stopped else { throw RuntimeAPIEmulator.Failure(description: "the Runtime API emulator was stopped") }
-        let id = UUID()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { continuation in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    resultWaiters[requestID, default: []].append((id, continuation))
-                }
-            }
-        } onCancel: {
-            Task { await self.cancelResultWaiter(requestID, id) }
-        }
-    }
-
-    private func cancelResultWaiter(_ requestID: String, _ id: UUID) {
-        guard var waiters = resultWaiters[requestID], let index = waiters.firstIndex(where: { $0.id == id }) else { return }
-        let waiter = waiters.remove(at: index)
-        resultWaiters[requestID] = waiters.isEmpty ? nil : waiters
-        waiter.continuation.resume(throwing: CancellationError())
+        let waiters = resultWaiters[requestID] ?? Waiters()
+        resultWaiters[requestID] = waiters
+        return try await waiters.wait()
     }
 
     /// Where an invocation stands, for a timeout's message.
@@ -163,12 +128,9 @@ actor RuntimeAPIState {
     func stop() {
         stopped = true
         let failure = RuntimeAPIEmulator.Failure(description: "the Runtime API emulator was stopped")
-        let pollers = self.pollers
-        self.pollers = []
-        let waiters = resultWaiters.values.flatMap { $0 }
+        pollers.failAll(failure)
+        for waiters in resultWaiters.values { waiters.failAll(failure) }
         resultWaiters = [:]
-        for poller in pollers { poller.continuation.resume(throwing: failure) }
-        for waiter in waiters { waiter.continuation.resume(throwing: failure) }
     }
 }
 
