@@ -110,6 +110,7 @@ let package = Package(
                 "DiscfgCore",
                 "DiscfgAPI",
                 "JSONSchema",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],

@@ -87,13 +87,7 @@ final class AgentExtension: ExtensionWorkload {
 
     /// Serves the replica read-only on `127.0.0.1:PORT`; returns once the port is bound.
     private func serve() async throws {
-        var configuration = DiscfgServer.Configuration()
-        configuration.port = port
-        // The followers change the replica behind the API's back: reads go to it directly.
-        configuration.readViews = false
-        let agent = self.agent
-        configuration.health = { agent.health() }
-        configuration.metricsAppendix = { agent.metricsText() }
+        let configuration = agent.serverConfiguration(port: port)
         let (bound, signal) = AsyncStream<Int>.makeStream()
         let app = DiscfgServer.makeApplication(
             store: agent.replica, authenticator: .open, configuration: configuration, logger: logger,

@@ -81,6 +81,12 @@ struct AgentExtensionTests {
             let delivery = try await running.api.invoke()
             #expect(try #require(delivery.heldFor) < .milliseconds(500))
             #expect(try await running.read("app", "/db/host") == "db1")
+            // Every answer, a read's and a refusal's alike, says how stale the copy may be.
+            for path in ["/v1/app/keys/db/host", "/v1/app/keys/missing", "/v1/other/keys/k"] {
+                let (status, headers, _) = try await running.getWithHeaders(path)
+                let staleness = try #require(headers["discfg-staleness"], "\(path) answered \(status) without Discfg-Staleness")
+                #expect(Double(staleness).map { $0 >= 0 && $0 < 60 } == true, "\(path): Discfg-Staleness \(staleness)")
+            }
 
             try await seeded.set("/db/host", "db2")
             try await Self.eventually("db2", between: { try await running.api.invoke() }) {

@@ -51,9 +51,17 @@ final class RunningExtension: Sendable {
 
     /// `GET http://127.0.0.1:PORT/path` on the agent: the status and body.
     func get(_ path: String) async throws -> (status: Int, body: String) {
+        let (status, _, body) = try await getWithHeaders(path)
+        return (status, body)
+    }
+
+    /// `GET http://127.0.0.1:PORT/path` on the agent: the status, headers (by lowercased
+    /// name, the first of each) and body.
+    func getWithHeaders(_ path: String) async throws -> (status: Int, headers: [String: String], body: String) {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)\(path)"), timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), String(buffer: body))
+        let headers = Dictionary(response.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        return (Int(response.status.code), headers, String(buffer: body))
     }
 
     /// The value of `key` in `config` as the agent serves it, or nil when it answers otherwise.

@@ -3,7 +3,6 @@ import DiscfgAgent
 import DiscfgAPI
 import DiscfgCore
 import Foundation
-import HTTPTypes
 import Hummingbird
 import ServiceLifecycle
 import Logging
@@ -94,20 +93,7 @@ struct AgentCommand: AsyncParsableCommand {
             let source = StoreSource(store, description: global.storeDescription)
             let agent = Agent(source: source, configs: configs, interval: interval, cache: cache, logger: logger)
             try await agent.load()
-            var configuration = DiscfgServer.Configuration()
-            configuration.host = "127.0.0.1"
-            configuration.port = port
-            // Every read through the router, so each answer carries the staleness.
-            configuration.readViews = false
-            configuration.health = { agent.health() }
-            configuration.metricsAppendix = { agent.metricsText() }
-            configuration.answerHeaders = {
-                var fields = HTTPFields()
-                if let name = HTTPField.Name("Discfg-Staleness") {
-                    fields[name] = agent.staleness.map { String(format: "%.3f", $0) } ?? "unknown"
-                }
-                return fields
-            }
+            let configuration = agent.serverConfiguration(port: port)
             let authenticator = Authenticator(mode: .open, store: nil)
             let names = configs.map(\.description).joined(separator: ", ")
             let app = DiscfgServer.makeApplication(
