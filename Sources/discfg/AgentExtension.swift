@@ -5,6 +5,7 @@ import DiscfgLambda
 import DiscfgStores
 import Foundation
 import Logging
+import NIOCore
 import Synchronization
 
 /// `discfg agent --lambda-extension`: the agent inside a Lambda execution environment, as
@@ -103,8 +104,14 @@ final class AgentExtension: ExtensionWorkload {
         state.withLock { $0.server = server }
         var ports = bound.makeAsyncIterator()
         guard await ports.next() != nil else {
-            let outcome = await server.result
-            throw DiscfgError(.unavailable, "cannot serve on 127.0.0.1:\(port): \(outcome)", field: "DISCFG_AGENT_PORT")
+            switch await server.result {
+            case .failure(let error as IOError) where AgentListenFailure.covers(error):
+                throw AgentListenFailure.error(error, port: port, field: "DISCFG_AGENT_PORT")
+            case .failure(let error):
+                throw DiscfgError(.unavailable, "cannot serve on 127.0.0.1:\(port): \(error)", field: "DISCFG_AGENT_PORT")
+            case .success:
+                throw DiscfgError(.unavailable, "cannot serve on 127.0.0.1:\(port): the server stopped before it listened", field: "DISCFG_AGENT_PORT")
+            }
         }
     }
 }

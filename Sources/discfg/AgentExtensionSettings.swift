@@ -1,3 +1,4 @@
+import DiscfgAgent
 import DiscfgCore
 import DiscfgStores
 import Foundation
@@ -18,7 +19,8 @@ struct AgentExtensionSettings: Sendable, Equatable {
     var configs: [ConfigName]
     /// `DISCFG_STORE`: where they live (default `dynamodb:///discfg`, in `AWS_REGION`).
     var store: String
-    /// `DISCFG_AGENT_INTERVAL`: seconds between refreshes, 1 to 86400; the agent's default when unset.
+    /// `DISCFG_AGENT_INTERVAL`: the time between refreshes, read as `discfg agent --interval`
+    /// (`15`, `15s`, `500ms`, `2m`, `1h`; 1s to 24h); the agent's default when unset.
     var interval: Duration?
     /// `DISCFG_AGENT_CACHE_DIR`: where copies are kept on disk.
     var cacheDirectory: String
@@ -47,8 +49,9 @@ struct AgentExtensionSettings: Sendable, Equatable {
         }
         self.configs = configs
         store = value("DISCFG_STORE") ?? "dynamodb:///\(DynamoDBLocation.defaultTable)"
-        interval = try value("DISCFG_AGENT_INTERVAL").map { .seconds(try NumberField("DISCFG_AGENT_INTERVAL", 1...86_400).parse($0)) }
+        interval = try value("DISCFG_AGENT_INTERVAL").map { try AgentSettings.interval($0, field: "DISCFG_AGENT_INTERVAL") }
         cacheDirectory = value("DISCFG_AGENT_CACHE_DIR") ?? Self.defaultCacheDirectory
-        port = try value("DISCFG_AGENT_PORT").map { Int(try NumberField("DISCFG_AGENT_PORT", 1...65_535).parse($0)) } ?? Self.defaultPort
+        // No 0 here: a function reads from a port it knows.
+        port = try value("DISCFG_AGENT_PORT").map { try AgentSettings.port($0, field: "DISCFG_AGENT_PORT", allowsAny: false) } ?? Self.defaultPort
     }
 }

@@ -192,12 +192,51 @@ struct AgentExtensionTests {
         }
     }
 
+    @Test("DISCFG_AGENT_INTERVAL takes --interval's durations: 1500ms refreshes between invokes")
+    func intervalWithUnit() async throws {
+        let seeded = try await Seeded.make(.sqlite)
+        defer { seeded.cleanUp() }
+        var environment = Self.environment(store: seeded.cli.store)
+        environment["DISCFG_AGENT_INTERVAL"] = "1500ms"
+        try await withExtension(environment: environment) { running in
+            _ = try await running.api.waitForFirstNextRequest(timeout: .seconds(30))
+            try await seeded.set("/db/host", "db2")
+            try await Self.eventually("db2", between: { try await running.api.invoke() }) { try await running.read("app", "/db/host") }
+            try await running.api.shutdown()
+            #expect(await running.exitStatus(within: .seconds(3)) == 0)
+        }
+    }
+
+    @Test("a DISCFG_AGENT_PORT another process serves on: init/error naming the port and the variable, a non-zero exit, no crash")
+    func portInUse() async throws {
+        let seeded = try await Seeded.make(.sqlite)
+        defer { seeded.cleanUp() }
+        try await withExtension(environment: Self.environment(store: seeded.cli.store)) { first in
+            _ = try await first.api.waitForFirstNextRequest(timeout: .seconds(30))
+            var environment = Self.environment(store: seeded.cli.store)
+            environment["DISCFG_AGENT_PORT"] = String(first.port)
+            try await withExtension(environment: environment) { second in
+                let error = try await second.api.waitForError(.initError, timeout: .seconds(30))
+                #expect(error.message.contains("cannot serve on 127.0.0.1:\(first.port): the port is in use"), "\(error.message)")
+                #expect(error.message.contains("DISCFG_AGENT_PORT"), "\(error.message)")
+                #expect(await second.exitStatus(within: .seconds(10)) == 1, "\(second.process.output.logs)")
+            }
+            #expect(try await first.read("app", "/db/host") == "db1")
+            try await first.api.shutdown()
+            #expect(await first.exitStatus(within: .seconds(3)) == 0)
+        }
+    }
+
     @Test("settings that are missing or wrong are an init/error naming the variable", arguments: [
         (["DISCFG_STORE": "sqlite:///tmp/x.db"], "DISCFG_AGENT_CONFIGS"),
         (["DISCFG_STORE": "sqlite:///tmp/x.db", "DISCFG_AGENT_CONFIGS": "ok,bad name"], "DISCFG_AGENT_CONFIGS"),
         (["DISCFG_STORE": "sqlite:///tmp/x.db", "DISCFG_AGENT_CONFIGS": "app", "DISCFG_AGENT_INTERVAL": "0"], "DISCFG_AGENT_INTERVAL"),
         (["DISCFG_STORE": "sqlite:///tmp/x.db", "DISCFG_AGENT_CONFIGS": "app", "DISCFG_AGENT_PORT": "99999"], "DISCFG_AGENT_PORT"),
-    ])
+    ] + ["0", "-1", "999ms", "25h", "9223372036854775808", "18446744073709551616", "soon"].map {
+        (["DISCFG_STORE": "sqlite:///tmp/x.db", "DISCFG_AGENT_CONFIGS": "app", "DISCFG_AGENT_INTERVAL": $0], "DISCFG_AGENT_INTERVAL must be a duration from 1s to 24h")
+    } + ["0", "-1", "65536", "9223372036854775808", "18446744073709551616", "http"].map {
+        (["DISCFG_STORE": "sqlite:///tmp/x.db", "DISCFG_AGENT_CONFIGS": "app", "DISCFG_AGENT_PORT": $0], "DISCFG_AGENT_PORT must be a whole number from 1 to 65535")
+    })
     func badSettings(_ environment: [String: String], _ named: String) async throws {
         try await withExtension(environment: environment) { running in
             let error = try await running.api.waitForError(.initError, timeout: .seconds(30))

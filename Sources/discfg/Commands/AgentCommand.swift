@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import ServiceLifecycle
 import Logging
+import NIOCore
 
 struct AgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -47,7 +48,8 @@ struct AgentCommand: AsyncParsableCommand {
             }
         }
     }
-    @Option(name: .long, help: "Loopback port to serve (0 picks a free one). Default: 2773.", transform: { Int(try NumberField("--port", 0...65535).parse($0)) })
+    @Option(name: .long, help: "Loopback port to serve (0 picks a free one, announced on standard error). Default: 2773.",
+            transform: { try AgentSettings.port($0, field: "--port", allowsAny: true) })
     var port = 2773
     @Option(name: .long, help: ArgumentHelp("How often to check the store: seconds, or 500ms, 15s, 2m, 1h (1s to 24h). Default: 15s.", valueName: "duration"),
             transform: { try AgentCommand.interval($0) })
@@ -58,17 +60,10 @@ struct AgentCommand: AsyncParsableCommand {
     @Flag(name: .customLong("lambda-extension"), help: "Run as a Lambda extension (the layer's extensions/discfg-agent), configured by DISCFG_AGENT_* variables; see docs/aws.md.")
     var lambdaExtension = false
 
-    /// `15`, `15s`, `500ms`, `2m`, `1h`: 1 second to 24 hours.
+    /// `15`, `15s`, `500ms`, `2m`, `1h`: 1 second to 24 hours, read as the extension reads
+    /// `DISCFG_AGENT_INTERVAL`.
     static func interval(_ text: String) throws -> Duration {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
-        let (digits, scale) = units.first { trimmed.hasSuffix($0.0) && Int64(trimmed.dropLast($0.0.count)) != nil }
-            .map { (String(trimmed.dropLast($0.0.count)), $0.1) } ?? (trimmed, 1000)
-        let field = NumberField("--interval", 1...86_400_000 / scale)
-        let count = try field.parse(digits)
-        let milliseconds = count * scale
-        guard milliseconds >= 1000 else { throw usage("--interval must be at least 1s, got \(text.debugEscaped)", field: "--interval") }
-        return .milliseconds(milliseconds)
+        try AgentSettings.interval(text, field: "--interval")
     }
 
     func run() async throws {
@@ -103,7 +98,9 @@ struct AgentCommand: AsyncParsableCommand {
                 },
                 services: { _ in [AgentService(agent: agent)] }
             )
-            try await app.runService()
+            do { try await app.runService() } catch let error as IOError where AgentListenFailure.covers(error) {
+                throw AgentListenFailure.error(error, port: port, field: "--port")
+            }
         }
     }
 }
