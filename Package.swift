@@ -109,6 +109,7 @@ let package = Package(
             dependencies: [
                 "DiscfgCore",
                 "DiscfgAPI",
+                "DiscfgAWS",
                 "JSONSchema",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -388,13 +389,13 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentTests",
-            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgConformance"],
+            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgAWS", "DiscfgSQLite", "DiscfgStores", "DiscfgTestSupport", "DiscfgConformance"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "DiscfgCore", "discfg", "DiscfgTestSupport",
+                "DiscfgCore", "DiscfgAWS", "discfg", "DiscfgTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -1,9 +1,14 @@
 import DiscfgCore
 import Foundation
 import Logging
+import Synchronization
 
 /// `discfg agent`'s parts put together: a ``ReplicaStore`` of the configs, a
 /// ``ConfigFollower`` each, and, with a cache directory, the last known good copies.
+///
+/// The configs are those named, and, with `prefixes`, every config of the source whose
+/// name starts with one of them: listed at ``load()`` and again each interval, so a config
+/// created later is taken on and one deleted is dropped (see `Agent+Prefixes.swift`).
 ///
 /// ```swift
 /// let agent = Agent(source: StoreSource(store, description: "dynamodb:///discfg"), configs: [app], interval: .seconds(15))
@@ -13,41 +18,64 @@ import Logging
 public final class Agent: Sendable {
     /// The copies, as a store to serve.
     public let replica: ReplicaStore
-    /// One follower per config, in the order given.
-    public let followers: [ConfigFollower]
     /// How often each follower checks its source.
     public let interval: Duration
-    private let cache: SnapshotCache?
-    private let logger: Logger
+    /// Config name prefixes whose configs are held as they come and go; empty for none.
+    public let prefixes: [String]
+    /// The configs named, held whatever the listings say.
+    let named: [ConfigName]
+    let source: any AgentSource
+    let cache: SnapshotCache?
+    let clock: AgentClock
+    let deadline: Duration
+    let logger: Logger
+    let held = Mutex(Held())
+
+    /// The followers and what runs them.
+    struct Held {
+        var order: [ConfigName] = []
+        var followers: [ConfigName: ConfigFollower] = [:]
+        /// Each follower's loop while ``Agent/run()`` runs; nil before and after.
+        var tasks: [ConfigName: Task<Void, Never>]?
+        var listings = 0
+        var listingErrors = 0
+    }
 
     /// Creates an agent; nothing is read until ``load()``.
+    /// - Parameter prefixes: config name prefixes to hold every config of; the source must
+    ///   then be a ``ConfigListingSource`` (``load()`` refuses it otherwise).
     public init(
-        source: any AgentSource, configs: [ConfigName], interval: Duration, cache: SnapshotCache? = nil, clock: AgentClock = .continuous,
-        deadline: Duration = .seconds(10), logger: Logger = Logger(label: "discfg.agent")
+        source: any AgentSource, configs: [ConfigName], prefixes: [String] = [], interval: Duration, cache: SnapshotCache? = nil,
+        clock: AgentClock = .continuous, deadline: Duration = .seconds(10), logger: Logger = Logger(label: "discfg.agent")
     ) {
-        let replica = ReplicaStore(source: source.description, configs: configs)
-        self.replica = replica
+        replica = ReplicaStore(source: source.description, configs: configs)
+        self.source = source
         self.interval = interval
+        self.prefixes = prefixes
+        self.named = configs
         self.cache = cache
+        self.clock = clock
+        self.deadline = deadline
         self.logger = logger
-        followers = configs.map { config in
-            ConfigFollower(config: config, source: source, replica: replica, clock: clock, deadline: deadline, logger: logger) { snapshot in
-                guard let cache else { return }
-                do { try cache.write(snapshot) } catch {
-                    logger.error("could not keep the copy on disk", metadata: ["config": "\(config)", "error": "\(error)"])
-                }
-            }
-        }
+        for config in configs { _ = follow(config) }
+    }
+
+    /// One follower per config held, in the order they were taken on.
+    public var followers: [ConfigFollower] {
+        held.withLock { held in held.order.compactMap { held.followers[$0] } }
     }
 
     /// Loads every config from the source, or, when the source fails, from the cache.
-    /// - Throws: `unavailable` naming the configs that neither could give.
+    /// - Throws: `unavailable` naming the configs that neither could give; `invalidArgument`
+    ///   when prefixes are given and the source cannot list its configs.
     public func load() async throws {
+        if !prefixes.isEmpty { try await discoverAtStart() }
         var missing: [String] = []
         for follower in followers {
             if case .failed(let reason) = await follower.refresh() {
                 if let copy = cachedCopy(follower.config) {
                     replica.install(copy)
+                    source.resume(from: copy)
                     logger.warning("serving the copy on disk until the source answers", metadata: ["config": "\(follower.config)", "revision": "\(copy.revision)"])
                 } else {
                     missing.append("\"\(follower.config)\" (\(reason))")
@@ -59,16 +87,58 @@ public final class Agent: Sendable {
         }
     }
 
-    /// Follows every config until the task is cancelled.
+    /// Follows every config until the task is cancelled; with prefixes, lists the source's
+    /// configs again each interval.
     public func run() async {
-        await withTaskGroup(of: Void.self) { group in
-            for follower in followers {
-                group.addTask { await follower.run(every: self.interval) }
+        let started = held.withLock { held in
+            held.tasks = [:]
+            return held.order.compactMap { held.followers[$0] }
+        }
+        for follower in started { startLoop(follower) }
+        while !Task.isCancelled {
+            do { try await clock.sleep(interval) } catch { break }
+            if !prefixes.isEmpty { await discover() }
+        }
+        let tasks = held.withLock { held in
+            defer { held.tasks = nil }
+            return Array((held.tasks ?? [:]).values)
+        }
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+    }
+
+    /// Takes on a follower of `config`; returns it, or nil when it is held already.
+    func follow(_ config: ConfigName) -> ConfigFollower? {
+        let cache = self.cache
+        let logger = self.logger
+        let replica = self.replica
+        let follower = ConfigFollower(config: config, source: source, replica: replica, clock: clock, deadline: deadline, logger: logger) { snapshot in
+            guard let cache, replica.configs.contains(config) else { return }
+            do { try cache.write(snapshot) } catch {
+                logger.error("could not keep the copy on disk", metadata: ["config": "\(config)", "error": "\(error)"])
             }
+        }
+        let added = held.withLock { held in
+            guard held.followers[config] == nil else { return false }
+            held.followers[config] = follower
+            held.order.append(config)
+            return true
+        }
+        guard added else { return nil }
+        replica.hold(config)
+        return follower
+    }
+
+    /// Runs `follower`'s loop while ``run()`` runs.
+    func startLoop(_ follower: ConfigFollower) {
+        let interval = self.interval
+        held.withLock { held in
+            guard held.tasks != nil, held.tasks?[follower.config] == nil else { return }
+            held.tasks?[follower.config] = Task { await follower.run(every: interval) }
         }
     }
 
-    private func cachedCopy(_ config: ConfigName) -> PublishedSnapshot? {
+    func cachedCopy(_ config: ConfigName) -> PublishedSnapshot? {
         guard let cache else { return nil }
         do { return try cache.read(config) } catch {
             logger.error("ignoring the copy on disk", metadata: ["config": "\(config)", "error": "\(error)"])
@@ -137,6 +207,16 @@ public final class Agent: Sendable {
             if let seconds = follower.staleness.map(Self.seconds) { staleness.append("discfg_agent_staleness_seconds\(label) \(seconds)") }
             if let revision = replica.revision(of: follower.config) { revisions.append("discfg_agent_revision\(label) \(revision.rawValue)") }
         }
-        return (lines + refreshes + errors + staleness + revisions).joined(separator: "\n") + "\n"
+        var listings: [String] = []
+        if !prefixes.isEmpty {
+            let (count, failed) = held.withLock { ($0.listings, $0.listingErrors) }
+            listings = [
+                "# HELP discfg_agent_listings_total Listings of the source's configs for --prefix.", "# TYPE discfg_agent_listings_total counter",
+                "discfg_agent_listings_total \(count)",
+                "# HELP discfg_agent_listing_errors_total Listings that failed (the configs held stay).", "# TYPE discfg_agent_listing_errors_total counter",
+                "discfg_agent_listing_errors_total \(failed)",
+            ]
+        }
+        return (lines + refreshes + errors + staleness + revisions + listings).joined(separator: "\n") + "\n"
     }
 }

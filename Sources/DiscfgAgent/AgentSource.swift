@@ -16,6 +16,20 @@ public protocol AgentSource: Sendable {
     func changes(in config: ConfigName, after revision: Revision) async throws -> (events: [Event], through: Revision)?
     /// The config's whole state at one revision.
     func load(_ config: ConfigName) async throws -> PublishedSnapshot
+    /// Told of a copy served without the source (the agent's cache, at start), so a source
+    /// that refuses to go back in revision starts from it. Does nothing by default.
+    func resume(from copy: PublishedSnapshot)
+}
+
+extension AgentSource {
+    public func resume(from copy: PublishedSnapshot) {}
+}
+
+/// A source that can list its configs, so an agent can hold every config whose name
+/// starts with a prefix (`discfg agent --prefix`), re-listed each interval.
+public protocol ConfigListingSource: AgentSource {
+    /// The names of the configs the source has now, one request (or a few pages).
+    func configNames() async throws -> [ConfigName]
 }
 
 /// A ``ConfigStore`` as an agent's source: the revision from ``ConfigStore/configInfo(_:)``
@@ -59,5 +73,12 @@ public struct StoreSource: AgentSource {
 
     public func load(_ config: ConfigName) async throws -> PublishedSnapshot {
         try await PublishedSnapshot.read(from: store, config: config)
+    }
+}
+
+extension StoreSource: ConfigListingSource {
+    /// The store's configs (on DynamoDB a Query of its registry and a BatchGetItem of the metas).
+    public func configNames() async throws -> [ConfigName] {
+        try await store.listConfigs().map(\.name)
     }
 }

@@ -40,6 +40,33 @@ struct ReplicaConfig: Sendable {
         if revision > snapshot.revision { snapshot.revision = revision }
     }
 
+    /// Moves to a whole later snapshot, recording what differs as events: a put for each
+    /// item added or changed (at its own revision), a delete for each key gone (at the
+    /// snapshot's revision, as the source does not tell when), in revision order.
+    /// - Returns: false, changing nothing, when the difference cannot be told as events
+    ///   after the revision held: the snapshot is not later, or an item differs at a
+    ///   revision already held (the config was recreated).
+    mutating func reload(_ newer: PublishedSnapshot, at now: Date) -> Bool {
+        let held = snapshot.revision
+        guard newer.revision > held else { return false }
+        var events: [Event] = []
+        var old = Dictionary(uniqueKeysWithValues: snapshot.items.map { ($0.key, $0) })
+        for item in newer.items {
+            let previous = old.removeValue(forKey: item.key)
+            if previous == item { continue }
+            guard item.modRevision > held else { return false }
+            events.append(Event(kind: .put, revision: item.modRevision, key: item.key, at: item.modifiedAt, item: item, prevItem: previous))
+        }
+        for (key, previous) in old {
+            events.append(Event(kind: .delete, revision: newer.revision, key: key, at: now, item: nil, prevItem: previous))
+        }
+        events.sort { ($0.revision, $0.key) < ($1.revision, $1.key) }
+        snapshot = newer
+        ring += events
+        trim()
+        return true
+    }
+
     /// Drops the oldest revisions past the capacity, whole revisions at a time.
     private mutating func trim() {
         guard ring.count > capacity else { return }

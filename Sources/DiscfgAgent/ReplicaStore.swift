@@ -25,8 +25,9 @@ public final class ReplicaStore: ConfigStore {
 
     /// The store the copies come from, as the refusals name it.
     public let source: String
-    /// The configs held, in order.
-    public let configs: [ConfigName]
+    /// The configs held, in order: those given at start, then those taken on by ``hold(_:)``.
+    public var configs: [ConfigName] { names.withLock { $0 } }
+    private let names: Mutex<[ConfigName]>
     private let state = Mutex<[ConfigName: ReplicaConfig]>([:])
     private let clock: any WallClock
     private let ringCapacity: Int
@@ -40,21 +41,46 @@ public final class ReplicaStore: ConfigStore {
     ///   - clock: the time expiring keys are checked against.
     public init(source: String, configs: [ConfigName], ringCapacity: Int = ReplicaStore.defaultRingCapacity, clock: any WallClock = SystemClock()) {
         self.source = source
-        self.configs = configs
+        self.names = Mutex(configs)
         self.ringCapacity = max(1, ringCapacity)
         self.clock = clock
     }
 
     // MARK: - Keeping the copies
 
-    /// Replaces a config's copy with a whole snapshot (a first load or a reload). Watchers
-    /// from before it end with `compacted`, unless it is at the revision already held.
+    /// Replaces a config's copy with a whole snapshot (a first load or a reload). A reload
+    /// at a later revision becomes events for watchers, one per key that differs (a put at
+    /// the item's revision, a delete at the snapshot's), so they go on as after a run of
+    /// changes; a reload that cannot be told that way (the source went back, or an item
+    /// changed at a revision already held) ends watchers from before it with `compacted`.
     public func install(_ snapshot: PublishedSnapshot) {
+        guard configs.contains(snapshot.config) else { return }  // dropped meanwhile
+        let now = clock.now()
         state.withLock { held in
-            if let current = held[snapshot.config], current.snapshot.revision == snapshot.revision { return }
+            if var current = held[snapshot.config] {
+                if current.snapshot.revision == snapshot.revision { return }
+                if current.reload(snapshot, at: now) {
+                    held[snapshot.config] = current
+                    return
+                }
+            }
             held[snapshot.config] = ReplicaConfig(snapshot, capacity: ringCapacity)
         }
         notifier.notify(snapshot.config)
+    }
+
+    /// Holds `config` too (a config that appeared under a prefix); reads of it are
+    /// `unavailable` until it is loaded.
+    public func hold(_ config: ConfigName) {
+        names.withLock { if !$0.contains(config) { $0.append(config) } }
+    }
+
+    /// Stops holding `config` (deleted at the source): its copy is dropped, reads of it are
+    /// `configNotFound`, and its watchers end with `configNotFound`.
+    public func drop(_ config: ConfigName) {
+        names.withLock { $0.removeAll { $0 == config } }
+        _ = state.withLock { $0.removeValue(forKey: config) }
+        notifier.deleted(config)
     }
 
     /// Applies the source's events after the revision held, then moves to `through`
@@ -86,7 +112,8 @@ public final class ReplicaStore: ConfigStore {
     // MARK: - Reads
 
     public func listConfigs() async throws -> [ConfigInfo] {
-        state.withLock { held in configs.compactMap { held[$0]?.info() } }
+        let configs = self.configs
+        return state.withLock { held in configs.compactMap { held[$0]?.info() } }
     }
 
     public func configInfo(_ name: ConfigName) async throws -> ConfigInfo {

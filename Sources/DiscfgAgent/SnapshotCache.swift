@@ -69,6 +69,17 @@ public struct SnapshotCache: Sendable {
         return snapshot
     }
 
+    /// The configs with a copy here (files named like a config, `CONFIG.json`).
+    public func configNames() -> [ConfigName] {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return files.filter { $0.hasSuffix(".json") }.compactMap { try? ConfigName(String($0.dropLast(".json".count))) }.sorted()
+    }
+
+    /// Removes a config's copy (the config is gone from the source); nothing when there is none.
+    public func remove(_ config: ConfigName) {
+        unlink(path(of: config))
+    }
+
     private func failure(_ what: String) -> DiscfgError {
         DiscfgError(.unavailable, "the cache \(what): \(String(cString: strerror(errno)))")
     }

@@ -65,7 +65,8 @@ public final class FaultProxy: TestServer {
     public struct Call: Sendable, Codable {
         /// Arrival order, from 0.
         public var number: Int
-        /// The DynamoDB operation, e.g. `TransactWriteItems`.
+        /// The DynamoDB operation, e.g. `TransactWriteItems`; for a GET (S3's
+        /// `GetObject`), `GET` and the path, e.g. `GET /bucket/prod/app.json`.
         public var operation: String
         /// A transaction's `ClientRequestToken`.
         public var token: String?
@@ -128,7 +129,7 @@ public final class FaultProxy: TestServer {
         throw MotoServer.StartError(description: "the fault proxy did not answer on port \(port) within 20 s: \(process.output.stderr)")
     }
 
-    /// Every DynamoDB call so far, in arrival order.
+    /// Every DynamoDB call (and GET) so far, in arrival order.
     public func calls() throws -> [Call] {
         let text = try String(contentsOfFile: logPath, encoding: .utf8)
         let decoder = JSONDecoder()
@@ -248,7 +249,15 @@ public final class FaultProxy: TestServer {
                 if self.path == "/fault-proxy/ready":
                     self.answer(200, [], b"ready")
                     return
-                self.answer(*self.forward(b""))
+                status, headers, data = self.forward(b"")
+                # Recorded (an S3 GetObject, say), never struck by a fault.
+                with lock:
+                    record = {"number": state["number"], "operation": "GET " + self.path, "bodyHash": hashlib.sha256(b"").hexdigest(),
+                              "fault": "none", "upstreamStatus": status}
+                    state["number"] += 1
+                    log.write(json.dumps(record) + "\n")
+                    log.flush()
+                self.answer(status, headers, data)
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
