@@ -24,6 +24,20 @@ public struct SnapshotCache: Sendable {
         guard access(directory, W_OK | X_OK) == 0 else {
             throw DiscfgError.invalid("--cache-dir", "--cache-dir \(directory) is not writable")
         }
+        removeAbandonedWrites()
+    }
+
+    /// Removes the temp files of writes whose process is gone (killed mid-write), which
+    /// nothing would read or replace: each process writes under its own pid. Those of a
+    /// live process (another agent sharing the directory) are left alone.
+    private func removeAbandonedWrites() {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for file in files {
+            guard let marker = file.range(of: ".json.tmp-", options: .backwards), let pid = pid_t(file[marker.upperBound...]), pid > 0 else { continue }
+            if kill(pid, 0) == -1, errno == ESRCH {
+                unlink(directory + "/" + file)
+            }
+        }
     }
 
     /// The file holding a config's copy.
