@@ -152,7 +152,10 @@ extension DynamoDBStore {
             }
         }
         if found.count < wanted, page().count == found.count, let below = indexBelow, below.rawValue > 0, below > compacted.next {
-            found += try await indexedEvents(key, in: config, from: compacted.next, through: Revision(below.rawValue - 1), newestFirst: true, limit: wanted - found.count)
+            // Below the chain's oldest event, but never past the page's start: a page that
+            // starts further back than the chain reaches takes the index from `through` on.
+            let indexThrough = min(through, Revision(below.rawValue - 1))
+            found += try await indexedEvents(key, in: config, from: compacted.next, through: indexThrough, newestFirst: true, limit: wanted - found.count)
         }
         let events = page()
         let more = found.count > events.count

@@ -57,4 +57,71 @@ struct KeyChainTests {
             #expect(value == event.item, "at \(event.revision)")
         }
     }
+
+    @Test("a table made before chains keeps its history: walks go on in its byKey index")
+    func tableMadeBeforeChains() async throws {
+        let store = try await makeStore(create: false)
+        var input = CreateTableInput(name: store.table.name, capacity: .onDemand)
+        input.AttributeDefinitions.append(.init(AttributeName: Attribute.lsk.rawValue, AttributeType: "S"))
+        input.LocalSecondaryIndexes.append(.init(
+            IndexName: DynamoDBIndex.byKey.rawValue, KeySchema: CreateTableInput.keys(sortedBy: .lsk), Projection: .init(ProjectionType: "KEYS_ONLY")
+        ))
+        _ = try await store.connection.raw("CreateTable", input, as: IgnoredOutput.self)
+        try await store.table.ensure()
+        let config = try ConfigName("old")
+        _ = try await store.createConfig(config, settings: ConfigSettings())
+        var old: [Event] = []
+        for index in 0..<5 { old.append(try await store.set(Key("/a"), to: Data("a\(index)".utf8), in: config)) }
+        let deletedPut = try await store.set(Key("/d"), to: Data("d".utf8), in: config)
+        let deleted = try await store.delete(Key("/d"), in: config, conditions: [])
+        try await Self.rewriteInOldLayout(store, config)
+
+        #expect(try await store.history(of: Key("/a"), in: config, HistoryQuery()).events == old.reversed())
+        #expect(try await store.get(Key("/a"), in: config, atRevision: old[1].revision) == old[1].item)
+        var newer: [Event] = []
+        for index in 0..<4 { newer.append(try await store.set(Key("/a"), to: Data("b\(index)".utf8), in: config)) }
+        let recreated = try await store.set(Key("/d"), to: Data("d2".utf8), in: config)
+
+        // Pages of 2 cross from the chain into the index; a page must never start over
+        // (bounded, so a regression fails rather than pages forever).
+        var seen: [Event] = []
+        var query = HistoryQuery(limit: 2)
+        for _ in 0..<20 {
+            let page = try await store.history(of: Key("/a"), in: config, query)
+            seen += page.events
+            guard let before = page.nextBefore else { break }
+            query.before = before
+        }
+        #expect(seen == (old + newer).reversed())
+        var below = HistoryQuery(limit: 2)
+        below.before = old[3].revision
+        #expect(try await store.history(of: Key("/a"), in: config, below).events == [old[2], old[1]])
+        #expect(try await store.history(of: Key("/d"), in: config, HistoryQuery()).events == [recreated, deleted, deletedPut])
+        for event in old + newer {
+            #expect(try await store.get(Key("/a"), in: config, atRevision: event.revision) == event.item, "at \(event.revision)")
+        }
+        #expect(try await store.get(Key("/d"), in: config, atRevision: deletedPut.revision) == deletedPut.item)
+        #expect(try await store.get(Key("/d"), in: config, atRevision: deleted.revision) == nil)
+    }
+
+    /// Rewrites the config's items as a version before chains wrote them: events with
+    /// `lsk` and no links, key items without their chain, no tombstones.
+    static func rewriteInOldLayout(_ store: DynamoDBStore, _ config: ConfigName) async throws {
+        let chain: [Attribute] = [.chainSeq, .chainBack, .chainJump, .chainSpine, .headPosition]
+        var actions: [WriteAction] = []
+        for var item in try await store.connection.queryAll(QueryInput(table: store.table.name, key: .partition(DynamoDBLayout.historyPK(config)), consistent: true)) {
+            guard let event = EventCodec.event(item) else { continue }
+            for attribute in chain { item[attribute] = nil }
+            item[.lsk] = .s(DynamoDBLayout.historyKeySK(event.key, event.revision))
+            actions.append(.put(item, condition: nil))
+        }
+        for var item in try await store.connection.queryAll(QueryInput(table: store.table.name, key: .partition(config.rawValue), consistent: true)) where ItemCodec.item(item) != nil {
+            for attribute in chain { item[attribute] = nil }
+            actions.append(.put(item, condition: nil))
+        }
+        for item in try await store.connection.queryAll(QueryInput(table: store.table.name, key: .partition(DynamoDBLayout.tombstonePK(config)), consistent: true)) {
+            actions.append(.delete(key: DynamoDBLayout.key(DynamoDBLayout.tombstonePK(config), item[.sk]?.string ?? ""), condition: nil))
+        }
+        try await store.transactWrite(actions)
+    }
 }
