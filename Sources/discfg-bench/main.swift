@@ -41,9 +41,20 @@ let config = try ConfigName("bench")
 _ = try await store.createConfig(config, settings: ConfigSettings())
 let small = Data(String(repeating: "v", count: 100).utf8)
 let fourKB = Data(repeating: 0x61, count: 4000)
+/// A 4 KB value of random letters: each update writes a value the key did not hold.
+func freshFourKB() -> Data { Data((0..<4000).map { _ in UInt8.random(in: 0x61...0x7A) }) }
 for index in 0..<10 { _ = try await store.set(Key("/list/k\(index)"), to: small, in: config) }
 _ = try await store.set(Key("/get/4k"), to: fourKB, in: config)
 _ = try await store.set(Key("/cas"), to: small, in: config)
+
+/// The revisions of the 4 KB updates, for the watch read of them.
+final class Revisions: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Revision] = []
+    func append(_ revision: Revision) { lock.withLock { values.append(revision) } }
+    var last5: Revision { lock.withLock { values.suffix(5).first ?? 1 } }
+}
+let fourKBUpdates = Revisions()
 
 struct Operation {
     let name: String
@@ -57,7 +68,7 @@ let operations: [Operation] = [
     Operation(name: "get at past revision") { _ in _ = try await store.get(Key("/cas"), in: config, atRevision: 1) },
     Operation(name: "set (new key, 100 B)") { run in _ = try await store.set(Key("/new/k\(run)"), to: small, in: config) },
     Operation(name: "set (update, 100 B)") { _ in _ = try await store.set(Key("/list/k2"), to: small, in: config) },
-    Operation(name: "set (update, 4 KB)") { _ in _ = try await store.set(Key("/get/4k"), to: fourKB, in: config) },
+    Operation(name: "set (update, 4 KB)") { _ in fourKBUpdates.append(try await store.set(Key("/get/4k"), to: freshFourKB(), in: config).revision) },
     Operation(name: "set --if-version") { _ in
         let current = try await store.get(Key("/cas"), in: config)
         _ = try await store.set(Key("/cas"), to: small, in: config, options: SetOptions(conditions: [.version(current?.version ?? 0)]))
@@ -69,6 +80,11 @@ let operations: [Operation] = [
         let revision = try await store.configInfo(config).revision
         _ = try await store.events(in: config, scope: .prefix(.root), from: revision.next, limit: 100)
     },
+    Operation(name: "watch read (5 × 4 KB)") { _ in
+        _ = try await store.events(in: config, scope: .prefix(KeyPrefix("/get/")), from: fourKBUpdates.last5, limit: 5)
+    },
+    Operation(name: "history (4 KB key, 20)") { _ in _ = try await store.history(of: Key("/get/4k"), in: config, HistoryQuery(limit: 20)) },
+    Operation(name: "get 4 KB at past rev.") { _ in _ = try await store.get(Key("/get/4k"), in: config, atRevision: fourKBUpdates.last5) },
     Operation(name: "export") { _ in _ = try await store.export(config) },
     Operation(name: "config info") { _ in _ = try await store.configInfo(config) },
 ]
