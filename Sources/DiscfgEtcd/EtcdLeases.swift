@@ -84,7 +84,8 @@ public actor EtcdLeases {
         if id == 0 {
             repeat { id = Int64.random(in: 1...Int64.max) } while leases[id] != nil
         } else if leases[id] != nil {
-            throw DiscfgError(.configExists, "etcdserver: lease already exists", field: "ID")
+            // etcd answers FAILED_PRECONDITION (its gateway, 412), not ALREADY_EXISTS.
+            throw DiscfgError(.conditionFailed, "etcdserver: lease already exists", field: "ID")
         }
         leases[id] = Lease(ttl: ttl, deadline: .now + .seconds(ttl), keys: [])
         return (id, ttl)
