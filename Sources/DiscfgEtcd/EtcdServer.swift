@@ -8,7 +8,9 @@ import ServiceLifecycle
 
 /// The etcd v3 gRPC API over one config of a store (`discfg serve --etcd HOST:PORT`):
 /// `KV`, `Watch`, `Lease`, `Maintenance.Status`, `Cluster.MemberList` and `Auth.Authenticate`
-/// (with discfg tokens, ``access``), over HTTP/2, plain or under TLS (``tls``).
+/// (with discfg tokens, ``access``), over HTTP/2, plain or under TLS (``tls``), and
+/// the same methods through etcd's HTTP/JSON gateway on the same port (HTTP/1.1,
+/// ``EtcdGateway``).
 /// A `Service`: it stops when the service group shuts down.
 ///
 /// ```swift
@@ -140,6 +142,7 @@ public struct EtcdServer: Service {
             }
             return guarded
         }
+        let gateway = EtcdGateway(methods: methods, version: EtcdMaintenanceService.version)
         let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)
         let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout), drain: TimeAmount(Self.drainTimeout))
         let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)
@@ -169,8 +172,17 @@ public struct EtcdServer: Service {
                         ))
                     }
                     // gRPC clients speak HTTP/2 from the first byte (prior knowledge), which
-                    // the connection reads itself.
-                    try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, timeouts: timeouts, serverBytes: heldBytes))
+                    // the connection reads itself; any other first bytes are HTTP/1.1 to
+                    // the JSON gateway, over the same methods and budgets.
+                    try channel.pipeline.syncOperations.addHandler(EtcdProtocolSniffer(
+                        idleTimeout: timeouts.idle,
+                        http2: { channel in
+                            try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, timeouts: timeouts, serverBytes: heldBytes))
+                        },
+                        http1: { channel in
+                            try EtcdGatewayConnection.install(on: channel, gateway: gateway, timeouts: timeouts, serverBytes: heldBytes)
+                        }
+                    ))
                 }
             }
             .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port)

@@ -208,7 +208,7 @@ extension GRPCConnection {
     }
 
     /// The answer to a request whose bytes would pass a budget.
-    private static func overBudget(_ refusal: StreamBytes.Refusal) -> RPCError {
+    static func overBudget(_ refusal: StreamBytes.Refusal) -> RPCError {
         switch refusal {
         case .connection(let limit):
             RPCError(code: .resourceExhausted, message: "this connection already holds \(limit >> 20) MiB of requests not yet answered or read and of answers not yet taken, its limit; wait for answers before sending more")

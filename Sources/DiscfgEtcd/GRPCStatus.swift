@@ -10,14 +10,20 @@ enum GRPCStatus {
     /// which a client is told nothing more: never a Swift or NIO error's text.
     static func fields(_ error: (any Error)?) -> [(name: String, value: String)] {
         guard let error else { return [("grpc-status", "0")] }
-        let (code, message): (Int, String) = switch error {
+        let (code, message) = status(error)
+        return [("grpc-status", String(code)), ("grpc-message", percentEncoded(message))]
+    }
+
+    /// The code and message a client is told of `error` (see ``fields(_:)``); the
+    /// HTTP/JSON gateway tells the same.
+    static func status(_ error: any Error) -> (code: Int, message: String) {
+        switch error {
         case let error as RPCError: (error.code.rawValue, error.message)
         case is CancellationError: (RPCError.Code.cancelled.rawValue, "the request was cancelled")
         case let error as DiscfgError where FailurePolicy.isCallers(error):
             (RPCError(etcd: error).code.rawValue, RPCError(etcd: error).message)
         default: (RPCError.Code.internalError.rawValue, "etcdserver: internal error")
         }
-        return [("grpc-status", String(code)), ("grpc-message", percentEncoded(message))]
     }
 
     /// gRPC's encoding of `grpc-message`: printable ASCII but `%` as it is, every other

@@ -392,8 +392,10 @@ def main(port):
     silent = connect(port)
 
     sock = connect(port)
-    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    check("an HTTP/1 request is refused and the connection closed", read_until_closed(sock) is not None)
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    answer = read_until_closed(sock)
+    check("an HTTP/1 request goes to the JSON gateway: / is answered 404 and the connection closed",
+          answer is not None and answer.startswith(b"HTTP/1.1 404"), repr(answer))
 
     sock = connect(port)
     sock.sendall(PREFACE + frame(0x4, 0, 0, b"") + b"\xff" * 64)
