@@ -42,13 +42,18 @@ final class AgentExtension: ExtensionWorkload {
         let settings = try AgentExtensionSettings(environment: environment)
         var opener = StoreOpener(environment: environment)
         opener.createTable = false
-        let store = try opener.open(StoreLocation(parsing: settings.store))
+        let source: any AgentSource
+        if let destination = settings.source {
+            source = S3Source(s3: try opener.openS3(), destination: destination)
+        } else {
+            source = StoreSource(try opener.open(StoreLocation(parsing: settings.store)), description: settings.store)
+        }
         let cache: SnapshotCache
         do { cache = try SnapshotCache(directory: settings.cacheDirectory) } catch let error as DiscfgError {
             throw DiscfgError.invalid("DISCFG_AGENT_CACHE_DIR", error.message.replacingOccurrences(of: "--cache-dir", with: "DISCFG_AGENT_CACHE_DIR"))
         }
         agent = Agent(
-            source: StoreSource(store, description: settings.store), configs: settings.configs,
+            source: source, configs: settings.configs,
             interval: settings.interval ?? Self.defaultInterval, cache: cache, logger: logger
         )
         port = settings.port

@@ -19,6 +19,9 @@ struct AgentExtensionSettings: Sendable, Equatable {
     var configs: [ConfigName]
     /// `DISCFG_STORE`: where they live (default `dynamodb:///discfg`, in `AWS_REGION`).
     var store: String
+    /// `DISCFG_AGENT_SOURCE`: `s3://BUCKET/PREFIX` to follow the snapshots `discfg publish`
+    /// writes there instead of the store (`DISCFG_STORE` is then not read by the agent).
+    var source: SnapshotDestination?
     /// `DISCFG_AGENT_INTERVAL`: the time between refreshes, read as `discfg agent --interval`
     /// (`15`, `15s`, `500ms`, `2m`, `1h`; 1s to 24h); the agent's default when unset.
     var interval: Duration?
@@ -49,6 +52,7 @@ struct AgentExtensionSettings: Sendable, Equatable {
         }
         self.configs = configs
         store = value("DISCFG_STORE") ?? "dynamodb:///\(DynamoDBLocation.defaultTable)"
+        source = try value("DISCFG_AGENT_SOURCE").map { try SnapshotDestination(parsing: $0, field: "DISCFG_AGENT_SOURCE") }
         interval = try value("DISCFG_AGENT_INTERVAL").map { try AgentSettings.interval($0, field: "DISCFG_AGENT_INTERVAL") }
         cacheDirectory = value("DISCFG_AGENT_CACHE_DIR") ?? Self.defaultCacheDirectory
         // No 0 here: a function reads from a port it knows.

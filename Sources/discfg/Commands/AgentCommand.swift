@@ -12,7 +12,7 @@ struct AgentCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "agent",
         abstract: "Serve a read-only copy of configs on 127.0.0.1:2773, kept current from the store.",
-        usage: "discfg agent --store URL --config NAME [--config NAME ...] [<options>]",
+        usage: "discfg agent (--store URL | --source S3-URL) --config NAME... [<options>]",
         discussion: """
         Copies each --config into memory and serves the REST API's reads (get, \
         list, export, watch, with ETags and ?raw) on loopback, so an application \
@@ -32,9 +32,19 @@ struct AgentCommand: AsyncParsableCommand {
         atomically, checked by its sha256) and serves it when the store cannot be \
         reached at start; a file failing its check is ignored, never served.
 
+        --source s3://BUCKET/PREFIX follows the snapshots 'discfg publish' writes \
+        there instead of a store: one GET with If-None-Match per config per \
+        interval (a 304 when nothing changed). An object that is corrupt, of \
+        another config or at an older revision is refused and counted as an \
+        error; the copy held goes on being served. --prefix P (repeatable) also \
+        holds every config of the store whose name starts with P, listed again \
+        each interval: new configs are taken on, deleted ones dropped.
+
         Examples:
           discfg agent --store dynamodb:///discfg --config myapp
           discfg agent --store sqlite:///srv/d.db --config a --config b --interval 5s
+          discfg agent --source s3://acme-config/prod --config myapp
+          discfg agent --store dynamodb:///discfg --prefix myapp-
           discfg get /db/host --config myapp --store http://127.0.0.1:2773
         """
     )
@@ -57,6 +67,10 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp("Keep each config's last known good copy in this directory, and serve it when the store is unreachable at start.", valueName: "dir"))
     var cacheDirectory: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(name: .long, help: ArgumentHelp("Follow the snapshots 'discfg publish' writes under s3://BUCKET/PREFIX instead of a store: one conditional GET per config per interval.", valueName: "s3-url"))
+    var source: String?
+    @Option(name: .customLong("prefix"), help: ArgumentHelp("Also hold every config whose name starts with this (repeatable), listed again each interval: new ones are taken on, deleted ones dropped. Stores only.", valueName: "prefix"))
+    var prefixes: [String] = []
     @Flag(name: .customLong("lambda-extension"), help: "Run as a Lambda extension (the layer's extensions/discfg-agent), configured by DISCFG_AGENT_* variables; see docs/aws.md.")
     var lambdaExtension = false
 
@@ -77,20 +91,21 @@ struct AgentCommand: AsyncParsableCommand {
         try await global.run("agent") { _ in
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
             let configs = try self.configs
-            guard !configs.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable)", field: "--config") }
+            let prefixes = try checkedPrefixes()
+            let destination = try snapshotSource()
+            guard !configs.isEmpty || !prefixes.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable), or --prefix", field: "--config") }
             guard Set(configs).count == configs.count else { throw usage("a --config is named twice", field: "--config") }
             var logger = Logger(label: "discfg.agent")
             logger.logLevel = level
             let cache = try cacheDirectory.map { directory in
                 do { return try SnapshotCache(directory: directory) } catch let error as DiscfgError { throw usage(error.message, field: "--cache-dir") }
             }
-            let store = try global.openStore()
-            let source = StoreSource(store, description: global.storeDescription)
-            let agent = Agent(source: source, configs: configs, interval: interval, cache: cache, logger: logger)
+            let source = try openSource(destination)
+            let agent = Agent(source: source, configs: configs, prefixes: prefixes, interval: interval, cache: cache, logger: logger)
             try await agent.load()
             let configuration = agent.serverConfiguration(port: port)
             let authenticator = Authenticator(mode: .open, store: nil)
-            let names = configs.map(\.description).joined(separator: ", ")
+            let names = (configs.map(\.description) + prefixes.map { "\($0)*" }).joined(separator: ", ")
             let app = DiscfgServer.makeApplication(
                 store: agent.replica, authenticator: authenticator, configuration: configuration, logger: logger,
                 onServerRunning: { port in
