@@ -1,5 +1,6 @@
 import DiscfgCore
 import Foundation
+import Synchronization
 
 /// Where a read-only copy gets its configs: a store (``StoreSource``), or a published
 /// snapshot (an S3 object). The follower asks for the revision each interval, and only
@@ -34,13 +35,16 @@ public protocol ConfigListingSource: AgentSource {
 
 /// A ``ConfigStore`` as an agent's source: the revision from ``ConfigStore/configInfo(_:)``
 /// (on DynamoDB one GetItem of the config's meta item), changes from its event history,
-/// page by page.
+/// page by page; on a store that is ``EventRangeReading``, bounded by the info the check
+/// just read, so the store need not read it again (on DynamoDB one `Query` a change).
 public struct StoreSource: AgentSource {
     /// The store.
     public let store: any ConfigStore
     public let description: String
     /// The most events read in one page.
     public var pageSize: Int
+    /// The info each config's last check read.
+    private let checked = CheckedInfo()
 
     /// A source reading `store`, named `description` (its location).
     public init(_ store: any ConfigStore, description: String, pageSize: Int = Limits.maxPageSize) {
@@ -50,16 +54,26 @@ public struct StoreSource: AgentSource {
     }
 
     public func revision(of config: ConfigName) async throws -> Revision {
-        try await store.configInfo(config).revision
+        let info = try await store.configInfo(config)
+        checked.infos.withLock { $0[config] = info }
+        return info.revision
     }
 
     public func changes(in config: ConfigName, after revision: Revision) async throws -> (events: [Event], through: Revision)? {
         var events: [Event] = []
         var through = revision
+        // Any info a check read is committed, so it bounds the read; one older than the
+        // copy's revision bounds nothing.
+        let known = checked.infos.withLock { $0[config] }.flatMap { $0.revision > revision ? $0 : nil }
+        let ranged = store as? any EventRangeReading
         while true {
             let batch: EventBatch
             do {
-                batch = try await store.events(in: config, scope: .prefix(.root), from: through.next, limit: pageSize, maxBytes: Limits.maxPageBytes)
+                if let ranged, let known {
+                    batch = try await ranged.events(in: config, from: through.next, upTo: known, limit: pageSize, maxBytes: Limits.maxPageBytes)
+                } else {
+                    batch = try await store.events(in: config, scope: .prefix(.root), from: through.next, limit: pageSize, maxBytes: Limits.maxPageBytes)
+                }
             } catch let error as DiscfgError where error.code == .compacted {
                 return nil
             }
@@ -74,6 +88,11 @@ public struct StoreSource: AgentSource {
     public func load(_ config: ConfigName) async throws -> PublishedSnapshot {
         try await PublishedSnapshot.read(from: store, config: config)
     }
+}
+
+/// The info each config's last check read, shared by the copies of a ``StoreSource``.
+private final class CheckedInfo: Sendable {
+    let infos = Mutex<[ConfigName: ConfigInfo]>([:])
 }
 
 extension StoreSource: ConfigListingSource {

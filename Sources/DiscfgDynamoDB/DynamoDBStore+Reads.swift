@@ -110,9 +110,18 @@ extension DynamoDBStore {
     public func events(in config: ConfigName, scope: WatchScope, from: Revision, limit: Int, maxBytes: Int) async throws -> EventBatch {
         try Limits.validatePageSize(limit)
         try Limits.validatePageBytes(maxBytes)
-        let from = max(from, Revision(1))
         guard let meta = try await historyMeta(config) else { throw DiscfgError.configNotFound(config) }
-        let info = meta.info
+        return try await events(in: config, scope: scope, from: max(from, Revision(1)), committed: meta.info, limit: limit, maxBytes: maxBytes, whole: false)
+    }
+
+    /// The events from `from` through `info.revision` (a revision read from the meta
+    /// item, so committed), with `info`'s compacted revision checked first.
+    /// - Parameter whole: whether to check that history from `from` on is all there (its
+    ///   first event is at `from` and no revision is skipped: every revision writes its
+    ///   event), for an `info` that may be older than a compaction; `compacted` when not.
+    func events(
+        in config: ConfigName, scope: WatchScope, from: Revision, committed info: ConfigInfo, limit: Int, maxBytes: Int, whole: Bool
+    ) async throws -> EventBatch {
         guard from > info.compactedRevision else {
             throw DiscfgError.compacted(from, through: info.compactedRevision, field: "fromRevision")
         }
@@ -120,10 +129,22 @@ extension DynamoDBStore {
         if from <= info.revision {
             var input = historyRange(config, from: from, through: info.revision)
             input.Limit = min(1000, limit * 2 + 2)
+            var expected = from
             pages: while true {
                 let queried = try await connection.queryPage(input)
                 // An event whose overflow item fell on the next page is fetched again whole.
                 var (decoded, missing) = EventCodec.events(queried.Items ?? [])
+                if whole {
+                    for (_, event) in decoded {
+                        guard event.revision == expected || event.revision == expected.previous else {
+                            throw DiscfgError.compacted(from, through: info.compactedRevision, field: "fromRevision")
+                        }
+                        expected = event.revision.next
+                    }
+                    if expected == from, queried.LastEvaluatedKey == nil {
+                        throw DiscfgError.compacted(from, through: info.compactedRevision, field: "fromRevision")
+                    }
+                }
                 decoded = decoded.filter { scope.matches($0.event.key) }
                 let refetch = missing.filter { sk in decoded.contains { $0.sk == sk } }
                 if !refetch.isEmpty {
