@@ -52,7 +52,11 @@ struct AgentExtensionSettings: Sendable, Equatable {
         }
         self.configs = configs
         store = value("DISCFG_STORE") ?? "dynamodb:///\(DynamoDBLocation.defaultTable)"
-        source = try value("DISCFG_AGENT_SOURCE").map { try SnapshotDestination(parsing: $0, field: "DISCFG_AGENT_SOURCE") }
+        do {
+            source = try value("DISCFG_AGENT_SOURCE").map { try SnapshotDestination(parsing: $0, field: "DISCFG_AGENT_SOURCE") }
+        } catch let error as DiscfgError {
+            throw DiscfgError.invalid("DISCFG_AGENT_SOURCE", "DISCFG_AGENT_SOURCE: \(error.message)")
+        }
         interval = try value("DISCFG_AGENT_INTERVAL").map { try AgentSettings.interval($0, field: "DISCFG_AGENT_INTERVAL") }
         cacheDirectory = value("DISCFG_AGENT_CACHE_DIR") ?? Self.defaultCacheDirectory
         // No 0 here: a function reads from a port it knows.
