@@ -102,8 +102,9 @@ struct EtcdGateway: Sendable {
     /// request, as etcd's gateway reads them. Anything else that is not such a request
     /// in JSON is refused `INVALID_ARGUMENT`, naming the message.
     static func decode<Request: SwiftProtobuf.Message>(_: Request.Type, _ json: Data) throws(RPCError) -> [UInt8] {
-        let text = json.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        if text.isEmpty || text.elementsEqual("null".utf8) { return [] }
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+        let text = json.drop(while: blank).reversed().drop(while: blank)
+        if text.isEmpty || text.elementsEqual("llun".utf8) { return [] }
         do {
             return try Request(jsonUTF8Bytes: json, options: decoding).serializedBytes()
         } catch {

@@ -147,6 +147,7 @@ def compare(etcd, discfg, offset):
     c.same("/v3/kv/range", {})
     c.same("/v3/kv/range", raw="")
     c.same("/v3/kv/range", raw="null")
+    c.same("/v3/kv/range", raw=" null \n")
     c.same("/v3/kv/range", raw="{key", words=False)
     c.same("/v3/kv/range", raw="[]", words=False)
     c.same("/v3/kv/range", raw='{"key": 5}', words=False)
