@@ -120,14 +120,24 @@ public final class DynamoDBStore: ConfigStore {
         let meta = ConfigMeta(info: ConfigInfo(name: name, revision: .zero, createdAt: now, modifiedAt: now, settings: settings))
         var registry = DynamoDBLayout.registryKey(name)
         registry[.created] = .number(now.milliseconds)
+        // The token stays on the meta item until its next rewrite: a retry refused because
+        // its own first attempt landed (an answer lost in the network) can tell so.
+        let token = UUID().uuidString
+        var attributes = meta.attributes
+        attributes[.transactionToken] = .s(token)
         let actions: [WriteAction] = [
-            .put(meta.attributes, condition: .itemAbsent),
+            .put(attributes, condition: .itemAbsent),
             .put(registry, condition: nil),
         ]
         do {
-            try await transactWrite(actions)
+            try await transactWrite(actions, token: token)
         } catch let error as AWSError where error.code == .transactionCanceled {
-            throw DiscfgError(.configExists, "config \"\(name)\" already exists", field: "config")
+            let created = error.mayHaveApplied
+                ? try? await connection.getItem(DynamoDBLayout.metaKey(name), consistent: true)
+                : nil
+            guard let created, created[.transactionToken]?.string == token else {
+                throw DiscfgError(.configExists, "config \"\(name)\" already exists", field: "config")
+            }
         } catch {
             throw connection.mapped(error, operation: "TransactWriteItems")
         }

@@ -109,4 +109,22 @@ struct FaultInjectionTests {
             #expect(!dropped.isEmpty)
         }
     }
+
+    @Test("a config whose creation landed but whose answer was lost is created, not refused as already existing")
+    func createdConfigRecognised() async throws {
+        let direct = try await makeStore()
+        let moto = try await SharedMotoServer.shared.server()
+        try await withServer(try await FaultProxy.start(upstream: moto.endpoint, seed: 3, rates: [.dropAfterSending: 0.3])) { proxy in
+            let store = try await Self.store(table: direct.configuration.table, endpoint: proxy.endpoint)
+            for index in 1...12 {
+                _ = try await store.createConfig(try ConfigName("c\(index)"), settings: ConfigSettings())
+            }
+            let dropped = try proxy.calls().filter { $0.operation == "TransactWriteItems" && $0.fault == .dropAfterSending && $0.upstreamStatus == 200 }
+            #expect(!dropped.isEmpty, "some creation landed with its answer lost")
+            // A config that truly exists is still refused.
+            let refused = await #expect(throws: DiscfgError.self) { try await store.createConfig(try ConfigName("c1"), settings: ConfigSettings()) }
+            #expect(refused?.code == .configExists)
+        }
+        #expect(try await direct.listConfigs().map(\.name.rawValue).sorted() == (1...12).map { "c\($0)" }.sorted())
+    }
 }
