@@ -60,6 +60,10 @@ public final class Agent: Sendable {
         for config in configs { _ = follow(config) }
     }
 
+    /// The longest the first load of a config waits for its source when a copy on disk
+    /// can be served instead (a Lambda cold start while the store is down).
+    public static let startDeadlineWithCopy: Duration = .seconds(2)
+
     /// One follower per config held, in the order they were taken on.
     public var followers: [ConfigFollower] {
         held.withLock { held in held.order.compactMap { held.followers[$0] } }
@@ -72,8 +76,11 @@ public final class Agent: Sendable {
         if !prefixes.isEmpty { try await discoverAtStart() }
         var missing: [String] = []
         for follower in followers {
-            if case .failed(let reason) = await follower.refresh() {
-                if let copy = cachedCopy(follower.config) {
+            // With a copy on disk to fall back on, a source that is down is not waited for
+            // long: the copy is served and the source tried again each interval.
+            let copy = cachedCopy(follower.config)
+            if case .failed(let reason) = await follower.refresh(within: copy == nil ? nil : Self.startDeadlineWithCopy) {
+                if let copy {
                     replica.install(copy)
                     source.resume(from: copy)
                     logger.warning("serving the copy on disk until the source answers", metadata: ["config": "\(follower.config)", "revision": "\(copy.revision)"])

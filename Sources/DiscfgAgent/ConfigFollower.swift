@@ -78,10 +78,12 @@ public final class ConfigFollower: Sendable {
     }
 
     /// One check, and the changes when the revision moved; never throws.
+    /// - Parameter limit: a shorter deadline than the follower's, for this refresh only.
     @discardableResult
-    public func refresh() async -> Outcome {
+    public func refresh(within limit: Duration? = nil) async -> Outcome {
+        let deadline = min(limit ?? self.deadline, self.deadline)
         do {
-            return try await bounded { try await Deadline.within(.after(self.deadline)) { try await self.refreshOnce() } }
+            return try await bounded(deadline) { try await Deadline.within(.after(deadline)) { try await self.refreshOnce() } }
         } catch {
             let text = (error as? DiscfgError)?.message ?? String(describing: error)
             state.withLock {
@@ -122,8 +124,7 @@ public final class ConfigFollower: Sendable {
 
     /// Runs `body` but answers by the deadline even when the source never does: the late
     /// call is cancelled and left to end on its own, its result dropped.
-    private func bounded<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        let deadline = self.deadline
+    private func bounded<T: Sendable>(_ deadline: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let clock = self.clock
         let config = self.config
         let started = clock.now()
