@@ -109,10 +109,7 @@ public final class AWSJSONClient: Sendable {
         self.metrics = metrics
         self.now = now
         self.signer = SigV4Signer(region: configuration.region, service: configuration.service)
-        var httpConfiguration = HTTPClient.Configuration()
-        // A dead endpoint is reported within the request's deadline, when that is shorter.
-        httpConfiguration.timeout.connect = TimeAmount(min(configuration.timeout, .seconds(5)))
-        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.httpClient = HTTPClient.forAWS(timeout: configuration.timeout)
     }
 
     /// Closes the connection pool. Call it when done; a client released without it

@@ -68,9 +68,7 @@ public final class S3Client: Sendable {
         self.credentialProvider = credentialProvider
         self.now = now
         self.signer = SigV4Signer(region: configuration.region, service: "s3", normalizesPath: false, addsContentSHA256Header: true)
-        var httpConfiguration = HTTPClient.Configuration()
-        httpConfiguration.timeout.connect = TimeAmount(min(configuration.timeout, .seconds(5)))
-        self.httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: httpConfiguration)
+        self.httpClient = HTTPClient.forAWS(timeout: configuration.timeout)
     }
 
     /// Closes the connection pool.
