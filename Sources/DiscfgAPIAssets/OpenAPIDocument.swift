@@ -1011,10 +1011,14 @@ components:
           items: { $ref: "#/components/schemas/NotificationTarget" }
         publish:
           type: [string, "null"]
+          maxLength: 700
+          pattern: '^$|^[sS]3://[a-z0-9][a-z0-9-]{1,61}[a-z0-9](/(?:[A-Za-z0-9!_*''()-][A-Za-z0-9!_.*''()-]*|\.[A-Za-z0-9!_*''()-][A-Za-z0-9!_.*''()-]*|\.\.[A-Za-z0-9!_.*''()-]+))*/*$'
           description: |
             Where the AWS deployment's stream function publishes the config's snapshot
-            after each change, as s3://BUCKET/PREFIX (the object PREFIX/CONFIG.json). In
-            an update, "" stops publishing; leaving it out (or null) keeps it.
+            after each change, as s3://BUCKET/PREFIX (the object PREFIX/CONFIG.json): a
+            bucket of 3 to 63 lowercase letters, digits and hyphens, and a prefix of
+            letters, digits, / and ! - _ . * ' ( ). "" publishes nowhere (in an update,
+            stops publishing); leaving it out (or null) keeps it.
         encryption:
           type: [object, "null"]
           description: |

@@ -100,7 +100,9 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         notify = try container.decodeIfPresent([NotificationTarget].self, forKey: .notify) ?? []
         encryption = try container.decodeIfPresent(EncryptionSettings.self, forKey: .encryption)
         quotaBytes = try container.decodeIfPresent(Int64.self, forKey: .quotaBytes).map { Int(try NumberField.quotaBytes.check($0)) }
-        publish = try container.decodeIfPresent(SnapshotDestination.self, forKey: .publish)
+        // An empty string publishes nowhere, as in a patch.
+        let location = try container.decodeIfPresent(String.self, forKey: .publish) ?? ""
+        publish = location.isEmpty ? nil : try SnapshotDestination(parsing: location)
     }
 
     public func encode(to encoder: any Encoder) throws {

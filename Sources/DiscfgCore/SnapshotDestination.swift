@@ -7,14 +7,21 @@ import Foundation
 /// Set per config with `discfg update CONFIG --publish s3://BUCKET/PREFIX` (the stream
 /// function publishes after each change), or used once by `discfg publish`.
 public struct SnapshotDestination: Hashable, Sendable, CustomStringConvertible {
-    /// The bucket: S3's rules, 3 to 63 lowercase letters, digits, dots and hyphens,
-    /// starting and ending with a letter or digit.
+    /// The bucket: 3 to 63 lowercase letters, digits and hyphens, starting and ending
+    /// with a letter or digit (S3's rules, less dots, which break HTTPS to a bucket's
+    /// virtual host).
     public let bucket: String
     /// The key prefix without leading or trailing slashes; may be empty.
     public let prefix: String
 
-    /// The longest prefix taken, leaving room in S3's 1024-byte keys for a config name.
+    /// The longest location taken, leaving room in S3's 1024-byte keys for a config name.
     public static let maxPrefixBytes = 700
+
+    /// The whole language of locations, as `docs/openapi.yaml` declares it (with
+    /// ``maxPrefixBytes`` as its length): the bucket, then segments of letters, digits and
+    /// `! - _ . * ' ( )`, none of them `.` or `..`, then any trailing slashes.
+    public static let pattern =
+        #"^[sS]3://[a-z0-9][a-z0-9-]{1,61}[a-z0-9](/(?:[A-Za-z0-9!_*'()-][A-Za-z0-9!_.*'()-]*|\.[A-Za-z0-9!_*'()-][A-Za-z0-9!_.*'()-]*|\.\.[A-Za-z0-9!_.*'()-]+))*/*$"#
 
     /// Parses `s3://BUCKET` or `s3://BUCKET/PREFIX`.
     ///
@@ -35,6 +42,11 @@ public struct SnapshotDestination: Hashable, Sendable, CustomStringConvertible {
         var prefix = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""
         while prefix.hasSuffix("/") { prefix.removeLast() }
         try Self.check(prefix: prefix, field: field)
+        guard text.utf8.count <= Self.maxPrefixBytes, (try? Regex(Self.pattern).wholeMatch(in: text)) != nil else {
+            throw DiscfgError.invalid(
+                field, "\"\(text.debugEscaped)\" is not an S3 location discfg takes: s3://BUCKET/PREFIX of at most \(Self.maxPrefixBytes) bytes, the prefix of letters, digits, / and ! - _ . * ' ( )"
+            )
+        }
         self.bucket = bucket
         self.prefix = prefix
     }
@@ -54,11 +66,11 @@ public struct SnapshotDestination: Hashable, Sendable, CustomStringConvertible {
         let bytes = Array(bucket.utf8)
         func isAlphanumeric(_ byte: UInt8) -> Bool { (0x61...0x7a).contains(byte) || (0x30...0x39).contains(byte) }
         guard (3...63).contains(bytes.count),
-              bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }),
-              isAlphanumeric(bytes[0]), isAlphanumeric(bytes[bytes.count - 1]), !bucket.contains("..")
+              bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: "-") }),
+              isAlphanumeric(bytes[0]), isAlphanumeric(bytes[bytes.count - 1])
         else {
             throw DiscfgError.invalid(
-                field, "\"\(bucket.debugEscaped)\" is not an S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit"
+                field, "\"\(bucket.debugEscaped)\" is not an S3 bucket name discfg takes: 3 to 63 lowercase letters, digits and hyphens, starting and ending with a letter or digit (no dots)"
             )
         }
     }
