@@ -77,17 +77,22 @@ public final class Agent: Sendable {
         var missing: [String] = []
         for follower in followers {
             // With a copy on disk to fall back on, a source that is down is not waited for
-            // long: the copy is served and the source tried again each interval.
-            let copy = cachedCopy(follower.config)
-            if case .failed(let reason) = await follower.refresh(within: copy == nil ? nil : Self.startDeadlineWithCopy) {
-                if let copy {
-                    replica.install(copy)
-                    source.resume(from: copy)
-                    logger.warning("serving the copy on disk until the source answers", metadata: ["config": "\(follower.config)", "revision": "\(copy.revision)"])
-                } else {
-                    missing.append("\"\(follower.config)\" (\(reason))")
-                }
+            // long: the copy is served and the source tried again each interval. The copy
+            // is read only when it is needed.
+            let onDisk = cache.map { FileManager.default.fileExists(atPath: $0.path(of: follower.config)) } ?? false
+            guard case .failed(var reason) = await follower.refresh(within: onDisk ? Self.startDeadlineWithCopy : nil) else { continue }
+            if let copy = cachedCopy(follower.config) {
+                replica.install(copy)
+                source.resume(from: copy)
+                logger.warning("serving the copy on disk until the source answers", metadata: ["config": "\(follower.config)", "revision": "\(copy.revision)"])
+                continue
             }
+            // The file failed its check: the source is all there is, so give it its full deadline.
+            if onDisk {
+                guard case .failed(let again) = await follower.refresh() else { continue }
+                reason = again
+            }
+            missing.append("\"\(follower.config)\" (\(reason))")
         }
         guard missing.isEmpty else {
             throw DiscfgError(.unavailable, "could not load \(missing.joined(separator: ", ")) from \(replica.source), and no copy on disk")
