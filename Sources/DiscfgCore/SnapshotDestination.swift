@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Where a config's snapshot is published: an S3 bucket and a key prefix, named
 /// `s3://BUCKET/PREFIX`. Config `CONFIG` is the object `PREFIX/CONFIG.json` (`CONFIG.json`
@@ -20,6 +21,15 @@ public struct SnapshotDestination: Hashable, Sendable, CustomStringConvertible {
     /// The whole language of locations, as `docs/openapi.yaml` declares it (with
     /// ``maxPrefixBytes`` as its length): the bucket, then segments of letters, digits and
     /// `! - _ . * ' ( )`, none of them `.` or `..`, then any trailing slashes.
+    /// ``pattern``, compiled once: settings holding a location are decoded on every read
+    /// of a config's meta item.
+    private static let compiled = Mutex(try! Regex(pattern))
+
+    /// Whether `text` is in ``pattern``'s language.
+    static func matches(_ text: String) -> Bool {
+        compiled.withLock { (try? $0.wholeMatch(in: text)) != nil }
+    }
+
     public static let pattern =
         #"^[sS]3://[a-z0-9][a-z0-9-]{1,61}[a-z0-9](/(?:[A-Za-z0-9!_*'()-][A-Za-z0-9!_.*'()-]*|\.[A-Za-z0-9!_*'()-][A-Za-z0-9!_.*'()-]*|\.\.[A-Za-z0-9!_.*'()-]+))*/*$"#
 
@@ -42,7 +52,7 @@ public struct SnapshotDestination: Hashable, Sendable, CustomStringConvertible {
         var prefix = slash < rest.endIndex ? String(rest[rest.index(after: slash)...]) : ""
         while prefix.hasSuffix("/") { prefix.removeLast() }
         try Self.check(prefix: prefix, field: field)
-        guard text.utf8.count <= Self.maxPrefixBytes, (try? Regex(Self.pattern).wholeMatch(in: text)) != nil else {
+        guard text.utf8.count <= Self.maxPrefixBytes, Self.matches(text) else {
             throw DiscfgError.invalid(
                 field, "\"\(text.debugEscaped)\" is not an S3 location discfg takes: s3://BUCKET/PREFIX of at most \(Self.maxPrefixBytes) bytes, the prefix of letters, digits, / and ! - _ . * ' ( )"
             )
