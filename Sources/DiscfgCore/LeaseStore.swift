@@ -1,0 +1,51 @@
+import Foundation
+
+/// An etcd lease as the store keeps it: granted for `ttl` seconds, alive until
+/// `expiresAt`, which every keep-alive moves on. Kept beside the config it belongs to, so
+/// every server on the store sees the same leases: a lease granted through one server is
+/// renewed through another, and runs out, its keys deleted, when the server that granted
+/// it is gone.
+public struct LeaseRecord: Sendable, Hashable {
+    /// The lease's id (any Int64 but 0, negative ones included, as in etcd).
+    public var id: Int64
+    /// The seconds it was granted for; each keep-alive renews it for as long.
+    public var ttl: Int64
+    /// When it runs out unless renewed, on the store's wall clock (whole milliseconds).
+    public var expiresAt: Date
+    /// Claimed by a revocation (asked for, or on expiry): its keys are being deleted, it
+    /// is renewed no more and no key is attached to it again.
+    public var revoking: Bool
+
+    public init(id: Int64, ttl: Int64, expiresAt: Date, revoking: Bool = false) {
+        self.id = id
+        self.ttl = ttl
+        self.expiresAt = expiresAt
+        self.revoking = revoking
+    }
+}
+
+/// Where a store keeps etcd leases: beside the config they belong to, outside its keys
+/// and revisions (a grant or a keep-alive changes no revision, as in etcd). Deleting a
+/// config forgets its leases.
+public protocol LeaseStore: Sendable {
+    /// Records a new lease of `config`.
+    /// - Throws: `conditionFailed` "etcdserver: lease already exists" (field `ID`) when
+    ///   `config` has a lease with this id, revoking or not.
+    func grantLease(_ lease: LeaseRecord, in config: ConfigName) async throws
+    /// Moves a live lease's expiry to `expiresAt`.
+    /// - Returns: the lease afterwards; nil when `config` has no lease with this id, or
+    ///   it is being revoked.
+    func renewLease(_ id: Int64, in config: ConfigName, until expiresAt: Date) async throws -> LeaseRecord?
+    /// The lease of `config` with this id, revoking or not; nil when there is none.
+    func lease(_ id: Int64, in config: ConfigName) async throws -> LeaseRecord?
+    /// Every lease of `config`, revoking or not, by id.
+    func leases(in config: ConfigName) async throws -> [LeaseRecord]
+    /// Marks a lease revoking, so it is renewed no more. With `expiredBy`, only a lease
+    /// whose `expiresAt` is not after that time is marked.
+    /// - Returns: the lease, marked, when this call or an earlier one marked it (a
+    ///   revocation cut short is taken up again by the next); nil when there is no such
+    ///   lease, or it has not run out by `expiredBy`.
+    func claimLease(_ id: Int64, in config: ConfigName, expiredBy now: Date?) async throws -> LeaseRecord?
+    /// Forgets a lease, once its keys are deleted; nothing when there is none.
+    func dropLease(_ id: Int64, in config: ConfigName) async throws
+}
