@@ -32,10 +32,11 @@ public protocol LeaseStore: Sendable {
     /// - Throws: `conditionFailed` "etcdserver: lease already exists" (field `ID`) when
     ///   `config` has a lease with this id, revoking or not.
     func grantLease(_ lease: LeaseRecord, in config: ConfigName) async throws
-    /// Moves a live lease's expiry to `expiresAt`.
-    /// - Returns: the lease afterwards; nil when `config` has no lease with this id, or
-    ///   it is being revoked.
-    func renewLease(_ id: Int64, in config: ConfigName, until expiresAt: Date) async throws -> LeaseRecord?
+    /// Moves a live lease's expiry to `expiresAt`. A lease that ran out by `now` is not
+    /// renewed, though no server has revoked it yet: it is gone, as in etcd.
+    /// - Returns: the lease afterwards; nil when `config` has no lease with this id, it
+    ///   is being revoked, or its `expiresAt` is not after `now`.
+    func renewLease(_ id: Int64, in config: ConfigName, at now: Date, until expiresAt: Date) async throws -> LeaseRecord?
     /// The lease of `config` with this id, revoking or not; nil when there is none.
     func lease(_ id: Int64, in config: ConfigName) async throws -> LeaseRecord?
     /// Every lease of `config`, revoking or not, by id.
