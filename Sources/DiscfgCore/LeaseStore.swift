@@ -26,7 +26,8 @@ public struct LeaseRecord: Sendable, Hashable {
 
 /// Where a store keeps etcd leases: beside the config they belong to, outside its keys
 /// and revisions (a grant or a keep-alive changes no revision, as in etcd). Deleting a
-/// config forgets its leases.
+/// config forgets its leases. Stores do not look for the config itself: whoever grants a
+/// lease serves the config (a check would cost every grant a read of it).
 public protocol LeaseStore: Sendable {
     /// Records a new lease of `config`.
     /// - Throws: `conditionFailed` "etcdserver: lease already exists" (field `ID`) when
@@ -49,4 +50,11 @@ public protocol LeaseStore: Sendable {
     func claimLease(_ id: Int64, in config: ConfigName, expiredBy now: Date?) async throws -> LeaseRecord?
     /// Forgets a lease, once its keys are deleted; nothing when there is none.
     func dropLease(_ id: Int64, in config: ConfigName) async throws
+}
+
+extension LeaseStore {
+    /// The error for granting a lease under an id the config already has, as etcd words it.
+    public static func leaseExists() -> DiscfgError {
+        DiscfgError(.conditionFailed, "etcdserver: lease already exists", field: "ID")
+    }
 }

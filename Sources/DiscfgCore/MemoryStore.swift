@@ -22,6 +22,8 @@ public final class MemoryStore: ConfigStore {
     let tokens = Mutex<[String: AccessToken]>([:])
     /// Whether a token was ever saved, for ``TokenStore/tokensWereIssued()``.
     let tokensIssued = Mutex(false)
+    /// Each config's etcd leases by id, apart from its keys: a lease changes no revision.
+    let leaseRecords = Mutex<[ConfigName: [Int64: LeaseRecord]]>([:])
     private let clock: any WallClock
     private let notifier = ChangeNotifier()
     private let sweeper = ExpirySweeper()
@@ -47,6 +49,7 @@ public final class MemoryStore: ConfigStore {
         try state.withLock { configs in
             guard configs.removeValue(forKey: name) != nil else { throw DiscfgError.configNotFound(name) }
         }
+        _ = leaseRecords.withLock { $0.removeValue(forKey: name) }
         notifier.deleted(name)
     }
 

@@ -9,7 +9,7 @@ import Foundation
 /// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
 /// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 8
+    static let version = 9
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -65,7 +65,7 @@ enum SQLiteSchema {
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
     static let migrations: [Migration] = [
         .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
-        .sql(attribution),
+        .sql(attribution), .sql(leases),
     ]
 
     /// `configs` holds a JSON array of the token's scopes (`demo`, `demo:/app/`,
@@ -136,6 +136,20 @@ enum SQLiteSchema {
     ALTER TABLE history ADD COLUMN by_id TEXT;
     ALTER TABLE history ADD COLUMN by_description TEXT;
     ALTER TABLE history ADD COLUMN message TEXT;
+    """
+
+    /// Each config's etcd leases, apart from its keys and revisions: `ttl` in seconds,
+    /// `expires_at` in milliseconds, `revoking` 1 once claimed by a revocation. Deleting
+    /// a config deletes its rows in the same transaction.
+    static let leases = """
+    CREATE TABLE IF NOT EXISTS leases (
+        config TEXT NOT NULL,
+        id INTEGER NOT NULL,
+        ttl INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        revoking INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (config, id)
+    ) WITHOUT ROWID;
     """
 
     /// Each config counts its keys, kept by every change in the same transaction.

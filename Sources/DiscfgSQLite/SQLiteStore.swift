@@ -87,6 +87,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             try connection.run("DELETE FROM kv WHERE config = ?", [name])
             try connection.run("DELETE FROM history WHERE config = ?", [name])
             try connection.run("DELETE FROM tombstones WHERE config = ?", [name])
+            try connection.run("DELETE FROM leases WHERE config = ?", [name])
             guard try connection.run("DELETE FROM configs WHERE name = ?", [name]) == 1 else {
                 throw DiscfgError.configNotFound(try ConfigName(name.text))
             }

@@ -93,7 +93,7 @@ struct SQLiteMigrationTests {
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(reopened, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK)
             #expect(sqlite3_step(statement) == SQLITE_ROW)
-            #expect(sqlite3_column_int(statement, 0) == Int32(8))
+            #expect(sqlite3_column_int(statement, 0) == Int32(SQLiteStoreFile.supportedSchemaVersion))
             sqlite3_finalize(statement)
             sqlite3_close(reopened)
         }

@@ -1,0 +1,38 @@
+import CSQLite
+import DiscfgConformance
+import DiscfgCore
+import DiscfgSQLite
+import Foundation
+import Testing
+
+/// A file written before leases were kept (schema 8) opens, keeps what it held, and
+/// keeps leases from then on.
+@Suite("SQLite schema migration: leases")
+struct SQLiteLeaseMigrationTests {
+    @Test("a schema 8 file gains the leases table and keeps its keys")
+    func schemaEightFileGainsLeases() async throws {
+        try await SQLiteFileTests.withDirectory { directory in
+            let path = directory.appendingPathComponent("eight.db").path
+            let config = try ConfigName("app")
+            do {
+                let store = try SQLiteStore(path: path)
+                _ = try await store.createConfig(config, settings: ConfigSettings())
+                try await store.set("/a", "one", in: config)
+            }
+            // The file as schema 8 wrote it: no leases table.
+            var handle: OpaquePointer?
+            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            #expect(sqlite3_exec(handle, "DROP TABLE leases; PRAGMA user_version = 8;", nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
+            sqlite3_close(handle)
+
+            let store = try SQLiteStore(path: path)
+            #expect(try await store.get(try Key("/a"), in: config)?.text == "one")
+            #expect(try await store.leases(in: config).isEmpty)
+            let lease = LeaseRecord(id: 7, ttl: 10, expiresAt: Date(milliseconds: 1_767_225_610_000))
+            try await store.grantLease(lease, in: config)
+            #expect(try await store.lease(7, in: config) == lease)
+            #expect(try await store.revision(of: config) == 1, "a grant changes no revision")
+            #expect(try SQLiteStoreFile(path: path).schemaVersion == SQLiteStoreFile.supportedSchemaVersion)
+        }
+    }
+}
