@@ -43,7 +43,6 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 guard let written = result.events.first else { throw DiscfgError(.internal, "a put made no change") }
                 event = written
             }
-            await note(event)
             var response = Etcdserverpb_PutResponse()
             response.header = identity.header(event.revision)
             if request.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { response.prevKv = prev }
@@ -65,20 +64,6 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 success: [.put(key, value ?? current.value, contentType: contentType)]
             ).attributed(to: caller))
             if result.succeeded, let event = result.events.first { return event }
-        }
-    }
-
-    /// Tells the leases which lease (if any) a committed put attached its key to. A put
-    /// without a lease over a value without one changes nothing the leases hold, and
-    /// skips them (most puts: no hop to the leases' actor).
-    private func note(_ event: Event) async {
-        guard event.kind == .put, let item = event.item else { return }
-        if let (id, _) = EtcdLeases.lease(ofContentType: item.contentType) {
-            await leases.attached(item.key, to: id)
-        } else if let previous = event.prevItem, EtcdLeases.lease(ofContentType: previous.contentType) == nil {
-            return
-        } else {
-            await leases.detached(item.key)
         }
     }
 
@@ -116,7 +101,6 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 failure: try request.failure.map { try Self.operation($0, leases: attachments) }
             )
             let result = try await backend.transact(transaction.attributed(to: caller))
-            for event in result.events { await note(event) }
             let branch = result.succeeded ? request.success : request.failure
             // The reads were bounded by the store; the previous values of what the
             // branch deleted or overwrote were not, and are checked here.

@@ -14,7 +14,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
 
     /// Refuses a scoped caller a lease holding a key outside its scopes.
     private func authorizeKeys(of id: Int64) async throws {
-        guard authenticates, let caller = EtcdCaller.current, caller.intervals != nil, let lease = await leases.timeToLive(id) else { return }
+        guard authenticates, let caller = EtcdCaller.current, caller.intervals != nil, let lease = try await backend.answering({ try await leases.timeToLive(id, keys: true) }) else { return }
         for key in lease.keys {
             guard let bytes = EtcdKeys.bytes(key.path) else { continue }
             try caller.authorize(key: Data(bytes), rangeEnd: Data())
@@ -48,9 +48,9 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
         context: ServerContext
     ) async throws {
         for try await message in request {
-            let ttl = await leases.keepAlive(message.id)
+            let (ttl, revision) = try await backend.answering { (try await leases.keepAlive(message.id), try await backend.currentRevision()) }
             var answer = Etcdserverpb_LeaseKeepAliveResponse()
-            answer.header = identity.header(try await backend.answering { try await backend.currentRevision() })
+            answer.header = identity.header(revision)
             answer.id = message.id
             answer.ttl = ttl
             try await response.write(answer)
@@ -63,7 +63,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
             var response = Etcdserverpb_LeaseTimeToLiveResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.id = request.id
-            if let lease = await leases.timeToLive(request.id) {
+            if let lease = try await leases.timeToLive(request.id, keys: request.keys) {
                 response.ttl = lease.remaining
                 response.grantedTtl = lease.granted
                 if request.keys {
@@ -86,7 +86,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
         try await backend.answering {
             var response = Etcdserverpb_LeaseLeasesResponse()
             response.header = identity.header(try await backend.currentRevision())
-            response.leases = await leases.ids().map { id in
+            response.leases = try await leases.ids().map { id in
                 var status = Etcdserverpb_LeaseStatus()
                 status.id = id
                 return status

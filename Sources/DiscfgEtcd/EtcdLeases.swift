@@ -5,23 +5,30 @@ import Foundation
 /// it by puts, keep-alives renew it, and when it is revoked or runs out every key still
 /// attached is deleted in one transaction (one revision, as etcd does).
 ///
-/// The lease table lives in the serving process. A key records its lease in its content
-/// type (``tag(_:ttl:)``), so a server that starts over finds the leases its keys name
-/// and gives each a fresh TTL: no key outlives its lease by more than one TTL after a
-/// restart. A lease with no key is not remembered across restarts.
+/// Leases are kept in the store (``LeaseStore``), beside the config: every server on the
+/// store sees the same leases, a keep-alive through any of them renews a lease, and every
+/// server expires the leases that ran out, whichever server granted them. A server that
+/// dies takes no lease with it: its leases run out on time, and their keys go. A store
+/// that keeps no leases gets them kept in this process (``ProcessLeases``), where they
+/// live as long as the server.
+///
+/// A key records its lease in its content type (``tag(_:ttl:)``), so the keys of a lease
+/// are found by reading the config's keys, once per revocation. A key naming a lease the
+/// store no longer has (attached by a put that raced the lease's revocation, or written
+/// before leases were kept in the store) gets the lease again with a fresh TTL: no key
+/// outlives its lease by more than one TTL.
 public actor EtcdLeases {
-    struct Lease {
-        var ttl: Int64
-        var deadline: ContinuousClock.Instant
-        var keys: Set<Key>
-    }
-
     private let backend: EtcdBackend
-    private var leases: [Int64: Lease] = [:]
-    /// The lease each attached key belongs to, so a put finds the lease its key leaves
-    /// in one lookup, not by asking every lease (which made lease puts slower with every
-    /// lease granted: 0.77 ms at a few, 66 ms at 300,000).
-    private var leaseOfKey: [Key: Int64] = [:]
+    private let store: any LeaseStore
+    private let clock: any WallClock
+    /// The TTL of each lease seen here, so a keep-alive is one conditional write.
+    private var ttls: [Int64: Int64] = [:]
+    /// The leases counted at the last expiry pass, plus the grants made here since: what
+    /// ``maxLeases`` is held against without listing every lease on each grant.
+    private var counted = 0
+    /// When the config's keys are next read for keys naming a lease the store does not
+    /// have: a while after each revocation, once any put that raced it has landed.
+    private var strayCheckDue: ContinuousClock.Instant?
 
     /// The content type marking a key attached to lease `id` granted for `ttl` seconds.
     static func tag(_ id: Int64, ttl: Int64) -> String { "application/vnd.discfg.etcd-lease; id=\(id); ttl=\(ttl)" }
@@ -46,125 +53,167 @@ public actor EtcdLeases {
     /// The shortest: a grant of less (0 and negative TTLs included) gets this, as etcd's
     /// default member gives 2 s (1.5 election ticks of 100 ms, rounded up).
     static let minTTL: Int64 = 2
-    /// The most leases the server holds at once: every grant lives in this process and
-    /// every put to a lease looks it up, so an unbounded table slowed lease puts from
-    /// 0.77 ms to 66 ms at 300,000. etcd has no such cap; a grant past it is refused
-    /// with `RESOURCE_EXHAUSTED` until some are revoked or run out.
+    /// The most leases a config holds at once: each expiry pass lists them all. etcd has
+    /// no such cap; a grant past it is refused with `RESOURCE_EXHAUSTED` until some are
+    /// revoked or run out. Counted at each pass, so servers granting at once may pass it
+    /// by the grants of one pass.
     public static let maxLeases = 10_000
     /// Keys deleted per transaction when a lease goes: each delete is guarded by a
     /// compare on the key, and a transaction holds at most this many compares.
     static let keysPerRevocation = Limits.maxTransactionOperations
+    /// How long after a revocation the config is read for keys naming a lease that is
+    /// gone: longer than a put that checked the lease may take to land.
+    static let strayCheckDelay = Duration.seconds(45)
 
-    init(backend: EtcdBackend) {
+    /// Leases of `backend`'s config kept in `store` (nil: in this process), timed by `clock`.
+    init(backend: EtcdBackend, store: (any LeaseStore)? = nil, clock: any WallClock = SystemClock()) {
         self.backend = backend
+        self.store = store ?? ProcessLeases()
+        self.clock = clock
     }
 
-    /// Rebuilds the leases the config's etcd keys name, each with a fresh TTL, reading
-    /// the config a page at a time.
+    private var config: ConfigName { backend.config }
+
+    /// Gives each key naming a lease the store does not have its lease again, with a
+    /// fresh TTL; at start, and a while after each revocation.
     func recover() async throws {
-        let pages = try await backend.store.exportPages(backend.config, maxBytes: Limits.maxPageBytes)
-        let now = ContinuousClock.now
+        let known = try await store.leases(in: config)
+        counted = known.count
+        for record in known { ttls[record.id] = record.ttl }
+        var named: [Int64: Int64] = [:]
+        let pages = try await backend.store.exportPages(config, maxBytes: Limits.maxPageBytes)
         for try await page in pages {
             for entry in page where EtcdKeys.bytes(entry.key.path) != nil {
                 guard let (id, ttl) = Self.lease(ofContentType: entry.contentType) else { continue }
-                leases[id, default: Lease(ttl: ttl, deadline: now + .seconds(ttl), keys: [])].keys.insert(entry.key)
-                leaseOfKey[entry.key] = id
+                named[id] = ttl
+            }
+        }
+        let have = Set(known.map(\.id))
+        for (id, ttl) in named where !have.contains(id) {
+            guard try await store.lease(id, in: config) == nil else { continue }
+            let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl))
+            do {
+                try await store.grantLease(record, in: config)
+                ttls[id] = ttl
+                counted += 1
+            } catch let error as DiscfgError where error.code == .conditionFailed {
+                // Granted meanwhile by another server: its TTL stands.
             }
         }
     }
 
+    /// When a lease renewed now for `ttl` seconds runs out.
+    private func expiry(_ ttl: Int64) -> Date {
+        Date(milliseconds: clock.now().milliseconds + ttl * 1000)
+    }
+
     /// Grants a lease; `id` 0 picks one.
     /// - Returns: the lease's id and TTL.
-    func grant(id requested: Int64, ttl: Int64) throws -> (id: Int64, ttl: Int64) {
+    func grant(id requested: Int64, ttl: Int64) async throws -> (id: Int64, ttl: Int64) {
         guard ttl <= Self.maxTTL else { throw EtcdError.leaseTTLTooLarge }
-        guard leases.count < Self.maxLeases else { throw EtcdError.tooManyLeases }
+        guard counted < Self.maxLeases else { throw EtcdError.tooManyLeases }
         // Any other ID is the client's to choose, negative ones included, as in etcd.
         let ttl = max(ttl, Self.minTTL)
-        var id = requested
-        if id == 0 {
-            repeat { id = Int64.random(in: 1...Int64.max) } while leases[id] != nil
-        } else if leases[id] != nil {
-            // etcd answers FAILED_PRECONDITION (its gateway, 412), not ALREADY_EXISTS.
-            throw DiscfgError(.conditionFailed, "etcdserver: lease already exists", field: "ID")
+        while true {
+            let id = requested != 0 ? requested : Int64.random(in: 1...Int64.max)
+            do {
+                try await store.grantLease(LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl)), in: config)
+            } catch let error as DiscfgError where error.code == .conditionFailed && requested == 0 {
+                continue
+            }
+            ttls[id] = ttl
+            counted += 1
+            return (id, ttl)
         }
-        leases[id] = Lease(ttl: ttl, deadline: .now + .seconds(ttl), keys: [])
-        return (id, ttl)
     }
 
     /// The content type a put attached to lease `id` carries.
-    /// - Throws: etcd's "requested lease not found".
-    func attachment(_ id: Int64) throws -> String {
-        guard let lease = leases[id] else { throw EtcdError.leaseNotFound }
+    /// - Throws: etcd's "requested lease not found" when there is no such lease, or it
+    ///   is being revoked.
+    func attachment(_ id: Int64) async throws -> String {
+        guard let lease = try await store.lease(id, in: config), !lease.revoking else { throw EtcdError.leaseNotFound }
+        ttls[id] = lease.ttl
         return Self.tag(id, ttl: lease.ttl)
     }
 
-    /// Notes that `key` now belongs to lease `id` (after the put committed), and to no
-    /// other.
-    func attached(_ key: Key, to id: Int64) {
-        detached(key)
-        guard leases[id] != nil else { return }
-        leases[id]?.keys.insert(key)
-        leaseOfKey[key] = id
-    }
-
-    /// Notes that `key` was written without a lease.
-    func detached(_ key: Key) {
-        guard let id = leaseOfKey.removeValue(forKey: key) else { return }
-        leases[id]?.keys.remove(key)
-    }
-
     /// Renews a lease; its TTL, or 0 when there is no such lease.
-    func keepAlive(_ id: Int64) -> Int64 {
-        guard var lease = leases[id] else { return 0 }
-        lease.deadline = .now + .seconds(lease.ttl)
-        leases[id] = lease
-        return lease.ttl
+    func keepAlive(_ id: Int64) async throws -> Int64 {
+        let ttl: Int64
+        if let known = ttls[id] {
+            ttl = known
+        } else {
+            guard let lease = try await store.lease(id, in: config), !lease.revoking else { return 0 }
+            ttl = lease.ttl
+        }
+        guard let renewed = try await store.renewLease(id, in: config, at: clock.now(), until: expiry(ttl)) else {
+            ttls[id] = nil
+            return 0
+        }
+        ttls[id] = renewed.ttl
+        return renewed.ttl
     }
 
-    /// The seconds left, the TTL granted and the keys of a lease; nil when there is none.
-    func timeToLive(_ id: Int64) -> (remaining: Int64, granted: Int64, keys: [Key])? {
-        guard let lease = leases[id] else { return nil }
-        let left = ContinuousClock.now.duration(to: lease.deadline).components.seconds
-        return (max(0, left), lease.ttl, lease.keys.sorted())
+    /// The seconds left and the TTL granted of a lease, with its keys when `keys`; nil
+    /// when there is none (or it is being revoked: gone, as etcd sees it).
+    func timeToLive(_ id: Int64, keys: Bool) async throws -> (remaining: Int64, granted: Int64, keys: [Key])? {
+        guard let lease = try await store.lease(id, in: config), !lease.revoking else { return nil }
+        let left = (lease.expiresAt.milliseconds - clock.now().milliseconds) / 1000
+        return (max(0, left), lease.ttl, keys ? try await attached(to: id) : [])
     }
 
-    /// Every lease's id.
-    func ids() -> [Int64] { leases.keys.sorted() }
+    /// Every live lease's id.
+    func ids() async throws -> [Int64] {
+        try await store.leases(in: config).filter { !$0.revoking }.map(\.id)
+    }
 
     /// Revokes a lease: deletes the keys still attached to it, in one transaction.
     /// - Returns: the config's revision afterwards.
     /// - Throws: etcd's "requested lease not found".
     @discardableResult
     func revoke(_ id: Int64) async throws -> Revision {
-        guard let lease = leases.removeValue(forKey: id) else { throw EtcdError.leaseNotFound }
-        do {
-            let revision = try await deleteKeys(of: lease, id: id)
-            for key in lease.keys where leaseOfKey[key] == id { leaseOfKey[key] = nil }
-            return revision
-        } catch {
-            // Tried again by the next expiry pass or revoke.
-            leases[id] = lease
-            throw error
+        guard let lease = try await store.claimLease(id, in: config, expiredBy: nil) else { throw EtcdError.leaseNotFound }
+        return try await finish(lease)
+    }
+
+    /// Deletes a claimed lease's keys, then forgets it. Cut short, the lease stays
+    /// claimed and the next expiry pass (here or on another server) finishes it.
+    private func finish(_ lease: LeaseRecord) async throws -> Revision {
+        ttls[lease.id] = nil
+        let revision = try await deleteKeys(of: lease.id)
+        try await store.dropLease(lease.id, in: config)
+        counted = max(0, counted - 1)
+        strayCheckDue = .now + Self.strayCheckDelay
+        return revision
+    }
+
+    /// The keys attached to lease `id` now, read from the config's keys.
+    private func attached(to id: Int64) async throws -> [Key] {
+        var keys: [Key] = []
+        let pages = try await backend.store.exportPages(config, maxBytes: Limits.maxPageBytes)
+        for try await page in pages {
+            for entry in page where EtcdKeys.bytes(entry.key.path) != nil && Self.lease(ofContentType: entry.contentType)?.id == id {
+                keys.append(entry.key)
+            }
         }
+        return keys
     }
 
     /// Deletes the keys still attached to a lease, in one transaction for up to
     /// ``keysPerRevocation`` keys (one revision, as etcd), in one per as many beyond.
-    private func deleteKeys(of lease: Lease, id: Int64) async throws -> Revision {
-        let keys = lease.keys.sorted()
+    private func deleteKeys(of id: Int64) async throws -> Revision {
+        let keys = try await attached(to: id)
         var revision = try await backend.currentRevision()
         for start in stride(from: 0, to: keys.count, by: Self.keysPerRevocation) {
-            revision = try await deleteKeys(keys[start..<min(start + Self.keysPerRevocation, keys.count)], of: lease, id: id)
+            revision = try await deleteKeys(keys[start..<min(start + Self.keysPerRevocation, keys.count)], of: id)
         }
         return revision
     }
 
-    private func deleteKeys(_ keys: ArraySlice<Key>, of lease: Lease, id: Int64) async throws -> Revision {
-        let tag = Self.tag(id, ttl: lease.ttl)
+    private func deleteKeys(_ keys: ArraySlice<Key>, of id: Int64) async throws -> Revision {
         while true {
             let read = try await backend.transact(Transaction(success: keys.map { .get($0) }), readBudget: nil)
             let attached = read.responses.compactMap { response -> Item? in
-                guard case .get(let items) = response, let item = items.first, item.contentType == tag else { return nil }
+                guard case .get(let items) = response, let item = items.first, Self.lease(ofContentType: item.contentType)?.id == id else { return nil }
                 return item
             }
             guard !attached.isEmpty else { return read.revision }
@@ -178,18 +227,58 @@ public actor EtcdLeases {
         }
     }
 
-    /// Revokes every lease whose time ran out.
+    /// Revokes every lease whose time ran out, and finishes revocations cut short,
+    /// whichever server granted or claimed them.
     func expire() async {
-        let now = ContinuousClock.now
-        for (id, lease) in leases where lease.deadline <= now {
-            _ = try? await revoke(id)
+        guard let known = try? await store.leases(in: config) else { return }
+        counted = known.count
+        let now = clock.now()
+        for lease in known where lease.revoking || lease.expiresAt <= now {
+            guard let claimed = try? await store.claimLease(lease.id, in: config, expiredBy: now) else { continue }
+            _ = try? await finish(claimed)
+        }
+        if let due = strayCheckDue, due <= .now {
+            strayCheckDue = nil
+            do { try await recover() } catch { strayCheckDue = .now + Self.strayCheckDelay }
         }
     }
+}
+
+/// Leases kept in this process, for a store that keeps none: they live as long as the
+/// server (a server that starts again gives the leases its keys name a fresh TTL).
+actor ProcessLeases: LeaseStore {
+    private var records: [Int64: LeaseRecord] = [:]
+
+    func grantLease(_ lease: LeaseRecord, in config: ConfigName) throws {
+        guard records[lease.id] == nil else { throw DiscfgError(.conditionFailed, "etcdserver: lease already exists", field: "ID") }
+        records[lease.id] = lease
+    }
+
+    func renewLease(_ id: Int64, in config: ConfigName, at now: Date, until expiresAt: Date) -> LeaseRecord? {
+        guard var lease = records[id], !lease.revoking, lease.expiresAt > now else { return nil }
+        lease.expiresAt = expiresAt
+        records[id] = lease
+        return lease
+    }
+
+    func lease(_ id: Int64, in config: ConfigName) -> LeaseRecord? { records[id] }
+
+    func leases(in config: ConfigName) -> [LeaseRecord] { records.values.sorted { $0.id < $1.id } }
+
+    func claimLease(_ id: Int64, in config: ConfigName, expiredBy now: Date?) -> LeaseRecord? {
+        guard var lease = records[id] else { return nil }
+        if let now, !lease.revoking, lease.expiresAt > now { return nil }
+        lease.revoking = true
+        records[id] = lease
+        return lease
+    }
+
+    func dropLease(_ id: Int64, in config: ConfigName) { records[id] = nil }
 }
 
 extension EtcdError {
     /// A grant past ``EtcdLeases/maxLeases``.
     static let tooManyLeases = DiscfgError(
-        .throttled, "etcdserver: too many leases: this server holds at most \(EtcdLeases.maxLeases) at once; revoke some, or let them run out", field: "ID"
+        .throttled, "etcdserver: too many leases: a config holds at most \(EtcdLeases.maxLeases) at once; revoke some, or let them run out", field: "ID"
     )
 }

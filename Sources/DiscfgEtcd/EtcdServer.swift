@@ -44,6 +44,10 @@ public struct EtcdServer: Service {
     public let maxWatchers: Int
     /// Told the port once the server listens.
     public let onListening: @Sendable (Int) -> Void
+    /// Where leases are kept: the store itself when it keeps them, so every server on it
+    /// sees the same leases and expires them when the server that granted them is gone;
+    /// nil keeps them in this process.
+    public var leaseStore: (any LeaseStore)?
     /// Who may call: everyone, or while the store's tokens are required, callers that
     /// authenticated with one (``EtcdAccess``), followed live. Open unless set.
     public var access = EtcdAccess.open
@@ -114,7 +118,7 @@ public struct EtcdServer: Service {
         }
         let identity = EtcdIdentity(config: config)
         let audit = EtcdAudit(trail: auditTrail, config: config.rawValue)
-        let leases = EtcdLeases(backend: backend)
+        let leases = EtcdLeases(backend: backend, store: leaseStore)
         try await leases.recover()
         let display = host.contains(":") ? "[\(host)]" : host
         let scheme = tls == nil ? "http" : "https"
@@ -187,10 +191,13 @@ public struct EtcdServer: Service {
             }
             .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port)
             .get()
-        // Leases run out on this clock; their keys go in one transaction each.
+        // Leases run out on the store's clock; their keys go in one transaction each.
+        // Each pass lists the config's leases: a query a second on a store shared by
+        // servers, four a second in this process.
+        let pass: Duration = leaseStore == nil ? .milliseconds(250) : .seconds(1)
         let expiry = Task {
             while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(250))
+                try? await Task.sleep(for: pass)
                 await leases.expire()
             }
         }

@@ -263,6 +263,7 @@ struct ServeCommand: AsyncParsableCommand {
                     case (false, .required, let tokens?): .tokensRequired(tokens)
                     case (false, .onceTokensExist, let tokens?): .tokensOnceIssued(tokens)
                     }
+                    server.leaseStore = store as? any LeaseStore
                     server.history = etcdHistory
                     server.quotaBytes = etcdQuota
                     server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
