@@ -80,13 +80,19 @@ struct EtcdctlTests {
             #expect(try await cli.run("init", "--store", store).status == 0)
         }
         cli.environment["DISCFG_STORE"] = store
+        let (server, port) = try await serve(cli, serveArguments)
+        return Peer(cli: cli, server: server, etcdPort: port, store: store)
+    }
+
+    /// Starts `serve --etcd 127.0.0.1:0` with `cli`'s store; the server and its etcd port.
+    static func serve(_ cli: CLIRunner, _ serveArguments: [String] = []) async throws -> (ChildProcess, Int) {
         let server = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"] + serveArguments, stdout: .discard)
         do {
             let port = try await server.waitForOutput(timeout: .seconds(60)) { output -> Int? in
                 guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
                 return Int(output.stderr[range].split(separator: ":").last ?? "")
             }
-            return Peer(cli: cli, server: server, etcdPort: port, store: store)
+            return (server, port)
         } catch {
             await server.kill()
             throw error
