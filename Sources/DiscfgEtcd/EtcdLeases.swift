@@ -9,8 +9,8 @@ import Foundation
 /// store sees the same leases, a keep-alive through any of them renews a lease, and every
 /// server expires the leases that ran out, whichever server granted them. A server that
 /// dies takes no lease with it: its leases run out on time, and their keys go. A store
-/// that keeps no leases gets them kept in this process (``ProcessLeases``), where they
-/// live as long as the server.
+/// that keeps no leases gets them kept in this process (a ``MemoryStore``'s), where
+/// they live as long as the server.
 ///
 /// A key records its lease in its content type (``tag(_:ttl:)``), so the keys of a lease
 /// are found by reading the config's keys, once per revocation. A key naming a lease the
@@ -68,7 +68,7 @@ public actor EtcdLeases {
     /// Leases of `backend`'s config kept in `store` (nil: in this process), timed by `clock`.
     init(backend: EtcdBackend, store: (any LeaseStore)? = nil, clock: any WallClock = SystemClock()) {
         self.backend = backend
-        self.store = store ?? ProcessLeases()
+        self.store = store ?? MemoryStore()
         self.clock = clock
     }
 
@@ -242,38 +242,6 @@ public actor EtcdLeases {
             do { try await recover() } catch { strayCheckDue = .now + Self.strayCheckDelay }
         }
     }
-}
-
-/// Leases kept in this process, for a store that keeps none: they live as long as the
-/// server (a server that starts again gives the leases its keys name a fresh TTL).
-actor ProcessLeases: LeaseStore {
-    private var records: [Int64: LeaseRecord] = [:]
-
-    func grantLease(_ lease: LeaseRecord, in config: ConfigName) throws {
-        guard records[lease.id] == nil else { throw DiscfgError(.conditionFailed, "etcdserver: lease already exists", field: "ID") }
-        records[lease.id] = lease
-    }
-
-    func renewLease(_ id: Int64, in config: ConfigName, at now: Date, until expiresAt: Date) -> LeaseRecord? {
-        guard var lease = records[id], !lease.revoking, lease.expiresAt > now else { return nil }
-        lease.expiresAt = expiresAt
-        records[id] = lease
-        return lease
-    }
-
-    func lease(_ id: Int64, in config: ConfigName) -> LeaseRecord? { records[id] }
-
-    func leases(in config: ConfigName) -> [LeaseRecord] { records.values.sorted { $0.id < $1.id } }
-
-    func claimLease(_ id: Int64, in config: ConfigName, expiredBy now: Date?) -> LeaseRecord? {
-        guard var lease = records[id] else { return nil }
-        if let now, !lease.revoking, lease.expiresAt > now { return nil }
-        lease.revoking = true
-        records[id] = lease
-        return lease
-    }
-
-    func dropLease(_ id: Int64, in config: ConfigName) { records[id] = nil }
 }
 
 extension EtcdError {

@@ -1,0 +1,113 @@
+import DiscfgCore
+@testable import DiscfgEtcd
+import DiscfgSQLite
+import Foundation
+import Testing
+
+/// Leases kept in the store: two ``EtcdLeases`` stand for two servers on one store (a
+/// real SQLite file), on a clock the test moves. Whichever server granted a lease, the
+/// other renews it, expires it and deletes its keys; a revocation cut short is finished;
+/// a key naming a lease the store lost gets it back with a fresh TTL.
+@Suite("etcd API: leases kept in the store, shared by servers")
+struct EtcdLeaseStoreTests {
+    struct Pair {
+        let backend: EtcdBackend
+        let store: SQLiteStore
+        let clock: ManualClock
+        let one: EtcdLeases
+        let two: EtcdLeases
+        let directory: URL
+
+        init() async throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("leases-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            clock = ManualClock()
+            store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path, clock: clock)
+            backend = EtcdBackend(store: store, config: try ConfigName("etcd"))
+            try await backend.prepare()
+            one = EtcdLeases(backend: backend, store: store, clock: clock)
+            two = EtcdLeases(backend: backend, store: store, clock: clock)
+        }
+
+        func put(_ name: String, lease: Int64, through leases: EtcdLeases) async throws {
+            let tag = try await leases.attachment(lease)
+            _ = try await backend.transact(Transaction(success: [.put(try EtcdKeys.key(Array(name.utf8)), Data("v".utf8), contentType: tag)]))
+        }
+
+        func keys() async throws -> [String] {
+            let (items, _, _) = try await backend.liveItems(key: [0], rangeEnd: [0], budget: EtcdAnswer.budget(keysOnly: true, past: .cut))
+            return items.compactMap { EtcdKeys.bytes($0.key.path).map { String(decoding: $0, as: UTF8.self) } }
+        }
+
+        func cleanUp() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    @Test("a lease granted by one server is renewed by the other, and expired by it when no one renews it, its keys gone in one revision")
+    func sharedLifetime() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        let (id, ttl) = try await pair.one.grant(id: 0, ttl: 10)
+        #expect(ttl == 10)
+        try await pair.put("leader", lease: id, through: pair.one)
+        try await pair.put("member", lease: id, through: pair.two)
+        _ = try await pair.backend.transact(Transaction(success: [.put(try EtcdKeys.key(Array("plain".utf8)), Data("x".utf8))]))
+        #expect(try await pair.two.ids() == [id])
+        #expect(try await pair.two.timeToLive(id, keys: true)?.keys.count == 2)
+
+        pair.clock.advance(seconds: 8)
+        #expect(try await pair.two.keepAlive(id) == 10)
+        pair.clock.advance(seconds: 8)
+        await pair.two.expire()
+        #expect(try await pair.keys() == ["leader", "member", "plain"], "renewed through the other server: 2 s left")
+        #expect(try await pair.one.timeToLive(id, keys: false)?.remaining == 2)
+
+        let revision = try await pair.backend.currentRevision()
+        pair.clock.advance(seconds: 2)
+        // Run out and not yet expired: renewed no more, as in etcd.
+        #expect(try await pair.one.keepAlive(id) == 0)
+        await pair.two.expire()
+        #expect(try await pair.keys() == ["plain"])
+        #expect(try await pair.backend.currentRevision() == revision.next, "both keys went in one revision")
+        #expect(try await pair.one.timeToLive(id, keys: false) == nil)
+        #expect(try await pair.one.ids().isEmpty)
+        await #expect(throws: EtcdError.leaseNotFound) { try await pair.one.attachment(id) }
+    }
+
+    @Test("a revocation cut short after its claim is finished by the next expiry pass of any server")
+    func revocationCutShort() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        let (id, _) = try await pair.one.grant(id: 42, ttl: 60)
+        try await pair.put("lock", lease: id, through: pair.one)
+        // The server claimed the lease and died before deleting its keys.
+        #expect(try await pair.store.claimLease(id, in: pair.backend.config, expiredBy: nil)?.revoking == true)
+        #expect(try await pair.two.keepAlive(id) == 0, "a lease being revoked is renewed no more")
+        await #expect(throws: EtcdError.leaseNotFound) { try await pair.two.attachment(id) }
+        await pair.two.expire()
+        #expect(try await pair.keys().isEmpty)
+        #expect(try await pair.store.lease(id, in: pair.backend.config) == nil)
+        // Its id is free again.
+        #expect(try await pair.one.grant(id: 42, ttl: 5).id == 42)
+        await #expect(throws: DiscfgError.self) { try await pair.two.grant(id: 42, ttl: 5) }
+    }
+
+    @Test("a key naming a lease the store does not have gets it again with a fresh TTL, and goes when that runs out")
+    func strayKey() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        // Written before leases were kept in the store, or by a put that raced the
+        // lease's revocation.
+        let key = try EtcdKeys.key(Array("stray".utf8))
+        _ = try await pair.backend.transact(Transaction(success: [.put(key, Data("v".utf8), contentType: EtcdLeases.tag(7, ttl: 5))]))
+        try await pair.two.recover()
+        let lease = try #require(try await pair.store.lease(7, in: pair.backend.config))
+        #expect(lease.ttl == 5 && lease.expiresAt == Date(milliseconds: pair.clock.now().milliseconds + 5000) && !lease.revoking)
+        // A second server recovering changes nothing.
+        pair.clock.advance(seconds: 1)
+        try await pair.one.recover()
+        #expect(try await pair.store.lease(7, in: pair.backend.config) == lease)
+        pair.clock.advance(seconds: 4)
+        await pair.one.expire()
+        #expect(try await pair.keys().isEmpty)
+    }
+}
