@@ -44,7 +44,7 @@ struct EtcdGateway: Sendable {
         typealias P = Etcdserverpb_KV.Method
         typealias L = Etcdserverpb_Lease.Method
         var routes: [String: Route] = [:]
-        func add<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
+        func add<Request: SwiftProtobuf.Message, Response: EtcdHeadedResponse>(
             _ paths: [String], _ descriptor: MethodDescriptor, _: Request.Type, _: Response.Type, endsWithBody: Bool = true
         ) {
             guard let method = methods[EtcdMethodTable.path(descriptor)] else { return }
@@ -53,7 +53,7 @@ struct EtcdGateway: Sendable {
             case .bidirectional(let body): .streaming(body, endsWithBody: endsWithBody)
             }
             let route = Route(method: method, kind: kind, decode: { json in try Self.decode(Request.self, json) }, encode: { bytes in
-                try Response(serializedBytes: bytes).jsonString(options: Self.encoding)
+                try Self.json(Response(serializedBytes: bytes))
             })
             // etcd 3.4 serves /v3beta/ as /v3/ (clients of etcd 3.3 probe it).
             for path in paths {
@@ -90,6 +90,31 @@ struct EtcdGateway: Sendable {
         options.preserveProtoFieldNames = true
         return options
     }()
+
+    /// `response` in JSON as etcd's gateway writes it, its headers with their revision.
+    ///
+    /// etcd's revisions start at 1, so its gateway's headers always hold a `revision`,
+    /// and clients read it unguarded (patroni: `result['header']['revision']`). A config's
+    /// revisions start at 0, which protobuf's JSON leaves out: an answer at revision 0
+    /// says `"revision":"0"` in its header and in its transaction's nested ones.
+    static func json<Response: EtcdHeadedResponse>(_ response: Response) throws -> String {
+        let json = try response.jsonString(options: encoding)
+        guard response.hasHeader, response.header.revision == 0 else { return json }
+        let header = try response.header.jsonString(options: encoding)
+        let revision = #""revision":"0""#
+        // The header's fields in their order: cluster_id, member_id, revision, raft_term.
+        let spelled: String
+        if let raftTerm = header.range(of: #""raft_term":"#) {
+            spelled = header.replacingCharacters(in: raftTerm.lowerBound..<raftTerm.lowerBound, with: revision + ",")
+        } else {
+            spelled = header == "{}" ? "{\(revision)}" : String(header.dropLast()) + ",\(revision)}"
+        }
+        // The header is field 1, so it comes first; nested headers hold only a revision.
+        let top = #"{"header":"#
+        guard json.hasPrefix(top + header) else { return json }
+        return (top + spelled + json.dropFirst(top.count + header.count))
+            .replacingOccurrences(of: #""header":{}"#, with: #""header":{"# + revision + "}")
+    }
 
     /// Unknown fields are ignored, as etcd's gateway ignores them.
     static let decoding: JSONDecodingOptions = {
@@ -186,3 +211,24 @@ struct EtcdGateway: Sendable {
         }
     }
 }
+
+/// An etcd answer: each carries the member's header (its field 1).
+protocol EtcdHeadedResponse: SwiftProtobuf.Message {
+    var header: Etcdserverpb_ResponseHeader { get }
+    var hasHeader: Bool { get }
+}
+
+extension Etcdserverpb_RangeResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_PutResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_DeleteRangeResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_TxnResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_CompactionResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_WatchResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_LeaseGrantResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_LeaseRevokeResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_LeaseKeepAliveResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_LeaseTimeToLiveResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_LeaseLeasesResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_MemberListResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_StatusResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_AuthenticateResponse: EtcdHeadedResponse {}
