@@ -182,6 +182,13 @@ struct UpdateItemInput: Encodable {
     var ExpressionAttributeNames: [String: String]?
     var ExpressionAttributeValues: Attributes?
     var ReturnConsumedCapacity = "TOTAL"
+    /// `ALL_NEW` to have the item as the update left it in ``UpdateItemOutput``.
+    var ReturnValues: String?
+}
+
+/// What `UpdateItem` answers: the item, when the input asked for it.
+struct UpdateItemOutput: Decodable {
+    var Attributes: [String: AttributeValue]?
 }
 
 extension PutItemInput {

@@ -23,6 +23,10 @@ enum DynamoDBLayout {
     /// Appended to a config's name for its tombstones: one item per deleted key (sort key
     /// the key), holding where the key's chain of events ends.
     static let tombstoneSuffix = "#t"
+    /// Appended to a config's name for its etcd leases: one item per lease, sort key the
+    /// lease's id in decimal. Apart from the config's partition, so a keep-alive never
+    /// meets a change's transaction on the meta item.
+    static let leaseSuffix = "#l"
     /// Appended to an event's sort key for the item holding its overflowed previous value.
     static let overflowSuffix = "#prev"
     /// Separates the key from the revision in `lsk`; keys never hold control characters.
@@ -36,6 +40,8 @@ enum DynamoDBLayout {
     static func historyPK(_ config: ConfigName) -> String { config.rawValue + historySuffix }
     static func tombstonePK(_ config: ConfigName) -> String { config.rawValue + tombstoneSuffix }
     static func tombstoneKey(_ config: ConfigName, _ key: Key) -> Attributes { Self.key(tombstonePK(config), key.path) }
+    static func leasePK(_ config: ConfigName) -> String { config.rawValue + leaseSuffix }
+    static func leaseKey(_ config: ConfigName, _ id: Int64) -> Attributes { key(leasePK(config), String(id)) }
 
     /// The config whose history partition `pk` is, or nil for any other partition.
     static func config(ofHistoryPK pk: String) -> ConfigName? {
@@ -185,6 +191,16 @@ enum Attribute: String, CaseIterable, Sendable {
     /// `configs` from when a scope was a config name, which still reads as one.
     case tokenConfigs = "configs"
     case tokenDescription = "description"
+
+    // etcd leases.
+    /// The seconds the lease was granted for. Not `ttl`, DynamoDB's own TTL attribute,
+    /// which would delete the item.
+    case leaseTTL = "lttl"
+    /// When the lease runs out unless renewed, epoch milliseconds. Not `exp`, the sort
+    /// key of ``DynamoDBIndex/byExpiry``: every keep-alive would write the index too.
+    case leaseExpiresAt = "lexp"
+    /// Present (true) once a revocation claimed the lease: it is renewed no more.
+    case revoking
 
     // Notification progress.
     case delivered

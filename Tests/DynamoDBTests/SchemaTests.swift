@@ -22,7 +22,7 @@ struct SchemaTests {
 
     static let partitions = [
         DynamoDBLayout.registryPK, DynamoDBLayout.tokensPK, DynamoDBLayout.issuedMarkerSK, DynamoDBLayout.deliveriesPK,
-        DynamoDBLayout.historySuffix, DynamoDBLayout.tombstoneSuffix, DynamoDBLayout.overflowSuffix,
+        DynamoDBLayout.historySuffix, DynamoDBLayout.tombstoneSuffix, DynamoDBLayout.leaseSuffix, DynamoDBLayout.overflowSuffix,
     ]
 
     @Test("no two attributes share a stored name in any slot")
