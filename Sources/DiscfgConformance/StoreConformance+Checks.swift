@@ -89,6 +89,16 @@ extension StoreConformance {
         all.append(Check(name: "ItemChecks.emptyValueIsAllowedAndDistinctFromAbsent()") { try await self.item.emptyValueIsAllowedAndDistinctFromAbsent() })
         all.append(Check(name: "ItemChecks.keysAreNormalizedBeforeTheyReachTheStore()") { try await self.item.keysAreNormalizedBeforeTheyReachTheStore() })
         all.append(Check(name: "ItemChecks.configsAreIndependent()") { try await self.item.configsAreIndependent() })
+        if capabilities.contains(.leases) {
+            all.append(Check(name: "LeaseStoreChecks.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()") { try await self.leaseStore.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice() })
+            all.append(Check(name: "LeaseStoreChecks.aRenewalMovesOnlyALiveLeasesExpiry()") { try await self.leaseStore.aRenewalMovesOnlyALiveLeasesExpiry() })
+            all.append(Check(name: "LeaseStoreChecks.aClaimTakesALeaseThatRanOutAndTakesItAgain()") { try await self.leaseStore.aClaimTakesALeaseThatRanOutAndTakesItAgain() })
+            all.append(Check(name: "LeaseStoreChecks.droppingALeaseForgetsIt()") { try await self.leaseStore.droppingALeaseForgetsIt() })
+            all.append(Check(name: "LeaseStoreChecks.leasesAreListedByIdAndKeptPerConfig()") { try await self.leaseStore.leasesAreListedByIdAndKeptPerConfig() })
+            all.append(Check(name: "LeaseStoreChecks.leasesChangeNoRevisionOrHistory()") { try await self.leaseStore.leasesChangeNoRevisionOrHistory() })
+            all.append(Check(name: "LeaseStoreChecks.deletingAConfigForgetsItsLeases()") { try await self.leaseStore.deletingAConfigForgetsItsLeases() })
+            all.append(Check(name: "LeaseStoreChecks.aRenewalAndAClaimOfOneLeaseAreOrdered()") { try await self.leaseStore.aRenewalAndAClaimOfOneLeaseAreOrdered() })
+        }
         all.append(Check(name: "ListChecks.recursiveListReturnsEveryKeyUnderThePrefixInByteOrder()") { try await self.list.recursiveListReturnsEveryKeyUnderThePrefixInByteOrder() })
         all.append(Check(name: "ListChecks.nonRecursiveListFoldsDeeperKeysIntoPrefixes()") { try await self.list.nonRecursiveListFoldsDeeperKeysIntoPrefixes() })
         all.append(Check(name: "ListChecks.emptyAndUnmatchedPrefixesListNothing()") { try await self.list.emptyAndUnmatchedPrefixesListNothing() })

@@ -1,8 +1,8 @@
 import DiscfgCore
 
 /// The behaviour every `ConfigStore` must have — items, conditions, listings, history,
-/// TTLs, watches, import and export, page budgets, tokens, limits, concurrency — as checks
-/// any store can run. A new store is done when it passes them all.
+/// TTLs, watches, import and export, page budgets, tokens, etcd leases, limits,
+/// concurrency — as checks any store can run. A new store is done when it passes them all.
 ///
 /// Each check makes fresh stores with the factory and throws a ``CheckFailure`` listing
 /// every expectation that failed, as `File.swift:LINE: message` with the values it saw. The
@@ -72,7 +72,10 @@ public struct StoreConformance: Sendable {
         /// cannot.)
         public static let exportPagesReadHistory = Capabilities(rawValue: 1 << 1)
 
-        public static let all: Capabilities = [.tokens, .exportPagesReadHistory]
+        /// The store keeps etcd leases (`LeaseStore`).
+        public static let leases = Capabilities(rawValue: 1 << 2)
+
+        public static let all: Capabilities = [.tokens, .exportPagesReadHistory, .leases]
     }
 
     /// The store's name in failure messages.

@@ -15,15 +15,15 @@ struct ConformanceLibraryTests {
         #expect(ran == suite.checks.count)
         #expect(Set(suite.checks.map(\.name)).count == suite.checks.count, "two checks share a name")
         // Every area of store behaviour is in it, parameterized checks once per argument.
-        for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "Transaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema"] {
+        for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "LeaseStore", "Transaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema"] {
             #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
         }
-        #expect(suite.checks.count == 222)
+        #expect(suite.checks.count == 230)
         // A store without a capability is not checked for it.
         let plain = StoreConformance(name: "plain") { clock in StoreConformance.Fixture(store: MemoryStore(clock: clock)) }
-        #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == [
+        #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == Set([
             "TokenStoreChecks.issuedOutlivesRevocation()", "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()",
-        ])
+        ] + LeaseStoreTests.checks))
     }
 
     @Test("a store that ignores compare-and-swap conditions fails the condition checks")
