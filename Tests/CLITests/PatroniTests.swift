@@ -1,0 +1,139 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// patroni (Debian's, with PostgreSQL 15; installed by `scripts/setup`) running a
+/// two-node PostgreSQL cluster with the etcd API as its DCS (patroni's `etcd3` DCS, which
+/// speaks the HTTP/JSON gateway): a leader elected, the replica streaming, a row read back
+/// on it, `patronictl list`, then the leader killed and the time until the other node
+/// leads. `Tests/Peers/patroni_cluster.py` runs the scenario; this test runs it at once
+/// against a real etcd, `serve --etcd` on SQLite, and two `serve --etcd` on one DynamoDB
+/// table (moto), each node on its own server and the leader's server killed with it.
+/// A machine without patroni, PostgreSQL or etcd fails it, it does not skip it.
+@Suite("etcd API: patroni runs a PostgreSQL cluster over it")
+struct PatroniTests {
+    /// What the scenario reported: whether it passed, the failover time, and every field
+    /// of its JSON line (the times, and on failure the step and error) for messages.
+    struct Outcome: Sendable {
+        let name: String
+        let passed: Bool
+        /// Seconds from the leader's kill until the other node led.
+        let failover: Double?
+        let fields: [String: String]
+        let logs: String
+
+        var summary: String {
+            let names = ["leader_elected_s", "replica_joined_s", "failover_s", "writable_s", "killed_dcs_pid", "step", "error"]
+            return "\(name): " + names.compactMap { name in fields[name].map { "\(name)=\($0)" } }.joined(separator: " ")
+        }
+    }
+
+    static let programs = ["/usr/bin/patroni", "/usr/bin/patronictl", "/usr/lib/postgresql/15/bin/postgres", "/usr/lib/postgresql/15/bin/pg_ctl"]
+
+    /// Runs `patroni_cluster.py` with one DCS address per node.
+    static func scenario(_ name: String, dcs: [Int], killWithLeader: [Int: pid_t] = [:]) async throws -> Outcome {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-patroni-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        var arguments = [EtcdctlTests.peerScript("patroni_cluster.py"), "--work", work.path, "--timeout", "150"]
+        arguments += dcs.flatMap { ["--dcs", "127.0.0.1:\($0)"] }
+        if !killWithLeader.isEmpty {
+            arguments += ["--kill-with-leader", killWithLeader.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")]
+        }
+        let output = try await ChildProcess.run(
+            "python3", arguments, environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), timeout: .seconds(200)
+        )
+        let line = output.stdoutLines.last ?? ""
+        let json = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? ["error": "no JSON line in its output"]
+        return Outcome(
+            name: name, passed: json["ok"] as? Bool == true, failover: (json["failover_s"] as? NSNumber)?.doubleValue,
+            fields: json.mapValues { "\($0)" }, logs: output.logs
+        )
+    }
+
+    /// (a) A real etcd, both nodes on it.
+    static func onEtcd() async throws -> Outcome {
+        let etcd = try await EtcdCompatibilityTests.EtcdServer.start()
+        do {
+            let outcome = try await scenario("etcd 3.4", dcs: [etcd.side.port, etcd.side.port])
+            await etcd.stop()
+            return outcome
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+    }
+
+    /// (b) `serve --etcd` on SQLite, both nodes on it.
+    static func onSQLite() async throws -> Outcome {
+        let server = try await EtcdctlTests.start(.sqlite)
+        do {
+            let outcome = try await scenario("discfg on SQLite", dcs: [server.etcdPort, server.etcdPort])
+            await server.stop()
+            return outcome
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// (c) Two `serve --etcd` on one DynamoDB table: node 0 on server A, node 1 on server
+    /// B; the leader's server is killed with it, so the other server alone must let the
+    /// dead leader's lease run out.
+    static func onDynamoDB() async throws -> Outcome {
+        let a = try await EtcdctlTests.start(.dynamodb)
+        let b: ChildProcess
+        let bPort: Int
+        do {
+            b = try a.cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
+            bPort = try await b.waitForOutput(timeout: .seconds(60)) { output -> Int? in
+                guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
+                return Int(output.stderr[range].split(separator: ":").last ?? "")
+            }
+        } catch {
+            await a.stop()
+            throw error
+        }
+        do {
+            let outcome = try await scenario(
+                "discfg on DynamoDB, two servers", dcs: [a.etcdPort, bPort], killWithLeader: [0: a.server.pid, 1: b.pid]
+            )
+            if outcome.failover != nil {
+                #expect(outcome.fields["killed_dcs_pid"] != nil && a.server.isRunning != b.isRunning, "the leader's server was killed, the other runs: \(outcome.summary)")
+            }
+            await b.stop()
+            await a.stop()
+            return outcome
+        } catch {
+            await b.stop()
+            await a.stop()
+            throw error
+        }
+    }
+
+    @Test(
+        "a leader elected, the replica streaming a row written on the leader, patronictl list, and a failover after the leader is killed: on etcd, on serve --etcd over SQLite, and on two serve --etcd over one DynamoDB table with the leader's server killed too",
+        .timeLimit(.minutes(5))
+    )
+    func cluster() async throws {
+        for program in Self.programs {
+            #expect(FileManager.default.isExecutableFile(atPath: program), "\(program) is missing: install patroni and postgresql (scripts/setup does)")
+        }
+        #expect(EtcdCompatibilityTests.EtcdServer.executable("etcd") != nil, "etcd is missing: install etcd-server (scripts/setup does)")
+        try #require(getuid() == 0, "the nodes run as the postgres user: the test must run as root to switch to it")
+        try #require(Self.programs.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) })
+
+        async let etcd = Self.onEtcd()
+        async let sqlite = Self.onSQLite()
+        async let dynamodb = Self.onDynamoDB()
+        let outcomes = try await [etcd, sqlite, dynamodb]
+        for outcome in outcomes {
+            print("patroni failover: \(outcome.summary)")
+        }
+        for outcome in outcomes {
+            #expect(outcome.passed, "\(outcome.summary)\n\(outcome.logs.suffix(6_000))")
+            #expect((outcome.failover ?? .infinity) < 60, "\(outcome.summary)")
+        }
+    }
+}
