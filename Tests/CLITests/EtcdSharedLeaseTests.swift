@@ -1,0 +1,53 @@
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// Two `serve --etcd` on one store (a SQLite file; a DynamoDB table on moto) share their
+/// leases: a lease granted through one server is renewed and listed through the other,
+/// and when the server that granted it dies, the other expires it on time and deletes its
+/// keys. A DCS behind more than one server (patroni's leader key) fails over.
+@Suite("etcd API: leases shared by the servers on one store")
+struct EtcdSharedLeaseTests {
+    @Test("a lease granted through a server that is then killed runs out through the other, and its keys go", arguments: EtcdctlTests.Backing.allCases)
+    func leaseOutlivesNoServer(backing: EtcdctlTests.Backing) async throws {
+        let first = try await EtcdctlTests.start(backing)
+        let (server, port) = try await EtcdctlTests.serve(first.cli)
+        let second = EtcdctlTests.Peer(cli: first.cli, server: server, etcdPort: port, store: first.store)
+        defer { first.cli.cleanUp() }
+        do {
+            let granted = try await first.ok("lease", "grant", "4")
+            let id = try #require(granted.split(separator: " ").dropFirst().first.map(String.init), "\(granted)")
+            #expect(try await first.ok("put", "--lease=\(id)", "service/leader", "node1") == "OK\n")
+            #expect(try await first.ok("put", "service/config", "kept") == "OK\n")
+
+            // The other server sees the lease: it renews it, lists it, and a put there
+            // attaches a key to it.
+            #expect(try await second.ok("lease", "keep-alive", "--once", id) == "lease \(id) keepalived with TTL(4)\n")
+            #expect(try await second.ok("lease", "list") == "found 1 leases\n\(id)\n")
+            #expect(try await second.ok("put", "--lease=\(id)", "service/member", "node1") == "OK\n")
+            let ttl = try await second.ok("lease", "timetolive", id, "--keys")
+            #expect(ttl.hasSuffix("attached keys([service/leader service/member])\n"), "\(ttl)")
+
+            // The server that granted it dies; the other expires it and deletes its keys.
+            _ = await first.server.kill()
+            let killed = ContinuousClock.now
+            var gone = false
+            while !gone, ContinuousClock.now < killed + .seconds(60) {
+                try await Task.sleep(for: .milliseconds(250))
+                gone = try await second.ok("get", "service/", "--prefix", "--keys-only") == "service/config\n\n"
+            }
+            #expect(gone, "the lease's keys outlived the server that granted it")
+            print("leases: keys of a 4 s lease gone \(ContinuousClock.now - killed) after its server was killed (\(backing))")
+            #expect(try await second.ok("lease", "timetolive", id) == "lease \(id) already expired\n")
+            #expect(try await second.ok("lease", "list") == "found 0 leases\n")
+            let late = try await second.etcdctl("lease", "keep-alive", "--once", id)
+            #expect(late.termination != .exited(0) || late.stdout.contains("expired"), "a lease that ran out is renewed no more: \(late.stdout) \(late.stderr)")
+        } catch {
+            await first.server.stop()
+            await second.server.stop()
+            throw error
+        }
+        await first.server.stop()
+        await second.server.stop()
+    }
+}
