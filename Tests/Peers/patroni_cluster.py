@@ -2,10 +2,14 @@
 """A two-node PostgreSQL cluster run by patroni over an etcd v3 API, then a failover.
 
 Usage: patroni_cluster.py --dcs HOST:PORT --dcs HOST:PORT --work DIR
-                          [--kill-with-leader I=PID,...] [--timeout SECONDS]
+                          [--kill-with-leader I=PID,...] [--dcs-auth USER:PASSWORD]
+                          [--use-proxies] [--timeout SECONDS]
 
 Each --dcs is one node's DCS (patroni's `etcd3` DCS, which speaks etcd's HTTP/JSON
-gateway): node 0 uses the first, node 1 the second. The scenario:
+gateway): node 0 uses the first, node 1 the second; --dcs-auth is the user and
+password patroni authenticates with (for discfg, a token's id and the token);
+--use-proxies sets patroni's `use_proxies`: it keeps the hosts it was given rather
+than the etcd cluster's member list. The scenario:
 
 1. both nodes start (patroni as the `postgres` user, data in DIR, free loopback ports);
 2. one becomes leader (REST GET /leader answers 200);
@@ -68,8 +72,10 @@ def free_port():
 class Node:
     """One patroni with its PostgreSQL, run as the postgres user."""
 
-    def __init__(self, index, dcs, work, scope, user):
+    def __init__(self, index, dcs, work, scope, user, auth=None, use_proxies=False):
         self.index = index
+        self.use_proxies = use_proxies
+        self.auth = auth
         self.name = f"node{index}"
         self.dcs = dcs
         self.user = user
@@ -89,6 +95,10 @@ class Node:
         os.makedirs(self.directory, mode=0o700)
         # Strings are JSON-quoted, which YAML reads as its double-quoted strings.
         q = json.dumps
+        credentials = "\n  use_proxies: true" if self.use_proxies else ""
+        if self.auth:
+            name, _, password = self.auth.partition(":")
+            credentials += f"\n  username: {q(name)}\n  password: {q(password)}"
         text = f"""scope: {q(self.scope)}
 name: {q(self.name)}
 log:
@@ -97,7 +107,7 @@ restapi:
   listen: 127.0.0.1:{self.api_port}
   connect_address: 127.0.0.1:{self.api_port}
 etcd3:
-  hosts: {q(self.dcs)}
+  hosts: {q(self.dcs)}{credentials}
 bootstrap:
   dcs:
     ttl: 10
@@ -375,6 +385,8 @@ def main():
     parser.add_argument("--dcs", action="append", required=True, help="HOST:PORT of a node's etcd API (one per node)")
     parser.add_argument("--work", required=True, help="a directory for the nodes' data")
     parser.add_argument("--kill-with-leader", default="", help="I=PID,...: when node I leads, SIGKILL PID with it")
+    parser.add_argument("--dcs-auth", help="USER:PASSWORD patroni authenticates to the DCS with")
+    parser.add_argument("--use-proxies", action="store_true", help="patroni keeps the hosts given, not the member list")
     parser.add_argument("--timeout", type=float, default=200, help="the whole run's bound, in seconds")
     arguments = parser.parse_args()
     if len(arguments.dcs) != 2:
@@ -398,7 +410,7 @@ def main():
         parent = os.path.dirname(parent)
     scope = f"discfg-{uuid.uuid4().hex[:10]}"
     results["scope"] = scope
-    nodes = [Node(index, dcs, work, scope, user) for index, dcs in enumerate(arguments.dcs)]
+    nodes = [Node(index, dcs, work, scope, user, arguments.dcs_auth, arguments.use_proxies) for index, dcs in enumerate(arguments.dcs)]
 
     def on_alarm(signum, frame):
         raise Deadline()
