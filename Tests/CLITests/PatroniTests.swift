@@ -8,9 +8,10 @@ import Testing
 /// speaks the HTTP/JSON gateway): a leader elected, the replica streaming, a row read back
 /// on it, `patronictl list`, then the leader killed and the time until the other node
 /// leads. `Tests/Peers/patroni_cluster.py` runs the scenario; this test runs it at once
-/// against a real etcd, `serve --etcd` on SQLite, and two `serve --etcd` on one DynamoDB
-/// table (moto), each node on its own server and the leader's server killed with it.
-/// A machine without patroni, PostgreSQL or etcd fails it, it does not skip it.
+/// against a real etcd, `serve --etcd` on SQLite (without and with tokens), and two
+/// `serve --etcd` on one DynamoDB table (moto), each node on its own server and the
+/// leader's server killed with it. A machine without patroni, PostgreSQL or etcd fails
+/// it, it does not skip it.
 @Suite("etcd API: patroni runs a PostgreSQL cluster over it")
 struct PatroniTests {
     /// What the scenario reported: whether it passed, the failover time, and every field
@@ -32,12 +33,12 @@ struct PatroniTests {
     static let programs = ["/usr/bin/patroni", "/usr/bin/patronictl", "/usr/lib/postgresql/15/bin/postgres", "/usr/lib/postgresql/15/bin/pg_ctl"]
 
     /// Runs `patroni_cluster.py` with one DCS address per node.
-    static func scenario(_ name: String, dcs: [Int], killWithLeader: [Int: pid_t] = [:]) async throws -> Outcome {
+    static func scenario(_ name: String, dcs: [Int], killWithLeader: [Int: pid_t] = [:], extra: [String] = []) async throws -> Outcome {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-patroni-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
         var arguments = [EtcdctlTests.peerScript("patroni_cluster.py"), "--work", work.path, "--timeout", "150"]
-        arguments += dcs.flatMap { ["--dcs", "127.0.0.1:\($0)"] }
+        arguments += dcs.flatMap { ["--dcs", "127.0.0.1:\($0)"] } + extra
         if !killWithLeader.isEmpty {
             arguments += ["--kill-with-leader", killWithLeader.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")]
         }
@@ -70,6 +71,27 @@ struct PatroniTests {
         let server = try await EtcdctlTests.start(.sqlite)
         do {
             let outcome = try await scenario("discfg on SQLite", dcs: [server.etcdPort, server.etcdPort])
+            await server.stop()
+            return outcome
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    /// (b) again, with `serve --etcd --auth token` on SQLite: patroni authenticates with a token's id
+    /// and the token, scoped to its namespace `/service/`. `use_proxies`: patroni asks the
+    /// member list before it authenticates, which etcd answers without a token and discfg
+    /// does not; with it patroni keeps the hosts it was given and asks no member list.
+    static func onSQLiteWithTokens() async throws -> Outcome {
+        let server = try await EtcdctlTests.start(.sqlite, ["--auth", "token"])
+        do {
+            let created = try await server.cli.run("token", "create", "--role", "write", "--scope", "etcd:etcd:/service/", "--description", "patroni")
+            let token = try #require(created.stdout.split(separator: "\n").first.map(String.init), "token create: \(created.stderr)")
+            let id = try #require(token.split(separator: "_").dropFirst().first.map(String.init), "\(token)")
+            let outcome = try await scenario(
+                "discfg on SQLite, tokens", dcs: [server.etcdPort, server.etcdPort], extra: ["--dcs-auth", "\(id):\(token)", "--use-proxies"]
+            )
             await server.stop()
             return outcome
         } catch {
@@ -113,7 +135,7 @@ struct PatroniTests {
     }
 
     @Test(
-        "a leader elected, the replica streaming a row written on the leader, patronictl list, and a failover after the leader is killed: on etcd, on serve --etcd over SQLite, and on two serve --etcd over one DynamoDB table with the leader's server killed too",
+        "a leader elected, the replica streaming a row written on the leader, patronictl list, and a failover after the leader is killed: on etcd, on serve --etcd over SQLite (without and with tokens), and on two serve --etcd over one DynamoDB table with the leader's server killed too",
         .timeLimit(.minutes(5))
     )
     func cluster() async throws {
@@ -126,8 +148,9 @@ struct PatroniTests {
 
         async let etcd = Self.onEtcd()
         async let sqlite = Self.onSQLite()
+        async let tokens = Self.onSQLiteWithTokens()
         async let dynamodb = Self.onDynamoDB()
-        let outcomes = try await [etcd, sqlite, dynamodb]
+        let outcomes = try await [etcd, sqlite, tokens, dynamodb]
         for outcome in outcomes {
             print("patroni failover: \(outcome.summary)")
         }
