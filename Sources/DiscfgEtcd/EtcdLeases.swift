@@ -116,10 +116,16 @@ public actor EtcdLeases {
         let ttl = max(ttl, Self.minTTL)
         while true {
             let id = requested != 0 ? requested : Int64.random(in: 1...Int64.max)
+            let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl))
             do {
-                try await store.grantLease(LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl)), in: config)
-            } catch let error as DiscfgError where error.code == .conditionFailed && requested == 0 {
-                continue
+                try await store.grantLease(record, in: config)
+            } catch let error as DiscfgError where error.code == .conditionFailed {
+                // A grant whose answer was lost and was sent again finds itself, to the
+                // millisecond: it was granted.
+                if try await store.lease(id, in: config) != record {
+                    guard requested == 0 else { throw error }
+                    continue
+                }
             }
             ttls[id] = ttl
             counted += 1

@@ -88,7 +88,21 @@ struct EtcdLeaseStoreTests {
         #expect(try await pair.store.lease(id, in: pair.backend.config) == nil)
         // Its id is free again.
         #expect(try await pair.one.grant(id: 42, ttl: 5).id == 42)
-        await #expect(throws: DiscfgError.self) { try await pair.two.grant(id: 42, ttl: 5) }
+        await #expect(throws: DiscfgError.self) { try await pair.two.grant(id: 42, ttl: 6) }
+    }
+
+    @Test("a grant sent again after its answer was lost finds itself granted; another grant of the id is refused")
+    func grantSentAgain() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        // The first attempt landed; its answer did not reach the server.
+        let landed = LeaseRecord(id: 9, ttl: 10, expiresAt: Date(milliseconds: pair.clock.now().milliseconds + 10_000))
+        try await pair.store.grantLease(landed, in: pair.backend.config)
+        #expect(try await pair.one.grant(id: 9, ttl: 10) == (9, 10))
+        await #expect(throws: DiscfgError.self) { try await pair.one.grant(id: 9, ttl: 11) }
+        pair.clock.advance(seconds: 0.001)
+        await #expect(throws: DiscfgError.self) { try await pair.two.grant(id: 9, ttl: 10) }
+        #expect(try await pair.store.lease(9, in: pair.backend.config) == landed)
     }
 
     @Test("a key naming a lease the store does not have gets it again with a fresh TTL, and goes when that runs out")
