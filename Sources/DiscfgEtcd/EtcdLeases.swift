@@ -26,6 +26,11 @@ public actor EtcdLeases {
     /// The leases counted at the last expiry pass, plus the grants made here since: what
     /// ``maxLeases`` is held against without listing every lease on each grant.
     private var counted = 0
+    /// Whether the leases are the store's, seen by other servers, rather than this
+    /// process's own.
+    private let shared: Bool
+    /// Expiry passes skipped since the last listing found no lease.
+    private var idlePasses = 0
     /// When the config's keys are next read for keys naming a lease the store does not
     /// have: a while after each revocation, once any put that raced it has landed.
     private var strayCheckDue: ContinuousClock.Instant?
@@ -64,11 +69,14 @@ public actor EtcdLeases {
     /// How long after a revocation the config is read for keys naming a lease that is
     /// gone: longer than a put that checked the lease may take to land.
     static let strayCheckDelay = Duration.seconds(45)
+    /// The passes between listings of a shared store's leases while it holds none.
+    static let idleEvery = 5
 
     /// Leases of `backend`'s config kept in `store` (nil: in this process), timed by `clock`.
     init(backend: EtcdBackend, store: (any LeaseStore)? = nil, clock: any WallClock = SystemClock()) {
         self.backend = backend
         self.store = store ?? MemoryStore()
+        shared = store != nil
         self.clock = clock
     }
 
@@ -235,7 +243,23 @@ public actor EtcdLeases {
 
     /// Revokes every lease whose time ran out, and finishes revocations cut short,
     /// whichever server granted or claimed them.
+    ///
+    /// A store shared by servers is asked at each pass while it holds leases (or this
+    /// server granted one since), and at every ``idleEvery``-th pass while it holds none:
+    /// servers on a config without leases ask little, and a lease granted by another
+    /// server that dies at once goes at most that many passes late.
     func expire() async {
+        if shared, counted == 0, idlePasses < Self.idleEvery - 1 {
+            idlePasses += 1
+            return
+        }
+        idlePasses = 0
+        await revokeExpired()
+    }
+
+    /// Lists the config's leases and revokes those that ran out or whose revocation was
+    /// cut short; reads the config for stray keys when that is due.
+    func revokeExpired() async {
         guard let known = try? await store.leases(in: config) else { return }
         counted = known.count
         let now = clock.now()

@@ -192,8 +192,9 @@ public struct EtcdServer: Service {
             .bind(host: host == "localhost" ? "127.0.0.1" : host, port: port)
             .get()
         // Leases run out on the store's clock; their keys go in one transaction each.
-        // Each pass lists the config's leases: a query a second on a store shared by
-        // servers, four a second in this process.
+        // Each pass lists the config's leases: on a store shared by servers, a query a
+        // second while it holds leases and one every 5 s while it holds none; four a
+        // second in this process.
         let pass: Duration = leaseStore == nil ? .milliseconds(250) : .seconds(1)
         let expiry = Task {
             while !Task.isCancelled {

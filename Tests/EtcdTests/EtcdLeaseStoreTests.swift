@@ -57,7 +57,7 @@ struct EtcdLeaseStoreTests {
         pair.clock.advance(seconds: 8)
         #expect(try await pair.two.keepAlive(id) == 10)
         pair.clock.advance(seconds: 8)
-        await pair.two.expire()
+        await pair.two.revokeExpired()
         #expect(try await pair.keys() == ["leader", "member", "plain"], "renewed through the other server: 2 s left")
         #expect(try await pair.one.timeToLive(id, keys: false)?.remaining == 2)
 
@@ -65,7 +65,7 @@ struct EtcdLeaseStoreTests {
         pair.clock.advance(seconds: 2)
         // Run out and not yet expired: renewed no more, as in etcd.
         #expect(try await pair.one.keepAlive(id) == 0)
-        await pair.two.expire()
+        await pair.two.revokeExpired()
         #expect(try await pair.keys() == ["plain"])
         #expect(try await pair.backend.currentRevision() == revision.next, "both keys went in one revision")
         #expect(try await pair.one.timeToLive(id, keys: false) == nil)
@@ -83,7 +83,7 @@ struct EtcdLeaseStoreTests {
         #expect(try await pair.store.claimLease(id, in: pair.backend.config, expiredBy: nil)?.revoking == true)
         #expect(try await pair.two.keepAlive(id) == 0, "a lease being revoked is renewed no more")
         await #expect(throws: EtcdError.leaseNotFound) { try await pair.two.attachment(id) }
-        await pair.two.expire()
+        await pair.two.revokeExpired()
         #expect(try await pair.keys().isEmpty)
         #expect(try await pair.store.lease(id, in: pair.backend.config) == nil)
         // Its id is free again.
@@ -121,7 +121,7 @@ struct EtcdLeaseStoreTests {
         try await pair.one.recover()
         #expect(try await pair.store.lease(7, in: pair.backend.config) == lease)
         pair.clock.advance(seconds: 4)
-        await pair.one.expire()
+        await pair.one.revokeExpired()
         #expect(try await pair.keys().isEmpty)
     }
 }
