@@ -107,8 +107,12 @@ final class EtcdCaller: Sendable {
     static func needed(by method: String) -> Role? {
         switch method {
         case _ where method.hasPrefix("etcdserverpb.Auth/"): nil
+        // etcd answers the member list without authentication, and clients ask it
+        // before they authenticate, to find the members to call (patroni does). It
+        // holds the server's own address and name, nothing of the config.
+        case "etcdserverpb.Cluster/MemberList": nil
         case "etcdserverpb.KV/Range", "etcdserverpb.KV/Txn", "etcdserverpb.Watch/Watch",
-             "etcdserverpb.Maintenance/Status", "etcdserverpb.Cluster/MemberList": .read
+             "etcdserverpb.Maintenance/Status": .read
         case "etcdserverpb.KV/Compact": .admin
         default: .write
         }
