@@ -79,10 +79,9 @@ struct PatroniTests {
         }
     }
 
-    /// (b) again, with `serve --etcd --auth token` on SQLite: patroni authenticates with a token's id
-    /// and the token, scoped to its namespace `/service/`. `use_proxies`: patroni asks the
-    /// member list before it authenticates, which etcd answers without a token and discfg
-    /// does not; with it patroni keeps the hosts it was given and asks no member list.
+    /// (b) again, with `serve --etcd --auth token`: patroni authenticates with a token's
+    /// id and the token, scoped to its namespace `/service/`. It asks the member list
+    /// before it authenticates, which etcd and discfg answer without a token.
     static func onSQLiteWithTokens() async throws -> Outcome {
         let server = try await EtcdctlTests.start(.sqlite, ["--auth", "token"])
         do {
@@ -90,7 +89,7 @@ struct PatroniTests {
             let token = try #require(created.stdout.split(separator: "\n").first.map(String.init), "token create: \(created.stderr)")
             let id = try #require(token.split(separator: "_").dropFirst().first.map(String.init), "\(token)")
             let outcome = try await scenario(
-                "discfg on SQLite, tokens", dcs: [server.etcdPort, server.etcdPort], extra: ["--dcs-auth", "\(id):\(token)", "--use-proxies"]
+                "discfg on SQLite, tokens", dcs: [server.etcdPort, server.etcdPort], extra: ["--dcs-auth", "\(id):\(token)"]
             )
             await server.stop()
             return outcome
