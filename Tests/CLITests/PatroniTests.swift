@@ -142,7 +142,6 @@ struct PatroniTests {
             #expect(FileManager.default.isExecutableFile(atPath: program), "\(program) is missing: install patroni and postgresql (scripts/setup does)")
         }
         #expect(EtcdCompatibilityTests.EtcdServer.executable("etcd") != nil, "etcd is missing: install etcd-server (scripts/setup does)")
-        try #require(getuid() == 0, "the nodes run as the postgres user: the test must run as root to switch to it")
         try #require(Self.programs.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) })
 
         async let etcd = Self.onEtcd()

@@ -239,7 +239,10 @@ def parse_json(data):
 
 
 def as_postgres(user, command):
-    """command run as `user` by setpriv, which execs it: the PID is the command's own."""
+    """command run as `user` by setpriv, which execs it: the PID is the command's own;
+    the command itself when this process runs as `user` already."""
+    if os.getuid() == user.pw_uid:
+        return command
     return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups", "--"] + command
 
 
@@ -397,17 +400,20 @@ def main():
             return 1
 
     results = {"ok": False}
-    user = pwd.getpwnam("postgres")
+    # PostgreSQL refuses to run as root: root runs the nodes as the postgres user, any
+    # other user as itself.
+    user = pwd.getpwnam("postgres") if os.getuid() == 0 else pwd.getpwuid(os.getuid())
     work = os.path.join(os.path.abspath(arguments.work), f"patroni-{uuid.uuid4().hex[:8]}")
     os.makedirs(work, mode=0o700)
-    os.chown(work, user.pw_uid, user.pw_gid)
-    # postgres must reach the work directory through its parents.
-    parent = os.path.dirname(work)
-    while parent != "/":
-        mode = os.stat(parent).st_mode
-        if not mode & 0o001:
-            os.chmod(parent, mode | 0o001)
-        parent = os.path.dirname(parent)
+    if os.getuid() == 0:
+        os.chown(work, user.pw_uid, user.pw_gid)
+        # postgres must reach the work directory through its parents.
+        parent = os.path.dirname(work)
+        while parent != "/":
+            mode = os.stat(parent).st_mode
+            if not mode & 0o001:
+                os.chmod(parent, mode | 0o001)
+            parent = os.path.dirname(parent)
     scope = f"discfg-{uuid.uuid4().hex[:10]}"
     results["scope"] = scope
     nodes = [Node(index, dcs, work, scope, user, arguments.dcs_auth, arguments.use_proxies) for index, dcs in enumerate(arguments.dcs)]
