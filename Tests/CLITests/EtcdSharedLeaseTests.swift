@@ -50,4 +50,25 @@ struct EtcdSharedLeaseTests {
         await first.server.stop()
         await second.server.stop()
     }
+
+    @Test("serve --etcd over a store that keeps no leases (a discfg server) says so when it starts; over SQLite it does not")
+    func saysWhenLeasesStayInTheProcess() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        let (store, storePort) = try await ServeTests.start(cli, ["--auth", "none"])
+        var remote = cli
+        remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(storePort)"
+        let (overRemote, _) = try await EtcdctlTests.serve(remote, ["--auth", "none"])
+        var local = cli
+        local.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/other.db"
+        let (overSQLite, _) = try await EtcdctlTests.serve(local)
+        let notice = "etcd leases are kept in this process"
+        let said = try? await overRemote.waitForOutput(timeout: .seconds(30)) { output in output.stderr.contains(notice) ? true : nil }
+        #expect(said == true, "\(overRemote.output.stderr)")
+        #expect(overRemote.output.stderr.contains("another serve --etcd on it neither renews nor expires them"))
+        #expect(!overSQLite.output.stderr.contains(notice), "\(overSQLite.output.stderr)")
+        await overSQLite.stop()
+        await overRemote.stop()
+        await store.stop()
+    }
 }

@@ -267,6 +267,9 @@ struct ServeCommand: AsyncParsableCommand {
                     server.history = etcdHistory
                     server.quotaBytes = etcdQuota
                     server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
+                    if server.leaseStore == nil {
+                        server.notice("etcd leases are kept in this process: store \(storeName) keeps none, so another serve --etcd on it neither renews nor expires them (a dead server's leases and their keys stay); serve the etcd API over SQLite or DynamoDB directly to share them")
+                    }
                     server.openToRemotePeers = insecure
                     server.tls = serverTLS
                     server.allowsPlaintextOffLoopback = insecure
