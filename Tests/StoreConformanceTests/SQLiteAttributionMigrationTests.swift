@@ -31,6 +31,8 @@ struct SQLiteAttributionMigrationTests {
             // The file as schema 7 wrote it: history without the attribution columns.
             var handle: OpaquePointer?
             #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            // The store just closed may still hold the file a moment (its writer closes on its own thread).
+            sqlite3_busy_timeout(handle, 10_000)
             #expect(sqlite3_exec(handle, Self.dropAttribution + "PRAGMA user_version = 7;", nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
             sqlite3_close(handle)
 

@@ -22,6 +22,8 @@ struct SQLiteLeaseMigrationTests {
             // The file as schema 8 wrote it: no leases table.
             var handle: OpaquePointer?
             #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            // The store just closed may still hold the file a moment (its writer closes on its own thread).
+            sqlite3_busy_timeout(handle, 10_000)
             #expect(sqlite3_exec(handle, "DROP TABLE leases; PRAGMA user_version = 8;", nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
             sqlite3_close(handle)
 

@@ -71,6 +71,8 @@ struct SQLiteMigrationTests {
             let path = directory.appendingPathComponent("old.db").path
             var handle: OpaquePointer?
             #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            // The store just closed may still hold the file a moment (its writer closes on its own thread).
+            sqlite3_busy_timeout(handle, 10_000)
             #expect(sqlite3_exec(handle, Self.schemaThree(now: Date().milliseconds), nil, nil, nil) == SQLITE_OK)
             sqlite3_close(handle)
 
@@ -90,6 +92,8 @@ struct SQLiteMigrationTests {
 
             var reopened: OpaquePointer?
             #expect(sqlite3_open(path, &reopened) == SQLITE_OK)
+            // The store just closed may still hold the file a moment (its writer closes on its own thread).
+            sqlite3_busy_timeout(reopened, 10_000)
             var statement: OpaquePointer?
             #expect(sqlite3_prepare_v2(reopened, "PRAGMA user_version", -1, &statement, nil) == SQLITE_OK)
             #expect(sqlite3_step(statement) == SQLITE_ROW)
@@ -146,6 +150,8 @@ struct SQLiteMigrationTests {
 
             var handle: OpaquePointer?
             #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            // The store just closed may still hold the file a moment (its writer closes on its own thread).
+            sqlite3_busy_timeout(handle, 10_000)
             #expect(sqlite3_exec(handle, Self.backToSchemaFive, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
             sqlite3_close(handle)
 
@@ -186,6 +192,8 @@ extension SQLiteMigrationTests {
             }
             var handle: OpaquePointer?
             #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+            // The store just closed may still hold the file a moment (its writer closes on its own thread).
+            sqlite3_busy_timeout(handle, 10_000)
             #expect(sqlite3_exec(handle, SQLiteAttributionMigrationTests.dropAttribution + "ALTER TABLE configs DROP COLUMN byte_count; PRAGMA user_version = 6;", nil, nil, nil) == SQLITE_OK)
             sqlite3_close(handle)
 
@@ -204,6 +212,7 @@ extension SQLiteMigrationTests {
     static func tombstones(_ path: String) -> [String] {
         var handle: OpaquePointer?
         guard sqlite3_open(path, &handle) == SQLITE_OK else { return ["cannot open \(path)"] }
+        sqlite3_busy_timeout(handle, 10_000)
         defer { sqlite3_close(handle) }
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, "SELECT key FROM tombstones ORDER BY key", -1, &statement, nil) == SQLITE_OK else {
