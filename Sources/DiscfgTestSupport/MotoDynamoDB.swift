@@ -10,6 +10,10 @@ public actor MotoDynamoDB {
     /// each read at 5 s, which a server queueing every other test's S3 and DynamoDB calls
     /// (moto answers one at a time) can exceed under load.
     public static let conformance = MotoDynamoDB(server: SharedMotoServer())
+    /// On another server of its own, for the conformance suite's watch checks: a watch
+    /// fails on a read that outlasts its bound, and behind the other checks' requests
+    /// one did under CI's load.
+    public static let watches = MotoDynamoDB(server: SharedMotoServer())
 
     private let server: SharedMotoServer
     private var made: Task<AWSJSONClient, any Error>?

@@ -32,29 +32,35 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
     }
 
     /// The conformance suite over fresh stores of this kind.
-    var conformance: StoreConformance {
+    var conformance: StoreConformance { conformance(moto: .conformance, gate: MotoClient.gate) }
+
+    /// The conformance suite for the watch checks: on DynamoDB, a moto server of their
+    /// own, so no watch read queues behind the other checks' requests.
+    var watchConformance: StoreConformance { conformance(moto: .watches, gate: MotoClient.watchGate) }
+
+    private func conformance(moto: MotoDynamoDB, gate: TestGate) -> StoreConformance {
         StoreConformance(name: rawValue, capabilities: capabilities) { clock in
             // moto is one Python process: run only a few DynamoDB checks at once, so each
             // check's requests stay fast enough for the suite's watch deadlines.
             guard self == .dynamodb else { return try await make(clock: clock) }
-            await MotoClient.gate.enter()
+            await gate.enter()
             do {
-                var fixture = try await make(clock: clock)
+                var fixture = try await make(clock: clock, moto: moto)
                 let cleanup = fixture.cleanup
                 fixture.cleanup = {
                     await cleanup()
-                    await MotoClient.gate.leave()
+                    await gate.leave()
                 }
                 return fixture
             } catch {
-                await MotoClient.gate.leave()
+                await gate.leave()
                 throw error
             }
         }
     }
 
-    /// A fresh, empty store that reads its time from `clock`.
-    func make(clock: ManualClock) async throws -> StoreConformance.Fixture {
+    /// A fresh, empty store that reads its time from `clock` (on DynamoDB, a table on `moto`).
+    func make(clock: ManualClock, moto: MotoDynamoDB = .conformance) async throws -> StoreConformance.Fixture {
         switch self {
         case .memory:
             return StoreConformance.Fixture(store: MemoryStore(clock: clock))
@@ -67,7 +73,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
                 try? FileManager.default.removeItem(at: directory)
             }
         case .dynamodb:
-            let client = try await MotoDynamoDB.conformance.client()
+            let client = try await moto.client()
             let table = "conformance-\(UUID().uuidString.prefix(13))"
             // moto is one Python process serving the whole suite one request at a time, so
             // while tests run in parallel a change can lose the race on the meta item to a
@@ -88,6 +94,8 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 /// Bounds how many DynamoDB tests talk to moto at once.
 enum MotoClient {
     static let gate = TestGate(limit: 4)
+    /// The same for the watch checks' own server.
+    static let watchGate = TestGate(limit: 4)
 }
 
 /// A counting semaphore for async tests.
