@@ -7,10 +7,10 @@ import Testing
 /// two-node PostgreSQL cluster with the etcd API as its DCS (patroni's `etcd3` DCS, which
 /// speaks the HTTP/JSON gateway): a leader elected, the replica streaming, a row read back
 /// on it, `patronictl list`, then the leader killed and the time until the other node
-/// leads. `Tests/Peers/patroni_cluster.py` runs the scenario; this test runs it at once
-/// against a real etcd, `serve --etcd` on SQLite (without and with tokens), and two
-/// `serve --etcd` on one DynamoDB table (moto), each node on its own server and the
-/// leader's server killed with it. A machine without patroni, PostgreSQL or etcd fails
+/// leads. `Tests/Peers/patroni_cluster.py` runs the scenario; this test runs it, two
+/// clusters at a time, against a real etcd, `serve --etcd` on SQLite (without and with
+/// tokens), and two `serve --etcd` on one DynamoDB table (moto), each node on its own
+/// server and the leader's server killed with it. A machine without patroni, PostgreSQL or etcd fails
 /// it, it does not skip it.
 @Suite("etcd API: patroni runs a PostgreSQL cluster over it")
 struct PatroniTests {
@@ -144,11 +144,14 @@ struct PatroniTests {
         #expect(EtcdCompatibilityTests.EtcdServer.executable("etcd") != nil, "etcd is missing: install etcd-server (scripts/setup does)")
         try #require(Self.programs.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) })
 
+        // Two clusters at a time, etcd's beside discfg's: four PostgreSQL clusters starting
+        // at once load two cores heavily while the rest of the suite runs beside them.
         async let etcd = Self.onEtcd()
         async let sqlite = Self.onSQLite()
+        let first = try await [etcd, sqlite]
         async let tokens = Self.onSQLiteWithTokens()
         async let dynamodb = Self.onDynamoDB()
-        let outcomes = try await [etcd, sqlite, tokens, dynamodb]
+        let outcomes = try await first + [tokens, dynamodb]
         for outcome in outcomes {
             print("patroni failover: \(outcome.summary)")
         }

@@ -135,8 +135,10 @@ struct SQLiteFileTests {
                 }
             }
             // Uncheckpointed, these 3,000 changes leave a log of over 100 MiB, growing with
-            // every change; checkpointed, it is started over every few MiB.
-            #expect(largest < 48 * 1024 * 1024, "the log grew to \(largest) bytes")
+            // every change; checkpointed, it is started over every few MiB. The checkpoints
+            // run on a utility thread, which a loaded machine starves for a while (54 MB
+            // seen in CI, beside the whole suite): the bound is what tells the two apart.
+            #expect(largest < 80 * 1024 * 1024, "the log grew to \(largest) bytes")
         }
     }
 
