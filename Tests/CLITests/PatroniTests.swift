@@ -107,11 +107,7 @@ struct PatroniTests {
         let b: ChildProcess
         let bPort: Int
         do {
-            b = try a.cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
-            bPort = try await b.waitForOutput(timeout: .seconds(60)) { output -> Int? in
-                guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
-                return Int(output.stderr[range].split(separator: ":").last ?? "")
-            }
+            (b, bPort) = try await EtcdctlTests.serve(a.cli)
         } catch {
             await a.stop()
             throw error
