@@ -68,7 +68,7 @@ struct EtcdCompatibilityTests {
     }
 
     /// A real etcd, with its scratch directory.
-    struct EtcdServer {
+    struct EtcdServer: TestServer {
         let process: ChildProcess
         let directory: URL
         let side: Side

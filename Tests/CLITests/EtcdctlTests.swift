@@ -21,7 +21,7 @@ struct EtcdctlTests {
     }
 
     /// A running `serve --etcd` and an `etcdctl` pointed at it.
-    struct Peer {
+    struct Peer: TestServer {
         let cli: CLIRunner
         let server: ChildProcess
         let etcdPort: Int

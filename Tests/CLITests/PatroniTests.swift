@@ -55,27 +55,15 @@ struct PatroniTests {
 
     /// (a) A real etcd, both nodes on it.
     static func onEtcd() async throws -> Outcome {
-        let etcd = try await EtcdCompatibilityTests.EtcdServer.start()
-        do {
-            let outcome = try await scenario("etcd 3.4", dcs: [etcd.side.port, etcd.side.port])
-            await etcd.stop()
-            return outcome
-        } catch {
-            await etcd.stop()
-            throw error
+        try await withServer(try await EtcdCompatibilityTests.EtcdServer.start()) { etcd in
+            try await scenario("etcd 3.4", dcs: [etcd.side.port, etcd.side.port])
         }
     }
 
     /// (b) `serve --etcd` on SQLite, both nodes on it.
     static func onSQLite() async throws -> Outcome {
-        let server = try await EtcdctlTests.start(.sqlite)
-        do {
-            let outcome = try await scenario("discfg on SQLite", dcs: [server.etcdPort, server.etcdPort])
-            await server.stop()
-            return outcome
-        } catch {
-            await server.stop()
-            throw error
+        try await withServer(try await EtcdctlTests.start(.sqlite)) { server in
+            try await scenario("discfg on SQLite", dcs: [server.etcdPort, server.etcdPort])
         }
     }
 
@@ -83,19 +71,11 @@ struct PatroniTests {
     /// id and the token, scoped to its namespace `/service/`. It asks the member list
     /// before it authenticates, which etcd and discfg answer without a token.
     static func onSQLiteWithTokens() async throws -> Outcome {
-        let server = try await EtcdctlTests.start(.sqlite, ["--auth", "token"])
-        do {
+        try await withServer(try await EtcdctlTests.start(.sqlite, ["--auth", "token"])) { server in
             let created = try await server.cli.run("token", "create", "--role", "write", "--scope", "etcd:etcd:/service/", "--description", "patroni")
             let token = try #require(created.stdout.split(separator: "\n").first.map(String.init), "token create: \(created.stderr)")
             let id = try #require(token.split(separator: "_").dropFirst().first.map(String.init), "\(token)")
-            let outcome = try await scenario(
-                "discfg on SQLite, tokens", dcs: [server.etcdPort, server.etcdPort], extra: ["--dcs-auth", "\(id):\(token)"]
-            )
-            await server.stop()
-            return outcome
-        } catch {
-            await server.stop()
-            throw error
+            return try await scenario("discfg on SQLite, tokens", dcs: [server.etcdPort, server.etcdPort], extra: ["--dcs-auth", "\(id):\(token)"])
         }
     }
 
