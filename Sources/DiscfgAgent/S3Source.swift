@@ -8,11 +8,13 @@ import Synchronization
 ///
 /// Each check is one `GetObject` with `If-None-Match` on the entity tag last read: an
 /// unchanged object answers `304 Not Modified` and costs nothing more. A changed one is
-/// decoded strictly (``PublishedSnapshot/init(decoding:maxBytes:)``) and taken only when it
+/// decoded strictly (``PublishedSnapshot/init(decoding:maxBytes:key:)``) and taken only when it
 /// holds the config asked for at a revision no older than the one held; anything else (a
 /// corrupt, truncated, foreign or older object) is refused with an error naming the object,
 /// and the copy held stays (a config deleted and created again, which starts at revision 1,
-/// is told by the later creation time in the object's metadata). A refused object's entity tag is remembered too, so it is not
+/// is told by the later creation time in the object's metadata). Given a ``SnapshotKey``,
+/// an object not signed with it (unsigned, or forged by someone who can write the bucket)
+/// is refused the same way. A refused object's entity tag is remembered too, so it is not
 /// downloaded again while it stays, and each check goes on failing until it is replaced.
 ///
 /// S3 keeps no history: ``changes(in:after:)`` is always nil, and the follower installs the
@@ -25,6 +27,9 @@ import Synchronization
 public final class S3Source: AgentSource {
     /// The bucket and prefix the snapshots are under.
     public let destination: SnapshotDestination
+    /// The key every object must be signed with (`--snapshot-key-file`); nil to take
+    /// objects whose sha256 holds, which anyone who can write the bucket can make.
+    public let key: SnapshotKey?
     private let s3: S3Client
     private let state = Mutex<[ConfigName: Held]>([:])
 
@@ -40,10 +45,12 @@ public final class S3Source: AgentSource {
         var refused: (etag: String, error: DiscfgError)?
     }
 
-    /// A source reading `destination` through `s3`.
-    public init(s3: S3Client, destination: SnapshotDestination) {
+    /// A source reading `destination` through `s3`, taking only objects signed with `key`
+    /// when one is given.
+    public init(s3: S3Client, destination: SnapshotDestination, key: SnapshotKey? = nil) {
         self.s3 = s3
         self.destination = destination
+        self.key = key
     }
 
     /// `s3://BUCKET/PREFIX`.
@@ -116,7 +123,7 @@ public final class S3Source: AgentSource {
         let current = held.snapshot
         let object = location(of: config)
         let snapshot: PublishedSnapshot
-        do { snapshot = try PublishedSnapshot(decoding: body) } catch let error as DiscfgError {
+        do { snapshot = try PublishedSnapshot(decoding: body, key: key) } catch let error as DiscfgError {
             throw DiscfgError.invalid("snapshot", "\(object) refused, the copy held stays: \(error.message)")
         }
         guard snapshot.config == config else {

@@ -7,7 +7,10 @@ import Foundation
 /// The same state always gives the same bytes: fields in sorted order, items in key order,
 /// times in whole milliseconds and no time of publishing, so a file's hash (or an S3 ETag)
 /// stands for its revision. A `sha256` field covers every other byte; a truncated, edited
-/// or foreign document fails ``init(decoding:maxBytes:)`` with one error naming the problem.
+/// or foreign document fails ``init(decoding:maxBytes:key:)`` with one error naming the problem.
+/// Anyone can compute a sha256, so it tells damage, not forgery: signed with a
+/// ``SnapshotKey``, a last `signature` field (HMAC-SHA256 of the same bytes) follows it,
+/// and a reader given the key takes no document without a valid one.
 ///
 /// ```json
 /// {"compactedRevision":0,"config":"myapp","format":"discfg-snapshot/1",
@@ -45,13 +48,17 @@ public struct PublishedSnapshot: Hashable, Sendable {
         try check()
     }
 
-    /// The document's bytes: deterministic for the same state, ending in a newline.
-    public func encoded() -> Data {
-        var body = Self.body(of: self)
-        let digest = Self.sha256(body)
-        body.removeLast()  // the closing brace
-        body.append(contentsOf: Array(",\"sha256\":\"\(digest)\"}\n".utf8))
-        return Data(body)
+    /// The document's bytes: deterministic for the same state (and key), ending in a newline.
+    /// - Parameter key: when given, a `signature` field follows `sha256`: HMAC-SHA256 of
+    ///   the same bytes under the key, which only a holder of the key can make.
+    public func encoded(signedWith key: SnapshotKey? = nil) -> Data {
+        let body = Self.body(of: self)
+        var document = body
+        document.removeLast()  // the closing brace
+        document.append(contentsOf: Array(",\"sha256\":\"\(Self.sha256(body))\"".utf8))
+        if let key { document.append(contentsOf: Array(",\"signature\":\"\(key.signature(of: body))\"".utf8)) }
+        document.append(contentsOf: Array("}\n".utf8))
+        return Data(document)
     }
 
     /// Reads a document, refusing anything but an intact one.
@@ -59,13 +66,16 @@ public struct PublishedSnapshot: Hashable, Sendable {
     /// - Parameters:
     ///   - data: the bytes, from a file or the network.
     ///   - maxBytes: the most bytes read (``defaultMaxBytes`` unless told).
+    ///   - key: when given, the document must carry a `signature` made with it; without
+    ///     one, a signature is not checked (the sha256 tells damage, not forgery).
     /// - Throws: ``DiscfgError`` `invalidArgument` (field `snapshot`) naming what is wrong:
-    ///   too large, not JSON, another format, a failed integrity check, a bad field.
-    public init(decoding data: Data, maxBytes: Int = PublishedSnapshot.defaultMaxBytes) throws {
+    ///   too large, not JSON, another format, a failed integrity check, a bad field, no
+    ///   signature or one made with another key.
+    public init(decoding data: Data, maxBytes: Int = PublishedSnapshot.defaultMaxBytes, key: SnapshotKey? = nil) throws {
         guard data.count <= maxBytes else {
             throw Self.refusal("it is \(ByteSize.text(data.count)), over the \(ByteSize.text(maxBytes)) a snapshot may be")
         }
-        let bytes = [UInt8](data)
+        let (bytes, signature) = try Self.splitSignature([UInt8](data))
         let (body, digest) = try Self.split(bytes)
         let document: Document
         do {
@@ -80,6 +90,14 @@ public struct PublishedSnapshot: Hashable, Sendable {
         }
         guard Self.sha256(body) == digest else {
             throw Self.refusal("its sha256 does not match its contents: the file was changed or cut short")
+        }
+        if let key {
+            guard let signature else {
+                throw Self.refusal("it is not signed, and only snapshots signed with the snapshot key are taken")
+            }
+            guard key.verifies(signature, of: body) else {
+                throw Self.refusal("its signature does not match: it was not made with the snapshot key, or was changed")
+            }
         }
         self = try document.snapshot()
         guard Self.body(of: self) == body else {
@@ -119,6 +137,25 @@ public struct PublishedSnapshot: Hashable, Sendable {
 
     private static func sha256(_ bytes: [UInt8]) -> String {
         SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Splits `…,"signature":"<64 hex>"}\n` into the document without it (`…}`) and the
+    /// signature; a document without one is returned whole, with nil.
+    private static func splitSignature(_ bytes: [UInt8]) throws -> (document: [UInt8], signature: String?) {
+        let marker = Array(",\"signature\":\"".utf8)
+        var end = bytes.count
+        if end > 0, bytes[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+        let tail = marker.count + 64 + 2  // marker, signature, `"}`
+        guard end >= tail + 2, bytes[end - 1] == UInt8(ascii: "}"), bytes[end - 2] == UInt8(ascii: "\""),
+            Array(bytes[(end - tail)..<(end - tail + marker.count)]) == marker
+        else { return (bytes, nil) }
+        let signatureBytes = bytes[(end - 66)..<(end - 2)]
+        guard signatureBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw refusal("its signature is not 64 lowercase hex digits")
+        }
+        var document = Array(bytes[..<(end - tail)])
+        document.append(UInt8(ascii: "}"))
+        return (document, String(decoding: signatureBytes, as: UTF8.self))
     }
 
     /// Splits `…,"sha256":"<64 hex>"}\n` into the body it covers (`…}`) and the digest.

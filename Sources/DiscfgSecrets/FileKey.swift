@@ -75,6 +75,10 @@ public struct FileKey: KeyEncryptionKey {
         )
     }
 
+    /// The key that signs published snapshots (`discfg publish` and `discfg agent`'s
+    /// `--snapshot-key-file`), derived from this one for that purpose alone.
+    public var snapshotKey: SnapshotKey { SnapshotKey(deriving: key) }
+
     /// `file:///ABSOLUTE/PATH`.
     public static func name(forPath path: String) -> String { "file://" + path }
 

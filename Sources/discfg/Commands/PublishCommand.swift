@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgAWS
 import DiscfgCore
+import DiscfgSecrets
 import DiscfgStores
 import Foundation
 
@@ -13,13 +14,17 @@ struct PublishCommand: AsyncParsableCommand {
         The snapshot is the object PREFIX/CONFIG.json (content type application/json, \
         metadata discfg-revision), the same bytes for the same revision, so its ETag \
         stands for the revision. It is written only when the config's revision moved past \
-        the object's, and never over a newer one. With --watch it stays and publishes \
+        the object's, and never over a newer one. With --snapshot-key-file each \
+        snapshot is signed (HMAC-SHA256 under a key derived from the file), and an \
+        agent given the same file takes no other; without it a snapshot carries only \
+        a sha256, which tells damage but not forgery. With --watch it stays and publishes \
         after each change, one line per write, until Ctrl-C. The endpoint is AWS's, or \
         AWS_ENDPOINT_URL_S3 (then AWS_ENDPOINT_URL).
 
         Examples:
           discfg publish myapp --to s3://acme-config/prod
           discfg publish myapp --to s3://acme-config/prod --watch
+          discfg publish myapp --to s3://acme/prod --snapshot-key-file snap.key
           discfg update myapp --publish s3://acme-config/prod  # on AWS
         """
     )
@@ -32,17 +37,25 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Keep running and publish after each change.")
     var watch = false
 
+    @Option(name: .customLong("snapshot-key-file"), help: ArgumentHelp("Sign each snapshot with this key file ('discfg key init' makes one), for agents given the same --snapshot-key-file.", valueName: "file"))
+    var snapshotKeyFile: String?
+
     @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("publish") { output in
             let destination = try SnapshotDestination(parsing: to, field: "--to")
+            let key = try snapshotKeyFile.map { path in
+                do { return try FileKey(path: path).snapshotKey } catch let error as DiscfgError {
+                    throw usage("--snapshot-key-file: \(error.message)", field: "--snapshot-key-file")
+                }
+            }
             let name = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             let opener = try global.opener()
             let store = try opener.open(global.storeLocation())
             let s3 = try opener.openS3()
             defer { Task { try? await s3.shutdown() } }
-            let publisher = SnapshotPublisher(s3: s3)
+            let publisher = SnapshotPublisher(s3: s3, key: key)
             let info = try await store.configInfo(name)
             var snapshot = try await PublishedSnapshot.read(from: store, config: name)
             try await publishReporting(snapshot, createdAt: info.createdAt, publisher, destination, output)
