@@ -21,6 +21,10 @@ public enum DiscfgServer {
         public var host = "127.0.0.1"
         /// Port to listen on; 8899 as the original.
         public var port = 8899
+        /// A Unix domain socket to listen on in place of ``host`` and ``port`` (`discfg agent
+        /// --listen unix:PATH`), whose file's permissions decide who may connect; its
+        /// callers count as on this machine. A socket file already there is replaced.
+        public var unixSocketPath: String?
         /// How often expired keys are swept.
         public var sweepInterval: Duration = .seconds(1)
         /// API limits and timings.
@@ -156,7 +160,8 @@ public enum DiscfgServer {
                 ServerChannel(responder: responder, cap: connections, reads: reads, accessLog: accessLog, idleTimeout: idleTimeout, tls: configuration.tls)
             },
             configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: serverName,
+                address: configuration.unixSocketPath.map { .unixDomainSocket(path: $0) } ?? .hostname(configuration.host, port: configuration.port),
+                serverName: serverName,
                 availableConnectionsDelegate: .maximum(connections.acceptLimit, logger: logger)
             ),
             services: services,

@@ -1,6 +1,7 @@
 import DiscfgAgent
 import DiscfgCore
 import DiscfgStores
+import DiscfgSecrets
 import Foundation
 
 /// Where `discfg agent` copies from: the store (`--store`, `DISCFG_STORE`), or the
@@ -33,11 +34,53 @@ extension AgentCommand {
         do { return try SnapshotDestination(parsing: source, field: "--source") } catch let error as DiscfgError { throw usage(error.message, field: "--source") }
     }
 
-    /// The source to follow: the S3 snapshots, or the store.
-    func openSource(_ destination: SnapshotDestination?) throws -> any AgentSource {
+    /// The source to follow: the S3 snapshots (taking only those signed with `key`, when
+    /// given), or the store.
+    func openSource(_ destination: SnapshotDestination?, key: SnapshotKey?) throws -> any AgentSource {
         if let destination {
-            return S3Source(s3: try global.opener().openS3(), destination: destination)
+            return S3Source(s3: try global.opener().openS3(), destination: destination, key: key)
         }
         return StoreSource(try global.openStore(), description: global.storeDescription)
+    }
+}
+
+/// Who may read from `discfg agent`: the Unix socket it serves on (`--listen unix:PATH`,
+/// `--socket-group`), the bearer tokens readers must send (`--reader-token-file`), and
+/// the key published snapshots must be signed with (`--snapshot-key-file`).
+extension AgentCommand {
+    /// The socket `--listen` names, checked and ready to bind; nil for 127.0.0.1.
+    func listenSocket() throws -> AgentSocket? {
+        guard let listen else {
+            if socketGroup != nil { throw usage("--socket-group gives a Unix socket to a group: use it with --listen unix:PATH", field: "--socket-group") }
+            return nil
+        }
+        guard listen.hasPrefix("unix:") else {
+            throw usage("--listen takes unix:/ABSOLUTE/PATH (a Unix socket); for 127.0.0.1 leave it out and give --port", field: "--listen")
+        }
+        if port != nil { throw usage("--listen unix:PATH and --port both say where to serve: give one", field: "--listen") }
+        do {
+            let socket = try AgentSocket(path: String(listen.dropFirst("unix:".count)), group: socketGroup)
+            try socket.prepare()
+            return socket
+        } catch let error as DiscfgError {
+            throw usage(error.message, field: error.field ?? "--listen")
+        }
+    }
+
+    /// The tokens `--reader-token-file` holds; nil when not given.
+    func readerTokens() throws -> ReaderTokens? {
+        guard let readerTokenFile else { return nil }
+        do { return try ReaderTokens(path: readerTokenFile) } catch let error as DiscfgError { throw usage(error.message, field: "--reader-token-file") }
+    }
+
+    /// The key `--snapshot-key-file` holds, for an S3 source only; nil when not given.
+    func snapshotKey(_ destination: SnapshotDestination?) throws -> SnapshotKey? {
+        guard let snapshotKeyFile else { return nil }
+        guard destination != nil else {
+            throw usage("--snapshot-key-file checks the snapshots of an S3 source (--source s3://BUCKET/PREFIX); a store is read directly", field: "--snapshot-key-file")
+        }
+        do { return try FileKey(path: snapshotKeyFile).snapshotKey } catch let error as DiscfgError {
+            throw usage("--snapshot-key-file: \(error.message)", field: "--snapshot-key-file")
+        }
     }
 }

@@ -29,14 +29,27 @@ struct AgentCommand: AsyncParsableCommand {
 
         Changes are refused (405): write to the store itself. With --cache-dir the \
         agent keeps each config's last known good copy on disk (written \
-        atomically, checked by its sha256) and serves it when the store cannot be \
-        reached at start; a file failing its check is ignored, never served.
+        atomically, signed with a key the agent keeps there) and serves it when \
+        the store cannot be reached at start; a file failing its check or its \
+        signature is ignored, never served. The directory must be the agent's \
+        user's and writable by no one else (made 0700 when missing).
+
+        Who can read: by default ANY USER OF THIS MACHINE can read every config \
+        the agent holds, secrets included, over 127.0.0.1 (the agent warns at \
+        start). --reader-token-file FILE (0600, one token a line) makes every \
+        reader send 'Authorization: Bearer TOKEN' (DISCFG_TOKEN for discfg); \
+        --listen unix:PATH serves on a Unix socket instead, made 0600, or 0660 \
+        for the --socket-group, so file permissions decide who reads.
 
         --source s3://BUCKET/PREFIX follows the snapshots 'discfg publish' writes \
         there instead of a store: one GET with If-None-Match per config per \
         interval (a 304 when nothing changed). An object that is corrupt, of \
         another config or at an older revision is refused and counted as an \
-        error; the copy held goes on being served. --prefix P (repeatable) also \
+        error; the copy held goes on being served. With --snapshot-key-file \
+        (the key file 'discfg publish --snapshot-key-file' signs with) an object \
+        not signed with it is refused too; without, a snapshot is only checked \
+        for damage, and anyone who can write the bucket can forge one. \
+        --prefix P (repeatable) also \
         holds every config of the store whose name starts with P, listed again \
         each interval: new configs are taken on, deleted ones dropped.
 
@@ -45,6 +58,8 @@ struct AgentCommand: AsyncParsableCommand {
           discfg agent --store sqlite:///srv/d.db --config a --config b --interval 5s
           discfg agent --source s3://acme-config/prod --config myapp
           discfg agent --store dynamodb:///discfg --prefix myapp-
+          discfg agent --config myapp --listen unix:/run/discfg/agent.sock
+          discfg agent --config myapp --reader-token-file /etc/discfg/readers
           discfg get /db/host --config myapp --store http://127.0.0.1:2773
         """
     )
@@ -58,9 +73,17 @@ struct AgentCommand: AsyncParsableCommand {
             }
         }
     }
-    @Option(name: .long, help: "Loopback port to serve (0 picks a free one, announced on standard error). Default: 2773.",
+    @Option(name: .long, help: "Loopback port to serve (0 picks a free one, announced on standard error). Default: 2773. Any local user can read there unless --reader-token-file is given.",
             transform: { try AgentSettings.port($0, field: "--port", allowsAny: true) })
-    var port = 2773
+    var port: Int?
+    @Option(name: .long, help: ArgumentHelp("Serve on a Unix socket instead of 127.0.0.1: unix:/ABSOLUTE/PATH, made 0600 (0660 with --socket-group); a stale socket file there is replaced.", valueName: "unix:path"))
+    var listen: String?
+    @Option(name: .customLong("socket-group"), help: ArgumentHelp("With --listen unix:PATH, the group whose members may read (the socket is made 0660, that group's).", valueName: "group"))
+    var socketGroup: String?
+    @Option(name: .customLong("reader-token-file"), help: ArgumentHelp("Readers must send one of the bearer tokens in this file (one a line, dcfg_<12 hex>_<secret>; the file 0600, the agent's user's or root's); others get 401.", valueName: "file"))
+    var readerTokenFile: String?
+    @Option(name: .customLong("snapshot-key-file"), help: ArgumentHelp("With --source, take only snapshots signed with this key file ('discfg key init' makes one; 'discfg publish --snapshot-key-file' signs).", valueName: "file"))
+    var snapshotKeyFile: String?
     @Option(name: .long, help: ArgumentHelp("How often to check the store: seconds, or 500ms, 15s, 2m, 1h (1s to 24h). Default: 15s.", valueName: "duration"),
             transform: { try AgentCommand.interval($0) })
     var interval: Duration = .seconds(15)
@@ -100,20 +123,37 @@ struct AgentCommand: AsyncParsableCommand {
             let cache = try cacheDirectory.map { directory in
                 do { return try SnapshotCache(directory: directory) } catch let error as DiscfgError { throw usage(error.message, field: "--cache-dir") }
             }
-            let source = try openSource(destination)
+            let socket = try listenSocket()
+            let readers = try readerTokens()
+            let source = try openSource(destination, key: try snapshotKey(destination))
             let agent = Agent(source: source, configs: configs, prefixes: prefixes, interval: interval, cache: cache, logger: logger)
             try await agent.load()
-            let configuration = agent.serverConfiguration(port: port)
-            let authenticator = Authenticator(mode: .open, store: nil)
+            let port = self.port ?? 2773
+            var configuration = agent.serverConfiguration(port: port)
+            configuration.unixSocketPath = socket?.path
+            let authenticator = readers.map { Authenticator(mode: .required, store: $0) } ?? Authenticator(mode: .open, store: nil)
+            if socket == nil, readers == nil {
+                logger.warning("serving without a credential on 127.0.0.1: any user of this machine can read every config held; give --reader-token-file, or --listen unix:PATH")
+            }
             let names = (configs.map(\.description) + prefixes.map { "\($0)*" }).joined(separator: ", ")
+            let startLogger = logger
             let app = DiscfgServer.makeApplication(
                 store: agent.replica, authenticator: authenticator, configuration: configuration, logger: logger,
                 onServerRunning: { port in
-                    FileHandle.standardError.write(Data("discfg: serving a read-only copy of \(names) from \(source.description) on http://127.0.0.1:\(port), checked every \(agent.interval)\n".utf8))
+                    var address = "http://127.0.0.1:\(port)"
+                    if let socket {
+                        do { try socket.bound() } catch { startLogger.error("\((error as? DiscfgError)?.message ?? "\(error)")") }
+                        address = "unix:\(socket.path) (mode \(String(socket.mode, radix: 8))\(socket.group.map { ", group \($0.name)" } ?? ""))"
+                    }
+                    let credential = readers == nil ? "" : ", to readers with a token of \(readers?.path ?? "")"
+                    FileHandle.standardError.write(Data("discfg: serving a read-only copy of \(names) from \(source.description) on \(address)\(credential), checked every \(agent.interval)\n".utf8))
                 },
                 services: { _ in [AgentService(agent: agent)] }
             )
+            defer { socket?.remove() }
+            socket?.bindingStarts()
             do { try await app.runService() } catch let error as IOError where AgentListenFailure.covers(error) {
+                if let socket { throw DiscfgError(.unavailable, "cannot serve on unix:\(socket.path): \(String(cString: strerror(error.errnoCode)))", field: "--listen") }
                 throw AgentListenFailure.error(error, port: port, field: "--port")
             }
         }
