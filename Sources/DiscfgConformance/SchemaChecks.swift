@@ -292,19 +292,49 @@ public struct SchemaChecks: Sendable {
         }
     }
 
+    /// A key a prefix schema requires may not go by itself: a TTL or an etcd lease on it is
+    /// refused when written (and a schema that would require a key that has one is refused
+    /// when attached), so an expiry never has to be judged, and none leaves a config whose
+    /// every later change is refused.
     public func expiryIsNeverRefusedByASchema() async throws {
         try await conformance.withStore { store, clock in
             let config = try await store.makeConfig()
+            let required = #"{"required": ["name"]}"#
             try await store.set("/app/name", "svc", in: config, options: SetOptions(ttlSeconds: 5))
             try await store.set("/port", "80", in: config, options: SetOptions(ttlSeconds: 5))
-            _ = try await attach(#"{"required": ["name"]}"#, to: "/app/", in: config, of: store)
+            try await expectRefusal(["/app/name# required"], "attaching a schema that requires a key with a TTL") {
+                try await attach(required, to: "/app/", in: config, of: store)
+            }
+            try await store.set("/app/name", "svc", in: config)
+            _ = try await attach(required, to: "/app/", in: config, of: store)
+            // A key's own schema checks its value, and does not require it: its TTL stays.
             _ = try await attach(Self.port, to: "/port", in: config, of: store)
+            let before = try await store.observableState(of: config)
+            try await expectRefusal(["/app/name# required"], "a TTL on a required key") {
+                try await store.set("/app/name", "svc", in: config, options: SetOptions(ttlSeconds: 5))
+            }
+            try await expectRefusal(["/app/name# required"], "an etcd lease on a required key") {
+                try await store.set("/app/name", "svc", in: config, options: SetOptions(contentType: "\(LeaseRecord.attachmentMediaType); id=7; ttl=60"))
+            }
+            try await expectRefusal(["/app/name# required"], "a transaction's TTL on a required key") {
+                try await store.transact(Transaction(success: [.put(Key("/app/name"), Data(text: "svc"), ttlSeconds: 5)]), in: config)
+            }
+            try await expectRefusal(["/app/name# required"], "an import's expiry on a required key") {
+                let snapshot = ConfigSnapshot(config: config, revision: Revision(1), items: [
+                    ConfigSnapshot.Entry(key: try Key("/app/name"), value: Data(text: "svc2"), expiresAt: clock.now().addingTimeInterval(60)),
+                ])
+                return try await store.importSnapshot(snapshot, into: config, replace: false)
+            }
             try await expectRefusal(["/app/# required"], "a delete") { try await store.delete(Key("/app/name"), in: config, conditions: []) }
+            try await expectEqual(store.observableState(of: config), before)
+            // A TTL on a key no schema requires is kept, and its expiry is never refused.
+            try await store.set("/app/cache", "on", in: config, options: SetOptions(ttlSeconds: 5))
             clock.advance(seconds: 6)
             let expired = try await store.sweepExpired()
-            expectEqual(expired.map(\.key.path).sorted(), ["/app/name", "/port"])
+            expectEqual(expired.map(\.key.path).sorted(), ["/app/cache", "/port"])
             expectEqual(expired.map(\.kind), [.expire, .expire])
-            try await expectNil(store.get(Key("/app/name"), in: config))
+            try await expectNil(store.get(Key("/port"), in: config))
+            try await store.set("/app/name", "svc2", in: config)
             try await expectEqual(store.schemas(in: config).map(\.target.path), ["/app/", "/port"])
         }
     }

@@ -33,6 +33,12 @@ public enum Limits {
     /// transactions (about 49 keys set, 33 deleted).
     public static let maxTransactionChanges = 100_000
 
+    /// The most bytes of key paths and values under a prefix whose document a schema
+    /// checks: 4 MiB. Every change under a prefix with a schema builds its whole document
+    /// while it holds the store's writer; past this a change there (or attaching a schema
+    /// there) is refused with `tooLarge`, counted before any document is built.
+    public static let maxSchemaDocumentBytes = 4 * 1024 * 1024
+
     /// The largest config quota (``ConfigSettings/quotaBytes``): 1 PiB, far past what
     /// any store here holds for one config, yet far from overflowing a byte count.
     public static let maxQuotaBytes: Int64 = 1 << 50

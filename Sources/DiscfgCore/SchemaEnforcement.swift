@@ -122,8 +122,9 @@ extension ChangeTransaction {
     /// - Parameters:
     ///   - forcing: a schema key written with `force`: what it covers is not checked.
     ///   - known: JSON values the change holds already parsed, by key.
-    /// - Throws: `invalidArgument` for invalid JSON or an invalid schema, and
-    ///   `schemaViolation` listing every violation.
+    /// - Throws: `invalidArgument` for invalid JSON or an invalid schema, `tooLarge` for a
+    ///   prefix document past ``Limits/maxSchemaDocumentBytes``, and `schemaViolation`
+    ///   listing every violation.
     mutating func enforce(_ events: [Event], forcing: Key? = nil, parsed known: [Key: JSONValue] = [:]) throws {
         // Values the change already parsed (`known`: a patch's results) or parsed here are
         // not parsed again for their schemas.
@@ -149,8 +150,11 @@ extension ChangeTransaction {
     }
 
     /// The violations of the values and documents `targets` names, as they are in this
-    /// transaction; `written` and `parsed` are what the change wrote and what of it was
-    /// already parsed, so neither is read or parsed again.
+    /// transaction and once their keys with a TTL or an etcd lease are gone; `written` and
+    /// `parsed` are what the change wrote and what of it was already parsed, so neither is
+    /// read or parsed again.
+    /// - Throws: `tooLarge` for a prefix whose document is past
+    ///   ``Limits/maxSchemaDocumentBytes``.
     func violations(
         _ targets: [SchemaTarget], schemas: [(target: SchemaTarget, item: Item)], written: [Key: Item?] = [:], parsed: [Key: JSONValue] = [:]
     ) throws -> [SchemaViolation] {
@@ -167,6 +171,7 @@ extension ChangeTransaction {
                 }
                 found += SchemaBook.violations(of: value, against: validator, target: target)
             case .prefix(let prefix):
+                try checkSchemaDocumentBudget(prefix)
                 let items = try storedItems(under: prefix).filter { !$0.isExpired(at: now) }
                 let document: JSONValue
                 do {
@@ -175,7 +180,10 @@ extension ChangeTransaction {
                     found.append(SchemaViolation(key: prefix.path, pointer: "", keyword: "document", message: error.message))
                     continue
                 }
-                found += SchemaBook.violations(of: document, against: validator, target: target, keys: Set(items.map(\.key)))
+                let broken = SchemaBook.violations(of: document, against: validator, target: target, keys: Set(items.map(\.key)))
+                // The document as it is meets the schema: it must also once its keys
+                // with a TTL or lease are gone.
+                found += broken.isEmpty ? violationsOnceGone(prefix, items: items, against: validator, written: written, parsed: parsed) : broken
             }
         }
         return found

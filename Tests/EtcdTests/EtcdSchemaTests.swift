@@ -104,4 +104,51 @@ struct EtcdSchemaTests {
         #expect(try await backend.store.get(try Key("/other"), in: backend.config) == nil)
         #expect(try await backend.store.configInfo(backend.config).revision == before)
     }
+    @Test(
+        "a Put or Txn attaching a key a prefix schema requires to a lease is FAILED_PRECONDITION naming the key, and changes nothing; a key no schema requires takes the lease",
+        arguments: Backing.allCases
+    )
+    func leaseOnRequiredKeyIsRefused(_ backing: Backing) async throws {
+        let (store, backend, service, cleanUp) = try await backing.service()
+        defer { cleanUp() }
+        let port = try EtcdKeys.key(Array("port".utf8))
+        _ = try await store.set(port, to: Data("80".utf8), in: backend.config)
+        _ = try await store.setSchema(try SchemaTarget("/"), to: Data(#"{"required": ["port"]}"#.utf8), in: backend.config, force: false)
+        let lease = try await service.leases.grant(id: 0, ttl: 60)
+        let before = try await store.configInfo(backend.config).revision
+        var leased = Self.put("81", key: "port")
+        leased.lease = lease.id
+        let error = try #require(await Self.refusal(service, leased), "the put was applied")
+        #expect(error.code == .failedPrecondition)
+        #expect(
+            error.message.hasPrefix("etcdserver: schema violation, nothing was changed: \(port.path): the schema on / requires it, and a TTL or an etcd lease would remove it"),
+            "\(error.message)"
+        )
+        var txn = Etcdserverpb_TxnRequest()
+        var operation = Etcdserverpb_RequestOp()
+        operation.requestPut = leased
+        txn.success = [operation]
+        do {
+            _ = try await service.txn(request: txn, context: Self.context(Etcdserverpb_KV.Method.Txn.descriptor))
+            Issue.record("the transaction was applied")
+        } catch let error as RPCError {
+            #expect(error.code == .failedPrecondition && error.message.contains("the schema on / requires it"), "\(error.message)")
+        }
+        let kept = try await store.get(port, in: backend.config)
+        #expect(kept?.value == Data("80".utf8) && kept?.contentType == nil)
+        #expect(try await store.configInfo(backend.config).revision == before)
+        // Without the lease the key is written; a key no schema requires takes the lease.
+        #expect(try await Self.refusal(service, Self.put("81", key: "port")) == nil)
+        var other = Self.put("on", key: "cache")
+        other.lease = lease.id
+        #expect(try await Self.refusal(service, other) == nil)
+        #expect(try await store.get(try EtcdKeys.key(Array("cache".utf8)), in: backend.config).map { LeaseRecord.isAttachment($0.contentType) } == true)
+    }
+
+    @Test("the lease tag the etcd API writes is the one the schema check knows")
+    func leaseTagIsKnownToTheCore() {
+        #expect(LeaseRecord.isAttachment(EtcdLeases.tag(7, ttl: 60)))
+        #expect(EtcdLeases.lease(ofContentType: "\(LeaseRecord.attachmentMediaType); id=7; ttl=60")! == (7, 60))
+        #expect(!LeaseRecord.isAttachment("application/json"))
+    }
 }
