@@ -161,7 +161,13 @@ public struct ConfigAPI: Sendable {
         }
         // Every change the route makes records who (the caller admitted above) and why.
         let attribution = try Self.attribution(of: request, by: admitted.caller)
-        return try await attribution.withValue { try await route(endpoint, &request, context, admitted: admitted) }
+        do {
+            return try await attribution.withValue { try await route(endpoint, &request, context, admitted: admitted) }
+        } catch let error as DiscfgError {
+            // A caller scoped to part of the config is told only the violations of keys it may read.
+            guard let config = admitted.config else { throw error }
+            throw error.shown(to: admitted.caller.grant, on: config)
+        }
     }
 
     /// Runs an admitted request's handler; a route whose reach is its keys checks them

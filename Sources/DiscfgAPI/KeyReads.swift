@@ -118,8 +118,9 @@ final class KeyReads: Sendable {
         return admitted
     }
 
-    /// A write the event loop takes: where, what, how, and who made it and why.
-    typealias Write = (config: ConfigName, key: Key, value: Data, options: SetOptions, attribution: Attribution)
+    /// A write the event loop takes: where, what, how, who made it and why, and what the
+    /// caller may see of a refusal (its grant).
+    typealias Write = (config: ConfigName, key: Key, value: Data, options: SetOptions, attribution: Attribution, grant: AccessGrant)
 
     /// What a write the event loop takes needs: the config, key, value and options,
     /// checked as the route checks them; nil when the router should judge the request.
@@ -133,7 +134,7 @@ final class KeyReads: Sendable {
         guard (try? options.validate()) != nil else { return nil }
         // Who: the caller admitted, as on the router; a message it refuses goes there too.
         guard let message = try? candidate.message.flatMap(ChangeMessageHeader.message) as String?? else { return nil }
-        return (config, key, Data(body.readableBytesView), options, Attribution(principal: admitted.caller.principal, message: message))
+        return (config, key, Data(body.readableBytesView), options, Attribution(principal: admitted.caller.principal, message: message), admitted.caller.grant)
     }
 
     /// Commits a write the event loop took, within the deadline every routed request
@@ -165,7 +166,8 @@ final class KeyReads: Sendable {
             (response, body) = (ResponseHeads.envelope(answer.status, [.eTag: answer.etag], body: answer.body), answer.body)
             record.revision = change.revision
         case .failure(let error):
-            let shown = FailurePolicy.shown(error, logger: logger)
+            // A narrow caller is told only the violations of keys it may read, as on the router.
+            let shown = FailurePolicy.shown((error as? DiscfgError)?.shown(to: write.grant, on: write.config) ?? error, logger: logger)
             let parts = APIResponse.errorParts(shown, action: candidate.endpoint.action)
             (response, body) = (ResponseHeads.envelope(parts.status, parts.headers, body: parts.body), parts.body)
             record.error = shown.code

@@ -125,7 +125,8 @@ public enum SchemaTarget: Hashable, Sendable, Comparable, CustomStringConvertibl
 /// One way a value, or a prefix's document, breaks its schema.
 public struct SchemaViolation: Hashable, Sendable, Codable, CustomStringConvertible {
     /// The key at fault (for a prefix's document, the key the failing member belongs to,
-    /// or the prefix itself for a member that is missing).
+    /// or the prefix itself for a member that is missing); empty for the one entry that
+    /// counts the violations outside a caller's scopes.
     public var key: String
     /// Where in that key's value (RFC 6901; empty for the whole value).
     public var pointer: String
@@ -142,8 +143,11 @@ public struct SchemaViolation: Hashable, Sendable, Codable, CustomStringConverti
         self.message = message
     }
 
-    /// `KEY: POINTER: message (keyword)`, the pointer left out when it is the whole value.
+    /// `KEY: POINTER: message (keyword)`, the pointer left out when it is the whole value,
+    /// and the message alone for an entry that names no key (the count of violations
+    /// outside a caller's scopes, see ``DiscfgError/shown(to:on:)``).
     public var description: String {
-        pointer.isEmpty ? "\(key): \(message) (\(keyword))" : "\(key): \(pointer): \(message) (\(keyword))"
+        if key.isEmpty { return message }
+        return pointer.isEmpty ? "\(key): \(message) (\(keyword))" : "\(key): \(pointer): \(message) (\(keyword))"
     }
 }
