@@ -54,9 +54,12 @@ struct KeyReach: Sendable {
     /// that replaces, a watch of every key).
     func checkWholeConfig() throws { try check(KeyPrefix.root) }
 
-    /// Refuses unless `range` lies within one scope.
-    func check(_ range: KeyRange) throws {
-        guard caller.grant.allows(role, on: config, range: range) else { throw refusal("the range \(range) reaches past them") }
+    /// Refuses unless every key of `range` that `filter` lets it reach (nil: every key)
+    /// lies within one scope: an etcd prefix scope never holds a range of every key.
+    func check(_ range: KeyRange, reaching filter: KeyFilter?) throws {
+        guard caller.grant.allows(role, on: config, range: range, reaching: filter) else {
+            throw refusal("the range \(range) reaches past them" + (filter == nil ? " (a range here reaches every key of the config, not only etcd keys)" : ""))
+        }
     }
 
     /// Refuses unless every key, prefix and range a transaction compares, reads or
@@ -68,14 +71,14 @@ struct KeyReach: Sendable {
             switch comparison.subject {
             case .key(let key): try check(key)
             case .prefix(let prefix): try check(prefix)
-            case .range(let range): try check(range)
+            case .range(let range): try check(range, reaching: transaction.keyFilter)
             }
         }
         for operation in transaction.success + transaction.failure {
             switch operation {
             case .put(let key, _, _, _), .patch(let key, _), .delete(let key), .get(let key): try check(key)
             case .deletePrefix(let prefix), .getPrefix(let prefix): try check(prefix)
-            case .deleteRange(let range), .getRange(let range): try check(range)
+            case .deleteRange(let range), .getRange(let range): try check(range, reaching: transaction.keyFilter)
             }
         }
     }

@@ -74,12 +74,14 @@ public struct AccessGrant: Hashable, Sendable {
         return scopes.contains { $0.config == config && $0.covers(prefix) }
     }
 
-    /// Whether it may act with `needed` on every key in `range` of `config` (an etcd
-    /// range): one scope must hold the whole range.
-    public func allows(_ needed: Role, on config: ConfigName, range: KeyRange) -> Bool {
+    /// Whether it may act with `needed` on every key in `range` of `config` that
+    /// `filter` lets the range reach (nil: every key, as a REST transaction's ranges
+    /// reach them; ``KeyFilter/etcdKeys`` for the etcd API's): one scope must hold the
+    /// whole range, so an etcd prefix scope never holds a range of every key.
+    public func allows(_ needed: Role, on config: ConfigName, range: KeyRange, reaching filter: KeyFilter?) -> Bool {
         guard role >= needed else { return false }
         guard let scopes else { return true }
-        return scopes.contains { $0.config == config && $0.covers(range) }
+        return scopes.contains { $0.config == config && $0.covers(range, reaching: filter) }
     }
 
     /// Its scopes on `config` as a refusal names them: `demo:/app/, demo:/web/`, or

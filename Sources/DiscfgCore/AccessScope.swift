@@ -21,6 +21,13 @@
 /// and `demo:etcd:/registry/` covers no key of two segments or more. The two meet only
 /// on an etcd key with no byte to escape, such as `app`, which *is* the discfg key `/app`.
 ///
+/// A range of paths is judged with the keys it reaches (``KeyFilter``): an etcd prefix
+/// scope holds a range only when the range reaches etcd keys alone (the etcd API's
+/// ranges, ``KeyFilter/etcdKeys``), never a range of every key, since between the
+/// escaped ends of an etcd prefix (`[/app.2F, /app0)`) lie the discfg keys under `/app/`.
+/// No prefix scope reaches discfg's own keys under `/.discfg/` (schemas): only a
+/// whole-config scope does, so a schema is never written past the schema routes' rule.
+///
 /// ```swift
 /// let scope = try AccessScope("demo:/app/")
 /// scope.covers(try Key("/app/db"))      // true
@@ -80,8 +87,14 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
     /// - Throws: `invalidArgument` on field `scope` naming what is wrong: an empty text,
     ///   a config name that is not valid, nothing after `:`, a discfg prefix without its
     ///   leading `/` or that is not a valid prefix (`//`, `..`), `/` alone (write the
-    ///   config alone), an empty etcd prefix.
+    ///   config alone), a prefix inside `/.discfg/`, an empty etcd prefix.
     public init(_ text: String) throws {
+        try self.init(text, refusingReserved: true)
+    }
+
+    /// Parses a scope; `refusingReserved` false reads a stored record written before
+    /// scopes inside `/.discfg/` were refused, which then reaches nothing.
+    private init(_ text: String, refusingReserved: Bool) throws {
         guard !text.isEmpty else { throw DiscfgError.invalid("scope", "scope is empty; write CONFIG, CONFIG:/prefix/ or CONFIG:etcd:prefix") }
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let config: ConfigName
@@ -114,8 +127,16 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
         guard prefix != .root else {
             throw DiscfgError.invalid("scope", "scope \"\(text.debugEscaped)\" names the root prefix; write \(config) for the whole config")
         }
+        guard !Self.isReserved(prefix) || !refusingReserved else {
+            throw DiscfgError.invalid("scope", "scope \"\(text.debugEscaped)\" lies inside \(SchemaTarget.reserved.path), discfg's own records; schemas are changed by a whole-config token through the schema routes (`discfg schema`)")
+        }
         self.init(config: config, prefix: prefix)
     }
+
+    /// Whether a discfg prefix lies inside `/.discfg/` (or is `/.discfg/` itself): a
+    /// scope there is refused when written, and one read from an older record reaches
+    /// nothing.
+    private static func isReserved(_ prefix: KeyPrefix) -> Bool { prefix.path.hasPrefix(SchemaTarget.reserved.path) }
 
     /// Whether the scope is the whole config.
     public var isWholeConfig: Bool { reach == .config }
@@ -126,6 +147,7 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
         case .config:
             return true
         case .keys(let prefix):
+            guard !Self.isReserved(prefix) else { return false }
             return key.path.hasPrefix(prefix.path) || key.path.utf8.elementsEqual(prefix.path.utf8.dropLast())
         case .etcdKeys:
             guard let etcdPath, key.path.hasPrefix(etcdPath) else { return false }
@@ -139,26 +161,30 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
     public func covers(_ prefix: KeyPrefix) -> Bool {
         switch reach {
         case .config: true
-        case .keys(let scope): prefix.path.hasPrefix(scope.path)
+        case .keys(let scope): !Self.isReserved(scope) && prefix.path.hasPrefix(scope.path)
         case .etcdKeys: false
         }
     }
 
-    /// Whether every etcd key's path in `range` lies inside the scope: for an etcd range
-    /// (`[path(key), path(range_end))`), whether the whole interval does. A discfg prefix
-    /// scope holds an interval only when it lies under the prefix (`[/app/, /app0)`); an
-    /// etcd prefix scope holds the paths of etcd's own prefix range, `[path(prefix),
-    /// path(prefix with its last byte below 0xFF incremented))`, so `etcdctl get --prefix`
-    /// of the scope's prefix or any longer one is inside. An empty range (lower at or
+    /// Whether every key in `range` that `filter` lets it reach (nil: every key) lies
+    /// inside the scope. A discfg prefix scope holds a range only when it lies under the
+    /// prefix (`[/app/, /app0)`), whatever it reaches. An etcd prefix scope holds only a
+    /// range that reaches etcd keys alone (``KeyFilter/etcdKeys``) and lies in the paths
+    /// of etcd's own prefix range, `[path(prefix), path(prefix with its last byte below
+    /// 0xFF incremented))`, so `etcdctl get --prefix` of the scope's prefix or any longer
+    /// one is inside; a range of every key is never inside, since the discfg keys under
+    /// `/app/` lie between the ends of the etcd prefix `app/`. An empty range (lower at or
     /// past upper) lies inside when its lower end does.
-    public func covers(_ range: KeyRange) -> Bool {
+    ///
+    /// The filter has no default: whoever asks about a range says which keys it reaches.
+    public func covers(_ range: KeyRange, reaching filter: KeyFilter?) -> Bool {
         switch reach {
         case .config:
             return true
         case .keys(let prefix):
-            return KeyRange(lower: prefix.path, upper: prefix.upperBound).covers(range)
+            return !Self.isReserved(prefix) && KeyRange(lower: prefix.path, upper: prefix.upperBound).covers(range)
         case .etcdKeys(let bytes):
-            guard let etcdPath else { return false }
+            guard let etcdPath, filter == .etcdKeys else { return false }
             return KeyRange(lower: etcdPath, upper: Self.prefixEnd(bytes).map(EtcdKeyPath.path)).covers(range)
         }
     }
@@ -191,7 +217,7 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
     }
 
     public init(from decoder: any Decoder) throws {
-        try self.init(decoder.singleValueContainer().decode(String.self))
+        try self.init(decoder.singleValueContainer().decode(String.self), refusingReserved: false)
     }
 
     public func encode(to encoder: any Encoder) throws {

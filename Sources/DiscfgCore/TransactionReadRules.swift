@@ -23,6 +23,11 @@ public struct KeyFilter: Hashable, Sendable, CustomStringConvertible {
         self.admits = admits
     }
 
+    /// The keys an etcd key makes (``EtcdKeyPath``): the etcd API's ranges reach only
+    /// these, so keys of the config written by other means are neither compared, read
+    /// nor deleted through it.
+    public static let etcdKeys = KeyFilter("etcd-encoded keys") { EtcdKeyPath.bytes($0.path) != nil }
+
     public static func == (lhs: KeyFilter, rhs: KeyFilter) -> Bool { lhs.name == rhs.name }
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
     public var description: String { name }

@@ -29,7 +29,7 @@ public enum EtcdKeys {
 
     /// The keys an etcd key makes, as a transaction's ranges reach them: keys of the
     /// config written by other means are neither compared, read nor deleted.
-    public static let filter = KeyFilter("etcd-encoded keys") { bytes($0.path) != nil }
+    public static let filter = KeyFilter.etcdKeys
 
     /// The paths of an etcd range: `key` alone when `rangeEnd` is empty, every key from
     /// `key` on when it is `\0`, else `[key, rangeEnd)`. A `key` of `\0` with a `rangeEnd`

@@ -24,6 +24,7 @@ struct ScopeMatrixTests {
         CallerKind(role: .write, scopes: ["demo:/app"]),
         CallerKind(role: .admin, scopes: ["demo:/app/"]),
         CallerKind(role: .write, scopes: ["demo:/app/", "demo:etcd:/app/"]),
+        CallerKind(role: .admin, scopes: ["demo:etcd:app/"]),
         CallerKind(role: .write, scopes: ["demo"]),
     ]
 
@@ -42,6 +43,7 @@ struct ScopeMatrixTests {
         Target(name: "boundary", key: "/apple", prefix: "/apple/"),
         Target(name: "case", key: "/App/k", prefix: "/App/"),
         Target(name: "etcd key", key: EtcdKeyPath.path(Array("/app/k".utf8)), prefix: "/.2Fapp.2F/"),
+        Target(name: "etcd key without an escaped first byte", key: EtcdKeyPath.path(Array("app/k".utf8)), prefix: "/app.2F/"),
     ]
 
     /// What the request reaches, as the route reads it: a key, a prefix, or the config.
@@ -128,7 +130,7 @@ struct ScopeMatrixTests {
                             #expect(reply.status == 403, "\(cell)")
                             refused += 1
                             if route.reachesByKeys, kind.role >= .write || route.access == .role(.read) {
-                                #expect(reply.text.contains("demo:/app/"), "the refusal names the scope: \(cell)")
+                                #expect(reply.text.contains(kind.grant.scopeList(on: demo)), "the refusal names the scope: \(cell)")
                             }
                         }
                         cells += 1
@@ -138,6 +140,46 @@ struct ScopeMatrixTests {
             #expect(cells == ConfigAPI.routes.count * Self.callers.count * Self.targets.count)
             // Both halves of the matrix are there: most cells of prefix callers refused, some let in.
             #expect(refused > cells / 2 && refused < cells - 100, "\(refused) of \(cells) refused")
+        }
+    }
+
+    /// The escaped prefix range of an etcd scope whose first byte needs no escape
+    /// (`app/` is `[/app.2F, /app0)`) holds the discfg keys under `/app/`: a transaction's
+    /// range reaches every key, so no etcd scope holds one, whichever way it is named.
+    static let rangeTransactions: [(name: String, body: String)] = [
+        ("get", #"{"success": [{"op": "get", "from": "/app.2F", "to": "/app0"}]}"#),
+        ("delete", #"{"success": [{"op": "delete", "from": "/app.2F", "to": "/app0"}]}"#),
+        ("delete in failure", #"{"compare": [{"key": "/app.2Fk", "target": "exists", "result": "=", "value": false}], "failure": [{"op": "delete", "from": "/app.2F", "to": "/app0"}]}"#),
+        ("compare", #"{"compare": [{"from": "/app.2F", "to": "/app0", "target": "value", "result": "=", "value": "hunter2"}], "success": [{"op": "put", "key": "/app.2Fhit", "value": "1"}]}"#),
+        ("open-ended get", #"{"success": [{"op": "get", "from": "/app.2F"}]}"#),
+    ]
+
+    @Test("serve: an etcd-space scope reaches no discfg key through a transaction's range (get, delete, compare), and changes nothing")
+    func etcdScopeRangesOverREST() async throws {
+        try await withServer(try await LiveServer.start(auth: .required)) { server in
+            let demo = try ConfigName("demo")
+            _ = try await server.store.createConfig(demo, settings: ConfigSettings())
+            for (key, value) in [("/app/db/password", "hunter2"), ("/app/db/user", "root"), ("/app.2Fk", "etcd")] {
+                _ = try await server.store.set(try Key(key), to: Data(value.utf8), in: demo, options: SetOptions())
+            }
+            for kind in [CallerKind(role: .admin, scopes: ["demo:etcd:app/"]), CallerKind(role: .write, scopes: ["demo:etcd:app/", "demo:etcd:config/"])] {
+                let (token, record) = try TokenFormat.generate(role: kind.role, scopes: kind.grant.scopes, description: kind.description, now: Date())
+                try await server.store.saveToken(record)
+                let auth = [("Authorization", "Bearer \(token)")]
+                for (name, body) in Self.rangeTransactions {
+                    let reply = try await server.request(.POST, "/v1/demo/txn", body: Data(body.utf8), headers: auth)
+                    #expect(reply.status == 403, "\(kind) \(name): \(reply.status) \(reply.text)")
+                    #expect(reply.text.contains("demo:etcd:app/") && !reply.text.contains("hunter2"), "\(kind) \(name): \(reply.text)")
+                }
+                // The etcd key itself is inside, by key.
+                let own = try await server.request(.GET, "/v1/demo/keys/app.2Fk", headers: auth)
+                #expect(own.status == 200, "\(own.text)")
+                let discfg = try await server.request(.GET, "/v1/demo/keys/app/db/password", headers: auth)
+                #expect(discfg.status == 403, "\(discfg.text)")
+            }
+            #expect(try await server.store.get(try Key("/app/db/password"), in: demo)?.value == Data("hunter2".utf8))
+            #expect(try await server.store.get(try Key("/app/db/user"), in: demo)?.value == Data("root".utf8))
+            #expect(try await server.store.get(try Key("/app.2Fhit"), in: demo) == nil)
         }
     }
 
@@ -153,7 +195,7 @@ struct ScopeMatrixTests {
         #expect(try at(.watch, 1) && !at(.watch, 2))
         #expect(try !at(.export, 0) && !at(.setDocument, 0) && !at(.configInfo, 0) && !at(.compact, 0) && !at(.setSchema, 0))
         #expect(try at(.transaction, 0) && !at(.transaction, 3) && at(.importSnapshot, 1) && !at(.importSnapshot, 3))
-        let whole = Self.callers[4]
+        let whole = Self.callers[5]
         #expect(try Self.admits(.export, whole, Self.request(for: .export, at: Self.targets[2]).reach))
     }
 }

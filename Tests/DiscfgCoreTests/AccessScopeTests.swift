@@ -74,25 +74,66 @@ struct AccessScopeTests {
         let scope = try AccessScope("demo:/registry/")
         #expect(!scope.covers(Key(stored: EtcdKeyPath.path(Array("/registry/pods/a".utf8)))))
         #expect(!scope.covers(Key(stored: EtcdKeyPath.path(Array("/registry/".utf8)))))
-        #expect(!scope.covers(EtcdKeyPath.range(prefix: "/registry/")))
+        #expect(!scope.covers(EtcdKeyPath.range(prefix: "/registry/"), reaching: .etcdKeys))
         // An etcd key with no byte to escape is the discfg key of the same path.
         #expect(scope.covers(Key(stored: EtcdKeyPath.path(Array("registry".utf8)))))
     }
 
     @Test func etcdRangesInsideAndAcrossAPrefix() throws {
         let scope = try AccessScope("demo:etcd:/registry/")
-        #expect(scope.covers(EtcdKeyPath.range(prefix: "/registry/")))
-        #expect(scope.covers(EtcdKeyPath.range(prefix: "/registry/pods/")))
-        #expect(!scope.covers(EtcdKeyPath.range(prefix: "/registr")))
-        #expect(!scope.covers(EtcdKeyPath.range(prefix: "/")))
-        #expect(!scope.covers(KeyRange.all))
-        #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: nil)))
-        #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: EtcdKeyPath.path(Array("/registrz".utf8)))))
-        #expect(scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: EtcdKeyPath.path(Array("/registry/b".utf8)))))
+        #expect(scope.covers(EtcdKeyPath.range(prefix: "/registry/"), reaching: .etcdKeys))
+        #expect(scope.covers(EtcdKeyPath.range(prefix: "/registry/pods/"), reaching: .etcdKeys))
+        #expect(!scope.covers(EtcdKeyPath.range(prefix: "/registr"), reaching: .etcdKeys))
+        #expect(!scope.covers(EtcdKeyPath.range(prefix: "/"), reaching: .etcdKeys))
+        #expect(!scope.covers(KeyRange.all, reaching: .etcdKeys))
+        #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: nil), reaching: .etcdKeys))
+        #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: EtcdKeyPath.path(Array("/registrz".utf8))), reaching: .etcdKeys))
+        #expect(scope.covers(KeyRange(lower: EtcdKeyPath.path(Array("/registry/a".utf8)), upper: EtcdKeyPath.path(Array("/registry/b".utf8))), reaching: .etcdKeys))
         // A prefix of 0xFF bytes reaches every key from it on, as etcd's prefix range does.
         let top = try AccessScope(config: demo, etcdPrefix: [0x61, 0xFF])
-        #expect(top.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0xFF]), upper: EtcdKeyPath.path([0x62]))))
-        #expect(!top.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0xFE]), upper: EtcdKeyPath.path([0x62]))))
+        #expect(top.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0xFF]), upper: EtcdKeyPath.path([0x62])), reaching: .etcdKeys))
+        #expect(!top.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0xFE]), upper: EtcdKeyPath.path([0x62])), reaching: .etcdKeys))
+    }
+
+    /// An etcd prefix whose first byte needs no escape (`app/`) has the escaped prefix
+    /// range `[/app.2F, /app0)`, which holds every discfg key under `/app/`: such a
+    /// range reaches those keys unless only etcd keys are read, so only then is it inside.
+    @Test func anEtcdScopeHoldsNoRangeOfEveryKey() throws {
+        for text in ["demo:etcd:app/", "demo:etcd:config/", "demo:etcd:locks/", "demo:etcd:/registry/", "demo:etcd:a"] {
+            let scope = try AccessScope(text)
+            guard case .etcdKeys(let bytes) = scope.reach else { Issue.record("\(text) is an etcd scope"); continue }
+            let range = EtcdKeyPath.range(prefix: String(decoding: bytes, as: UTF8.self))
+            #expect(scope.covers(range, reaching: .etcdKeys), "\(text): the etcd API's prefix range")
+            #expect(!scope.covers(range, reaching: nil), "\(text): the same range over every key")
+            let grant = AccessGrant(role: .admin, scopes: [scope])
+            #expect(!grant.allows(.read, on: demo, range: range, reaching: nil))
+            #expect(grant.allows(.read, on: demo, range: range, reaching: .etcdKeys))
+        }
+        // The range of the attack holds the discfg keys it returned.
+        let attack = KeyRange(lower: "/app.2F", upper: "/app0")
+        #expect(attack.contains(try Key("/app/db/password")))
+        #expect(!(try AccessScope("demo:etcd:app/")).covers(attack, reaching: nil))
+        // A discfg prefix scope holds ranges under its prefix whatever they reach.
+        let prefix = try AccessScope("demo:/app/")
+        #expect(prefix.covers(KeyRange(lower: "/app/a", upper: "/app/b"), reaching: nil))
+        #expect(prefix.covers(KeyRange(lower: "/app/a", upper: "/app/b"), reaching: .etcdKeys))
+        #expect(!prefix.covers(attack, reaching: nil))
+    }
+
+    /// `/.discfg/` holds schemas, which only a whole-config caller changes (through the
+    /// schema routes): no prefix scope is written there, and one read from an older
+    /// record reaches nothing.
+    @Test(arguments: ["demo:/.discfg/", "demo:/.discfg", "demo:/.discfg/schema/", "demo:/.discfg/schema/%2Fapp%2F"])
+    func scopesInsideTheReservedPrefixAreRefused(text: String) throws {
+        try expectError(.invalidArgument, field: "scope", mentioning: ["/.discfg/", "schema"]) { try AccessScope(text) }
+        let stored = try JSONDecoder().decode(AccessScope.self, from: JSONEncoder().encode(text))
+        #expect(!stored.covers(try Key("/.discfg/schema/%2Fapp%2F")))
+        #expect(!stored.covers(try Key("/.discfg")))
+        #expect(!stored.covers(try KeyPrefix("/.discfg/schema/")))
+        #expect(!stored.covers(KeyRange(lower: "/.discfg/", upper: "/.discfg0"), reaching: nil))
+        // Names that only look alike are ordinary prefixes.
+        #expect(try AccessScope("demo:/.discfgx/").covers(try Key("/.discfgx/a")))
+        #expect(try AccessScope("demo:/discfg/").covers(try Key("/discfg/a")))
     }
 
     @Test func aGrantAnswersKeysPrefixesAndConfigs() throws {

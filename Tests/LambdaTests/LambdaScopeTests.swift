@@ -54,4 +54,30 @@ struct LambdaScopeTests {
             }
         }
     }
+
+    @Test("an etcd-space IAM scope reaches no discfg key through a transaction's range, through the real function")
+    func etcdScopeRanges() async throws {
+        try await withMotoTable { table in
+            try await table.createConfig("app")
+            let roles = "\(Self.account)etcd=admin@app:etcd:app/,\(Self.account)admin=admin"
+            try await withLambda(table, environment: ["DISCFG_IAM_ROLES": roles]) { lambda in
+                func call(_ who: String, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, String) {
+                    let request = GatewayEvent.Request(method, path, body: body.map { Data($0.utf8) })
+                    let (reply, _) = try await lambda.request(GatewayEvent.httpAPI(request, callerARN: Self.account + who))
+                    return (reply.statusCode, reply.raw)
+                }
+                #expect(try await call("admin", "PUT", "/v1/app/keys/app/db/password", body: "hunter2").0 == 201)
+                for body in [
+                    #"{"success": [{"op": "get", "from": "/app.2F", "to": "/app0"}]}"#,
+                    #"{"success": [{"op": "delete", "from": "/app.2F", "to": "/app0"}]}"#,
+                    #"{"compare": [{"from": "/app.2F", "to": "/app0", "target": "value", "result": "=", "value": "hunter2"}], "success": [{"op": "put", "key": "/app.2Fhit", "value": "1"}]}"#,
+                ] {
+                    let (status, text) = try await call("etcd", "POST", "/v1/app/txn", body: body)
+                    #expect(status == 403 && text.contains("app:etcd:app/") && !text.contains("hunter2"), "\(body): \(status) \(text)")
+                }
+                let (status, text) = try await call("admin", "GET", "/v1/app/keys/app/db/password")
+                #expect(status == 200 && text.contains("hunter2"), "the refused transactions deleted nothing: \(status) \(text)")
+            }
+        }
+    }
 }
