@@ -65,13 +65,14 @@ public final class Authenticator: TokenAdministration {
     /// An authenticator that lets everyone in.
     public static let open = Authenticator(mode: .open, store: nil)
 
-    /// Who is calling, or why the credentials are refused (401), for ``Admission``: the
+    /// Who is calling, or why the credentials are refused (401; 403 for a certificate the
+    /// roles refuse), for ``Admission``: the
     /// transport's caller, the token's holder, or anonymous. Throws only when the token
     /// records cannot be read.
     func identity(_ request: Request, context: some DiscfgRequestContext) async throws -> Result<Caller, DiscfgError> {
         do {
             return .success(try await identify(request, context: context))
-        } catch let error as DiscfgError where error.code == .unauthenticated {
+        } catch let error as DiscfgError where error.code == .unauthenticated || error.code == .permissionDenied {
             return .failure(error)
         }
     }
@@ -86,8 +87,10 @@ public final class Authenticator: TokenAdministration {
     /// and the client certificate its connection presented: a bearer token, when sent,
     /// names the caller (as etcd takes a token before a certificate's name); without
     /// one, a certificate whose subject has a role in ``certificateRoles``; otherwise the
-    /// rules for a request without credentials.
+    /// rules for a request without credentials. A certificate the roles refuse
+    /// (``ClientCertificateRoles/refusal(for:)``) is refused whatever else is sent.
     func identify(authorization header: String?, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) async throws -> Caller {
+        if let certificate, let refusal = certificateRoles.refusal(for: certificate) { throw refusal }
         if header == nil, let certificate, let caller = certificateRoles.caller(for: certificate) { return caller }
         if mode == .open { return try anonymous(peerIsLoopback: peerIsLoopback) }
         let (tokens, issued) = try await currentTokens()
@@ -98,6 +101,7 @@ public final class Authenticator: TokenAdministration {
     /// can tell without reading the store; nil otherwise (the router then reads them).
     /// The event loops' question, asked of every request they take.
     func cachedIdentity(authorization header: String?, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) -> Result<Caller, DiscfgError>? {
+        if let certificate, let refusal = certificateRoles.refusal(for: certificate) { return .failure(refusal) }
         if header == nil, let certificate, let caller = certificateRoles.caller(for: certificate) { return .success(caller) }
         do {
             if mode == .open { return .success(try anonymous(peerIsLoopback: peerIsLoopback)) }

@@ -10,6 +10,12 @@ import DiscfgNetwork
 /// A name listed more than once gets the scopes of every entry, which must all give it
 /// the same role. A common name may not hold `,` (the entries' separator).
 ///
+/// A certificate whose subject has more than one common name is refused whatever its
+/// names (``refusal(for:)``): either could be the one listed, and no rule may choose.
+/// The caller's name and principal are the whole subject as RFC 4514 writes it, each
+/// value escaped (``CertificateSubject/description``), so that no attribute can pass
+/// for another: an organisation `acme,CN=ops` reads `O=acme\,CN=ops`.
+///
 /// ```swift
 /// let roles = try ClientCertificateRoles(parsing: "CN=deployer=write@demo,CN=ops=admin")
 /// roles.caller(for: subject)   // Caller(name: "cert:CN=deployer", role: .write, scopes: [demo])
@@ -52,11 +58,27 @@ public struct ClientCertificateRoles: Sendable, Equatable {
         self.grants = grants
     }
 
-    /// The caller a certificate of `subject` is, or nil when its common name has no role.
+    /// The caller a certificate of `subject` is, or nil when its common name has no role,
+    /// or it has more than one common name (which ``refusal(for:)`` refuses).
     public func caller(for subject: CertificateSubject) -> Caller? {
         guard let name = subject.commonName, let grant = grants[name] else { return nil }
         let id = subject.description
         return Caller(name: "cert:\(id)", role: grant.role, scopes: grant.scopes, principal: Principal(kind: .certificate, id: id))
+    }
+
+    /// Why a certificate of `subject` is refused whatever credential comes with it, or nil
+    /// when it is not: with roles given, a subject of more than one common name, which
+    /// the roles could match by either.
+    /// - Returns: `permissionDenied` (403 on REST), field `certificate`, naming the names.
+    public func refusal(for subject: CertificateSubject) -> DiscfgError? {
+        guard !grants.isEmpty else { return nil }
+        let names = subject.commonNames
+        guard names.count > 1 else { return nil }
+        return DiscfgError(
+            .permissionDenied,
+            "the client certificate \(subject) has \(names.count) common names (\(names.joined(separator: ", "))); roles are given by a certificate's one common name, so it is refused: issue it with a single CN",
+            field: "certificate"
+        )
     }
 
     private static func parse(_ entry: String) throws -> (String, Grant) {

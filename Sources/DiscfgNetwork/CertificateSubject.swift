@@ -26,13 +26,45 @@ public struct CertificateSubject: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The last common name (the most specific), if any: what the server's role list
-    /// matches (`CN=deployer`).
-    public var commonName: String? { attributes.last { $0.type == "CN" }?.value }
+    /// The subject's common name, what the server's role list matches (`CN=deployer`);
+    /// nil when it has none, or more than one: a subject of two names either of them
+    /// (``commonNames``), and no one may choose which.
+    public var commonName: String? {
+        let names = commonNames
+        return names.count == 1 ? names[0] : nil
+    }
 
-    /// RFC 4514's order, most specific first: `CN=deployer,O=acme`.
+    /// Every common name of the subject, in the certificate's order.
+    public var commonNames: [String] { attributes.filter { $0.type == "CN" }.map(\.value) }
+
+    /// The distinguished name as RFC 4514 writes it, most specific first, each value
+    /// escaped (``escaped(_:)``): `CN=deployer,O=acme`, and `CN=x,O=acme\,CN=ops` for an
+    /// organisation named `acme,CN=ops`, which therefore cannot pass for a common name.
     public var description: String {
-        attributes.reversed().map { "\($0.type)=\($0.value)" }.joined(separator: ",")
+        attributes.reversed().map { "\($0.type)=\(Self.escaped($0.value))" }.joined(separator: ",")
+    }
+
+    /// `value` as an attribute value of an RFC 4514 string (section 2.4): `,` `+` `"` `\`
+    /// `<` `>` `;` anywhere, `#` or a space at the start and a space at the end take a
+    /// backslash before them, and NUL is `\00`; the rest is as it is.
+    public static func escaped(_ value: String) -> String {
+        let scalars = Array(value.unicodeScalars)
+        var text = String.UnicodeScalarView()
+        for (index, scalar) in scalars.enumerated() {
+            switch scalar {
+            case ",", "+", "\"", "\\", "<", ">", ";":
+                text.append("\\")
+                text.append(scalar)
+            case "#" where index == 0, " " where index == 0 || index == scalars.count - 1:
+                text.append("\\")
+                text.append(scalar)
+            case "\0":
+                text.append(contentsOf: "\\00".unicodeScalars)
+            default:
+                text.append(scalar)
+            }
+        }
+        return String(text)
     }
 
     public static func == (lhs: CertificateSubject, rhs: CertificateSubject) -> Bool {

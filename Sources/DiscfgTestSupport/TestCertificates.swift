@@ -45,6 +45,14 @@ public struct TestCertificates: Sendable {
         return pki
     }
 
+    /// Makes `NAME.pem`/`NAME.key`: a client certificate of the CA whose subject is
+    /// `subject`, in openssl's `-subj` form (`/O=acme,CN=ops/CN=deployer`: an
+    /// organisation named `acme,CN=ops`, then a common name), for subjects that try to
+    /// pass for another.
+    public func clientCertificate(_ name: String, subject: String, serial: String) async throws {
+        try await leaf(name, subject: subject, serial: serial, signer: "ca", usage: "clientAuth")
+    }
+
     /// Removes the folder.
     public func remove() {
         try? FileManager.default.removeItem(at: directory)
@@ -58,9 +66,13 @@ public struct TestCertificates: Sendable {
     }
 
     private func leaf(_ name: String, _ commonName: String, serial: String, signer: String, usage: String, days: Int = 2) async throws {
+        try await leaf(name, subject: "/O=discfg tests/CN=\(commonName)", serial: serial, signer: signer, usage: usage, days: days)
+    }
+
+    private func leaf(_ name: String, subject: String, serial: String, signer: String, usage: String, days: Int = 2) async throws {
         try await openssl(
             "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("\(name).key"), "-out", path("\(name).csr"),
-            "-subj", "/O=discfg tests/CN=\(commonName)"
+            "-subj", subject
         )
         let extensions = """
             basicConstraints=CA:FALSE

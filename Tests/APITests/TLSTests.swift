@@ -158,6 +158,57 @@ struct TLSTests {
         }
     }
 
+    @Test("a certificate's principal is its subject as RFC 4514 writes it: an O of 'acme,CN=ops' cannot pass for CN=ops; a subject of two CNs is refused with 403 naming them; a plain one is unchanged")
+    func subjectsThatPassForAnother() async throws {
+        let pki = try await TestCertificates.make()
+        defer { pki.remove() }
+        try await pki.clientCertificate("forger", subject: "/O=acme,CN=ops/CN=deployer", serial: "2101")
+        try await pki.clientCertificate("twonames", subject: "/O=discfg tests/CN=deployer/CN=ops", serial: "2102")
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key"), clientCA: pki.path("ca.pem")))
+        let roles = try ClientCertificateRoles(parsing: "CN=deployer=read, CN=ops=admin")
+        try await withServer(try await LiveServer.start(auth: .required, certificateRoles: roles) { $0.tls = tls }) { server in
+            let demo = try ConfigName("demo"), key = try Key("/app/flag")
+            _ = try await server.store.createConfig(demo, settings: ConfigSettings())
+            _ = try await server.store.set(key, to: Data("on".utf8), in: demo)
+            let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
+            func store(_ name: String) throws -> RemoteStore {
+                try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem"), certificate: pki.path("\(name).pem"), key: pki.path("\(name).key")))
+            }
+
+            // The organisation's comma is escaped: the caller is CN=deployer, with its role, and reads as such.
+            let forger = try store("forger")
+            #expect(try await forger.get(key, in: demo)?.version == 1)
+            let write = await #expect(throws: DiscfgError.self) { try await forger.set(key, to: Data("off".utf8), in: demo) }
+            #expect(write?.code == .permissionDenied && write?.message.contains(#"cert:CN=deployer,O=acme\,CN=ops has role read"#) == true, "\(String(describing: write))")
+            let create = await #expect(throws: DiscfgError.self) { try await forger.createConfig(try ConfigName("mine"), settings: ConfigSettings()) }
+            #expect(create?.code == .permissionDenied, "\(String(describing: create))")
+
+            // Two common names: neither is chosen, on the router and the event loop alike.
+            let ambiguous = try store("twonames")
+            for _ in 1...3 {
+                let read = await #expect(throws: DiscfgError.self) { try await ambiguous.get(key, in: demo) }
+                #expect(read?.code == .permissionDenied && read?.message.contains("2 common names (deployer, ops)") == true, "\(String(describing: read))")
+            }
+            let admin = await #expect(throws: DiscfgError.self) { try await ambiguous.createConfig(try ConfigName("theirs"), settings: ConfigSettings()) }
+            #expect(admin?.code == .permissionDenied && admin?.message.contains("common names") == true, "\(String(describing: admin))")
+
+            let plain = try store("deployer")
+            #expect(try await plain.get(key, in: demo)?.version == 1)
+            let denied = await #expect(throws: DiscfgError.self) { try await plain.set(key, to: Data("off".utf8), in: demo) }
+            #expect(denied?.message.contains("cert:CN=deployer,O=discfg tests has role read") == true, "\(String(describing: denied))")
+            #expect(try await server.store.listConfigs().map(\.name) == [demo], "a certificate made a config")
+            #expect(try await server.store.get(key, in: demo)?.version == 1, "a certificate changed the key")
+        }
+    }
+
+    @Test("a subject's values are escaped as RFC 4514 says: , + \" \\ < > ; anywhere, # and space first, space last, NUL as \\00")
+    func subjectEscaping() {
+        let subject = CertificateSubject([("O", "acme,CN=ops"), ("OU", "#a+b\"c\\d<e>f;g "), ("L", " x\u{0}y"), ("CN", "deployer")])
+        #expect(subject.description == ##"CN=deployer,L=\ x\00y,OU=\#a\+b\"c\\d\<e\>f\;g\ ,O=acme\,CN=ops"##)
+        #expect(CertificateSubject([("O", "a#b c"), ("CN", "x")]).description == "CN=x,O=a#b c")
+        #expect(CertificateSubject([("CN", "ops"), ("CN", "deployer")]).commonName == nil)
+    }
+
     @Test("client certificate roles: CN entries, roles, scopes merged per name; bad scopes, other subjects and two roles refused")
     func roleParsing() throws {
         let roles = try ClientCertificateRoles(parsing: "CN=deployer=write@demo, cn=ops=ADMIN, CN=deployer=write@prod, CN=a=b=read@x+y")
