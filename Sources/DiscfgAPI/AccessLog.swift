@@ -46,7 +46,8 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
 }
 
 /// What a route learns of its request for the request's audit line: who it admitted,
-/// the config and keys it names, the error it answered, the revision of its change.
+/// the config and keys it names (a transaction's, from its body), the error it answered,
+/// the revision of its change.
 ///
 /// Bound by whoever writes the line (``AccessLogMiddleware``, the Lambda function) for the
 /// request's task; filled by ``ConfigAPI/respond(_:_:_:)``, the error envelopes and
@@ -62,6 +63,7 @@ public final class AuditNote: Sendable {
         var config: String?
         var key: String?
         var prefix: String?
+        var transaction: AuditRecord.TransactionNames?
         var error: DiscfgError.Code?
         var revision: Revision?
     }
@@ -97,6 +99,7 @@ public final class AuditNote: Sendable {
         record.config = noted.config
         record.key = noted.key
         record.prefix = noted.prefix
+        record.transaction = noted.transaction
         record.error = noted.error?.rawValue
         record.revision = noted.revision.map { Int64(clamping: $0.rawValue) }
         return record

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import Hummingbird
 
@@ -22,6 +23,8 @@ extension ConfigAPI {
         let body = try await request.bodyData(limit: options.maxImportBytes)
         let document = try TransactionDocument.decode(body)
         var transaction = try document.transaction()
+        // Its line names what it reaches, refused or not, as other writes name their key.
+        AuditNote.current?.update { $0.transaction = AuditRecord.TransactionNames(transaction) }
         try reach.check(transaction)
         transaction.readBudget = ReadBudget(bytes: options.maxPageBytes, pastBudget: .refuse)
         // One that cannot write may be abandoned at its deadline like any read.

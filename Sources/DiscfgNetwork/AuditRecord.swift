@@ -34,6 +34,9 @@ public struct AuditRecord: Sendable {
     public var prefix: String?
     /// The end of an etcd key range, escaped printable.
     public var rangeEnd: String?
+    /// The keys, prefixes and ranges a transaction compared, read and changed (REST
+    /// `txn`), as `compared`, `read` and `changed`.
+    public var transaction: TransactionNames?
     /// The HTTP status answered (REST).
     public var status: Int?
     /// The gRPC status answered (etcd), as its name: `OK`, `PERMISSION_DENIED`.
@@ -86,6 +89,11 @@ public struct AuditRecord: Sendable {
         if let key { string("key", key, &line) }
         if let prefix { string("prefix", prefix, &line) }
         if let rangeEnd { string("rangeEnd", rangeEnd, &line) }
+        if let transaction {
+            if !transaction.compared.isEmpty { strings("compared", transaction.compared, &line) }
+            if !transaction.read.isEmpty { strings("read", transaction.read, &line) }
+            if !transaction.changed.isEmpty { strings("changed", transaction.changed, &line) }
+        }
         if let status { number("status", Int64(status), &line) }
         if let grpcStatus { string("grpcStatus", grpcStatus, &line) }
         if let error { string("error", error, &line) }
@@ -111,6 +119,16 @@ public struct AuditRecord: Sendable {
     private func string(_ name: StaticString, _ value: String, _ line: inout [UInt8]) {
         Self.appendName(name, to: &line)
         Self.appendString(value, to: &line)
+    }
+
+    private func strings(_ name: StaticString, _ values: [String], _ line: inout [UInt8]) {
+        Self.appendName(name, to: &line)
+        line.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { line.append(UInt8(ascii: ",")) }
+            Self.appendString(value, to: &line)
+        }
+        line.append(UInt8(ascii: "]"))
     }
 
     private func number(_ name: StaticString, _ value: Int64, _ line: inout [UInt8]) {

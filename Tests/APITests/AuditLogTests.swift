@@ -96,6 +96,53 @@ struct AuditLogTests {
         }
     }
 
+    @Test("a txn's line names the keys, prefixes and ranges it compared, read and changed, the first 32 of each then how many more; a refused one too")
+    func transactionLines() async throws {
+        let (server, sink, file) = try await Self.start()
+        defer { try? FileManager.default.removeItem(at: file) }
+        try await withServer(server) { server in
+            let (admin, adminRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: Date())
+            let (scoped, scopedRecord) = try TokenFormat.generate(role: .write, scopes: [try AccessScope("app:/jobs/")], description: "jobs", now: Date())
+            try await server.store.saveToken(adminRecord)
+            try await server.store.saveToken(scopedRecord)
+            let auth = ("Authorization", "Bearer \(admin)")
+            #expect(try await server.put("/v1/app", "", headers: [auth]).status == 201)
+            let transaction = """
+                {"compare": [{"key": "/lock", "target": "version", "result": "=", "value": 0},
+                             {"prefix": "/jobs/", "target": "exists", "result": "=", "value": false},
+                             {"from": "/a", "to": "/c", "target": "version", "result": "=", "value": 0}],
+                 "success": [{"op": "put", "key": "/lock", "value": "\(Self.value)"}, {"op": "delete", "prefix": "/tmp/"},
+                             {"op": "get", "key": "/owner"}, {"op": "get", "from": "/m", "to": "/n"}],
+                 "failure": [{"op": "get", "prefix": "/jobs/"}, {"op": "delete", "key": "/stale"}, {"op": "get", "key": "/owner"}],
+                 "message": "\(Self.message)"}
+                """
+            let ran = try await server.request(.POST, "/v1/app/txn", body: Data(transaction.utf8), headers: [auth])
+            #expect(ran.status == 200, "\(String(decoding: ran.body, as: UTF8.self))")
+            let puts = (0..<40).map { #"{"op": "put", "key": "/bulk/\#($0)", "value": "x"}"# }.joined(separator: ",")
+            #expect(try await server.request(.POST, "/v1/app/txn", body: Data(#"{"success": [\#(puts)]}"#.utf8), headers: [auth]).status == 200)
+            let outside = #"{"success": [{"op": "put", "key": "/jobs/a", "value": "x"}, {"op": "put", "key": "/lock", "value": "x"}]}"#
+            #expect(try await server.request(.POST, "/v1/app/txn", body: Data(outside.utf8), headers: [("Authorization", "Bearer \(scoped)")]).status == 403)
+
+            let lines = try await Self.lines(file, sink, atLeast: 3) { $0["route"] as? String == "/v1/{config}/txn" }
+            let full = try #require(lines.first { $0["status"] as? Int == 200 && $0["compared"] != nil })
+            #expect(full["compared"] as? [String] == ["/lock", "/jobs/", "[/a, /c)"])
+            #expect(full["read"] as? [String] == ["/owner", "[/m, /n)", "/jobs/"])
+            #expect(full["changed"] as? [String] == ["/lock", "/tmp/", "/stale"])
+            #expect(full["principal"] as? String == "token:\(adminRecord.id)" && full["revision"] as? Int != nil)
+            let bulk = try #require(lines.first { ($0["changed"] as? [String])?.first == "/bulk/0" })
+            #expect(bulk["changed"] as? [String] == (0..<32).map { "/bulk/\($0)" } + ["+8 more"])
+            #expect(bulk["compared"] == nil && bulk["read"] == nil)
+            let refused = try #require(lines.first { $0["status"] as? Int == 403 })
+            #expect(refused["changed"] as? [String] == ["/jobs/a", "/lock"] && refused["revision"] == nil)
+            #expect(refused["principal"] as? String == "token:\(scopedRecord.id)")
+
+            let text = try String(contentsOf: file, encoding: .utf8)
+            for secret in [Self.value, Self.message, admin, scoped] {
+                #expect(!text.contains(secret), "the audit log holds \(secret)")
+            }
+        }
+    }
+
     @Test("a line is one JSON object whatever the request's path holds")
     func escaping() {
         var record = AuditRecord(api: "rest", route: "unmatched", time: (0, 5_000_000), elapsed: .microseconds(1234))
