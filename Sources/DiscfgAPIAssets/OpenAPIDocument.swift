@@ -18,8 +18,11 @@ info:
     read and written as one JSON object (?document), and JSON Schemas attached to a key
     or a prefix (/v1/{config}/schema) are checked by every change: one that breaks a
     schema is refused with 422 and code schemaViolation, listing each violation in
-    error.violations, and changes nothing. Keys under /.discfg/ are discfg's own (the
-    schemas); writing them through the key routes is refused with 400.
+    error.violations, and changes nothing; so is a TTL on a key a prefix's schema
+    requires. A change under a prefix whose schema would check more than 4 MiB of key
+    paths and values (or attaching such a schema) is refused with 413. Keys under
+    /.discfg/ are discfg's own (the schemas); writing them through the key routes is
+    refused with 400.
     Authentication is a bearer token (Authorization: Bearer dcfg_...) when the server
     requires one; behind API Gateway it may be IAM (SigV4) instead. A server open
     without tokens takes requests only from its own machine.
@@ -1114,13 +1117,13 @@ components:
           description: "For a failure of the server or its store (internal, unavailable, throttled), told in general terms: the id of the server's log line that has the details."
         violations:
           type: array
-          description: "schemaViolation: every way the change breaks a schema, in key order."
+          description: "schemaViolation: every way the change breaks a schema, in key order. A caller whose scopes reach only part of the config gets those of keys it may read, and one last entry with an empty key and keyword scope counting the others (\"2 more violations outside your scopes\")."
           items: { $ref: "#/components/schemas/SchemaViolation" }
     SchemaViolation:
       type: object
       required: [key, pointer, keyword, message]
       properties:
-        key: { type: string, description: "The key at fault; for a prefix's schema, the key the failing member belongs to, or the prefix itself for a member that is missing." }
+        key: { type: string, description: "The key at fault; for a prefix's schema, the key the failing member belongs to, or the prefix itself for a member that is missing; empty for the entry that counts violations outside the caller's scopes." }
         pointer: { type: string, description: "Where in that key's value (RFC 6901); empty for the whole value." }
         keyword: { type: string, description: "The schema keyword that failed, such as maximum or required." }
         message: { type: string }
