@@ -34,6 +34,39 @@ struct EtcdAudit: Sendable {
         }
     }
 
+    /// Runs `Auth.Authenticate` for the user name `user` and notes its line: as the
+    /// token it authenticated when it succeeds (the user name is that token's id); when
+    /// it fails, with no principal and the user name tried (``AuditRecord/user``), so a
+    /// run of guesses shows whom they were aimed at. Never the password.
+    func authenticate<Response>(user: String, _ body: () async throws -> Response) async throws -> Response {
+        guard let trail else { return try await body() }
+        let descriptor = Etcdserverpb_Auth.Method.Authenticate.descriptor
+        let start = ContinuousClock.now
+        let time = AuditRecord.now()
+        do {
+            let response = try await body()
+            var line = record(descriptor, Data(), Data(), status: nil, revision: nil, time: time, elapsed: ContinuousClock.now - start)
+            line.principal = Principal(kind: .token, id: user)
+            trail.note(line)
+            return response
+        } catch {
+            var line = record(descriptor, Data(), Data(), status: error, revision: nil, time: time, elapsed: ContinuousClock.now - start)
+            line.principal = nil
+            line.user = Self.userName(user)
+            trail.note(line)
+            throw error
+        }
+    }
+
+    /// A user name as an audit line shows it: escaped printable (``printable(_:)``), its
+    /// first 64 bytes and `…` past them; and not at all when it holds a discfg token's
+    /// text, which a client may give as user name by mistake.
+    static func userName(_ name: String) -> String {
+        guard !name.contains("dcfg_") else { return "(a discfg token's text; not shown)" }
+        let bytes = Data(name.utf8)
+        return printable(bytes.prefix(64)) + (bytes.count > 64 ? "…" : "")
+    }
+
     /// Notes a call of `descriptor` refused before it ran (no credentials, a token not
     /// valid): no principal, for none was authenticated.
     func refused(_ descriptor: MethodDescriptor, _ error: RPCError) {

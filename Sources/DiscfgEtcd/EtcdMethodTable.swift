@@ -68,7 +68,7 @@ enum EtcdMethodTable {
                 try await audit.call(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: request, context: context) }
             },
             .unary(Etcdserverpb_Auth.Method.Authenticate.descriptor) { request, context in
-                try await audit.call(Etcdserverpb_Auth.Method.Authenticate.descriptor) { try await auth.authenticate(request: request, context: context) }
+                try await audit.authenticate(user: request.name) { try await auth.authenticate(request: request, context: context) }
             },
         ]
         let problems = problems(bound)

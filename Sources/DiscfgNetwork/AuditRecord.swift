@@ -19,6 +19,10 @@ public struct AuditRecord: Sendable {
     /// Who called, as the face authenticated them (never as the request names itself);
     /// nil when that is not known, as for a refused credential.
     public var principal: Principal?
+    /// The user name a refused etcd `Auth.Authenticate` gave (a discfg token's id as the
+    /// client claimed it, escaped printable; never the password), where `principal` is
+    /// nil.
+    public var user: String?
     /// The HTTP method, on the REST API.
     public var method: String?
     /// The route as declared (`/v1/{config}/keys/{key}`), `unmatched` for a path no route
@@ -82,6 +86,7 @@ public struct AuditRecord: Sendable {
         } else {
             Self.literal(#","principal":null"#, &line)
         }
+        if let user { string("user", user, &line) }
         if let method { string("method", method, &line) }
         string("route", route, &line)
         if let path { string("path", path, &line) }

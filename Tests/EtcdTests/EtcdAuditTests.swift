@@ -33,6 +33,36 @@ struct EtcdAuditTests {
         #expect(lines[2]["principal"] is NSNull && lines[2]["grpcStatus"] as? String == "INVALID_ARGUMENT")
     }
 
+    @Test("Authenticate's line names the token it authenticated; refused, it names the user name tried, escaped and cut at 64 bytes, never the password or a token's text")
+    func authenticate() async throws {
+        let fixture = try EtcdAccessTests.Store()
+        defer { fixture.cleanUp() }
+        let gate = EtcdAccessGate(.tokensRequired(fixture.store))
+        let token = try await fixture.token(.write)
+        await gate.read()
+        let written = LinesWritten()
+        let trail = AuditTrail { written.append($0) }
+        let audit = EtcdAudit(trail: trail, config: "etcd")
+        let attempts: [(name: String, password: String)] = [
+            (token.id, token.text), ("fedcba987654", token.text), ("root", "hunter2"), (token.text, token.id),
+            (String(repeating: "a", count: 70) + "\u{1}", "x"),
+        ]
+        for (name, password) in attempts {
+            _ = try? await audit.authenticate(user: name) { try gate.authenticate(name: name, password: password) }
+        }
+        trail.flush()
+        let text = written.text
+        #expect(!text.contains(token.text) && !text.contains("hunter2") && !text.contains("dcfg_"), "\(text)")
+        let lines = try text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(lines.count == 5)
+        #expect(lines.allSatisfy { $0["route"] as? String == "/etcdserverpb.Auth/Authenticate" })
+        #expect(lines[0]["principal"] as? String == "token:\(token.id)" && lines[0]["user"] == nil && lines[0]["grpcStatus"] as? String == "OK")
+        #expect(lines[1]["principal"] is NSNull && lines[1]["user"] as? String == "fedcba987654" && lines[1]["grpcStatus"] as? String == "INVALID_ARGUMENT")
+        #expect(lines[2]["user"] as? String == "root")
+        #expect(lines[3]["user"] as? String == "(a discfg token's text; not shown)")
+        #expect(lines[4]["user"] as? String == String(repeating: "a", count: 64) + "…")
+    }
+
     @Test("without a trail a call runs as it would and notes nothing")
     func noTrail() async throws {
         let audit = EtcdAudit(trail: nil, config: "etcd")
