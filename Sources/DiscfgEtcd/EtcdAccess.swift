@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgNetwork
 import GRPCCore
 import Synchronization
 
@@ -52,13 +53,24 @@ enum EtcdAdmission {
 /// answer read from memory, kept current by ``follow()``. The store's valid tokens are
 /// read every ``readInterval``; a session of a token revoked since is refused from the
 /// next reading, and open streams of it end within ``readInterval`` after that.
+///
+/// A read that fails or is slow (a store answering one request at a time, busy with
+/// the clients' own calls) leaves the last reading in force for ``staleAfter``: calls
+/// are answered as it says, so a slow store slows calls rather than refusing them. Past
+/// it, with the token state unknown, every call is refused (`UNAVAILABLE`) until a read
+/// succeeds.
+///
+/// A call that carries no etcd token, on a connection whose client certificate has a
+/// role (``certificates``, `--tls-client-roles`), runs as that certificate, as the REST
+/// API takes a certificate's caller when no bearer token is sent; a call with a token
+/// is decided by the token alone.
 final class EtcdAccessGate: Sendable {
     /// How often the token state is read.
     static let readInterval = Duration.milliseconds(500)
-    /// How old a reading may be and still admit a call: past it (the store stopped
-    /// answering) calls are refused until a read succeeds. The REST API trusts its token
-    /// records as long (`Authenticator`'s cache lifetime).
-    static let staleAfter = Duration.seconds(2)
+    /// How old the last successful reading may be and still answer calls: while reads
+    /// fail or take long, calls are answered as it says; past it (the store stopped
+    /// answering for that long) they are refused until a read succeeds.
+    static let staleAfter = Duration.seconds(30)
 
     /// The answer while the token state cannot be read.
     static let unknown = RPCError(
@@ -73,22 +85,53 @@ final class EtcdAccessGate: Sendable {
         var tokens: [String: AccessToken]
     }
 
-    struct State {
-        var reading: Reading?
-        var sessions = EtcdSessions()
+    /// How the reads of the token state go, for the log.
+    enum Health {
+        /// The last read succeeded.
+        case reading
+        /// Reads fail; calls are answered with the last reading, younger than ``staleAfter``.
+        case failing
+        /// Reads fail and the last reading is older than ``staleAfter`` (or there is
+        /// none): calls are refused.
+        case refusing
     }
+
+    struct State {
+        /// The last successful reading.
+        var reading: Reading?
+        var health = Health.reading
+        var sessions = EtcdSessions()
+
+        /// The last reading, when it is young enough at `now` to answer calls.
+        func current(at now: ContinuousClock.Instant) -> Reading? {
+            guard let reading, reading.at.duration(to: now) < EtcdAccessGate.staleAfter else { return nil }
+            return reading
+        }
+    }
+
+    /// What a client certificate may do: whom its calls are recorded as, and its role
+    /// and scopes; nil for a certificate that is no credential.
+    typealias CertificateGrants = @Sendable (CertificateSubject) -> (principal: Principal, grant: AccessGrant)?
 
     let access: EtcdAccess
     /// The config the etcd API serves: a token whose scopes miss it may authenticate,
     /// and is refused every other call.
     let config: ConfigName?
+    /// The grants of client certificates; nil when certificates are no credential.
+    let certificates: CertificateGrants?
     /// Told when the rule's answer changes, in a sentence for the log.
     private let notice: @Sendable (String) -> Void
     let state = Mutex(State())
+    /// Certificate callers made so far, by subject: a connection's calls share one.
+    private let certificateCallers = Mutex<[CertificateSubject: EtcdCaller]>([:])
 
-    init(_ access: EtcdAccess, config: ConfigName? = nil, notice: @escaping @Sendable (String) -> Void = { _ in }) {
+    init(
+        _ access: EtcdAccess, config: ConfigName? = nil, notice: @escaping @Sendable (String) -> Void = { _ in },
+        certificates: CertificateGrants? = nil
+    ) {
         self.access = access
         self.config = config
+        self.certificates = certificates
         self.notice = notice
     }
 
@@ -99,14 +142,20 @@ final class EtcdAccessGate: Sendable {
         return Self.readInterval
     }
 
-    /// Whom a call carrying `token` (its `token` metadata, nil without) runs as, or why
-    /// it may not, at `now` (nil for the clock's). `needed` is the role its method needs
-    /// (nil: none, `Authenticate`, which runs anonymously).
-    func admission(token: String?, needs needed: Role?, at now: ContinuousClock.Instant? = nil) -> EtcdAdmission {
+    /// Whom a call carrying `token` (its `token` metadata, nil without) on a connection
+    /// of the client certificate `certificate` (nil without) runs as, or why it may not,
+    /// at `now` (nil for the clock's). `needed` is the role its method needs (nil: none,
+    /// `Authenticate`, which runs anonymously).
+    func admission(token: String?, certificate: CertificateSubject? = nil, needs needed: Role?, at now: ContinuousClock.Instant? = nil) -> EtcdAdmission {
+        if token == nil, let certificate, let caller = caller(of: certificate) {
+            guard let needed else { return .caller(caller) }
+            guard caller.role >= needed, caller.reachesConfig else { return .refused(EtcdAuthError.permissionDenied) }
+            return .caller(caller)
+        }
         if case .open = access { return .anonymous }
         let now = now ?? .now
         let admission: EtcdAdmission = state.withLock { state in
-            guard let reading = state.reading, reading.at.duration(to: now) < Self.staleAfter else { return .refused(Self.unknown) }
+            guard let reading = state.current(at: now) else { return .refused(Self.unknown) }
             guard reading.required, let needed else { return .anonymous }
             guard let token else { return .refused(EtcdAuthError.userEmpty) }
             guard let caller = state.sessions.use(token, at: now, valid: reading.tokens) else { return .refused(EtcdAuthError.invalidToken) }
@@ -116,24 +165,43 @@ final class EtcdAccessGate: Sendable {
         return admission
     }
 
+    /// The caller of a connection whose client certificate is `subject`, when its grant
+    /// makes it one.
+    func caller(of subject: CertificateSubject) -> EtcdCaller? {
+        guard let certificates else { return nil }
+        if let known = certificateCallers.withLock({ $0[subject] }) { return known }
+        guard let granted = certificates(subject) else { return nil }
+        let caller = EtcdCaller(certificate: granted.principal, role: granted.grant.role, intervals: intervals(of: granted.grant.scopes))
+        certificateCallers.withLock { callers in
+            // Bounded: a CA may sign many subjects; the few in use are made again.
+            if callers.count >= 1024 { callers.removeAll() }
+            callers[subject] = caller
+        }
+        return caller
+    }
+
     /// Why a call admitted as `caller` (nil: anonymously) may not go on now, or nil: a
     /// stream asks before each message and every ``readInterval``, so one whose token is
-    /// revoked, or that was opened before tokens were required, ends.
+    /// revoked, or that was opened before tokens were required, ends. A certificate's
+    /// caller goes on as long as its connection.
     func recheck(_ caller: EtcdCaller?, at now: ContinuousClock.Instant? = nil) -> RPCError? {
         if case .open = access { return nil }
+        if let caller, caller.session == nil { return nil }
         let now = now ?? .now
         return state.withLock { state in
-            guard let reading = state.reading, reading.at.duration(to: now) < Self.staleAfter else { return Self.unknown }
+            guard let reading = state.current(at: now) else { return Self.unknown }
             guard reading.required else { return nil }
-            guard let caller else { return EtcdAuthError.userEmpty }
-            return state.sessions.use(caller.session, at: now, valid: reading.tokens) === caller ? nil : EtcdAuthError.invalidToken
+            guard let caller, let session = caller.session else { return EtcdAuthError.userEmpty }
+            return state.sessions.use(session, at: now, valid: reading.tokens) === caller ? nil : EtcdAuthError.invalidToken
         }
     }
 
-    /// Reads the token state once; a failed read leaves calls refused.
-    func read() async {
+    /// Reads the token state once, as of `start` (nil for the clock's): a reading is as
+    /// old as the moment its read began. A failed read keeps the last reading, which
+    /// answers calls until it is ``staleAfter`` old.
+    func read(at start: ContinuousClock.Instant? = nil) async {
         guard let tokens = access.tokens else { return }
-        let now = ContinuousClock.now
+        let now = start ?? .now
         let reading: Reading?
         do {
             let valid = Dictionary(try await tokens.listTokens().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -146,18 +214,33 @@ final class EtcdAccessGate: Sendable {
         } catch {
             reading = nil
         }
-        let before = state.withLock { state in
-            defer {
-                state.reading = reading
-                state.sessions.sweep(at: now, valid: reading?.tokens ?? [:])
+        let (before, health) = state.withLock { state in
+            let before = (required: state.reading?.required, health: state.health)
+            if let reading {
+                // A read that began before the last one's keeps nothing older.
+                if state.reading.map({ $0.at <= reading.at }) ?? true {
+                    state.reading = reading
+                    state.sessions.sweep(at: now, valid: reading.tokens)
+                }
+                state.health = .reading
+            } else {
+                state.health = state.current(at: now) == nil ? .refusing : .failing
             }
-            return state.reading?.required
+            return (before, state.health)
         }
-        switch (before, reading?.required) {
+        switch (before.required, reading?.required) {
         case (false, true?), (nil, true?):
             notice("tokens are required: etcd calls need a token from Auth.Authenticate, with a discfg token's id as user name and the token as password")
         case (true, false?): notice("tokens are no longer required: the etcd API serves calls without them")
-        case (_?, nil): notice("the token state could not be read: the etcd API refuses every call until it can")
+        default: break
+        }
+        switch (before.health, health) {
+        case (.reading, .failing):
+            notice("the token state could not be read: the etcd API answers calls with the state read last, for at most \(Self.staleAfter.components.seconds) s, then refuses every call until it can read it")
+        case (.reading, .refusing), (.failing, .refusing):
+            notice("the token state could not be read: the etcd API refuses every call until it can")
+        case (.failing, .reading), (.refusing, .reading):
+            notice("the token state is read again")
         default: break
         }
     }

@@ -16,7 +16,8 @@ struct EtcdAuthService {
         return try await backend.answering {
             var response = Etcdserverpb_AuthenticateResponse()
             response.header = identity.header(try await backend.currentRevision())
-            response.token = caller.session
+            // A token's caller, which always has its session.
+            response.token = caller.session ?? ""
             return response
         }
     }

@@ -4,17 +4,20 @@ import GRPCCore
 
 /// Who an authenticated etcd call runs as: the discfg token whose id and whole text a
 /// client gave `Auth.Authenticate` as user name and password, by the etcd token that
-/// call answered (``session``), with what the token's role and scopes let it reach.
+/// call answered (``session``), or the verified client certificate of the call's
+/// connection, whose subject `--tls-client-roles` gives a role; with what the token's or
+/// certificate's role and scopes let it reach.
 ///
 /// A call's caller is bound (``current``) around its method by the connection that
 /// admitted it; a server without authentication binds none, and its services then check
 /// nothing.
 final class EtcdCaller: Sendable {
-    /// The etcd token the caller's calls carry in their `token` metadata.
-    let session: String
-    /// The discfg token's id, the etcd user name.
-    let tokenID: String
-    /// What the token may do.
+    /// The etcd token the caller's calls carry in their `token` metadata; nil for a
+    /// certificate's caller, whose calls carry none.
+    let session: String?
+    /// The discfg token's id, the etcd user name; nil for a certificate's caller.
+    let tokenID: String?
+    /// What the caller may do.
     let role: Role
     /// The etcd keys the caller may reach, as sorted, disjoint intervals; nil for every
     /// key of the config, empty for none (a token whose scopes miss the etcd config).
@@ -28,6 +31,16 @@ final class EtcdCaller: Sendable {
         role = token.role
         self.intervals = intervals
         attribution = Attribution(principal: Principal(kind: .token, id: token.id, description: token.description))
+    }
+
+    /// The caller of a client certificate: `principal` (the certificate's subject) with
+    /// `role` over `intervals`, for as long as its connection lasts.
+    init(certificate principal: Principal, role: Role, intervals: [EtcdKeyInterval]?) {
+        session = nil
+        tokenID = nil
+        self.role = role
+        self.intervals = intervals
+        attribution = Attribution(principal: principal)
     }
 
     /// The caller of the current call, nil on a server without authentication.

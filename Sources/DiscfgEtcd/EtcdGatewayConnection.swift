@@ -35,6 +35,8 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     private let gateway: EtcdGateway
     private let timeouts: GRPCConnection.Timeouts
     let budget: ConnectionBudget
+    /// The client certificate its TLS handshake verified (mutual TLS); nil without.
+    let peer: PeerCertificate?
     private(set) var context: ChannelHandlerContext?
     private(set) var executor: EventLoopExecutor?
     private var reading: Reading?
@@ -50,21 +52,22 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     /// The idle or body timeout running now.
     private var timer: Scheduled<Void>?
 
-    init(gateway: EtcdGateway, timeouts: GRPCConnection.Timeouts, budget: ConnectionBudget) {
+    init(gateway: EtcdGateway, timeouts: GRPCConnection.Timeouts, budget: ConnectionBudget, peer: PeerCertificate? = nil) {
         self.gateway = gateway
+        self.peer = peer
         self.timeouts = timeouts
         self.budget = budget
     }
 
     /// Adds HTTP/1's codec and a gateway connection to `channel`'s pipeline.
-    static func install(on channel: any Channel, gateway: EtcdGateway, timeouts: GRPCConnection.Timeouts, serverBytes: Budget) throws {
+    static func install(on channel: any Channel, gateway: EtcdGateway, timeouts: GRPCConnection.Timeouts, serverBytes: Budget, peer: PeerCertificate? = nil) throws {
         let budget = ConnectionBudget(connection: Budget(limit: GRPCConnection.maxConnectionBytes, floor: GRPCConnection.floorBytes), server: serverBytes)
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(HTTPResponseEncoder())
         try pipeline.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
         try pipeline.addHandler(HTTPServerPipelineHandler())
         try pipeline.addHandler(HTTPServerProtocolErrorHandler())
-        try pipeline.addHandler(EtcdGatewayConnection(gateway: gateway, timeouts: timeouts, budget: budget))
+        try pipeline.addHandler(EtcdGatewayConnection(gateway: gateway, timeouts: timeouts, budget: budget, peer: peer))
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -145,7 +148,7 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         guard head.method == .POST, let body = reading.body else { return answerText(context, head, status: 405, "Method Not Allowed\n", held: reading.held) }
         let token = head.headers.first(name: "authorization") ?? head.headers.first(name: "grpc-metadata-token")
         let caller: EtcdCaller?
-        switch route.method.admission(token) {
+        switch route.method.admission(token, peer?.current) {
         case .anonymous: caller = nil
         case .caller(let authenticated): caller = authenticated
         case .refused(let refusal): return answerError(context, head, refusal, held: reading.held)

@@ -76,6 +76,12 @@ public struct EtcdServer: Service {
     /// may not is closed as its handshake completes. Nil admits every certificate the
     /// client CA signed.
     public var admitsCertificate: (@Sendable (CertificateSubject?) -> Bool)?
+    /// What a client certificate may do (mutual TLS, `serve --tls-client-roles`): whom
+    /// its calls are recorded as, and its role and scopes, or nil for a certificate that
+    /// is no credential. A call that carries no etcd token runs as its connection's
+    /// certificate, checked call by call as a token's; one with a token, as the token.
+    /// Nil: certificates are no credential.
+    public var certificateRoles: (@Sendable (CertificateSubject) -> (principal: Principal, grant: AccessGrant)?)?
     /// Where each call's audit line (``AuditRecord``) is noted; nil for none. Whoever
     /// sets it runs its ``AuditTrailService``.
     public var auditTrail: AuditTrail?
@@ -99,7 +105,7 @@ public struct EtcdServer: Service {
     }
 
     public func run() async throws {
-        let gate = EtcdAccessGate(access, config: config, notice: notice)
+        let gate = EtcdAccessGate(access, config: config, notice: notice, certificates: tls?.requiresClientCertificates == true ? certificateRoles : nil)
         // Known before the first connection: a server that starts with tokens required
         // refuses calls without one from the first.
         await gate.read()
@@ -123,7 +129,7 @@ public struct EtcdServer: Service {
         let display = host.contains(":") ? "[\(host)]" : host
         let scheme = tls == nil ? "http" : "https"
         let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("\(scheme)://\(display):\(port)"))
-        let authenticates = access.tokens != nil
+        let authenticates = access.tokens != nil || gate.certificates != nil
         let methods = EtcdMethodTable.methods(
             kv: EtcdKVService(backend: backend, identity: identity, leases: leases, authenticates: authenticates),
             lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases, authenticates: authenticates),
@@ -139,8 +145,8 @@ public struct EtcdServer: Service {
             guard audit.trail != nil else { return guarded }
             // A call refused before it runs has its audit line too.
             let admission = guarded.admission
-            guarded.admission = { token in
-                let admitted = admission(token)
+            guarded.admission = { token, certificate in
+                let admitted = admission(token, certificate)
                 if case .refused(let error) = admitted { audit.refused(method.descriptor, error) }
                 return admitted
             }
@@ -168,11 +174,14 @@ public struct EtcdServer: Service {
                     return channel.close()
                 }
                 return channel.eventLoop.makeCompletedFuture {
+                    // The subject of the connection's client certificate, noted as its
+                    // handshake completes, when certificates are credentials.
+                    let peer = gate.certificates == nil ? nil : PeerCertificate()
                     // Under TLS, first: the connection below reads and writes plain HTTP/2.
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(tls.handler(for: .h2))
                         try channel.pipeline.syncOperations.addHandler(TLSHandshakeGuard(
-                            timeout: TimeAmount(tls.handshakeTimeout), peer: nil, admits: tls.requiresClientCertificates ? admitsCertificate : nil
+                            timeout: TimeAmount(tls.handshakeTimeout), peer: peer, admits: tls.requiresClientCertificates ? admitsCertificate : nil
                         ))
                     }
                     // gRPC clients speak HTTP/2 from the first byte (prior knowledge), which
@@ -181,10 +190,10 @@ public struct EtcdServer: Service {
                     try channel.pipeline.syncOperations.addHandler(EtcdProtocolSniffer(
                         idleTimeout: timeouts.idle,
                         http2: { channel in
-                            try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, timeouts: timeouts, serverBytes: heldBytes))
+                            try channel.pipeline.syncOperations.addHandler(GRPCConnection(methods: methods, timeouts: timeouts, serverBytes: heldBytes, peer: peer))
                         },
                         http1: { channel in
-                            try EtcdGatewayConnection.install(on: channel, gateway: gateway, timeouts: timeouts, serverBytes: heldBytes)
+                            try EtcdGatewayConnection.install(on: channel, gateway: gateway, timeouts: timeouts, serverBytes: heldBytes, peer: peer)
                         }
                     ))
                 }

@@ -10,6 +10,11 @@ import GRPCCore
 /// store's valid ones is refused with etcd's "invalid auth token", and the session is
 /// dropped at the next reading of the store.
 ///
+/// One discfg token holds at most ``maxPerToken`` sessions: past them its own least
+/// recently used goes, so a client that authenticates in a loop, with any token, ends
+/// only its own sessions, never another token's. The server holds ``maxSessions`` in
+/// all; reaching that takes more than 150 tokens, each at its cap.
+///
 /// Nothing about a session leaves the server's memory: a restart ends them all, and
 /// clients authenticate again (etcd clients do so by themselves on "invalid auth token").
 struct EtcdSessions {
@@ -17,44 +22,70 @@ struct EtcdSessions {
     static let ttl = Duration.seconds(300)
     /// The most sessions kept; past them the least recently used goes first.
     static let maxSessions = 10_000
+    /// The most sessions one discfg token holds; past them its own least recently used
+    /// goes. A client keeps one per connection; 64 leaves room for many processes of
+    /// one deployment sharing a token.
+    static let maxPerToken = 64
 
     private struct Session {
         let caller: EtcdCaller
+        let tokenID: String
         var lastUsed: ContinuousClock.Instant
     }
 
     private var sessions: [String: Session] = [:]
+    /// Each discfg token's sessions, by token id.
+    private var byToken: [String: Set<String>] = [:]
 
     var count: Int { sessions.count }
+
+    /// How many sessions the discfg token `id` holds.
+    func count(of id: String) -> Int { byToken[id]?.count ?? 0 }
 
     /// The caller of session `token`, its last use now, when it is live and its discfg
     /// token is among `valid`; nil otherwise (and it is dropped).
     mutating func use(_ token: String, at now: ContinuousClock.Instant, valid: [String: AccessToken]) -> EtcdCaller? {
         guard let index = sessions.index(forKey: token) else { return nil }
         let session = sessions.values[index]
-        guard session.lastUsed.duration(to: now) < Self.ttl, valid[session.caller.tokenID] != nil else {
-            sessions.remove(at: index)
+        guard session.lastUsed.duration(to: now) < Self.ttl, valid[session.tokenID] != nil else {
+            remove(token)
             return nil
         }
         sessions.values[index].lastUsed = now
         return session.caller
     }
 
-    /// Keeps `caller`'s session, making room past ``maxSessions``.
+    /// Keeps `caller`'s session (a token's caller; a certificate's has none), making room
+    /// past its token's ``maxPerToken`` from that token's own sessions, and past
+    /// ``maxSessions`` from all.
     mutating func add(_ caller: EtcdCaller, at now: ContinuousClock.Instant, valid: [String: AccessToken]) {
+        guard let token = caller.session, let tokenID = caller.tokenID else { return }
+        if let own = byToken[tokenID], own.count >= Self.maxPerToken,
+           let oldest = own.min(by: { (sessions[$0]?.lastUsed ?? now) < (sessions[$1]?.lastUsed ?? now) }) {
+            remove(oldest)
+        }
         if sessions.count >= Self.maxSessions {
             sweep(at: now, valid: valid)
             if sessions.count >= Self.maxSessions, let oldest = sessions.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key {
-                sessions.removeValue(forKey: oldest)
+                remove(oldest)
             }
         }
-        sessions[caller.session] = Session(caller: caller, lastUsed: now)
+        sessions[token] = Session(caller: caller, tokenID: tokenID, lastUsed: now)
+        byToken[tokenID, default: []].insert(token)
     }
 
     /// Drops the sessions past their lifetime or of tokens no longer valid.
     mutating func sweep(at now: ContinuousClock.Instant, valid: [String: AccessToken]) {
         guard !sessions.isEmpty else { return }
-        sessions = sessions.filter { $0.value.lastUsed.duration(to: now) < Self.ttl && valid[$0.value.caller.tokenID] != nil }
+        for (token, session) in sessions where session.lastUsed.duration(to: now) >= Self.ttl || valid[session.tokenID] == nil {
+            remove(token)
+        }
+    }
+
+    private mutating func remove(_ token: String) {
+        guard let session = sessions.removeValue(forKey: token) else { return }
+        byToken[session.tokenID]?.remove(token)
+        if byToken[session.tokenID]?.isEmpty == true { byToken[session.tokenID] = nil }
     }
 
     /// A new session token: 32 random letters, as etcd's simple tokens are letters.
@@ -79,7 +110,7 @@ extension EtcdAccessGate {
         let presented = Self.hash(password)
         let wellFormed = !name.isEmpty && password.hasPrefix("dcfg_\(name)_")
         let result: Result<EtcdCaller, RPCError> = state.withLock { state in
-            guard let reading = state.reading, reading.at.duration(to: now) < Self.staleAfter else { return .failure(Self.unknown) }
+            guard let reading = state.current(at: now) else { return .failure(Self.unknown) }
             guard reading.required else { return .failure(EtcdAuthError.notEnabled) }
             guard let record = reading.tokens[name], wellFormed, Self.constantTimeEqual(presented, record.hash) else {
                 return .failure(EtcdAuthError.authFailed)
@@ -91,12 +122,17 @@ extension EtcdAccessGate {
         return try result.get()
     }
 
-    /// The etcd keys a token reaches (``EtcdCaller/intervals``): every key when it has no
-    /// scopes or one of them is the whole served config; else the keys under its etcd
-    /// prefixes on the config (`etcd:/registry/`), merged. A discfg key prefix
-    /// (`etcd:/app/` spelled `cfg:/app/`) reaches no etcd key: the two spaces are apart.
+    /// The etcd keys a token reaches (``EtcdCaller/intervals``): those of its scopes.
     func intervals(of token: AccessToken) -> [EtcdKeyInterval]? {
-        guard let scopes = token.scopes, let config else { return nil }
+        intervals(of: token.scopes)
+    }
+
+    /// The etcd keys `scopes` reach (a token's or a certificate's): every key when there
+    /// are none (nil) or one of them is the whole served config; else the keys under
+    /// their etcd prefixes on the config (`etcd:etcd:/registry/`), merged. A discfg key
+    /// prefix (`etcd:/app/`) reaches no etcd key: the two spaces are apart.
+    func intervals(of scopes: [AccessScope]?) -> [EtcdKeyInterval]? {
+        guard let scopes, let config else { return nil }
         var prefixes: [Data] = []
         for scope in scopes where scope.config == config {
             switch scope.reach {

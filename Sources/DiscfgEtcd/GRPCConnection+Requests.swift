@@ -40,7 +40,7 @@ extension GRPCConnection {
             timeout = parsed
         }
         let caller: EtcdCaller?
-        switch method.admission(head.token) {
+        switch method.admission(head.token, peer?.current) {
         case .anonymous:
             caller = nil
         case .caller(let authenticated):

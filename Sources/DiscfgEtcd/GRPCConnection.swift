@@ -65,6 +65,8 @@ final class GRPCConnection: ChannelDuplexHandler {
     /// Bytes this connection holds for its client, and all connections together.
     let connectionBytes = Budget(limit: GRPCConnection.maxConnectionBytes, floor: GRPCConnection.floorBytes)
     let serverBytes: Budget
+    /// The client certificate its TLS handshake verified (mutual TLS); nil without.
+    let peer: PeerCertificate?
     private let timeouts: Timeouts
     /// The connection's HTTP/2 state.
     var machine: Machine
@@ -86,9 +88,11 @@ final class GRPCConnection: ChannelDuplexHandler {
     private var closeRequested = false
 
     /// A connection serving `methods`, holding what it holds for its client within its
-    /// own limit and within `serverBytes`, which all connections share.
-    init(methods: [String: GRPCMethod], timeouts: Timeouts, serverBytes: Budget) {
+    /// own limit and within `serverBytes`, which all connections share; its calls are
+    /// admitted with `peer`'s certificate, when it has one.
+    init(methods: [String: GRPCMethod], timeouts: Timeouts, serverBytes: Budget, peer: PeerCertificate? = nil) {
         self.methods = methods
+        self.peer = peer
         self.timeouts = timeouts
         self.serverBytes = serverBytes
         machine = Machine(timeouts: timeouts, budget: ConnectionBudget(connection: connectionBytes, server: serverBytes), now: .now())

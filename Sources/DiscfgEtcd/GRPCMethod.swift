@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgNetwork
 import GRPCCore
 import NIOCore
 import SwiftProtobuf
@@ -14,10 +15,11 @@ struct GRPCMethod: Sendable {
 
     let descriptor: MethodDescriptor
     let kind: Kind
-    /// Whom a call carrying this `token` metadata (nil without) runs as, or why it may
-    /// not run now (the server's ``EtcdAccess``): the connection asks before it opens a
-    /// stream for the call, and binds the caller (``EtcdCaller/bound(_:)``) around it.
-    var admission: @Sendable (_ token: String?) -> EtcdAdmission = { _ in .anonymous }
+    /// Whom a call carrying this `token` metadata (nil without), on a connection of this
+    /// verified client `certificate` (nil without), runs as, or why it may not run now
+    /// (the server's ``EtcdAccess``): the connection asks before it opens a stream for
+    /// the call, and binds the caller (``EtcdCaller/bound(_:)``) around it.
+    var admission: @Sendable (_ token: String?, _ certificate: CertificateSubject?) -> EtcdAdmission = { _, _ in .anonymous }
 
     /// Whether its calls stream (they then hold more, and end with the server's shutdown).
     var isStreaming: Bool {
@@ -32,7 +34,9 @@ struct GRPCMethod: Sendable {
     /// ends. A unary call is not asked again: the connection admitted it as it opened,
     /// moments before, and asking again would cost every call a wrapper.
     func guarded(by gate: EtcdAccessGate, needs needed: Role?) -> GRPCMethod {
-        let admission: @Sendable (String?) -> EtcdAdmission = { token in gate.admission(token: token, needs: needed) }
+        let admission: @Sendable (String?, CertificateSubject?) -> EtcdAdmission = { token, certificate in
+            gate.admission(token: token, certificate: certificate, needs: needed)
+        }
         guard let interval = gate.recheckInterval, needed != nil else { return GRPCMethod(descriptor: descriptor, kind: kind, admission: admission) }
         let kind: Kind = switch self.kind {
         case .unary:

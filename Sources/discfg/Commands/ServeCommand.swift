@@ -255,13 +255,12 @@ struct ServeCommand: AsyncParsableCommand {
                     }
                     // While tokens are required (followed live), etcd calls need an etcd token
                     // from Auth.Authenticate with a discfg token, as the REST API needs the
-                    // token itself; unless client certificates with roles admit every
-                    // connection (etcdAdmission).
-                    let certified = serverTLS?.requiresClientCertificates == true && !certificateRoles.grants.isEmpty
-                    server.access = switch (certified, mode, tokens) {
-                    case (true, _, _), (_, .open, _), (_, _, nil): .open
-                    case (false, .required, let tokens?): .tokensRequired(tokens)
-                    case (false, .onceTokensExist, let tokens?): .tokensOnceIssued(tokens)
+                    // token itself; a call without one runs as its connection's client
+                    // certificate when that has a role (etcdRoles).
+                    server.access = switch (mode, tokens) {
+                    case (.open, _), (_, nil): .open
+                    case (.required, let tokens?): .tokensRequired(tokens)
+                    case (.onceTokensExist, let tokens?): .tokensOnceIssued(tokens)
                     }
                     server.leaseStore = store as? any LeaseStore
                     server.history = etcdHistory
@@ -273,7 +272,8 @@ struct ServeCommand: AsyncParsableCommand {
                     server.openToRemotePeers = insecure
                     server.tls = serverTLS
                     server.allowsPlaintextOffLoopback = insecure
-                    server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles, config: etcd.config)
+                    server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles)
+                    server.certificateRoles = ServeTLSOptions.etcdRoles(certificateRoles)
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
                     let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }
