@@ -49,6 +49,12 @@ struct Admission: Sendable {
             self.status = status ?? FailurePolicy.httpStatus(for: error.code)
         }
 
+        /// A refusal of ``DiscfgNetwork/BrowserGuard``'s: 421 for a foreign `Host`, else
+        /// its error code's status (403).
+        init(browser error: DiscfgError, status: Int) {
+            self.init(error, status: status == BrowserGuard.misdirectedStatus ? HTTPResponse.Status.misdirectedRequest : nil)
+        }
+
         /// The error envelope for a route whose envelopes name `action`.
         func parts(action: String) -> (status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer) {
             var parts = APIResponse.errorParts(error, action: action)
@@ -63,7 +69,9 @@ struct Admission: Sendable {
     ///   - caller: who the caller is, or why their credentials are refused (401);
     ///     not read for routes open to everyone.
     func admit(_ endpoint: Endpoint, _ head: Head, caller: Result<Caller, DiscfgError>) -> Result<Admitted, Refusal> {
-        if let browserGuard, let refusal = browserGuard.refusal(host: head.authority) { return .failure(refusal) }
+        if let browserGuard, let refusal = browserGuard.refusal(host: head.authority) {
+            return .failure(Refusal(browser: refusal, status: BrowserGuard.misdirectedStatus))
+        }
         var config: ConfigName?
         if let name = head.configName {
             do {

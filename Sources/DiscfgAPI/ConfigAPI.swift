@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgNetwork
 import Foundation
 import Hummingbird
 

@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgNetwork
 import DiscfgTestSupport
 import Foundation
 import Testing

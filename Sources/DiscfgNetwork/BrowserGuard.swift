@@ -1,9 +1,8 @@
-import DiscfgNetwork
 import DiscfgCore
 import Foundation
-import Hummingbird
 
-/// Keeps web pages from using a `discfg serve` they can reach.
+/// Keeps web pages from using a server they can reach: the one decision every HTTP face
+/// asks (the REST API's router and fast path, the etcd API's JSON gateway).
 ///
 /// - **Host**: on a loopback server the `Host` header must name this machine
 ///   (`localhost`, `127.0.0.1`, `[::1]` or the bound address); anything else is 421.
@@ -15,6 +14,11 @@ import Hummingbird
 ///   preflights included.
 ///
 /// Clients that are not browsers send no `Origin` and are not affected.
+///
+/// ```swift
+/// let guardrail = BrowserGuard(boundHost: "127.0.0.1")
+/// guardrail.verdict(method: "POST", authority: "evil.example", origin: nil, preflight: false)  // .refuse(…, status: 421)
+/// ```
 public struct BrowserGuard: Sendable {
     /// Origins (`https://console.example.com`) whose pages may call the API.
     public var allowedOrigins: Set<String>
@@ -40,6 +44,51 @@ public struct BrowserGuard: Sendable {
         allowedHostBytes = Self.bytes(of: hosts)
     }
 
+    /// What the guard decides about one request.
+    public enum Verdict: Sendable, Equatable {
+        /// Let it through; `corsOrigin` is the allowed origin whose CORS headers its answer
+        /// carries, nil for none.
+        case admit(corsOrigin: String?)
+        /// A CORS preflight from an allowed origin: answered 204 with the face's CORS
+        /// headers, not handed on.
+        case preflight(origin: String)
+        /// Refused with `error` and HTTP status `status`: 421 for a foreign `Host`, 403
+        /// for a change from a foreign `Origin`.
+        case refuse(DiscfgError, status: Int)
+    }
+
+    /// The verdict on a request: `method` as sent (`POST`), `authority` its `Host` (or
+    /// `:authority`), `origin` its `Origin`, `preflight` whether it carries
+    /// `Access-Control-Request-Method`. Host first, then Origin, as a caller is told.
+    public func verdict(method: String, authority: String?, origin: String?, preflight: Bool) -> Verdict {
+        if let refusal = refusal(host: authority) { return .refuse(refusal, status: Self.misdirectedStatus) }
+        guard let origin = origin?.lowercased() else { return .admit(corsOrigin: nil) }
+        let allowed = allowedOrigins.contains(origin)
+        if allowed, method == "OPTIONS", preflight { return .preflight(origin: origin) }
+        let sameOrigin = authority.map { "http://\($0.lowercased())" == origin || "https://\($0.lowercased())" == origin } ?? false
+        let safe = method == "GET" || method == "HEAD" || method == "OPTIONS"
+        guard sameOrigin || allowed || safe else {
+            let error = DiscfgError(
+                .permissionDenied,
+                "requests from web pages at \(origin) may not change anything; start serve with --cors-origin \(origin) to allow that site",
+                field: "Origin"
+            )
+            return .refuse(error, status: 403)
+        }
+        return .admit(corsOrigin: allowed ? origin : nil)
+    }
+
+    /// HTTP's 421 Misdirected Request, the answer to a `Host` this server is not.
+    public static let misdirectedStatus = 421
+
+    /// Why a request sent to `authority` (its `Host`) is refused, if this server does not
+    /// answer to that name (answered 421). Nil for a request that names none (HTTP/1.0),
+    /// which cannot be a page's.
+    public func refusal(host authority: String?) -> DiscfgError? {
+        guard let authority, !admitsHost(authority) else { return nil }
+        return DiscfgError(.invalidArgument, "this server answers only to localhost, 127.0.0.1 or [::1], not \(authority)", field: "Host")
+    }
+
     /// Checks `--cors-origin` values: `scheme://host[:port]`, nothing after.
     public static func validateOrigin(_ text: String) throws -> String {
         let lowered = text.lowercased()
@@ -52,7 +101,7 @@ public struct BrowserGuard: Sendable {
     /// Whether `authority` (a `Host` header) names this server: always, unless the server
     /// is bound to loopback, where only loopback names do. Cheap for the usual
     /// `name:port`, as every request on loopback asks.
-    func admitsHost(_ authority: String) -> Bool {
+    public func admitsHost(_ authority: String) -> Bool {
         guard let allowedHosts else { return true }
         var authority = authority
         let admitted: Bool? = authority.withUTF8 { bytes in
@@ -82,17 +131,6 @@ public struct BrowserGuard: Sendable {
         return admitted ?? allowedHosts.contains(Self.hostName(authority))
     }
 
-    /// The answer to a request sent to `authority` (its `Host`), if this server does not
-    /// answer to that name: 421, naming the names it does answer to. Nil for a request
-    /// that names none (HTTP/1.0), which cannot be a page's.
-    func refusal(host authority: String?) -> Admission.Refusal? {
-        guard let authority, !admitsHost(authority) else { return nil }
-        return Admission.Refusal(
-            DiscfgError(.invalidArgument, "this server answers only to localhost, 127.0.0.1 or [::1], not \(authority)", field: "Host"),
-            status: .misdirectedRequest
-        )
-    }
-
     /// The host name in a `Host` header value: `[::1]:8899` → `::1`, `Example:80` → `example`.
     static func hostName(_ header: String) -> String {
         let lowered = header.lowercased()
@@ -119,52 +157,5 @@ public struct BrowserGuard: Sendable {
             host = BrowserGuard.hostName(String(afterScheme[..<end]))
             rest = afterScheme[end...]
         }
-    }
-}
-
-/// ``BrowserGuard`` as router middleware.
-struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
-    let guardrail: BrowserGuard
-
-    static var corsMethods: String { "GET, PUT, POST, PATCH, DELETE" }
-    static var corsHeaders: String { "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, Accept" }
-
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        // Every path, the API's and the rest (console, metrics, unknown paths); the API's
-        // routes ask again through ``Admission``, which answers with this same refusal.
-        if let refusal = guardrail.refusal(host: request.head.authority) {
-            let parts = refusal.parts(action: request.method.rawValue.lowercased())
-            return APIResponse.bytes(parts.body, contentType: APIResponse.jsonContentType, status: parts.status, headers: parts.headers)
-        }
-        guard let origin = request.headers[.origin]?.lowercased() else { return try await next(request, context) }
-        let sameOrigin = request.head.authority.map { "http://\($0.lowercased())" == origin || "https://\($0.lowercased())" == origin } ?? false
-        let allowed = guardrail.allowedOrigins.contains(origin)
-        if allowed, request.method == .options, request.headers[.accessControlRequestMethod] != nil {
-            var headers = Self.corsHeaders(origin)
-            headers[.accessControlAllowMethods] = Self.corsMethods
-            headers[.accessControlAllowHeaders] = Self.corsHeaders
-            headers[.accessControlMaxAge] = "600"
-            return Response(status: .noContent, headers: headers)
-        }
-        let safe = request.method == .get || request.method == .head || request.method == .options
-        guard sameOrigin || allowed || safe else {
-            return APIResponse.error(
-                DiscfgError(
-                    .permissionDenied,
-                    "requests from web pages at \(origin) may not change anything; start serve with --cors-origin \(origin) to allow that site",
-                    field: "Origin"
-                ),
-                action: request.method.rawValue.lowercased()
-            )
-        }
-        var response = try await next(request, context)
-        if allowed {
-            for field in Self.corsHeaders(origin) { response.headers[field.name] = field.value }
-        }
-        return response
-    }
-
-    private static func corsHeaders(_ origin: String) -> HTTPFields {
-        [.accessControlAllowOrigin: origin, .vary: "Origin", .accessControlExposeHeaders: "ETag, Location"]
     }
 }
