@@ -1,3 +1,4 @@
+import DiscfgNetwork
 import Foundation
 import GRPCCore
 import SwiftProtobuf
@@ -8,10 +9,12 @@ import SwiftProtobuf
 /// and failure policy are the same; the gateway only turns JSON into the request's
 /// protobuf bytes and the answer's bytes into JSON, as etcd's gateway writes it (proto
 /// field names, 64-bit integers as strings, bytes in base64, zero values left out,
-/// enums by name).
+/// enums by name). Web pages may not use it: it asks the REST API's browser guards
+/// (``DiscfgNetwork/BrowserGuard``) about every request, and its own refusals have their
+/// audit lines as calls do.
 ///
 /// ```swift
-/// let gateway = EtcdGateway(methods: methods, version: "3.5.0")
+/// let gateway = EtcdGateway(methods: methods, version: "3.5.0", browserGuard: BrowserGuard(boundHost: "127.0.0.1"), audit: audit)
 /// let route = gateway.routes["/v3/kv/range"]
 /// ```
 struct EtcdGateway: Sendable {
@@ -38,21 +41,32 @@ struct EtcdGateway: Sendable {
     let routes: [String: Route]
     /// `GET /version`'s answer.
     let versionBody: String
+    /// The Host and Origin rules every HTTP face of the server applies.
+    let browserGuard: BrowserGuard
+    /// Where the gateway's own refusals are noted, beside its methods' calls.
+    let audit: EtcdAudit
 
-    /// The gateway over `methods` (by gRPC path), reporting etcd version `version`.
-    init(methods: [String: GRPCMethod], version: String) {
+    /// The gateway over `methods` (by gRPC path), reporting etcd version `version`,
+    /// refusing what `browserGuard` refuses and noting its refusals in `audit`.
+    init(methods: [String: GRPCMethod], version: String, browserGuard: BrowserGuard, audit: EtcdAudit) {
+        self.browserGuard = browserGuard
+        self.audit = audit
         typealias P = Etcdserverpb_KV.Method
         typealias L = Etcdserverpb_Lease.Method
         var routes: [String: Route] = [:]
         func add<Request: SwiftProtobuf.Message, Response: EtcdHeadedResponse>(
-            _ paths: [String], _ descriptor: MethodDescriptor, _: Request.Type, _: Response.Type, endsWithBody: Bool = true
+            _ paths: [String], _ descriptor: MethodDescriptor, _: Request.Type, _: Response.Type, endsWithBody: Bool = true,
+            shape: @escaping @Sendable (Data) throws -> Void = { _ in }
         ) {
             guard let method = methods[EtcdMethodTable.path(descriptor)] else { return }
             let kind: Route.Kind = switch method.kind {
             case .unary(let body): .unary(body)
             case .bidirectional(let body): .streaming(body, endsWithBody: endsWithBody)
             }
-            let route = Route(method: method, kind: kind, decode: { json in try Self.decode(Request.self, json) }, encode: { bytes in
+            let route = Route(method: method, kind: kind, decode: { json in
+                try shape(json)
+                return try Self.decode(Request.self, json)
+            }, encode: { bytes in
                 try Self.json(Response(serializedBytes: bytes))
             })
             // etcd 3.4 serves /v3beta/ as /v3/ (clients of etcd 3.3 probe it).
@@ -64,7 +78,8 @@ struct EtcdGateway: Sendable {
         add(["kv/range"], P.Range.descriptor, Etcdserverpb_RangeRequest.self, Etcdserverpb_RangeResponse.self)
         add(["kv/put"], P.Put.descriptor, Etcdserverpb_PutRequest.self, Etcdserverpb_PutResponse.self)
         add(["kv/deleterange"], P.DeleteRange.descriptor, Etcdserverpb_DeleteRangeRequest.self, Etcdserverpb_DeleteRangeResponse.self)
-        add(["kv/txn"], P.Txn.descriptor, Etcdserverpb_TxnRequest.self, Etcdserverpb_TxnResponse.self)
+        // A Txn's operations are counted before it is decoded, as its protobuf bytes are.
+        add(["kv/txn"], P.Txn.descriptor, Etcdserverpb_TxnRequest.self, Etcdserverpb_TxnResponse.self, shape: { try EtcdTxnShape.checkJSON($0) })
         add(["kv/compaction"], P.Compact.descriptor, Etcdserverpb_CompactionRequest.self, Etcdserverpb_CompactionResponse.self)
         add(["watch"], Etcdserverpb_Watch.Method.Watch.descriptor, Etcdserverpb_WatchRequest.self, Etcdserverpb_WatchResponse.self, endsWithBody: false)
         add(["lease/grant"], L.LeaseGrant.descriptor, Etcdserverpb_LeaseGrantRequest.self, Etcdserverpb_LeaseGrantResponse.self)

@@ -22,6 +22,7 @@ extension EtcdGatewayConnection {
             let values = try EtcdGateway.values(json, limit: Self.maxStreamRequests)
             messages = try values.map { try route.decode($0) }
         } catch {
+            refusalNote(head, route.method.descriptor)(error)
             return answerError(context, head, error, held: held)
         }
         give(held)
@@ -31,7 +32,8 @@ extension EtcdGatewayConnection {
             return answerError(context, head, GRPCConnection.overBudget(error), held: 0)
         }
         callHeld = GRPCConnection.streamingOverheadBytes
-        let headers = HTTPHeaders([("content-type", "application/json")])
+        var headers = HTTPHeaders([("content-type", "application/json")])
+        if let corsOrigin { headers.add(contentsOf: EtcdGateway.corsHeaders(corsOrigin)) }
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
         let (queued, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
         for message in messages { continuation.yield(message) }

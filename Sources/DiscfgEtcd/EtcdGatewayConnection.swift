@@ -26,13 +26,15 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     /// The request being read.
     private struct Reading {
         let head: HTTPRequestHead
+        /// What the browser guards decided; a refused request's body is not read.
+        let verdict: BrowserGuard.Verdict
         /// Its body, when its path and method are served (another's is dropped).
         var body: ByteBuffer?
         /// What its body holds of the budgets.
         var held = 0
     }
 
-    private let gateway: EtcdGateway
+    let gateway: EtcdGateway
     private let timeouts: GRPCConnection.Timeouts
     let budget: ConnectionBudget
     /// The client certificate its TLS handshake verified (mutual TLS); nil without.
@@ -49,6 +51,8 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     var requests: AsyncThrowingStream<[UInt8], any Error>.Continuation?
     /// What the current request holds of the budgets apart from its body.
     var callHeld = 0
+    /// The allowed origin (`--cors-origin`) whose CORS headers the current answer carries.
+    var corsOrigin: String?
     /// The idle or body timeout running now.
     private var timer: Scheduled<Void>?
 
@@ -90,8 +94,8 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             armTimer(context, answering: true)
-            var reading = Reading(head: head)
-            if head.method == .POST, gateway.routes[Self.path(head.uri)] != nil {
+            var reading = Reading(head: head, verdict: gateway.verdict(head))
+            if case .admit = reading.verdict, head.method == .POST, gateway.routes[Self.path(head.uri)] != nil {
                 if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > Self.maxBodyBytes {
                     refuse(context, head, Self.tooLarge(length))
                     return
@@ -136,16 +140,20 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     private func dispatch(_ context: ChannelHandlerContext, _ reading: Reading) {
         let head = reading.head
         let path = Self.path(head.uri)
+        corsOrigin = nil
+        switch reading.verdict {
+        case .refuse(let error, let status): return answerBrowserRefusal(context, head, error, status: status, held: reading.held)
+        case .preflight(let origin): return answerPreflight(context, head, origin: origin, held: reading.held)
+        case .admit(let origin): corsOrigin = origin
+        }
         if path == "/version" {
-            guard head.method == .GET else { return answerText(context, head, status: 405, "Method Not Allowed\n", held: reading.held) }
+            guard head.method == .GET else { return answerRefusal(context, head, nil, status: 405, held: reading.held) }
             return answer(context, head, status: 200, gateway.versionBody, held: reading.held)
         }
         guard let route = gateway.routes[path] else {
-            // etcd's gateway answers its own prefix's unknown paths; its mux, the rest.
-            let served = path.hasPrefix("/v3/") || path.hasPrefix("/v3beta/")
-            return answerText(context, head, status: 404, served ? "Not Found\n" : "404 page not found\n", held: reading.held)
+            return answerRefusal(context, head, nil, status: 404, held: reading.held)
         }
-        guard head.method == .POST, let body = reading.body else { return answerText(context, head, status: 405, "Method Not Allowed\n", held: reading.held) }
+        guard head.method == .POST, let body = reading.body else { return answerRefusal(context, head, route.method.descriptor, status: 405, held: reading.held) }
         let token = head.headers.first(name: "authorization") ?? head.headers.first(name: "grpc-metadata-token")
         let caller: EtcdCaller?
         switch route.method.admission(token, peer?.current) {
@@ -165,8 +173,9 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
                 return answerError(context, head, GRPCConnection.overBudget(error), held: held)
             }
             callHeld = GRPCConnection.streamOverheadBytes
+            let refused = refusalNote(head, route.method.descriptor)
             task = Self.start(on: executor) {
-                let outcome = await Self.call(method, route, json, serverContext, as: caller)
+                let outcome = await Self.call(method, route, json, serverContext, as: caller, refused: refused)
                 bound.onLoop { $0.answered(head, outcome, held: held) }
             }
         case .streaming(let method, let endsWithBody):
@@ -191,14 +200,20 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         }
     }
 
-    /// A unary call's JSON answer, or why there is none: `json` decoded, `method` run
-    /// as `caller` when the call has one, its answer encoded.
+    /// A unary call's JSON answer, or why there is none: `json` decoded (or `refused` told
+    /// why not), `method` run as `caller` when the call has one, its answer encoded.
     private static func call(
         _ method: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ route: EtcdGateway.Route, _ json: Data, _ context: ServerContext,
-        as caller: EtcdCaller?
+        as caller: EtcdCaller?, refused: @Sendable (any Error) -> Void
     ) async -> Result<String, any Error> {
+        let request: [UInt8]
         do {
-            let request = try route.decode(json)
+            request = try route.decode(json)
+        } catch {
+            refused(error)
+            return .failure(error)
+        }
+        do {
             let response = if let caller { try await caller.bound { try await method(request, context) } } else { try await method(request, context) }
             return .success(try route.encode(response))
         } catch {
@@ -208,9 +223,13 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
 
     /// Writes a whole answer, then waits for the next request (or closes, as the client
     /// asked or after an answer given before the request's end).
-    func answer(_ context: ChannelHandlerContext, _ head: HTTPRequestHead, status: Int, _ body: String, contentType: String = "application/json", held: Int) {
+    func answer(
+        _ context: ChannelHandlerContext, _ head: HTTPRequestHead, status: Int, _ body: String, contentType: String = "application/json", held: Int,
+        headers extra: [(String, String)] = []
+    ) {
         give(held)
-        var headers = HTTPHeaders([("content-type", contentType), ("content-length", String(body.utf8.count))])
+        var headers = HTTPHeaders([("content-type", contentType), ("content-length", String(body.utf8.count))] + extra)
+        if let corsOrigin { headers.add(contentsOf: EtcdGateway.corsHeaders(corsOrigin)) }
         let close = closing || !head.isKeepAlive
         if close { headers.add(name: "connection", value: "close") }
         let responseHead = HTTPResponseHead(version: head.version, status: HTTPResponseStatus(statusCode: status), headers: headers)
@@ -242,6 +261,7 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         timer?.cancel()
         let held = reading?.held ?? 0
         reading = nil
+        refusalNote(head, gateway.routes[Self.path(head.uri)]?.method.descriptor)(error)
         answerError(context, head, error, held: held)
     }
 

@@ -82,6 +82,9 @@ public struct EtcdServer: Service {
     /// certificate, checked call by call as a token's; one with a token, as the token.
     /// Nil: certificates are no credential.
     public var certificateRoles: (@Sendable (CertificateSubject) -> (principal: Principal, grant: AccessGrant)?)?
+    /// Origins (`https://console.example.com`, `serve --cors-origin`) whose web pages may
+    /// call the JSON gateway, as they may call the REST API; other pages may change nothing.
+    public var allowedOrigins: [String] = []
     /// Where each call's audit line (``AuditRecord``) is noted; nil for none. Whoever
     /// sets it runs its ``AuditTrailService``.
     public var auditTrail: AuditTrail?
@@ -152,7 +155,9 @@ public struct EtcdServer: Service {
             }
             return guarded
         }
-        let gateway = EtcdGateway(methods: methods, version: EtcdMaintenanceService.version)
+        let gateway = EtcdGateway(
+            methods: methods, version: EtcdMaintenanceService.version, browserGuard: BrowserGuard(boundHost: host, allowedOrigins: allowedOrigins), audit: audit
+        )
         let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)
         let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout), drain: TimeAmount(Self.drainTimeout))
         let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)

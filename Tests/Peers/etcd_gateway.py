@@ -190,7 +190,7 @@ def watch_lines(port, body, count, during=None):
     """The first `count` lines of a streaming answer; `during` runs once it began."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     data = json.dumps(body) if not isinstance(body, str) else body
-    sock.sendall(("POST /v3/watch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)).encode())
+    sock.sendall(("POST /v3/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data)).encode())
     reader = sock.makefile("rb")
     status = reader.readline().decode()
     while reader.readline() not in (b"\r\n", b""):
@@ -268,13 +268,13 @@ def attack(port):
     ok = True
     # A body over the limit, declared: refused before it is read, and the connection closed.
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sock.sendall(b"POST /v3/kv/put HTTP/1.1\r\nHost: x\r\nContent-Length: 900000000\r\n\r\n{")
+    sock.sendall(b"POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 900000000\r\n\r\n{")
     answer = sock.recv(65536).decode()
     ok &= expect(" 429 " in answer.split("\r\n")[0] and '"code":8' in answer, "a declared huge body: " + answer[:300])
     sock.close()
     # A body over the limit, chunked: refused once it passes it.
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sock.sendall(b"POST /v3/kv/put HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    sock.sendall(b"POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
     answer = b""
     try:
         chunk = b"%x\r\n" % (1 << 20) + b"a" * (1 << 20) + b"\r\n"
@@ -292,7 +292,7 @@ def attack(port):
     # A slow body: the server's idle timeout (2 s here) ends it with an answer.
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     started = time.monotonic()
-    sock.sendall(b"POST /v3/kv/put HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"key\"")
+    sock.sendall(b"POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"key\"")
     answer = sock.recv(65536).decode()
     elapsed = time.monotonic() - started
     ok &= expect(" 408 " in answer.split("\r\n")[0] and elapsed < 10, "a slow body after %.1f s: %s" % (elapsed, answer[:300]))
@@ -327,7 +327,7 @@ def attack(port):
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     body = json.dumps({"create_request": {"key": b64("gw/flood")}})
-    sock.sendall(("POST /v3/watch HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
+    sock.sendall(("POST /v3/watch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)).encode())
     big = b64("v" * 200000)
     for _ in range(40):
         call(port, "/v3/kv/put", {"key": b64("gw/flood"), "value": big})

@@ -392,7 +392,7 @@ def main(port):
     silent = connect(port)
 
     sock = connect(port)
-    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
     answer = read_until_closed(sock)
     check("an HTTP/1 request goes to the JSON gateway: / is answered 404 and the connection closed",
           answer is not None and answer.startswith(b"HTTP/1.1 404"), repr(answer))

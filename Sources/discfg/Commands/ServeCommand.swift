@@ -270,6 +270,7 @@ struct ServeCommand: AsyncParsableCommand {
                         server.notice("etcd leases are kept in this process: store \(storeName) keeps none, so another serve --etcd on it neither renews nor expires them (a dead server's leases and their keys stay); serve the etcd API over SQLite or DynamoDB directly to share them")
                     }
                     server.openToRemotePeers = insecure
+                    server.allowedOrigins = corsOrigins
                     server.tls = serverTLS
                     server.allowsPlaintextOffLoopback = insecure
                     server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles)
