@@ -67,8 +67,9 @@ public final class ServerTLS: Sendable {
     /// Reads and checks `files`.
     /// - Throws: ``DiscfgError`` (`invalidArgument`, its field `certificate`, `key` or
     ///   `clientCA`) in one sentence naming the file and what is wrong: missing,
-    ///   unreadable, no PEM certificate or key in it, a key that does not match the
-    ///   certificate, a certificate expired or not yet valid.
+    ///   unreadable, no PEM certificate or key in it, a key file another user owns or
+    ///   may read (``PEMFile/privateKey(inOwnFile:field:what:)``), a key that does not
+    ///   match the certificate, a certificate expired or not yet valid.
     public init(files: Files, handshakeTimeout: Duration = ServerTLS.defaultHandshakeTimeout, now: Date = Date()) throws {
         self.files = files
         self.handshakeTimeout = handshakeTimeout
@@ -83,7 +84,8 @@ public final class ServerTLS: Sendable {
 
     /// Reads the files again; new connections get what they hold now, open ones keep
     /// theirs. When the files do not make a valid pair (half-written, mismatched,
-    /// expired), the previous certificate stays and the error says why.
+    /// expired, a key file others may read), the previous certificate stays and the
+    /// error says why.
     /// - Returns: what is served from now on.
     @discardableResult
     public func reload(now: Date = Date()) throws -> Loaded {
@@ -117,7 +119,7 @@ public final class ServerTLS: Sendable {
         if notBefore > now {
             throw DiscfgError.invalid("certificate", "the TLS certificate in \(files.certificate) is not valid before \(notBefore.formatted(.iso8601)); check this machine's clock")
         }
-        let key = try PEMFile.privateKey(in: files.key, field: "key", what: "TLS key")
+        let key = try PEMFile.privateKey(inOwnFile: files.key, field: "key", what: "TLS key")
         let clientCA = try files.clientCA.map { try PEMFile.certificates(in: $0, field: "clientCA", what: "client CA") }
         var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         configuration.minimumTLSVersion = .tlsv12

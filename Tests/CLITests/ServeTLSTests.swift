@@ -43,6 +43,52 @@ struct ServeTLSTests {
         }
     }
 
+    @Test("a --tls-key other users may read, or another user's, is refused at start in one line, and on SIGHUP keeps the old certificate", .timeLimit(.minutes(2)))
+    func keyFileAccess() async throws {
+        let pki = try await TestCertificates.make()
+        let cli = try CLIRunner()
+        defer {
+            pki.remove()
+            cli.cleanUp()
+        }
+        let cases: [(mode: Int, owner: uid_t?, words: String)] = [
+            (0o640, nil, "is open to other users (mode 640)"),
+            (0o604, nil, "is open to other users (mode 604)"),
+            (0o600, 65534, "belongs to"),
+        ]
+        for (mode, owner, words) in cases {
+            try Self.copy(pki, "server", to: "open")
+            #expect(chmod(pki.path("open.key"), mode_t(mode)) == 0)
+            if let owner { #expect(chown(pki.path("open.key"), owner, getegid()) == 0) }
+            let refused = try await cli.run(["serve", "--port", "0", "--tls-cert", pki.path("open.pem"), "--tls-key", pki.path("open.key")])
+            #expect(refused.status == 2, "\(mode), \(owner.map(String.init) ?? "ours"): \(refused.stderr)")
+            #expect(refused.stderr.contains(words) && refused.stderr.contains(pki.path("open.key")), "\(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1 && !refused.stderr.contains("serving"), "\(refused.stderr)")
+        }
+
+        try Self.copy(pki, "server", to: "live")
+        let server = try cli.launch(
+            ["serve", "--port", "0", "--log-level", "notice", "--tls-cert", pki.path("live.pem"), "--tls-key", pki.path("live.key")], stdout: .discard
+        )
+        do {
+            let port = try await Self.announcedPort(server)
+            try Self.copy(pki, "renewed", to: "live")
+            #expect(chmod(pki.path("live.key"), 0o644) == 0)
+            server.signal(SIGHUP)
+            _ = try await server.waitForOutput(timeout: .seconds(30)) { $0.stderr.contains("kept the previous certificate") ? true : nil }
+            #expect(server.output.stderr.contains("is open to other users (mode 644)"), "\(server.output.stderr)")
+            #expect(try await Self.servedSerial(port, pki) == TestCertificates.serverSerial)
+            #expect(chmod(pki.path("live.key"), 0o600) == 0)
+            server.signal(SIGHUP)
+            _ = try await server.waitForOutput(timeout: .seconds(30)) { $0.stderr.contains("serial \(TestCertificates.renewedSerial)") ? true : nil }
+            #expect(try await Self.servedSerial(port, pki) == TestCertificates.renewedSerial)
+        } catch {
+            await server.kill()
+            throw error
+        }
+        await server.stop()
+    }
+
     @Test("--insecure off loopback says what it lets happen, and serves", .timeLimit(.minutes(2)))
     func insecure() async throws {
         let cli = try CLIRunner()
