@@ -34,6 +34,39 @@ public struct LeaseStoreChecks: Sendable {
         }
     }
 
+    /// A lease keeps who granted it exactly: a narrow caller's principal with its scopes
+    /// (etcd and discfg prefixes), a whole-config caller's without, and none for a lease
+    /// granted before owners were recorded; a renewal and a claim return it unchanged.
+    public func aLeaseKeepsItsOwner() async throws {
+        try await conformance.withStore { store, clock in
+            let (leases, config) = try await leaseStore(store)
+            let narrow = LeaseOwner(
+                Principal(kind: .token, id: "k3f9a2b7c1d0", description: "tenant a"),
+                scopes: [try AccessScope("\(config):etcd:/tenant-a/"), try AccessScope("\(config):/app/")]
+            )
+            let whole = LeaseOwner(kind: .certificate, id: "CN=deployer, O=Example \"Ops\"")
+            let anonymous = LeaseOwner(kind: .anonymous, id: "etcd")
+            let owned = LeaseRecord(id: 21, ttl: 10, expiresAt: clock.now().addingTimeInterval(10), owner: narrow)
+            let wide = LeaseRecord(id: 22, ttl: 10, expiresAt: clock.now().addingTimeInterval(10), owner: whole)
+            let open = LeaseRecord(id: 23, ttl: 10, expiresAt: clock.now().addingTimeInterval(10), owner: anonymous)
+            let older = LeaseRecord(id: 24, ttl: 10, expiresAt: clock.now().addingTimeInterval(10))
+            for lease in [owned, wide, open, older] { try await leases.grantLease(lease, in: config) }
+            try await expectEqual(leases.lease(21, in: config)?.owner, narrow, "a narrow caller's lease")
+            try await expectEqual(leases.lease(22, in: config)?.owner, whole, "a whole-config caller's lease")
+            try await expectEqual(leases.lease(23, in: config)?.owner, anonymous, "an anonymous caller's lease")
+            try await expectNil(leases.lease(24, in: config)?.owner, "a lease granted without an owner")
+            try await expectEqual(leases.leases(in: config), [owned, wide, open, older])
+            expect(narrow.isHeld(by: Principal(kind: .token, id: "k3f9a2b7c1d0")), "the owner is its principal, whatever its description")
+            expect(!narrow.isHeld(by: Principal(kind: .certificate, id: "k3f9a2b7c1d0")), "another kind of principal under the same id")
+
+            clock.advance(seconds: 1)
+            let renewed = try await leases.renewLease(21, in: config, at: clock.now(), until: clock.now().addingTimeInterval(10))
+            expectEqual(renewed?.owner, narrow, "a renewal's lease")
+            try await expectEqual(leases.claimLease(22, in: config, expiredBy: nil)?.owner, whole, "a claimed lease")
+            try await expectEqual(leases.lease(22, in: config)?.owner, whole, "a claimed lease read back")
+        }
+    }
+
     /// A renewal moves a live lease's expiry and returns it; a lease that is absent, ran
     /// out by the renewal's time, or is being revoked is not renewed.
     public func aRenewalMovesOnlyALiveLeasesExpiry() async throws {

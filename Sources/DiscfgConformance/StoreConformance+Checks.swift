@@ -91,6 +91,7 @@ extension StoreConformance {
         all.append(Check(name: "ItemChecks.configsAreIndependent()") { try await self.item.configsAreIndependent() })
         if capabilities.contains(.leases) {
             all.append(Check(name: "LeaseStoreChecks.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()") { try await self.leaseStore.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice() })
+            all.append(Check(name: "LeaseStoreChecks.aLeaseKeepsItsOwner()") { try await self.leaseStore.aLeaseKeepsItsOwner() })
             all.append(Check(name: "LeaseStoreChecks.aRenewalMovesOnlyALiveLeasesExpiry()") { try await self.leaseStore.aRenewalMovesOnlyALiveLeasesExpiry() })
             all.append(Check(name: "LeaseStoreChecks.aClaimTakesALeaseThatRanOutAndTakesItAgain()") { try await self.leaseStore.aClaimTakesALeaseThatRanOutAndTakesItAgain() })
             all.append(Check(name: "LeaseStoreChecks.droppingALeaseForgetsIt()") { try await self.leaseStore.droppingALeaseForgetsIt() })

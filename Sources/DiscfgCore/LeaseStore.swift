@@ -15,12 +15,50 @@ public struct LeaseRecord: Sendable, Hashable {
     /// Claimed by a revocation (asked for, or on expiry): its keys are being deleted, it
     /// is renewed no more and no key is attached to it again.
     public var revoking: Bool
+    /// Who granted it; nil for a lease granted before owners were recorded (or given
+    /// back to a stray key), which only a caller reaching the whole config sees.
+    public var owner: LeaseOwner?
 
-    public init(id: Int64, ttl: Int64, expiresAt: Date, revoking: Bool = false) {
+    public init(id: Int64, ttl: Int64, expiresAt: Date, revoking: Bool = false, owner: LeaseOwner? = nil) {
         self.id = id
         self.ttl = ttl
         self.expiresAt = expiresAt
         self.revoking = revoking
+        self.owner = owner
+    }
+}
+
+/// Who granted a lease: the principal, and, for one that reached less than the whole
+/// config, the scopes it reached it by. A lease is its owner's: another caller that does
+/// not reach the whole config neither sees nor renews, revokes or uses it.
+///
+/// ```swift
+/// let owner = LeaseOwner(Principal(kind: .token, id: "k3f9a2b7c1d0"), scopes: [try AccessScope("demo:etcd:/tenant-a/")])
+/// owner.isHeld(by: Principal(kind: .token, id: "k3f9a2b7c1d0")) // true
+/// ```
+public struct LeaseOwner: Sendable, Hashable {
+    /// How the principal authenticated (`token`, `certificate`, `anonymous`, …).
+    public var kind: Principal.Kind
+    /// The principal's stable name within its kind: a token's id, a certificate's subject.
+    public var id: String
+    /// The scopes of the config the principal reached when it granted the lease; nil
+    /// when it reached the whole config.
+    public var scopes: [AccessScope]?
+
+    /// The owner `principal` (its description is not kept: a principal is its kind and id).
+    public init(_ principal: Principal, scopes: [AccessScope]? = nil) {
+        self.init(kind: principal.kind, id: principal.id, scopes: scopes)
+    }
+
+    public init(kind: Principal.Kind, id: String, scopes: [AccessScope]? = nil) {
+        self.kind = kind
+        self.id = id
+        self.scopes = scopes
+    }
+
+    /// Whether `principal` is the one that granted the lease, whatever its scopes now.
+    public func isHeld(by principal: Principal) -> Bool {
+        kind == principal.kind && id == principal.id
     }
 }
 

@@ -201,6 +201,13 @@ enum Attribute: String, CaseIterable, Sendable {
     case leaseExpiresAt = "lexp"
     /// Present (true) once a revocation claimed the lease: it is renewed no more.
     case revoking
+    /// Who granted the lease: the principal's kind (`token`, `certificate`, `anonymous`,
+    /// …) and id; absent on leases granted before owners were recorded.
+    case leaseOwnerKind = "lok"
+    case leaseOwnerID = "loi"
+    /// The scopes' text the owner granted the lease by, when narrower than the whole
+    /// config (absent: the whole config).
+    case leaseOwnerScopes = "los"
 
     // Notification progress.
     case delivered

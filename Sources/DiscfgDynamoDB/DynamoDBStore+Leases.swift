@@ -14,6 +14,11 @@ extension DynamoDBStore: LeaseStore {
         item[.leaseTTL] = .number(lease.ttl)
         item[.leaseExpiresAt] = .number(lease.expiresAt.milliseconds)
         if lease.revoking { item[.revoking] = .bool(true) }
+        if let owner = lease.owner {
+            item[.leaseOwnerKind] = .s(owner.kind.rawValue)
+            item[.leaseOwnerID] = .s(owner.id)
+            if let scopes = owner.scopes { item[.leaseOwnerScopes] = .l(scopes.map { .s($0.description) }) }
+        }
         let input = PutItemInput(table: connection.table, item: item, condition: .itemAbsent)
         do {
             _ = try await connection.raw("PutItem", input, as: IgnoredOutput.self)
@@ -82,6 +87,13 @@ extension DynamoDBStore: LeaseStore {
 
     private static func lease(_ item: Attributes) -> LeaseRecord? {
         guard let id = item[.sk]?.string.flatMap({ Int64($0) }), let ttl = item[.leaseTTL]?.int64, let expiresAt = item[.leaseExpiresAt]?.int64 else { return nil }
-        return LeaseRecord(id: id, ttl: ttl, expiresAt: Date(milliseconds: expiresAt), revoking: item[.revoking]?.boolValue ?? false)
+        var owner: LeaseOwner?
+        if let kind = item[.leaseOwnerKind]?.string.flatMap(Principal.Kind.init(rawValue:)), let ownerID = item[.leaseOwnerID]?.string {
+            var scopes: [AccessScope]?
+            // A scope that does not parse is left out: the owner is told of less, never more.
+            if case .l(let texts)? = item[.leaseOwnerScopes] { scopes = texts.compactMap { $0.string.flatMap { try? AccessScope($0) } } }
+            owner = LeaseOwner(kind: kind, id: ownerID, scopes: scopes)
+        }
+        return LeaseRecord(id: id, ttl: ttl, expiresAt: Date(milliseconds: expiresAt), revoking: item[.revoking]?.boolValue ?? false, owner: owner)
     }
 }

@@ -9,7 +9,7 @@ import Foundation
 /// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
 /// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 9
+    static let version = 10
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -65,7 +65,7 @@ enum SQLiteSchema {
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
     static let migrations: [Migration] = [
         .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
-        .sql(attribution), .sql(leases),
+        .sql(attribution), .sql(leases), .sql(leaseOwners),
     ]
 
     /// `configs` holds a JSON array of the token's scopes (`demo`, `demo:/app/`,
@@ -150,6 +150,15 @@ enum SQLiteSchema {
         revoking INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (config, id)
     ) WITHOUT ROWID;
+    """
+
+    /// Who granted each lease: the principal's kind and id, and the JSON array of the
+    /// scopes' text it granted it by (NULL: the whole config). Leases granted before are
+    /// left without an owner, and read back as such.
+    static let leaseOwners = """
+    ALTER TABLE leases ADD COLUMN owner_kind TEXT;
+    ALTER TABLE leases ADD COLUMN owner_id TEXT;
+    ALTER TABLE leases ADD COLUMN owner_scopes TEXT;
     """
 
     /// Each config counts its keys, kept by every change in the same transaction.

@@ -6,10 +6,15 @@ import Foundation
 /// claim of the same lease are never interleaved.
 extension SQLiteStore: LeaseStore {
     public func grantLease(_ lease: LeaseRecord, in config: ConfigName) async throws {
+        // The owner's scopes as their text, as the `tokens` table keeps a token's.
+        let scopes = try lease.owner?.scopes.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try await writer.write { connection in
             let inserted = try connection.run(
-                "INSERT OR IGNORE INTO leases (config, id, ttl, expires_at, revoking) VALUES (?, ?, ?, ?, ?)",
-                [.text(config.rawValue), .integer(lease.id), .integer(lease.ttl), .integer(lease.expiresAt.milliseconds), .integer(lease.revoking ? 1 : 0)]
+                "INSERT OR IGNORE INTO leases (config, id, ttl, expires_at, revoking, owner_kind, owner_id, owner_scopes) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .text(config.rawValue), .integer(lease.id), .integer(lease.ttl), .integer(lease.expiresAt.milliseconds), .integer(lease.revoking ? 1 : 0),
+                    .optional(lease.owner?.kind.rawValue), .optional(lease.owner?.id), .optional(scopes),
+                ]
             )
             guard inserted == 1 else { throw Self.leaseExists() }
         }
@@ -54,9 +59,13 @@ extension SQLiteStore: LeaseStore {
         }
     }
 
-    private static let leaseColumns = "id, ttl, expires_at, revoking"
+    private static let leaseColumns = "id, ttl, expires_at, revoking, owner_kind, owner_id, owner_scopes"
 
-    private static func lease(_ row: SQLiteRow) -> LeaseRecord {
-        LeaseRecord(id: row.integer(0), ttl: row.integer(1), expiresAt: Date(milliseconds: row.integer(2)), revoking: row.integer(3) != 0)
+    private static func lease(_ row: SQLiteRow) throws -> LeaseRecord {
+        var owner: LeaseOwner?
+        if let kind = row.optionalText(4).flatMap(Principal.Kind.init(rawValue:)), let id = row.optionalText(5) {
+            owner = LeaseOwner(kind: kind, id: id, scopes: try row.optionalText(6).map { try JSONDecoder().decode([AccessScope].self, from: Data($0.utf8)) })
+        }
+        return LeaseRecord(id: row.integer(0), ttl: row.integer(1), expiresAt: Date(milliseconds: row.integer(2)), revoking: row.integer(3) != 0, owner: owner)
     }
 }

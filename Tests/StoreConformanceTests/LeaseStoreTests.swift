@@ -7,7 +7,8 @@ import Testing
 struct LeaseStoreTests {
     /// The names of the lease checks, as the suite lists them.
     static let checks = [
-        "LeaseStoreChecks.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()", "LeaseStoreChecks.aRenewalMovesOnlyALiveLeasesExpiry()",
+        "LeaseStoreChecks.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()", "LeaseStoreChecks.aLeaseKeepsItsOwner()",
+        "LeaseStoreChecks.aRenewalMovesOnlyALiveLeasesExpiry()",
         "LeaseStoreChecks.aClaimTakesALeaseThatRanOutAndTakesItAgain()", "LeaseStoreChecks.droppingALeaseForgetsIt()",
         "LeaseStoreChecks.leasesAreListedByIdAndKeptPerConfig()", "LeaseStoreChecks.leasesChangeNoRevisionOrHistory()",
         "LeaseStoreChecks.deletingAConfigForgetsItsLeases()", "LeaseStoreChecks.aRenewalAndAClaimOfOneLeaseAreOrdered()",
@@ -16,6 +17,11 @@ struct LeaseStoreTests {
     @Test("a grant reads back exactly; its id is not granted twice, revoking or not", arguments: StoreKind.with(.leases))
     func aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice(kind: StoreKind) async throws {
         try await kind.conformance.leaseStore.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()
+    }
+
+    @Test("a lease keeps who granted it (principal and, for a narrow caller, its scopes) through renewals and claims", arguments: StoreKind.with(.leases))
+    func aLeaseKeepsItsOwner(kind: StoreKind) async throws {
+        try await kind.conformance.leaseStore.aLeaseKeepsItsOwner()
     }
 
     @Test("a renewal moves only a live lease's expiry: not an absent, run-out or revoking one", arguments: StoreKind.with(.leases))
