@@ -38,7 +38,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 guard !(request.ignoreValue && !request.value.isEmpty) else { throw EtcdError.valueProvided }
                 event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease, by: caller)
             } else {
-                let contentType = request.lease == 0 ? nil : try await leases.attachment(request.lease)
+                let contentType = request.lease == 0 ? nil : try await leases.attachment(request.lease, by: EtcdLeaseHolder(caller, config: backend.config))
                 let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]).attributed(to: caller))
                 guard let written = result.events.first else { throw DiscfgError(.internal, "a put made no change") }
                 event = written
@@ -58,7 +58,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             let read = try await backend.transact(Transaction(success: [.get(key)]))
             guard case .get(let items)? = read.responses.first, let current = items.first else { throw EtcdError.keyNotFound }
             var contentType = current.contentType
-            if let lease { contentType = lease == 0 ? nil : try await leases.attachment(lease) }
+            if let lease { contentType = lease == 0 ? nil : try await leases.attachment(lease, by: EtcdLeaseHolder(caller, config: backend.config)) }
             let result = try await backend.transact(Transaction(
                 compares: [Comparison(.key(key), .equal, .modRevision(current.modRevision))],
                 success: [.put(key, value ?? current.value, contentType: contentType)]
@@ -92,7 +92,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             var attachments: [Int64: String] = [:]
             for operation in request.success + request.failure {
                 if case .requestPut(let put)? = operation.request, put.lease != 0, attachments[put.lease] == nil {
-                    attachments[put.lease] = try await leases.attachment(put.lease)
+                    attachments[put.lease] = try await leases.attachment(put.lease, by: EtcdLeaseHolder(caller, config: backend.config))
                 }
             }
             let transaction = Transaction(

@@ -17,15 +17,29 @@ import Foundation
 /// store no longer has (attached by a put that raced the lease's revocation, or written
 /// before leases were kept in the store) gets the lease again with a fresh TTL: no key
 /// outlives its lease by more than one TTL.
+///
+/// A lease is its granter's (``LeaseRecord/owner``): a caller that does not reach the
+/// whole config (a token scoped to etcd prefixes) lists, renews, revokes, reads and
+/// attaches keys to its own leases only; another's is answered as etcd answers a lease
+/// that does not exist. A caller reaching the whole config (and the anonymous caller of
+/// a server without tokens) reaches every lease. Each principal holds at most
+/// ``maxLeasesPerCaller`` leases, so one tenant cannot take the config's
+/// ``maxLeases`` from the others.
 public actor EtcdLeases {
     private let backend: EtcdBackend
     private let store: any LeaseStore
     private let clock: any WallClock
-    /// The TTL of each lease seen here, so a keep-alive is one conditional write.
-    private var ttls: [Int64: Int64] = [:]
+    /// The TTL and owner of each lease seen here, so a keep-alive is one conditional write.
+    private var known: [Int64: (ttl: Int64, owner: LeaseOwner?)] = [:]
     /// The leases counted at the last expiry pass, plus the grants made here since: what
     /// ``maxLeases`` is held against without listing every lease on each grant.
     private var counted = 0
+    /// The same count by principal (``EtcdLeaseHolder/principalKey``), which
+    /// ``maxLeasesPerCaller`` is held against.
+    private var countedBy: [LeaseOwner: Int] = [:]
+    /// The grants made while a listing of the leases is awaited, in all and by principal,
+    /// added to what it counts: the listing may have been read before they landed.
+    private var grantsDuringListing: (all: Int, by: [LeaseOwner: Int])?
     /// Whether the leases are the store's, seen by other servers, rather than this
     /// process's own.
     private let shared: Bool
@@ -63,6 +77,11 @@ public actor EtcdLeases {
     /// revoked or run out. Counted at each pass, so servers granting at once may pass it
     /// by the grants of one pass.
     public static let maxLeases = 10_000
+    /// The most leases one principal (a token, a certificate) holds in a config at once,
+    /// so that one tenant cannot take ``maxLeases`` from the others; counted as
+    /// ``maxLeases`` is. The anonymous caller of a server without tokens, every client of
+    /// it, is held to ``maxLeases`` alone.
+    public static let maxLeasesPerCaller = 1_000
     /// Keys deleted per transaction when a lease goes: each delete is guarded by a
     /// compare on the key, and a transaction holds at most this many compares.
     static let keysPerRevocation = Limits.maxTransactionOperations
@@ -85,9 +104,8 @@ public actor EtcdLeases {
     /// Gives each key naming a lease the store does not have its lease again, with a
     /// fresh TTL; at start, and a while after each revocation.
     func recover() async throws {
-        let known = try await store.leases(in: config)
-        counted = known.count
-        for record in known { ttls[record.id] = record.ttl }
+        let leases = try await listed()
+        for record in leases { known[record.id] = (record.ttl, record.owner) }
         var named: [Int64: Int64] = [:]
         let pages = try await backend.store.exportPages(config, maxBytes: Limits.maxPageBytes)
         for try await page in pages {
@@ -96,14 +114,14 @@ public actor EtcdLeases {
                 named[id] = ttl
             }
         }
-        let have = Set(known.map(\.id))
+        let have = Set(leases.map(\.id))
         for (id, ttl) in named where !have.contains(id) {
             guard try await store.lease(id, in: config) == nil else { continue }
             let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl))
             do {
                 try await store.grantLease(record, in: config)
-                ttls[id] = ttl
-                counted += 1
+                known[id] = (ttl, nil)
+                countGrants(1, of: nil)
             } catch let error as DiscfgError where error.code == .conditionFailed {
                 // Granted meanwhile by another server: its TTL stands.
             }
@@ -115,16 +133,53 @@ public actor EtcdLeases {
         Date(milliseconds: clock.now().milliseconds + ttl * 1000)
     }
 
-    /// Grants a lease; `id` 0 picks one.
+    /// Every lease of the config, counted in all and by principal, with the grants made
+    /// here while the listing was read (a grant that landed before the read is counted
+    /// twice until the next listing: a cap errs on the side of refusing).
+    private func listed() async throws -> [LeaseRecord] {
+        let outer = grantsDuringListing == nil
+        if outer { grantsDuringListing = (0, [:]) }
+        defer { if outer { grantsDuringListing = nil } }
+        let leases = try await store.leases(in: config)
+        let during = grantsDuringListing ?? (0, [:])
+        counted = leases.count + during.all
+        countedBy = during.by
+        for lease in leases {
+            guard let owner = lease.owner else { continue }
+            countedBy[EtcdLeaseHolder.principalKey(owner), default: 0] += 1
+        }
+        return leases
+    }
+
+    /// Counts `delta` grants of `key`'s (a reservation made before the grant is written,
+    /// so grants awaited at once are held to the caps together; taken back if it fails).
+    /// `key` nil: a lease without an owner, counted in all only.
+    private func countGrants(_ delta: Int, of key: LeaseOwner?) {
+        counted = max(0, counted + delta)
+        if let key { countedBy[key] = max(0, countedBy[key, default: 0] + delta) }
+        if var during = grantsDuringListing {
+            during.all += delta
+            if let key { during.by[key, default: 0] += delta }
+            grantsDuringListing = during
+        }
+    }
+
+    /// Grants a lease to `holder`, its owner; `id` 0 picks one.
     /// - Returns: the lease's id and TTL.
-    func grant(id requested: Int64, ttl: Int64) async throws -> (id: Int64, ttl: Int64) {
+    /// - Throws: `RESOURCE_EXHAUSTED` words naming the cap when `holder` holds
+    ///   ``maxLeasesPerCaller`` leases or the config ``maxLeases``.
+    func grant(id requested: Int64, ttl: Int64, by holder: EtcdLeaseHolder = .anonymous) async throws -> (id: Int64, ttl: Int64) {
         guard ttl <= Self.maxTTL else { throw EtcdError.leaseTTLTooLarge }
+        if holder.isCapped, countedBy[holder.principalKey, default: 0] >= Self.maxLeasesPerCaller { throw EtcdError.tooManyLeasesOfCaller }
         guard counted < Self.maxLeases else { throw EtcdError.tooManyLeases }
         // Any other ID is the client's to choose, negative ones included, as in etcd.
         let ttl = max(ttl, Self.minTTL)
+        countGrants(1, of: holder.principalKey)
+        var granted = false
+        defer { if !granted { countGrants(-1, of: holder.principalKey) } }
         while true {
             let id = requested != 0 ? requested : Int64.random(in: 1...Int64.max)
-            let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl))
+            let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl), owner: holder.owner)
             do {
                 try await store.grantLease(record, in: config)
             } catch let error as DiscfgError where error.code == .conditionFailed {
@@ -135,67 +190,88 @@ public actor EtcdLeases {
                     continue
                 }
             }
-            ttls[id] = ttl
-            counted += 1
+            known[id] = (ttl, holder.owner)
+            granted = true
             return (id, ttl)
         }
     }
 
-    /// The content type a put attached to lease `id` carries.
-    /// - Throws: etcd's "requested lease not found" when there is no such lease, or it
-    ///   is being revoked.
-    func attachment(_ id: Int64) async throws -> String {
-        guard let lease = try await store.lease(id, in: config), !lease.revoking else { throw EtcdError.leaseNotFound }
-        ttls[id] = lease.ttl
+    /// The lease `id` as `holder` sees it: nil when there is none, it is being revoked,
+    /// or it is another's that `holder` does not reach.
+    private func live(_ id: Int64, by holder: EtcdLeaseHolder) async throws -> LeaseRecord? {
+        guard let lease = try await store.lease(id, in: config), !lease.revoking, holder.reaches(lease.owner) else { return nil }
+        known[id] = (lease.ttl, lease.owner)
+        return lease
+    }
+
+    /// The content type a put by `holder` attached to lease `id` carries.
+    /// - Throws: etcd's "requested lease not found" when there is no such lease, it is
+    ///   being revoked, or it is another's that `holder` does not reach.
+    func attachment(_ id: Int64, by holder: EtcdLeaseHolder = .anonymous) async throws -> String {
+        guard let lease = try await live(id, by: holder) else { throw EtcdError.leaseNotFound }
         return Self.tag(id, ttl: lease.ttl)
     }
 
-    /// Renews a lease; its TTL, or 0 when there is no such lease.
-    func keepAlive(_ id: Int64) async throws -> Int64 {
+    /// Renews a lease for `holder`; its TTL, or 0 when there is no such lease (or it is
+    /// another's that `holder` does not reach).
+    func keepAlive(_ id: Int64, by holder: EtcdLeaseHolder = .anonymous) async throws -> Int64 {
         let ttl: Int64
-        if let known = ttls[id] {
-            ttl = known
+        if let seen = known[id] {
+            guard holder.reaches(seen.owner) else { return 0 }
+            ttl = seen.ttl
         } else {
-            guard let lease = try await store.lease(id, in: config), !lease.revoking else { return 0 }
+            guard let lease = try await live(id, by: holder) else { return 0 }
             ttl = lease.ttl
         }
         guard let renewed = try await store.renewLease(id, in: config, at: clock.now(), until: expiry(ttl)) else {
-            ttls[id] = nil
+            known[id] = nil
             return 0
         }
-        ttls[id] = renewed.ttl
+        known[id] = (renewed.ttl, renewed.owner)
+        // Granted again under this id by another, through another server, since seen here.
+        guard holder.reaches(renewed.owner) else { return 0 }
         return renewed.ttl
     }
 
     /// The seconds left and the TTL granted of a lease, with its keys when `keys`; nil
-    /// when there is none (or it is being revoked: gone, as etcd sees it).
-    func timeToLive(_ id: Int64, keys: Bool) async throws -> (remaining: Int64, granted: Int64, keys: [Key])? {
-        guard let lease = try await store.lease(id, in: config), !lease.revoking else { return nil }
+    /// when there is none (or it is being revoked: gone, as etcd sees it; or it is
+    /// another's that `holder` does not reach).
+    func timeToLive(_ id: Int64, keys: Bool, by holder: EtcdLeaseHolder = .anonymous) async throws -> (remaining: Int64, granted: Int64, keys: [Key])? {
+        guard let lease = try await live(id, by: holder) else { return nil }
         let left = (lease.expiresAt.milliseconds - clock.now().milliseconds) / 1000
         return (max(0, left), lease.ttl, keys ? try await attached(to: id) : [])
     }
 
-    /// Every live lease's id.
-    func ids() async throws -> [Int64] {
-        try await store.leases(in: config).filter { !$0.revoking }.map(\.id)
+    /// The id of every live lease `holder` reaches.
+    func ids(by holder: EtcdLeaseHolder = .anonymous) async throws -> [Int64] {
+        try await store.leases(in: config).filter { !$0.revoking && holder.reaches($0.owner) }.map(\.id)
     }
 
-    /// Revokes a lease: deletes the keys still attached to it, in one transaction.
+    /// Revokes a lease for `holder`: deletes the keys still attached to it, in one
+    /// transaction.
     /// - Returns: the config's revision afterwards.
-    /// - Throws: etcd's "requested lease not found".
+    /// - Throws: etcd's "requested lease not found", for another's lease that `holder`
+    ///   does not reach too.
     @discardableResult
-    func revoke(_ id: Int64) async throws -> Revision {
-        guard let lease = try await store.claimLease(id, in: config, expiredBy: nil) else { throw EtcdError.leaseNotFound }
-        return try await finish(lease)
+    func revoke(_ id: Int64, by holder: EtcdLeaseHolder = .anonymous) async throws -> Revision {
+        // Read before it is claimed: a claim cannot be taken back. A lease being revoked
+        // is claimed again, so a revocation cut short is finished.
+        guard let lease = try await store.lease(id, in: config), holder.reaches(lease.owner),
+              let claimed = try await store.claimLease(id, in: config, expiredBy: nil) else { throw EtcdError.leaseNotFound }
+        return try await finish(claimed)
     }
 
     /// Deletes a claimed lease's keys, then forgets it. Cut short, the lease stays
     /// claimed and the next expiry pass (here or on another server) finishes it.
     private func finish(_ lease: LeaseRecord) async throws -> Revision {
-        ttls[lease.id] = nil
+        known[lease.id] = nil
         let revision = try await deleteKeys(of: lease.id)
         try await store.dropLease(lease.id, in: config)
         counted = max(0, counted - 1)
+        if let owner = lease.owner {
+            let key = EtcdLeaseHolder.principalKey(owner)
+            countedBy[key] = countedBy[key].map { max(0, $0 - 1) }
+        }
         strayCheckDue = .now + Self.strayCheckDelay
         return revision
     }
@@ -260,10 +336,9 @@ public actor EtcdLeases {
     /// Lists the config's leases and revokes those that ran out or whose revocation was
     /// cut short; reads the config for stray keys when that is due.
     func revokeExpired() async {
-        guard let known = try? await store.leases(in: config) else { return }
-        counted = known.count
+        guard let leases = try? await listed() else { return }
         let now = clock.now()
-        for lease in known where lease.revoking || lease.expiresAt <= now {
+        for lease in leases where lease.revoking || lease.expiresAt <= now {
             guard let claimed = try? await store.claimLease(lease.id, in: config, expiredBy: now) else { continue }
             _ = try? await finish(claimed)
         }
@@ -275,8 +350,21 @@ public actor EtcdLeases {
 }
 
 extension EtcdError {
-    /// A grant past ``EtcdLeases/maxLeases``.
+    /// The field of a grant refused at a lease cap: answered `RESOURCE_EXHAUSTED` in
+    /// these words (not etcd's NOSPACE, which is about the config's bytes).
+    static let leaseCapField = "leases"
+
+    /// A grant past ``EtcdLeases/maxLeases``, the config's cap.
     static let tooManyLeases = DiscfgError(
-        .throttled, "etcdserver: too many leases: a config holds at most \(EtcdLeases.maxLeases) at once; revoke some, or let them run out", field: "ID"
+        .quotaExceeded,
+        "etcdserver: too many leases: this config holds \(EtcdLeases.maxLeases) leases, the most it holds at once (its cap over all callers); revoke some, or let them run out",
+        field: leaseCapField
+    )
+
+    /// A grant past ``EtcdLeases/maxLeasesPerCaller``, the caller's own cap.
+    static let tooManyLeasesOfCaller = DiscfgError(
+        .quotaExceeded,
+        "etcdserver: too many leases: you hold \(EtcdLeases.maxLeasesPerCaller) leases on this config, the most one caller holds at once (the per-caller cap); revoke some of yours, or let them run out",
+        field: leaseCapField
     )
 }

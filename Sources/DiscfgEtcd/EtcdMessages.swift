@@ -63,7 +63,7 @@ extension RPCError {
         case .tooLarge where error.field == EtcdError.answerField: .resourceExhausted
         default: FailurePolicy.grpcCode(for: error.code)
         }
-        let message = if error.code == .quotaExceeded {
+        let message = if error.code == .quotaExceeded, error.field != EtcdError.leaseCapField {
             // etcd's NOSPACE: clients match these words (etcdctl, and operators' alerts).
             EtcdError.noSpace.message
         } else if error.message.hasPrefix("etcdserver:") || error.message.hasPrefix("grpc:") {

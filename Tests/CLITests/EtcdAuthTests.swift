@@ -1,11 +1,13 @@
+import AsyncHTTPClient
 import DiscfgCore
 import DiscfgTestSupport
 import Foundation
+import NIOCore
 import Testing
 
 /// etcdctl authenticating to `serve --etcd` with discfg tokens: the token's id as user
 /// name, the token as password; each call allowed by the token's role and scopes; a
-/// revoked token's calls and open watch end.
+/// revoked token's calls and open watch end; a scoped token's leases are its own.
 @Suite("etcd API: etcdctl authenticates with discfg tokens")
 struct EtcdAuthTests {
     /// A token made with `discfg token create`.
@@ -224,5 +226,78 @@ extension EtcdAuthTests {
         )
         #expect(output.termination != .exited(0), "etcdctl txn was served: \(output.stdout)", sourceLocation: sourceLocation)
         #expect(output.stderr.contains(message), "etcdctl txn: \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
+    }
+}
+
+extension EtcdAuthTests {
+    @Test("a lease is its granter's: a token scoped to /tenant-b/ neither lists, keeps alive, reads, revokes nor puts with /tenant-a/'s lease, answered as for a lease that does not exist; at its per-caller cap B is refused and A still grants", .timeLimit(.minutes(5)))
+    func leasesOfTenants() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite)
+        do {
+            let tenantA = try await Self.token(etcd, "--role", "write", "--scope", "etcd:etcd:/tenant-a/")
+            let tenantB = try await Self.token(etcd, "--role", "write", "--scope", "etcd:etcd:/tenant-b/")
+            let admin = try await Self.token(etcd, "--role", "admin")
+            try await Self.waitUntilRequired(etcd)
+
+            let granted = try await Self.served(etcd, tenantA.flags + ["lease", "grant", "300"])
+            let lease = try #require(granted.split(separator: " ").dropFirst().first.map(String.init), "\(granted)")
+            #expect(try await Self.served(etcd, tenantA.flags + ["put", "--lease=\(lease)", "/tenant-a/leader", "a"]) == "OK\n")
+            // A lease never granted, for the answers B must get alike.
+            let missing = "00000000000007bb"
+            #expect(try await Self.served(etcd, tenantB.flags + ["lease", "list"]) == "found 0 leases\n")
+            for (id, what) in [(lease, "A's lease"), (missing, "a lease never granted")] {
+                let keptAlive = try await Self.refused(etcd, tenantB.flags + ["lease", "keep-alive", "--once", id], "etcdserver: requested lease not found")
+                #expect(!keptAlive.stdout.contains("keepalived"), "\(what): \(keptAlive.stdout)")
+                #expect(try await Self.served(etcd, tenantB.flags + ["lease", "timetolive", id, "--keys"]) == "lease \(id) already expired\n", "\(what)")
+                try await Self.refused(etcd, tenantB.flags + ["lease", "revoke", id], "etcdserver: requested lease not found")
+                try await Self.refused(etcd, tenantB.flags + ["put", "--lease=\(id)", "/tenant-b/x", "b"], "etcdserver: requested lease not found")
+            }
+            // A's lease and key are as they were; A and the whole config's admin reach it.
+            #expect(try await Self.served(etcd, tenantA.flags + ["lease", "list"]) == "found 1 leases\n\(lease)\n")
+            #expect(try await Self.served(etcd, admin.flags + ["lease", "list"]) == "found 1 leases\n\(lease)\n")
+            #expect(try await Self.served(etcd, tenantA.flags + ["lease", "timetolive", lease, "--keys"]).hasSuffix("attached keys([/tenant-a/leader])\n"))
+            #expect(try await Self.served(etcd, tenantA.flags + ["lease", "keep-alive", "--once", lease]) == "lease \(lease) keepalived with TTL(300)\n")
+            #expect(try await Self.served(etcd, admin.flags + ["get", "/tenant-a/leader", "--print-value-only"]) == "a\n")
+            #expect(try await Self.served(etcd, admin.flags + ["get", "/tenant-b/x"]) == "", "nothing refused was written")
+
+            // B takes its per-caller cap through the JSON gateway (one connection, fast);
+            // its next grant is refused, naming the cap, and A still grants.
+            let session = try await Self.gatewaySession(etcd, tenantB)
+            for _ in 0..<1_000 {
+                let answer = try await Self.gateway(etcd, "/v3/lease/grant", #"{"TTL":"300"}"#, session: session)
+                guard answer.status == 200 else {
+                    Issue.record("a grant under the cap was refused: \(answer.status) \(answer.body)")
+                    break
+                }
+            }
+            let capped = try await Self.refused(etcd, tenantB.flags + ["lease", "grant", "60"], "per-caller cap")
+            #expect(capped.stderr.contains("ResourceExhausted") && capped.stderr.contains("1000 leases") && !capped.stderr.contains("throttl"), "\(capped.stderr)")
+            #expect(try await Self.served(etcd, tenantA.flags + ["lease", "grant", "60"]).hasSuffix("granted with TTL(60s)\n"))
+            #expect(try await Self.served(etcd, tenantA.flags + ["lease", "list"]).hasPrefix("found 2 leases\n"))
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
+    }
+
+    /// An etcd token for `token` from the gateway's `auth/authenticate`.
+    static func gatewaySession(_ etcd: EtcdctlTests.Peer, _ token: Token) async throws -> String {
+        let body = try JSONSerialization.data(withJSONObject: ["name": token.id, "password": token.text])
+        let answer = try await gateway(etcd, "/v3/auth/authenticate", String(decoding: body, as: UTF8.self), session: nil)
+        let json = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any]
+        return try #require(json?["token"] as? String, "\(answer.status) \(answer.body)")
+    }
+
+    /// A POST of `body` to the etcd port's JSON gateway, as the caller of `session`.
+    static func gateway(_ etcd: EtcdctlTests.Peer, _ path: String, _ body: String, session: String?) async throws -> (status: UInt, body: String) {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(etcd.etcdPort)\(path)")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let session { request.headers.add(name: "Authorization", value: session) }
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1 << 20)
+        return (response.status.code, String(decoding: bytes.readableBytesView, as: UTF8.self))
     }
 }

@@ -2,12 +2,14 @@ import DiscfgCore
 @testable import DiscfgEtcd
 import DiscfgSQLite
 import Foundation
+import GRPCCore
 import Testing
 
 /// Leases kept in the store: two ``EtcdLeases`` stand for two servers on one store (a
 /// real SQLite file), on a clock the test moves. Whichever server granted a lease, the
 /// other renews it, expires it and deletes its keys; a revocation cut short is finished;
-/// a key naming a lease the store lost gets it back with a fresh TTL.
+/// a key naming a lease the store lost gets it back with a fresh TTL. A lease is its
+/// granter's: a tenant scoped to its etcd prefix reaches its own leases only.
 @Suite("etcd API: leases kept in the store, shared by servers")
 struct EtcdLeaseStoreTests {
     struct Pair {
@@ -96,7 +98,7 @@ struct EtcdLeaseStoreTests {
         let pair = try await Pair()
         defer { pair.cleanUp() }
         // The first attempt landed; its answer did not reach the server.
-        let landed = LeaseRecord(id: 9, ttl: 10, expiresAt: Date(milliseconds: pair.clock.now().milliseconds + 10_000))
+        let landed = LeaseRecord(id: 9, ttl: 10, expiresAt: Date(milliseconds: pair.clock.now().milliseconds + 10_000), owner: EtcdLeaseHolder.anonymous.owner)
         try await pair.store.grantLease(landed, in: pair.backend.config)
         #expect(try await pair.one.grant(id: 9, ttl: 10) == (9, 10))
         await #expect(throws: DiscfgError.self) { try await pair.one.grant(id: 9, ttl: 11) }
@@ -123,5 +125,89 @@ struct EtcdLeaseStoreTests {
         pair.clock.advance(seconds: 4)
         await pair.one.revokeExpired()
         #expect(try await pair.keys().isEmpty)
+    }
+
+    /// A caller of a `write` token with id `id` scoped to the etcd prefix `prefix` (nil:
+    /// the whole config), as its leases see it.
+    static func holder(_ id: String, prefix: String?, config: ConfigName) throws -> EtcdLeaseHolder {
+        let scopes = try prefix.map { [try AccessScope(config: config, etcdPrefix: Array($0.utf8))] }
+        let token = AccessToken(id: id, hash: Data(), role: .write, scopes: scopes, createdAt: Date())
+        let caller = EtcdCaller(session: id, token: token, intervals: prefix.map { EtcdKeyInterval.merged(prefixes: [Data($0.utf8)]) })
+        return EtcdLeaseHolder(caller, config: config)
+    }
+
+    @Test("a scoped tenant's lease is its own: another tenant, on either server, neither lists, renews, reads, revokes nor attaches a key to it, answered as for a lease that does not exist; a whole-config caller reaches every lease")
+    func leasesOfTenants() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        let config = pair.backend.config
+        let tenantA = try Self.holder("aaaaaaaaaaaa", prefix: "/tenant-a/", config: config)
+        let tenantB = try Self.holder("bbbbbbbbbbbb", prefix: "/tenant-b/", config: config)
+        let admin = try Self.holder("cccccccccccc", prefix: nil, config: config)
+        let (a, _) = try await pair.one.grant(id: 0, ttl: 30, by: tenantA)
+        let tag = try await pair.one.attachment(a, by: tenantA)
+        _ = try await pair.backend.transact(Transaction(success: [.put(try EtcdKeys.key(Array("/tenant-a/leader".utf8)), Data("a".utf8), contentType: tag)]))
+        let (b, _) = try await pair.two.grant(id: 0, ttl: 30, by: tenantB)
+        // Granted before leases had owners: the whole config's only.
+        try await pair.store.grantLease(LeaseRecord(id: 5, ttl: 30, expiresAt: Date(milliseconds: pair.clock.now().milliseconds + 30_000)), in: config)
+        #expect(try await pair.store.lease(a, in: config)?.owner == LeaseOwner(kind: .token, id: "aaaaaaaaaaaa", scopes: [try AccessScope("etcd:etcd:/tenant-a/")]))
+        #expect(try await pair.store.lease(b, in: config)?.owner?.id == "bbbbbbbbbbbb")
+
+        let missing: Int64 = 999
+        pair.clock.advance(seconds: 10)
+        for server in [pair.one, pair.two] {
+            #expect(try await server.ids(by: tenantB) == [b], "tenant B lists its own lease only")
+            #expect(try await server.ids(by: tenantA) == [a], "tenant A lists its own lease only")
+            #expect(try await server.keepAlive(a, by: tenantB) == 0, "as for a lease that does not exist")
+            #expect(try await server.keepAlive(missing, by: tenantB) == 0)
+            #expect(try await server.timeToLive(a, keys: true, by: tenantB) == nil, "as for a lease that does not exist")
+            await #expect(throws: EtcdError.leaseNotFound) { try await server.revoke(a, by: tenantB) }
+            await #expect(throws: EtcdError.leaseNotFound) { try await server.attachment(a, by: tenantB) }
+            await #expect(throws: EtcdError.leaseNotFound) { try await server.attachment(5, by: tenantA) }
+            #expect(try await server.keepAlive(5, by: tenantA) == 0)
+            #expect(Set(try await server.ids(by: admin)) == [a, b, 5], "a whole-config caller lists every lease")
+            #expect(Set(try await server.ids()) == [a, b, 5], "so does the anonymous caller of a server without tokens")
+        }
+        // Nothing B asked changed A's lease or its key.
+        let lease = try #require(try await pair.one.timeToLive(a, keys: true, by: tenantA))
+        let leader = try EtcdKeys.key(Array("/tenant-a/leader".utf8))
+        #expect(lease.remaining == 20 && lease.keys == [leader])
+        #expect(try await pair.keys() == ["/tenant-a/leader"])
+
+        // The owner and the whole config do reach it.
+        #expect(try await pair.two.keepAlive(a, by: tenantA) == 30)
+        #expect(try await pair.two.keepAlive(b, by: admin) == 30)
+        #expect(try await pair.one.keepAlive(5, by: admin) == 30)
+        try await pair.two.revoke(a, by: tenantA)
+        #expect(try await pair.keys().isEmpty)
+        try await pair.one.revoke(b, by: admin)
+        #expect(try await pair.one.ids(by: admin) == [5])
+    }
+
+    @Test("a tenant at its per-caller cap is refused further grants with RESOURCE_EXHAUSTED naming the cap, on every server, while another tenant still grants")
+    func perCallerCap() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        let config = pair.backend.config
+        let tenantA = try Self.holder("aaaaaaaaaaaa", prefix: "/tenant-a/", config: config)
+        let tenantB = try Self.holder("bbbbbbbbbbbb", prefix: "/tenant-b/", config: config)
+        for _ in 0..<EtcdLeases.maxLeasesPerCaller { _ = try await pair.one.grant(id: 0, ttl: 60, by: tenantB) }
+        await #expect(throws: EtcdError.tooManyLeasesOfCaller) { try await pair.one.grant(id: 0, ttl: 60, by: tenantB) }
+        // The other server counts the store's leases at its next pass.
+        await pair.two.revokeExpired()
+        await #expect(throws: EtcdError.tooManyLeasesOfCaller) { try await pair.two.grant(id: 0, ttl: 60, by: tenantB) }
+        let (a, _) = try await pair.one.grant(id: 0, ttl: 60, by: tenantA)
+        #expect(try await pair.two.grant(id: 0, ttl: 60, by: tenantA).ttl == 60)
+        #expect(try await pair.one.ids(by: tenantA).contains(a))
+
+        let refusal = RPCError(etcd: EtcdError.tooManyLeasesOfCaller)
+        #expect(refusal.code == .resourceExhausted)
+        #expect(refusal.message.contains("\(EtcdLeases.maxLeasesPerCaller) leases") && refusal.message.contains("per-caller cap"), "\(refusal.message)")
+        #expect(!refusal.message.contains("throttl"))
+        #expect(RPCError(etcd: EtcdError.tooManyLeases).message.contains("\(EtcdLeases.maxLeases) leases"))
+
+        // One of B's leases gone: B grants again.
+        try await pair.one.revoke(try #require(try await pair.one.ids(by: tenantB).first), by: tenantB)
+        _ = try await pair.one.grant(id: 0, ttl: 60, by: tenantB)
     }
 }
