@@ -82,20 +82,22 @@ public struct SnapshotCache: Sendable {
                 let reason = errno == ELOOP ? "is a symbolic link" : "cannot be read: \(String(cString: strerror(errno)))"
                 throw invalid("the cache's key \(path) \(reason); remove it (the copies are then written again, signed with a new key)")
             }
+            // Written whole under a temporary name, then linked into place: a crash leaves
+            // no key or a whole one, and link() fails when another agent got there first.
             let key = SnapshotKey.generate()
-            let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-            guard created >= 0 else {
-                if errno == EEXIST { continue }  // another agent made it first: read theirs
-                throw invalid("the cache's key \(path) cannot be created: \(String(cString: strerror(errno)))")
-            }
+            let temporary = path + ".tmp-\(getpid())"
+            unlink(temporary)
+            let created = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+            guard created >= 0 else { throw invalid("the cache's key \(path) cannot be created: \(String(cString: strerror(errno)))") }
             let text = Data((key.bytes.map { String(format: "%02x", $0) }.joined() + "\n").utf8)
             let ok = writeAll(created, text) && fsync(created) == 0
             close(created)
-            guard ok else {
-                unlink(path)
-                throw invalid("the cache's key \(path) cannot be written: \(String(cString: strerror(errno)))")
-            }
-            return key
+            let linked = ok && link(temporary, path) == 0
+            let reason = errno
+            unlink(temporary)
+            if linked { return key }
+            if ok, reason == EEXIST { continue }  // another agent made it first: read theirs
+            throw invalid("the cache's key \(path) cannot be written: \(String(cString: strerror(reason)))")
         }
         throw invalid("the cache's key \(path) cannot be created")
     }
