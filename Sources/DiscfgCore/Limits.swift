@@ -16,6 +16,16 @@ public enum Limits {
     /// The largest patch body a `PATCH` reads: 512 KiB, room for a JSON patch that tests
     /// a whole value of the largest size and replaces it with another.
     public static let maxPatchBytes = 2 * maxValueBytes
+    /// The most operations of one JSON patch (RFC 6902): a patch is applied while the
+    /// store's writer is held, so its length is bounded as it is read (13,700 moves fit in
+    /// the 512 KiB body and held the writer for seconds).
+    public static let maxPatchOperations = 1000
+    /// The most values (each array, object and scalar inside) the `copy` operations of one
+    /// JSON patch may duplicate, values a `move` takes deeper included: as many as the
+    /// largest value holds (131,072 numbers in 256 KiB), so a patch cannot build a document
+    /// many times that size while it holds the writer (seven copies of such a value took
+    /// half a second, only to be refused as too large).
+    public static let maxPatchCopiedValues = maxValueBytes / 2
     /// The page size when a caller does not say.
     public static let defaultPageSize = 100
     /// The most bytes of keys and values one page of keys, history or events holds (and

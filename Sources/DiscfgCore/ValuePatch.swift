@@ -51,8 +51,12 @@ public enum ValuePatch: Hashable, Sendable {
     }
 
     /// Reads an RFC 6902 patch document.
-    /// - Throws: `invalidArgument` naming the operation at fault.
+    /// - Throws: `invalidArgument` naming the operation at fault, or for more than
+    ///   ``Limits/maxPatchOperations`` operations.
     public init(jsonPatch document: JSONValue) throws {
+        if case .array(let operations) = document, operations.count > Limits.maxPatchOperations {
+            throw DiscfgError.invalid("patch", "a JSON patch holds at most \(Limits.maxPatchOperations) operations, got \(operations.count); set the value whole instead")
+        }
         do {
             self = .json(try JSONPatch(document: document))
         } catch {
@@ -63,7 +67,8 @@ public enum ValuePatch: Hashable, Sendable {
     /// The value `item` holds after this patch (its bytes, in `item`'s content type, and
     /// the JSON they hold, so the change's checks need not parse them again).
     /// - Throws: `patchFailed` when the value is not JSON (by its content type, or its
-    ///   text), a `test` fails, or a path does not exist.
+    ///   text), a `test` fails, a path does not exist, or its copies pass
+    ///   ``Limits/maxPatchCopiedValues``.
     func apply(to item: Item, hasSchema: Bool) throws -> (bytes: Data, value: JSONValue) {
         if let contentType = item.contentType, !JSONContent.isJSON(contentType), !hasSchema {
             throw DiscfgError(
@@ -84,7 +89,7 @@ public enum ValuePatch: Hashable, Sendable {
             patched = MergePatch.apply(patch, to: current)
         case .json(let patch):
             do {
-                patched = try patch.apply(to: current)
+                patched = try patch.apply(to: current, limits: JSONPatch.Limits(maxCopiedValues: Limits.maxPatchCopiedValues))
             } catch {
                 throw DiscfgError(.patchFailed, "the patch does not apply to \(item.key): \(error.message); nothing was changed", field: "patch", currentItem: item)
             }
