@@ -37,17 +37,34 @@ extension ConfigAPI {
 
     /// `GET keys/{prefix}?document` (and `GET keys?document[&prefix=]`): the keys under the
     /// prefix as one JSON object, now or at `?revision`, with the revision it was read at
-    /// in `X-Discfg-Revision`.
+    /// in `X-Discfg-Revision`. The document is written as text value by value
+    /// (``ConfigStore/documentText(under:in:atRevision:maxBytes:)``), never held parsed,
+    /// and at most ``Options/maxDocumentReads`` are built and sent at once: a read's turn
+    /// is held until its answer is written, so a reader that does not read cannot pile up
+    /// answers either.
     func document(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, _ reach: KeyReach) async throws -> Response {
         let config = try request.configName(context)
         let prefix = try KeyPrefix(prefix)
         try reach.check(prefix)
-        let (document, revision) = try await store.document(under: prefix, in: config, atRevision: try request.revision("revision"))
-        var body = try JSONContent.bytes(document)
-        body.append(UInt8(ascii: "\n"))
+        let revision = try request.revision("revision")
+        let turn = try await documentReads.acquire()
+        let (text, read) = try await store.documentText(under: prefix, in: config, atRevision: revision)
         var headers = RawValueHeaders.fields(for: JSONContent.mediaType)
-        headers[.discfgRevision] = String(revision.rawValue)
-        return APIResponse.bytes(body, contentType: JSONContent.mediaType, headers: headers)
+        headers[.discfgRevision] = String(read.rawValue)
+        headers[.contentType] = JSONContent.mediaType
+        let body = ResponseBody(contentLength: text.count + 1) { writer in
+            defer { turn.release() }
+            // In pieces, so no second copy of the whole text is made to send it.
+            var start = 0
+            while start < text.count {
+                let end = min(start + 256 * 1024, text.count)
+                try await writer.write(ByteBuffer(bytes: text[start..<end]))
+                start = end
+            }
+            try await writer.write(ByteBuffer(bytes: [UInt8(ascii: "\n")]))
+            try await writer.finish(nil)
+        }
+        return Response(status: .ok, headers: headers, body: body)
     }
 
     /// `PUT keys/{prefix}?document[&replace]` (and `PUT keys?document` for every key): the

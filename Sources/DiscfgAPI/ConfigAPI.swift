@@ -34,6 +34,9 @@ public struct ConfigAPI: Sendable {
         /// The most watches (Server-Sent Events streams and long polls) open at once;
         /// more are answered 503 with `Retry-After`.
         public var maxWatches = 1000
+        /// The most document reads (`GET …?document`) built and sent at once; more wait
+        /// their turn. Each holds up to 16 MiB of values and 16 MiB of text meanwhile.
+        public var maxDocumentReads = 2
         /// The most bytes of events a Server-Sent Events stream holds for a slow reader;
         /// past it the stream ends with an `error` event naming the `Last-Event-ID` to
         /// resume from.
@@ -82,6 +85,8 @@ public struct ConfigAPI: Sendable {
     public let options: Options
     /// The open watches, capped by ``Options/maxWatches``.
     let watches: StreamSlots
+    /// The document reads under way, capped by ``Options/maxDocumentReads``.
+    let documentReads: DocumentReadSlots
     /// Whether a request may reach its route, for the router and the event loops alike.
     let admission: Admission
     /// The deadline of every request but the streaming ones, for the router and the event
@@ -94,6 +99,7 @@ public struct ConfigAPI: Sendable {
         self.authenticator = authenticator
         self.options = options
         watches = StreamSlots(capacity: options.maxWatches)
+        documentReads = DocumentReadSlots(capacity: options.maxDocumentReads)
         admission = Admission(browserGuard: options.browserGuard)
         deadlines = RequestDeadlines(timeout: options.requestTimeout)
     }

@@ -173,47 +173,6 @@ extension ConfigStore {
         return event
     }
 
-    /// The keys under `prefix` as one JSON document (see ``KeyDocument``), now or at a past
-    /// revision, with the revision it was read at.
-    /// - Parameter maxBytes: the most bytes of keys and values the document may hold
-    ///   (default ``Limits/maxSnapshotBytes``, what an import reads back); past it, `tooLarge`
-    ///   naming a narrower prefix as the way out, before the document is built.
-    public func document(
-        under prefix: KeyPrefix, in config: ConfigName, atRevision revision: Revision? = nil, maxBytes: Int = Limits.maxSnapshotBytes
-    ) async throws -> (document: JSONValue, revision: Revision) {
-        var items: [Item] = []
-        var bytes = 0
-        func keep(_ item: Item) throws {
-            bytes += item.key.path.utf8.count + item.value.count
-            guard bytes <= maxBytes else {
-                throw DiscfgError(
-                    .tooLarge,
-                    "the keys under \(prefix) of config \"\(config)\" pass \(ByteSize.text(maxBytes)) as one document; read a narrower prefix",
-                    field: "document"
-                )
-            }
-            items.append(item)
-        }
-        if let revision {
-            let pages = try await exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: revision)
-            for try await page in pages {
-                for entry in page where prefix.contains(entry.key) {
-                    try keep(Item(key: entry.key, value: entry.value, contentType: entry.contentType, version: 1, createRevision: revision, modRevision: revision, modifiedAt: pages.header.exportedAt))
-                }
-            }
-            return (try KeyDocument.read(items, under: prefix), pages.header.revision)
-        }
-        var cursor: String?
-        var read: Revision?
-        repeat {
-            let page = try await list(in: config, ListQuery(prefix: prefix, recursive: true, limit: Limits.maxPageSize, cursor: cursor))
-            for item in page.items { try keep(item) }
-            read = read ?? page.revision
-            cursor = page.nextCursor
-        } while cursor != nil
-        return (try KeyDocument.read(items, under: prefix), read ?? .zero)
-    }
-
     /// The config's schemas, by target.
     public func schemas(in config: ConfigName) async throws -> [(target: SchemaTarget, item: Item)] {
         try await items(in: config, under: SchemaTarget.namespace).items.compactMap { item in

@@ -143,17 +143,22 @@ public enum KeyDocument {
         }
     }
 
+    /// The error for a document read where `path` is both a key and a directory.
+    static func clash(_ path: String, _ prefix: KeyPrefix) -> DiscfgError {
+        DiscfgError(.notRepresentable, "\(path) is both a key and a directory, so the keys under \(prefix) are not one document", field: "document")
+    }
+
     /// A document being built: a value, or a directory of members.
     private enum Node {
         case leaf(JSONValue)
         case directory([String: Node])
 
         mutating func insert(_ segments: ArraySlice<String>, value: JSONValue, key: Key, prefix: KeyPrefix) throws {
-            guard case .directory(var members) = self, let first = segments.first else { throw Self.clash(key.path, prefix) }
+            guard case .directory(var members) = self, let first = segments.first else { throw KeyDocument.clash(key.path, prefix) }
             self = .leaf(.null)  // `members` is then the dictionary's only reference, changed in place
             defer { self = .directory(members) }
             if segments.count == 1 {
-                guard members[first] == nil else { throw Self.clash(key.path, prefix) }
+                guard members[first] == nil else { throw KeyDocument.clash(key.path, prefix) }
                 members[first] = .leaf(value)
                 return
             }
@@ -162,13 +167,9 @@ public enum KeyDocument {
             guard case .directory = child else {
                 // The key stops at `first`, where this key goes on below it.
                 let path = "/" + key.segments.dropLast(segments.count - 1).joined(separator: "/")
-                throw Self.clash(path, prefix)
+                throw KeyDocument.clash(path, prefix)
             }
             try child.insert(segments.dropFirst(), value: value, key: key, prefix: prefix)
-        }
-
-        static func clash(_ path: String, _ prefix: KeyPrefix) -> DiscfgError {
-            DiscfgError(.notRepresentable, "\(path) is both a key and a directory, so the keys under \(prefix) are not one document", field: "document")
         }
 
         var json: JSONValue {
