@@ -248,9 +248,11 @@ paths:
         {"$base64": "..."}. Keys under /.discfg/ are never part of it. A key that is also
         a directory (/app/db beside /app/db/host) cannot be one document: 409 with code
         notRepresentable, naming the path. X-Discfg-Revision is the config revision it was
-        read at; with revision, the keys as they were then. The whole document is built
-        before it is answered, so it holds at most 16 MiB of key paths and values: past
-        that, 413 (code tooLarge) before it is built; read a narrower prefix.
+        read at; with revision, the keys as they were then. A document holds at most 16 MiB
+        of key paths and values, and its JSON text at most 16 MiB: past either, 413 (code
+        tooLarge, naming the 16 MiB); read a narrower prefix. A server builds and sends at
+        most two documents at once; another read waits its turn, within the request
+        timeout (then 503).
       parameters:
         - { name: revision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Read the key (or with document the keys) as it was at this config revision." }
         - { name: raw, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Return the bare value with its stored content type (with path: the part's JSON, application/json). A flag: bare (?raw) or true." }
@@ -353,7 +355,9 @@ paths:
         in the envelope) when a test fails, a path the patch names does not exist, or the
         value is not JSON (by its content type, unless a schema covers the key, or its
         text); 412 when a condition does not hold; 413 past 512 KiB of patch or 256 KiB of
-        result; 422 (schemaViolation) when the result breaks a schema.
+        result; 422 (schemaViolation) when the result breaks a schema. A JSON patch holds
+        at most 1000 operations (400, naming the limit and the count), and its copies
+        (and values moved deeper) duplicate at most 131072 values (409, patchFailed).
       parameters:
         - $ref: "#/components/parameters/message"
         - { name: prevValue, in: query, schema: { type: string }, description: "Only if the current value is exactly this." }
@@ -1159,7 +1163,8 @@ components:
       pattern: '^(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)$'
     JSONPatch:
       type: array
-      description: RFC 6902 - operations applied in order, all or nothing.
+      maxItems: 1000
+      description: RFC 6902 - operations applied in order, all or nothing; at most 1000 of them.
       items:
         type: object
         required: [op, path]
