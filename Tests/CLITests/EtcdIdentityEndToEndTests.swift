@@ -4,7 +4,8 @@ import Foundation
 import Testing
 
 /// Who an etcd call runs as, end to end against `discfg serve --etcd`: a client
-/// certificate's role and subject (mutual TLS, `--tls-client-roles`).
+/// certificate's role and subject (mutual TLS, `--tls-client-roles`), and one token's
+/// sessions that never end another's.
 @Suite("etcd API: client certificates as callers, sessions per token")
 struct EtcdIdentityEndToEndTests {
     @Test("with --tls-client-roles, etcdctl with a write@etcd certificate puts, recorded as the certificate's subject, and is refused compaction; a read certificate reads and may not put", .timeLimit(.minutes(3)))
@@ -54,5 +55,30 @@ struct EtcdIdentityEndToEndTests {
             throw error
         }
         await server.stop()
+    }
+
+    @Test("a token authenticating 64 + 10 times through the gateway ends only its own oldest session; another token's earlier session still reads", .timeLimit(.minutes(3)))
+    func sessionsPerToken() async throws {
+        let etcd = try await EtcdctlTests.start(.sqlite)
+        do {
+            let noisy = try await EtcdAuthTests.token(etcd, "--role", "read")
+            let quiet = try await EtcdAuthTests.token(etcd, "--role", "read")
+            try await EtcdAuthTests.waitUntilRequired(etcd)
+            let range = #"{"key":"YQ=="}"#
+            let other = try await EtcdAuthTests.gatewaySession(etcd, quiet)
+            let first = try await EtcdAuthTests.gatewaySession(etcd, noisy)
+            var last = first
+            for _ in 0..<(64 + 10) { last = try await EtcdAuthTests.gatewaySession(etcd, noisy) }
+            let otherRange = try await EtcdAuthTests.gateway(etcd, "/v3/kv/range", range, session: other)
+            #expect(otherRange.status == 200, "\(otherRange.body)")
+            let lastRange = try await EtcdAuthTests.gateway(etcd, "/v3/kv/range", range, session: last)
+            #expect(lastRange.status == 200, "\(lastRange.body)")
+            let firstRange = try await EtcdAuthTests.gateway(etcd, "/v3/kv/range", range, session: first)
+            #expect(firstRange.status == 401 && firstRange.body.contains("etcdserver: invalid auth token"), "\(firstRange.status) \(firstRange.body)")
+        } catch {
+            await etcd.stop()
+            throw error
+        }
+        await etcd.stop()
     }
 }
