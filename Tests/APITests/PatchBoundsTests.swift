@@ -45,4 +45,25 @@ struct PatchBoundsTests {
             #expect(try await JSONRoutesTests.stored(server, "/settings") == #"{"a":1000,"b":0}"#)
         }
     }
+
+    @Test("a JSON patch whose copies duplicate more than 131,072 values is refused with 409 naming the limit and changes nothing; a copy within it is applied")
+    func copiedValues() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            _ = try await server.put("/v1/c", "")
+            // 40,000 numbers: an array of 40,001 values, 80 KB.
+            let list = #"{"a":["# + Array(repeating: "1", count: 40_000).joined(separator: ",") + "]}"
+            #expect(try await server.put("/v1/c/keys/list", list, headers: JSONRoutesTests.json).status == 201)
+
+            // Four copies: 160,004 values. Without the limit the patch ran whole, to be refused as too large (413).
+            let copies = Self.patch(4) { #"{"op": "copy", "from": "/a", "path": "/c\#($0)"}"# }
+            let refused = try await JSONRoutesTests.patch(server, "/v1/c/keys/list", copies, JSONRoutesTests.jsonPatch)
+            #expect(refused.status == 409, "\(refused.text.prefix(300))")
+            let error = try #require(try refused.envelope().error)
+            #expect(error.code == .patchFailed && error.message.contains("\(Limits.maxPatchCopiedValues) values"), "\(error.message)")
+            #expect(try await JSONRoutesTests.stored(server, "/list") == list, "nothing was changed")
+
+            let one = try await JSONRoutesTests.patch(server, "/v1/c/keys/list", #"[{"op": "copy", "from": "/a", "path": "/b"}]"#, JSONRoutesTests.jsonPatch)
+            #expect(one.status == 200, "\(one.text.prefix(300))")
+        }
+    }
 }
