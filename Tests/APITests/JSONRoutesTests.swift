@@ -250,7 +250,7 @@ struct JSONRoutesTests {
         }
     }
 
-    @Test("hostile patches: a 10 MB body and a JSON patch of 100,000 operations get 413; 10,000 operations within the limit apply")
+    @Test("hostile patches: a 10 MB body and a JSON patch of 100,000 operations get 413; 10,000 operations within the body's limit get 400 (at most 1,000); 1,000 apply")
     func hostilePatches() async throws {
         try await withServer(try await LiveServer.start()) { server in
             _ = try await server.put("/v1/c", "")
@@ -264,8 +264,12 @@ struct JSONRoutesTests {
             let tooMany = try await Self.patch(server, "/v1/c/keys/k", many, Self.jsonPatch)
             #expect(try tooMany.status == 413 && (tooMany.envelope().error?.code) == .tooLarge)
 
-            let within = "[" + Array(repeating: test, count: 10_000).joined(separator: ",") + #", {"op": "replace", "path": "/n", "value": 2}]"#
-            #expect(within.utf8.count <= Limits.maxPatchBytes)
+            let longer = "[" + Array(repeating: test, count: 10_000).joined(separator: ",") + #", {"op": "replace", "path": "/n", "value": 2}]"#
+            #expect(longer.utf8.count <= Limits.maxPatchBytes)
+            let refused = try await Self.patch(server, "/v1/c/keys/k", longer, Self.jsonPatch)
+            #expect(try refused.status == 400 && (refused.envelope().error?.code) == .invalidArgument, "\(refused.text.prefix(300))")
+
+            let within = "[" + Array(repeating: test, count: Limits.maxPatchOperations - 1).joined(separator: ",") + #", {"op": "replace", "path": "/n", "value": 2}]"#
             let applied = try await Self.patch(server, "/v1/c/keys/k", within, Self.jsonPatch)
             #expect(applied.status == 200, "\(applied.text.prefix(300))")
             #expect(try await Self.stored(server, "/k") == #"{"n":2}"#)

@@ -127,7 +127,7 @@ struct KeyDocumentTests {
         #expect(changes.first.map { if case .delete(let item) = $0 { item.key.path } else { "" } } == "/a")
     }
 
-    @Test("a document past its byte bound is refused before it is built, now and at a past revision; within it, read whole")
+    @Test("a document past its byte bound, of keys and values or of text, is refused, now and at a past revision; within it, read whole")
     func documentsAreBounded() async throws {
         let store = MemoryStore()
         let config = try ConfigName("bounded")
@@ -136,15 +136,20 @@ struct KeyDocumentTests {
             _ = try await store.set(try Key("/app/\(name)"), to: Data(String(repeating: "x", count: 100).utf8), in: config)
         }
         let prefix = try KeyPrefix("/app/")
-        // Three keys of 6 bytes of path and 100 of value each: 318 bytes.
+        // Three keys of 6 bytes of path and 100 of value each: 318 bytes; as text,
+        // `{"a":"x…x","b":"x…x","c":"x…x"}`, 322 bytes.
         for revision in [nil, Revision(3)] {
-            let read = try await store.document(under: prefix, in: config, atRevision: revision, maxBytes: 318)
+            let read = try await store.document(under: prefix, in: config, atRevision: revision, maxBytes: 322)
             #expect(read.document["c"] == .string(String(repeating: "x", count: 100)))
-            do {
-                _ = try await store.document(under: prefix, in: config, atRevision: revision, maxBytes: 317)
-                Issue.record("a document past its bound was read")
-            } catch let error as DiscfgError {
-                #expect(error.code == .tooLarge && error.message.contains("narrower prefix"), "\(error)")
+            let text = try await store.documentText(under: prefix, in: config, atRevision: revision, maxBytes: 322).text
+            #expect(text.count == 322)
+            for maxBytes in [321, 317] {
+                do {
+                    _ = try await store.document(under: prefix, in: config, atRevision: revision, maxBytes: maxBytes)
+                    Issue.record("a document past its bound of \(maxBytes) bytes was read")
+                } catch let error as DiscfgError {
+                    #expect(error.code == .tooLarge && error.message.contains("narrower prefix"), "\(error)")
+                }
             }
         }
     }
