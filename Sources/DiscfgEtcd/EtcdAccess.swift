@@ -171,7 +171,7 @@ final class EtcdAccessGate: Sendable {
         guard let certificates else { return nil }
         if let known = certificateCallers.withLock({ $0[subject] }) { return known }
         guard let granted = certificates(subject) else { return nil }
-        let caller = EtcdCaller(certificate: granted.principal, role: granted.grant.role, intervals: intervals(of: granted.grant.scopes))
+        let caller = EtcdCaller(certificate: granted.principal, grant: granted.grant, intervals: intervals(of: granted.grant.scopes))
         certificateCallers.withLock { callers in
             // Bounded: a CA may sign many subjects; the few in use are made again.
             if callers.count >= 1024 { callers.removeAll() }

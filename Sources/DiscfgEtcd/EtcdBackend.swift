@@ -19,6 +19,7 @@ public struct EtcdBackend: Sendable {
     public init(store: any ConfigStore, config: ConfigName) {
         self.store = store
         self.config = config
+        calls.config = config
     }
 
     /// Creates the config when it does not exist yet, keeping `history` (etcd keeps every

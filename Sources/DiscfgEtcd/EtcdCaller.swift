@@ -24,21 +24,26 @@ final class EtcdCaller: Sendable {
     let intervals: [EtcdKeyInterval]?
     /// Whom the caller's changes are recorded as.
     let attribution: Attribution
+    /// The role and scopes the intervals come from: what the caller may read decides
+    /// what a refusal shows it (``DiscfgError/shown(to:on:)``).
+    let grant: AccessGrant
 
     init(session: String, token: AccessToken, intervals: [EtcdKeyInterval]?) {
         self.session = session
         tokenID = token.id
         role = token.role
+        grant = AccessGrant(role: token.role, scopes: token.scopes)
         self.intervals = intervals
         attribution = Attribution(principal: Principal(kind: .token, id: token.id, description: token.description))
     }
 
     /// The caller of a client certificate: `principal` (the certificate's subject) with
-    /// `role` over `intervals`, for as long as its connection lasts.
-    init(certificate principal: Principal, role: Role, intervals: [EtcdKeyInterval]?) {
+    /// `grant`'s role over `intervals`, for as long as its connection lasts.
+    init(certificate principal: Principal, grant: AccessGrant, intervals: [EtcdKeyInterval]?) {
         session = nil
         tokenID = nil
-        self.role = role
+        role = grant.role
+        self.grant = grant
         self.intervals = intervals
         attribution = Attribution(principal: principal)
     }

@@ -103,12 +103,20 @@ struct EtcdCalls: Sendable {
     var timeout: Duration = .seconds(30)
     /// Where the failure policy writes what it does not tell the caller.
     var logger = Logger(label: "discfg.etcd")
+    /// The config the etcd API serves: a scoped caller's schema refusal shows only the
+    /// violations of keys it may read there.
+    var config: ConfigName?
 
     /// The status a client is told for `error` (the policy's choice, in etcd's words);
-    /// an `RPCError` raised by the transport or a refusal passes as it is.
+    /// an `RPCError` raised by the transport or a refusal passes as it is. A schema
+    /// refusal shows the current caller (``EtcdCaller/current``) only the violations of
+    /// keys it may read, as the REST API's does.
     func status(for error: any Error) -> RPCError {
         if let error = error as? RPCError { return error }
-        let error = (error as? DiscfgError).map(EtcdError.translated) ?? error
+        var error = (error as? DiscfgError).map(EtcdError.translated) ?? error
+        if let refusal = error as? DiscfgError, let caller = EtcdCaller.current, let config {
+            error = refusal.shown(to: caller.grant, on: config)
+        }
         return RPCError(etcd: FailurePolicy.shown(error, logger: logger))
     }
 }

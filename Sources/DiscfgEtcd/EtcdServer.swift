@@ -117,7 +117,7 @@ public struct EtcdServer: Service {
         let following = Task { await gate.follow() }
         defer { following.cancel() }
         var backend = EtcdBackend(store: store, config: config)
-        backend.calls = EtcdCalls(timeout: requestTimeout, logger: logger)
+        backend.calls = EtcdCalls(timeout: requestTimeout, logger: logger, config: config)
         let prepared = try await backend.prepare(history: history, quotaBytes: quotaBytes)
         if prepared.settings.history != history {
             notice("config \(config) keeps \(prepared.settings.history.text) of history where a new etcd config keeps \(history.text); 'discfg update \(config) --history \(history.text)' bounds it")

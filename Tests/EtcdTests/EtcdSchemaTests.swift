@@ -145,6 +145,26 @@ struct EtcdSchemaTests {
         #expect(try await store.get(try EtcdKeys.key(Array("cache".utf8)), in: backend.config).map { LeaseRecord.isAttachment($0.contentType) } == true)
     }
 
+    @Test("a scoped caller's FAILED_PRECONDITION names only the violations of keys it may read, and counts the rest", arguments: Backing.allCases)
+    func scopedCallerSeesItsOwnViolations(_ backing: Backing) async throws {
+        let (store, backend, service, cleanUp) = try await backing.service()
+        defer { cleanUp() }
+        _ = try await store.set(try EtcdKeys.key(Array("admin".utf8)), to: Data(#""hunter2""#.utf8), in: backend.config)
+        let schema = #"{"properties": {"app": {"type": "integer"}, "admin": {"type": "string", "minLength": 12}}}"#
+        _ = try await store.setSchema(try SchemaTarget("/"), to: Data(schema.utf8), in: backend.config, force: true)
+        let scope = try AccessScope(config: backend.config, etcdPrefix: Array("app".utf8))
+        let token = AccessToken(id: "0123456789ab", hash: Data(), role: .write, scopes: [scope], createdAt: Date())
+        let caller = EtcdCaller(session: "session", token: token, intervals: EtcdKeyInterval.merged(prefixes: [Data("app".utf8)]))
+        let scoped = try #require(await caller.bound { try await Self.refusal(service, Self.put(#""not a number""#, key: "app")) }, "the put was applied")
+        #expect(scoped.code == .failedPrecondition)
+        #expect(scoped.message.hasSuffix("nothing was changed: /app: must be integer, not string (type); 1 more violation outside your scopes"), "\(scoped.message)")
+        #expect(!scoped.message.contains("admin") && !scoped.message.contains("12"), "\(scoped.message)")
+        // A caller of the whole config sees every violation, as before.
+        let whole = try #require(await Self.refusal(service, Self.put(#""not a number""#, key: "app")))
+        #expect(whole.message.hasSuffix("/app: must be integer, not string (type) (and 1 more)"), "\(whole.message)")
+        #expect(try await store.get(try EtcdKeys.key(Array("app".utf8)), in: backend.config) == nil)
+    }
+
     @Test("the lease tag the etcd API writes is the one the schema check knows")
     func leaseTagIsKnownToTheCore() {
         #expect(LeaseRecord.isAttachment(EtcdLeases.tag(7, ttl: 60)))
