@@ -65,7 +65,7 @@ enum SQLiteSchema {
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
     static let migrations: [Migration] = [
         .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
-        .sql(attribution), .sql(leases), .sql(leaseOwners),
+        .sql(attribution), .sql(leases), .code(addLeaseOwners),
     ]
 
     /// `configs` holds a JSON array of the token's scopes (`demo`, `demo:/app/`,
@@ -155,11 +155,17 @@ enum SQLiteSchema {
     /// Who granted each lease: the principal's kind and id, and the JSON array of the
     /// scopes' text it granted it by (NULL: the whole config). Leases granted before are
     /// left without an owner, and read back as such.
-    static let leaseOwners = """
-    ALTER TABLE leases ADD COLUMN owner_kind TEXT;
-    ALTER TABLE leases ADD COLUMN owner_id TEXT;
-    ALTER TABLE leases ADD COLUMN owner_scopes TEXT;
-    """
+    static let leaseOwnerColumns = ["owner_kind", "owner_id", "owner_scopes"]
+
+    /// Adds the owner columns the leases table lacks: the leases table is made with
+    /// `IF NOT EXISTS`, so a file whose table already has some of them (made by a newer
+    /// discfg, its version set back) gets only the others.
+    @Sendable static func addLeaseOwners(_ connection: SQLiteConnection) throws {
+        let present = Set(try connection.query("SELECT name FROM pragma_table_info('leases')") { $0.text(0) })
+        for column in leaseOwnerColumns where !present.contains(column) {
+            try connection.execute("ALTER TABLE leases ADD COLUMN \(column) TEXT")
+        }
+    }
 
     /// Each config counts its keys, kept by every change in the same transaction.
     static let keyCounts = """
