@@ -37,9 +37,14 @@ public actor EtcdLeases {
     /// The same count by principal (``EtcdLeaseHolder/principalKey``), which
     /// ``maxLeasesPerCaller`` is held against.
     private var countedBy: [LeaseOwner: Int] = [:]
-    /// The grants made while a listing of the leases is awaited, in all and by principal,
-    /// added to what it counts: the listing may have been read before they landed.
-    private var grantsDuringListing: (all: Int, by: [LeaseOwner: Int])?
+    /// The grants being written here, by lease id, with the principal they count for
+    /// (nil: a lease without an owner).
+    private var writing: [Int64: LeaseOwner?] = [:]
+    /// The grants that landed here while a listing of the leases was awaited, by lease
+    /// id. A listing adds these and those still being written unless it holds them
+    /// already: it may have been read before they landed, and counting them by id never
+    /// counts one twice.
+    private var landedDuringListing: [Int64: LeaseOwner?]?
     /// Whether the leases are the store's, seen by other servers, rather than this
     /// process's own.
     private let shared: Bool
@@ -120,6 +125,7 @@ public actor EtcdLeases {
             let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl))
             do {
                 try await store.grantLease(record, in: config)
+                landed(id, of: nil)
                 known[id] = (ttl, nil)
                 countGrants(1, of: nil)
             } catch let error as DiscfgError where error.code == .conditionFailed {
@@ -134,19 +140,24 @@ public actor EtcdLeases {
     }
 
     /// Every lease of the config, counted in all and by principal, with the grants made
-    /// here while the listing was read (a grant that landed before the read is counted
-    /// twice until the next listing: a cap errs on the side of refusing).
+    /// here that it does not hold: those being written, and those that landed while it
+    /// was read (each counted once, by its id).
     private func listed() async throws -> [LeaseRecord] {
-        let outer = grantsDuringListing == nil
-        if outer { grantsDuringListing = (0, [:]) }
-        defer { if outer { grantsDuringListing = nil } }
+        let outer = landedDuringListing == nil
+        if outer { landedDuringListing = [:] }
+        defer { if outer { landedDuringListing = nil } }
         let leases = try await store.leases(in: config)
-        let during = grantsDuringListing ?? (0, [:])
-        counted = leases.count + during.all
-        countedBy = during.by
+        let listedIDs = Set(leases.map(\.id))
+        counted = leases.count
+        countedBy = [:]
         for lease in leases {
             guard let owner = lease.owner else { continue }
             countedBy[EtcdLeaseHolder.principalKey(owner), default: 0] += 1
+        }
+        let unlisted = (landedDuringListing ?? [:]).merging(writing) { landed, _ in landed }
+        for (id, key) in unlisted where !listedIDs.contains(id) {
+            counted += 1
+            if let key { countedBy[key, default: 0] += 1 }
         }
         return leases
     }
@@ -157,11 +168,11 @@ public actor EtcdLeases {
     private func countGrants(_ delta: Int, of key: LeaseOwner?) {
         counted = max(0, counted + delta)
         if let key { countedBy[key] = max(0, countedBy[key, default: 0] + delta) }
-        if var during = grantsDuringListing {
-            during.all += delta
-            if let key { during.by[key, default: 0] += delta }
-            grantsDuringListing = during
-        }
+    }
+
+    /// Notes that the grant of lease `id` landed, for a listing being read meanwhile.
+    private func landed(_ id: Int64, of key: LeaseOwner?) {
+        landedDuringListing?[id] = .some(key)
     }
 
     /// Grants a lease to `holder`, its owner; `id` 0 picks one.
@@ -180,6 +191,8 @@ public actor EtcdLeases {
         while true {
             let id = requested != 0 ? requested : Int64.random(in: 1...Int64.max)
             let record = LeaseRecord(id: id, ttl: ttl, expiresAt: expiry(ttl), owner: holder.owner)
+            writing[id] = .some(holder.principalKey)
+            defer { writing[id] = nil }
             do {
                 try await store.grantLease(record, in: config)
             } catch let error as DiscfgError where error.code == .conditionFailed {
@@ -190,6 +203,7 @@ public actor EtcdLeases {
                     continue
                 }
             }
+            landed(id, of: holder.principalKey)
             known[id] = (ttl, holder.owner)
             granted = true
             return (id, ttl)

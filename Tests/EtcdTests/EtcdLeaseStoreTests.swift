@@ -3,6 +3,7 @@ import DiscfgCore
 import DiscfgSQLite
 import Foundation
 import GRPCCore
+import Synchronization
 import Testing
 
 /// Leases kept in the store: two ``EtcdLeases`` stand for two servers on one store (a
@@ -209,5 +210,79 @@ struct EtcdLeaseStoreTests {
         // One of B's leases gone: B grants again.
         try await pair.one.revoke(try #require(try await pair.one.ids(by: tenantB).first), by: tenantB)
         _ = try await pair.one.grant(id: 0, ttl: 60, by: tenantB)
+    }
+
+    /// A lease store whose next grant, once armed, is held until released: a grant whose
+    /// write is still awaited while an expiry pass lists the leases.
+    final class HeldGrants: LeaseStore {
+        let store: SQLiteStore
+        private let state = Mutex<(armed: Bool, waiting: CheckedContinuation<Void, Never>?, held: AsyncStream<Void>.Continuation?)>((false, nil, nil))
+        let holding: AsyncStream<Void>
+
+        init(_ store: SQLiteStore) {
+            self.store = store
+            let (stream, continuation) = AsyncStream.makeStream(of: Void.self)
+            holding = stream
+            state.withLock { $0.held = continuation }
+        }
+
+        func arm() { state.withLock { $0.armed = true } }
+
+        func release() {
+            let waiting = state.withLock { state in
+                defer { state.waiting = nil }
+                return state.waiting
+            }
+            waiting?.resume()
+        }
+
+        func grantLease(_ lease: LeaseRecord, in config: ConfigName) async throws {
+            // Held before the write lands: a listing read meanwhile does not hold the lease.
+            await withCheckedContinuation { continuation in
+                let held = state.withLock { state -> AsyncStream<Void>.Continuation? in
+                    guard state.armed else { return nil }
+                    state.armed = false
+                    state.waiting = continuation
+                    return state.held
+                }
+                if let held { held.yield() } else { continuation.resume() }
+            }
+            try await store.grantLease(lease, in: config)
+        }
+
+        func renewLease(_ id: Int64, in config: ConfigName, at now: Date, until expiresAt: Date) async throws -> LeaseRecord? {
+            try await store.renewLease(id, in: config, at: now, until: expiresAt)
+        }
+        func lease(_ id: Int64, in config: ConfigName) async throws -> LeaseRecord? { try await store.lease(id, in: config) }
+        func leases(in config: ConfigName) async throws -> [LeaseRecord] { try await store.leases(in: config) }
+        func claimLease(_ id: Int64, in config: ConfigName, expiredBy now: Date?) async throws -> LeaseRecord? {
+            try await store.claimLease(id, in: config, expiredBy: now)
+        }
+        func dropLease(_ id: Int64, in config: ConfigName) async throws { try await store.dropLease(id, in: config) }
+    }
+
+    @Test("a grant still being written while an expiry pass lists the leases is counted once: the caller's cap holds across the pass")
+    func grantDuringAPass() async throws {
+        let pair = try await Pair()
+        defer { pair.cleanUp() }
+        let config = pair.backend.config
+        let held = HeldGrants(pair.store)
+        let leases = EtcdLeases(backend: pair.backend, store: held, clock: pair.clock)
+        let tenant = try Self.holder("bbbbbbbbbbbb", prefix: "/tenant-b/", config: config)
+        for _ in 0..<(EtcdLeases.maxLeasesPerCaller - 1) { _ = try await leases.grant(id: 0, ttl: 60, by: tenant) }
+        // The last grant under the cap is reserved, then held while a pass lists the
+        // leases; the pass must count it although its grant has not returned.
+        held.arm()
+        let last = Task { try await leases.grant(id: 0, ttl: 60, by: tenant) }
+        var holding = held.holding.makeAsyncIterator()
+        _ = await holding.next()
+        // A pass that lists the leases before the write lands does not see it.
+        await leases.revokeExpired()
+        held.release()
+        _ = try await last.value
+        #expect(try await leases.ids(by: tenant).count == EtcdLeases.maxLeasesPerCaller)
+        await #expect(throws: EtcdError.tooManyLeasesOfCaller) { try await leases.grant(id: 0, ttl: 60, by: tenant) }
+        await leases.revokeExpired()
+        await #expect(throws: EtcdError.tooManyLeasesOfCaller) { try await leases.grant(id: 0, ttl: 60, by: tenant) }
     }
 }
