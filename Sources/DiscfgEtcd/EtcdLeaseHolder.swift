@@ -26,19 +26,16 @@ struct EtcdLeaseHolder: Sendable, Equatable {
     /// this one principal, reaching the whole config.
     static let anonymous = EtcdLeaseHolder(owner: LeaseOwner(EtcdBackend.unauthenticated.principal), reachesWholeConfig: true)
 
-    /// The holder of `caller`'s calls on `config`; nil: the anonymous caller.
-    ///
-    /// A narrow caller's scopes are recorded as the etcd prefixes it reaches (the start of
-    /// each of its key intervals), the only scopes that reach etcd keys.
+    /// The holder of `caller`'s calls on `config`; nil: the anonymous caller. A narrow
+    /// caller's lease records its scopes on the config, as its grant has them.
     init(_ caller: EtcdCaller?, config: ConfigName) {
         guard let caller else {
             self = .anonymous
             return
         }
-        let scopes = caller.intervals.map { intervals in
-            intervals.compactMap { try? AccessScope(config: config, etcdPrefix: Array($0.start)) }
-        }
-        self.init(owner: LeaseOwner(caller.attribution.principal, scopes: scopes), reachesWholeConfig: caller.intervals == nil)
+        let whole = caller.intervals == nil
+        let scopes = whole ? nil : caller.grant.scopes(on: config)
+        self.init(owner: LeaseOwner(caller.attribution.principal, scopes: scopes), reachesWholeConfig: whole)
     }
 
     /// Whether this holder reaches a lease owned by `owner` (nil: granted before owners
