@@ -2,10 +2,8 @@
 // sends the bearer token the user signed in with and turns an error answer into an
 // `ApiError` (status, code, message, field, Retry-After, schema violations).
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
-// behind a path prefix (an API Gateway stage, a reverse proxy).
-
-import { $ } from './page.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
+// behind a path prefix (an API Gateway stage, a reverse proxy). It imports no view: when
+// the token is missing or no longer valid, it calls what console.js gave whenSignInNeeded.
 
 export const TOKEN_KEY = 'discfg.token';
 export const API = new URL('../v1', window.location.href).pathname;
@@ -97,15 +95,23 @@ export const historyUrl = (config, key) => `${configUrl(config)}/history/${keySe
 /** An ETag for If-Match: the modRevision, quoted. */
 export const etag = (revision) => `"${revision}"`;
 
+// ---------------------------------------------------------------------------
+// Signing in again
+// ---------------------------------------------------------------------------
+
+/** What the console does when a request needs the user to sign in again: set by console.js. */
+let signInHandler = null;
+
 /**
- * Shows an error in `area`, except a 401 (the token is missing or no longer valid),
- * which signs out with the message on the sign-in form.
+ * Sets what happens when the token is missing or no longer valid (the console's
+ * sign-out), so that this client and the views using it import no sign-in view.
  */
-export function showFailure(error, area) {
-  if (isAbort(error)) return;
-  if (error.status === 401) {
-    signOut(error.message);
-    return;
-  }
-  area.textContent = error.message || String(error);
+export function whenSignInNeeded(handler) {
+  signInHandler = handler;
+}
+
+/** The token is missing or no longer valid: back to the sign-in form, `message` on it. */
+export function signInNeeded(message) {
+  if (!signInHandler) throw new Error('discfg console: nothing handles signing in again (whenSignInNeeded)');
+  signInHandler(message);
 }

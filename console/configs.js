@@ -1,10 +1,12 @@
 // The list of configs: creating one, opening one, and deleting the open one.
 
-import { api, API, configUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, clearErrors, CONFIG_NAME, el, flash, isBinary, navigate, showView, ui } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
+import { api, API, configUrl } from './api.js?v={{version}}';
 import { base64Bytes } from './sealed.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, isBinary } from './format.js?v={{version}}';
+import { clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
+import { closeConfig } from './keys.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -81,24 +83,6 @@ export async function onCreateConfig(event) {
 // ---------------------------------------------------------------------------
 // Delete a config
 // ---------------------------------------------------------------------------
-
-// ---- Panels a button opens and closes (aria-expanded kept in step) ----
-
-/** Opens `panel` below `button` and calls `opened`; or, when it is open, closes it. */
-export function togglePanel(button, panel, opened, hide) {
-  if (!panel.hidden) {
-    hide();
-    button.focus();
-    return;
-  }
-  setPanel(button, panel, true);
-  opened();
-}
-
-export function setPanel(button, panel, open) {
-  panel.hidden = !open;
-  button.setAttribute('aria-expanded', String(open));
-}
 
 export function onDeleteConfigToggle() {
   togglePanel(ui.deleteConfig, ui.deleteConfigForm, () => {

@@ -1,6 +1,9 @@
 // discfg web console: ES modules, loaded by the page without a build step, one per
 // view (signin, configs, keys, editor, secrets, history, transfer, tokens) around one API
-// client (api.js). This one wires the page's events to them and starts.
+// client (api.js), the page's elements (elements.js), how values are shown (format.js)
+// and its messages and navigation (page.js). This one wires the page's events to the
+// views, gives page.js the view each address shows and api.js what to do when the token
+// is refused, so neither imports a view, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
@@ -12,23 +15,30 @@
 // a strict Content-Security-Policy: no inline script or style, requests to this origin
 // only, forms never submitted by the browser (every submit is handled here).
 
-import { storedToken } from './api.js?v={{version}}';
-import { AGE_REFRESH_MS, navigate, refreshAges, route, TOKENS_HASH, ui } from './page.js?v={{version}}';
+import { storedToken, whenSignInNeeded } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
-import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle } from './configs.js?v={{version}}';
-import { onFilterInput, onTreeClick } from './keys.js?v={{version}}';
-import { newKey, onConflictDiscard, onConflictReapply, onDeleteCancel, onDeleteConfirmed, onDeleteKey, onEditorInput, onFormatJson, onLoadCurrent, onSave, onSchemaClick } from './editor.js?v={{version}}';
-import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
+import { navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
 import { closeSnapshot, hideAtRevision, loadHistory, onAtRevisionSubmit, onAtRevisionToggle, onHistoryChange, onHistoryClick, onHistoryToggle } from './history.js?v={{version}}';
+import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
+import { newKey, onConflictDiscard, onConflictReapply, onDeleteCancel, onDeleteConfirmed, onDeleteKey, onEditorInput, onFormatJson, onLoadCurrent, onSave, onSchemaClick } from './editor.js?v={{version}}';
+import { onFilterInput, onTreeClick, openConfig } from './keys.js?v={{version}}';
 import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransferToggle } from './transfer.js?v={{version}}';
-import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick } from './tokens.js?v={{version}}';
+import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, showConfigs } from './configs.js?v={{version}}';
+import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
+import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Wiring
 // ---------------------------------------------------------------------------
 
 function start() {
+  // What each address shows, and what a request refused for its token does: given here,
+  // so that page.js and api.js import no view.
+  registerRoutes({ configs: showConfigs, config: openConfig, tokens: showTokens });
+  whenSignInNeeded(signOut);
+
   ui.signin.addEventListener('submit', onSignIn);
   ui.signout.addEventListener('click', () => signOut());
   ui.configsNav.addEventListener('click', () => navigate(null));

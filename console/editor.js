@@ -2,14 +2,16 @@
 // merge patch), schema violations, the conflict view, deleting a key, changes made
 // underneath the editor, and secrets, opened in the browser with a key file.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, base64Length, displayValue, el, expiryOf, flash, isBinary, isJsonType, isSecret, jsonError, jsonObject, looksLikeJsonContainer, MERGE_ATTEMPTS, MERGE_PATCH_TYPE, prettyJson, relativeTime, ui, whoMadeIt } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
-import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
-import { renderSecret } from './secrets.js?v={{version}}';
-import { closeHistory, openHistory, timeline } from './history.js?v={{version}}';
-import { editsApart, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
+import { editsApart, isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, mergePatch, parseJson, prettyJson, writeJson } from './json.js?v={{version}}';
 import { schemasFor } from './schemas.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, base64Length, displayValue, expiryOf, isBinary, isSecret, relativeTime, whoMadeIt } from './format.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { closeHistory, openHistory, timeline } from './history.js?v={{version}}';
+import { renderSecret } from './secrets.js?v={{version}}';
+import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // The editor
@@ -175,7 +177,7 @@ export function onEditorInput() {
 }
 
 export function onFormatJson() {
-  const problem = jsonError(ui.value.value);
+  const problem = jsonProblem(ui.value.value);
   if (problem) {
     ui.editorMessage.textContent = `Cannot format: the value is not valid JSON (${problem}).`;
     return;
@@ -215,7 +217,7 @@ export async function onSave(event) {
   const value = ui.value.value;
   const contentType = ui.contentType.value.trim() || 'text/plain';
   if (isJsonType(contentType)) {
-    const problem = jsonError(value);
+    const problem = jsonProblem(value);
     if (problem) {
       ui.editorMessage.textContent = `Not saved: the value is not valid JSON (${problem}).`;
       ui.value.focus();
@@ -249,6 +251,12 @@ export function patchStillApplies(patch, contentType, item) {
   const now = jsonObject(item.value);
   return Boolean(now) && editsApart(patch.original, patch.edited, now);
 }
+
+/** The media type of a JSON merge patch (RFC 7386). */
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** How many times a merge patch is sent again over changes to other members. */
+export const MERGE_ATTEMPTS = 3;
 
 /**
  * Writes the editor's value under `condition`: a PUT of the whole value, or, given a
@@ -397,7 +405,7 @@ export async function showSchema(target, focus) {
   }
   if (current !== state.session || state.editor !== editing || editing.schemaShown !== target) return;
   ui.schemaViewHeading.textContent = `Schema of ${target}`;
-  ui.schemaText.textContent = jsonError(text) === null ? prettyJson(text) : text;
+  ui.schemaText.textContent = jsonProblem(text) === null ? prettyJson(text) : text;
   ui.schemaView.hidden = false;
   if (focus) ui.schemaViewHeading.focus();
 }

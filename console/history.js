@@ -1,13 +1,15 @@
 // A key's history (timeline, diff between two revisions, restore) and the whole config
 // at a past revision, read-only.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, displayValue, el, flash, isSecret, ui, whoMadeIt } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
-import { bodyOf, setPanel, togglePanel } from './configs.js?v={{version}}';
-import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
-import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
+import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, displayValue, isSecret, whoMadeIt } from './format.js?v={{version}}';
+import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
+import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
+import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
+import { bodyOf } from './configs.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // A key's history: timeline, diff, restore

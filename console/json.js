@@ -1,6 +1,7 @@
 // JSON for the console's editor: a parser that reports where a text stops being JSON
 // (line and column) and keeps numbers exactly as written, and JSON merge patches
-// (RFC 7386) computed from the value an edit started from and the edited one.
+// (RFC 7386) computed from the value an edit started from and the edited one; and JSON
+// text as the editor treats it (which types are JSON, re-indenting without parsing).
 //
 // Parsed values: objects are Maps (member order kept, any member name allowed), arrays
 // are Arrays, strings are strings, numbers are JsonNumber (their text, so numbers past
@@ -301,4 +302,73 @@ export function editsApart(original, edited, current) {
     if (!editsApart(before, mine, theirs)) return false;
   }
   return true;
+}
+
+// ---------------------------------------------------------------------------
+// JSON text in the editor
+// ---------------------------------------------------------------------------
+
+/** application/json, or any type ending in +json (parameters ignored). */
+export function isJsonType(contentType) {
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+/** A JSON value's text parsed, when it is an object; null otherwise. */
+export function jsonObject(text) {
+  try {
+    const value = parseJson(text);
+    return value instanceof Map ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a text is a JSON object or array (worth offering to format). */
+export function looksLikeJsonContainer(text) {
+  const start = text.trimStart()[0];
+  return (start === '{' || start === '[') && jsonProblem(text) === null;
+}
+
+/**
+ * Re-indents valid JSON with two spaces, as JSON.stringify(value, null, 2) would,
+ * but without parsing it: numbers past double precision and string escapes stay
+ * exactly as written. Call it only with text JSON.parse accepts.
+ */
+export function prettyJson(text) {
+  let out = '';
+  let depth = 0;
+  const newline = () => `\n${'  '.repeat(depth)}`;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      out += text.slice(i, end + 1);
+      i = end;
+    } else if (isSpace(c)) {
+      // Whitespace between tokens is replaced by the layout.
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      let next = i + 1;
+      while (isSpace(text[next])) next += 1;
+      if (text[next] === close) {
+        out += c + close;
+        i = next;
+      } else {
+        depth += 1;
+        out += c + newline();
+      }
+    } else if (c === '}' || c === ']') {
+      depth -= 1;
+      out += newline() + c;
+    } else if (c === ',') {
+      out += `,${newline()}`;
+    } else if (c === ':') {
+      out += ': ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }

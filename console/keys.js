@@ -1,15 +1,20 @@
 // One config: its keys read page by page, drawn as a tree of folders, and its changes
 // followed live over Server-Sent Events (long-polling where the server cannot stream).
 
-import { api, ApiError, configUrl, isAbort, showFailure } from './api.js?v={{version}}';
-import { $, clearErrors, el, LONG_POLL_SECONDS, MAX_RETRY_AFTER_MS, RECONNECT_DELAY_MS, showView, ui } from './page.js?v={{version}}';
-import { newSession, state } from './state.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
-import { hideDeleteConfig } from './configs.js?v={{version}}';
-import { closeEditor, editorSawChange, renderSchemaInfo, requestKey, syncEditorWithTree } from './editor.js?v={{version}}';
-import { closeSnapshot, forgetTimeline, hideAtRevision } from './history.js?v={{version}}';
-import { hideTransfer } from './transfer.js?v={{version}}';
+import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { SCHEMA_NAMESPACE } from './schemas.js?v={{version}}';
+import { newSession, state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { clearErrors, showFailure, showView } from './page.js?v={{version}}';
+import { closeSnapshot, forgetTimeline, hideAtRevision } from './history.js?v={{version}}';
+import { closeEditor, editorSawChange, renderSchemaInfo, requestKey, syncEditorWithTree } from './editor.js?v={{version}}';
+import { hideTransfer } from './transfer.js?v={{version}}';
+import { hideDeleteConfig } from './configs.js?v={{version}}';
+import { signOut } from './signin.js?v={{version}}';
+
+export const RECONNECT_DELAY_MS = 1000;
+export const MAX_RETRY_AFTER_MS = 30000;
+export const LONG_POLL_SECONDS = 25;
 
 // ---------------------------------------------------------------------------
 // One config: keys and the live watch

@@ -1,10 +1,12 @@
 // Secrets in the editor: shown masked; revealed in this tab only, with the config's
 // key file, opened by Web Crypto (sealed.js). Nothing is sent.
 
-import { api, ApiError, configUrl, isAbort, showFailure } from './api.js?v={{version}}';
-import { $, isSecret, ui } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { acceptsLegacySeals, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { isSecret } from './format.js?v={{version}}';
+import { showFailure } from './page.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Secrets

@@ -1,10 +1,12 @@
 // Tokens: listing, issuing (shown once) and revoking the server's bearer tokens.
 
-import { api, isAbort, showFailure, storedToken, TOKENS_URL } from './api.js?v={{version}}';
-import { $, ageElement, clearErrors, CONFIG_NAME, el, flash, showView, TOKENS_HASH, ui } from './page.js?v={{version}}';
+import { api, isAbort, storedToken, TOKENS_URL } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement } from './format.js?v={{version}}';
+import { clearErrors, CONFIG_NAME, flash, showFailure, showView, TOKENS_HASH } from './page.js?v={{version}}';
 import { closeConfig } from './keys.js?v={{version}}';
+import { signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Tokens

@@ -1,10 +1,10 @@
 // Export and import: the config (or the config at a revision) as JSON, YAML or env
 // text, and a file imported as one transaction.
 
-import { api, ApiError, configUrl, isAbort, showFailure } from './api.js?v={{version}}';
-import { $, el, flash, ui } from './page.js?v={{version}}';
+import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { setPanel, togglePanel } from './configs.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
 import { applyChange } from './keys.js?v={{version}}';
 
 // ---------------------------------------------------------------------------

@@ -9,10 +9,8 @@ package enum ConsoleFiles {
 // sends the bearer token the user signed in with and turns an error answer into an
 // `ApiError` (status, code, message, field, Retry-After, schema violations).
 // The page is served at <base>/ui/, the API at <base>/v1, so the console also works
-// behind a path prefix (an API Gateway stage, a reverse proxy).
-
-import { $ } from './page.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
+// behind a path prefix (an API Gateway stage, a reverse proxy). It imports no view: when
+// the token is missing or no longer valid, it calls what console.js gave whenSignInNeeded.
 
 export const TOKEN_KEY = 'discfg.token';
 export const API = new URL('../v1', window.location.href).pathname;
@@ -104,27 +102,37 @@ export const historyUrl = (config, key) => `${configUrl(config)}/history/${keySe
 /** An ETag for If-Match: the modRevision, quoted. */
 export const etag = (revision) => `"${revision}"`;
 
+// ---------------------------------------------------------------------------
+// Signing in again
+// ---------------------------------------------------------------------------
+
+/** What the console does when a request needs the user to sign in again: set by console.js. */
+let signInHandler = null;
+
 /**
- * Shows an error in `area`, except a 401 (the token is missing or no longer valid),
- * which signs out with the message on the sign-in form.
+ * Sets what happens when the token is missing or no longer valid (the console's
+ * sign-out), so that this client and the views using it import no sign-in view.
  */
-export function showFailure(error, area) {
-  if (isAbort(error)) return;
-  if (error.status === 401) {
-    signOut(error.message);
-    return;
-  }
-  area.textContent = error.message || String(error);
+export function whenSignInNeeded(handler) {
+  signInHandler = handler;
+}
+
+/** The token is missing or no longer valid: back to the sign-in form, `message` on it. */
+export function signInNeeded(message) {
+  if (!signInHandler) throw new Error('discfg console: nothing handles signing in again (whenSignInNeeded)');
+  signInHandler(message);
 }
 """##),
         ("configs.js", ##"""
 // The list of configs: creating one, opening one, and deleting the open one.
 
-import { api, API, configUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, clearErrors, CONFIG_NAME, el, flash, isBinary, navigate, showView, ui } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
+import { api, API, configUrl } from './api.js?v={{version}}';
 import { base64Bytes } from './sealed.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, isBinary } from './format.js?v={{version}}';
+import { clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
+import { closeConfig } from './keys.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -201,24 +209,6 @@ export async function onCreateConfig(event) {
 // ---------------------------------------------------------------------------
 // Delete a config
 // ---------------------------------------------------------------------------
-
-// ---- Panels a button opens and closes (aria-expanded kept in step) ----
-
-/** Opens `panel` below `button` and calls `opened`; or, when it is open, closes it. */
-export function togglePanel(button, panel, opened, hide) {
-  if (!panel.hidden) {
-    hide();
-    button.focus();
-    return;
-  }
-  setPanel(button, panel, true);
-  opened();
-}
-
-export function setPanel(button, panel, open) {
-  panel.hidden = !open;
-  button.setAttribute('aria-expanded', String(open));
-}
 
 export function onDeleteConfigToggle() {
   togglePanel(ui.deleteConfig, ui.deleteConfigForm, () => {
@@ -757,7 +747,10 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
         ("console.js", ##"""
 // discfg web console: ES modules, loaded by the page without a build step, one per
 // view (signin, configs, keys, editor, secrets, history, transfer, tokens) around one API
-// client (api.js). This one wires the page's events to them and starts.
+// client (api.js), the page's elements (elements.js), how values are shown (format.js)
+// and its messages and navigation (page.js). This one wires the page's events to the
+// views, gives page.js the view each address shows and api.js what to do when the token
+// is refused, so neither imports a view, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
@@ -769,23 +762,30 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 // a strict Content-Security-Policy: no inline script or style, requests to this origin
 // only, forms never submitted by the browser (every submit is handled here).
 
-import { storedToken } from './api.js?v={{version}}';
-import { AGE_REFRESH_MS, navigate, refreshAges, route, TOKENS_HASH, ui } from './page.js?v={{version}}';
+import { storedToken, whenSignInNeeded } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
-import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle } from './configs.js?v={{version}}';
-import { onFilterInput, onTreeClick } from './keys.js?v={{version}}';
-import { newKey, onConflictDiscard, onConflictReapply, onDeleteCancel, onDeleteConfirmed, onDeleteKey, onEditorInput, onFormatJson, onLoadCurrent, onSave, onSchemaClick } from './editor.js?v={{version}}';
-import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
+import { navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
 import { closeSnapshot, hideAtRevision, loadHistory, onAtRevisionSubmit, onAtRevisionToggle, onHistoryChange, onHistoryClick, onHistoryToggle } from './history.js?v={{version}}';
+import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
+import { newKey, onConflictDiscard, onConflictReapply, onDeleteCancel, onDeleteConfirmed, onDeleteKey, onEditorInput, onFormatJson, onLoadCurrent, onSave, onSchemaClick } from './editor.js?v={{version}}';
+import { onFilterInput, onTreeClick, openConfig } from './keys.js?v={{version}}';
 import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransferToggle } from './transfer.js?v={{version}}';
-import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick } from './tokens.js?v={{version}}';
+import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, showConfigs } from './configs.js?v={{version}}';
+import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
+import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Wiring
 // ---------------------------------------------------------------------------
 
 function start() {
+  // What each address shows, and what a request refused for its token does: given here,
+  // so that page.js and api.js import no view.
+  registerRoutes({ configs: showConfigs, config: openConfig, tokens: showTokens });
+  whenSignInNeeded(signOut);
+
   ui.signin.addEventListener('submit', onSignIn);
   ui.signout.addEventListener('click', () => signOut());
   ui.configsNav.addEventListener('click', () => navigate(null));
@@ -941,14 +941,16 @@ function shortestEdit(a, b) {
 // merge patch), schema violations, the conflict view, deleting a key, changes made
 // underneath the editor, and secrets, opened in the browser with a key file.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, base64Length, displayValue, el, expiryOf, flash, isBinary, isJsonType, isSecret, jsonError, jsonObject, looksLikeJsonContainer, MERGE_ATTEMPTS, MERGE_PATCH_TYPE, prettyJson, relativeTime, ui, whoMadeIt } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
-import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
-import { renderSecret } from './secrets.js?v={{version}}';
-import { closeHistory, openHistory, timeline } from './history.js?v={{version}}';
-import { editsApart, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
+import { editsApart, isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, mergePatch, parseJson, prettyJson, writeJson } from './json.js?v={{version}}';
 import { schemasFor } from './schemas.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, base64Length, displayValue, expiryOf, isBinary, isSecret, relativeTime, whoMadeIt } from './format.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { closeHistory, openHistory, timeline } from './history.js?v={{version}}';
+import { renderSecret } from './secrets.js?v={{version}}';
+import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // The editor
@@ -1114,7 +1116,7 @@ export function onEditorInput() {
 }
 
 export function onFormatJson() {
-  const problem = jsonError(ui.value.value);
+  const problem = jsonProblem(ui.value.value);
   if (problem) {
     ui.editorMessage.textContent = `Cannot format: the value is not valid JSON (${problem}).`;
     return;
@@ -1154,7 +1156,7 @@ export async function onSave(event) {
   const value = ui.value.value;
   const contentType = ui.contentType.value.trim() || 'text/plain';
   if (isJsonType(contentType)) {
-    const problem = jsonError(value);
+    const problem = jsonProblem(value);
     if (problem) {
       ui.editorMessage.textContent = `Not saved: the value is not valid JSON (${problem}).`;
       ui.value.focus();
@@ -1188,6 +1190,12 @@ export function patchStillApplies(patch, contentType, item) {
   const now = jsonObject(item.value);
   return Boolean(now) && editsApart(patch.original, patch.edited, now);
 }
+
+/** The media type of a JSON merge patch (RFC 7386). */
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** How many times a merge patch is sent again over changes to other members. */
+export const MERGE_ATTEMPTS = 3;
 
 /**
  * Writes the editor's value under `condition`: a PUT of the whole value, or, given a
@@ -1336,7 +1344,7 @@ export async function showSchema(target, focus) {
   }
   if (current !== state.session || state.editor !== editing || editing.schemaShown !== target) return;
   ui.schemaViewHeading.textContent = `Schema of ${target}`;
-  ui.schemaText.textContent = jsonError(text) === null ? prettyJson(text) : text;
+  ui.schemaText.textContent = jsonProblem(text) === null ? prettyJson(text) : text;
   ui.schemaView.hidden = false;
   if (focus) ui.schemaViewHeading.focus();
 }
@@ -1599,17 +1607,263 @@ export function onConflictDiscard() {
   }
 }
 """##),
+        ("elements.js", ##"""
+// The page's elements, found once by their ids (`ui`), and `el`, which builds an
+// element with its data as text nodes, so nothing from the API is parsed as markup.
+
+export const $ = (id) => document.getElementById(id);
+
+/**
+ * Creates an element. `attrs` are attributes (null, undefined and false are left
+ * out; `className` sets the class); children are nodes or strings, and strings
+ * become text nodes, so data is never parsed as markup.
+ */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === 'className') node.className = value;
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
+export const ui = {
+  loading: $('loading'),
+  signout: $('signout'),
+  configsNav: $('configs-nav'),
+  tokensNav: $('tokens-nav'),
+  signinView: $('signin-view'),
+  signin: $('signin'),
+  token: $('token'),
+  signinSubmit: $('signin-submit'),
+  signinError: $('signin-error'),
+
+  configsView: $('configs-view'),
+  configsHeading: $('configs-heading'),
+  configs: $('configs'),
+  newConfig: $('new-config'),
+  newConfigName: $('new-config-name'),
+  newConfigSubmit: $('new-config-submit'),
+  configsError: $('configs-error'),
+
+  tokensView: $('tokens-view'),
+  tokensHeading: $('tokens-heading'),
+  tokensRefused: $('tokens-refused'),
+  tokensBody: $('tokens-body'),
+  tokens: $('tokens'),
+  newToken: $('new-token'),
+  newTokenRole: $('new-token-role'),
+  newTokenConfigs: $('new-token-configs'),
+  newTokenDescription: $('new-token-description'),
+  newTokenSubmit: $('new-token-submit'),
+  issued: $('issued'),
+  issuedHeading: $('issued-heading'),
+  issuedToken: $('issued-token'),
+  issuedCopy: $('issued-copy'),
+  issuedDone: $('issued-done'),
+  tokensError: $('tokens-error'),
+
+  configView: $('config-view'),
+  back: $('back'),
+  configTitle: $('config-title'),
+  configRevision: $('config-revision'),
+  liveStatus: $('live-status'),
+  configError: $('config-error'),
+  deleteConfig: $('delete-config'),
+  deleteConfigForm: $('delete-config-form'),
+  deleteConfigLabel: $('delete-config-label'),
+  deleteConfigConfirm: $('delete-config-confirm'),
+  deleteConfigSubmit: $('delete-config-submit'),
+  deleteConfigCancel: $('delete-config-cancel'),
+  deleteConfigError: $('delete-config-error'),
+  panes: $('panes'),
+
+  atRevisionToggle: $('at-revision-toggle'),
+  atRevisionForm: $('at-revision-form'),
+  atRevision: $('at-revision'),
+  atRevisionSubmit: $('at-revision-submit'),
+  atRevisionCancel: $('at-revision-cancel'),
+  atRevisionError: $('at-revision-error'),
+  snapshot: $('snapshot'),
+  snapshotHeading: $('snapshot-heading'),
+  snapshotDownload: $('snapshot-download'),
+  snapshotClose: $('snapshot-close'),
+  snapshotCount: $('snapshot-count'),
+  snapshotKeys: $('snapshot-keys'),
+
+  transferToggle: $('transfer-toggle'),
+  transfer: $('transfer'),
+  exportFormat: $('export-format'),
+  exportDownload: $('export-download'),
+  importForm: $('import-form'),
+  importFile: $('import-file'),
+  importFormat: $('import-format'),
+  importReplace: $('import-replace'),
+  importReplaceBox: $('import-replace-box'),
+  importReplaceLabel: $('import-replace-label'),
+  importReplaceConfirm: $('import-replace-confirm'),
+  importSubmit: $('import-submit'),
+  transferClose: $('transfer-close'),
+  transferStatus: $('transfer-status'),
+  transferError: $('transfer-error'),
+
+  keyFilter: $('key-filter'),
+  keyCount: $('key-count'),
+  keys: $('keys'),
+  newKey: $('new-key'),
+
+  editorEmpty: $('editor-empty'),
+  editor: $('editor'),
+  editorHeading: $('editor-heading'),
+  editorForm: $('editor-form'),
+  keyPath: $('key-path'),
+  keyPathHint: $('key-path-hint'),
+  meta: $('meta'),
+  metaExpiry: $('meta-expiry'),
+  ttlNote: $('ttl-note'),
+  binaryNote: $('binary-note'),
+  secret: $('secret'),
+  secretNote: $('secret-note'),
+  secretKeyField: $('secret-key-field'),
+  secretKey: $('secret-key'),
+  secretReveal: $('secret-reveal'),
+  secretHide: $('secret-hide'),
+  secretValue: $('secret-value'),
+  secretError: $('secret-error'),
+  valueField: $('value-field'),
+  value: $('value'),
+  contentType: $('content-type'),
+  mergeField: $('merge-field'),
+  mergePatch: $('merge-patch'),
+  violations: $('violations'),
+  violationList: $('violation-list'),
+  schemaInfo: $('schema-info'),
+  schemaView: $('schema-view'),
+  schemaViewHeading: $('schema-view-heading'),
+  schemaText: $('schema-text'),
+  save: $('save'),
+  formatJson: $('format-json'),
+  deleteKey: $('delete'),
+  historyToggle: $('history-toggle'),
+  history: $('history'),
+  historyHeading: $('history-heading'),
+  historyList: $('history-list'),
+  historyMore: $('history-more'),
+  historyError: $('history-error'),
+  diff: $('diff'),
+  diffHeading: $('diff-heading'),
+  diffSummary: $('diff-summary'),
+  diffLines: $('diff-lines'),
+  dirty: $('dirty'),
+  deleteConfirm: $('delete-confirm'),
+  deleteConfirmText: $('delete-confirm-text'),
+  deleteConfirmYes: $('delete-confirm-yes'),
+  deleteConfirmNo: $('delete-confirm-no'),
+  editorMessage: $('editor-message'),
+  changedNotice: $('changed-notice'),
+  changedNoticeText: $('changed-notice-text'),
+  changedLoad: $('changed-load'),
+
+  conflict: $('conflict'),
+  conflictHeading: $('conflict-heading'),
+  conflictMine: $('conflict-mine'),
+  conflictTheirs: $('conflict-theirs'),
+  conflictTheirsHeading: $('conflict-theirs-heading'),
+  conflictReapply: $('conflict-reapply'),
+  conflictDiscard: $('conflict-discard'),
+
+  flash: $('flash'),
+};
+"""##),
+        ("format.js", ##"""
+// How the console shows what the API holds: times relative to now (kept current while
+// the page stays open), who made a change, sizes, and items that are binary or secret.
+
+import { el } from './elements.js?v={{version}}';
+
+/** How often the relative times on the page are brought up to date. */
+export const AGE_REFRESH_MS = 30000;
+
+/** "just now", "3 min ago", "in 2 h": a time relative to now. */
+export function relativeTime(iso, now = Date.now()) {
+  const time = Date.parse(iso);
+  if (Number.isNaN(time)) return 'unknown';
+  const seconds = Math.round((now - time) / 1000);
+  const future = seconds < 0;
+  const span = Math.abs(seconds);
+  if (span < 10) return future ? 'in a moment' : 'just now';
+  let text;
+  if (span < 60) text = `${span} s`;
+  else if (span < 3600) text = `${Math.floor(span / 60)} min`;
+  else if (span < 86400) text = `${Math.floor(span / 3600)} h`;
+  else if (span < 86400 * 60) text = `${Math.floor(span / 86400)} d`;
+  else if (span < 86400 * 730) text = `${Math.floor(span / (86400 * 30))} months`;
+  else text = `${Math.floor(span / (86400 * 365))} years`;
+  return future ? `in ${text}` : `${text} ago`;
+}
+
+/**
+ * Who made a change, as a person reads it: a token's description, else kind:id
+ * (iam:ARN, local:user@host); "someone unknown" for a change recorded without.
+ */
+export function whoMadeIt(event) {
+  const by = event && event.by;
+  if (!by) return 'someone unknown';
+  return by.description || `${by.kind}:${by.id}`;
+}
+
+/** A <time> showing a relative age, the ISO time as its title; refreshed periodically. */
+export function ageElement(iso, prefix = '') {
+  const time = el('time', { datetime: iso, title: iso, 'data-age': iso, 'data-prefix': prefix });
+  time.textContent = prefix + relativeTime(iso);
+  return time;
+}
+
+export function refreshAges() {
+  for (const time of document.querySelectorAll('time[data-age]')) {
+    time.textContent = (time.dataset.prefix || '') + relativeTime(time.dataset.age);
+  }
+}
+
+/** The number of bytes a base64 text decodes to. */
+export function base64Length(text) {
+  const clean = text.replace(/\s/g, '');
+  const padding = clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
+}
+
+/** When an item expires (the API's field is expiresAt; expires is accepted too). */
+export const expiryOf = (item) => (item && (item.expiresAt || item.expires)) || null;
+
+export const isBinary = (item) => Boolean(item && item.encoding === 'base64');
+
+/** A secret: sealed in the client; the API holds and returns only its ciphertext. */
+export const SECRET_TYPE = 'application/vnd.discfg.secret';
+export const SECRET_MASK = '(secret)';
+export const isSecret = (item) => Boolean(item && item.contentType === SECRET_TYPE);
+
+/** How a value is shown as text in the conflict view. */
+export function displayValue(item) {
+  if (isSecret(item)) return SECRET_MASK;
+  if (isBinary(item)) return `binary value, ${base64Length(item.value)} bytes`;
+  return item.value;
+}
+"""##),
         ("history.js", ##"""
 // A key's history (timeline, diff between two revisions, restore) and the whole config
 // at a past revision, read-only.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl, showFailure } from './api.js?v={{version}}';
-import { $, ageElement, displayValue, el, flash, isSecret, ui, whoMadeIt } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
-import { bodyOf, setPanel, togglePanel } from './configs.js?v={{version}}';
-import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
-import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
+import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, displayValue, isSecret, whoMadeIt } from './format.js?v={{version}}';
+import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
+import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
+import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
+import { bodyOf } from './configs.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // A key's history: timeline, diff, restore
@@ -2298,7 +2552,8 @@ export function forgetTimeline() {
         ("json.js", ##"""
 // JSON for the console's editor: a parser that reports where a text stops being JSON
 // (line and column) and keeps numbers exactly as written, and JSON merge patches
-// (RFC 7386) computed from the value an edit started from and the edited one.
+// (RFC 7386) computed from the value an edit started from and the edited one; and JSON
+// text as the editor treats it (which types are JSON, re-indenting without parsing).
 //
 // Parsed values: objects are Maps (member order kept, any member name allowed), arrays
 // are Arrays, strings are strings, numbers are JsonNumber (their text, so numbers past
@@ -2600,20 +2855,94 @@ export function editsApart(original, edited, current) {
   }
   return true;
 }
+
+// ---------------------------------------------------------------------------
+// JSON text in the editor
+// ---------------------------------------------------------------------------
+
+/** application/json, or any type ending in +json (parameters ignored). */
+export function isJsonType(contentType) {
+  const type = contentType.split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || type.endsWith('+json');
+}
+
+/** A JSON value's text parsed, when it is an object; null otherwise. */
+export function jsonObject(text) {
+  try {
+    const value = parseJson(text);
+    return value instanceof Map ? value : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a text is a JSON object or array (worth offering to format). */
+export function looksLikeJsonContainer(text) {
+  const start = text.trimStart()[0];
+  return (start === '{' || start === '[') && jsonProblem(text) === null;
+}
+
+/**
+ * Re-indents valid JSON with two spaces, as JSON.stringify(value, null, 2) would,
+ * but without parsing it: numbers past double precision and string escapes stay
+ * exactly as written. Call it only with text JSON.parse accepts.
+ */
+export function prettyJson(text) {
+  let out = '';
+  let depth = 0;
+  const newline = () => `\n${'  '.repeat(depth)}`;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      out += text.slice(i, end + 1);
+      i = end;
+    } else if (isSpace(c)) {
+      // Whitespace between tokens is replaced by the layout.
+    } else if (c === '{' || c === '[') {
+      const close = c === '{' ? '}' : ']';
+      let next = i + 1;
+      while (isSpace(text[next])) next += 1;
+      if (text[next] === close) {
+        out += c + close;
+        i = next;
+      } else {
+        depth += 1;
+        out += c + newline();
+      }
+    } else if (c === '}' || c === ']') {
+      depth -= 1;
+      out += newline() + c;
+    } else if (c === ',') {
+      out += `,${newline()}`;
+    } else if (c === ':') {
+      out += ': ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 """##),
         ("keys.js", ##"""
 // One config: its keys read page by page, drawn as a tree of folders, and its changes
 // followed live over Server-Sent Events (long-polling where the server cannot stream).
 
-import { api, ApiError, configUrl, isAbort, showFailure } from './api.js?v={{version}}';
-import { $, clearErrors, el, LONG_POLL_SECONDS, MAX_RETRY_AFTER_MS, RECONNECT_DELAY_MS, showView, ui } from './page.js?v={{version}}';
-import { newSession, state } from './state.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
-import { hideDeleteConfig } from './configs.js?v={{version}}';
-import { closeEditor, editorSawChange, renderSchemaInfo, requestKey, syncEditorWithTree } from './editor.js?v={{version}}';
-import { closeSnapshot, forgetTimeline, hideAtRevision } from './history.js?v={{version}}';
-import { hideTransfer } from './transfer.js?v={{version}}';
+import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { SCHEMA_NAMESPACE } from './schemas.js?v={{version}}';
+import { newSession, state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { clearErrors, showFailure, showView } from './page.js?v={{version}}';
+import { closeSnapshot, forgetTimeline, hideAtRevision } from './history.js?v={{version}}';
+import { closeEditor, editorSawChange, renderSchemaInfo, requestKey, syncEditorWithTree } from './editor.js?v={{version}}';
+import { hideTransfer } from './transfer.js?v={{version}}';
+import { hideDeleteConfig } from './configs.js?v={{version}}';
+import { signOut } from './signin.js?v={{version}}';
+
+export const RECONNECT_DELAY_MS = 1000;
+export const MAX_RETRY_AFTER_MS = 30000;
+export const LONG_POLL_SECONDS = 25;
 
 // ---------------------------------------------------------------------------
 // One config: keys and the live watch
@@ -3064,345 +3393,17 @@ export function markCurrentInTree() {
 }
 """##),
         ("page.js", ##"""
-// What every view of the console shares: the page's elements (`ui`), building
-// elements as text (`el`), messages, navigation between views, and how times, sizes
-// and JSON are shown. Everything from the API is written as text, never as HTML.
+// What every view of the console shares: messages, panels a button opens, which view
+// is shown, and navigation between views by the address. The views register what each
+// address shows (registerRoutes, from console.js), so this module imports none of them.
 
-import { storedToken } from './api.js?v={{version}}';
+import { isAbort, signInNeeded, storedToken } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { showConfigs } from './configs.js?v={{version}}';
-import { openConfig } from './keys.js?v={{version}}';
-import { newKey } from './editor.js?v={{version}}';
-import { showTokens } from './tokens.js?v={{version}}';
-import { diffLines } from './diff.js?v={{version}}';
-import { jsonProblem, mergePatch, parseJson } from './json.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
 
 export const CONFIG_NAME = /^[A-Za-z0-9_.-]{1,200}$/;
-export const RECONNECT_DELAY_MS = 1000;
-export const MAX_RETRY_AFTER_MS = 30000;
 export const FLASH_MS = 8000;
-export const AGE_REFRESH_MS = 30000;
-export const LONG_POLL_SECONDS = 25;
 export const TOKENS_HASH = '#tokens';
-
-// ---------------------------------------------------------------------------
-// DOM helpers
-// ---------------------------------------------------------------------------
-
-export const $ = (id) => document.getElementById(id);
-
-/**
- * Creates an element. `attrs` are attributes (null, undefined and false are left
- * out; `className` sets the class); children are nodes or strings, and strings
- * become text nodes, so data is never parsed as markup.
- */
-export function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name === 'className') node.className = value;
-    else node.setAttribute(name, value === true ? '' : String(value));
-  }
-  node.append(...children);
-  return node;
-}
-
-export const ui = {
-  loading: $('loading'),
-  signout: $('signout'),
-  configsNav: $('configs-nav'),
-  tokensNav: $('tokens-nav'),
-  signinView: $('signin-view'),
-  signin: $('signin'),
-  token: $('token'),
-  signinSubmit: $('signin-submit'),
-  signinError: $('signin-error'),
-
-  configsView: $('configs-view'),
-  configsHeading: $('configs-heading'),
-  configs: $('configs'),
-  newConfig: $('new-config'),
-  newConfigName: $('new-config-name'),
-  newConfigSubmit: $('new-config-submit'),
-  configsError: $('configs-error'),
-
-  tokensView: $('tokens-view'),
-  tokensHeading: $('tokens-heading'),
-  tokensRefused: $('tokens-refused'),
-  tokensBody: $('tokens-body'),
-  tokens: $('tokens'),
-  newToken: $('new-token'),
-  newTokenRole: $('new-token-role'),
-  newTokenConfigs: $('new-token-configs'),
-  newTokenDescription: $('new-token-description'),
-  newTokenSubmit: $('new-token-submit'),
-  issued: $('issued'),
-  issuedHeading: $('issued-heading'),
-  issuedToken: $('issued-token'),
-  issuedCopy: $('issued-copy'),
-  issuedDone: $('issued-done'),
-  tokensError: $('tokens-error'),
-
-  configView: $('config-view'),
-  back: $('back'),
-  configTitle: $('config-title'),
-  configRevision: $('config-revision'),
-  liveStatus: $('live-status'),
-  configError: $('config-error'),
-  deleteConfig: $('delete-config'),
-  deleteConfigForm: $('delete-config-form'),
-  deleteConfigLabel: $('delete-config-label'),
-  deleteConfigConfirm: $('delete-config-confirm'),
-  deleteConfigSubmit: $('delete-config-submit'),
-  deleteConfigCancel: $('delete-config-cancel'),
-  deleteConfigError: $('delete-config-error'),
-  panes: $('panes'),
-
-  atRevisionToggle: $('at-revision-toggle'),
-  atRevisionForm: $('at-revision-form'),
-  atRevision: $('at-revision'),
-  atRevisionSubmit: $('at-revision-submit'),
-  atRevisionCancel: $('at-revision-cancel'),
-  atRevisionError: $('at-revision-error'),
-  snapshot: $('snapshot'),
-  snapshotHeading: $('snapshot-heading'),
-  snapshotDownload: $('snapshot-download'),
-  snapshotClose: $('snapshot-close'),
-  snapshotCount: $('snapshot-count'),
-  snapshotKeys: $('snapshot-keys'),
-
-  transferToggle: $('transfer-toggle'),
-  transfer: $('transfer'),
-  exportFormat: $('export-format'),
-  exportDownload: $('export-download'),
-  importForm: $('import-form'),
-  importFile: $('import-file'),
-  importFormat: $('import-format'),
-  importReplace: $('import-replace'),
-  importReplaceBox: $('import-replace-box'),
-  importReplaceLabel: $('import-replace-label'),
-  importReplaceConfirm: $('import-replace-confirm'),
-  importSubmit: $('import-submit'),
-  transferClose: $('transfer-close'),
-  transferStatus: $('transfer-status'),
-  transferError: $('transfer-error'),
-
-  keyFilter: $('key-filter'),
-  keyCount: $('key-count'),
-  keys: $('keys'),
-  newKey: $('new-key'),
-
-  editorEmpty: $('editor-empty'),
-  editor: $('editor'),
-  editorHeading: $('editor-heading'),
-  editorForm: $('editor-form'),
-  keyPath: $('key-path'),
-  keyPathHint: $('key-path-hint'),
-  meta: $('meta'),
-  metaExpiry: $('meta-expiry'),
-  ttlNote: $('ttl-note'),
-  binaryNote: $('binary-note'),
-  secret: $('secret'),
-  secretNote: $('secret-note'),
-  secretKeyField: $('secret-key-field'),
-  secretKey: $('secret-key'),
-  secretReveal: $('secret-reveal'),
-  secretHide: $('secret-hide'),
-  secretValue: $('secret-value'),
-  secretError: $('secret-error'),
-  valueField: $('value-field'),
-  value: $('value'),
-  contentType: $('content-type'),
-  mergeField: $('merge-field'),
-  mergePatch: $('merge-patch'),
-  violations: $('violations'),
-  violationList: $('violation-list'),
-  schemaInfo: $('schema-info'),
-  schemaView: $('schema-view'),
-  schemaViewHeading: $('schema-view-heading'),
-  schemaText: $('schema-text'),
-  save: $('save'),
-  formatJson: $('format-json'),
-  deleteKey: $('delete'),
-  historyToggle: $('history-toggle'),
-  history: $('history'),
-  historyHeading: $('history-heading'),
-  historyList: $('history-list'),
-  historyMore: $('history-more'),
-  historyError: $('history-error'),
-  diff: $('diff'),
-  diffHeading: $('diff-heading'),
-  diffSummary: $('diff-summary'),
-  diffLines: $('diff-lines'),
-  dirty: $('dirty'),
-  deleteConfirm: $('delete-confirm'),
-  deleteConfirmText: $('delete-confirm-text'),
-  deleteConfirmYes: $('delete-confirm-yes'),
-  deleteConfirmNo: $('delete-confirm-no'),
-  editorMessage: $('editor-message'),
-  changedNotice: $('changed-notice'),
-  changedNoticeText: $('changed-notice-text'),
-  changedLoad: $('changed-load'),
-
-  conflict: $('conflict'),
-  conflictHeading: $('conflict-heading'),
-  conflictMine: $('conflict-mine'),
-  conflictTheirs: $('conflict-theirs'),
-  conflictTheirsHeading: $('conflict-theirs-heading'),
-  conflictReapply: $('conflict-reapply'),
-  conflictDiscard: $('conflict-discard'),
-
-  flash: $('flash'),
-};
-
-// ---------------------------------------------------------------------------
-// Small formatting helpers
-// ---------------------------------------------------------------------------
-
-/** "just now", "3 min ago", "in 2 h": a time relative to now. */
-export function relativeTime(iso, now = Date.now()) {
-  const time = Date.parse(iso);
-  if (Number.isNaN(time)) return 'unknown';
-  const seconds = Math.round((now - time) / 1000);
-  const future = seconds < 0;
-  const span = Math.abs(seconds);
-  if (span < 10) return future ? 'in a moment' : 'just now';
-  let text;
-  if (span < 60) text = `${span} s`;
-  else if (span < 3600) text = `${Math.floor(span / 60)} min`;
-  else if (span < 86400) text = `${Math.floor(span / 3600)} h`;
-  else if (span < 86400 * 60) text = `${Math.floor(span / 86400)} d`;
-  else if (span < 86400 * 730) text = `${Math.floor(span / (86400 * 30))} months`;
-  else text = `${Math.floor(span / (86400 * 365))} years`;
-  return future ? `in ${text}` : `${text} ago`;
-}
-
-/** A <time> showing a relative age, the ISO time as its title; refreshed periodically. */
-/**
- * Who made a change, as a person reads it: a token's description, else kind:id
- * (iam:ARN, local:user@host); "someone unknown" for a change recorded without.
- */
-export function whoMadeIt(event) {
-  const by = event && event.by;
-  if (!by) return 'someone unknown';
-  return by.description || `${by.kind}:${by.id}`;
-}
-
-export function ageElement(iso, prefix = '') {
-  const time = el('time', { datetime: iso, title: iso, 'data-age': iso, 'data-prefix': prefix });
-  time.textContent = prefix + relativeTime(iso);
-  return time;
-}
-
-export function refreshAges() {
-  for (const time of document.querySelectorAll('time[data-age]')) {
-    time.textContent = (time.dataset.prefix || '') + relativeTime(time.dataset.age);
-  }
-}
-
-/** The number of bytes a base64 text decodes to. */
-export function base64Length(text) {
-  const clean = text.replace(/\s/g, '');
-  const padding = clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0;
-  return Math.max(0, Math.floor((clean.length * 3) / 4) - padding);
-}
-
-/** When an item expires (the API's field is expiresAt; expires is accepted too). */
-export const expiryOf = (item) => (item && (item.expiresAt || item.expires)) || null;
-
-export const isBinary = (item) => Boolean(item && item.encoding === 'base64');
-
-/** A secret: sealed in the client; the API holds and returns only its ciphertext. */
-export const SECRET_TYPE = 'application/vnd.discfg.secret';
-export const SECRET_MASK = '(secret)';
-export const isSecret = (item) => Boolean(item && item.contentType === SECRET_TYPE);
-
-/** How a value is shown as text in the conflict view. */
-export function displayValue(item) {
-  if (isSecret(item)) return SECRET_MASK;
-  if (isBinary(item)) return `binary value, ${base64Length(item.value)} bytes`;
-  return item.value;
-}
-
-// ---------------------------------------------------------------------------
-// JSON
-// ---------------------------------------------------------------------------
-
-/** application/json, or any type ending in +json (parameters ignored). */
-export function isJsonType(contentType) {
-  const type = contentType.split(';')[0].trim().toLowerCase();
-  return type === 'application/json' || type.endsWith('+json');
-}
-
-/** The parse error of a text that is not JSON (line, column and why), or null when it is. */
-export const jsonError = jsonProblem;
-
-/** The media type of a JSON merge patch (RFC 7386). */
-export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
-
-/** How many times a merge patch is sent again over changes to other members. */
-export const MERGE_ATTEMPTS = 3;
-
-/** A JSON value's text parsed, when it is an object; null otherwise. */
-export function jsonObject(text) {
-  try {
-    const value = parseJson(text);
-    return value instanceof Map ? value : null;
-  } catch {
-    return null;
-  }
-}
-
-/** Whether a text is a JSON object or array (worth offering to format). */
-export function looksLikeJsonContainer(text) {
-  const start = text.trimStart()[0];
-  return (start === '{' || start === '[') && jsonError(text) === null;
-}
-
-export const isJsonSpace = (c) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
-
-/**
- * Re-indents valid JSON with two spaces, as JSON.stringify(value, null, 2) would,
- * but without parsing it: numbers past double precision and string escapes stay
- * exactly as written. Call it only with text JSON.parse accepts.
- */
-export function prettyJson(text) {
-  let out = '';
-  let depth = 0;
-  const newline = () => `\n${'  '.repeat(depth)}`;
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (c === '"') {
-      let end = i + 1;
-      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
-      out += text.slice(i, end + 1);
-      i = end;
-    } else if (isJsonSpace(c)) {
-      // Whitespace between tokens is replaced by the layout.
-    } else if (c === '{' || c === '[') {
-      const close = c === '{' ? '}' : ']';
-      let next = i + 1;
-      while (isJsonSpace(text[next])) next += 1;
-      if (text[next] === close) {
-        out += c + close;
-        i = next;
-      } else {
-        depth += 1;
-        out += c + newline();
-      }
-    } else if (c === '}' || c === ']') {
-      depth -= 1;
-      out += newline() + c;
-    } else if (c === ',') {
-      out += `,${newline()}`;
-    } else if (c === ':') {
-      out += ': ';
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // ---------------------------------------------------------------------------
 // Messages
@@ -3424,6 +3425,39 @@ export function clearErrors() {
   ]) {
     area.textContent = '';
   }
+}
+
+/**
+ * Shows an error in `area`, except a 401 (the token is missing or no longer valid),
+ * which signs out with the message on the sign-in form.
+ */
+export function showFailure(error, area) {
+  if (isAbort(error)) return;
+  if (error.status === 401) {
+    signInNeeded(error.message);
+    return;
+  }
+  area.textContent = error.message || String(error);
+}
+
+// ---------------------------------------------------------------------------
+// Panels a button opens and closes (aria-expanded kept in step)
+// ---------------------------------------------------------------------------
+
+/** Opens `panel` below `button` and calls `opened`; or, when it is open, closes it. */
+export function togglePanel(button, panel, opened, hide) {
+  if (!panel.hidden) {
+    hide();
+    button.focus();
+    return;
+  }
+  setPanel(button, panel, true);
+  opened();
+}
+
+export function setPanel(button, panel, open) {
+  panel.hidden = !open;
+  button.setAttribute('aria-expanded', String(open));
 }
 
 // ---------------------------------------------------------------------------
@@ -3467,6 +3501,18 @@ export function configFromHash() {
 }
 
 /**
+ * What each address shows, set once by console.js (registerRoutes), so this module
+ * imports none of the views: `configs(listing)` the list of configs (with a listing
+ * already fetched, if any), `config(name)` one config, `tokens()` the tokens.
+ */
+let routes = null;
+
+/** Sets the views `route` shows; console.js calls it before the first route. */
+export function registerRoutes({ configs, config, tokens }) {
+  routes = { configs, config, tokens };
+}
+
+/**
  * Opens a config (or the list, for null; the tokens for TOKENS_HASH) and records it in
  * the address and history.
  */
@@ -3482,14 +3528,14 @@ export function navigate(config) {
 export function route(configs) {
   if (!state.signedIn) return;
   if (window.location.hash === TOKENS_HASH) {
-    showTokens();
+    routes.tokens();
     return;
   }
   const name = configFromHash();
   if (name) {
-    if (!state.session || state.session.name !== name) openConfig(name);
+    if (!state.session || state.session.name !== name) routes.config(name);
   } else {
-    showConfigs(configs);
+    routes.configs(configs);
   }
 }
 """##),
@@ -3670,10 +3716,12 @@ export async function openSealed(config, item, dataKeyFor, acceptsLegacy) {
 // Secrets in the editor: shown masked; revealed in this tab only, with the config's
 // key file, opened by Web Crypto (sealed.js). Nothing is sent.
 
-import { api, ApiError, configUrl, isAbort, showFailure } from './api.js?v={{version}}';
-import { $, isSecret, ui } from './page.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { acceptsLegacySeals, importKeyFile, openSealed, unwrapDataKey } from './sealed.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { isSecret } from './format.js?v={{version}}';
+import { showFailure } from './page.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Secrets
@@ -3805,8 +3853,9 @@ export function hideSecret() {
 // Sign-in and sign-out: the bearer token, kept in this tab's sessionStorage only.
 
 import { api, API, storedToken, TOKEN_KEY } from './api.js?v={{version}}';
-import { $, clearErrors, route, showView, ui } from './page.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { clearErrors, route, showView } from './page.js?v={{version}}';
 import { closeConfig } from './keys.js?v={{version}}';
 import { forgetTokens } from './tokens.js?v={{version}}';
 
@@ -3942,11 +3991,13 @@ export function newSession(name) {
         ("tokens.js", ##"""
 // Tokens: listing, issuing (shown once) and revoking the server's bearer tokens.
 
-import { api, isAbort, showFailure, storedToken, TOKENS_URL } from './api.js?v={{version}}';
-import { $, ageElement, clearErrors, CONFIG_NAME, el, flash, showView, TOKENS_HASH, ui } from './page.js?v={{version}}';
+import { api, isAbort, storedToken, TOKENS_URL } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement } from './format.js?v={{version}}';
+import { clearErrors, CONFIG_NAME, flash, showFailure, showView, TOKENS_HASH } from './page.js?v={{version}}';
 import { closeConfig } from './keys.js?v={{version}}';
+import { signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Tokens
@@ -4136,10 +4187,10 @@ export function forgetTokens() {
 // Export and import: the config (or the config at a revision) as JSON, YAML or env
 // text, and a file imported as one transaction.
 
-import { api, ApiError, configUrl, isAbort, showFailure } from './api.js?v={{version}}';
-import { $, el, flash, ui } from './page.js?v={{version}}';
+import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { setPanel, togglePanel } from './configs.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
 import { applyChange } from './keys.js?v={{version}}';
 
 // ---------------------------------------------------------------------------

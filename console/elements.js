@@ -1,0 +1,168 @@
+// The page's elements, found once by their ids (`ui`), and `el`, which builds an
+// element with its data as text nodes, so nothing from the API is parsed as markup.
+
+export const $ = (id) => document.getElementById(id);
+
+/**
+ * Creates an element. `attrs` are attributes (null, undefined and false are left
+ * out; `className` sets the class); children are nodes or strings, and strings
+ * become text nodes, so data is never parsed as markup.
+ */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === 'className') node.className = value;
+    else node.setAttribute(name, value === true ? '' : String(value));
+  }
+  node.append(...children);
+  return node;
+}
+
+export const ui = {
+  loading: $('loading'),
+  signout: $('signout'),
+  configsNav: $('configs-nav'),
+  tokensNav: $('tokens-nav'),
+  signinView: $('signin-view'),
+  signin: $('signin'),
+  token: $('token'),
+  signinSubmit: $('signin-submit'),
+  signinError: $('signin-error'),
+
+  configsView: $('configs-view'),
+  configsHeading: $('configs-heading'),
+  configs: $('configs'),
+  newConfig: $('new-config'),
+  newConfigName: $('new-config-name'),
+  newConfigSubmit: $('new-config-submit'),
+  configsError: $('configs-error'),
+
+  tokensView: $('tokens-view'),
+  tokensHeading: $('tokens-heading'),
+  tokensRefused: $('tokens-refused'),
+  tokensBody: $('tokens-body'),
+  tokens: $('tokens'),
+  newToken: $('new-token'),
+  newTokenRole: $('new-token-role'),
+  newTokenConfigs: $('new-token-configs'),
+  newTokenDescription: $('new-token-description'),
+  newTokenSubmit: $('new-token-submit'),
+  issued: $('issued'),
+  issuedHeading: $('issued-heading'),
+  issuedToken: $('issued-token'),
+  issuedCopy: $('issued-copy'),
+  issuedDone: $('issued-done'),
+  tokensError: $('tokens-error'),
+
+  configView: $('config-view'),
+  back: $('back'),
+  configTitle: $('config-title'),
+  configRevision: $('config-revision'),
+  liveStatus: $('live-status'),
+  configError: $('config-error'),
+  deleteConfig: $('delete-config'),
+  deleteConfigForm: $('delete-config-form'),
+  deleteConfigLabel: $('delete-config-label'),
+  deleteConfigConfirm: $('delete-config-confirm'),
+  deleteConfigSubmit: $('delete-config-submit'),
+  deleteConfigCancel: $('delete-config-cancel'),
+  deleteConfigError: $('delete-config-error'),
+  panes: $('panes'),
+
+  atRevisionToggle: $('at-revision-toggle'),
+  atRevisionForm: $('at-revision-form'),
+  atRevision: $('at-revision'),
+  atRevisionSubmit: $('at-revision-submit'),
+  atRevisionCancel: $('at-revision-cancel'),
+  atRevisionError: $('at-revision-error'),
+  snapshot: $('snapshot'),
+  snapshotHeading: $('snapshot-heading'),
+  snapshotDownload: $('snapshot-download'),
+  snapshotClose: $('snapshot-close'),
+  snapshotCount: $('snapshot-count'),
+  snapshotKeys: $('snapshot-keys'),
+
+  transferToggle: $('transfer-toggle'),
+  transfer: $('transfer'),
+  exportFormat: $('export-format'),
+  exportDownload: $('export-download'),
+  importForm: $('import-form'),
+  importFile: $('import-file'),
+  importFormat: $('import-format'),
+  importReplace: $('import-replace'),
+  importReplaceBox: $('import-replace-box'),
+  importReplaceLabel: $('import-replace-label'),
+  importReplaceConfirm: $('import-replace-confirm'),
+  importSubmit: $('import-submit'),
+  transferClose: $('transfer-close'),
+  transferStatus: $('transfer-status'),
+  transferError: $('transfer-error'),
+
+  keyFilter: $('key-filter'),
+  keyCount: $('key-count'),
+  keys: $('keys'),
+  newKey: $('new-key'),
+
+  editorEmpty: $('editor-empty'),
+  editor: $('editor'),
+  editorHeading: $('editor-heading'),
+  editorForm: $('editor-form'),
+  keyPath: $('key-path'),
+  keyPathHint: $('key-path-hint'),
+  meta: $('meta'),
+  metaExpiry: $('meta-expiry'),
+  ttlNote: $('ttl-note'),
+  binaryNote: $('binary-note'),
+  secret: $('secret'),
+  secretNote: $('secret-note'),
+  secretKeyField: $('secret-key-field'),
+  secretKey: $('secret-key'),
+  secretReveal: $('secret-reveal'),
+  secretHide: $('secret-hide'),
+  secretValue: $('secret-value'),
+  secretError: $('secret-error'),
+  valueField: $('value-field'),
+  value: $('value'),
+  contentType: $('content-type'),
+  mergeField: $('merge-field'),
+  mergePatch: $('merge-patch'),
+  violations: $('violations'),
+  violationList: $('violation-list'),
+  schemaInfo: $('schema-info'),
+  schemaView: $('schema-view'),
+  schemaViewHeading: $('schema-view-heading'),
+  schemaText: $('schema-text'),
+  save: $('save'),
+  formatJson: $('format-json'),
+  deleteKey: $('delete'),
+  historyToggle: $('history-toggle'),
+  history: $('history'),
+  historyHeading: $('history-heading'),
+  historyList: $('history-list'),
+  historyMore: $('history-more'),
+  historyError: $('history-error'),
+  diff: $('diff'),
+  diffHeading: $('diff-heading'),
+  diffSummary: $('diff-summary'),
+  diffLines: $('diff-lines'),
+  dirty: $('dirty'),
+  deleteConfirm: $('delete-confirm'),
+  deleteConfirmText: $('delete-confirm-text'),
+  deleteConfirmYes: $('delete-confirm-yes'),
+  deleteConfirmNo: $('delete-confirm-no'),
+  editorMessage: $('editor-message'),
+  changedNotice: $('changed-notice'),
+  changedNoticeText: $('changed-notice-text'),
+  changedLoad: $('changed-load'),
+
+  conflict: $('conflict'),
+  conflictHeading: $('conflict-heading'),
+  conflictMine: $('conflict-mine'),
+  conflictTheirs: $('conflict-theirs'),
+  conflictTheirsHeading: $('conflict-theirs-heading'),
+  conflictReapply: $('conflict-reapply'),
+  conflictDiscard: $('conflict-discard'),
+
+  flash: $('flash'),
+};
