@@ -1,12 +1,16 @@
-// The list of configs: creating one, opening one, and deleting the open one.
+// The list of configs: creating one, opening one (its keys, then its changes live), and
+// deleting the open one.
 
-import { api, API, configUrl } from './api.js?v={{version}}';
-import { base64Bytes } from './sealed.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { api, API, configUrl, isAbort } from './api.js?v={{version}}';
+import { closeConfig, newSession, state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, isBinary } from './format.js?v={{version}}';
+import { ageElement } from './format.js?v={{version}}';
 import { clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
+import { closeSnapshot, hideAtRevision } from './snapshot.js?v={{version}}';
+import { closeEditor } from './editor.js?v={{version}}';
+import { loadKeys } from './keys.js?v={{version}}';
+import { setLive, watch } from './watch.js?v={{version}}';
+import { hideTransfer } from './transfer.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -81,6 +85,42 @@ export async function onCreateConfig(event) {
 }
 
 // ---------------------------------------------------------------------------
+// One config
+// ---------------------------------------------------------------------------
+
+export async function openConfig(name) {
+  closeConfig();
+  const current = newSession(name);
+  state.session = current;
+
+  showView('config');
+  clearErrors();
+  ui.configTitle.textContent = name;
+  ui.configRevision.textContent = 'Revision …';
+  ui.keyFilter.value = '';
+  ui.keys.replaceChildren();
+  ui.keyCount.textContent = 'Loading keys…';
+  hideDeleteConfig();
+  hideAtRevision();
+  hideTransfer();
+  closeSnapshot(false);
+  closeEditor();
+  setLive(current, false, 'Connecting…');
+  ui.configTitle.focus();
+
+  try {
+    await loadKeys(current);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    ui.keyCount.textContent = '';
+    showFailure(error, ui.configError);
+    if (error.status === 404) setLive(current, false, 'Not live');
+    return;
+  }
+  watch(current);
+}
+
+// ---------------------------------------------------------------------------
 // Delete a config
 // ---------------------------------------------------------------------------
 
@@ -117,6 +157,3 @@ export async function onDeleteConfig(event) {
     ui.deleteConfigSubmit.disabled = false;
   }
 }
-
-/** What a PUT sends for an item's value: its bytes when it is binary, else its text. */
-export const bodyOf = (item) => (isBinary(item) ? base64Bytes(item.value) : item.value);

@@ -1,9 +1,9 @@
-// discfg web console: ES modules, loaded by the page without a build step, one per
-// view (signin, configs, keys, editor, secrets, history, transfer, tokens) around one API
-// client (api.js), the page's elements (elements.js), how values are shown (format.js)
-// and its messages and navigation (page.js). This one wires the page's events to the
-// views, gives page.js the view each address shows and api.js what to do when the token
-// is refused, so neither imports a view, and starts.
+// discfg web console: ES modules, loaded by the page without a build step, in layers
+// that import only downward: the API client (api.js), JSON, diffs, schemas, sealed
+// secrets and the state (state.js) at the bottom; the page's elements, formatting,
+// messages and navigation (elements.js, format.js, page.js) on them; then the views
+// (tree, history, editor, keys, watch, configs, tokens, sign-in...). This one is the top:
+// it gives each view what it must call above it, wires the page's events, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
@@ -20,12 +20,19 @@ import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
 import { navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
-import { closeSnapshot, hideAtRevision, loadHistory, onAtRevisionSubmit, onAtRevisionToggle, onHistoryChange, onHistoryClick, onHistoryToggle } from './history.js?v={{version}}';
+import { onFilterInput, onTreeClick } from './tree.js?v={{version}}';
+import { loadHistory, onHistoryChange, onHistoryToggle } from './history.js?v={{version}}';
+import { closeSnapshot, hideAtRevision, onAtRevisionSubmit, onAtRevisionToggle } from './snapshot.js?v={{version}}';
 import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
-import { newKey, onConflictDiscard, onConflictReapply, onDeleteCancel, onDeleteConfirmed, onDeleteKey, onEditorInput, onFormatJson, onLoadCurrent, onSave, onSchemaClick } from './editor.js?v={{version}}';
-import { onFilterInput, onTreeClick, openConfig } from './keys.js?v={{version}}';
+import { onSchemaClick } from './editor-schema.js?v={{version}}';
+import { newKey, onEditorInput, onFormatJson, requestKey } from './editor.js?v={{version}}';
+import { onConflictDiscard } from './editor-conflict.js?v={{version}}';
+import { onLoadCurrent } from './editor-changes.js?v={{version}}';
+import { onConflictReapply, onSave } from './editor-save.js?v={{version}}';
+import { onDeleteCancel, onDeleteConfirmed, onDeleteKey } from './editor-delete.js?v={{version}}';
+import { onHistoryClick } from './history-restore.js?v={{version}}';
 import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransferToggle } from './transfer.js?v={{version}}';
-import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, showConfigs } from './configs.js?v={{version}}';
+import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, openConfig, showConfigs } from './configs.js?v={{version}}';
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 
@@ -68,7 +75,7 @@ function start() {
   ui.importForm.addEventListener('submit', onImport);
 
   ui.keyFilter.addEventListener('input', onFilterInput);
-  ui.keys.addEventListener('click', onTreeClick);
+  ui.keys.addEventListener('click', (event) => onTreeClick(event, requestKey));
   ui.newKey.addEventListener('click', newKey);
 
   ui.editorForm.addEventListener('submit', onSave);

@@ -1,42 +1,29 @@
-// A key's history (timeline, diff between two revisions, restore) and the whole config
-// at a past revision, read-only.
+// A key's history: its changes, newest first, and the difference between two of them.
+// Restoring one is history-restore.js; the whole config at a revision, snapshot.js.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
+import { api, historyUrl, isAbort } from './api.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement, displayValue, isSecret, whoMadeIt } from './format.js?v={{version}}';
-import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
-import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
-import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
-import { bodyOf } from './configs.js?v={{version}}';
-
-// ---------------------------------------------------------------------------
-// A key's history: timeline, diff, restore
-// ---------------------------------------------------------------------------
+import { showFailure } from './page.js?v={{version}}';
 
 export const HISTORY_PAGE = 50;
 
-/**
- * The history shown for the key in the editor, or null:
- * { key, events (newest first), cursor, a, b (revisions compared), ticket }.
- */
-export let timeline = null;
-
 export function onHistoryToggle() {
-  if (timeline) {
+  if (state.timeline) {
     closeHistory();
     ui.historyToggle.focus();
     return;
   }
   if (!state.editor || state.editor.isNew) return;
-  openHistory(state.editor.key).then(() => { if (timeline) ui.historyHeading.focus(); });
+  openHistory(state.editor.key).then(() => { if (state.timeline) ui.historyHeading.focus(); });
 }
 
 /** Shows the history of `key`: read again when it is already shown (a new change). */
 export function openHistory(key) {
-  if (!timeline || timeline.key !== key) {
-    timeline = { key, events: [], cursor: null, a: null, b: null, ticket: 0 };
+  if (!state.timeline || state.timeline.key !== key) {
+    state.timeline = { key, events: [], cursor: null, a: null, b: null, ticket: 0 };
     ui.historyList.replaceChildren(el('li', { className: 'empty' }, 'Loading history…'));
     ui.diff.hidden = true;
   }
@@ -46,7 +33,7 @@ export function openHistory(key) {
 }
 
 export function closeHistory() {
-  timeline = null;
+  state.timeline = null;
   ui.history.hidden = true;
   ui.historyToggle.setAttribute('aria-expanded', 'false');
   ui.historyList.replaceChildren();
@@ -57,14 +44,14 @@ export function closeHistory() {
 /** Reads the newest page of history (`fresh`) or the next older one. */
 export async function loadHistory(fresh) {
   const current = state.session;
-  const shown = timeline;
+  const shown = state.timeline;
   if (!current || !shown) return;
   const ticket = (shown.ticket += 1);
   const before = !fresh && shown.cursor ? `&before=${encodeURIComponent(shown.cursor)}` : '';
   const path = historyUrl(current.name, shown.key);
   try {
     const envelope = await api('GET', `${path}?limit=${HISTORY_PAGE}${before}`, { signal: current.controller.signal });
-    if (current !== state.session || shown !== timeline || ticket !== shown.ticket) return;
+    if (current !== state.session || shown !== state.timeline || ticket !== shown.ticket) return;
     const events = envelope.events || [];
     shown.events = fresh ? events : shown.events.concat(events);
     shown.cursor = envelope.cursor || null;
@@ -74,7 +61,7 @@ export async function loadHistory(fresh) {
     ui.historyError.textContent = '';
     renderHistory();
   } catch (error) {
-    if (isAbort(error) || current !== state.session || shown !== timeline) return;
+    if (isAbort(error) || current !== state.session || shown !== state.timeline) return;
     showFailure(error, ui.historyError);
   }
 }
@@ -88,7 +75,7 @@ export function chooseDefaultPair(shown) {
 export const changeWords = { put: 'set', delete: 'deleted', expire: 'expired' };
 
 export function renderHistory() {
-  const shown = timeline;
+  const shown = state.timeline;
   if (!shown) return;
   const currentItem = state.session && state.session.items.get(shown.key);
   const list = [];
@@ -132,19 +119,9 @@ export function renderHistory() {
 
 export function onHistoryChange(event) {
   const input = event.target.closest('input[data-side]');
-  if (!input || !timeline) return;
-  timeline[input.dataset.side] = Number(input.value);
+  if (!input || !state.timeline) return;
+  state.timeline[input.dataset.side] = Number(input.value);
   renderDiff();
-}
-
-export function onHistoryClick(event) {
-  const restore = event.target.closest('button[data-restore]');
-  if (restore) {
-    restoreRevision(Number(restore.dataset.restore));
-    return;
-  }
-  const at = event.target.closest('button[data-at-revision]');
-  if (at) readAtRevision(at.dataset.atRevision);
 }
 
 /** The text an event is compared as: its value, or nothing once deleted. */
@@ -154,7 +131,7 @@ export function comparedText(event) {
 }
 
 export function renderDiff() {
-  const shown = timeline;
+  const shown = state.timeline;
   const a = shown && shown.events.find((event) => event.revision === shown.a);
   const b = shown && shown.events.find((event) => event.revision === shown.b);
   ui.diff.hidden = !a || !b;
@@ -214,145 +191,4 @@ export function renderDiffLines(ops) {
   });
   flush();
   return lines;
-}
-
-/**
- * Restores a past value as a new change: a compare-and-swap against the value the
- * console shows now (If-Match), or against no value when the key is deleted.
- */
-export async function restoreRevision(revision) {
-  const shown = timeline;
-  const current = state.session;
-  const event = shown && shown.events.find((candidate) => candidate.revision === revision);
-  if (!event || !event.item || !state.editor || state.editor.busy) return;
-  ui.historyError.textContent = '';
-  if (isSecret(event.item)) {
-    ui.historyError.textContent = 'A secret opens only at the version it was sealed for, so its old value cannot be restored as it is: reveal it with discfg history --reveal and set it again with discfg set --secret.';
-    return;
-  }
-  if (isDirty()) {
-    ui.historyError.textContent = 'You have unsaved changes: save or discard them before restoring.';
-    return;
-  }
-  const { key } = shown;
-  const now = current.items.get(key);
-  const condition = now ? { 'If-Match': etag(now.modRevision) } : { 'If-None-Match': '*' };
-  const editing = state.editor;
-  setEditorBusy(editing, true);
-  try {
-    // The change says why, as history and `discfg log` show it (percent-encoded UTF-8,
-    // as the Discfg-Message header takes it).
-    const message = encodeURIComponent(`restore ${key} to revision ${revision}`);
-    const envelope = await api('PUT', keyUrl(current.name, key), {
-      body: bodyOf(event.item),
-      headers: { 'Content-Type': event.item.contentType || 'text/plain', 'Discfg-Message': message, ...condition },
-      signal: current.controller.signal,
-    });
-    if (current !== state.session) return;
-    const { item } = envelope;
-    current.items.set(key, item);
-    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
-    renderRevision();
-    scheduleTreeRender(current);
-    if (state.editor === editing) loadEditor({ key, isNew: false, item }); // reloads the history too
-    flash(`Restored the value of revision ${revision} as revision ${item.modRevision}`);
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    if (error.status === 412) {
-      ui.historyError.textContent = `Not restored: ${key} changed meanwhile. Its history now shows the latest change; restore again if you still want to.`;
-      loadHistory(true);
-    } else if (error.code === 'schemaViolation' && error.violations.length && state.editor === editing) {
-      showViolations(error.violations);
-    } else {
-      showFailure(error, ui.historyError);
-    }
-  } finally {
-    setEditorBusy(editing, false);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// The whole config at a revision
-// ---------------------------------------------------------------------------
-
-export const MAX_REVISION = 9223372036854775807n;
-
-/** A revision typed by a person, as its decimal text, or null when it is not one. */
-export function parseRevision(text) {
-  const trimmed = text.trim();
-  if (!/^\d{1,19}$/.test(trimmed) || BigInt(trimmed) > MAX_REVISION) return null;
-  return BigInt(trimmed).toString();
-}
-
-export function onAtRevisionToggle() {
-  togglePanel(ui.atRevisionToggle, ui.atRevisionForm, () => {
-    ui.atRevisionError.textContent = '';
-    if (!ui.atRevision.value && state.session) ui.atRevision.value = String(state.session.revision);
-    ui.atRevision.focus();
-    ui.atRevision.select();
-  }, hideAtRevision);
-}
-
-export function hideAtRevision() {
-  setPanel(ui.atRevisionToggle, ui.atRevisionForm, false);
-  ui.atRevisionError.textContent = '';
-}
-
-export function onAtRevisionSubmit(event) {
-  event.preventDefault();
-  const revision = parseRevision(ui.atRevision.value);
-  if (revision === null) {
-    ui.atRevisionError.textContent = 'A revision is a whole number from 0 to 9223372036854775807.';
-    ui.atRevision.focus();
-    return;
-  }
-  readAtRevision(revision);
-}
-
-/** Reads the config as it was at `revision` (its export) and shows it, read-only. */
-export async function readAtRevision(revision) {
-  const current = state.session;
-  if (!current) return;
-  ui.atRevisionError.textContent = '';
-  ui.configError.textContent = '';
-  let snapshot;
-  try {
-    snapshot = await api('GET', `${configUrl(current.name)}/export?format=json&revision=${revision}`, { signal: current.controller.signal });
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    showFailure(error, ui.atRevisionForm.hidden ? ui.configError : ui.atRevisionError);
-    return;
-  }
-  if (current !== state.session) return;
-  hideAtRevision();
-  current.snapshotRevision = revision;
-  const items = [...(snapshot.items || [])].sort((a, b) => byText(a.key, b.key));
-  ui.snapshotHeading.textContent = `${current.name} at revision ${snapshot.revision ?? revision}`;
-  ui.snapshotCount.textContent = `${items.length} ${items.length === 1 ? 'key' : 'keys'}, read-only. The config is at revision ${current.revision} now; restore a value from its key's history.`;
-  const rows = [];
-  for (const item of items) {
-    const type = isSecret(item) ? 'secret' : item.contentType || 'text/plain';
-    rows.push(
-      el('dt', {}, item.key, ' ', el('span', { className: 'badge' }, type)),
-      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, displayValue(item))),
-    );
-  }
-  if (!rows.length) rows.push(el('dd', { className: 'empty' }, 'The config had no keys at that revision.'));
-  ui.snapshotKeys.replaceChildren(...rows);
-  ui.snapshot.hidden = false;
-  ui.panes.hidden = true;
-  ui.snapshotHeading.focus();
-}
-
-export function closeSnapshot(focus = true) {
-  ui.snapshot.hidden = true;
-  ui.snapshotKeys.replaceChildren();
-  ui.panes.hidden = false;
-  if (state.session) state.session.snapshotRevision = null;
-  if (focus) ui.atRevisionToggle.focus();
-}
-
-/** Forgets the timeline shown (the config was closed). */
-export function forgetTimeline() {
-  timeline = null;
 }

@@ -1,10 +1,9 @@
 // Sign-in and sign-out: the bearer token, kept in this tab's sessionStorage only.
 
 import { api, API, storedToken, TOKEN_KEY } from './api.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { closeConfig, state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { clearErrors, route, showView } from './page.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
 import { forgetTokens } from './tokens.js?v={{version}}';
 
 // ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-// What the console holds between events: the open config, the key in the editor,
-// the conflict shown. One object, so every view reads and changes the same state.
+// What the console holds between events: the open config, the key in the editor, the
+// conflict and the history shown. One object, so every view reads and changes the same
+// state; closing the config (closeConfig) forgets them all.
 
 /** What the console holds; every view reads and changes these fields. */
 export const state = {
@@ -26,6 +27,11 @@ export const state = {
   conflict: null,
   /** Increases with every key opened, so a slow answer for an older one is dropped. */
   openTicket: 0,
+  /**
+   * The history shown for the key in the editor, or null:
+   * { key, events (newest first), cursor, a, b (revisions compared), ticket }.
+   */
+  timeline: null,
 };
 
 export function newSession(name) {
@@ -48,4 +54,14 @@ export function newSession(name) {
     schemasError: '', // why they could not be read
     schemasQueued: false, // a read of them is due
   };
+}
+
+/** Stops the open config's requests and watch and forgets it, with its editor and history. */
+export function closeConfig() {
+  if (!state.session) return;
+  state.session.controller.abort();
+  state.session = null;
+  state.editor = null;
+  state.conflict = null;
+  state.timeline = null;
 }

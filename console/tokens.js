@@ -1,12 +1,10 @@
 // Tokens: listing, issuing (shown once) and revoking the server's bearer tokens.
 
-import { api, isAbort, storedToken, TOKENS_URL } from './api.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { api, isAbort, signInNeeded, storedToken, TOKENS_URL } from './api.js?v={{version}}';
+import { closeConfig, state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement } from './format.js?v={{version}}';
 import { clearErrors, CONFIG_NAME, flash, showFailure, showView, TOKENS_HASH } from './page.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Tokens
@@ -121,7 +119,7 @@ export async function onTokensClick(event) {
     await api('DELETE', `${TOKENS_URL}/${encodeURIComponent(id)}`);
     revoking = null;
     if (isOwnToken(id)) {
-      signOut(`You revoked dcfg_${id}, the token this console signed in with.`);
+      signInNeeded(`You revoked dcfg_${id}, the token this console signed in with.`);
       return;
     }
     flash(`Revoked dcfg_${id}`);
@@ -181,7 +179,7 @@ export function onIssuedDone() {
   ui.issued.hidden = true;
   if (closedByIssue) {
     closedByIssue = false;
-    signOut('Sign in with the token you issued, or another.');
+    signInNeeded('Sign in with the token you issued, or another.');
     return;
   }
   ui.newTokenRole.focus();

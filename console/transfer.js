@@ -5,7 +5,7 @@ import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
-import { applyChange } from './keys.js?v={{version}}';
+import { applyChange } from './watch.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Export and import

@@ -124,15 +124,19 @@ export function signInNeeded(message) {
 }
 """##),
         ("configs.js", ##"""
-// The list of configs: creating one, opening one, and deleting the open one.
+// The list of configs: creating one, opening one (its keys, then its changes live), and
+// deleting the open one.
 
-import { api, API, configUrl } from './api.js?v={{version}}';
-import { base64Bytes } from './sealed.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { api, API, configUrl, isAbort } from './api.js?v={{version}}';
+import { closeConfig, newSession, state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, isBinary } from './format.js?v={{version}}';
+import { ageElement } from './format.js?v={{version}}';
 import { clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
+import { closeSnapshot, hideAtRevision } from './snapshot.js?v={{version}}';
+import { closeEditor } from './editor.js?v={{version}}';
+import { loadKeys } from './keys.js?v={{version}}';
+import { setLive, watch } from './watch.js?v={{version}}';
+import { hideTransfer } from './transfer.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -207,6 +211,42 @@ export async function onCreateConfig(event) {
 }
 
 // ---------------------------------------------------------------------------
+// One config
+// ---------------------------------------------------------------------------
+
+export async function openConfig(name) {
+  closeConfig();
+  const current = newSession(name);
+  state.session = current;
+
+  showView('config');
+  clearErrors();
+  ui.configTitle.textContent = name;
+  ui.configRevision.textContent = 'Revision …';
+  ui.keyFilter.value = '';
+  ui.keys.replaceChildren();
+  ui.keyCount.textContent = 'Loading keys…';
+  hideDeleteConfig();
+  hideAtRevision();
+  hideTransfer();
+  closeSnapshot(false);
+  closeEditor();
+  setLive(current, false, 'Connecting…');
+  ui.configTitle.focus();
+
+  try {
+    await loadKeys(current);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    ui.keyCount.textContent = '';
+    showFailure(error, ui.configError);
+    if (error.status === 404) setLive(current, false, 'Not live');
+    return;
+  }
+  watch(current);
+}
+
+// ---------------------------------------------------------------------------
 // Delete a config
 // ---------------------------------------------------------------------------
 
@@ -243,9 +283,6 @@ export async function onDeleteConfig(event) {
     ui.deleteConfigSubmit.disabled = false;
   }
 }
-
-/** What a PUT sends for an item's value: its bytes when it is binary, else its text. */
-export const bodyOf = (item) => (isBinary(item) ? base64Bytes(item.value) : item.value);
 """##),
         ("console.css", ##"""
 /*
@@ -745,12 +782,12 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 }
 """##),
         ("console.js", ##"""
-// discfg web console: ES modules, loaded by the page without a build step, one per
-// view (signin, configs, keys, editor, secrets, history, transfer, tokens) around one API
-// client (api.js), the page's elements (elements.js), how values are shown (format.js)
-// and its messages and navigation (page.js). This one wires the page's events to the
-// views, gives page.js the view each address shows and api.js what to do when the token
-// is refused, so neither imports a view, and starts.
+// discfg web console: ES modules, loaded by the page without a build step, in layers
+// that import only downward: the API client (api.js), JSON, diffs, schemas, sealed
+// secrets and the state (state.js) at the bottom; the page's elements, formatting,
+// messages and navigation (elements.js, format.js, page.js) on them; then the views
+// (tree, history, editor, keys, watch, configs, tokens, sign-in...). This one is the top:
+// it gives each view what it must call above it, wires the page's events, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
@@ -767,12 +804,19 @@ import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
 import { navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
-import { closeSnapshot, hideAtRevision, loadHistory, onAtRevisionSubmit, onAtRevisionToggle, onHistoryChange, onHistoryClick, onHistoryToggle } from './history.js?v={{version}}';
+import { onFilterInput, onTreeClick } from './tree.js?v={{version}}';
+import { loadHistory, onHistoryChange, onHistoryToggle } from './history.js?v={{version}}';
+import { closeSnapshot, hideAtRevision, onAtRevisionSubmit, onAtRevisionToggle } from './snapshot.js?v={{version}}';
 import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
-import { newKey, onConflictDiscard, onConflictReapply, onDeleteCancel, onDeleteConfirmed, onDeleteKey, onEditorInput, onFormatJson, onLoadCurrent, onSave, onSchemaClick } from './editor.js?v={{version}}';
-import { onFilterInput, onTreeClick, openConfig } from './keys.js?v={{version}}';
+import { onSchemaClick } from './editor-schema.js?v={{version}}';
+import { newKey, onEditorInput, onFormatJson, requestKey } from './editor.js?v={{version}}';
+import { onConflictDiscard } from './editor-conflict.js?v={{version}}';
+import { onLoadCurrent } from './editor-changes.js?v={{version}}';
+import { onConflictReapply, onSave } from './editor-save.js?v={{version}}';
+import { onDeleteCancel, onDeleteConfirmed, onDeleteKey } from './editor-delete.js?v={{version}}';
+import { onHistoryClick } from './history-restore.js?v={{version}}';
 import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransferToggle } from './transfer.js?v={{version}}';
-import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, showConfigs } from './configs.js?v={{version}}';
+import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, openConfig, showConfigs } from './configs.js?v={{version}}';
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 
@@ -815,7 +859,7 @@ function start() {
   ui.importForm.addEventListener('submit', onImport);
 
   ui.keyFilter.addEventListener('input', onFilterInput);
-  ui.keys.addEventListener('click', onTreeClick);
+  ui.keys.addEventListener('click', (event) => onTreeClick(event, requestKey));
   ui.newKey.addEventListener('click', newKey);
 
   ui.editorForm.addEventListener('submit', onSave);
@@ -936,25 +980,527 @@ function shortestEdit(a, b) {
   return ops.reverse();
 }
 """##),
-        ("editor.js", ##"""
-// The editor: a key's value saved with compare-and-swap (a JSON object's edit as a
-// merge patch), schema violations, the conflict view, deleting a key, changes made
-// underneath the editor, and secrets, opened in the browser with a key file.
+        ("editor-changes.js", ##"""
+// Changes made underneath the editor, live or seen when the tree is read again: the
+// editor follows them when it holds no unsaved edits, and says what changed when it does.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
-import { editsApart, isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, mergePatch, parseJson, prettyJson, writeJson } from './json.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { flash } from './page.js?v={{version}}';
+import { closeEditor, isDirty, loadEditor } from './editor.js?v={{version}}';
+import { renderConflict } from './editor-conflict.js?v={{version}}';
+
+/**
+ * A live change to some key: if it is the key in the editor, refresh the editor when
+ * it has no unsaved edits, or else say that the key changed.
+ */
+export function editorSawChange(change) {
+  if (!state.editor) return;
+  const openKeyPath = state.editor.isNew ? ui.keyPath.value.trim() : state.editor.key;
+  if (change.key !== openKeyPath) return;
+  if (state.editor.busy) {
+    state.editor.pending = change; // judged when the save or delete answers
+    return;
+  }
+  if (state.editor.isNew) {
+    if (change.type === 'put') showChangedNotice(change);
+    return;
+  }
+  if (change.type === 'put' && change.item.modRevision <= state.editor.baseRevision) return; // seen already
+  if (state.conflict) {
+    // The conflict view compares against the current value: keep it current (a
+    // change older than the value shown, held back during the save, is dropped).
+    const shown = state.conflict.current ? state.conflict.current.modRevision : 0;
+    if (change.revision > shown) {
+      state.conflict.current = change.item;
+      renderConflict();
+    }
+    return;
+  }
+  if (!isDirty()) {
+    if (change.type === 'put') {
+      loadEditor({ key: change.key, isNew: false, item: change.item });
+      flash(`${change.key} was updated to revision ${change.item.modRevision}`);
+    } else {
+      closeEditor();
+      flash(`${change.key} was ${change.type === 'expire' ? 'expired' : 'deleted'} at revision ${change.revision}`);
+    }
+    return;
+  }
+  showChangedNotice(change);
+}
+
+export function showChangedNotice(change) {
+  state.editor.latest = change;
+  if (change.type === 'put') {
+    const merges = state.editor.originalJson && ui.mergePatch.checked;
+    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.${
+      merges ? ' Saving keeps that change where it touched other members than yours.' : ''}`;
+    ui.changedLoad.textContent = 'Load the current value';
+  } else {
+    const what = change.type === 'expire' ? 'expired' : 'was deleted';
+    ui.changedNoticeText.textContent = `This key ${what} (revision ${change.revision}) while you were editing.`;
+    ui.changedLoad.textContent = 'Close it';
+  }
+  ui.changedNotice.hidden = false;
+}
+
+/** After the tree was reloaded: notice if the open key changed meanwhile. */
+export function syncEditorWithTree() {
+  if (!state.editor || state.editor.isNew || !state.session) return;
+  const item = state.session.items.get(state.editor.key);
+  if (!item) {
+    editorSawChange({ key: state.editor.key, type: 'delete', revision: state.session.revision, item: null });
+  } else if (item.modRevision > state.editor.baseRevision) {
+    editorSawChange({ key: state.editor.key, type: 'put', revision: item.modRevision, item });
+  }
+}
+
+/** "Load the current value": drops the edits for what the server has now. */
+export function onLoadCurrent() {
+  if (!state.editor || !state.editor.latest) return;
+  const change = state.editor.latest;
+  if (change.type === 'put') {
+    loadEditor({ key: change.key, isNew: false, item: change.item });
+    ui.value.focus();
+  } else {
+    closeEditor();
+    ui.newKey.focus();
+  }
+}
+"""##),
+        ("editor-conflict.js", ##"""
+// The conflict view: a save refused because the key changed meanwhile, beside the
+// current value and who changed it and why. Discarding the edit loads the current value;
+// re-applying it is a save (editor-save.js).
+
+import { api, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { displayValue, relativeTime, whoMadeIt } from './format.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { closeEditor, loadEditor, syncEditorButtons } from './editor.js?v={{version}}';
+
+/**
+ * A save was refused (412): fetch the current value (unless `known`, the item read
+ * already, or null for a deleted key) and show both side by side.
+ */
+export async function showConflict(current, editing, key, value, contentType, known) {
+  let item = known ?? null;
+  if (known === undefined) {
+    try {
+      item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
+    } catch (error) {
+      if (isAbort(error)) return;
+      if (error.status !== 404) {
+        showFailure(error, ui.editorMessage);
+        return;
+      }
+    }
+  }
+  if (current !== state.session || state.editor !== editing) return;
+  state.conflict = { key, value, contentType, current: item, change: null };
+  ui.changedNotice.hidden = true;
+  renderConflict();
+  ui.conflictHeading.focus();
+  // Who made the change that got in the way, and why: the key's newest event.
+  try {
+    const envelope = await api('GET', `${historyUrl(current.name, key)}?limit=1`, { signal: current.controller.signal });
+    const change = (envelope.events || [])[0];
+    if (!change || !state.conflict || state.conflict.key !== key || current !== state.session) return;
+    state.conflict.change = change;
+    renderConflict();
+  } catch {
+    // The conflict view stands without it: "by someone else".
+  }
+}
+
+/** "changed by ops-admin, 2 min ago: move to the new primary", of the change that made `revision`. */
+export function conflictChange(change, revision, verb) {
+  if (!change || (revision !== undefined && change.revision !== revision)) return `${verb} by someone else`;
+  const why = change.message ? `: ${change.message}` : '';
+  return `${verb} by ${whoMadeIt(change)}, ${relativeTime(change.at)}${why}`;
+}
+
+export function renderConflict() {
+  ui.conflict.hidden = !state.conflict;
+  syncEditorButtons();
+  if (!state.conflict) return;
+  ui.conflictMine.textContent = state.conflict.value;
+  const theirs = state.conflict.current;
+  const change = state.conflict.change;
+  if (theirs) {
+    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, ${conflictChange(change, theirs.modRevision, 'changed')})`;
+    ui.conflictTheirs.textContent = displayValue(theirs);
+  } else {
+    ui.conflictTheirsHeading.textContent = `Current value (${conflictChange(change && change.type !== 'put' ? change : null, undefined, 'deleted')})`;
+    ui.conflictTheirs.textContent = '';
+  }
+}
+
+/** "Discard mine": loads the current value into the editor. */
+export function onConflictDiscard() {
+  if (!state.conflict) return;
+  const { key, current } = state.conflict;
+  if (current) {
+    loadEditor({ key, isNew: false, item: current });
+    flash(`Loaded the current value of ${key} (revision ${current.modRevision})`);
+    ui.value.focus();
+  } else {
+    closeEditor();
+    flash(`${key} is deleted; your value was discarded`);
+    ui.newKey.focus();
+  }
+}
+"""##),
+        ("editor-delete.js", ##"""
+// Deleting the key in the editor, with If-Match of the revision it shows: a key changed
+// meanwhile is shown as it is now before it can be deleted.
+
+import { api, etag, isAbort, keyUrl } from './api.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { renderRevision, scheduleTreeRender } from './tree.js?v={{version}}';
+import { closeEditor, isDirty, loadEditor, setEditorBusy } from './editor.js?v={{version}}';
+import { showChangedNotice } from './editor-changes.js?v={{version}}';
+
+export function onDeleteKey() {
+  if (!state.editor || state.editor.isNew) return;
+  ui.deleteConfirmText.textContent = `Delete ${state.editor.key}? Its history stays, but the key is gone.`;
+  ui.deleteConfirm.hidden = false;
+  ui.deleteConfirmNo.focus();
+}
+
+export function onDeleteCancel() {
+  ui.deleteConfirm.hidden = true;
+  ui.deleteKey.focus();
+}
+
+export async function onDeleteConfirmed() {
+  if (!state.editor || state.editor.isNew || state.editor.busy) return;
+  const current = state.session;
+  const editing = state.editor;
+  const { key } = editing;
+  ui.editorMessage.textContent = '';
+  setEditorBusy(editing, true);
+  try {
+    const envelope = await api('DELETE', keyUrl(current.name, key), {
+      headers: { 'If-Match': etag(editing.baseRevision) },
+      signal: current.controller.signal,
+    });
+    if (current !== state.session) return;
+    forgetKey(current, key, envelope.revision);
+    if (state.editor === editing) closeEditor();
+    flash(`Deleted ${key}${envelope.revision ? ` at revision ${envelope.revision}` : ''}`);
+    ui.newKey.focus();
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    if (error.status === 404) {
+      forgetKey(current, key);
+      if (state.editor === editing) closeEditor();
+      flash(`${key} was already deleted`);
+    } else if (error.status === 412) {
+      await refuseStaleDelete(current, editing);
+    } else {
+      showFailure(error, ui.editorMessage);
+    }
+  } finally {
+    setEditorBusy(editing, false);
+  }
+}
+
+export function forgetKey(current, key, revision) {
+  current.items.delete(key);
+  current.changed.delete(key);
+  if (revision) current.revision = Math.max(current.revision, revision);
+  renderRevision();
+  scheduleTreeRender(current);
+}
+
+/** A delete refused because the key changed: show what it is now before trying again. */
+export async function refuseStaleDelete(current, editing) {
+  let item = null;
+  try {
+    item = (await api('GET', keyUrl(current.name, editing.key), { signal: current.controller.signal })).item;
+  } catch (error) {
+    if (error.status !== 404) {
+      showFailure(error, ui.editorMessage);
+      return;
+    }
+  }
+  if (current !== state.session || state.editor !== editing) return;
+  if (!item) {
+    forgetKey(current, editing.key);
+    closeEditor();
+    flash(`${editing.key} was already deleted`);
+    return;
+  }
+  if (!isDirty()) loadEditor({ key: editing.key, isNew: false, item });
+  else showChangedNotice({ key: item.key, type: 'put', revision: item.modRevision, item });
+  ui.editorMessage.textContent = `Not deleted: ${editing.key} changed (revision ${item.modRevision}) since you opened it. Review it, then delete again.`;
+}
+"""##),
+        ("editor-save.js", ##"""
+// Saving the editor's value with compare-and-swap: a PUT with If-Match (If-None-Match
+// for a new key), or a JSON object's edit as a merge patch, sent again over changes to
+// other members. A refusal opens the conflict view or lists the schema's violations.
+
+import { api, etag, isAbort, keyUrl } from './api.js?v={{version}}';
+import { editsApart, isJsonType, jsonObject, jsonProblem, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { isBinary } from './format.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { renderRevision, scheduleTreeRender } from './tree.js?v={{version}}';
+import { loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
+import { renderConflict, showConflict } from './editor-conflict.js?v={{version}}';
+import { editorSawChange } from './editor-changes.js?v={{version}}';
+
+/** The media type of a JSON merge patch (RFC 7386). */
+export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
+
+/** How many times a merge patch is sent again over changes to other members. */
+export const MERGE_ATTEMPTS = 3;
+
+/** Why a new key's path is not acceptable, or null. */
+export function keyPathProblem(key) {
+  if (!key.startsWith('/')) return 'A key path starts with “/”, such as /db/host.';
+  if (key === '/' || key.endsWith('/')) return 'A key path names a key, so it cannot end with “/”.';
+  const segments = key.slice(1).split('/');
+  if (segments.some((segment) => segment === '')) return 'A key path cannot contain “//”.';
+  if (segments.some((segment) => segment === '.' || segment === '..')) return 'A key path cannot contain “.” or “..” segments.';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) return 'A key path cannot contain control characters.';
+  if (new TextEncoder().encode(key).length > 1024) return 'A key path is at most 1024 bytes.';
+  return null;
+}
+
+/** Save: checks the value, then writes with If-Match (If-None-Match for a new key). */
+export async function onSave(event) {
+  event.preventDefault();
+  if (!state.editor || state.editor.readOnly || state.editor.busy || state.conflict) return;
+  ui.editorMessage.textContent = '';
+  const key = state.editor.isNew ? ui.keyPath.value.trim() : state.editor.key;
+  if (state.editor.isNew) {
+    const problem = keyPathProblem(key) || (state.session.items.has(key) ? `${key} already exists: open it from the tree to edit it.` : null);
+    if (problem) {
+      ui.editorMessage.textContent = problem;
+      ui.keyPath.focus();
+      return;
+    }
+  }
+  const value = ui.value.value;
+  const contentType = ui.contentType.value.trim() || 'text/plain';
+  if (isJsonType(contentType)) {
+    const problem = jsonProblem(value);
+    if (problem) {
+      ui.editorMessage.textContent = `Not saved: the value is not valid JSON (${problem}).`;
+      ui.value.focus();
+      return;
+    }
+  }
+  const condition = state.editor.isNew ? { 'If-None-Match': '*' } : { 'If-Match': etag(state.editor.baseRevision) };
+  await writeKey(key, value, contentType, condition, plannedPatch(value, contentType));
+}
+
+/**
+ * The merge patch a save sends, or null for a whole PUT: only for a JSON object whose
+ * content type stays, with "only the members I changed" checked, and an edit a merge
+ * patch can say (objects stay objects, no member set to null, more than layout changed).
+ */
+export function plannedPatch(value, contentType) {
+  if (!state.editor.originalJson || !ui.mergePatch.checked || contentType !== state.editor.originalContentType.trim()) return null;
+  const edited = parseJson(value);
+  const document = mergePatch(state.editor.originalJson, edited);
+  if (!document || document.size === 0) return null;
+  return { document, original: state.editor.originalJson, edited };
+}
+
+/**
+ * Whether a merge patch refused (412) because the key changed can be sent again over
+ * the current item: it is still a JSON object of the same content type, and the change
+ * made meanwhile touched other members than the edit.
+ */
+export function patchStillApplies(patch, contentType, item) {
+  if (!item || isBinary(item) || (item.contentType || 'text/plain') !== contentType) return false;
+  const now = jsonObject(item.value);
+  return Boolean(now) && editsApart(patch.original, patch.edited, now);
+}
+
+/**
+ * Writes the editor's value under `condition`: a PUT of the whole value, or, given a
+ * `patch`, a PATCH with the merge patch. A merge patch refused because someone changed
+ * other members meanwhile is sent again with If-Match of their revision, so both
+ * changes stay. Resolves to { envelope, mergedOver } or, when the change made
+ * meanwhile collides with the edit, { conflictWith: the current item or null }.
+ */
+export async function sendWrite(current, key, value, contentType, condition, patch) {
+  const { signal } = current.controller;
+  if (!patch) {
+    const body = value;
+    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...condition }, signal }) };
+  }
+  const body = writeJson(patch.document);
+  let ifMatch = condition;
+  let mergedOver = null;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...ifMatch }, signal });
+      return { envelope, mergedOver };
+    } catch (error) {
+      if (error.status === 404) return { conflictWith: null }; // deleted meanwhile
+      if (error.status !== 412 || attempt === MERGE_ATTEMPTS) throw error;
+    }
+    let now = null;
+    try {
+      now = (await api('GET', keyUrl(current.name, key), { signal })).item;
+    } catch (error) {
+      if (error.status !== 404) throw error;
+    }
+    if (!patchStillApplies(patch, contentType, now)) return { conflictWith: now };
+    ifMatch = { 'If-Match': etag(now.modRevision) };
+    mergedOver = now.modRevision;
+  }
+}
+
+/** Saves a value under a condition; a 412 opens the conflict view, a 422 the schema's violations. */
+export async function writeKey(key, value, contentType, condition, patch = null) {
+  const current = state.session;
+  const editing = state.editor;
+  setEditorBusy(editing, true);
+  showViolations([]);
+  try {
+    const sent = await sendWrite(current, key, value, contentType, condition, patch);
+    if (current !== state.session) return;
+    if (sent.conflictWith !== undefined) await showConflict(current, editing, key, value, contentType, sent.conflictWith);
+    else saved(current, editing, key, sent.envelope, patch ? { mergedOver: sent.mergedOver } : null);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    if (error.status === 412) await showConflict(current, editing, key, value, contentType);
+    else if (error.code === 'schemaViolation' && error.violations.length && state.editor === editing) showViolations(error.violations);
+    else showFailure(error, ui.editorMessage);
+  } finally {
+    setEditorBusy(editing, false);
+  }
+  // A live change that arrived during the save: judge it against the new revision.
+  if (editing.pending && state.editor) editorSawChange(editing.pending);
+}
+
+/**
+ * A save answered: the tree and the editor take the saved item. `merged` is set for a
+ * merge patch: { mergedOver }, the revision of someone else's change it was merged with.
+ */
+export function saved(current, editing, key, envelope, merged) {
+  const { item } = envelope;
+  current.items.set(key, item);
+  current.changed.delete(key);
+  current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
+  renderRevision();
+  scheduleTreeRender(current);
+  if (state.editor === editing) {
+    loadEditor({ key, isNew: false, item });
+    ui.save.focus();
+  }
+  const how = !merged ? '' : merged.mergedOver
+    ? ` (the members you changed, merged with the change of revision ${merged.mergedOver})`
+    : ' (the members you changed)';
+  flash(`Saved ${key}${how} at revision ${envelope.revision ?? item.modRevision}`);
+}
+
+/** "Re-apply mine": saves your value over the current revision, knowingly. */
+export async function onConflictReapply() {
+  if (!state.conflict || !state.editor || state.editor.busy) return;
+  const { key, value, contentType, current } = state.conflict;
+  const condition = current ? { 'If-Match': etag(current.modRevision) } : { 'If-None-Match': '*' };
+  state.conflict = null;
+  renderConflict();
+  await writeKey(key, value, contentType, condition);
+}
+"""##),
+        ("editor-schema.js", ##"""
+// Which of the config's schemas check the key in the editor, and a schema read and shown
+// as text (indented when it is JSON).
+
+import { api, configUrl, isAbort } from './api.js?v={{version}}';
+import { jsonProblem, prettyJson } from './json.js?v={{version}}';
 import { schemasFor } from './schemas.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, base64Length, displayValue, expiryOf, isBinary, isSecret, relativeTime, whoMadeIt } from './format.js?v={{version}}';
-import { flash, showFailure } from './page.js?v={{version}}';
-import { closeHistory, openHistory, timeline } from './history.js?v={{version}}';
-import { renderSecret } from './secrets.js?v={{version}}';
-import { markCurrentInTree, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
+import { showFailure } from './page.js?v={{version}}';
 
-// ---------------------------------------------------------------------------
-// The editor
-// ---------------------------------------------------------------------------
+/** Which schemas check the key in the editor, each with a button to read it. */
+export function renderSchemaInfo() {
+  if (!state.editor || state.editor.isNew || !state.session) return;
+  if (state.session.schemas === null) {
+    ui.schemaInfo.replaceChildren(state.session.schemasError ? `unknown (${state.session.schemasError})` : 'reading…');
+    return;
+  }
+  const schemas = schemasFor(state.session.schemas, state.editor.key);
+  ui.schemaInfo.replaceChildren(...(schemas.length ? schemas.flatMap((schema) => [
+    el('span', { className: 'schema-name' }, schema.prefix ? `${schema.target} (the keys under it)` : `${schema.target} (this key)`),
+    el('button', { type: 'button', 'data-schema': schema.target, 'aria-controls': 'schema-view' }, 'View'),
+  ]) : ['none']));
+  // The schema being read: read again (it may have changed), or closed if it no longer applies.
+  if (state.editor.schemaShown && schemas.some((schema) => schema.target === state.editor.schemaShown)) showSchema(state.editor.schemaShown, false);
+  else hideSchema();
+}
+
+export function onSchemaClick(event) {
+  const button = event.target.closest('button[data-schema]');
+  if (!button || !state.editor) return;
+  if (state.editor.schemaShown === button.dataset.schema && !ui.schemaView.hidden) hideSchema();
+  else showSchema(button.dataset.schema, true);
+}
+
+export function hideSchema() {
+  if (state.editor) state.editor.schemaShown = null;
+  ui.schemaView.hidden = true;
+}
+
+/** Reads the schema of `target` (GET schema?target=) and shows it as text, indented when it is JSON. */
+export async function showSchema(target, focus) {
+  const current = state.session;
+  const editing = state.editor;
+  editing.schemaShown = target;
+  let text;
+  try {
+    const response = await api('GET', `${configUrl(current.name)}/schema?target=${encodeURIComponent(target)}`, {
+      signal: current.controller.signal, raw: true,
+    });
+    text = await response.text();
+  } catch (error) {
+    if (isAbort(error) || current !== state.session || state.editor !== editing) return;
+    if (error.status === 401) {
+      showFailure(error, ui.editorMessage);
+      return;
+    }
+    text = `The schema could not be read: ${error.message}`;
+  }
+  if (current !== state.session || state.editor !== editing || editing.schemaShown !== target) return;
+  ui.schemaViewHeading.textContent = `Schema of ${target}`;
+  ui.schemaText.textContent = jsonProblem(text) === null ? prettyJson(text) : text;
+  ui.schemaView.hidden = false;
+  if (focus) ui.schemaViewHeading.focus();
+}
+"""##),
+        ("editor.js", ##"""
+// The editor: a key opened from the tree (or a new one), what it shows of the item,
+// whether it holds unsaved edits, and its buttons while a request is under way. Saving
+// (editor-save.js), the conflict view (editor-conflict.js), changes made underneath it
+// (editor-changes.js), deleting (editor-delete.js) and its schemas (editor-schema.js)
+// build on it; secrets are shown by secrets.js.
+
+import { api, isAbort, keyUrl } from './api.js?v={{version}}';
+import { isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, prettyJson } from './json.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { ageElement, base64Length, expiryOf, isBinary, isSecret } from './format.js?v={{version}}';
+import { showFailure } from './page.js?v={{version}}';
+import { markCurrentInTree, scheduleTreeRender } from './tree.js?v={{version}}';
+import { closeHistory, openHistory } from './history.js?v={{version}}';
+import { renderSecret } from './secrets.js?v={{version}}';
+import { hideSchema, renderSchemaInfo } from './editor-schema.js?v={{version}}';
 
 /** What was asked for last while the editor had unsaved changes (asking again discards them). */
 export let discardTarget = null;
@@ -1062,14 +1608,15 @@ export function loadEditor({ key, isNew, item }) {
   ui.historyToggle.hidden = isNew;
   renderSecret(secret ? item : null);
   // An open history follows the editor from key to key, and shows each new change.
-  if (timeline && isNew) closeHistory();
-  else if (timeline) openHistory(key);
+  if (state.timeline && isNew) closeHistory();
+  else if (state.timeline) openHistory(key);
   ui.deleteKey.hidden = isNew;
 
   ui.changedNotice.hidden = true;
   ui.deleteConfirm.hidden = true;
   ui.editorMessage.textContent = '';
-  renderConflict(); // also enables the buttons
+  ui.conflict.hidden = true; // state.conflict was dropped above
+  syncEditorButtons();
   onEditorInput();
   markCurrentInTree();
 }
@@ -1126,157 +1673,6 @@ export function onFormatJson() {
   onEditorInput();
 }
 
-/** Why a new key's path is not acceptable, or null. */
-export function keyPathProblem(key) {
-  if (!key.startsWith('/')) return 'A key path starts with “/”, such as /db/host.';
-  if (key === '/' || key.endsWith('/')) return 'A key path names a key, so it cannot end with “/”.';
-  const segments = key.slice(1).split('/');
-  if (segments.some((segment) => segment === '')) return 'A key path cannot contain “//”.';
-  if (segments.some((segment) => segment === '.' || segment === '..')) return 'A key path cannot contain “.” or “..” segments.';
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f-\u009f]/.test(key)) return 'A key path cannot contain control characters.';
-  if (new TextEncoder().encode(key).length > 1024) return 'A key path is at most 1024 bytes.';
-  return null;
-}
-
-/** Save: checks the value, then writes with If-Match (If-None-Match for a new key). */
-export async function onSave(event) {
-  event.preventDefault();
-  if (!state.editor || state.editor.readOnly || state.editor.busy || state.conflict) return;
-  ui.editorMessage.textContent = '';
-  const key = state.editor.isNew ? ui.keyPath.value.trim() : state.editor.key;
-  if (state.editor.isNew) {
-    const problem = keyPathProblem(key) || (state.session.items.has(key) ? `${key} already exists: open it from the tree to edit it.` : null);
-    if (problem) {
-      ui.editorMessage.textContent = problem;
-      ui.keyPath.focus();
-      return;
-    }
-  }
-  const value = ui.value.value;
-  const contentType = ui.contentType.value.trim() || 'text/plain';
-  if (isJsonType(contentType)) {
-    const problem = jsonProblem(value);
-    if (problem) {
-      ui.editorMessage.textContent = `Not saved: the value is not valid JSON (${problem}).`;
-      ui.value.focus();
-      return;
-    }
-  }
-  const condition = state.editor.isNew ? { 'If-None-Match': '*' } : { 'If-Match': etag(state.editor.baseRevision) };
-  await writeKey(key, value, contentType, condition, plannedPatch(value, contentType));
-}
-
-/**
- * The merge patch a save sends, or null for a whole PUT: only for a JSON object whose
- * content type stays, with "only the members I changed" checked, and an edit a merge
- * patch can say (objects stay objects, no member set to null, more than layout changed).
- */
-export function plannedPatch(value, contentType) {
-  if (!state.editor.originalJson || !ui.mergePatch.checked || contentType !== state.editor.originalContentType.trim()) return null;
-  const edited = parseJson(value);
-  const document = mergePatch(state.editor.originalJson, edited);
-  if (!document || document.size === 0) return null;
-  return { document, original: state.editor.originalJson, edited };
-}
-
-/**
- * Whether a merge patch refused (412) because the key changed can be sent again over
- * the current item: it is still a JSON object of the same content type, and the change
- * made meanwhile touched other members than the edit.
- */
-export function patchStillApplies(patch, contentType, item) {
-  if (!item || isBinary(item) || (item.contentType || 'text/plain') !== contentType) return false;
-  const now = jsonObject(item.value);
-  return Boolean(now) && editsApart(patch.original, patch.edited, now);
-}
-
-/** The media type of a JSON merge patch (RFC 7386). */
-export const MERGE_PATCH_TYPE = 'application/merge-patch+json';
-
-/** How many times a merge patch is sent again over changes to other members. */
-export const MERGE_ATTEMPTS = 3;
-
-/**
- * Writes the editor's value under `condition`: a PUT of the whole value, or, given a
- * `patch`, a PATCH with the merge patch. A merge patch refused because someone changed
- * other members meanwhile is sent again with If-Match of their revision, so both
- * changes stay. Resolves to { envelope, mergedOver } or, when the change made
- * meanwhile collides with the edit, { conflictWith: the current item or null }.
- */
-export async function sendWrite(current, key, value, contentType, condition, patch) {
-  const { signal } = current.controller;
-  if (!patch) {
-    const body = value;
-    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...condition }, signal }) };
-  }
-  const body = writeJson(patch.document);
-  let ifMatch = condition;
-  let mergedOver = null;
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...ifMatch }, signal });
-      return { envelope, mergedOver };
-    } catch (error) {
-      if (error.status === 404) return { conflictWith: null }; // deleted meanwhile
-      if (error.status !== 412 || attempt === MERGE_ATTEMPTS) throw error;
-    }
-    let now = null;
-    try {
-      now = (await api('GET', keyUrl(current.name, key), { signal })).item;
-    } catch (error) {
-      if (error.status !== 404) throw error;
-    }
-    if (!patchStillApplies(patch, contentType, now)) return { conflictWith: now };
-    ifMatch = { 'If-Match': etag(now.modRevision) };
-    mergedOver = now.modRevision;
-  }
-}
-
-/** Saves a value under a condition; a 412 opens the conflict view, a 422 the schema's violations. */
-export async function writeKey(key, value, contentType, condition, patch = null) {
-  const current = state.session;
-  const editing = state.editor;
-  setEditorBusy(editing, true);
-  showViolations([]);
-  try {
-    const sent = await sendWrite(current, key, value, contentType, condition, patch);
-    if (current !== state.session) return;
-    if (sent.conflictWith !== undefined) await showConflict(current, editing, key, value, contentType, sent.conflictWith);
-    else saved(current, editing, key, sent.envelope, patch ? { mergedOver: sent.mergedOver } : null);
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    if (error.status === 412) await showConflict(current, editing, key, value, contentType);
-    else if (error.code === 'schemaViolation' && error.violations.length && state.editor === editing) showViolations(error.violations);
-    else showFailure(error, ui.editorMessage);
-  } finally {
-    setEditorBusy(editing, false);
-  }
-  // A live change that arrived during the save: judge it against the new revision.
-  if (editing.pending && state.editor) editorSawChange(editing.pending);
-}
-
-/**
- * A save answered: the tree and the editor take the saved item. `merged` is set for a
- * merge patch: { mergedOver }, the revision of someone else's change it was merged with.
- */
-export function saved(current, editing, key, envelope, merged) {
-  const { item } = envelope;
-  current.items.set(key, item);
-  current.changed.delete(key);
-  current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
-  renderRevision();
-  scheduleTreeRender(current);
-  if (state.editor === editing) {
-    loadEditor({ key, isNew: false, item });
-    ui.save.focus();
-  }
-  const how = !merged ? '' : merged.mergedOver
-    ? ` (the members you changed, merged with the change of revision ${merged.mergedOver})`
-    : ' (the members you changed)';
-  flash(`Saved ${key}${how} at revision ${envelope.revision ?? item.modRevision}`);
-}
-
 /** Lists the schema violations of a refused save beside the value (none: hides the list). */
 export function showViolations(violations) {
   ui.violations.hidden = violations.length === 0;
@@ -1292,63 +1688,6 @@ export function showViolations(violations) {
   if (violations.length) ui.value.focus();
 }
 
-// ---- Schemas ----
-
-/** Which schemas check the key in the editor, each with a button to read it. */
-export function renderSchemaInfo() {
-  if (!state.editor || state.editor.isNew || !state.session) return;
-  if (state.session.schemas === null) {
-    ui.schemaInfo.replaceChildren(state.session.schemasError ? `unknown (${state.session.schemasError})` : 'reading…');
-    return;
-  }
-  const schemas = schemasFor(state.session.schemas, state.editor.key);
-  ui.schemaInfo.replaceChildren(...(schemas.length ? schemas.flatMap((schema) => [
-    el('span', { className: 'schema-name' }, schema.prefix ? `${schema.target} (the keys under it)` : `${schema.target} (this key)`),
-    el('button', { type: 'button', 'data-schema': schema.target, 'aria-controls': 'schema-view' }, 'View'),
-  ]) : ['none']));
-  // The schema being read: read again (it may have changed), or closed if it no longer applies.
-  if (state.editor.schemaShown && schemas.some((schema) => schema.target === state.editor.schemaShown)) showSchema(state.editor.schemaShown, false);
-  else hideSchema();
-}
-
-export function onSchemaClick(event) {
-  const button = event.target.closest('button[data-schema]');
-  if (!button || !state.editor) return;
-  if (state.editor.schemaShown === button.dataset.schema && !ui.schemaView.hidden) hideSchema();
-  else showSchema(button.dataset.schema, true);
-}
-
-export function hideSchema() {
-  if (state.editor) state.editor.schemaShown = null;
-  ui.schemaView.hidden = true;
-}
-
-/** Reads the schema of `target` (GET schema?target=) and shows it as text, indented when it is JSON. */
-export async function showSchema(target, focus) {
-  const current = state.session;
-  const editing = state.editor;
-  editing.schemaShown = target;
-  let text;
-  try {
-    const response = await api('GET', `${configUrl(current.name)}/schema?target=${encodeURIComponent(target)}`, {
-      signal: current.controller.signal, raw: true,
-    });
-    text = await response.text();
-  } catch (error) {
-    if (isAbort(error) || current !== state.session || state.editor !== editing) return;
-    if (error.status === 401) {
-      showFailure(error, ui.editorMessage);
-      return;
-    }
-    text = `The schema could not be read: ${error.message}`;
-  }
-  if (current !== state.session || state.editor !== editing || editing.schemaShown !== target) return;
-  ui.schemaViewHeading.textContent = `Schema of ${target}`;
-  ui.schemaText.textContent = jsonProblem(text) === null ? prettyJson(text) : text;
-  ui.schemaView.hidden = false;
-  if (focus) ui.schemaViewHeading.focus();
-}
-
 export function setEditorBusy(editing, busy) {
   editing.busy = busy;
   if (state.editor === editing) syncEditorButtons();
@@ -1362,249 +1701,6 @@ export function syncEditorButtons() {
   ui.deleteConfirmYes.disabled = busy;
   ui.conflictReapply.disabled = busy;
   ui.conflictDiscard.disabled = busy;
-}
-
-// ---- Delete a key ----
-
-export function onDeleteKey() {
-  if (!state.editor || state.editor.isNew) return;
-  ui.deleteConfirmText.textContent = `Delete ${state.editor.key}? Its history stays, but the key is gone.`;
-  ui.deleteConfirm.hidden = false;
-  ui.deleteConfirmNo.focus();
-}
-
-export function onDeleteCancel() {
-  ui.deleteConfirm.hidden = true;
-  ui.deleteKey.focus();
-}
-
-export async function onDeleteConfirmed() {
-  if (!state.editor || state.editor.isNew || state.editor.busy) return;
-  const current = state.session;
-  const editing = state.editor;
-  const { key } = editing;
-  ui.editorMessage.textContent = '';
-  setEditorBusy(editing, true);
-  try {
-    const envelope = await api('DELETE', keyUrl(current.name, key), {
-      headers: { 'If-Match': etag(editing.baseRevision) },
-      signal: current.controller.signal,
-    });
-    if (current !== state.session) return;
-    forgetKey(current, key, envelope.revision);
-    if (state.editor === editing) closeEditor();
-    flash(`Deleted ${key}${envelope.revision ? ` at revision ${envelope.revision}` : ''}`);
-    ui.newKey.focus();
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    if (error.status === 404) {
-      forgetKey(current, key);
-      if (state.editor === editing) closeEditor();
-      flash(`${key} was already deleted`);
-    } else if (error.status === 412) {
-      await refuseStaleDelete(current, editing);
-    } else {
-      showFailure(error, ui.editorMessage);
-    }
-  } finally {
-    setEditorBusy(editing, false);
-  }
-}
-
-export function forgetKey(current, key, revision) {
-  current.items.delete(key);
-  current.changed.delete(key);
-  if (revision) current.revision = Math.max(current.revision, revision);
-  renderRevision();
-  scheduleTreeRender(current);
-}
-
-/** A delete refused because the key changed: show what it is now before trying again. */
-export async function refuseStaleDelete(current, editing) {
-  let item = null;
-  try {
-    item = (await api('GET', keyUrl(current.name, editing.key), { signal: current.controller.signal })).item;
-  } catch (error) {
-    if (error.status !== 404) {
-      showFailure(error, ui.editorMessage);
-      return;
-    }
-  }
-  if (current !== state.session || state.editor !== editing) return;
-  if (!item) {
-    forgetKey(current, editing.key);
-    closeEditor();
-    flash(`${editing.key} was already deleted`);
-    return;
-  }
-  if (!isDirty()) loadEditor({ key: editing.key, isNew: false, item });
-  else showChangedNotice({ key: item.key, type: 'put', revision: item.modRevision, item });
-  ui.editorMessage.textContent = `Not deleted: ${editing.key} changed (revision ${item.modRevision}) since you opened it. Review it, then delete again.`;
-}
-
-// ---- Changes underneath the editor ----
-
-/**
- * A live change to some key: if it is the key in the editor, refresh the editor when
- * it has no unsaved edits, or else say that the key changed.
- */
-export function editorSawChange(change) {
-  if (!state.editor) return;
-  const openKeyPath = state.editor.isNew ? ui.keyPath.value.trim() : state.editor.key;
-  if (change.key !== openKeyPath) return;
-  if (state.editor.busy) {
-    state.editor.pending = change; // judged when the save or delete answers
-    return;
-  }
-  if (state.editor.isNew) {
-    if (change.type === 'put') showChangedNotice(change);
-    return;
-  }
-  if (change.type === 'put' && change.item.modRevision <= state.editor.baseRevision) return; // seen already
-  if (state.conflict) {
-    // The conflict view compares against the current value: keep it current (a
-    // change older than the value shown, held back during the save, is dropped).
-    const shown = state.conflict.current ? state.conflict.current.modRevision : 0;
-    if (change.revision > shown) {
-      state.conflict.current = change.item;
-      renderConflict();
-    }
-    return;
-  }
-  if (!isDirty()) {
-    if (change.type === 'put') {
-      loadEditor({ key: change.key, isNew: false, item: change.item });
-      flash(`${change.key} was updated to revision ${change.item.modRevision}`);
-    } else {
-      closeEditor();
-      flash(`${change.key} was ${change.type === 'expire' ? 'expired' : 'deleted'} at revision ${change.revision}`);
-    }
-    return;
-  }
-  showChangedNotice(change);
-}
-
-export function showChangedNotice(change) {
-  state.editor.latest = change;
-  if (change.type === 'put') {
-    const merges = state.editor.originalJson && ui.mergePatch.checked;
-    ui.changedNoticeText.textContent = `This key changed (revision ${change.revision}) while you were editing.${
-      merges ? ' Saving keeps that change where it touched other members than yours.' : ''}`;
-    ui.changedLoad.textContent = 'Load the current value';
-  } else {
-    const what = change.type === 'expire' ? 'expired' : 'was deleted';
-    ui.changedNoticeText.textContent = `This key ${what} (revision ${change.revision}) while you were editing.`;
-    ui.changedLoad.textContent = 'Close it';
-  }
-  ui.changedNotice.hidden = false;
-}
-
-/** After the tree was reloaded: notice if the open key changed meanwhile. */
-export function syncEditorWithTree() {
-  if (!state.editor || state.editor.isNew || !state.session) return;
-  const item = state.session.items.get(state.editor.key);
-  if (!item) {
-    editorSawChange({ key: state.editor.key, type: 'delete', revision: state.session.revision, item: null });
-  } else if (item.modRevision > state.editor.baseRevision) {
-    editorSawChange({ key: state.editor.key, type: 'put', revision: item.modRevision, item });
-  }
-}
-
-/** "Load the current value": drops the edits for what the server has now. */
-export function onLoadCurrent() {
-  if (!state.editor || !state.editor.latest) return;
-  const change = state.editor.latest;
-  if (change.type === 'put') {
-    loadEditor({ key: change.key, isNew: false, item: change.item });
-    ui.value.focus();
-  } else {
-    closeEditor();
-    ui.newKey.focus();
-  }
-}
-
-// ---- Conflicts ----
-
-/**
- * A save was refused (412): fetch the current value (unless `known`, the item read
- * already, or null for a deleted key) and show both side by side.
- */
-export async function showConflict(current, editing, key, value, contentType, known) {
-  let item = known ?? null;
-  if (known === undefined) {
-    try {
-      item = (await api('GET', keyUrl(current.name, key), { signal: current.controller.signal })).item;
-    } catch (error) {
-      if (isAbort(error)) return;
-      if (error.status !== 404) {
-        showFailure(error, ui.editorMessage);
-        return;
-      }
-    }
-  }
-  if (current !== state.session || state.editor !== editing) return;
-  state.conflict = { key, value, contentType, current: item, change: null };
-  ui.changedNotice.hidden = true;
-  renderConflict();
-  ui.conflictHeading.focus();
-  // Who made the change that got in the way, and why: the key's newest event.
-  try {
-    const envelope = await api('GET', `${historyUrl(current.name, key)}?limit=1`, { signal: current.controller.signal });
-    const change = (envelope.events || [])[0];
-    if (!change || !state.conflict || state.conflict.key !== key || current !== state.session) return;
-    state.conflict.change = change;
-    renderConflict();
-  } catch {
-    // The conflict view stands without it: "by someone else".
-  }
-}
-
-/** "changed by ops-admin, 2 min ago: move to the new primary", of the change that made `revision`. */
-export function conflictChange(change, revision, verb) {
-  if (!change || (revision !== undefined && change.revision !== revision)) return `${verb} by someone else`;
-  const why = change.message ? `: ${change.message}` : '';
-  return `${verb} by ${whoMadeIt(change)}, ${relativeTime(change.at)}${why}`;
-}
-
-export function renderConflict() {
-  ui.conflict.hidden = !state.conflict;
-  syncEditorButtons();
-  if (!state.conflict) return;
-  ui.conflictMine.textContent = state.conflict.value;
-  const theirs = state.conflict.current;
-  const change = state.conflict.change;
-  if (theirs) {
-    ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, ${conflictChange(change, theirs.modRevision, 'changed')})`;
-    ui.conflictTheirs.textContent = displayValue(theirs);
-  } else {
-    ui.conflictTheirsHeading.textContent = `Current value (${conflictChange(change && change.type !== 'put' ? change : null, undefined, 'deleted')})`;
-    ui.conflictTheirs.textContent = '';
-  }
-}
-
-/** "Re-apply mine": saves your value over the current revision, knowingly. */
-export async function onConflictReapply() {
-  if (!state.conflict || !state.editor || state.editor.busy) return;
-  const { key, value, contentType, current } = state.conflict;
-  const condition = current ? { 'If-Match': etag(current.modRevision) } : { 'If-None-Match': '*' };
-  state.conflict = null;
-  renderConflict();
-  await writeKey(key, value, contentType, condition);
-}
-
-/** "Discard mine": loads the current value into the editor. */
-export function onConflictDiscard() {
-  if (!state.conflict) return;
-  const { key, current } = state.conflict;
-  if (current) {
-    loadEditor({ key, isNew: false, item: current });
-    flash(`Loaded the current value of ${key} (revision ${current.modRevision})`);
-    ui.value.focus();
-  } else {
-    closeEditor();
-    flash(`${key} is deleted; your value was discarded`);
-    ui.newKey.focus();
-  }
 }
 """##),
         ("elements.js", ##"""
@@ -1851,46 +1947,117 @@ export function displayValue(item) {
   return item.value;
 }
 """##),
-        ("history.js", ##"""
-// A key's history (timeline, diff between two revisions, restore) and the whole config
-// at a past revision, read-only.
+        ("history-restore.js", ##"""
+// The buttons of a key's history: a past value restored as a new change (a
+// compare-and-swap against the value shown now), and the config at that revision.
 
-import { api, configUrl, etag, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
+import { api, etag, isAbort, keyUrl } from './api.js?v={{version}}';
+import { base64Bytes } from './sealed.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { isBinary, isSecret } from './format.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { renderRevision, scheduleTreeRender } from './tree.js?v={{version}}';
+import { loadHistory } from './history.js?v={{version}}';
+import { readAtRevision } from './snapshot.js?v={{version}}';
+import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
+
+/** A click in a key's history: Restore, or Config at this revision. */
+export function onHistoryClick(event) {
+  const restore = event.target.closest('button[data-restore]');
+  if (restore) {
+    restoreRevision(Number(restore.dataset.restore));
+    return;
+  }
+  const at = event.target.closest('button[data-at-revision]');
+  if (at) readAtRevision(at.dataset.atRevision);
+}
+
+/** What a PUT sends for an item's value: its bytes when it is binary, else its text. */
+export const bodyOf = (item) => (isBinary(item) ? base64Bytes(item.value) : item.value);
+
+/**
+ * Restores a past value as a new change: a compare-and-swap against the value the
+ * console shows now (If-Match), or against no value when the key is deleted.
+ */
+export async function restoreRevision(revision) {
+  const shown = state.timeline;
+  const current = state.session;
+  const event = shown && shown.events.find((candidate) => candidate.revision === revision);
+  if (!event || !event.item || !state.editor || state.editor.busy) return;
+  ui.historyError.textContent = '';
+  if (isSecret(event.item)) {
+    ui.historyError.textContent = 'A secret opens only at the version it was sealed for, so its old value cannot be restored as it is: reveal it with discfg history --reveal and set it again with discfg set --secret.';
+    return;
+  }
+  if (isDirty()) {
+    ui.historyError.textContent = 'You have unsaved changes: save or discard them before restoring.';
+    return;
+  }
+  const { key } = shown;
+  const now = current.items.get(key);
+  const condition = now ? { 'If-Match': etag(now.modRevision) } : { 'If-None-Match': '*' };
+  const editing = state.editor;
+  setEditorBusy(editing, true);
+  try {
+    // The change says why, as history and `discfg log` show it (percent-encoded UTF-8,
+    // as the Discfg-Message header takes it).
+    const message = encodeURIComponent(`restore ${key} to revision ${revision}`);
+    const envelope = await api('PUT', keyUrl(current.name, key), {
+      body: bodyOf(event.item),
+      headers: { 'Content-Type': event.item.contentType || 'text/plain', 'Discfg-Message': message, ...condition },
+      signal: current.controller.signal,
+    });
+    if (current !== state.session) return;
+    const { item } = envelope;
+    current.items.set(key, item);
+    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
+    renderRevision();
+    scheduleTreeRender(current);
+    if (state.editor === editing) loadEditor({ key, isNew: false, item }); // reloads the history too
+    flash(`Restored the value of revision ${revision} as revision ${item.modRevision}`);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    if (error.status === 412) {
+      ui.historyError.textContent = `Not restored: ${key} changed meanwhile. Its history now shows the latest change; restore again if you still want to.`;
+      loadHistory(true);
+    } else if (error.code === 'schemaViolation' && error.violations.length && state.editor === editing) {
+      showViolations(error.violations);
+    } else {
+      showFailure(error, ui.historyError);
+    }
+  } finally {
+    setEditorBusy(editing, false);
+  }
+}
+"""##),
+        ("history.js", ##"""
+// A key's history: its changes, newest first, and the difference between two of them.
+// Restoring one is history-restore.js; the whole config at a revision, snapshot.js.
+
+import { api, historyUrl, isAbort } from './api.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement, displayValue, isSecret, whoMadeIt } from './format.js?v={{version}}';
-import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
-import { isDirty, loadEditor, setEditorBusy, showViolations } from './editor.js?v={{version}}';
-import { byText, renderRevision, scheduleTreeRender } from './keys.js?v={{version}}';
-import { bodyOf } from './configs.js?v={{version}}';
-
-// ---------------------------------------------------------------------------
-// A key's history: timeline, diff, restore
-// ---------------------------------------------------------------------------
+import { showFailure } from './page.js?v={{version}}';
 
 export const HISTORY_PAGE = 50;
 
-/**
- * The history shown for the key in the editor, or null:
- * { key, events (newest first), cursor, a, b (revisions compared), ticket }.
- */
-export let timeline = null;
-
 export function onHistoryToggle() {
-  if (timeline) {
+  if (state.timeline) {
     closeHistory();
     ui.historyToggle.focus();
     return;
   }
   if (!state.editor || state.editor.isNew) return;
-  openHistory(state.editor.key).then(() => { if (timeline) ui.historyHeading.focus(); });
+  openHistory(state.editor.key).then(() => { if (state.timeline) ui.historyHeading.focus(); });
 }
 
 /** Shows the history of `key`: read again when it is already shown (a new change). */
 export function openHistory(key) {
-  if (!timeline || timeline.key !== key) {
-    timeline = { key, events: [], cursor: null, a: null, b: null, ticket: 0 };
+  if (!state.timeline || state.timeline.key !== key) {
+    state.timeline = { key, events: [], cursor: null, a: null, b: null, ticket: 0 };
     ui.historyList.replaceChildren(el('li', { className: 'empty' }, 'Loading history…'));
     ui.diff.hidden = true;
   }
@@ -1900,7 +2067,7 @@ export function openHistory(key) {
 }
 
 export function closeHistory() {
-  timeline = null;
+  state.timeline = null;
   ui.history.hidden = true;
   ui.historyToggle.setAttribute('aria-expanded', 'false');
   ui.historyList.replaceChildren();
@@ -1911,14 +2078,14 @@ export function closeHistory() {
 /** Reads the newest page of history (`fresh`) or the next older one. */
 export async function loadHistory(fresh) {
   const current = state.session;
-  const shown = timeline;
+  const shown = state.timeline;
   if (!current || !shown) return;
   const ticket = (shown.ticket += 1);
   const before = !fresh && shown.cursor ? `&before=${encodeURIComponent(shown.cursor)}` : '';
   const path = historyUrl(current.name, shown.key);
   try {
     const envelope = await api('GET', `${path}?limit=${HISTORY_PAGE}${before}`, { signal: current.controller.signal });
-    if (current !== state.session || shown !== timeline || ticket !== shown.ticket) return;
+    if (current !== state.session || shown !== state.timeline || ticket !== shown.ticket) return;
     const events = envelope.events || [];
     shown.events = fresh ? events : shown.events.concat(events);
     shown.cursor = envelope.cursor || null;
@@ -1928,7 +2095,7 @@ export async function loadHistory(fresh) {
     ui.historyError.textContent = '';
     renderHistory();
   } catch (error) {
-    if (isAbort(error) || current !== state.session || shown !== timeline) return;
+    if (isAbort(error) || current !== state.session || shown !== state.timeline) return;
     showFailure(error, ui.historyError);
   }
 }
@@ -1942,7 +2109,7 @@ export function chooseDefaultPair(shown) {
 export const changeWords = { put: 'set', delete: 'deleted', expire: 'expired' };
 
 export function renderHistory() {
-  const shown = timeline;
+  const shown = state.timeline;
   if (!shown) return;
   const currentItem = state.session && state.session.items.get(shown.key);
   const list = [];
@@ -1986,19 +2153,9 @@ export function renderHistory() {
 
 export function onHistoryChange(event) {
   const input = event.target.closest('input[data-side]');
-  if (!input || !timeline) return;
-  timeline[input.dataset.side] = Number(input.value);
+  if (!input || !state.timeline) return;
+  state.timeline[input.dataset.side] = Number(input.value);
   renderDiff();
-}
-
-export function onHistoryClick(event) {
-  const restore = event.target.closest('button[data-restore]');
-  if (restore) {
-    restoreRevision(Number(restore.dataset.restore));
-    return;
-  }
-  const at = event.target.closest('button[data-at-revision]');
-  if (at) readAtRevision(at.dataset.atRevision);
 }
 
 /** The text an event is compared as: its value, or nothing once deleted. */
@@ -2008,7 +2165,7 @@ export function comparedText(event) {
 }
 
 export function renderDiff() {
-  const shown = timeline;
+  const shown = state.timeline;
   const a = shown && shown.events.find((event) => event.revision === shown.a);
   const b = shown && shown.events.find((event) => event.revision === shown.b);
   ui.diff.hidden = !a || !b;
@@ -2068,147 +2225,6 @@ export function renderDiffLines(ops) {
   });
   flush();
   return lines;
-}
-
-/**
- * Restores a past value as a new change: a compare-and-swap against the value the
- * console shows now (If-Match), or against no value when the key is deleted.
- */
-export async function restoreRevision(revision) {
-  const shown = timeline;
-  const current = state.session;
-  const event = shown && shown.events.find((candidate) => candidate.revision === revision);
-  if (!event || !event.item || !state.editor || state.editor.busy) return;
-  ui.historyError.textContent = '';
-  if (isSecret(event.item)) {
-    ui.historyError.textContent = 'A secret opens only at the version it was sealed for, so its old value cannot be restored as it is: reveal it with discfg history --reveal and set it again with discfg set --secret.';
-    return;
-  }
-  if (isDirty()) {
-    ui.historyError.textContent = 'You have unsaved changes: save or discard them before restoring.';
-    return;
-  }
-  const { key } = shown;
-  const now = current.items.get(key);
-  const condition = now ? { 'If-Match': etag(now.modRevision) } : { 'If-None-Match': '*' };
-  const editing = state.editor;
-  setEditorBusy(editing, true);
-  try {
-    // The change says why, as history and `discfg log` show it (percent-encoded UTF-8,
-    // as the Discfg-Message header takes it).
-    const message = encodeURIComponent(`restore ${key} to revision ${revision}`);
-    const envelope = await api('PUT', keyUrl(current.name, key), {
-      body: bodyOf(event.item),
-      headers: { 'Content-Type': event.item.contentType || 'text/plain', 'Discfg-Message': message, ...condition },
-      signal: current.controller.signal,
-    });
-    if (current !== state.session) return;
-    const { item } = envelope;
-    current.items.set(key, item);
-    current.revision = Math.max(current.revision, envelope.revision ?? item.modRevision);
-    renderRevision();
-    scheduleTreeRender(current);
-    if (state.editor === editing) loadEditor({ key, isNew: false, item }); // reloads the history too
-    flash(`Restored the value of revision ${revision} as revision ${item.modRevision}`);
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    if (error.status === 412) {
-      ui.historyError.textContent = `Not restored: ${key} changed meanwhile. Its history now shows the latest change; restore again if you still want to.`;
-      loadHistory(true);
-    } else if (error.code === 'schemaViolation' && error.violations.length && state.editor === editing) {
-      showViolations(error.violations);
-    } else {
-      showFailure(error, ui.historyError);
-    }
-  } finally {
-    setEditorBusy(editing, false);
-  }
-}
-
-// ---------------------------------------------------------------------------
-// The whole config at a revision
-// ---------------------------------------------------------------------------
-
-export const MAX_REVISION = 9223372036854775807n;
-
-/** A revision typed by a person, as its decimal text, or null when it is not one. */
-export function parseRevision(text) {
-  const trimmed = text.trim();
-  if (!/^\d{1,19}$/.test(trimmed) || BigInt(trimmed) > MAX_REVISION) return null;
-  return BigInt(trimmed).toString();
-}
-
-export function onAtRevisionToggle() {
-  togglePanel(ui.atRevisionToggle, ui.atRevisionForm, () => {
-    ui.atRevisionError.textContent = '';
-    if (!ui.atRevision.value && state.session) ui.atRevision.value = String(state.session.revision);
-    ui.atRevision.focus();
-    ui.atRevision.select();
-  }, hideAtRevision);
-}
-
-export function hideAtRevision() {
-  setPanel(ui.atRevisionToggle, ui.atRevisionForm, false);
-  ui.atRevisionError.textContent = '';
-}
-
-export function onAtRevisionSubmit(event) {
-  event.preventDefault();
-  const revision = parseRevision(ui.atRevision.value);
-  if (revision === null) {
-    ui.atRevisionError.textContent = 'A revision is a whole number from 0 to 9223372036854775807.';
-    ui.atRevision.focus();
-    return;
-  }
-  readAtRevision(revision);
-}
-
-/** Reads the config as it was at `revision` (its export) and shows it, read-only. */
-export async function readAtRevision(revision) {
-  const current = state.session;
-  if (!current) return;
-  ui.atRevisionError.textContent = '';
-  ui.configError.textContent = '';
-  let snapshot;
-  try {
-    snapshot = await api('GET', `${configUrl(current.name)}/export?format=json&revision=${revision}`, { signal: current.controller.signal });
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    showFailure(error, ui.atRevisionForm.hidden ? ui.configError : ui.atRevisionError);
-    return;
-  }
-  if (current !== state.session) return;
-  hideAtRevision();
-  current.snapshotRevision = revision;
-  const items = [...(snapshot.items || [])].sort((a, b) => byText(a.key, b.key));
-  ui.snapshotHeading.textContent = `${current.name} at revision ${snapshot.revision ?? revision}`;
-  ui.snapshotCount.textContent = `${items.length} ${items.length === 1 ? 'key' : 'keys'}, read-only. The config is at revision ${current.revision} now; restore a value from its key's history.`;
-  const rows = [];
-  for (const item of items) {
-    const type = isSecret(item) ? 'secret' : item.contentType || 'text/plain';
-    rows.push(
-      el('dt', {}, item.key, ' ', el('span', { className: 'badge' }, type)),
-      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, displayValue(item))),
-    );
-  }
-  if (!rows.length) rows.push(el('dd', { className: 'empty' }, 'The config had no keys at that revision.'));
-  ui.snapshotKeys.replaceChildren(...rows);
-  ui.snapshot.hidden = false;
-  ui.panes.hidden = true;
-  ui.snapshotHeading.focus();
-}
-
-export function closeSnapshot(focus = true) {
-  ui.snapshot.hidden = true;
-  ui.snapshotKeys.replaceChildren();
-  ui.panes.hidden = false;
-  if (state.session) state.session.snapshotRevision = null;
-  if (focus) ui.atRevisionToggle.focus();
-}
-
-/** Forgets the timeline shown (the config was closed). */
-export function forgetTimeline() {
-  timeline = null;
 }
 """##),
         ("index.html", ##"""
@@ -2926,69 +2942,14 @@ export function prettyJson(text) {
 }
 """##),
         ("keys.js", ##"""
-// One config: its keys read page by page, drawn as a tree of folders, and its changes
-// followed live over Server-Sent Events (long-polling where the server cannot stream).
+// One config's keys, read page by page (again when history was compacted past the watch),
+// and the targets of its schemas, read again when one of them changes.
 
-import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
-import { SCHEMA_NAMESPACE } from './schemas.js?v={{version}}';
-import { newSession, state } from './state.js?v={{version}}';
-import { el, ui } from './elements.js?v={{version}}';
-import { clearErrors, showFailure, showView } from './page.js?v={{version}}';
-import { closeSnapshot, forgetTimeline, hideAtRevision } from './history.js?v={{version}}';
-import { closeEditor, editorSawChange, renderSchemaInfo, requestKey, syncEditorWithTree } from './editor.js?v={{version}}';
-import { hideTransfer } from './transfer.js?v={{version}}';
-import { hideDeleteConfig } from './configs.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
-
-export const RECONNECT_DELAY_MS = 1000;
-export const MAX_RETRY_AFTER_MS = 30000;
-export const LONG_POLL_SECONDS = 25;
-
-// ---------------------------------------------------------------------------
-// One config: keys and the live watch
-// ---------------------------------------------------------------------------
-
-export async function openConfig(name) {
-  closeConfig();
-  const current = newSession(name);
-  state.session = current;
-
-  showView('config');
-  clearErrors();
-  ui.configTitle.textContent = name;
-  ui.configRevision.textContent = 'Revision …';
-  ui.keyFilter.value = '';
-  ui.keys.replaceChildren();
-  ui.keyCount.textContent = 'Loading keys…';
-  hideDeleteConfig();
-  hideAtRevision();
-  hideTransfer();
-  closeSnapshot(false);
-  closeEditor();
-  setLive(current, false, 'Connecting…');
-  ui.configTitle.focus();
-
-  try {
-    await loadKeys(current);
-  } catch (error) {
-    if (isAbort(error) || current !== state.session) return;
-    ui.keyCount.textContent = '';
-    showFailure(error, ui.configError);
-    if (error.status === 404) setLive(current, false, 'Not live');
-    return;
-  }
-  watch(current);
-}
-
-/** Stops the open config's requests and watch and forgets it. */
-export function closeConfig() {
-  if (!state.session) return;
-  state.session.controller.abort();
-  state.session = null;
-  state.editor = null;
-  state.conflict = null;
-  forgetTimeline();
-}
+import { api, configUrl, isAbort } from './api.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { renderRevision, renderTree } from './tree.js?v={{version}}';
+import { renderSchemaInfo } from './editor-schema.js?v={{version}}';
+import { syncEditorWithTree } from './editor-changes.js?v={{version}}';
 
 /** Reads every key of the config, page by page, and redraws the tree. */
 export async function loadKeys(current) {
@@ -3036,360 +2997,6 @@ export function scheduleSchemaLoad(current) {
     current.schemasQueued = false;
     if (current === state.session) loadSchemas(current);
   }, 0);
-}
-
-export function renderRevision() {
-  if (state.session) ui.configRevision.textContent = `Revision ${state.session.revision}`;
-}
-
-/** Sets the live status; `text` overrides the words for a state that is not live. */
-export function setLive(current, live, text) {
-  if (current !== state.session) return;
-  ui.liveStatus.textContent = live ? 'Live' : (text || 'Reconnecting…');
-  ui.liveStatus.classList.toggle('connected', live);
-}
-
-/** Waits `ms` milliseconds, or less if the signal aborts. */
-export function sleep(ms, signal) {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-  });
-}
-
-/**
- * Follows the config's changes until the session ends: a Server-Sent Events stream,
- * reconnected a second after it drops with Last-Event-ID so nothing is missed, or a
- * long poll where the server cannot stream.
- */
-export async function watch(current) {
-  const { signal } = current.controller;
-  while (!signal.aborted) {
-    let delay = RECONNECT_DELAY_MS;
-    try {
-      if (current.polling) await pollChanges(current);
-      else await streamChanges(current);
-    } catch (error) {
-      if (signal.aborted) return;
-      if (error.status === 401) {
-        signOut(error.message);
-        return;
-      }
-      if (error.status === 406 && !current.polling) {
-        current.polling = true; // API Gateway cannot stream: long-poll instead.
-        continue;
-      }
-      if (error.status === 404 || error.status === 403 || error.status === 400) {
-        // The config is gone or the token may not watch it: retrying will not help.
-        setLive(current, false, 'Not live');
-        showFailure(error, ui.configError);
-        return;
-      }
-      if (error.status === 410) {
-        // History was compacted past where the watch would resume: start over.
-        await reloadAfterCompaction(current);
-        continue;
-      }
-      if (error.retryAfter) delay = Math.min(error.retryAfter * 1000, MAX_RETRY_AFTER_MS);
-    }
-    if (signal.aborted) return;
-    setLive(current, false);
-    await sleep(delay, signal);
-  }
-}
-
-export async function reloadAfterCompaction(current) {
-  setLive(current, false);
-  try {
-    await loadKeys(current);
-  } catch (error) {
-    if (!isAbort(error)) await sleep(RECONNECT_DELAY_MS, current.controller.signal);
-  }
-}
-
-/** Reads one Server-Sent Events stream until it ends. */
-export async function streamChanges(current) {
-  const headers = { Accept: 'text/event-stream' };
-  if (current.lastEventId !== null) headers['Last-Event-ID'] = current.lastEventId;
-  const response = await api('GET', `${configUrl(current.name)}/watch`, {
-    headers, signal: current.controller.signal, raw: true,
-  });
-  if (!response.body || !(response.headers.get('Content-Type') || '').includes('text/event-stream')) {
-    throw new ApiError(406, 'notStreaming', 'The server does not stream changes.');
-  }
-  setLive(current, true);
-
-  const parser = new EventStreamParser((message) => onStreamMessage(current, message));
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    parser.push(decoder.decode(value, { stream: true }));
-  }
-  parser.push(decoder.decode());
-}
-
-/**
- * The Server-Sent Events format, parsed by hand since EventSource cannot send an
- * Authorization header: lines of `field: value`, comment lines starting with ":",
- * a blank line ending each event. Calls `onMessage({ id, event, data })` per event.
- */
-export class EventStreamParser {
-  constructor(onMessage) {
-    this.onMessage = onMessage;
-    this.buffer = '';
-    this.reset();
-  }
-
-  reset() {
-    this.id = null;
-    this.event = '';
-    this.data = [];
-  }
-
-  push(chunk) {
-    let text = this.buffer + chunk;
-    // A chunk ending in \r may be cut inside \r\n: keep the \r for the next chunk.
-    let carry = '';
-    if (text.endsWith('\r')) {
-      text = text.slice(0, -1);
-      carry = '\r';
-    }
-    const lines = text.split(/\r\n|\r|\n/);
-    this.buffer = lines.pop() + carry;
-    for (const line of lines) this.line(line);
-  }
-
-  line(line) {
-    if (line === '') {
-      this.dispatch();
-      return;
-    }
-    if (line.startsWith(':')) return; // a heartbeat or comment
-    const colon = line.indexOf(':');
-    const field = colon === -1 ? line : line.slice(0, colon);
-    let value = colon === -1 ? '' : line.slice(colon + 1);
-    if (value.startsWith(' ')) value = value.slice(1);
-    if (field === 'event') this.event = value;
-    else if (field === 'data') this.data.push(value);
-    else if (field === 'id' && !value.includes('\0')) this.id = value;
-    // retry and unknown fields are ignored: the console reconnects on its own.
-  }
-
-  dispatch() {
-    if (this.data.length || this.id !== null) {
-      this.onMessage({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
-    }
-    this.reset();
-  }
-}
-
-export function onStreamMessage(current, { id, event, data }) {
-  if (current !== state.session) return;
-  // An `error` event (the reader fell behind) ends the stream; the watch reconnects
-  // after its id and loses nothing.
-  if (event !== 'error' && data) {
-    try {
-      applyChange(current, JSON.parse(data));
-    } catch (error) {
-      console.warn('discfg console: an event could not be read', error);
-    }
-  }
-  if (id !== null) current.lastEventId = id;
-}
-
-/**
- * Long-polls for changes until an error: each answer holds the events after
- * fromRevision and the last revision it accounted for.
- */
-export async function pollChanges(current) {
-  // After R the next revision is R + 1; after R.P (inside a transaction) read R again:
-  // the events already applied are recognised as replays.
-  const last = Number(current.lastEventId ?? current.revision);
-  let from = Number.isInteger(last) ? last + 1 : Math.floor(last);
-  // The first poll answers at once, so the status says "Live" as soon as polling works.
-  let wait = 0;
-  for (;;) {
-    const envelope = await api('GET', `${configUrl(current.name)}/watch?fromRevision=${from}&timeout=${wait}`, {
-      signal: current.controller.signal,
-    });
-    wait = LONG_POLL_SECONDS;
-    if (current !== state.session) return;
-    setLive(current, true);
-    for (const event of envelope.events || []) applyChange(current, event);
-    if (typeof envelope.revision === 'number') {
-      current.lastEventId = String(envelope.revision);
-      from = envelope.revision + 1;
-    }
-  }
-}
-
-/**
- * Applies one change ({ key, type, revision, item }) to the tree and the editor.
- * Changes already reflected (a replay after reconnecting, or the echo of this
- * console's own save) are recognised by their revisions and only move the revision.
- */
-export function applyChange(current, change) {
-  if (!change || typeof change.key !== 'string') return;
-  const { key, type } = change;
-  const revision = Number(change.revision) || 0;
-  const known = current.items.get(key);
-  current.revision = Math.max(current.revision, revision);
-  renderRevision();
-
-  if (type === 'put' && change.item) {
-    if (known && known.modRevision >= change.item.modRevision) return;
-    current.items.set(key, change.item);
-    current.changed.add(key);
-  } else if (type === 'delete' || type === 'expire') {
-    if (!known || known.modRevision > revision) return;
-    current.items.delete(key);
-    current.changed.delete(key);
-  } else {
-    return;
-  }
-  if (key.startsWith(SCHEMA_NAMESPACE)) scheduleSchemaLoad(current);
-  scheduleTreeRender(current);
-  editorSawChange({ key, type, revision, item: type === 'put' ? change.item : null });
-}
-
-/** Redraws the tree once after a burst of changes (a transaction's events). */
-export function scheduleTreeRender(current) {
-  if (current.renderQueued) return;
-  current.renderQueued = true;
-  setTimeout(() => {
-    current.renderQueued = false;
-    if (current === state.session) renderTree();
-  }, 0);
-}
-
-// ---------------------------------------------------------------------------
-// The key tree
-// ---------------------------------------------------------------------------
-
-/** Folders by "/" segments: { path, folders: Map(name → folder), keys: [{ name, key }] }. */
-export function buildTree(keys) {
-  const root = { path: '/', folders: new Map(), keys: [] };
-  for (const key of keys) {
-    const segments = key.slice(1).split('/');
-    let node = root;
-    for (const segment of segments.slice(0, -1)) {
-      let child = node.folders.get(segment);
-      if (!child) {
-        child = { name: segment, path: `${node.path}${segment}/`, folders: new Map(), keys: [] };
-        node.folders.set(segment, child);
-      }
-      node = child;
-    }
-    node.keys.push({ name: segments[segments.length - 1], key });
-  }
-  return root;
-}
-
-export const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Redraws the tree from the session's items and the filter, keeping focus in place. */
-export function renderTree() {
-  if (!state.session) return;
-  const filter = ui.keyFilter.value.trim().toLowerCase();
-  const keys = [...state.session.items.keys()]
-    .filter((key) => !filter || key.toLowerCase().includes(filter))
-    .sort(byText);
-
-  const focused = ui.keys.contains(document.activeElement) ? document.activeElement : null;
-  const focusKey = focused && focused.dataset.key;
-  const focusFolder = focused && focused.dataset.folder;
-
-  ui.keys.replaceChildren();
-  const total = state.session.items.size;
-  ui.keyCount.textContent = filter ? `${keys.length} of ${total} keys match` : `${total} ${total === 1 ? 'key' : 'keys'}`;
-  if (!keys.length) {
-    ui.keys.append(el('p', { className: 'empty' }, total ? 'No key matches the filter.' : 'No keys yet. Use “New key” to add one.'));
-  } else {
-    let counter = 0;
-    const nextId = () => `folder-${(counter += 1)}`;
-    ui.keys.append(renderFolder(buildTree(keys), Boolean(filter), nextId));
-  }
-
-  // A redraw replaces the buttons: give focus back to the one that had it.
-  let target = null;
-  if (focusKey) target = ui.keys.querySelector(`button[data-key="${CSS.escape(focusKey)}"]`);
-  else if (focusFolder) target = ui.keys.querySelector(`button[data-folder="${CSS.escape(focusFolder)}"]`);
-  if (target) target.focus();
-}
-
-/** A folder's contents as a list: its folders (toggle button + nested list), then its keys. */
-export function renderFolder(node, filtering, nextId) {
-  const list = el('ul');
-  const closed = filtering ? state.session.filterCollapsed : state.session.collapsed;
-  for (const folder of [...node.folders.values()].sort((a, b) => byText(a.name, b.name))) {
-    const open = !closed.has(folder.path);
-    const id = nextId();
-    const toggle = el('button', {
-      type: 'button', className: 'folder', 'data-folder': folder.path,
-      'aria-expanded': String(open), 'aria-controls': id, title: folder.path,
-    }, `${folder.name}/`);
-    const children = renderFolder(folder, filtering, nextId);
-    children.id = id;
-    children.hidden = !open;
-    list.append(el('li', {}, toggle, children));
-  }
-  for (const leaf of [...node.keys].sort((a, b) => byText(a.name, b.name))) {
-    list.append(el('li', {}, keyButton(leaf)));
-  }
-  return list;
-}
-
-export function keyButton({ name, key }) {
-  const changed = state.session.changed.has(key);
-  const button = el('button', {
-    type: 'button', className: changed ? 'key changed' : 'key', 'data-key': key, title: key,
-    'aria-current': state.editor && !state.editor.isNew && state.editor.key === key ? 'true' : null,
-  }, name);
-  if (changed) {
-    button.append(
-      el('span', { className: 'marker', 'aria-hidden': 'true' }, '●'),
-      el('span', { className: 'sr-only' }, ' (changed)'),
-    );
-  }
-  return button;
-}
-
-export function onTreeClick(event) {
-  const folder = event.target.closest('button[data-folder]');
-  if (folder) {
-    toggleFolder(folder);
-    return;
-  }
-  const key = event.target.closest('button[data-key]');
-  if (key) requestKey(key.dataset.key);
-}
-
-/** Opens or closes a folder in place, remembering it for later redraws. */
-export function toggleFolder(button) {
-  const open = button.getAttribute('aria-expanded') !== 'true';
-  const closed = ui.keyFilter.value.trim() ? state.session.filterCollapsed : state.session.collapsed;
-  if (open) closed.delete(button.dataset.folder);
-  else closed.add(button.dataset.folder);
-  button.setAttribute('aria-expanded', String(open));
-  const group = document.getElementById(button.getAttribute('aria-controls'));
-  if (group) group.hidden = !open;
-}
-
-export function onFilterInput() {
-  if (!state.session) return;
-  state.session.filterCollapsed.clear(); // a new filter shows every match
-  renderTree();
-}
-
-/** Marks the key open in the editor in the tree. */
-export function markCurrentInTree() {
-  for (const button of ui.keys.querySelectorAll('button[data-key]')) {
-    const current = state.editor && !state.editor.isNew && state.editor.key === button.dataset.key;
-    if (current) button.setAttribute('aria-current', 'true');
-    else button.removeAttribute('aria-current');
-  }
 }
 """##),
         ("page.js", ##"""
@@ -3853,10 +3460,9 @@ export function hideSecret() {
 // Sign-in and sign-out: the bearer token, kept in this tab's sessionStorage only.
 
 import { api, API, storedToken, TOKEN_KEY } from './api.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { closeConfig, state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { clearErrors, route, showView } from './page.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
 import { forgetTokens } from './tokens.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
@@ -3935,9 +3541,97 @@ export function signOut(message = '') {
   showSignIn(message);
 }
 """##),
+        ("snapshot.js", ##"""
+// The whole config at a past revision (its export at that revision), read-only.
+
+import { api, configUrl, isAbort } from './api.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { displayValue, isSecret } from './format.js?v={{version}}';
+import { setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
+import { byText } from './tree.js?v={{version}}';
+
+export const MAX_REVISION = 9223372036854775807n;
+
+/** A revision typed by a person, as its decimal text, or null when it is not one. */
+export function parseRevision(text) {
+  const trimmed = text.trim();
+  if (!/^\d{1,19}$/.test(trimmed) || BigInt(trimmed) > MAX_REVISION) return null;
+  return BigInt(trimmed).toString();
+}
+
+export function onAtRevisionToggle() {
+  togglePanel(ui.atRevisionToggle, ui.atRevisionForm, () => {
+    ui.atRevisionError.textContent = '';
+    if (!ui.atRevision.value && state.session) ui.atRevision.value = String(state.session.revision);
+    ui.atRevision.focus();
+    ui.atRevision.select();
+  }, hideAtRevision);
+}
+
+export function hideAtRevision() {
+  setPanel(ui.atRevisionToggle, ui.atRevisionForm, false);
+  ui.atRevisionError.textContent = '';
+}
+
+export function onAtRevisionSubmit(event) {
+  event.preventDefault();
+  const revision = parseRevision(ui.atRevision.value);
+  if (revision === null) {
+    ui.atRevisionError.textContent = 'A revision is a whole number from 0 to 9223372036854775807.';
+    ui.atRevision.focus();
+    return;
+  }
+  readAtRevision(revision);
+}
+
+/** Reads the config as it was at `revision` (its export) and shows it, read-only. */
+export async function readAtRevision(revision) {
+  const current = state.session;
+  if (!current) return;
+  ui.atRevisionError.textContent = '';
+  ui.configError.textContent = '';
+  let snapshot;
+  try {
+    snapshot = await api('GET', `${configUrl(current.name)}/export?format=json&revision=${revision}`, { signal: current.controller.signal });
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    showFailure(error, ui.atRevisionForm.hidden ? ui.configError : ui.atRevisionError);
+    return;
+  }
+  if (current !== state.session) return;
+  hideAtRevision();
+  current.snapshotRevision = revision;
+  const items = [...(snapshot.items || [])].sort((a, b) => byText(a.key, b.key));
+  ui.snapshotHeading.textContent = `${current.name} at revision ${snapshot.revision ?? revision}`;
+  ui.snapshotCount.textContent = `${items.length} ${items.length === 1 ? 'key' : 'keys'}, read-only. The config is at revision ${current.revision} now; restore a value from its key's history.`;
+  const rows = [];
+  for (const item of items) {
+    const type = isSecret(item) ? 'secret' : item.contentType || 'text/plain';
+    rows.push(
+      el('dt', {}, item.key, ' ', el('span', { className: 'badge' }, type)),
+      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, displayValue(item))),
+    );
+  }
+  if (!rows.length) rows.push(el('dd', { className: 'empty' }, 'The config had no keys at that revision.'));
+  ui.snapshotKeys.replaceChildren(...rows);
+  ui.snapshot.hidden = false;
+  ui.panes.hidden = true;
+  ui.snapshotHeading.focus();
+}
+
+export function closeSnapshot(focus = true) {
+  ui.snapshot.hidden = true;
+  ui.snapshotKeys.replaceChildren();
+  ui.panes.hidden = false;
+  if (state.session) state.session.snapshotRevision = null;
+  if (focus) ui.atRevisionToggle.focus();
+}
+"""##),
         ("state.js", ##"""
-// What the console holds between events: the open config, the key in the editor,
-// the conflict shown. One object, so every view reads and changes the same state.
+// What the console holds between events: the open config, the key in the editor, the
+// conflict and the history shown. One object, so every view reads and changes the same
+// state; closing the config (closeConfig) forgets them all.
 
 /** What the console holds; every view reads and changes these fields. */
 export const state = {
@@ -3964,6 +3658,11 @@ export const state = {
   conflict: null,
   /** Increases with every key opened, so a slow answer for an older one is dropped. */
   openTicket: 0,
+  /**
+   * The history shown for the key in the editor, or null:
+   * { key, events (newest first), cursor, a, b (revisions compared), ticket }.
+   */
+  timeline: null,
 };
 
 export function newSession(name) {
@@ -3987,17 +3686,25 @@ export function newSession(name) {
     schemasQueued: false, // a read of them is due
   };
 }
+
+/** Stops the open config's requests and watch and forgets it, with its editor and history. */
+export function closeConfig() {
+  if (!state.session) return;
+  state.session.controller.abort();
+  state.session = null;
+  state.editor = null;
+  state.conflict = null;
+  state.timeline = null;
+}
 """##),
         ("tokens.js", ##"""
 // Tokens: listing, issuing (shown once) and revoking the server's bearer tokens.
 
-import { api, isAbort, storedToken, TOKENS_URL } from './api.js?v={{version}}';
-import { state } from './state.js?v={{version}}';
+import { api, isAbort, signInNeeded, storedToken, TOKENS_URL } from './api.js?v={{version}}';
+import { closeConfig, state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement } from './format.js?v={{version}}';
 import { clearErrors, CONFIG_NAME, flash, showFailure, showView, TOKENS_HASH } from './page.js?v={{version}}';
-import { closeConfig } from './keys.js?v={{version}}';
-import { signOut } from './signin.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Tokens
@@ -4112,7 +3819,7 @@ export async function onTokensClick(event) {
     await api('DELETE', `${TOKENS_URL}/${encodeURIComponent(id)}`);
     revoking = null;
     if (isOwnToken(id)) {
-      signOut(`You revoked dcfg_${id}, the token this console signed in with.`);
+      signInNeeded(`You revoked dcfg_${id}, the token this console signed in with.`);
       return;
     }
     flash(`Revoked dcfg_${id}`);
@@ -4172,7 +3879,7 @@ export function onIssuedDone() {
   ui.issued.hidden = true;
   if (closedByIssue) {
     closedByIssue = false;
-    signOut('Sign in with the token you issued, or another.');
+    signInNeeded('Sign in with the token you issued, or another.');
     return;
   }
   ui.newTokenRole.focus();
@@ -4191,7 +3898,7 @@ import { api, ApiError, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
-import { applyChange } from './keys.js?v={{version}}';
+import { applyChange } from './watch.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Export and import
@@ -4307,6 +4014,383 @@ export async function onImport(event) {
   } finally {
     ui.importSubmit.disabled = false;
   }
+}
+"""##),
+        ("tree.js", ##"""
+// The open config's keys as a tree of folders, filtered as the user types, and its
+// revision. A click on a key goes to the function the caller passes (the editor's), so
+// the tree imports nothing above it.
+
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+
+export function renderRevision() {
+  if (state.session) ui.configRevision.textContent = `Revision ${state.session.revision}`;
+}
+
+/** Redraws the tree once after a burst of changes (a transaction's events). */
+export function scheduleTreeRender(current) {
+  if (current.renderQueued) return;
+  current.renderQueued = true;
+  setTimeout(() => {
+    current.renderQueued = false;
+    if (current === state.session) renderTree();
+  }, 0);
+}
+
+/** Folders by "/" segments: { path, folders: Map(name → folder), keys: [{ name, key }] }. */
+export function buildTree(keys) {
+  const root = { path: '/', folders: new Map(), keys: [] };
+  for (const key of keys) {
+    const segments = key.slice(1).split('/');
+    let node = root;
+    for (const segment of segments.slice(0, -1)) {
+      let child = node.folders.get(segment);
+      if (!child) {
+        child = { name: segment, path: `${node.path}${segment}/`, folders: new Map(), keys: [] };
+        node.folders.set(segment, child);
+      }
+      node = child;
+    }
+    node.keys.push({ name: segments[segments.length - 1], key });
+  }
+  return root;
+}
+
+export const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Redraws the tree from the session's items and the filter, keeping focus in place. */
+export function renderTree() {
+  if (!state.session) return;
+  const filter = ui.keyFilter.value.trim().toLowerCase();
+  const keys = [...state.session.items.keys()]
+    .filter((key) => !filter || key.toLowerCase().includes(filter))
+    .sort(byText);
+
+  const focused = ui.keys.contains(document.activeElement) ? document.activeElement : null;
+  const focusKey = focused && focused.dataset.key;
+  const focusFolder = focused && focused.dataset.folder;
+
+  ui.keys.replaceChildren();
+  const total = state.session.items.size;
+  ui.keyCount.textContent = filter ? `${keys.length} of ${total} keys match` : `${total} ${total === 1 ? 'key' : 'keys'}`;
+  if (!keys.length) {
+    ui.keys.append(el('p', { className: 'empty' }, total ? 'No key matches the filter.' : 'No keys yet. Use “New key” to add one.'));
+  } else {
+    let counter = 0;
+    const nextId = () => `folder-${(counter += 1)}`;
+    ui.keys.append(renderFolder(buildTree(keys), Boolean(filter), nextId));
+  }
+
+  // A redraw replaces the buttons: give focus back to the one that had it.
+  let target = null;
+  if (focusKey) target = ui.keys.querySelector(`button[data-key="${CSS.escape(focusKey)}"]`);
+  else if (focusFolder) target = ui.keys.querySelector(`button[data-folder="${CSS.escape(focusFolder)}"]`);
+  if (target) target.focus();
+}
+
+/** A folder's contents as a list: its folders (toggle button + nested list), then its keys. */
+export function renderFolder(node, filtering, nextId) {
+  const list = el('ul');
+  const closed = filtering ? state.session.filterCollapsed : state.session.collapsed;
+  for (const folder of [...node.folders.values()].sort((a, b) => byText(a.name, b.name))) {
+    const open = !closed.has(folder.path);
+    const id = nextId();
+    const toggle = el('button', {
+      type: 'button', className: 'folder', 'data-folder': folder.path,
+      'aria-expanded': String(open), 'aria-controls': id, title: folder.path,
+    }, `${folder.name}/`);
+    const children = renderFolder(folder, filtering, nextId);
+    children.id = id;
+    children.hidden = !open;
+    list.append(el('li', {}, toggle, children));
+  }
+  for (const leaf of [...node.keys].sort((a, b) => byText(a.name, b.name))) {
+    list.append(el('li', {}, keyButton(leaf)));
+  }
+  return list;
+}
+
+export function keyButton({ name, key }) {
+  const changed = state.session.changed.has(key);
+  const button = el('button', {
+    type: 'button', className: changed ? 'key changed' : 'key', 'data-key': key, title: key,
+    'aria-current': state.editor && !state.editor.isNew && state.editor.key === key ? 'true' : null,
+  }, name);
+  if (changed) {
+    button.append(
+      el('span', { className: 'marker', 'aria-hidden': 'true' }, '●'),
+      el('span', { className: 'sr-only' }, ' (changed)'),
+    );
+  }
+  return button;
+}
+
+/** A click in the tree: a folder opens or closes; a key is passed to `openKey`. */
+export function onTreeClick(event, openKey) {
+  const folder = event.target.closest('button[data-folder]');
+  if (folder) {
+    toggleFolder(folder);
+    return;
+  }
+  const key = event.target.closest('button[data-key]');
+  if (key) openKey(key.dataset.key);
+}
+
+/** Opens or closes a folder in place, remembering it for later redraws. */
+export function toggleFolder(button) {
+  const open = button.getAttribute('aria-expanded') !== 'true';
+  const closed = ui.keyFilter.value.trim() ? state.session.filterCollapsed : state.session.collapsed;
+  if (open) closed.delete(button.dataset.folder);
+  else closed.add(button.dataset.folder);
+  button.setAttribute('aria-expanded', String(open));
+  const group = document.getElementById(button.getAttribute('aria-controls'));
+  if (group) group.hidden = !open;
+}
+
+export function onFilterInput() {
+  if (!state.session) return;
+  state.session.filterCollapsed.clear(); // a new filter shows every match
+  renderTree();
+}
+
+/** Marks the key open in the editor in the tree. */
+export function markCurrentInTree() {
+  for (const button of ui.keys.querySelectorAll('button[data-key]')) {
+    const current = state.editor && !state.editor.isNew && state.editor.key === button.dataset.key;
+    if (current) button.setAttribute('aria-current', 'true');
+    else button.removeAttribute('aria-current');
+  }
+}
+"""##),
+        ("watch.js", ##"""
+// One config's changes followed live: a Server-Sent Events stream read with fetch(),
+// reconnected with Last-Event-ID so nothing is missed, or a long poll where the server
+// cannot stream; each change applied to the tree and the editor.
+
+import { api, ApiError, configUrl, isAbort, signInNeeded } from './api.js?v={{version}}';
+import { SCHEMA_NAMESPACE } from './schemas.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { showFailure } from './page.js?v={{version}}';
+import { renderRevision, scheduleTreeRender } from './tree.js?v={{version}}';
+import { editorSawChange } from './editor-changes.js?v={{version}}';
+import { loadKeys, scheduleSchemaLoad } from './keys.js?v={{version}}';
+
+export const RECONNECT_DELAY_MS = 1000;
+export const MAX_RETRY_AFTER_MS = 30000;
+export const LONG_POLL_SECONDS = 25;
+
+/** Sets the live status; `text` overrides the words for a state that is not live. */
+export function setLive(current, live, text) {
+  if (current !== state.session) return;
+  ui.liveStatus.textContent = live ? 'Live' : (text || 'Reconnecting…');
+  ui.liveStatus.classList.toggle('connected', live);
+}
+
+/** Waits `ms` milliseconds, or less if the signal aborts. */
+export function sleep(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  });
+}
+
+/**
+ * Follows the config's changes until the session ends: a Server-Sent Events stream,
+ * reconnected a second after it drops with Last-Event-ID so nothing is missed, or a
+ * long poll where the server cannot stream.
+ */
+export async function watch(current) {
+  const { signal } = current.controller;
+  while (!signal.aborted) {
+    let delay = RECONNECT_DELAY_MS;
+    try {
+      if (current.polling) await pollChanges(current);
+      else await streamChanges(current);
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error.status === 401) {
+        signInNeeded(error.message);
+        return;
+      }
+      if (error.status === 406 && !current.polling) {
+        current.polling = true; // API Gateway cannot stream: long-poll instead.
+        continue;
+      }
+      if (error.status === 404 || error.status === 403 || error.status === 400) {
+        // The config is gone or the token may not watch it: retrying will not help.
+        setLive(current, false, 'Not live');
+        showFailure(error, ui.configError);
+        return;
+      }
+      if (error.status === 410) {
+        // History was compacted past where the watch would resume: start over.
+        await reloadAfterCompaction(current);
+        continue;
+      }
+      if (error.retryAfter) delay = Math.min(error.retryAfter * 1000, MAX_RETRY_AFTER_MS);
+    }
+    if (signal.aborted) return;
+    setLive(current, false);
+    await sleep(delay, signal);
+  }
+}
+
+export async function reloadAfterCompaction(current) {
+  setLive(current, false);
+  try {
+    await loadKeys(current);
+  } catch (error) {
+    if (!isAbort(error)) await sleep(RECONNECT_DELAY_MS, current.controller.signal);
+  }
+}
+
+/** Reads one Server-Sent Events stream until it ends. */
+export async function streamChanges(current) {
+  const headers = { Accept: 'text/event-stream' };
+  if (current.lastEventId !== null) headers['Last-Event-ID'] = current.lastEventId;
+  const response = await api('GET', `${configUrl(current.name)}/watch`, {
+    headers, signal: current.controller.signal, raw: true,
+  });
+  if (!response.body || !(response.headers.get('Content-Type') || '').includes('text/event-stream')) {
+    throw new ApiError(406, 'notStreaming', 'The server does not stream changes.');
+  }
+  setLive(current, true);
+
+  const parser = new EventStreamParser((message) => onStreamMessage(current, message));
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    parser.push(decoder.decode(value, { stream: true }));
+  }
+  parser.push(decoder.decode());
+}
+
+/**
+ * The Server-Sent Events format, parsed by hand since EventSource cannot send an
+ * Authorization header: lines of `field: value`, comment lines starting with ":",
+ * a blank line ending each event. Calls `onMessage({ id, event, data })` per event.
+ */
+export class EventStreamParser {
+  constructor(onMessage) {
+    this.onMessage = onMessage;
+    this.buffer = '';
+    this.reset();
+  }
+
+  reset() {
+    this.id = null;
+    this.event = '';
+    this.data = [];
+  }
+
+  push(chunk) {
+    let text = this.buffer + chunk;
+    // A chunk ending in \r may be cut inside \r\n: keep the \r for the next chunk.
+    let carry = '';
+    if (text.endsWith('\r')) {
+      text = text.slice(0, -1);
+      carry = '\r';
+    }
+    const lines = text.split(/\r\n|\r|\n/);
+    this.buffer = lines.pop() + carry;
+    for (const line of lines) this.line(line);
+  }
+
+  line(line) {
+    if (line === '') {
+      this.dispatch();
+      return;
+    }
+    if (line.startsWith(':')) return; // a heartbeat or comment
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.startsWith(' ')) value = value.slice(1);
+    if (field === 'event') this.event = value;
+    else if (field === 'data') this.data.push(value);
+    else if (field === 'id' && !value.includes('\0')) this.id = value;
+    // retry and unknown fields are ignored: the console reconnects on its own.
+  }
+
+  dispatch() {
+    if (this.data.length || this.id !== null) {
+      this.onMessage({ id: this.id, event: this.event || 'message', data: this.data.join('\n') });
+    }
+    this.reset();
+  }
+}
+
+export function onStreamMessage(current, { id, event, data }) {
+  if (current !== state.session) return;
+  // An `error` event (the reader fell behind) ends the stream; the watch reconnects
+  // after its id and loses nothing.
+  if (event !== 'error' && data) {
+    try {
+      applyChange(current, JSON.parse(data));
+    } catch (error) {
+      console.warn('discfg console: an event could not be read', error);
+    }
+  }
+  if (id !== null) current.lastEventId = id;
+}
+
+/**
+ * Long-polls for changes until an error: each answer holds the events after
+ * fromRevision and the last revision it accounted for.
+ */
+export async function pollChanges(current) {
+  // After R the next revision is R + 1; after R.P (inside a transaction) read R again:
+  // the events already applied are recognised as replays.
+  const last = Number(current.lastEventId ?? current.revision);
+  let from = Number.isInteger(last) ? last + 1 : Math.floor(last);
+  // The first poll answers at once, so the status says "Live" as soon as polling works.
+  let wait = 0;
+  for (;;) {
+    const envelope = await api('GET', `${configUrl(current.name)}/watch?fromRevision=${from}&timeout=${wait}`, {
+      signal: current.controller.signal,
+    });
+    wait = LONG_POLL_SECONDS;
+    if (current !== state.session) return;
+    setLive(current, true);
+    for (const event of envelope.events || []) applyChange(current, event);
+    if (typeof envelope.revision === 'number') {
+      current.lastEventId = String(envelope.revision);
+      from = envelope.revision + 1;
+    }
+  }
+}
+
+/**
+ * Applies one change ({ key, type, revision, item }) to the tree and the editor.
+ * Changes already reflected (a replay after reconnecting, or the echo of this
+ * console's own save) are recognised by their revisions and only move the revision.
+ */
+export function applyChange(current, change) {
+  if (!change || typeof change.key !== 'string') return;
+  const { key, type } = change;
+  const revision = Number(change.revision) || 0;
+  const known = current.items.get(key);
+  current.revision = Math.max(current.revision, revision);
+  renderRevision();
+
+  if (type === 'put' && change.item) {
+    if (known && known.modRevision >= change.item.modRevision) return;
+    current.items.set(key, change.item);
+    current.changed.add(key);
+  } else if (type === 'delete' || type === 'expire') {
+    if (!known || known.modRevision > revision) return;
+    current.items.delete(key);
+    current.changed.delete(key);
+  } else {
+    return;
+  }
+  if (key.startsWith(SCHEMA_NAMESPACE)) scheduleSchemaLoad(current);
+  scheduleTreeRender(current);
+  editorSawChange({ key, type, revision, item: type === 'put' ? change.item : null });
 }
 """##),
     ]
