@@ -33,22 +33,24 @@ struct HTTP2Connection<Context: AnyObject, Block: HTTP2HeaderBlock> {
     let budget: ConnectionBudget
     private var reader = HTTP2FrameReader()
     private var headerBlocks = HTTP2HeaderBlocks()
-    private var streams = HTTP2Streams<Context, Block>()
+    // `streams`, `flow`, `output`, `timers` and `ended` are internal, not private, for
+    // the answers in HTTP2Connection+Answers.swift.
+    var streams = HTTP2Streams<Context, Block>()
     /// The highest stream the client opened and the server took (GOAWAY names it).
     private(set) var lastStream: UInt32 = 0
     /// The highest stream the client used: streams at or below it that are not open are
     /// closed. Above ``lastStream`` only after GOAWAY, for streams refused unread.
     private var highestStream: UInt32 = 0
-    private var flow = HTTP2FlowControl()
-    private var output: HTTP2Output
-    private var timers: HTTP2Timers
+    var flow = HTTP2FlowControl()
+    var output: HTTP2Output
+    var timers: HTTP2Timers
     /// Whether the client sent GOAWAY.
     private var peerGoingAway = false
     /// Whether the connection is to close without waiting for what was framed to leave
     /// (a drain or a full socket past its timeout).
     private(set) var closeAtOnce = false
     /// Streams that ended, for ``nextEvent(now:)`` and ``nextEnded()`` to report.
-    private var ended = CircularBuffer<Event>(initialCapacity: 4)
+    var ended = CircularBuffer<Event>(initialCapacity: 4)
 
     /// A connection that began at `now`; its first output is the server's SETTINGS.
     init(timeouts: HTTP2Timeouts, budget: ConnectionBudget, now: NIODeadline, allocator: ByteBufferAllocator = ByteBufferAllocator()) {
@@ -355,64 +357,5 @@ struct HTTP2Connection<Context: AnyObject, Block: HTTP2HeaderBlock> {
         guard let stream = streams.remove(id, budget: budget) else { return nil }
         if streams.isEmpty { timers.idle(since: now()) }
         return stream
-    }
-
-    // MARK: Answers out
-
-    /// Writes stream `id`'s answer HEADERS (not flow-controlled); false when it is gone.
-    mutating func sendHeaders(_ block: Block, on id: UInt32) -> Bool {
-        streams.sendHeaders(block, on: id, output: &output)
-    }
-
-    /// Sends `length` bytes of DATA on stream `id`, which `write` writes, within the
-    /// windows or once they open; `promise` completes, and `charge` goes back to the
-    /// budget, once they left. False when the stream is gone.
-    mutating func sendData(
-        on id: UInt32, length: Int, charge: Int, promise: EventLoopPromise<Void>?, now: @autoclosure () -> NIODeadline,
-        _ write: (inout ByteBuffer) -> Void
-    ) -> Bool {
-        switch streams.sendData(on: id, length: length, charge: charge, promise: promise, flow: &flow, output: &output, write: write) {
-        case .sent: return true
-        case .queued:
-            sendQueued(id, now: now())
-            return true
-        case .streamGone: return false
-        }
-    }
-
-    /// Ends stream `id`'s answer with `trailers`, sent after its DATA; the stream closes
-    /// then (``Event/closed(_:)``). False when it is gone or its end was decided.
-    @discardableResult
-    mutating func finish(_ id: UInt32, trailers: Block, now: @autoclosure () -> NIODeadline) -> Bool {
-        guard streams.setTrailers(trailers, on: id) else { return false }
-        sendQueued(id, now: now())
-        return true
-    }
-
-    /// Answers stream `id`, which the layer above did not accept, with one header block
-    /// that ends it (and RST_STREAM `NO_ERROR` when the client did not end its side).
-    mutating func answerWithoutStream(_ id: UInt32, _ block: Block, requestEnded: Bool, now: @autoclosure () -> NIODeadline) {
-        // A call answered at once is a call all the same: the idle clock starts again,
-        // as it would after a stream that opened and ended.
-        if streams.isEmpty { timers.idle(since: now()) }
-        output.headers(block, on: id, endStream: true)
-        if !requestEnded { output.reset(id, .noError) }
-    }
-
-    private mutating func sendQueued(_ id: UInt32, now: @autoclosure () -> NIODeadline) {
-        guard let stream = streams.sendQueued(id, now: now(), flow: &flow, output: &output) else { return }
-        if streams.isEmpty { timers.idle(since: now()) }
-        ended.append(.closed(stream.context))
-    }
-
-    /// What was framed since the last call, with the promises of the answers in it and
-    /// what they hold of the budget until written.
-    mutating func takeOutput(allocator: ByteBufferAllocator) -> (bytes: ByteBuffer, promises: [EventLoopPromise<Void>], charge: Int)? {
-        output.take(allocator: allocator)
-    }
-
-    /// Asks for `promise` to complete once what is framed now was written.
-    mutating func whenWritten(_ promise: EventLoopPromise<Void>) {
-        output.whenWritten(promise)
     }
 }
