@@ -9,6 +9,7 @@ extension StoreConformance {
         all.append(Check(name: "AttributionChecks.aChangeWithoutAMessageRecordsWhoAlone()") { try await self.attribution.aChangeWithoutAMessageRecordsWhoAlone() })
         all.append(Check(name: "AttributionChecks.changesWithoutAttributionReadAsUnknown()") { try await self.attribution.changesWithoutAttributionReadAsUnknown() })
         all.append(Check(name: "AttributionChecks.anOversizedMessageIsRefusedAndChangesNothing()") { try await self.attribution.anOversizedMessageIsRefusedAndChangesNothing() })
+        all.append(Check(name: "AttributionChecks.aTransactionNamesItsOwnAttribution()") { try await self.attribution.aTransactionNamesItsOwnAttribution() })
         all.append(Check(name: "AttributionChecks.anExpiryIsRecordedAsDiscfgsOwn()") { try await self.attribution.anExpiryIsRecordedAsDiscfgsOwn() })
         all.append(Check(name: "ConcurrencyChecks.concurrentIncrementsLoseNoUpdate()") { try await self.concurrency.concurrentIncrementsLoseNoUpdate() })
         for argument in ConditionChecks.setHappensWhenConditionsHoldArguments {
@@ -137,6 +138,7 @@ extension StoreConformance {
         }
         all.append(Check(name: "TTLChecks.longestTTLIsAccepted()") { try await self.ttl.longestTTLIsAccepted() })
         if capabilities.contains(.tokens) {
+            all.append(Check(name: "TokenStoreChecks.scopesRoundTrip()") { try await self.tokenStore.scopesRoundTrip() })
             all.append(Check(name: "TokenStoreChecks.issuedOutlivesRevocation()") { try await self.tokenStore.issuedOutlivesRevocation() })
         }
         all.append(Check(name: "ValidationChecks.valueOfExactlyTheLimitIsAccepted()") { try await self.validation.valueOfExactlyTheLimitIsAccepted() })

@@ -18,12 +18,42 @@ struct ConformanceLibraryTests {
         for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "LeaseStore", "Transaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema"] {
             #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
         }
-        #expect(suite.checks.count == 231)
         // A store without a capability is not checked for it.
         let plain = StoreConformance(name: "plain") { clock in StoreConformance.Fixture(store: MemoryStore(clock: clock)) }
-        #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == Set([
-            "TokenStoreChecks.issuedOutlivesRevocation()", "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()",
-        ] + LeaseStoreTests.checks))
+        let capabilityChecks = suite.checks.map(\.name).filter {
+            $0.hasPrefix("TokenStoreChecks.") || $0.hasPrefix("LeaseStoreChecks.")
+                || $0 == "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()"
+        }
+        #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == Set(capabilityChecks))
+        #expect(plain.checks.count == suite.checks.count - capabilityChecks.count)
+    }
+
+    @Test("every check declared in DiscfgConformance is registered, once per argument, and runs against every store that declares what it checks")
+    func registryMatchesTheSources() throws {
+        let sources = try ConformanceSources()
+        let suite = StoreConformance(name: "memory", capabilities: .all) { clock in StoreConformance.Fixture(store: MemoryStore(clock: clock)) }
+        #expect(sources.declared.count > 100, "the check sources were not read")
+        // Registered is declared: no check function is left out of `checks`, none listed twice.
+        #expect(Set(suite.checks.map(\.method)) == Set(sources.declared.map(\.method)))
+        #expect(Set(sources.declared).count == sources.declared.count)
+        // A check that takes an argument is registered per argument, named with it; one that
+        // takes none, once.
+        for declared in sources.declared {
+            let registered = suite.checks.filter { $0.method == declared.method }
+            if let label = declared.argumentLabel {
+                #expect(registered.allSatisfy { $0.name.hasPrefix("\(declared.method)(\(label): ") }, "\(registered)")
+            } else {
+                #expect(registered.map(\.name) == ["\(declared.method)()"])
+            }
+        }
+        // Each kind of store runs, in this target's tests, exactly the checks its
+        // capabilities register.
+        for kind in StoreKind.allCases {
+            let registered = Set(kind.conformance.checks.map(\.method))
+            let run = Set(sources.runAgainst.filter { $0.value.contains(kind) }.keys)
+            #expect(registered.subtracting(run).isEmpty, "\(kind): registered, not run: \(registered.subtracting(run).sorted())")
+            #expect(run.subtracting(registered).isEmpty, "\(kind): run, not registered: \(run.subtracting(registered).sorted())")
+        }
     }
 
     @Test("a store that ignores compare-and-swap conditions fails the condition checks")

@@ -5,15 +5,6 @@ import Testing
 
 @Suite("Lease stores keep etcd leases per config, outside revisions, and order renewals and claims")
 struct LeaseStoreTests {
-    /// The names of the lease checks, as the suite lists them.
-    static let checks = [
-        "LeaseStoreChecks.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()", "LeaseStoreChecks.aLeaseKeepsItsOwner()",
-        "LeaseStoreChecks.aRenewalMovesOnlyALiveLeasesExpiry()",
-        "LeaseStoreChecks.aClaimTakesALeaseThatRanOutAndTakesItAgain()", "LeaseStoreChecks.droppingALeaseForgetsIt()",
-        "LeaseStoreChecks.leasesAreListedByIdAndKeptPerConfig()", "LeaseStoreChecks.leasesChangeNoRevisionOrHistory()",
-        "LeaseStoreChecks.deletingAConfigForgetsItsLeases()", "LeaseStoreChecks.aRenewalAndAClaimOfOneLeaseAreOrdered()",
-    ]
-
     @Test("a grant reads back exactly; its id is not granted twice, revoking or not", arguments: StoreKind.with(.leases))
     func aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice(kind: StoreKind) async throws {
         try await kind.conformance.leaseStore.aGrantReadsBackExactlyAndItsIdIsNotGrantedTwice()
