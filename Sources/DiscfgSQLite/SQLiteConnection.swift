@@ -241,6 +241,10 @@ final class SQLiteConnection {
         guard status == SQLITE_OK else { throw error(status, sql.sql) }
     }
 
+    /// The rows inserted, updated or deleted through this connection so far: a change
+    /// that moved it wrote something.
+    var totalChanges: Int64 { sqlite3_total_changes64(handle) }
+
     /// Whether a transaction is open. SQLite ends one by itself on some failures (a
     /// full disk, an I/O error), undoing everything in it.
     var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }

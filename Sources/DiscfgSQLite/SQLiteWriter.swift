@@ -5,9 +5,11 @@ import Synchronization
 /// The one writer of a SQLite store: a dedicated thread that commits changes in groups.
 ///
 /// Changes that arrive while a commit is in progress wait, then go into the next
-/// transaction together, each inside its own savepoint so a failed condition undoes only
-/// that change (a group of one has none: its change is undone by rolling the group
-/// back). The commit syncs the log (`synchronous=FULL`) before the group becomes visible to readers, so one fsync makes the whole group durable (group commit) and no
+/// transaction together. A change that fails undoes only itself: most fail before they
+/// write (a condition, a missing key) and have nothing to undo; one that fails after
+/// writing (a schema, a quota) has the group rolled back and run again with each change
+/// inside its own savepoint. Savepoints cost every change a copy of each page it
+/// touches, so changes run without them until one is needed. The commit syncs the log (`synchronous=FULL`) before the group becomes visible to readers, so one fsync makes the whole group durable (group commit) and no
 /// caller hears back, and no reader sees a change, before it is on disk. The connection
 /// gathers the commit's log pages into one write (CSQLiteLog). Blocking SQLite calls
 /// stay off Swift's cooperative threads.
@@ -20,11 +22,28 @@ final class SQLiteWriter: Sendable {
     private struct Job: Sendable {
         /// Whether it is a change of keys, which keeps its config's row in the group's rows.
         let changesKeys: Bool
-        /// Runs the change (inside its savepoint unless it is alone in its group) and
-        /// returns what to do once the group's commit succeeded (nil) or failed (the error).
-        let run: @Sendable (SQLiteConnection, SQLiteConfigRows, _ alone: Bool) -> @Sendable ((any Error)?) -> Void
+        /// Runs the change (inside a savepoint of its own when `savepoint`) and returns
+        /// whether it succeeded, with what to do once the group's commit succeeded (nil)
+        /// or failed (the error). A change that fails outside a savepoint leaves what it
+        /// wrote for the group to undo.
+        let run: @Sendable (SQLiteConnection, SQLiteConfigRows, _ savepoint: Bool) -> Ran
         /// Tells the caller the group could not start; the change never ran.
         let fail: @Sendable (any Error) -> Void
+    }
+
+    /// What running a job did.
+    private struct Ran {
+        let succeeded: Bool
+        let complete: @Sendable ((any Error)?) -> Void
+    }
+
+    /// How a group ended.
+    private enum GroupEnd {
+        /// Committed, or failed as a whole; the jobs that never ran are left.
+        case finished(notRun: ArraySlice<Job>)
+        /// Rolled back after a change failed with writes no savepoint could undo alone:
+        /// the group runs again, each change in a savepoint.
+        case undone
     }
 
     /// The group's config rows; the writer's thread alone uses them.
@@ -74,26 +93,23 @@ final class SQLiteWriter: Sendable {
 
     private func enqueue<T: Sendable>(changesKeys: Bool, _ body: @escaping @Sendable (SQLiteConnection, SQLiteConfigRows) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            let job = Job(changesKeys: changesKeys, run: { connection, configs, alone in
-                // A change undone takes its moves of the rows with it. A change alone in
-                // its group needs no savepoint: undoing it is rolling the group back.
+            let job = Job(changesKeys: changesKeys, run: { connection, configs, savepoint in
+                // A change undone takes its moves of the rows with it.
                 let before = configs.rows
                 do {
-                    if !alone { try connection.run(Self.savepoint) }
+                    if savepoint { try connection.run(Self.savepoint) }
                     let value = try body(connection, configs)
-                    if !alone { try connection.run(Self.release) }
-                    return { commitError in
+                    if savepoint { try connection.run(Self.release) }
+                    return Ran(succeeded: true) { commitError in
                         if let commitError { continuation.resume(throwing: commitError) } else { continuation.resume(returning: value) }
                     }
                 } catch {
-                    if alone {
-                        if connection.inTransaction { _ = try? connection.run("ROLLBACK") }
-                    } else {
+                    if savepoint, connection.inTransaction {
                         _ = try? connection.run("ROLLBACK TO change")
                         _ = try? connection.run("RELEASE change")
                     }
                     configs.rows = before
-                    return { _ in continuation.resume(throwing: error) }
+                    return Ran(succeeded: false) { _ in continuation.resume(throwing: error) }
                 }
             }, fail: { continuation.resume(throwing: $0) })
             let startDraining = queue.withLock { queue in
@@ -125,15 +141,28 @@ final class SQLiteWriter: Sendable {
 
     private func commit(_ jobs: [Job]) {
         var pending = jobs[...]
-        while !pending.isEmpty { pending = commitGroup(pending) }
+        var savepoints = false
+        while !pending.isEmpty {
+            switch commitGroup(pending, savepoints: savepoints && pending.count > 1) {
+            case .finished(let notRun):
+                pending = notRun
+                savepoints = false
+            case .undone:
+                savepoints = true
+            }
+        }
     }
 
-    /// Runs `jobs` as one transaction and tells their callers the outcome. Returns the
-    /// jobs that never ran: a failure that makes SQLite roll the whole group back (disk
-    /// full, I/O error) undoes the changes before it, and the changes queued behind it
-    /// must not run outside the group, where each would commit on its own while its
-    /// caller hears that the group failed; they go into the next group instead.
-    private func commitGroup(_ jobs: ArraySlice<Job>) -> ArraySlice<Job> {
+    /// Runs `jobs` as one transaction, each change in a savepoint of its own when
+    /// `savepoints`, and tells their callers the outcome. Returns the jobs that never
+    /// ran: a failure that makes SQLite roll the whole group back (disk full, I/O error)
+    /// undoes the changes before it, and the changes queued behind it must not run
+    /// outside the group, where each would commit on its own while its caller hears that
+    /// the group failed; they go into the next group instead. Without savepoints, a
+    /// change that fails after writing rolls the group back: alone, or first, it is
+    /// told its error and the rest go into the next group; after others, the group is
+    /// ``GroupEnd/undone``, no caller told anything, to run again with savepoints.
+    private func commitGroup(_ jobs: ArraySlice<Job>, savepoints: Bool) -> GroupEnd {
         let connection = box.connection
         let configs = group.configs
         defer { configs.forget() }
@@ -141,7 +170,7 @@ final class SQLiteWriter: Sendable {
             try connection.run(Self.begin)
         } catch {
             for job in jobs { job.fail(error) }
-            return []
+            return .finished(notRun: [])
         }
         var completions: [@Sendable ((any Error)?) -> Void] = []
         var notRun: ArraySlice<Job> = []
@@ -163,7 +192,17 @@ final class SQLiteWriter: Sendable {
                 }
                 configs.forget()
             }
-            completions.append(job.run(connection, configs, jobs.count == 1))
+            let changes = connection.totalChanges
+            let ran = job.run(connection, configs, savepoints)
+            if !ran.succeeded, !savepoints, connection.inTransaction, connection.totalChanges != changes {
+                // What it wrote is undone with the group; what the changes before it wrote
+                // too, so they run again, each in a savepoint.
+                _ = try? connection.run("ROLLBACK")
+                guard completions.isEmpty else { return .undone }
+                ran.complete(nil)
+                return .finished(notRun: jobs[(index + 1)...])
+            }
+            completions.append(ran.complete)
         }
         if commitError == nil, !connection.inTransaction {
             commitError = Self.groupLost(connection.path)
@@ -183,7 +222,7 @@ final class SQLiteWriter: Sendable {
         }
         if commitError != nil, connection.inTransaction { _ = try? connection.run("ROLLBACK") }
         for complete in completions { complete(commitError) }
-        return notRun
+        return .finished(notRun: notRun)
     }
 
     /// The error for changes of a group SQLite rolled back.

@@ -135,6 +135,37 @@ struct SQLiteWriterTests {
         }
     }
 
+    @Test("in one commit, a change that throws before writing and one that throws after writing are both undone alone; the others are kept")
+    func failedChangesBeforeAndAfterWriting() async throws {
+        struct Refused: Error, Equatable {}
+        try await Self.withWriter { writer, path in
+            let gate = Gate(count: 5)
+            let holder = try await gate.holdWriter(writer)
+            func insert(_ id: Int64, before: Bool = false, after: Bool = false) -> Task<Void, any Error> {
+                Task {
+                    gate.ask()
+                    try await writer.write { connection in
+                        if before { throw Refused() }
+                        _ = try connection.run("INSERT INTO probe (id) VALUES (?)", [.integer(id)])
+                        if after { throw Refused() }
+                    }
+                }
+            }
+            let first = insert(1)
+            let refusedBefore = insert(2, before: true)
+            let second = insert(3)
+            let refusedAfter = insert(4, after: true)
+            let last = insert(5)
+            try await holder.value
+            try await first.value
+            try await second.value
+            try await last.value
+            await #expect(throws: Refused.self) { try await refusedBefore.value }
+            await #expect(throws: Refused.self) { try await refusedAfter.value }
+            #expect(try Self.committedIDs(path) == [1, 3, 5])
+        }
+    }
+
     @Test("a change alone in its commit that throws is undone whole, and the writer goes on")
     func failedChangeAloneIsUndone() async throws {
         struct Refused: Error {}
