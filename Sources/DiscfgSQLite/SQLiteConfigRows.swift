@@ -13,13 +13,32 @@ final class SQLiteConfigRows {
         /// The config's settings as stored (JSON), for pruning history.
         let settings: String
         /// The config's byte count as read, before this group's changes.
-        let byteCount: Int64
+        var byteCount: Int64
         /// Keys added less keys deleted by this group's changes.
         var keyCountChange: Int64 = 0
         /// What this group's changes did to the byte count.
         var byteCountChange: Int64 = 0
         /// When this group last changed the config, if it did (milliseconds since 1970).
         var modifiedAt: Int64?
+        /// ``settings`` decoded, once a change asked for them.
+        var decodedSettings: ConfigSettings?
+        /// The config's schema keys (``SchemaTarget/namespace``), expired or not, once a
+        /// change read them: every change is checked against them, and few write them
+        /// (their writes forget these).
+        var schemaItems: [Item]?
+        /// When the config's first TTL runs out, as far as this group knows.
+        var firstExpiry = FirstExpiry.unknown
+    }
+
+    /// When a config's first TTL runs out: every change expires what is due first, and
+    /// most find nothing, known without a query once this is.
+    enum FirstExpiry: Equatable {
+        /// Not read yet, or forgotten since.
+        case unknown
+        /// No key has a TTL.
+        case never
+        /// No key runs out before this (milliseconds since 1970); one may run out then.
+        case at(Int64)
     }
 
     private static let read = SQLiteStatement("SELECT revision, settings, byte_count FROM configs WHERE name = ?")
@@ -27,45 +46,115 @@ final class SQLiteConfigRows {
         "UPDATE configs SET revision = ?, modified_at = ?, key_count = key_count + ?, byte_count = byte_count + ? WHERE name = ?"
     )
 
-    /// The rows read or moved since the last ``forget()``, by config name; a change that
-    /// is undone puts back what they were before it.
-    var rows: [String: Row] = [:]
+    /// A config's row, by its name.
+    struct Entry {
+        let name: String
+        var row: Row
+    }
+
+    /// The rows read or moved since the last ``forget()``; a change that is undone puts
+    /// back what they were before it. A list, not a dictionary: a group changes one
+    /// config or a few, and each change looks its row up several times, where hashing
+    /// the name cost more than comparing it.
+    var rows: [Entry] = []
+
+    private func index(_ config: ConfigName) -> Int? {
+        rows.firstIndex { $0.name == config.rawValue }
+    }
 
     /// The config's row, read from the table the first time; nil when there is no such config.
     func row(_ config: ConfigName, _ connection: SQLiteConnection) throws -> Row? {
-        if let row = rows[config.rawValue] { return row }
+        if let index = index(config) { return rows[index].row }
         guard let row = try connection.first(Self.read, [.text(config.rawValue)], {
             Row(revision: Revision(UInt64(clamping: $0.integer(0))), settings: $0.text(1), byteCount: $0.integer(2))
         }) else {
             return nil
         }
-        rows[config.rawValue] = row
+        rows.append(Entry(name: config.rawValue, row: row))
         return row
+    }
+
+    /// The config's settings, decoded the first time (read with ``row(_:_:)`` first).
+    func settings(_ config: ConfigName) throws -> ConfigSettings? {
+        guard let index = index(config) else { return nil }
+        if let settings = rows[index].row.decodedSettings { return settings }
+        let settings = try SQLiteRows.settings(rows[index].row.settings)
+        rows[index].row.decodedSettings = settings
+        return settings
+    }
+
+    /// The config's schema keys, expired or not, read with `read` the first time in this
+    /// group (the config's row read with ``row(_:_:)`` first).
+    func schemaItems(_ config: ConfigName, read: () throws -> [Item]) throws -> [Item] {
+        let index = index(config)
+        if let index, let items = rows[index].row.schemaItems { return items }
+        let items = try read()
+        if let index { rows[index].row.schemaItems = items }
+        return items
+    }
+
+    /// Forgets the config's schema keys read so far: a change wrote one.
+    func forgetSchemaItems(_ config: ConfigName) {
+        if let index = index(config) { rows[index].row.schemaItems = nil }
+    }
+
+    /// The earliest time a key of the config runs out, nil when none has a TTL: read with
+    /// `read` the first time in this group, then kept as changes go (the config's row
+    /// read with ``row(_:_:)`` first).
+    func firstExpiry(_ config: ConfigName, read: () throws -> Int64?) throws -> Int64? {
+        guard let index = index(config) else { return try read() }
+        switch rows[index].row.firstExpiry {
+        case .never: return nil
+        case .at(let milliseconds): return milliseconds
+        case .unknown:
+            let first = try read()
+            rows[index].row.firstExpiry = first.map(FirstExpiry.at) ?? .never
+            return first
+        }
+    }
+
+    /// Notes a key written with a TTL that runs out at `milliseconds`.
+    func noteExpiry(_ config: ConfigName, at milliseconds: Int64) {
+        guard let index = index(config) else { return }
+        switch rows[index].row.firstExpiry {
+        case .unknown: break
+        case .never: rows[index].row.firstExpiry = .at(milliseconds)
+        case .at(let first): rows[index].row.firstExpiry = .at(min(first, milliseconds))
+        }
+    }
+
+    /// Forgets when the config's first TTL runs out: its due keys are being expired.
+    func forgetFirstExpiry(_ config: ConfigName) {
+        if let index = index(config) { rows[index].row.firstExpiry = .unknown }
     }
 
     /// Notes a change of `config` (read with ``row(_:_:)`` first) to `revision`.
     func move(_ config: ConfigName, to revision: Revision, at milliseconds: Int64, keyCountChange: Int, byteCountChange: Int) {
-        guard var row = rows.removeValue(forKey: config.rawValue) else { return }
-        row.revision = revision
-        row.modifiedAt = milliseconds
-        row.keyCountChange += Int64(keyCountChange)
-        row.byteCountChange += Int64(byteCountChange)
-        rows[config.rawValue] = row
+        guard let index = index(config) else { return }
+        rows[index].row.revision = revision
+        rows[index].row.modifiedAt = milliseconds
+        rows[index].row.keyCountChange += Int64(keyCountChange)
+        rows[index].row.byteCountChange += Int64(byteCountChange)
     }
 
     /// The config's byte count with this group's changes so far (read with ``row(_:_:)`` first).
     func byteCount(_ config: ConfigName) -> Int {
-        rows[config.rawValue].map { Int(clamping: $0.byteCount + $0.byteCountChange) } ?? 0
+        index(config).map { Int(clamping: rows[$0].row.byteCount + rows[$0].row.byteCountChange) } ?? 0
     }
 
     /// Writes every moved row to the table; they are read and written alike afterwards.
     func write(_ connection: SQLiteConnection) throws {
-        for (name, row) in rows {
+        for index in rows.indices {
+            let row = rows[index].row
             guard let modifiedAt = row.modifiedAt else { continue }
             try connection.run(
-                Self.move, [.integer(row.revision.storageValue), .integer(modifiedAt), .integer(row.keyCountChange), .integer(row.byteCountChange), .text(name)]
+                Self.move,
+                [.integer(row.revision.storageValue), .integer(modifiedAt), .integer(row.keyCountChange), .integer(row.byteCountChange), .text(rows[index].name)]
             )
-            rows[name] = Row(revision: row.revision, settings: row.settings, byteCount: row.byteCount + row.byteCountChange)
+            rows[index].row.byteCount += row.byteCountChange
+            rows[index].row.keyCountChange = 0
+            rows[index].row.byteCountChange = 0
+            rows[index].row.modifiedAt = nil
         }
     }
 

@@ -36,10 +36,20 @@ struct SQLiteKeyChain {
 
         /// The bound values for ``SQLiteKeyChain/columns``.
         var arguments: [SQLiteValue] {
-            [
-                .integer(seq), .optional(prev?.revision), .optional(prev?.sub),
-                .optional(jump?.revision), .optional(jump?.sub), .integer(jumpSeq),
-            ]
+            var arguments: [SQLiteValue] = []
+            arguments.reserveCapacity(6)
+            append(to: &arguments)
+            return arguments
+        }
+
+        /// Appends ``arguments`` to a history row's.
+        func append(to arguments: inout [SQLiteValue]) {
+            arguments.append(.integer(seq))
+            arguments.append(.optional(prev?.revision))
+            arguments.append(.optional(prev?.sub))
+            arguments.append(.optional(jump?.revision))
+            arguments.append(.optional(jump?.sub))
+            arguments.append(.integer(jumpSeq))
         }
     }
 

@@ -88,20 +88,31 @@ enum SQLiteRows {
         return settings
     }
 
-    /// The bound values for ``eventColumns`` after `config`.
-    static func eventArguments(_ config: ConfigName, _ event: Event) -> [SQLiteValue] {
+    /// The bound values for ``eventColumns`` after `config`, appended to `arguments`
+    /// (a history row's, built in one array where joined ones cost a copy each).
+    static func appendEventArguments(_ config: ConfigName, _ event: Event, to arguments: inout [SQLiteValue]) {
         let item = event.item
         let prev = event.prevItem
-        return [
-            .text(config.rawValue), .integer(event.revision.storageValue), .text(event.kind.rawValue), .text(event.key.path),
-            .integer(event.at.milliseconds),
-            .optional(item?.value), .optional(item?.contentType), .optional(item.map { Int64(clamping: $0.version) }),
-            .optional(item.map { $0.createRevision.storageValue }), .optional(item?.expiresAt?.milliseconds),
-            .optional(prev?.value), .optional(prev?.contentType), .optional(prev.map { Int64(clamping: $0.version) }),
-            .optional(prev.map { $0.createRevision.storageValue }), .optional(prev.map { $0.modRevision.storageValue }),
-            .optional(prev?.modifiedAt.milliseconds), .optional(prev?.expiresAt?.milliseconds),
-            .optional(event.attribution?.principal.kind.rawValue), .optional(event.attribution?.principal.id),
-            .optional(event.attribution?.principal.description), .optional(event.attribution?.message),
-        ]
+        arguments.append(.text(config.rawValue))
+        arguments.append(.integer(event.revision.storageValue))
+        arguments.append(.text(event.kind.rawValue))
+        arguments.append(.text(event.key.path))
+        arguments.append(.integer(event.at.milliseconds))
+        arguments.append(.optional(item?.value))
+        arguments.append(.optional(item?.contentType))
+        arguments.append(.optional(item.map { Int64(clamping: $0.version) }))
+        arguments.append(.optional(item.map { $0.createRevision.storageValue }))
+        arguments.append(.optional(item?.expiresAt?.milliseconds))
+        arguments.append(.optional(prev?.value))
+        arguments.append(.optional(prev?.contentType))
+        arguments.append(.optional(prev.map { Int64(clamping: $0.version) }))
+        arguments.append(.optional(prev.map { $0.createRevision.storageValue }))
+        arguments.append(.optional(prev.map { $0.modRevision.storageValue }))
+        arguments.append(.optional(prev?.modifiedAt.milliseconds))
+        arguments.append(.optional(prev?.expiresAt?.milliseconds))
+        arguments.append(.optional(event.attribution?.principal.kind.rawValue))
+        arguments.append(.optional(event.attribution?.principal.id))
+        arguments.append(.optional(event.attribution?.principal.description))
+        arguments.append(.optional(event.attribution?.message))
     }
 }

@@ -18,9 +18,11 @@ struct SQLiteTransaction: ChangeTransaction {
     /// What this change's events did to the config's byte count.
     private var byteCountChange = 0
 
-    /// Whether any key of the config is due; most changes find none, and this costs one
-    /// step of the expiry index where the query of due keys also sorts them.
-    private static let anyDue = SQLiteStatement("SELECT 1 FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? LIMIT 1")
+    /// When the config's first key with a TTL runs out: most changes find none due, and
+    /// the group's config rows keep this, so one query serves every change of a group.
+    private static let firstExpiry = SQLiteStatement(
+        "SELECT expires_at FROM kv INDEXED BY kv_expiry WHERE expires_at IS NOT NULL AND config = ? ORDER BY expires_at LIMIT 1"
+    )
     // Named, or the planner walks every key of the config instead of the expiry index.
     private static let due = SQLiteStatement(
         "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key"
@@ -31,8 +33,10 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let deleteItem = SQLiteStatement("DELETE FROM kv WHERE config = ? AND key = ?")
     private static let deleteTombstone = SQLiteStatement("DELETE FROM tombstones WHERE config = ? AND key = ?")
     private static let putTombstone = SQLiteStatement("INSERT OR REPLACE INTO tombstones (config, key, revision, sub) VALUES (?, ?, ?, ?)")
+    /// A history row's values: its `sub`, `config`, the event's and its links'.
+    private static let historyParameters = 2 + Int(SQLiteRows.eventColumnCount) + 6
     private static let appendHistory = SQLiteStatement(
-        "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (\(Array(repeating: "?", count: 2 + Int(SQLiteRows.eventColumnCount) + 6).joined(separator: ", ")))"
+        "INSERT INTO history (sub, config, \(SQLiteRows.eventColumns), \(SQLiteKeyChain.columns)) VALUES (\(Array(repeating: "?", count: historyParameters).joined(separator: ", ")))"
     )
     private static let oldestHistory = SQLiteStatement("SELECT at FROM history WHERE config = ? ORDER BY revision LIMIT 1")
 
@@ -62,6 +66,12 @@ struct SQLiteTransaction: ChangeTransaction {
         try connection.query(SQLiteRows.itemsInRange, [.text(config.rawValue), .text(range.lower), .text(range.scanUpper)], SQLiteRows.item)
     }
 
+    /// Kept in the group's config rows: every change reads them, and a change that
+    /// writes one forgets them (``record(_:)``).
+    func storedSchemaItems() throws -> [Item] {
+        try configs.schemaItems(config) { try storedItems(in: SchemaTarget.namespaceRange) }
+    }
+
     /// Steps through the rows one at a time, so a transaction's read that stops at its
     /// budget, or a compare that fails early, never holds the whole range.
     func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws {
@@ -71,9 +81,13 @@ struct SQLiteTransaction: ChangeTransaction {
     }
 
     func dueExpirations() throws -> [Item] {
-        let arguments: [SQLiteValue] = [.integer(now.milliseconds), .text(config.rawValue)]
-        guard try connection.first(Self.anyDue, arguments, { _ in true }) == true else { return [] }
-        return try connection.query(Self.due, arguments, SQLiteRows.item)
+        let first = try configs.firstExpiry(config) {
+            try connection.first(Self.firstExpiry, [.text(config.rawValue)]) { $0.integer(0) }
+        }
+        guard let first, first <= now.milliseconds else { return [] }
+        // Expiring them moves the first expiry on: read again next time.
+        configs.forgetFirstExpiry(config)
+        return try connection.query(Self.due, [.integer(now.milliseconds), .text(config.rawValue)], SQLiteRows.item)
     }
 
     mutating func record(_ event: Event) throws {
@@ -87,6 +101,8 @@ struct SQLiteTransaction: ChangeTransaction {
         let newest = try chain.newest(event.key.path, stored: event.prevItem)
         let links = try chain.links(after: newest.event)
         configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange, byteCountChange: event.byteCountChange)
+        if SchemaTarget.namespace.contains(event.key) { configs.forgetSchemaItems(config) }
+        if let expiresAt = event.item?.expiresAt { configs.noteExpiry(config, at: expiresAt.milliseconds) }
         byteCountChange += event.byteCountChange
         if let item = event.item {
             try connection.run(
@@ -104,13 +120,18 @@ struct SQLiteTransaction: ChangeTransaction {
             try connection.run(Self.deleteItem, [name, key])
             try connection.run(Self.putTombstone, [name, key, .integer(event.revision.storageValue), .integer(position)])
         }
-        try connection.run(Self.appendHistory, [.integer(position)] + SQLiteRows.eventArguments(config, event) + links.arguments)
+        var history: [SQLiteValue] = []
+        history.reserveCapacity(Self.historyParameters)
+        history.append(.integer(position))
+        SQLiteRows.appendEventArguments(config, event, to: &history)
+        links.append(to: &history)
+        try connection.run(Self.appendHistory, history)
         revision = event.revision
     }
 
     /// The config's settings as this change found them.
     func storedSettings() throws -> ConfigSettings {
-        try SQLiteRows.settings(settings)
+        try configs.settings(config) ?? SQLiteRows.settings(settings)
     }
 
     /// Refuses this change, before it commits, when it grows the config past its quota

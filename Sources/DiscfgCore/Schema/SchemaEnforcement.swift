@@ -110,7 +110,7 @@ public struct SchemaChange: Hashable, Sendable {
 extension ChangeTransaction {
     /// The live schemas of the config, with this transaction's changes.
     func schemas() throws -> [(target: SchemaTarget, item: Item)] {
-        try storedItems(in: SchemaTarget.namespace.range).compactMap { item in
+        try storedSchemaItems().compactMap { item in
             guard !item.isExpired(at: now), let target = SchemaTarget(storageKey: item.key) else { return nil }
             return (target, item)
         }

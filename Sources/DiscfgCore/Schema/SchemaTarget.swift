@@ -18,6 +18,8 @@ public enum SchemaTarget: Hashable, Sendable, Comparable, CustomStringConvertibl
     public static let reserved = KeyPrefix(validated: "/.discfg/")
     /// Where schemas are kept.
     public static let namespace = KeyPrefix(validated: "/.discfg/schema/")
+    /// The keys of ``namespace``, made once: every change reads them.
+    public static let namespaceRange = namespace.range
 
     /// Reads a target: a path ending in `/` (or `/` alone) is a prefix, any other a key.
     /// - Throws: `invalidArgument` for a bad path, or one under `/.discfg/`.

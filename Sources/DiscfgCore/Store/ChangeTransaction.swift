@@ -27,6 +27,11 @@ public protocol ChangeTransaction {
     func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws
     /// The stored items whose TTL has run out at ``now``, in key order.
     func dueExpirations() throws -> [Item]
+    /// The stored items under ``SchemaTarget/namespace``, expired or not, in key order,
+    /// including this transaction's changes: every change is checked against them, so a
+    /// store may keep them between the changes of one commit. The default reads
+    /// ``storedItems(in:)``.
+    func storedSchemaItems() throws -> [Item]
     /// Makes a change: moves the config to `event.revision`, writes `event.item` at
     /// `event.key` (or removes the key when it is nil) and appends the event to history.
     mutating func record(_ event: Event) throws
@@ -37,6 +42,10 @@ extension ChangeTransaction {
         for item in try storedItems(in: range) {
             guard try body(item) else { return }
         }
+    }
+
+    public func storedSchemaItems() throws -> [Item] {
+        try storedItems(in: SchemaTarget.namespaceRange)
     }
 
     /// The stored items under `prefix`, in key order, including this transaction's changes.
