@@ -1,20 +1,26 @@
 import DiscfgCore
-import DiscfgTestSupport
 import Foundation
-import Testing
 
 /// Runs the built `discfg` binary in a scratch directory with its own store and HOME,
 /// the way a person would from a shell.
-struct CLIRunner {
-    typealias Result = ChildProcess.Output
+///
+/// ```swift
+/// let cli = try CLIRunner()
+/// defer { cli.cleanUp() }
+/// #expect(try await cli.run("create", "web").status == 0)
+/// ```
+public struct CLIRunner: Sendable {
+    /// What a finished `discfg` printed, and how it ended.
+    public typealias Result = ChildProcess.Output
 
-    let directory: URL
+    /// The scratch directory: HOME, working directory and SQLite store of every child.
+    public let directory: URL
     /// The whole environment of every child: the basics of this process's (PATH, locale)
     /// and this runner's HOME and store, nothing else.
-    var environment: [String: String]
+    public var environment: [String: String]
 
     /// A fresh directory and SQLite store for one test.
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-cli-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         environment = ChildProcess.environment([
@@ -23,21 +29,22 @@ struct CLIRunner {
         ])
     }
 
-    func cleanUp() {
+    /// Removes the scratch directory.
+    public func cleanUp() {
         try? FileManager.default.removeItem(at: directory)
     }
 
     /// The built binary.
-    static var executable: URL { ChildProcess.discfg }
+    public static var executable: URL { ChildProcess.discfg }
 
     /// Runs `discfg arguments…` to completion.
     @discardableResult
-    func run(_ arguments: String..., stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
+    public func run(_ arguments: String..., stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
         try await run(arguments, stdin: stdin, in: subdirectory)
     }
 
     /// Runs `discfg arguments…` to completion, feeding it `stdin` (or `/dev/null`).
-    func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
+    public func run(_ arguments: [String], stdin: Data? = nil, in subdirectory: String? = nil) async throws -> Result {
         try await ChildProcess.run(
             Self.executable.path, arguments, environment: environment, directory: workingDirectory(subdirectory),
             stdin: stdin.map { .bytes($0) } ?? .none
@@ -45,7 +52,7 @@ struct CLIRunner {
     }
 
     /// Starts `discfg arguments…` and returns it running.
-    func launch(
+    public func launch(
         _ arguments: [String], stdout: ChildProcess.Destination = .capture, stderr: ChildProcess.Destination = .capture
     ) throws -> ChildProcess {
         try ChildProcess.launch(Self.executable.path, arguments, environment: environment, directory: workingDirectory(nil), stdout: stdout, stderr: stderr)
@@ -53,7 +60,7 @@ struct CLIRunner {
 
     /// Starts a bash `script` with `$DISCFG` naming the built binary, in a process group
     /// of its own so that a signal reaches the commands it runs too.
-    func launchShell(
+    public func launchShell(
         _ script: String, environment extra: [String: String] = [:],
         stdout: ChildProcess.Destination = .capture, stderr: ChildProcess.Destination = .capture
     ) throws -> ChildProcess {
@@ -71,7 +78,7 @@ struct CLIRunner {
     }
 
     /// Writes a file in the scratch directory and returns its path.
-    func write(_ name: String, _ contents: Data) throws -> String {
+    public func write(_ name: String, _ contents: Data) throws -> String {
         let url = directory.appendingPathComponent(name)
         try contents.write(to: url)
         return url.path

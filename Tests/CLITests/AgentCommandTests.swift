@@ -6,24 +6,13 @@ import Testing
 /// `discfg agent` as a separate process over a SQLite file, and the CLI reading through it.
 @Suite("CLI: agent")
 struct AgentCommandTests {
-    /// Starts an agent copying `demo` from the runner's store, and its port.
-    static func start(_ cli: CLIRunner, _ arguments: [String] = []) async throws -> (agent: ChildProcess, port: Int) {
-        let agent = try cli.launch(["agent", "--config", "demo", "--port", "0", "--interval", "1s", "--log-level", "error"] + arguments, stdout: .discard)
-        do {
-            return (agent, try await ServeTests.announcedPort(agent))
-        } catch {
-            await agent.kill()
-            throw error
-        }
-    }
-
     @Test("the CLI reads through the agent, a write is refused naming the store, a change arrives within an interval", .timeLimit(.minutes(2)))
     func readsThroughTheAgent() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         #expect(try await cli.run("create", "demo").status == 0)
         #expect(try await cli.run("set", "demo", "/db/host", "db1").status == 0)
-        let (agent, port) = try await Self.start(cli, ["--cache-dir", cli.directory.appendingPathComponent("cache").path])
+        let (agent, port) = try await cli.agent(["--cache-dir", cli.directory.appendingPathComponent("cache").path])
 
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
@@ -51,7 +40,7 @@ struct AgentCommandTests {
         // Started again over a store it cannot reach, it serves its last known good copy.
         var offline = cli
         offline.environment["DISCFG_STORE"] = "http://localhost:9"
-        let (again, secondPort) = try await Self.start(offline, ["--cache-dir", cli.directory.appendingPathComponent("cache").path])
+        let (again, secondPort) = try await offline.agent(["--cache-dir", cli.directory.appendingPathComponent("cache").path])
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(secondPort)"
         let cached = try await remote.run("get", "demo", "/db/host")
         #expect(cached.stdout == "db2\n", "\(cached.stderr)")

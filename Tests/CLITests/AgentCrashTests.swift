@@ -89,7 +89,7 @@ struct AgentCrashTests {
             // Started again with the store gone, it serves that state exactly. (It waits out
             // the load's deadline first, ~10 s: checked on every sixth round only.)
             guard round % 6 == 5 else { continue }
-            let (again, port) = try await AgentCommandTests.start(offline, ["--cache-dir", cacheDirectory.path])
+            let (again, port) = try await offline.agent(["--cache-dir", cacheDirectory.path])
             var remote = cli
             remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
             let exported = try await remote.run("export", "demo", "-f", "json")

@@ -32,7 +32,7 @@ struct AgentReaderTests {
         let cli = try await Self.runner()
         defer { cli.cleanUp() }
         let tokens = try Self.file(cli, "readers", "# readers of demo\n\(Self.token)\n", mode: 0o600)
-        let (agent, port) = try await AgentCommandTests.start(cli, ["--reader-token-file", tokens])
+        let (agent, port) = try await cli.agent(["--reader-token-file", tokens])
         defer { Task { await agent.kill() } }
 
         var reader = cli
@@ -119,7 +119,7 @@ struct AgentReaderTests {
         let cli = try await Self.runner()
         defer { cli.cleanUp() }
         let cache = cli.directory.appendingPathComponent("cache").path
-        let (agent, _) = try await AgentCommandTests.start(cli, ["--cache-dir", cache])
+        let (agent, _) = try await cli.agent(["--cache-dir", cache])
         await agent.stop()
         let copy = cache + "/demo.json"
         let genuine = try Data(contentsOf: URL(fileURLWithPath: copy))
@@ -136,7 +136,7 @@ struct AgentReaderTests {
         #expect(refused.stderr.contains("not signed") && refused.stderr.contains("could not load"), "\(refused.stderr)")
 
         try genuine.write(to: URL(fileURLWithPath: copy))
-        let (again, port) = try await AgentCommandTests.start(offline, ["--cache-dir", cache])
+        let (again, port) = try await offline.agent(["--cache-dir", cache])
         var reader = cli
         reader.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
         #expect(try await reader.run("get", "demo", "/db/password").stdout == "hunter2\n")

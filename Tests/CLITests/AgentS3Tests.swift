@@ -27,7 +27,7 @@ struct AgentS3Tests {
     static func start(_ cli: CLIRunner, _ arguments: [String]) async throws -> (ChildProcess, Int) {
         let agent = try cli.launch(["agent", "--port", "0", "--interval", "1s", "--log-level", "error"] + arguments, stdout: .discard)
         do {
-            return (agent, try await ServeTests.announcedPort(agent))
+            return (agent, try await agent.announcedPort())
         } catch {
             await agent.kill()
             throw error

@@ -33,7 +33,7 @@ struct AgentSettingsTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         #expect(try await cli.run("create", "demo").status == 0)
-        let (first, port) = try await AgentCommandTests.start(cli, ["--interval", "2m"])
+        let (first, port) = try await cli.agent(["--interval", "2m"])
         defer { Task { await first.kill() } }
         #expect(port > 0)
         let second = try await cli.run("agent", "--config", "demo", "--port", String(port))

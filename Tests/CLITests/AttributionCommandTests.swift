@@ -52,7 +52,7 @@ struct AttributionCommandTests {
         let created = try await cli.run("token", "create", "--role", "admin", "--description", "deploy job", "-f", "json")
         #expect(created.status == 0, "\(created.stderr)")
         let token = try #require(try created.envelope().token)
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         defer { Task { await server.kill() } }
         cli.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
         cli.environment["DISCFG_TOKEN"] = token

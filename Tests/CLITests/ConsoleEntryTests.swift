@@ -13,7 +13,7 @@ struct ConsoleEntryTests {
         defer { cli.cleanUp() }
         cli.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
         let token = try await token(cli)
-        let (server, port) = try await ServeTests.start(cli, arguments)
+        let (server, port) = try await cli.serve(arguments)
         do {
             let run = try await ChildProcess.run(
                 "python3",

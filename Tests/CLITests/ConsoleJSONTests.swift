@@ -15,7 +15,7 @@ struct ConsoleJSONTests {
         let created = try await cli.run("token", "create", "--role", "admin")
         #expect(created.status == 0, "\(created.stderr)")
         let token = try #require(created.stdout.split(separator: "\n").first.map(String.init))
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         let screenshots = ConsoleTests.root.appendingPathComponent(".build/console-screenshots")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
         do {

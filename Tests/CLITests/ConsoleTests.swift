@@ -35,7 +35,7 @@ struct ConsoleTests {
     static func withServe(_ arguments: [String] = [], _ body: (Int) async throws -> Void) async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, arguments)
+        let (server, port) = try await cli.serve(arguments)
         do {
             try await body(port)
         } catch {
@@ -154,7 +154,7 @@ struct ConsoleTests {
         let created = try await cli.run("token", "create", "--role", "admin")
         #expect(created.status == 0)
         let token = try #require(created.stdout.split(separator: "\n").first.map(String.init))
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         let screenshots = Self.root.appendingPathComponent(".build/console-screenshots")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
         do {

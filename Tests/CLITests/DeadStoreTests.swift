@@ -57,7 +57,7 @@ struct DeadStoreTests {
         /// One etcd KV call by a gRPC client (``Tests/Peers/etcd_call.py``).
         func etcd(_ name: String, _ arguments: String...) async throws -> (Answer, [String: Any]) {
             let output = try await ChildProcess.run(
-                "python3", [EtcdctlTests.peerScript("etcd_call.py"), String(etcdPort)] + arguments,
+                "python3", [PeerScript.path("etcd_call.py"), String(etcdPort)] + arguments,
                 environment: ChildProcess.environment(["HOME": cli.directory.path]), timeout: .seconds(120)
             )
             let line = try #require(output.stdout.split(separator: "\n").last, "etcd_call.py printed nothing: \(output.stderr)")
@@ -105,7 +105,7 @@ struct DeadStoreTests {
     /// fresh table reached through a fault proxy, with the store URL straight to moto for
     /// checking the table.
     static func withServe(_ body: (Serve, FaultProxy, _ table: String, _ direct: String) async throws -> Void) async throws {
-        let (runner, _) = try await DynamoDBCLITests.runner()
+        let (runner, _) = try await CLIRunner.onDynamoDB()
         var cli = runner
         defer { cli.cleanUp() }
         let moto = try await SharedMotoServer.shared.server().endpoint

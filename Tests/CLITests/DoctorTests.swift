@@ -110,7 +110,7 @@ struct DoctorTests {
 
     @Test("a dead server and a dead DynamoDB endpoint are named promptly, exit 1")
     func deadEndpoints() async throws {
-        let (cli, _) = try await DynamoDBCLITests.runner()
+        let (cli, _) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let port = try MotoServer.freeLoopbackPort()
         let clock = ContinuousClock()
@@ -140,7 +140,7 @@ struct DoctorTests {
 
     @Test("a healthy DynamoDB table on moto passes: credentials, ACTIVE, indexes, TTL, stream, reads, clock")
     func healthyDynamoDB() async throws {
-        let (cli, store) = try await DynamoDBCLITests.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         #expect(try await cli.run("init", "--store", store).status == 0)
         #expect(try await cli.run("create", "app", "--store", store).status == 0)
@@ -161,7 +161,7 @@ struct DoctorTests {
 
     @Test("TTL and stream turned off are warnings naming their fixes; warnings do not block (exit 0)")
     func tableSettingsOff() async throws {
-        let (cli, store) = try await DynamoDBCLITests.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         #expect(try await cli.run("init", "--store", store).status == 0)
         let moto = try await SharedMotoServer.shared.server()
@@ -188,7 +188,7 @@ struct DoctorTests {
 
     @Test("a missing DynamoDB table fails with discfg init as the fix, and is not created")
     func missingTable() async throws {
-        let (cli, store) = try await DynamoDBCLITests.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let (report, result) = try await Self.report(cli, "--store", store)
         #expect(result.status == 1)
@@ -224,7 +224,7 @@ struct DoctorTests {
         defer { cli.cleanUp() }
         let admin = try #require(try await cli.run("token", "create", "--role", "admin").stdout.split(separator: "\n").first.map(String.init))
         #expect(try await cli.run("create", "web").status == 0)
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         defer { Task { await server.kill() } }
         cli.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
 
@@ -250,7 +250,7 @@ struct DoctorTests {
 
     @Test("the clock against the endpoint's Date: minutes off fails (SigV4's limit), seconds off warns", arguments: [(-3600, "fail"), (-30, "warn")])
     func clockSkew(offset: Int, expected: String) async throws {
-        let (cli, _) = try await DynamoDBCLITests.runner()
+        let (cli, _) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let endpoint = try await Self.fakeEndpoint(offsetSeconds: offset, error: "InvalidSignatureException", message: "Signature expired")
         defer { Task { await endpoint.process.kill() } }
@@ -263,7 +263,7 @@ struct DoctorTests {
 
     @Test("AccessDenied on DescribeTable is a failing finding naming the action")
     func accessDenied() async throws {
-        let (cli, _) = try await DynamoDBCLITests.runner()
+        let (cli, _) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let endpoint = try await Self.fakeEndpoint(offsetSeconds: 0, error: "AccessDeniedException", message: "User is not authorized to perform: dynamodb:DescribeTable")
         defer { Task { await endpoint.process.kill() } }

@@ -115,7 +115,7 @@ struct DurabilityTests {
     /// printed once its request was answered 2xx; kills the server with SIGKILL once
     /// `count` were, and returns the highest number acknowledged.
     static func killServer(_ cli: CLIRunner, after count: Int, sending request: String) async throws -> Int {
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         let indented = request.split(separator: "\n").map { "    " + $0 }.joined(separator: "\n")
         let client = """
         import http.client, json, sys

@@ -7,22 +7,9 @@ import Testing
 /// credentials in the environment, as a person would use a local DynamoDB.
 @Suite("CLI: DynamoDB store")
 struct DynamoDBCLITests {
-    /// A runner whose store is a fresh table on the shared moto server.
-    static func runner() async throws -> (CLIRunner, String) {
-        let moto = try await SharedMotoServer.shared.server()
-        var cli = try CLIRunner()
-        let table = "cli-\(UUID().uuidString.prefix(12))"
-        cli.environment["DISCFG_STORE"] = nil
-        cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
-        cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
-        cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
-        cli.environment.removeValue(forKey: "AWS_PROFILE")
-        return (cli, "dynamodb://us-east-1/\(table)?endpoint=\(moto.endpoint.absoluteString)")
-    }
-
     @Test("init creates the table; create, set, get -f json, info shows the table")
     func endToEnd() async throws {
-        let (cli, store) = try await Self.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let initialized = try await cli.run("init", "--store", store)
         #expect(initialized.status == 0, "\(initialized.stderr)")
@@ -52,7 +39,7 @@ struct DynamoDBCLITests {
 
     @Test("create makes a provisioned table; update changes its capacity")
     func capacity() async throws {
-        let (cli, store) = try await Self.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let created = try await cli.run("create", "app", "--store", store, "--read-capacity", "4", "--write-capacity", "2")
         #expect(created.status == 0, "\(created.stderr)")
@@ -67,7 +54,7 @@ struct DynamoDBCLITests {
 
     @Test("a missing table and missing credentials are one clear line each")
     func errors() async throws {
-        let (cli, store) = try await Self.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         defer { cli.cleanUp() }
         let missing = try await cli.run("get", "app", "k", "--store", store)
         #expect(missing.status == 1)

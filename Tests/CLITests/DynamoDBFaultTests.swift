@@ -10,7 +10,7 @@ import Testing
 struct DynamoDBFaultTests {
     /// The runner, the store URL straight to moto, and moto's endpoint.
     static func setUp() async throws -> (CLIRunner, table: String, moto: URL) {
-        let (cli, store) = try await DynamoDBCLITests.runner()
+        let (cli, store) = try await CLIRunner.onDynamoDB()
         let moto = try await SharedMotoServer.shared.server().endpoint
         let table = String(store.split(separator: "/")[2].split(separator: "?")[0])
         #expect(try await cli.run("create", "faults", "--store", store).status == 0)

@@ -18,14 +18,14 @@ struct EtcdAuthTests {
         var flags: [String] { ["--user", id, "--password", text] }
     }
 
-    static func token(_ etcd: EtcdctlTests.Peer, _ arguments: String...) async throws -> Token {
+    static func token(_ etcd: EtcdPeer, _ arguments: String...) async throws -> Token {
         let created = try await etcd.cli.run(["token", "create"] + arguments)
         #expect(created.status == 0, "\(created.stderr)")
         return Token(text: String(created.stdout.split(separator: "\n").first ?? ""))
     }
 
     /// Runs etcdctl with `arguments` after the endpoint.
-    static func etcdctl(_ etcd: EtcdctlTests.Peer, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ChildProcess.Output {
+    static func etcdctl(_ etcd: EtcdPeer, _ arguments: [String], timeout: Duration = .seconds(60)) async throws -> ChildProcess.Output {
         try await ChildProcess.run(
             "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
             environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path]), timeout: timeout
@@ -35,7 +35,7 @@ struct EtcdAuthTests {
     /// Waits until the server requires tokens and knows every token created so far: it
     /// reads them every 0.5 s, so a token is refused until the next reading (as the REST
     /// API's cache lets a token created elsewhere in within 2 s).
-    static func waitUntilRequired(_ etcd: EtcdctlTests.Peer) async throws {
+    static func waitUntilRequired(_ etcd: EtcdPeer) async throws {
         for _ in 0..<40 {
             if try await etcdctl(etcd, ["get", "a"]).stderr.contains("etcdserver: user name is empty") {
                 try await Task.sleep(for: .milliseconds(1200))
@@ -48,14 +48,14 @@ struct EtcdAuthTests {
 
     /// Expects etcdctl to fail with `message` and returns its output.
     @discardableResult
-    static func refused(_ etcd: EtcdctlTests.Peer, _ arguments: [String], _ message: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ChildProcess.Output {
+    static func refused(_ etcd: EtcdPeer, _ arguments: [String], _ message: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ChildProcess.Output {
         let output = try await etcdctl(etcd, arguments)
         #expect(output.termination != .exited(0), "etcdctl \(arguments.suffix(4).joined(separator: " ")) was served: \(output.stdout)", sourceLocation: sourceLocation)
         #expect(output.stderr.contains(message), "etcdctl \(arguments.suffix(4).joined(separator: " ")): \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
         return output
     }
 
-    static func served(_ etcd: EtcdctlTests.Peer, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+    static func served(_ etcd: EtcdPeer, _ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let output = try await etcdctl(etcd, arguments)
         #expect(output.termination == .exited(0), "etcdctl \(arguments.suffix(4).joined(separator: " ")): \(output.stderr.suffix(600))", sourceLocation: sourceLocation)
         return output.stdout
@@ -65,7 +65,7 @@ struct EtcdAuthTests {
 
     @Test("--user ID --password TOKEN (and --user ID:TOKEN) gets and puts, recorded as the token; no credentials, a wrong password, a read token's put and user management are refused in etcd's words", .timeLimit(.minutes(4)))
     func roles() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let writer = try await Self.token(etcd, "--role", "write", "--description", "deploy bot")
             let reader = try await Self.token(etcd, "--role", "read")
@@ -104,7 +104,7 @@ struct EtcdAuthTests {
 
     @Test("revoking the token ends an open etcdctl watch and refuses later calls; another token's go on", .timeLimit(.minutes(4)))
     func revocation() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let reader = try await Self.token(etcd, "--role", "read")
             let writer = try await Self.token(etcd, "--role", "write")
@@ -138,7 +138,7 @@ struct EtcdAuthTests {
 
     @Test("an etcd-space scope allows ranges inside its prefix and refuses wider ones whole (Range, DeleteRange, Txn, Watch); a discfg-space scope reaches no etcd key", .timeLimit(.minutes(4)))
     func scopes() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let scoped = try await Self.token(etcd, "--role", "write", "--scope", "etcd:etcd:/registry/")
             let discfgSpace = try await Self.token(etcd, "--role", "write", "--scope", "etcd:/registry/")
@@ -210,7 +210,7 @@ extension EtcdAuthTests {
         await server.stop()
     }
 
-    static func served(_ etcd: EtcdctlTests.Peer, _ arguments: [String], stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
+    static func served(_ etcd: EtcdPeer, _ arguments: [String], stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
         let output = try await ChildProcess.run(
             "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
             environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path]), stdin: .bytes(Data(stdin.utf8)), timeout: .seconds(60)
@@ -219,7 +219,7 @@ extension EtcdAuthTests {
         return output.stdout
     }
 
-    static func refused(_ etcd: EtcdctlTests.Peer, _ arguments: [String], _ message: String, stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func refused(_ etcd: EtcdPeer, _ arguments: [String], _ message: String, stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let output = try await ChildProcess.run(
             "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "--command-timeout=20s"] + arguments,
             environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path]), stdin: .bytes(Data(stdin.utf8)), timeout: .seconds(60)
@@ -232,7 +232,7 @@ extension EtcdAuthTests {
 extension EtcdAuthTests {
     @Test("a lease is its granter's: a token scoped to /tenant-b/ neither lists, keeps alive, reads, revokes nor puts with /tenant-a/'s lease, answered as for a lease that does not exist; at its per-caller cap B is refused and A still grants", .timeLimit(.minutes(5)))
     func leasesOfTenants() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let tenantA = try await Self.token(etcd, "--role", "write", "--scope", "etcd:etcd:/tenant-a/")
             let tenantB = try await Self.token(etcd, "--role", "write", "--scope", "etcd:etcd:/tenant-b/")
@@ -282,7 +282,7 @@ extension EtcdAuthTests {
     }
 
     /// An etcd token for `token` from the gateway's `auth/authenticate`.
-    static func gatewaySession(_ etcd: EtcdctlTests.Peer, _ token: Token) async throws -> String {
+    static func gatewaySession(_ etcd: EtcdPeer, _ token: Token) async throws -> String {
         let body = try JSONSerialization.data(withJSONObject: ["name": token.id, "password": token.text])
         let answer = try await gateway(etcd, "/v3/auth/authenticate", String(decoding: body, as: UTF8.self), session: nil)
         let json = try JSONSerialization.jsonObject(with: Data(answer.body.utf8)) as? [String: Any]
@@ -290,7 +290,7 @@ extension EtcdAuthTests {
     }
 
     /// A POST of `body` to the etcd port's JSON gateway, as the caller of `session`.
-    static func gateway(_ etcd: EtcdctlTests.Peer, _ path: String, _ body: String, session: String?) async throws -> (status: UInt, body: String) {
+    static func gateway(_ etcd: EtcdPeer, _ path: String, _ body: String, session: String?) async throws -> (status: UInt, body: String) {
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(etcd.etcdPort)\(path)")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")

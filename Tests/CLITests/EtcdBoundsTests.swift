@@ -11,9 +11,9 @@ import Testing
 @Suite("etcd API: access, keys and answers under attack")
 struct EtcdBoundsTests {
     /// Runs `etcd_bounds.py mode port arguments…` and returns its output lines.
-    static func peer(_ mode: String, _ peer: EtcdctlTests.Peer, _ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+    static func peer(_ mode: String, _ peer: EtcdPeer, _ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
         let output = try await ChildProcess.run(
-            "python3", [EtcdctlTests.peerScript("etcd_bounds.py"), mode, String(peer.etcdPort)] + arguments,
+            "python3", [PeerScript.path("etcd_bounds.py"), mode, String(peer.etcdPort)] + arguments,
             environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), timeout: .seconds(180)
         )
         #expect(output.termination == .exited(0), "etcd_bounds.py \(mode): \(output.stderr)", sourceLocation: sourceLocation)
@@ -22,7 +22,7 @@ struct EtcdBoundsTests {
     }
 
     /// The server's peak and current resident memory, in MiB.
-    static func memory(_ peer: EtcdctlTests.Peer) throws -> (peak: Int, now: Int) {
+    static func memory(_ peer: EtcdPeer) throws -> (peak: Int, now: Int) {
         let status = try String(contentsOfFile: "/proc/\(peer.server.pid)/status", encoding: .utf8)
         let peak = try #require(ServeMemoryTests.kilobytes("VmHWM", in: status)) / 1024
         let now = try #require(ServeMemoryTests.kilobytes("VmRSS", in: status)) / 1024
@@ -33,11 +33,11 @@ struct EtcdBoundsTests {
 
     @Test("a token created while serve --etcd runs closes the etcd API to callers without one within seconds: put, get, del, compaction and watch are refused, an open watch ends, and nothing changes", .timeLimit(.minutes(4)))
     func tokenCreatedWhileServing() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             #expect(try await etcd.ok("put", "a", "1") == "OK\n")
             let watcher = try ChildProcess.launch(
-                "python3", [EtcdctlTests.peerScript("etcd_bounds.py"), "token-watch", String(etcd.etcdPort)], environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
+                "python3", [PeerScript.path("etcd_bounds.py"), "token-watch", String(etcd.etcdPort)], environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
             )
             _ = try await watcher.waitForOutput(timeout: .seconds(60)) { output -> Bool? in output.stdout.contains("watching") ? true : nil }
 
@@ -113,7 +113,7 @@ struct EtcdBoundsTests {
 
     @Test("compares, ranges, counts and deletes over ranges never reach keys written by REST or the CLI")
     func foreignKeys() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             #expect(try await etcd.ok("put", "seed", "s") == "OK\n")
             #expect(try await etcd.cli.run("set", "etcd", "/db/password", "hunter2").status == 0)
@@ -142,7 +142,7 @@ struct EtcdBoundsTests {
 
     @Test("over 8 MiB of values a range ends within 4 MiB with more, the rest pages on, and a 1,280-byte Txn of 128 whole ranges is refused, with peak RSS bounded", .timeLimit(.minutes(4)))
     func answerBudget() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let lines = try await Self.peer("budget", etcd)
             #expect(lines.contains("range: kvs 15 more True count 32 bytes 3933983 first big/00") || lines.contains { $0.hasPrefix("range: kvs 15 more True count 32 bytes ") })
@@ -167,7 +167,7 @@ struct EtcdBoundsTests {
 
     @Test("a 4 MiB Txn of two million empty compares is refused before it is decoded, without growing serve's peak RSS", .timeLimit(.minutes(3)))
     func txnDecode() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             #expect(try await etcd.ok("put", "warm", "up") == "OK\n")
             let before = try Self.memory(etcd)
@@ -187,7 +187,7 @@ struct EtcdBoundsTests {
 
     @Test("one stream asking for 1,000 watchers gets a quarter of the server's; another connection still gets one")
     func watcherCaps() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let lines = try await Self.peer("watchers", etcd)
             #expect(lines.contains("one stream asked for 1000: created 250"))
@@ -202,7 +202,7 @@ struct EtcdBoundsTests {
 
     @Test("past --etcd-quota a put gets etcd's NOSPACE and changes nothing, Status reports the alarm, and a delete still passes")
     func quota() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--etcd-quota", "1MB"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--etcd-quota", "1MB"])
         do {
             let value = String(repeating: "v", count: 256 << 10)
             for index in 1...3 { #expect(try await etcd.ok("put", "k\(index)", stdin: value) == "OK\n") }
@@ -223,12 +223,12 @@ struct EtcdBoundsTests {
 
     @Test("a new etcd config keeps its last 100000 changes, or --etcd-history; one kept forever is left so, and the log says how to bound it")
     func history() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         let info = try await etcd.cli.run("info", "etcd", "-f", "json")
         #expect(info.stdout.contains("\"100000\""), "\(info.stdout)")
         await etcd.stop()
 
-        let other = try await EtcdctlTests.start(.sqlite, ["--etcd-history", "30d"])
+        let other = try await EtcdPeer.start(.sqlite, ["--etcd-history", "30d"])
         let otherInfo = try await other.cli.run("info", "etcd", "-f", "json")
         #expect(otherInfo.stdout.contains("\"30d\""), "\(otherInfo.stdout)")
         await other.stop()

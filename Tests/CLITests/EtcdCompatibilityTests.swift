@@ -23,173 +23,19 @@ struct EtcdCompatibilityTests {
 
     // MARK: The two servers
 
-    /// One server speaking the etcd API, as `etcdctl` reaches it.
-    struct Side: Sendable {
-        let name: String
-        let port: Int
-        /// etcdctl's HOME.
-        let home: String
-        /// What this side's revisions add to discfg's.
-        var offset = 0
-
-        /// `text` with each `{rev:N}` written as this side's number for discfg's revision N.
-        func translate(_ text: String) -> String {
-            var text = text
-            while let range = text.range(of: #"\{rev:-?[0-9]+\}"#, options: .regularExpression) {
-                let number = Int(text[range].dropFirst(5).dropLast()) ?? 0
-                text.replaceSubrange(range, with: String(number + offset))
-            }
-            return text
-        }
-
-        var environment: [String: String] { ChildProcess.environment(["ETCDCTL_API": "3", "HOME": home]) }
-
-        func arguments(_ arguments: [String]) -> [String] {
-            ["--endpoints=127.0.0.1:\(port)", "--command-timeout=60s", "--dial-timeout=20s"] + arguments.map(translate)
-        }
-
-        /// Runs `etcdctl arguments…` to completion.
-        func etcdctl(_ arguments: [String], stdin: String? = nil) async throws -> Output {
-            try await ChildProcess.run(
-                "etcdctl", self.arguments(arguments), environment: environment,
-                stdin: stdin.map { .bytes(Data(translate($0).utf8)) } ?? .none, timeout: .seconds(120)
-            )
-        }
-
-        /// Starts `etcdctl arguments…` (a watch) and returns it running.
-        func launch(_ arguments: [String]) throws -> ChildProcess {
-            try ChildProcess.launch("etcdctl", self.arguments(arguments), environment: environment)
-        }
-    }
-
-    /// A failure to start a server, with what it printed.
-    struct StartFailure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// A real etcd, with its scratch directory.
-    struct EtcdServer: TestServer {
-        let process: ChildProcess
-        let directory: URL
-        let side: Side
-
-        /// Starts `etcd` on free loopback ports and waits until `etcdctl endpoint health`
-        /// answers; tries new ports when another process took them first.
-        static func start() async throws -> EtcdServer {
-            guard let etcd = executable("etcd") else {
-                throw StartFailure(description: """
-                    etcd is not installed: these tests compare discfg with a real etcd. \
-                    Install Debian's etcd-server (scripts/setup does).
-                    """)
-            }
-            var failures: [String] = []
-            for _ in 0..<3 {
-                let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-etcd-\(UUID().uuidString)")
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                let client = try MotoServer.freeLoopbackPort()
-                var peer = try MotoServer.freeLoopbackPort()
-                while peer == client { peer = try MotoServer.freeLoopbackPort() }
-                let clientURL = "http://127.0.0.1:\(client)", peerURL = "http://127.0.0.1:\(peer)"
-                var settings = ["HOME": directory.path]
-                #if arch(arm64)
-                settings["ETCD_UNSUPPORTED_ARCH"] = "arm64"
-                #endif
-                let process = try ChildProcess.launch(
-                    etcd,
-                    [
-                        "--name", "t", "--data-dir", directory.appendingPathComponent("data").path,
-                        "--listen-client-urls", clientURL, "--advertise-client-urls", clientURL,
-                        "--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-                        "--initial-cluster", "t=\(peerURL)",
-                    ],
-                    environment: ChildProcess.environment(settings), directory: directory.path, stdout: .discard
-                )
-                let side = Side(name: "etcd", port: client, home: directory.path)
-                let deadline = ContinuousClock.now + .seconds(120)
-                while process.isRunning, ContinuousClock.now < deadline {
-                    let health = try? await side.etcdctl(["endpoint", "health"])
-                    if health?.termination == .exited(0) {
-                        return EtcdServer(process: process, directory: directory, side: side)
-                    }
-                    try await Task.sleep(for: .milliseconds(250))
-                }
-                await process.stop()
-                failures.append("etcd on \(clientURL) (\(process.output.termination?.description ?? "still running")):\n\(process.output.stderr.suffix(3_000))")
-                try? FileManager.default.removeItem(at: directory)
-            }
-            throw StartFailure(description: "etcd did not become healthy:\n" + failures.joined(separator: "\n\n"))
-        }
-
-        /// SIGTERM, SIGKILL after five seconds, then its directory removed.
-        func stop() async {
-            await process.stop()
-            try? FileManager.default.removeItem(at: directory)
-        }
-
-        /// The program `name` in PATH.
-        static func executable(_ name: String) -> String? {
-            let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-            return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-        }
-    }
-
-    /// `discfg serve --etcd` on a fresh SQLite store.
-    struct DiscfgServer {
-        let cli: CLIRunner
-        let process: ChildProcess
-        let side: Side
-
-        static func start(_ backing: EtcdctlTests.Backing) async throws -> DiscfgServer {
-            var cli = try CLIRunner()
-            let process: ChildProcess
-            do {
-                if backing == .dynamodb {
-                    let moto = try await SharedMotoServer.etcd.server()
-                    cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
-                    cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
-                    cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
-                    let store = "dynamodb://us-east-1/compat-\(UUID().uuidString.prefix(12))?endpoint=\(moto.endpoint.absoluteString)"
-                    let created = try await cli.run("init", "--store", store)
-                    guard created.status == 0 else { throw StartFailure(description: "discfg init --store \(store): \(created.stderr)") }
-                    cli.environment["DISCFG_STORE"] = store
-                }
-                process = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"], stdout: .discard)
-            } catch {
-                cli.cleanUp()
-                throw error
-            }
-            do {
-                let port = try await process.waitForOutput(timeout: .seconds(120)) { output -> Int? in
-                    guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:[0-9]+\n"#, options: .regularExpression) else { return nil }
-                    return Int(output.stderr[range].dropLast().split(separator: ":").last ?? "")
-                }
-                return DiscfgServer(cli: cli, process: process, side: Side(name: "discfg", port: port, home: cli.directory.path))
-            } catch {
-                await process.kill()
-                cli.cleanUp()
-                throw error
-            }
-        }
-
-        func stop() async {
-            await process.stop()
-            cli.cleanUp()
-        }
-    }
-
     /// Runs `body` with a fresh etcd and a fresh `serve --etcd`, and stops both after,
     /// whether it threw or not.
-    static func withPair(_ backing: EtcdctlTests.Backing, _ body: (Pair) async throws -> Void) async throws {
-        let etcd = try await EtcdServer.start()
-        let discfg: DiscfgServer
+    static func withPair(_ backing: EtcdPeer.Backing, _ body: (Pair) async throws -> Void) async throws {
+        let etcd = try await RealEtcd.start()
+        let discfg: EtcdPeer
         do {
-            discfg = try await DiscfgServer.start(backing)
+            discfg = try await EtcdPeer.start(backing)
         } catch {
             await etcd.stop()
             throw error
         }
         do {
-            var pair = Pair(etcd: etcd.side, discfg: discfg.side)
+            var pair = Pair(etcd: etcd.endpoint, discfg: EtcdEndpoint(name: "discfg", port: discfg.etcdPort, home: discfg.cli.directory.path))
             try await pair.measureOffset()
             try await body(pair)
         } catch {
@@ -205,8 +51,8 @@ struct EtcdCompatibilityTests {
 
     /// The two sides, each command run on both.
     struct Pair: Sendable {
-        var etcd: Side
-        var discfg: Side
+        var etcd: EtcdEndpoint
+        var discfg: EtcdEndpoint
 
         /// Runs `etcdctl arguments…` on both at once.
         func both(_ arguments: [String], stdin: String? = nil) async throws -> (etcd: Output, discfg: Output) {
@@ -307,7 +153,7 @@ struct EtcdCompatibilityTests {
 
         /// etcdctl's JSON, canonical (sorted keys), with the top header's identity
         /// checked and removed and every revision in discfg's numbering.
-        func normalizedJSON(_ line: String, side: Side, command: String, sourceLocation: SourceLocation) throws -> String {
+        func normalizedJSON(_ line: String, side: EtcdEndpoint, command: String, sourceLocation: SourceLocation) throws -> String {
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
             let normalized = Self.normalized(object, side: side, top: true, command: command, sourceLocation: sourceLocation)
             return String(decoding: try JSONSerialization.data(withJSONObject: normalized, options: [.sortedKeys]), as: UTF8.self)
@@ -317,7 +163,7 @@ struct EtcdCompatibilityTests {
         /// member_id and raft_term must be there and nonzero, and are removed; a header's
         /// absent revision (0 is left out) becomes 0. Nested headers keep every other
         /// field, so one the other side lacks shows.
-        static func normalized(_ value: Any, side: Side, top: Bool, command: String, sourceLocation: SourceLocation) -> Any {
+        static func normalized(_ value: Any, side: EtcdEndpoint, top: Bool, command: String, sourceLocation: SourceLocation) -> Any {
             if let array = value as? [Any] {
                 return array.map { normalized($0, side: side, top: false, command: command, sourceLocation: sourceLocation) }
             }
@@ -366,7 +212,7 @@ struct EtcdCompatibilityTests {
     /// revision, compaction and flags), canonical, in discfg's numbering. How events are
     /// grouped into responses is not compared: etcd sends the events it replays from
     /// history in one response, discfg one response per revision.
-    static func watchEvents(_ stdout: String, side: Side, command: String, sourceLocation: SourceLocation = #_sourceLocation) -> [String] {
+    static func watchEvents(_ stdout: String, side: EtcdEndpoint, command: String, sourceLocation: SourceLocation = #_sourceLocation) -> [String] {
         watchResponses(stdout).flatMap { response -> [String] in
             let normalized = Pair.normalized(response, side: side, top: true, command: command, sourceLocation: sourceLocation) as? [String: Any] ?? [:]
             var carrier = normalized
@@ -390,8 +236,8 @@ struct EtcdCompatibilityTests {
 
     // MARK: Scenarios
 
-    @Test("put, get and del: --prefix, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json, --prev-kv", arguments: EtcdctlTests.Backing.allCases)
-    func keyValue(_ backing: EtcdctlTests.Backing) async throws {
+    @Test("put, get and del: --prefix, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json, --prev-kv", arguments: EtcdPeer.Backing.allCases)
+    func keyValue(_ backing: EtcdPeer.Backing) async throws {
         try await Self.withPair(backing) { pair in
             // History: revisions 1 to 8 in discfg's numbering.
             #expect(try await pair.same("put", "/registry/pods/a", "alpha") == "OK\n")
@@ -461,8 +307,8 @@ struct EtcdCompatibilityTests {
         [compares, success, failure].map { $0.map { $0 + "\n" }.joined() + "\n" }.joined()
     }
 
-    @Test("txn -i: compares that hold and that fail, both branches with get, put and del", arguments: EtcdctlTests.Backing.allCases)
-    func transactions(_ backing: EtcdctlTests.Backing) async throws {
+    @Test("txn -i: compares that hold and that fail, both branches with get, put and del", arguments: EtcdPeer.Backing.allCases)
+    func transactions(_ backing: EtcdPeer.Backing) async throws {
         try await Self.withPair(backing) { pair in
             try await pair.same("put", "lock", "free")
             try await pair.same("put", "counter", "1")
@@ -504,8 +350,8 @@ struct EtcdCompatibilityTests {
         }
     }
 
-    @Test("watch --rev 1 --prefix --prev-kv over puts, transactions and deletes, and a watch replaying history", arguments: EtcdctlTests.Backing.allCases)
-    func watches(_ backing: EtcdctlTests.Backing) async throws {
+    @Test("watch --rev 1 --prefix --prev-kv over puts, transactions and deletes, and a watch replaying history", arguments: EtcdPeer.Backing.allCases)
+    func watches(_ backing: EtcdPeer.Backing) async throws {
         try await Self.withPair(backing) { pair in
             try await pair.same("put", "app/a", "1")
             try await pair.same("put", "other", "x")
@@ -560,8 +406,8 @@ struct EtcdCompatibilityTests {
         }
     }
 
-    @Test("errors: a future revision, a duplicate key in a txn, no key; endpoint status and member list", arguments: EtcdctlTests.Backing.allCases)
-    func errorsAndCluster(_ backing: EtcdctlTests.Backing) async throws {
+    @Test("errors: a future revision, a duplicate key in a txn, no key; endpoint status and member list", arguments: EtcdPeer.Backing.allCases)
+    func errorsAndCluster(_ backing: EtcdPeer.Backing) async throws {
         try await Self.withPair(backing) { pair in
             try await pair.same("put", "k", "v")
             try await pair.same("put", "app/c", "1")
@@ -615,11 +461,11 @@ struct EtcdCompatibilityTests {
         }
     }
 
-    @Test("edges: numbers at 0, -1 and 2^63-1, bytes that are no message, an oversized message, unknown methods get etcd's gRPC status", arguments: EtcdctlTests.Backing.allCases)
-    func edges(_ backing: EtcdctlTests.Backing) async throws {
+    @Test("edges: numbers at 0, -1 and 2^63-1, bytes that are no message, an oversized message, unknown methods get etcd's gRPC status", arguments: EtcdPeer.Backing.allCases)
+    func edges(_ backing: EtcdPeer.Backing) async throws {
         try await Self.withPair(backing) { pair in
-            async let onEtcd = ChildProcess.run("python3", [EtcdctlTests.peerScript("grpc_edges.py"), String(pair.etcd.port)], environment: pair.etcd.environment, timeout: .seconds(180))
-            async let onDiscfg = ChildProcess.run("python3", [EtcdctlTests.peerScript("grpc_edges.py"), String(pair.discfg.port)], environment: pair.discfg.environment, timeout: .seconds(180))
+            async let onEtcd = ChildProcess.run("python3", [PeerScript.path("grpc_edges.py"), String(pair.etcd.port)], environment: pair.etcd.environment, timeout: .seconds(180))
+            async let onDiscfg = ChildProcess.run("python3", [PeerScript.path("grpc_edges.py"), String(pair.discfg.port)], environment: pair.discfg.environment, timeout: .seconds(180))
             let (etcd, discfg) = try await (onEtcd, onDiscfg)
             #expect(etcd.termination == .exited(0), "etcd: \(etcd.logs)")
             #expect(discfg.termination == .exited(0), "discfg: \(discfg.logs)")

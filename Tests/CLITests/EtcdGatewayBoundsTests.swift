@@ -16,7 +16,7 @@ struct EtcdGatewayBoundsTests {
 
     @Test("a 4 MiB gateway Txn of empty compares is refused naming etcd's limit before it is decoded, without growing serve's peak RSS", .timeLimit(.minutes(3)))
     func txnDecode() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         try await withServer(etcd) { etcd in
             #expect(try await etcd.ok("put", "warm", "up") == "OK\n")
             let before = try EtcdBoundsTests.memory(etcd)
@@ -49,7 +49,7 @@ struct EtcdGatewayBoundsTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("audit.log")
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--audit-log", file.path])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--audit-log", file.path])
         try await withServer(etcd) { etcd in
             let port = etcd.etcdPort
             let requests: [(String, Data, [String], String?, Int)] = [

@@ -15,7 +15,7 @@ struct EtcdGatewayTests {
     /// Runs `etcd_gateway.py arguments…` to completion; fails the test when it fails.
     static func peer(_ arguments: [String], sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let output = try await ChildProcess.run(
-            "python3", [EtcdctlTests.peerScript("etcd_gateway.py")] + arguments,
+            "python3", [PeerScript.path("etcd_gateway.py")] + arguments,
             environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), timeout: .seconds(240)
         )
         #expect(output.termination == .exited(0), "etcd_gateway.py \(arguments.joined(separator: " ")):\n\(output.stdout)\n\(output.stderr)", sourceLocation: sourceLocation)
@@ -23,27 +23,27 @@ struct EtcdGatewayTests {
 
     @Test(
         "KV, txn, compaction, leases, auth, member list, status and version answer as etcd's gateway does, and bad input is refused with etcd's status and code",
-        arguments: EtcdctlTests.Backing.allCases
+        arguments: EtcdPeer.Backing.allCases
     )
-    func sameAnswers(backing: EtcdctlTests.Backing) async throws {
+    func sameAnswers(backing: EtcdPeer.Backing) async throws {
         try await EtcdCompatibilityTests.withPair(backing) { pair in
             try await Self.peer(["compare", String(pair.etcd.port), String(pair.discfg.port), String(pair.etcd.offset)])
         }
     }
 
-    @Test("a watch streams one {\"result\":…} line per response as etcd's gateway does, and lease keep-alive answers as etcd's", arguments: EtcdctlTests.Backing.allCases)
-    func streams(backing: EtcdctlTests.Backing) async throws {
+    @Test("a watch streams one {\"result\":…} line per response as etcd's gateway does, and lease keep-alive answers as etcd's", arguments: EtcdPeer.Backing.allCases)
+    func streams(backing: EtcdPeer.Backing) async throws {
         try await EtcdCompatibilityTests.withPair(backing) { pair in
             try await Self.peer(["watch", String(pair.etcd.port), String(pair.discfg.port), String(pair.etcd.offset)])
         }
     }
 
-    @Test("OpenStack's etcd3gw client: put, get, create, replace, delete, a lease with its key, a lock, watches and a transaction", arguments: EtcdctlTests.Backing.allCases)
-    func etcd3gw(backing: EtcdctlTests.Backing) async throws {
-        let etcd = try await EtcdctlTests.start(backing)
+    @Test("OpenStack's etcd3gw client: put, get, create, replace, delete, a lease with its key, a lock, watches and a transaction", arguments: EtcdPeer.Backing.allCases)
+    func etcd3gw(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             let output = try await ChildProcess.run(
-                "python3", [EtcdctlTests.peerScript("etcd3gw_check.py"), String(etcd.etcdPort)],
+                "python3", [PeerScript.path("etcd3gw_check.py"), String(etcd.etcdPort)],
                 environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), timeout: .seconds(240)
             )
             #expect(output.termination == .exited(0), "etcd3gw_check.py:\n\(output.stdout)\n\(output.stderr)")
@@ -60,7 +60,7 @@ struct EtcdGatewayTests {
         .timeLimit(.minutes(3))
     )
     func attacks() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--idle-timeout", "2", "--write-timeout", "2"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--idle-timeout", "2", "--write-timeout", "2"])
         do {
             try await Self.peer(["attack", String(etcd.etcdPort)])
             // gRPC on the same port still works after the attacks.

@@ -19,13 +19,13 @@ struct EtcdHoldTests {
     static let memoryCeiling = 512 << 20
 
     /// Runs `h2_hold.py` against the server and returns what it printed last (JSON).
-    static func hold(_ etcd: EtcdctlTests.Peer, _ arguments: [String]) async throws -> [String: Any] {
+    static func hold(_ etcd: EtcdPeer, _ arguments: [String]) async throws -> [String: Any] {
         try await hold(port: etcd.etcdPort, pid: etcd.server.pid, home: etcd.cli.directory.path, arguments)
     }
 
     static func hold(port: Int, pid: Int32, home: String, _ arguments: [String]) async throws -> [String: Any] {
         let run = try await ChildProcess.run(
-            "python3", [EtcdctlTests.peerScript("h2_hold.py"), String(port), "--pid", String(pid)] + arguments,
+            "python3", [PeerScript.path("h2_hold.py"), String(port), "--pid", String(pid)] + arguments,
             environment: ChildProcess.environment(["HOME": home]), timeout: .seconds(400)
         )
         #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
@@ -39,7 +39,7 @@ struct EtcdHoldTests {
 
     @Test("300 whole-keyspace Ranges over 8 MiB of values on two connections that grant no window: answers past a connection's budget are refused, RSS stays under the ceiling, an ordinary client is served", .timeLimit(.minutes(5)))
     func unreadRanges() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let result = try await Self.hold(etcd, ["zero-window", "--kind", "range", "--connections", "2", "--streams", "150", "--values", "32", "--hold", "3"])
             let peak = (result["rss_hwm"] as? Int) ?? Int.max
@@ -57,7 +57,7 @@ struct EtcdHoldTests {
 
     @Test("an answer left waiting on a closed window is reset with ENHANCE_YOUR_CALM after --write-timeout, and what it held goes back", .timeLimit(.minutes(3)))
     func windowWaitTimeout() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--write-timeout", "2"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--write-timeout", "2"])
         do {
             let result = try await Self.hold(etcd, ["zero-window", "--kind", "range", "--connections", "1", "--streams", "3", "--values", "8", "--hold", "6"])
             let ended = result["ended"] as? [String: Int] ?? [:]
@@ -72,7 +72,7 @@ struct EtcdHoldTests {
 
     @Test("4.8 million tiny keep-alives and watch progress requests on streams whose window is closed: each message is charged its overhead, so the memory they hold stays within what their connections' budgets count", .timeLimit(.minutes(6)), arguments: ["keepalive", "progress"])
     func tinyMessages(kind: String) async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let result = try await Self.hold(etcd, [
                 "zero-window", "--kind", kind, "--connections", "8", "--streams", "1", "--messages", "600000", "--send-time", "120", "--hold", "2",
@@ -94,7 +94,7 @@ struct EtcdHoldTests {
 
     @Test("4 MiB messages left unfinished on 17 connections: an ordinary Put is still served (fair share), and each unfinished message is ended after --idle-timeout, its bytes given back", .timeLimit(.minutes(5)))
     func unfinishedMessages() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--idle-timeout", "5"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--idle-timeout", "5"])
         do {
             let result = try await Self.hold(etcd, ["unfinished", "--connections", "17", "--streams", "4", "--hold", "12"])
             #expect(result["legit"] as? String == "OK", "\(result)")
@@ -112,7 +112,7 @@ struct EtcdHoldTests {
 
     @Test("all at once: unread Ranges, unfinished Puts, 64 connections of 100 Watch streams and 1,000 idle connections; an ordinary Put and Range are served throughout (each connection's floor) and RSS stays under the ceiling", .timeLimit(.minutes(5)))
     func allAtOnce() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--idle-timeout", "30"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--idle-timeout", "30"])
         do {
             async let ranges = Self.hold(etcd, ["zero-window", "--kind", "range", "--connections", "16", "--streams", "32", "--values", "32", "--hold", "10"])
             try await Task.sleep(for: .seconds(2))
@@ -135,7 +135,7 @@ struct EtcdHoldTests {
 
     @Test("connections with no stream open are sent GOAWAY and closed after --idle-timeout, PINGs or not", .timeLimit(.minutes(3)), arguments: [false, true])
     func idleConnections(ping: Bool) async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite, ["--idle-timeout", "2"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--idle-timeout", "2"])
         do {
             let result = try await Self.hold(etcd, ["idle", "--connections", "50", "--hold", "15"] + (ping ? ["--ping"] : []))
             #expect(result["taken"] as? Int == 50, "\(result)")

@@ -25,8 +25,8 @@ struct EtcdIdentityEndToEndTests {
             stdout: .discard
         )
         do {
-            let port = try await ServeTLSTests.announcedPort(server)
-            let etcdPort = try await ServeTLSTests.etcdPort(server)
+            let port = try await server.announcedPort()
+            let etcdPort = try await server.announcedEtcdPort()
             func etcdctl(_ name: String, _ arguments: [String]) async throws -> ChildProcess.Output {
                 try await ServeTLSTests.etcdctl(
                     etcdPort, ["--cacert", pki.path("ca.pem"), "--cert", pki.path("\(name).pem"), "--key", pki.path("\(name).key")] + arguments, home: cli.directory
@@ -59,7 +59,7 @@ struct EtcdIdentityEndToEndTests {
 
     @Test("a token authenticating 64 + 10 times through the gateway ends only its own oldest session; another token's earlier session still reads", .timeLimit(.minutes(3)))
     func sessionsPerToken() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let noisy = try await EtcdAuthTests.token(etcd, "--role", "read")
             let quiet = try await EtcdAuthTests.token(etcd, "--role", "read")

@@ -8,11 +8,11 @@ import Testing
 /// keys. A DCS behind more than one server (patroni's leader key) fails over.
 @Suite("etcd API: leases shared by the servers on one store")
 struct EtcdSharedLeaseTests {
-    @Test("a lease granted through a server that is then killed runs out through the other, and its keys go", arguments: EtcdctlTests.Backing.allCases)
-    func leaseOutlivesNoServer(backing: EtcdctlTests.Backing) async throws {
-        let first = try await EtcdctlTests.start(backing)
-        let (server, port) = try await EtcdctlTests.serve(first.cli)
-        let second = EtcdctlTests.Peer(cli: first.cli, server: server, etcdPort: port, store: first.store)
+    @Test("a lease granted through a server that is then killed runs out through the other, and its keys go", arguments: EtcdPeer.Backing.allCases)
+    func leaseOutlivesNoServer(backing: EtcdPeer.Backing) async throws {
+        let first = try await EtcdPeer.start(backing)
+        let (server, port) = try await first.cli.serveEtcd()
+        let second = EtcdPeer(cli: first.cli, server: server, etcdPort: port, store: first.store)
         defer { first.cli.cleanUp() }
         do {
             let granted = try await first.ok("lease", "grant", "4")
@@ -55,13 +55,13 @@ struct EtcdSharedLeaseTests {
     func saysWhenLeasesStayInTheProcess() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (store, storePort) = try await ServeTests.start(cli, ["--auth", "none"])
+        let (store, storePort) = try await cli.serve(["--auth", "none"])
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(storePort)"
-        let (overRemote, _) = try await EtcdctlTests.serve(remote, ["--auth", "none"])
+        let (overRemote, _) = try await remote.serveEtcd(["--auth", "none"])
         var local = cli
         local.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/other.db"
-        let (overSQLite, _) = try await EtcdctlTests.serve(local)
+        let (overSQLite, _) = try await local.serveEtcd()
         let notice = "etcd leases are kept in this process"
         let said = try? await overRemote.waitForOutput(timeout: .seconds(30)) { output in output.stderr.contains(notice) ? true : nil }
         #expect(said == true, "\(overRemote.output.stderr)")

@@ -3,105 +3,14 @@ import DiscfgTestSupport
 import Foundation
 import Testing
 
-extension SharedMotoServer {
-    /// The etcd suites' moto, apart from the one the other suites share: each etcdctl call
-    /// has a deadline, and behind every other suite's calls on one moto answering in turn,
-    /// a read at a past revision waited past 20 s in a parallel run.
-    static let etcd = SharedMotoServer()
-}
-
 /// `discfg serve --etcd` with Debian's `etcdctl` (v3 API) as the client, on the embedded
 /// store and on DynamoDB (moto). etcdctl is installed by `scripts/setup`; a machine
 /// without it fails these tests, it does not skip them.
 @Suite("etcd API: etcdctl against serve --etcd")
 struct EtcdctlTests {
-    enum Backing: String, CaseIterable, CustomStringConvertible {
-        case sqlite, dynamodb
-        var description: String { rawValue }
-    }
-
-    /// A running `serve --etcd` and an `etcdctl` pointed at it.
-    struct Peer: TestServer {
-        let cli: CLIRunner
-        let server: ChildProcess
-        let etcdPort: Int
-        let store: String
-
-        /// Runs `etcdctl arguments…` and returns its output; `stdin` for `txn -i`.
-        func etcdctl(_ arguments: String..., stdin: String? = nil) async throws -> ChildProcess.Output {
-            try await ChildProcess.run(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s"] + arguments,
-                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
-                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(120)
-            )
-        }
-
-        /// etcdctl's standard output, expecting success.
-        func ok(_ arguments: String..., stdin: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {
-            let output = try await ChildProcess.run(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s"] + arguments,
-                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
-                stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(120)
-            )
-            #expect(output.termination == .exited(0), "etcdctl \(arguments.joined(separator: " ")): \(output.stderr)", sourceLocation: sourceLocation)
-            return output.stdout
-        }
-
-        /// etcdctl's JSON output, decoded.
-        func json(_ arguments: String...) async throws -> [String: Any] {
-            let output = try await ChildProcess.run(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s", "-w", "json"] + arguments,
-                environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]), timeout: .seconds(120)
-            )
-            #expect(output.termination == .exited(0), "etcdctl -w json \(arguments.joined(separator: " ")): \(output.stderr)")
-            return try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] ?? [:]
-        }
-
-        func stop() async {
-            await server.stop()
-            cli.cleanUp()
-        }
-    }
-
-    /// `Tests/Peers/<name>`.
-    static func peerScript(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/\(name)").path
-    }
-
-    static func start(_ backing: Backing, _ serveArguments: [String] = []) async throws -> Peer {
-        var cli = try CLIRunner()
-        var store = "sqlite://\(cli.directory.path)/store.db"
-        if backing == .dynamodb {
-            let moto = try await SharedMotoServer.etcd.server()
-            cli.environment["AWS_ACCESS_KEY_ID"] = "AKIDEXAMPLE"
-            cli.environment["AWS_SECRET_ACCESS_KEY"] = "discfg-test"
-            cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
-            store = "dynamodb://us-east-1/etcd-\(UUID().uuidString.prefix(12))?endpoint=\(moto.endpoint.absoluteString)"
-            #expect(try await cli.run("init", "--store", store).status == 0)
-        }
-        cli.environment["DISCFG_STORE"] = store
-        let (server, port) = try await serve(cli, serveArguments)
-        return Peer(cli: cli, server: server, etcdPort: port, store: store)
-    }
-
-    /// Starts `serve --etcd 127.0.0.1:0` with `cli`'s store; the server and its etcd port.
-    static func serve(_ cli: CLIRunner, _ serveArguments: [String] = []) async throws -> (ChildProcess, Int) {
-        let server = try cli.launch(["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0"] + serveArguments, stdout: .discard)
-        do {
-            let port = try await server.waitForOutput(timeout: .seconds(60)) { output -> Int? in
-                guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
-                return Int(output.stderr[range].split(separator: ":").last ?? "")
-            }
-            return (server, port)
-        } catch {
-            await server.kill()
-            throw error
-        }
-    }
-
-    @Test("put, get and del: prefixes, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json", arguments: Backing.allCases)
-    func keyValue(backing: Backing) async throws {
-        let etcd = try await Self.start(backing)
+    @Test("put, get and del: prefixes, --from-key, --rev, --keys-only, --limit, --print-value-only, -w json", arguments: EtcdPeer.Backing.allCases)
+    func keyValue(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             #expect(try await etcd.ok("put", "/registry/pods/a", "alpha") == "OK\n")
             #expect(try await etcd.ok("put", "/registry/pods/b", "beta") == "OK\n")
@@ -167,9 +76,9 @@ struct EtcdctlTests {
     /// What `etcdctl txn -i` prints before the responses when its input is not a terminal.
     static let prompts = "compares:\nsuccess requests (get, put, del):\nfailure requests (get, put, del):\n"
 
-    @Test("txn -i: compares, success and failure branches, one revision", arguments: Backing.allCases)
-    func transactions(backing: Backing) async throws {
-        let etcd = try await Self.start(backing)
+    @Test("txn -i: compares, success and failure branches, one revision", arguments: EtcdPeer.Backing.allCases)
+    func transactions(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             _ = try await etcd.ok("put", "lock", "free")
             _ = try await etcd.ok("put", "counter", "1")
@@ -193,9 +102,9 @@ struct EtcdctlTests {
         await etcd.stop()
     }
 
-    @Test("watch --rev replays, watch --prefix --prev-kv follows; a transaction arrives as one response", arguments: Backing.allCases)
-    func watches(backing: Backing) async throws {
-        let etcd = try await Self.start(backing)
+    @Test("watch --rev replays, watch --prefix --prev-kv follows; a transaction arrives as one response", arguments: EtcdPeer.Backing.allCases)
+    func watches(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             _ = try await etcd.ok("put", "app/a", "1")
             _ = try await etcd.ok("put", "other", "x")
@@ -229,9 +138,9 @@ struct EtcdctlTests {
         await etcd.stop()
     }
 
-    @Test("leases: grant, put --lease, keep-alive, timetolive, list, revoke, and expiry deletes the keys in one revision", arguments: Backing.allCases)
-    func leases(backing: Backing) async throws {
-        let etcd = try await Self.start(backing)
+    @Test("leases: grant, put --lease, keep-alive, timetolive, list, revoke, and expiry deletes the keys in one revision", arguments: EtcdPeer.Backing.allCases)
+    func leases(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             let granted = try await etcd.ok("lease", "grant", "100")
             let id = try #require(granted.split(separator: " ").dropFirst().first.map(String.init), "\(granted)")
@@ -278,9 +187,9 @@ struct EtcdctlTests {
         await etcd.stop()
     }
 
-    @Test("endpoint status and member list answer as a one-member cluster", arguments: Backing.allCases)
-    func cluster(backing: Backing) async throws {
-        let etcd = try await Self.start(backing)
+    @Test("endpoint status and member list answer as a one-member cluster", arguments: EtcdPeer.Backing.allCases)
+    func cluster(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             _ = try await etcd.ok("put", "k", "v")
             let status = try await etcd.ok("endpoint", "status", "-w", "fields")
@@ -311,12 +220,12 @@ struct EtcdctlTests {
         #expect(badConfig.status == 2)
     }
 
-    @Test("a client library from PyPI (aetcd), used as its README shows", arguments: Backing.allCases)
-    func clientLibrary(backing: Backing) async throws {
-        let etcd = try await Self.start(backing)
+    @Test("a client library from PyPI (aetcd), used as its README shows", arguments: EtcdPeer.Backing.allCases)
+    func clientLibrary(backing: EtcdPeer.Backing) async throws {
+        let etcd = try await EtcdPeer.start(backing)
         do {
             let run = try await ChildProcess.run(
-                "python3", [Self.peerScript("aetcd_check.py"), String(etcd.etcdPort)], environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
+                "python3", [PeerScript.path("aetcd_check.py"), String(etcd.etcdPort)], environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.hasSuffix("done\n"), "\(run.stdout)\(run.stderr)")
@@ -329,10 +238,10 @@ struct EtcdctlTests {
 
     @Test("serve --max-connections bounds the etcd API's connections too: one more is closed at once, and served once another went")
     func connectionLimit() async throws {
-        let etcd = try await Self.start(.sqlite, ["--max-connections", "3"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--max-connections", "3"])
         do {
             let run = try await ChildProcess.run(
-                "python3", [Self.peerScript("h2_abuse.py"), String(etcd.etcdPort), "--connection-limit", "3"],
+                "python3", [PeerScript.path("h2_abuse.py"), String(etcd.etcdPort), "--connection-limit", "3"],
                 environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
@@ -347,10 +256,10 @@ struct EtcdctlTests {
 
     @Test("HTTP/2 and gRPC framing under abuse: HTTP/1, garbage, not gRPC, malformed header blocks, vanishing clients, more unfinished messages than a connection holds, a silent one, and every rule of RFC 9113 broken in turn (stream errors reset the stream, connection errors end it with GOAWAY); the server goes on serving")
     func framingUnderAbuse() async throws {
-        let etcd = try await Self.start(.sqlite, ["--idle-timeout", "2"])
+        let etcd = try await EtcdPeer.start(.sqlite, ["--idle-timeout", "2"])
         do {
             let run = try await ChildProcess.run(
-                "python3", [Self.peerScript("h2_abuse.py"), String(etcd.etcdPort)],
+                "python3", [PeerScript.path("h2_abuse.py"), String(etcd.etcdPort)],
                 environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(120)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
@@ -366,10 +275,10 @@ struct EtcdctlTests {
 
     @Test("HTTP/2 framing under 1,000 connections of random frames (every type and flag, lying lengths, streams past 2^31, windows and settings at their limits, gRPC prefixes past 4 MiB), sent whole or a byte at a time: the server answers a Put and a Range after every 50 and keeps running")
     func randomFrames() async throws {
-        let etcd = try await Self.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let run = try await ChildProcess.run(
-                "python3", [Self.peerScript("h2_fuzz.py"), String(etcd.etcdPort), "--seed", "1", "--connections", "1000"],
+                "python3", [PeerScript.path("h2_fuzz.py"), String(etcd.etcdPort), "--seed", "1", "--connections", "1000"],
                 environment: ChildProcess.environment(["HOME": etcd.cli.directory.path]), timeout: .seconds(300)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")

@@ -59,7 +59,7 @@ struct FaultTests {
     static func serve(_ cli: CLIRunner, store: String) async throws -> (ChildProcess, Int) {
         var runner = cli
         runner.environment["DISCFG_STORE"] = store
-        return try await ServeTests.start(runner)
+        return try await runner.serve()
     }
 
     /// Every acknowledged key, read back through a fresh process, holds its value, and no

@@ -35,7 +35,7 @@ struct JSONShapeTests {
         #expect(records.count == 1)
         #expect(records.first?["id"] as? String == id && records.first?["role"] as? String == "admin" && records.first?["description"] as? String == "ops")
 
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         do {
             #expect(try await Self.listStatus(port, token: nil) == 401)
             #expect(try await Self.listStatus(port, token: token) == 200, "the printed token is the one the server accepts")
@@ -60,7 +60,7 @@ struct JSONShapeTests {
         #expect(Set(local.keys) == ["action", "tokens"])
         #expect(local["action"] as? String == "tokens", "the action GET /admin/tokens names")
 
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         do {
             var remote = cli
             remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"

@@ -37,7 +37,7 @@ struct PatroniTests {
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-patroni-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        var arguments = [EtcdctlTests.peerScript("patroni_cluster.py"), "--work", work.path, "--timeout", "150"]
+        var arguments = [PeerScript.path("patroni_cluster.py"), "--work", work.path, "--timeout", "150"]
         arguments += dcs.flatMap { ["--dcs", "127.0.0.1:\($0)"] } + extra
         if !killWithLeader.isEmpty {
             arguments += ["--kill-with-leader", killWithLeader.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",")]
@@ -55,14 +55,14 @@ struct PatroniTests {
 
     /// (a) A real etcd, both nodes on it.
     static func onEtcd() async throws -> Outcome {
-        try await withServer(try await EtcdCompatibilityTests.EtcdServer.start()) { etcd in
-            try await scenario("etcd 3.4", dcs: [etcd.side.port, etcd.side.port])
+        try await withServer(try await RealEtcd.start()) { etcd in
+            try await scenario("etcd 3.4", dcs: [etcd.endpoint.port, etcd.endpoint.port])
         }
     }
 
     /// (b) `serve --etcd` on SQLite, both nodes on it.
     static func onSQLite() async throws -> Outcome {
-        try await withServer(try await EtcdctlTests.start(.sqlite)) { server in
+        try await withServer(try await EtcdPeer.start(.sqlite)) { server in
             try await scenario("discfg on SQLite", dcs: [server.etcdPort, server.etcdPort])
         }
     }
@@ -71,7 +71,7 @@ struct PatroniTests {
     /// id and the token, scoped to its namespace `/service/`. It asks the member list
     /// before it authenticates, which etcd and discfg answer without a token.
     static func onSQLiteWithTokens() async throws -> Outcome {
-        try await withServer(try await EtcdctlTests.start(.sqlite, ["--auth", "token"])) { server in
+        try await withServer(try await EtcdPeer.start(.sqlite, ["--auth", "token"])) { server in
             let created = try await server.cli.run("token", "create", "--role", "write", "--scope", "etcd:etcd:/service/", "--description", "patroni")
             let token = try #require(created.stdout.split(separator: "\n").first.map(String.init), "token create: \(created.stderr)")
             let id = try #require(token.split(separator: "_").dropFirst().first.map(String.init), "\(token)")
@@ -83,11 +83,11 @@ struct PatroniTests {
     /// B; the leader's server is killed with it, so the other server alone must let the
     /// dead leader's lease run out.
     static func onDynamoDB() async throws -> Outcome {
-        let a = try await EtcdctlTests.start(.dynamodb)
+        let a = try await EtcdPeer.start(.dynamodb)
         let b: ChildProcess
         let bPort: Int
         do {
-            (b, bPort) = try await EtcdctlTests.serve(a.cli)
+            (b, bPort) = try await a.cli.serveEtcd()
         } catch {
             await a.stop()
             throw error
@@ -117,7 +117,7 @@ struct PatroniTests {
         for program in Self.programs {
             #expect(FileManager.default.isExecutableFile(atPath: program), "\(program) is missing: install patroni and postgresql (scripts/setup does)")
         }
-        #expect(EtcdCompatibilityTests.EtcdServer.executable("etcd") != nil, "etcd is missing: install etcd-server (scripts/setup does)")
+        #expect(RealEtcd.executable("etcd") != nil, "etcd is missing: install etcd-server (scripts/setup does)")
         try #require(Self.programs.allSatisfy { FileManager.default.isExecutableFile(atPath: $0) })
 
         // Two clusters at a time, etcd's beside discfg's: four PostgreSQL clusters starting

@@ -194,7 +194,7 @@ struct SchemaCommandTests {
     func throughServer() async throws {
         let cli = try await Self.runner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         defer { Task { await server.kill() } }
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"

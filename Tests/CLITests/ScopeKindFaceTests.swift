@@ -11,7 +11,7 @@ import Testing
 struct ScopeKindFaceTests {
     /// `curl` posting `body` to the gateway at `path`, with an etcd token when given:
     /// the HTTP status and the body.
-    static func gateway(_ etcd: EtcdctlTests.Peer, _ path: String, _ body: [String: String], token: String?) async throws -> (status: Int, body: String) {
+    static func gateway(_ etcd: EtcdPeer, _ path: String, _ body: [String: String], token: String?) async throws -> (status: Int, body: String) {
         let json = String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self)
         var arguments = ["-s", "-o", "-", "-w", "\n%{http_code}", "-X", "POST", "-H", "Content-Type: application/json", "--data-binary", json]
         if let token { arguments += ["-H", "Authorization: \(token)"] }
@@ -21,7 +21,7 @@ struct ScopeKindFaceTests {
     }
 
     /// The etcd token the gateway's `Authenticate` answers for a discfg token.
-    static func session(_ etcd: EtcdctlTests.Peer, _ token: EtcdAuthTests.Token) async throws -> String {
+    static func session(_ etcd: EtcdPeer, _ token: EtcdAuthTests.Token) async throws -> String {
         let reply = try await gateway(etcd, "/v3/auth/authenticate", ["name": token.id, "password": token.text], token: nil)
         let object = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any]
         return try #require(object?["token"] as? String, "authenticate: \(reply.status) \(reply.body)")
@@ -31,7 +31,7 @@ struct ScopeKindFaceTests {
 
     @Test("a discfg-space scope reaches no etcd key and an etcd-space scope no discfg key, through etcdctl and the gateway", .timeLimit(.minutes(4)))
     func bothKindsOnBothFaces() async throws {
-        let etcd = try await EtcdctlTests.start(.sqlite)
+        let etcd = try await EtcdPeer.start(.sqlite)
         do {
             let admin = try await EtcdAuthTests.token(etcd, "--role", "admin")
             let etcdSpace = try await EtcdAuthTests.token(etcd, "--role", "write", "--scope", "etcd:etcd:app/")

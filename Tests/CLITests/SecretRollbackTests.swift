@@ -17,7 +17,7 @@ struct SecretRollbackTests {
         #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
         #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("old-password-1".utf8)).status == 0)
         #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("new-password-2".utf8)).status == 0)
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         try await withServer(server) { _ in
             var remote = cli
             remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"

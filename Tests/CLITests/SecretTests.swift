@@ -100,7 +100,7 @@ struct SecretTests {
         #expect(marker.status == 2)
 
         // …but the API can (it stores what clients send): a copy made that way is refused.
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         try await withServer(server) { _ in
             var remote = cli
             remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
@@ -254,7 +254,7 @@ struct SecretTests {
             defer { cli.cleanUp() }
             try await body(cli) { try Self.storeFiles(cli) }
         case .dynamodb:
-            var (cli, store) = try await DynamoDBCLITests.runner()
+            var (cli, store) = try await CLIRunner.onDynamoDB()
             defer { cli.cleanUp() }
             cli.environment["DISCFG_STORE"] = store
             try await expectSuccess(cli.run("init"))
@@ -275,7 +275,7 @@ struct SecretTests {
             defer { cli.cleanUp() }
             let log = cli.directory.appendingPathComponent("serve.log").path
             let server = try cli.launch(["serve", "--port", "0", "--log-level", "debug"], stdout: .file(log))
-            let port = try await ServeTests.announcedPort(server)
+            let port = try await server.announcedPort()
             try await withServer(server) { server in
                 var remote = cli
                 remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"

@@ -34,8 +34,8 @@ struct ServeAuditLogTests {
         #expect(created.status == 0 && token.hasPrefix("dcfg_"), "\(created.stderr)")
         let server = try cli.launch(["serve", "--port", "0", "--audit-log", file.path, "--etcd", "127.0.0.1:0"], stdout: .discard)
         do {
-            let port = try await ServeTLSTests.announcedPort(server)
-            let etcdPort = try await ServeTLSTests.etcdPort(server)
+            let port = try await server.announcedPort()
+            let etcdPort = try await server.announcedEtcdPort()
             cli.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
             cli.environment["DISCFG_TOKEN"] = token
             let value = "value-\(UUID().uuidString)"

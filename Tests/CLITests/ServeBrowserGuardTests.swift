@@ -92,8 +92,8 @@ struct ServeBrowserGuardTests {
         defer { cli.cleanUp() }
         let server = try cli.launch(["serve", "--port", "0", "--etcd", "127.0.0.1:0", "--cors-origin", Self.console], stdout: .discard)
         try await withServer(server) { server in
-            let restPort = try await ServeTLSTests.announcedPort(server)
-            let etcdPort = try await ServeTLSTests.etcdPort(server)
+            let restPort = try await server.announcedPort()
+            let etcdPort = try await server.announcedEtcdPort()
             let port = face == .rest ? restPort : etcdPort
             #expect(try await LoopbackHTTP.exchange(port: restPort, "PUT /v1/demo", body: Data()).hasPrefix("HTTP/1.1 201"))
             func send(_ request: (String, Data), host: String? = nil, _ headers: [String] = []) async throws -> Reply {

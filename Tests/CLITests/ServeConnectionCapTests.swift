@@ -27,7 +27,7 @@ struct ServeConnectionCapTests {
     func overTheCap() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, ["--max-connections", "1"])
+        let (server, port) = try await cli.serve(["--max-connections", "1"])
         try await withServer(server) { server in
             let healthz = Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8)
 
@@ -53,7 +53,7 @@ struct ServeConnectionCapTests {
     func unparsableBytes() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, [])
+        let (server, port) = try await cli.serve([])
         try await withServer(server) { _ in
             let payloads = [
                 "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nBad Header\r\n\r\n",
@@ -76,7 +76,7 @@ struct ServeConnectionCapTests {
     func silentConnection() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, ["--max-connections", "1", "--idle-timeout", "1"])
+        let (server, port) = try await cli.serve(["--max-connections", "1", "--idle-timeout", "1"])
         try await withServer(server) { server in
             let silent = try LoopbackHTTP(port: port)
             defer { silent.close() }
@@ -93,7 +93,7 @@ struct ServeConnectionCapTests {
     func unreadStream() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, ["--max-watches", "1", "--write-timeout", "1", "--stream-backlog", "64"])
+        let (server, port) = try await cli.serve(["--max-watches", "1", "--write-timeout", "1", "--stream-backlog", "64"])
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/w", body: Data()).hasPrefix("HTTP/1.1 201"))
 

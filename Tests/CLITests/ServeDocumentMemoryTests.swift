@@ -30,7 +30,7 @@ struct ServeDocumentMemoryTests {
     func concurrentReads() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
             // 60 JSON values of 256 KiB: 15 MiB of text, 7.8 million numbers.
@@ -63,7 +63,7 @@ struct ServeDocumentMemoryTests {
     func textBudget() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
             // 12 text values of 256 KiB of a control character: 3 MiB of values, each byte

@@ -19,7 +19,7 @@ struct ServeMemoryTests {
     func slowReaders() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, ["--stream-backlog", "256"])
+        let (server, port) = try await cli.serve(["--stream-backlog", "256"])
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
 

@@ -11,7 +11,7 @@ struct ServeRawValueTests {
     func activeValues() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         try await withServer(server) { _ in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/app", body: Data()).hasPrefix("HTTP/1.1 201"))
             let script = Data("<svg xmlns='http://www.w3.org/2000/svg'><script>fetch('/v1/admin/tokens',{method:'POST'})</script></svg>".utf8)

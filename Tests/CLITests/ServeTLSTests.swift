@@ -71,7 +71,7 @@ struct ServeTLSTests {
             ["serve", "--port", "0", "--log-level", "notice", "--tls-cert", pki.path("live.pem"), "--tls-key", pki.path("live.key")], stdout: .discard
         )
         do {
-            let port = try await Self.announcedPort(server)
+            let port = try await server.announcedPort()
             try Self.copy(pki, "renewed", to: "live")
             #expect(chmod(pki.path("live.key"), 0o644) == 0)
             server.signal(SIGHUP)
@@ -94,7 +94,7 @@ struct ServeTLSTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         let server = try cli.launch(["serve", "--host", "0.0.0.0", "--port", "0", "--insecure", "--log-level", "error"], stdout: .discard)
-        let port = try await Self.announcedPort(server)
+        let port = try await server.announcedPort()
         await server.stop()
         #expect(port > 0)
         let warning = server.output.stderr
@@ -114,8 +114,8 @@ struct ServeTLSTests {
             stdout: .discard
         )
         do {
-            let port = try await Self.announcedPort(server)
-            let etcdPort = try await Self.etcdPort(server)
+            let port = try await server.announcedPort()
+            let etcdPort = try await server.announcedEtcdPort()
             let url = "https://127.0.0.1:\(port)"
             #expect(try await cli.run("create", "demo", "--store", url, "--cacert", pki.path("ca.pem")).status == 0)
             cli.environment["DISCFG_STORE"] = url
@@ -160,10 +160,10 @@ struct ServeTLSTests {
             ["serve", "--port", "0", "--log-level", "notice", "--tls-cert", pki.path("live.pem"), "--tls-key", pki.path("live.key")], stdout: .discard
         )
         do {
-            let port = try await Self.announcedPort(server)
+            let port = try await server.announcedPort()
             let go = cli.directory.appendingPathComponent("go").path
             let peer = try ChildProcess.launch(
-                "python3", [Self.peerScript("tls_keepalive.py"), "\(port)", pki.path("ca.pem"), "/healthz", go], environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
+                "python3", [PeerScript.path("tls_keepalive.py"), "\(port)", pki.path("ca.pem"), "/healthz", go], environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
             )
             _ = try await peer.waitForOutput(timeout: .seconds(30)) { $0.stdout.contains("first") ? true : nil }
 
@@ -208,8 +208,8 @@ struct ServeTLSTests {
             stdout: .discard
         )
         do {
-            let port = try await Self.announcedPort(server)
-            let etcdPort = try await Self.etcdPort(server)
+            let port = try await server.announcedPort()
+            let etcdPort = try await server.announcedEtcdPort()
             let url = "https://127.0.0.1:\(port)"
             cli.environment["DISCFG_STORE"] = url
             cli.environment["DISCFG_CACERT"] = pki.path("ca.pem")
@@ -256,22 +256,6 @@ struct ServeTLSTests {
 
     // MARK: Helpers
 
-    /// The port from serve's "serving … on http(s)://HOST:PORT" line.
-    static func announcedPort(_ server: ChildProcess) async throws -> Int {
-        try await server.waitForOutput(timeout: .seconds(60)) { output in
-            guard let range = output.stderr.range(of: #"on https?://[0-9.]+:(\d+)"#, options: .regularExpression) else { return nil }
-            return Int(output.stderr[range].split(separator: ":").last ?? "")
-        }
-    }
-
-    /// The etcd API's port from serve's line.
-    static func etcdPort(_ server: ChildProcess) async throws -> Int {
-        try await server.waitForOutput(timeout: .seconds(60)) { output in
-            guard let range = output.stderr.range(of: #"etcd API over config etcd on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
-            return Int(output.stderr[range].split(separator: ":").last ?? "")
-        }
-    }
-
     static func etcdctl(_ port: Int, _ arguments: [String], home: URL) async throws -> ChildProcess.Output {
         try await ChildProcess.run(
             "etcdctl", ["--endpoints=https://127.0.0.1:\(port)", "--dial-timeout=5s", "--command-timeout=20s"] + arguments,
@@ -295,10 +279,5 @@ struct ServeTLSTests {
             try? FileManager.default.removeItem(atPath: pki.path("\(target).\(suffix)"))
             try FileManager.default.copyItem(atPath: pki.path("\(name).\(suffix)"), toPath: pki.path("\(target).\(suffix)"))
         }
-    }
-
-    /// `Tests/Peers/<name>`.
-    static func peerScript(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Peers/\(name)").path
     }
 }

@@ -25,7 +25,7 @@ struct ServeTelemetryTests {
         defer { collector.stop() }
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli, ["--otel-endpoint", "http://127.0.0.1:\(collector.port)"])
+        let (server, port) = try await cli.serve(["--otel-endpoint", "http://127.0.0.1:\(collector.port)"])
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
         #expect(try await remote.run("create", "web").status == 0)

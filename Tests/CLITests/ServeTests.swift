@@ -25,7 +25,7 @@ struct ServeTests {
     func commandsThroughServer() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await Self.start(cli)
+        let (server, port) = try await cli.serve()
 
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
@@ -75,7 +75,7 @@ struct ServeTests {
         cli.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
         let admin = try #require(try await cli.run("token", "create", "--role", "admin").stdout.split(separator: "\n").first.map(String.init))
         try await cli.run("create", "web")
-        let (server, port) = try await Self.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         defer { Task { await server.kill() } }
         var remote = cli
         remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
@@ -99,28 +99,5 @@ struct ServeTests {
         let again = try await remote.run("token", "revoke", id)
         #expect(again.status != 0 && again.stderr.contains("no token with id"), "\(again.stderr)")
         #expect(try await remote.run("token", "create", "--role", "read", "--description", "bad\u{7}bell").status == 2)
-    }
-
-    static func start(_ cli: CLIRunner, _ arguments: [String] = []) async throws -> (server: ChildProcess, port: Int) {
-        let server = try cli.launch(["serve", "--port", "0", "--log-level", "error"] + arguments, stdout: .discard)
-        do {
-            return (server, try await announcedPort(server))
-        } catch {
-            await server.kill()
-            throw error
-        }
-    }
-
-    /// The port from serve's "serving … on http://127.0.0.1:PORT" line.
-    static func announcedPort(_ server: ChildProcess) async throws -> Int {
-        do {
-            return try await server.waitForOutput(timeout: .seconds(60)) { output in
-                guard let range = output.stderr.range(of: #"http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
-                return Int(output.stderr[range].split(separator: ":").last ?? "")
-            }
-        } catch {
-            Issue.record("serve did not announce its port: \(error)")
-            throw DiscfgError(.unavailable, "no port")
-        }
     }
 }

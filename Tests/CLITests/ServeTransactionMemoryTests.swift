@@ -17,7 +17,7 @@ struct ServeTransactionMemoryTests {
     func wholeKeyspaceReads() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await ServeTests.start(cli)
+        let (server, port) = try await cli.serve()
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
             // 32 values of 256 KiB: 8 MiB.

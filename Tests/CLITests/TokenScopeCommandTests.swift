@@ -32,7 +32,7 @@ struct TokenScopeCommandTests {
         var cli = try CLIRunner()
         defer { cli.cleanUp() }
         let admin = try #require(try await cli.run("token", "create", "--role", "admin", "-f", "json").envelope().token)
-        let (server, port) = try await ServeTests.start(cli, ["--auth", "token"])
+        let (server, port) = try await cli.serve(["--auth", "token"])
         defer { Task { await server.kill() } }
         cli.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
         cli.environment["DISCFG_TOKEN"] = admin

@@ -1,3 +1,4 @@
+import DiscfgTestSupport
 import Foundation
 import Testing
 
