@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "DiscfgCore", targets: ["DiscfgCore"]),
         .library(name: "DiscfgSQLite", targets: ["DiscfgSQLite"]),
         .library(name: "DiscfgAWS", targets: ["DiscfgAWS"]),
+        .library(name: "DiscfgService", targets: ["DiscfgService"]),
         .library(name: "DiscfgAPI", targets: ["DiscfgAPI"]),
         .library(name: "DiscfgClient", targets: ["DiscfgClient"]),
         .library(name: "DiscfgSecrets", targets: ["DiscfgSecrets"]),
@@ -81,6 +82,11 @@ let package = Package(
         .target(
             name: "DiscfgSecrets",
             dependencies: ["DiscfgCore", "DiscfgAWS", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgService",
+            dependencies: ["DiscfgCore"],
             swiftSettings: strict
         ),
         .target(
@@ -200,6 +206,7 @@ let package = Package(
             name: "DiscfgAPI",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgService",
                 "DiscfgNetwork",
                 "DiscfgAPIAssets",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -223,6 +230,7 @@ let package = Package(
             name: "DiscfgEtcd",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgService",
                 "DiscfgNetwork",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "GRPCCore", package: "grpc-swift-2"),
@@ -243,6 +251,7 @@ let package = Package(
             name: "DiscfgLambda",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgService",
                 "DiscfgStores",
                 "DiscfgAPI",
                 "DiscfgNetwork",
@@ -319,7 +328,7 @@ let package = Package(
         .testTarget(
             name: "EtcdTests",
             dependencies: [
-                "DiscfgCore", "DiscfgEtcd", "DiscfgSQLite", "DiscfgNetwork", "DiscfgTestSupport", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                "DiscfgCore", "DiscfgService", "DiscfgEtcd", "DiscfgSQLite", "DiscfgNetwork", "DiscfgTestSupport", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -334,7 +343,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
+                "DiscfgCore", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -358,7 +367,7 @@ let package = Package(
         .testTarget(
             name: "LambdaTests",
             dependencies: [
-                "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "discfg",
+                "DiscfgCore", "DiscfgService", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "discfg",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -322,11 +322,12 @@ public actor EtcdLeases {
             }
             guard !attached.isEmpty else { return read.revision }
             // Only keys still attached go, in one revision; a key written since is kept.
-            // Recorded as the caller that revoked the lease, when one authenticated.
+            // Recorded as the caller that revoked the lease (its action's attribution,
+            // ``DiscfgService/Pipeline``); an expiry pass, as the anonymous client.
             let result = try await backend.transact(Transaction(
                 compares: attached.map { Comparison(.key($0.key), .equal, .modRevision($0.modRevision)) },
                 success: attached.map { .delete($0.key) }
-            ).attributed(to: EtcdCaller.current), readBudget: nil)
+            ), readBudget: nil)
             if result.succeeded { return result.revision }
         }
     }

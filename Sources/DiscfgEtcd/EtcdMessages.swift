@@ -66,6 +66,9 @@ extension RPCError {
         let message = if error.code == .quotaExceeded, error.field != EtcdError.leaseCapField {
             // etcd's NOSPACE: clients match these words (etcdctl, and operators' alerts).
             EtcdError.noSpace.message
+        } else if error.code == .permissionDenied, error.field == "authorization" {
+            // The gate's refusal, in the words etcd's clients match (ErrPermissionDenied).
+            EtcdAuthError.permissionDenied.message
         } else if error.message.hasPrefix("etcdserver:") || error.message.hasPrefix("grpc:") {
             error.message
         } else {
@@ -108,15 +111,12 @@ struct EtcdCalls: Sendable {
     var config: ConfigName?
 
     /// The status a client is told for `error` (the policy's choice, in etcd's words);
-    /// an `RPCError` raised by the transport or a refusal passes as it is. A schema
-    /// refusal shows the current caller (``EtcdCaller/current``) only the violations of
-    /// keys it may read, as the REST API's does.
+    /// an `RPCError` raised by the transport or a refusal passes as it is. What a schema
+    /// refusal shows a scoped caller was decided where the action ran
+    /// (``DiscfgService/Pipeline``), as for every face.
     func status(for error: any Error) -> RPCError {
         if let error = error as? RPCError { return error }
-        var error = (error as? DiscfgError).map(EtcdError.translated) ?? error
-        if let refusal = error as? DiscfgError, let caller = EtcdCaller.current, let config {
-            error = refusal.shown(to: caller.grant, on: config)
-        }
+        let error = (error as? DiscfgError).map(EtcdError.translated) ?? error
         return RPCError(etcd: FailurePolicy.shown(error, logger: logger))
     }
 }

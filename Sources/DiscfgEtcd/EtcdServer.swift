@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import GRPCCore
 import Logging
@@ -51,6 +52,9 @@ public struct EtcdServer: Service {
     /// Who may call: everyone, or while the store's tokens are required, callers that
     /// authenticated with one (``EtcdAccess``), followed live. Open unless set.
     public var access = EtcdAccess.open
+    /// The token cache the server's REST API answers from, when it runs one: the etcd
+    /// API's sessions then follow the same reading of the store's tokens (nil: its own).
+    public var tokenCache: TokenCache?
     /// The history the config keeps when this server creates it (an existing config
     /// keeps its own, and ``notice`` is told when it differs).
     public var history = EtcdBackend.defaultHistory
@@ -108,7 +112,9 @@ public struct EtcdServer: Service {
     }
 
     public func run() async throws {
-        let gate = EtcdAccessGate(access, config: config, notice: notice, certificates: tls?.requiresClientCertificates == true ? certificateRoles : nil)
+        let gate = EtcdAccessGate(
+            access, config: config, notice: notice, certificates: tls?.requiresClientCertificates == true ? certificateRoles : nil, tokens: tokenCache
+        )
         // Known before the first connection: a server that starts with tokens required
         // refuses calls without one from the first.
         await gate.read()
@@ -144,7 +150,7 @@ public struct EtcdServer: Service {
             auth: EtcdAuthService(backend: backend, identity: identity, gate: gate),
             audit: audit
         ).mapValues { method in
-            var guarded = method.guarded(by: gate, needs: EtcdCaller.needed(by: method.descriptor.fullyQualifiedMethod))
+            var guarded = method.guarded(by: gate)
             guard audit.trail != nil else { return guarded }
             // A call refused before it runs has its audit line too.
             let admission = guarded.admission

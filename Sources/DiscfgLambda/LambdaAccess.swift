@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgService
 import Foundation
 
 /// Who may call the API behind API Gateway, read from `DISCFG_AUTH`,

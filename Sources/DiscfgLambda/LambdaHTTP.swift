@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import HTTPTypes

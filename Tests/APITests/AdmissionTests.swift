@@ -1,5 +1,6 @@
 @testable import DiscfgAPI
 import DiscfgCore
+import DiscfgService
 import DiscfgTestSupport
 import Foundation
 import Logging
@@ -97,11 +98,11 @@ struct AdmissionTests {
             let head = endpoint.namesConfig ? app : none
             for caller in [Caller.anonymous, Caller(name: "token:r", role: .read), Caller(name: "token:w", role: .write), scopedAdmin] {
                 let verdict = admission.admit(endpoint, head, caller: .success(caller))
-                let admits = endpoint.access.admits(caller, config: endpoint.namesConfig ? try ConfigName("app") : nil)
+                let admits = AuthorizationMatrixTests.admits(endpoint, caller, config: endpoint.namesConfig ? try ConfigName("app") : nil)
                 switch verdict {
                 case .success(let admitted):
                     #expect(admits, "\(endpoint) \(caller.name)")
-                    #expect(admitted.caller == (endpoint.access == .everyone ? .unidentified : caller))
+                    #expect(admitted.caller == (endpoint.kind.role == nil ? .unidentified : caller))
                 case .failure(let refusal):
                     #expect(!admits && refusal.status == .forbidden && refusal.error.field == "authorization", "\(endpoint) \(caller.name)")
                 }

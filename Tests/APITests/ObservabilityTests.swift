@@ -72,12 +72,10 @@ struct ObservabilityTests {
     /// The finished spans once `count` of them match, waiting a little for spans that
     /// end as the answer is written.
     private func spans(_ tracer: InMemoryTracer, atLeast count: Int, where match: (FinishedInMemorySpan) -> Bool) async throws -> [FinishedInMemorySpan] {
-        for _ in 0..<200 {
+        try await eventually("\(count) matching spans finish", timeout: .seconds(2), interval: .milliseconds(10)) {
             let found = tracer.finishedSpans.filter(match)
-            if found.count >= count { return found }
-            try await Task.sleep(for: .milliseconds(10))
+            return found.count >= count ? found : nil
         }
-        return tracer.finishedSpans.filter(match)
     }
 
     @Test("a routed request is a server span named by its route, its store call a child span in the same trace")

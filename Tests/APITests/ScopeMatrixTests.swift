@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgService
 import DiscfgTestSupport
 import Foundation
 import NIOHTTP1
@@ -86,15 +87,22 @@ struct ScopeMatrixTests {
         }
     }
 
+    /// The role a request of the matrix needs on `route`: its action's, and a write for
+    /// the transaction, whose body puts.
+    static func needed(_ route: Endpoint) -> Role? {
+        route == .transaction ? .write : route.kind.role
+    }
+
     /// Whether the route lets `kind` in at `reach`, as the model says.
     static func admits(_ route: Endpoint, _ kind: CallerKind, _ reach: Reach) -> Bool {
         let demo = try! ConfigName("demo")
         let grant = kind.grant
-        switch route.access {
-        case .everyone: return true
-        case .adminOfAll: return false
-        case .role(let role):
-            guard route.reachesByKeys else { return route == .listConfigs ? grant.role >= role : grant.allows(role, on: demo) }
+        guard let role = needed(route) else { return true }
+        switch route.kind.reach {
+        case .open: return true
+        case .server: return false
+        case .configs, .config: return route == .listConfigs ? grant.role >= role : grant.allows(role, on: demo)
+        case .keys:
             return switch reach {
             case .key(let key): grant.allows(role, on: demo, key: key)
             case .prefix(let prefix): grant.allows(role, on: demo, keysUnder: prefix)
@@ -129,7 +137,7 @@ struct ScopeMatrixTests {
                         } else {
                             #expect(reply.status == 403, "\(cell)")
                             refused += 1
-                            if route.reachesByKeys, kind.role >= .write || route.access == .role(.read) {
+                            if route.kind.reach == .keys, let needed = Self.needed(route), kind.role >= needed {
                                 #expect(reply.text.contains(kind.grant.scopeList(on: demo)), "the refusal names the scope: \(cell)")
                             }
                         }

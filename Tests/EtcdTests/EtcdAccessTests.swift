@@ -1,6 +1,7 @@
 import DiscfgCore
 @testable import DiscfgEtcd
 import DiscfgSQLite
+import DiscfgService
 import Foundation
 import GRPCCore
 import Synchronization
@@ -27,10 +28,14 @@ struct EtcdAccessTests {
 
         func cleanUp() { try? FileManager.default.removeItem(at: directory) }
 
-        /// Saves a token of `role` and returns its text and id.
-        func token(_ role: Role, id: String = "0123456789ab", configs: [ConfigName]? = nil, description: String? = "deployer") async throws -> (text: String, id: String) {
+        /// Saves a token of `role` on `configs`, or on the scopes written `scopes`, and
+        /// returns its text and id.
+        func token(
+            _ role: Role, id: String = "0123456789ab", configs: [ConfigName]? = nil, scopes: [String]? = nil, description: String? = "deployer"
+        ) async throws -> (text: String, id: String) {
             let text = "dcfg_\(id)_\(String(repeating: "s", count: 43))"
-            try await store.saveToken(AccessToken(id: id, hash: EtcdAccessGate.hash(text), role: role, configs: configs, description: description, createdAt: Date()))
+            let scopes = try scopes.map { try $0.map(AccessScope.init) } ?? configs?.map { AccessScope(config: $0) }
+            try await store.saveToken(AccessToken(id: id, hash: EtcdAccessGate.hash(text), role: role, scopes: scopes, description: description, createdAt: Date()))
             return (text, id)
         }
     }
@@ -46,17 +51,17 @@ struct EtcdAccessTests {
         defer { fixture.cleanUp() }
         let notices = NoticeLog()
         let gate = EtcdAccessGate(.tokensOnceIssued(fixture.store)) { notices.append($0) }
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read)) == EtcdAccessGate.unknown, "nothing read yet: refused")
+        #expect(Self.refusal(gate.admission(token: nil, for: .range)) == EtcdAccessGate.unknown, "nothing read yet: refused")
         await gate.read()
-        guard case .anonymous = gate.admission(token: nil, needs: .write) else { Issue.record("no token yet: not anonymous"); return }
-        guard case .anonymous = gate.admission(token: nil, needs: .read, at: .now + .seconds(3)) else { Issue.record("a reading 3 s old no longer answered"); return }
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read, at: .now + .seconds(31))) == EtcdAccessGate.unknown, "a reading older than 30 s admits nobody")
+        guard case .anonymous = gate.admission(token: nil, for: .set) else { Issue.record("no token yet: not anonymous"); return }
+        guard case .anonymous = gate.admission(token: nil, for: .range, at: .now + .seconds(3)) else { Issue.record("a reading 3 s old no longer answered"); return }
+        #expect(Self.refusal(gate.admission(token: nil, for: .range, at: .now + .seconds(31))) == EtcdAccessGate.unknown, "a reading older than 30 s admits nobody")
         #expect(throws: EtcdAuthError.notEnabled) { try gate.authenticate(name: "0123456789ab", password: "dcfg_0123456789ab_x") }
 
         _ = try await fixture.token(.read)
         await gate.read()
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read)) == EtcdAuthError.userEmpty)
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read))?.code == .invalidArgument)
+        #expect(Self.refusal(gate.admission(token: nil, for: .range)) == EtcdAuthError.userEmpty)
+        #expect(Self.refusal(gate.admission(token: nil, for: .range))?.code == .invalidArgument)
         #expect(gate.recheck(nil) == EtcdAuthError.userEmpty, "a stream opened before the token ends")
         #expect(notices.lines.contains("tokens are required: etcd calls need a token from Auth.Authenticate, with a discfg token's id as user name and the token as password"))
 
@@ -68,11 +73,11 @@ struct EtcdAccessTests {
         python.waitUntilExit()
         #expect(python.terminationStatus == 0)
         await gate.read()
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read)) == EtcdAuthError.userEmpty, "the last reading answers for 30 s")
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read, at: .now + .seconds(31))) == EtcdAccessGate.unknown)
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read, at: .now + .seconds(31)))?.code == .unavailable)
+        #expect(Self.refusal(gate.admission(token: nil, for: .range)) == EtcdAuthError.userEmpty, "the last reading answers for 30 s")
+        #expect(Self.refusal(gate.admission(token: nil, for: .range, at: .now + .seconds(31))) == EtcdAccessGate.unknown)
+        #expect(Self.refusal(gate.admission(token: nil, for: .range, at: .now + .seconds(31)))?.code == .unavailable)
 
-        guard case .anonymous = EtcdAccessGate(.open).admission(token: "anything", needs: .admin) else { Issue.record("an open gate refused"); return }
+        guard case .anonymous = EtcdAccessGate(.open).admission(token: "anything", for: .compact) else { Issue.record("an open gate refused"); return }
         #expect(throws: EtcdAuthError.notEnabled) { try EtcdAccessGate(.open).authenticate(name: "a", password: "b") }
     }
 
@@ -97,33 +102,33 @@ struct EtcdAccessTests {
 
         let read = try gate.authenticate(name: reader.id, password: reader.text)
         #expect(read.session?.count == 32 && read.session?.allSatisfy(\.isLetter) == true)
-        #expect(read.attribution.principal == Principal(kind: .token, id: reader.id, description: "deployer"))
-        guard case .caller(let admitted) = gate.admission(token: read.session, needs: .read) else { Issue.record("the reader's etcd token was refused a read"); return }
+        #expect(read.principal == Principal(kind: .token, id: reader.id, description: "deployer"))
+        guard case .caller(let admitted) = gate.admission(token: read.session, for: .range) else { Issue.record("the reader's etcd token was refused a read"); return }
         #expect(admitted === read)
-        #expect(Self.refusal(gate.admission(token: read.session, needs: .write)) == EtcdAuthError.permissionDenied, "a read token cannot put")
-        #expect(Self.refusal(gate.admission(token: read.session, needs: .write))?.code == .permissionDenied)
-        #expect(Self.refusal(gate.admission(token: "nope", needs: .read)) == EtcdAuthError.invalidToken)
-        #expect(Self.refusal(gate.admission(token: "nope", needs: .read))?.code == .unauthenticated)
-        guard case .anonymous = gate.admission(token: nil, needs: nil) else { Issue.record("Authenticate itself needs no token"); return }
+        #expect(Self.refusal(gate.admission(token: read.session, for: .set)) == EtcdAuthError.permissionDenied, "a read token cannot put")
+        #expect(Self.refusal(gate.admission(token: read.session, for: .set))?.code == .permissionDenied)
+        #expect(Self.refusal(gate.admission(token: "nope", for: .range)) == EtcdAuthError.invalidToken)
+        #expect(Self.refusal(gate.admission(token: "nope", for: .range))?.code == .unauthenticated)
+        guard case .anonymous = gate.admission(token: nil, for: nil) else { Issue.record("Authenticate itself needs no token"); return }
 
         let write = try gate.authenticate(name: writer.id, password: writer.text)
         #expect(write.session != read.session)
-        guard case .caller = gate.admission(token: write.session, needs: .write) else { Issue.record("the writer was refused a write"); return }
-        #expect(Self.refusal(gate.admission(token: write.session, needs: .admin)) == EtcdAuthError.permissionDenied, "Compact needs admin")
+        guard case .caller = gate.admission(token: write.session, for: .set) else { Issue.record("the writer was refused a write"); return }
+        #expect(Self.refusal(gate.admission(token: write.session, for: .compact)) == EtcdAuthError.permissionDenied, "Compact needs admin")
 
         // A token for another config authenticates and is refused everything else.
         let other = try gate.authenticate(name: elsewhere.id, password: elsewhere.text)
-        #expect(other.intervals == [])
-        #expect(Self.refusal(gate.admission(token: other.session, needs: .read)) == EtcdAuthError.permissionDenied)
+        #expect(!Gate.admits(Action(.range, on: config, reaching: EtcdKeys.target(key: Data("a".utf8), rangeEnd: Data())), for: other.caller))
+        #expect(Self.refusal(gate.admission(token: other.session, for: .range)) == EtcdAuthError.permissionDenied)
 
         // Revoked: refused from the next reading, the stream's recheck too.
         #expect(gate.recheck(read) == nil)
         try await fixture.store.revokeToken(id: reader.id)
         await gate.read()
-        #expect(Self.refusal(gate.admission(token: read.session, needs: .read)) == EtcdAuthError.invalidToken)
+        #expect(Self.refusal(gate.admission(token: read.session, for: .range)) == EtcdAuthError.invalidToken)
         #expect(gate.recheck(read) == EtcdAuthError.invalidToken)
         #expect(throws: EtcdAuthError.authFailed) { try gate.authenticate(name: reader.id, password: reader.text) }
-        guard case .caller = gate.admission(token: write.session, needs: .write) else { Issue.record("revoking one token ended another's session"); return }
+        guard case .caller = gate.admission(token: write.session, for: .set) else { Issue.record("revoking one token ended another's session"); return }
 
         // Unused for etcd's TTL: expired; a use keeps it alive.
         let later = ContinuousClock.now + .seconds(200)
@@ -135,73 +140,118 @@ struct EtcdAccessTests {
     }
 
     @Test("a token reaches the etcd keys of its etcd-space scopes on the served config; a discfg-space scope, or one on another config, reaches none; a whole-config scope every key")
-    func scopeSpellings() throws {
-        let gate = EtcdAccessGate(.open, config: try ConfigName("etcd"))
-        func intervals(_ scopes: [String]?) throws -> [EtcdKeyInterval]? {
-            try gate.intervals(of: AccessToken(id: "aaaaaaaaaaaa", hash: Data(), role: .write, scopes: scopes?.map(AccessScope.init), createdAt: Date()))
+    func scopeSpellings() async throws {
+        let fixture = try Store()
+        defer { fixture.cleanUp() }
+        let config = try ConfigName("etcd")
+        let gate = EtcdAccessGate(.tokensRequired(fixture.store), config: config)
+        let cases: [(scopes: [String]?, inside: [String], outside: [String])] = [
+            (nil, ["/registry/a", "/db/password", "\0"], []),
+            (["etcd"], ["/registry/a", "/db/password", "\0"], []),
+            (["etcd:etcd:/registry/", "etcd"], ["/registry/a", "/db/password", "\0"], []),
+            (["etcd:etcd:/registry/"], ["/registry/a"], ["/app/a", "/db/password", "\0"]),
+            (["etcd:etcd:/registry/", "etcd:etcd:/app/", "other:etcd:/db/"], ["/registry/a", "/app/a"], ["/db/password", "\0"]),
+        ]
+        let unreached: [(scopes: [String], why: String)] = [
+            (["etcd:/registry/"], "a discfg key prefix reaches no etcd key"),
+            (["etcd:/app"], "not even etcd's 'app', which is discfg's /app"),
+            (["other", "other:etcd:/registry/"], "another config's scopes reach none of this one"),
+        ]
+        var callers: [EtcdCaller] = []
+        for (index, scopes) in (cases.map(\.scopes) + unreached.map { Optional($0.scopes) }).enumerated() {
+            callers.append(try await Self.session(fixture, gate, id: String(repeating: "\(index)", count: 12), scopes: scopes))
         }
-        #expect(try intervals(nil) == nil)
-        #expect(try intervals(["etcd"]) == nil)
-        #expect(try intervals(["etcd:etcd:/registry/", "etcd"]) == nil)
-        #expect(try intervals(["etcd:etcd:/registry/"]) == [EtcdKeyInterval(prefix: Data("/registry/".utf8))])
-        #expect(try intervals(["etcd:etcd:/registry/", "etcd:etcd:/app/", "other:etcd:/db/"]) == EtcdKeyInterval.merged(prefixes: [Data("/registry/".utf8), Data("/app/".utf8)]))
-        #expect(try intervals(["etcd:/registry/"]) == [], "a discfg key prefix reaches no etcd key")
-        #expect(try intervals(["etcd:/app"]) == [], "not even etcd's 'app', which is discfg's /app")
-        #expect(try intervals(["other", "other:etcd:/registry/"]) == [])
+        await gate.read()
+        /// The etcd keys named, or every key for "\0": `[\0, \0)`.
+        func action(_ key: String) -> Action {
+            Action(.range, on: config, reaching: EtcdKeys.target(key: Data(key.utf8), rangeEnd: key == "\0" ? Data([0]) : Data()))
+        }
+        for (spelled, caller) in zip(cases, callers) {
+            guard case .caller = gate.admission(token: caller.session, for: .range) else {
+                Issue.record("\(spelled.scopes ?? []) was refused at admission")
+                continue
+            }
+            for key in spelled.inside {
+                #expect(Gate.admits(action(key), for: caller.caller), "\(spelled.scopes ?? []) refused \(key)")
+            }
+            for key in spelled.outside {
+                #expect(!Gate.admits(action(key), for: caller.caller), "\(spelled.scopes ?? []) admitted \(key)")
+            }
+        }
+        for (spelled, caller) in zip(unreached, callers.dropFirst(cases.count)) {
+            #expect(Self.refusal(gate.admission(token: caller.session, for: .range)) == EtcdAuthError.permissionDenied, "\(spelled.scopes): \(spelled.why)")
+            #expect(Self.refusal(gate.admission(token: caller.session, for: .set)) == EtcdAuthError.permissionDenied, "\(spelled.scopes): \(spelled.why)")
+        }
     }
 
-    @Test("scopes in etcd key space: a range is allowed only inside one merged interval, never narrowed; \\0 and open ends; Txn refused whole")
-    func intervals() throws {
+    /// An etcd session of a new `write` token with id `id` on `scopes` (nil: every config).
+    static func session(_ fixture: Store, _ gate: EtcdAccessGate, id: String, scopes: [String]?) async throws -> EtcdCaller {
+        let token = try await fixture.token(.write, id: id, scopes: scopes)
+        await gate.read()
+        return try gate.authenticate(name: token.id, password: token.text)
+    }
+
+    @Test("scopes in etcd key space: a range is allowed only inside one scope's prefix, never narrowed; \\0 and open ends; Txn refused whole")
+    func scopedRanges() throws {
         let data = { (text: String) in Data(text.utf8) }
-        let scopes = EtcdKeyInterval.merged(prefixes: [data("/registry/"), data("/app/"), data("/app/x/"), data("/apq")])
+        let config = try ConfigName("etcd")
+        func caller(_ role: Role, _ scopes: [AccessScope]?) -> Caller {
+            EtcdCaller(session: "s", token: AccessToken(id: "aaaaaaaaaaaa", hash: Data(), role: role, scopes: scopes, createdAt: Date())).caller
+        }
+        func admits(_ caller: Caller, key: Data, rangeEnd: Data) -> Bool {
+            Gate.admits(Action(.range, on: config, reaching: EtcdKeys.target(key: key, rangeEnd: rangeEnd)), for: caller)
+        }
         // "/app/" and "/apq" do not touch ("/app0" lies between); "/app/x/" is inside "/app/".
-        #expect(scopes == [EtcdKeyInterval(prefix: data("/app/")), EtcdKeyInterval(prefix: data("/apq")), EtcdKeyInterval(prefix: data("/registry/"))])
-        #expect(EtcdKeyInterval.merged(prefixes: [data("/a"), data("/b")]) == [EtcdKeyInterval(start: data("/a"), end: data("/c"))])
-        #expect(EtcdKeyInterval(prefix: Data([0x61, 0xFF, 0xFF])).end == data("b"))
-        #expect(EtcdKeyInterval(prefix: Data([0xFF])).end == nil)
+        let scoped = caller(.write, try ["etcd:etcd:/registry/", "etcd:etcd:/app/", "etcd:etcd:/app/x/", "etcd:etcd:/apq"].map(AccessScope.init))
         let allowed: [(String, String)] = [
             ("/registry/pods/a", ""), ("/registry/", "/registry0"), ("/registry/pods/", "/registry/pods0"), ("/app/x", "/app/y"), ("/registry/z", "/registry/a"),
         ]
         for (key, end) in allowed {
-            #expect(EtcdKeyInterval.holds(scopes, key: data(key), rangeEnd: data(end)), "[\(key), \(end)) refused")
+            #expect(admits(scoped, key: data(key), rangeEnd: data(end)), "[\(key), \(end)) refused")
         }
         let refused: [(String, Data)] = [
             ("/registry", Data()), ("/registry/", data("/registry1")), ("/registry/", Data([0])), ("/", data("0")), ("", Data([0])),
             ("/app/", data("/apq0")), ("/apple", Data()), ("/app", Data()), ("/regist", data("/registry/z")), ("\0", Data([0])),
         ]
         for (key, end) in refused {
-            #expect(!EtcdKeyInterval.holds(scopes, key: data(key), rangeEnd: end), "[\(key), \(end.map { $0 })) allowed")
+            #expect(!admits(scoped, key: data(key), rangeEnd: end), "[\(key), \(end.map { $0 })) allowed")
         }
-        #expect(EtcdKeyInterval.holds(EtcdKeyInterval.merged(prefixes: [Data()]), key: Data([0]), rangeEnd: Data([0])), "an empty prefix reaches every key")
+        // A prefix ending in 0xFF ends where etcd's prefix range ends; one of 0xFF alone never ends.
+        let high = caller(.write, [try AccessScope(config: config, etcdPrefix: [0x61, 0xFF, 0xFF])])
+        #expect(admits(high, key: Data([0x61, 0xFF, 0xFF]), rangeEnd: data("b")), "etcdctl get --prefix of a\\xFF\\xFF refused")
+        #expect(!admits(high, key: Data([0x61, 0xFF, 0xFF]), rangeEnd: Data([0x62, 0])), "a range past b allowed")
+        let top = caller(.write, [try AccessScope(config: config, etcdPrefix: [0xFF])])
+        #expect(admits(top, key: Data([0xFF]), rangeEnd: Data([0])), "every key from \\xFF on refused")
+        #expect(!admits(top, key: Data([0xFE]), rangeEnd: Data([0])), "a range from below \\xFF allowed")
+        #expect(admits(caller(.write, [AccessScope(config: config)]), key: Data([0]), rangeEnd: Data([0])), "a whole-config scope reaches every key")
 
-        let token = AccessToken(id: "aaaaaaaaaaaa", hash: Data(), role: .write, createdAt: Date())
-        let caller = EtcdCaller(session: "s", token: token, intervals: scopes)
         var inside = Etcdserverpb_TxnRequest()
         var put = Etcdserverpb_RequestOp()
         put.requestPut.key = data("/app/a")
         inside.success = [put]
-        #expect(throws: Never.self) { try caller.authorize(inside) }
+        #expect(Gate.refusal(of: EtcdKVService.action(of: inside, on: config), for: scoped) == nil)
         var outside = inside
         var stray = Etcdserverpb_RequestOp()
         stray.requestDeleteRange.key = data("/db/password")
         var nested = Etcdserverpb_RequestOp()
         nested.requestTxn.failure = [stray]
         outside.failure = [nested]
-        #expect(throws: EtcdAuthError.permissionDenied, "one key outside, nested in the failure branch") { try caller.authorize(outside) }
+        let strayRefusal = Gate.refusal(of: EtcdKVService.action(of: outside, on: config), for: scoped)
+        #expect(strayRefusal?.code == .permissionDenied && strayRefusal?.field == "authorization", "one key outside, nested in the failure branch")
         var compared = inside
         var compare = Etcdserverpb_Compare()
         compare.key = data("/")
         compare.rangeEnd = Data([0])
         compared.compare = [compare]
-        #expect(throws: EtcdAuthError.permissionDenied, "a compare over every key") { try caller.authorize(compared) }
+        #expect(Gate.refusal(of: EtcdKVService.action(of: compared, on: config), for: scoped)?.code == .permissionDenied, "a compare over every key")
 
-        let reader = EtcdCaller(session: "r", token: AccessToken(id: "bbbbbbbbbbbb", hash: Data(), role: .read, createdAt: Date()), intervals: nil)
-        #expect(throws: EtcdAuthError.permissionDenied, "a read token's Txn that puts") { try reader.authorize(inside) }
+        let reader = caller(.read, nil)
+        #expect(Gate.refusal(of: EtcdKVService.action(of: inside, on: config), for: reader)?.code == .permissionDenied, "a read token's Txn that puts")
         var reads = Etcdserverpb_TxnRequest()
         var range = Etcdserverpb_RequestOp()
         range.requestRange.key = data("/app/a")
         reads.success = [range]
-        #expect(throws: Never.self, "a read token's Txn that only reads") { try reader.authorize(reads) }
+        #expect(Gate.refusal(of: EtcdKVService.action(of: reads, on: config), for: reader) == nil, "a read token's Txn that only reads")
     }
 }
 

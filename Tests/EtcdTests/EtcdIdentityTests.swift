@@ -1,6 +1,7 @@
 import DiscfgCore
 @testable import DiscfgEtcd
 import DiscfgNetwork
+import DiscfgService
 import Foundation
 import GRPCCore
 import Synchronization
@@ -30,13 +31,13 @@ struct EtcdIdentityTests {
         await gate.read(at: start)
         tokens.failing(true)
         await gate.read(at: start + .seconds(10))
-        guard case .anonymous = gate.admission(token: nil, needs: .write, at: start + .seconds(10)) else {
+        guard case .anonymous = gate.admission(token: nil, for: .set, at: start + .seconds(10)) else {
             Issue.record("a failed read 10 s after a good one refused the call")
             return
         }
         #expect(notices.lines.last?.hasPrefix("the token state could not be read: the etcd API answers calls with the state read last, for at most 30 s") == true, "\(notices.lines)")
         await gate.read(at: start + .seconds(31))
-        #expect(Self.refusal(gate.admission(token: nil, needs: .write, at: start + .seconds(31))) == EtcdAccessGate.unknown)
+        #expect(Self.refusal(gate.admission(token: nil, for: .set, at: start + .seconds(31))) == EtcdAccessGate.unknown)
         #expect(gate.recheck(nil, at: start + .seconds(31)) == EtcdAccessGate.unknown)
         #expect(notices.lines.last == "the token state could not be read: the etcd API refuses every call until it can")
 
@@ -49,14 +50,14 @@ struct EtcdIdentityTests {
         let caller = try gate.authenticate(name: writer.id, password: writer.text, at: later)
         tokens.failing(true)
         await gate.read(at: later + .seconds(10))
-        guard case .caller(let admitted) = gate.admission(token: caller.session, needs: .write, at: later + .seconds(10)) else {
+        guard case .caller(let admitted) = gate.admission(token: caller.session, for: .set, at: later + .seconds(10)) else {
             Issue.record("a session was refused while the last reading was 10 s old")
             return
         }
         #expect(admitted === caller)
         #expect(gate.recheck(caller, at: later + .seconds(10)) == nil)
-        #expect(Self.refusal(gate.admission(token: nil, needs: .read, at: later + .seconds(10))) == EtcdAuthError.userEmpty, "the last state still requires tokens")
-        #expect(Self.refusal(gate.admission(token: caller.session, needs: .write, at: later + .seconds(31))) == EtcdAccessGate.unknown)
+        #expect(Self.refusal(gate.admission(token: nil, for: .range, at: later + .seconds(10))) == EtcdAuthError.userEmpty, "the last state still requires tokens")
+        #expect(Self.refusal(gate.admission(token: caller.session, for: .set, at: later + .seconds(31))) == EtcdAccessGate.unknown)
         #expect(throws: EtcdAccessGate.unknown) { try gate.authenticate(name: writer.id, password: writer.text, at: later + .seconds(31)) }
 
         // A read that hangs (a store busy with other requests) holds no call up: the
@@ -67,14 +68,14 @@ struct EtcdIdentityTests {
         tokens.holding(true)
         let hung = Task { await gate.read(at: fresh + .seconds(1)) }
         await tokens.held()
-        guard case .caller = gate.admission(token: caller.session, needs: .write, at: fresh + .seconds(20)) else {
+        guard case .caller = gate.admission(token: caller.session, for: .set, at: fresh + .seconds(20)) else {
             Issue.record("a call waited on, or was refused for, a hung read")
             return
         }
-        #expect(Self.refusal(gate.admission(token: caller.session, needs: .write, at: fresh + .seconds(31))) == EtcdAccessGate.unknown)
+        #expect(Self.refusal(gate.admission(token: caller.session, for: .set, at: fresh + .seconds(31))) == EtcdAccessGate.unknown)
         tokens.holding(false)
         await hung.value
-        guard case .caller = gate.admission(token: caller.session, needs: .write, at: fresh + .seconds(30)) else {
+        guard case .caller = gate.admission(token: caller.session, for: .set, at: fresh + .seconds(30)) else {
             Issue.record("the hung read's answer, once it came, was not taken")
             return
         }
@@ -98,13 +99,13 @@ struct EtcdIdentityTests {
         let now = start + .seconds(1)
         #expect(gate.state.withLock { $0.sessions.count(of: noisy.id) } == EtcdSessions.maxPerToken)
         #expect(gate.state.withLock { $0.sessions.count } == EtcdSessions.maxPerToken + 1)
-        guard case .caller(let admitted) = gate.admission(token: other.session, needs: .write, at: now) else {
+        guard case .caller(let admitted) = gate.admission(token: other.session, for: .set, at: now) else {
             Issue.record("another token's session was evicted")
             return
         }
         #expect(admitted === other)
-        #expect(Self.refusal(gate.admission(token: first.session, needs: .read, at: now)) == EtcdAuthError.invalidToken, "the noisy token's oldest is gone")
-        guard case .caller = gate.admission(token: last.session, needs: .read, at: now) else {
+        #expect(Self.refusal(gate.admission(token: first.session, for: .range, at: now)) == EtcdAuthError.invalidToken, "the noisy token's oldest is gone")
+        guard case .caller = gate.admission(token: last.session, for: .range, at: now) else {
             Issue.record("the noisy token's newest session was refused")
             return
         }
@@ -113,9 +114,9 @@ struct EtcdIdentityTests {
         var sessions = EtcdSessions()
         let token = AccessToken(id: "cccccccccccc", hash: Data(), role: .read, createdAt: Date())
         let valid = [token.id: token]
-        let kept = EtcdCaller(session: "kept", token: token, intervals: nil)
+        let kept = EtcdCaller(session: "kept", token: token)
         sessions.add(kept, at: start, valid: valid)
-        let callers = (0..<EtcdSessions.maxPerToken).map { EtcdCaller(session: "s\($0)", token: token, intervals: nil) }
+        let callers = (0..<EtcdSessions.maxPerToken).map { EtcdCaller(session: "s\($0)", token: token) }
         for (index, caller) in callers.enumerated() {
             sessions.add(caller, at: start + .seconds(index + 1), valid: valid)
             #expect(sessions.use("kept", at: start + .seconds(index + 1), valid: valid) === kept)
@@ -143,31 +144,32 @@ struct EtcdIdentityTests {
         for access in [EtcdAccess.open, .tokensRequired(fixture.store)] {
             let gate = EtcdAccessGate(access, config: config, certificates: grants)
             await gate.read()
-            guard case .caller(let caller) = gate.admission(token: nil, certificate: deployer, needs: .write) else {
+            guard case .caller(let caller) = gate.admission(token: nil, certificate: deployer, for: .set) else {
                 Issue.record("a write@etcd certificate was refused a put")
                 return
             }
-            #expect(caller.attribution.principal == Principal(kind: .certificate, id: "CN=deployer,O=acme"))
-            #expect(caller.role == .write && caller.intervals == nil && caller.session == nil)
-            #expect(Self.refusal(gate.admission(token: nil, certificate: deployer, needs: .admin)) == EtcdAuthError.permissionDenied, "Compact needs admin")
-            #expect(throws: EtcdAuthError.permissionDenied) { try gate.caller(of: scoped)!.requireWholeConfig() }
-            #expect(throws: EtcdAuthError.permissionDenied) { try gate.caller(of: scoped)!.authorize(key: Data("/db".utf8), rangeEnd: Data()) }
-            #expect(throws: Never.self) { try gate.caller(of: scoped)!.authorize(key: Data("/registry/a".utf8), rangeEnd: Data()) }
+            #expect(caller.principal == Principal(kind: .certificate, id: "CN=deployer,O=acme"))
+            #expect(caller.role == .write && caller.grant.scopes == [AccessScope(config: config)] && caller.session == nil)
+            #expect(Self.refusal(gate.admission(token: nil, certificate: deployer, for: .compact)) == EtcdAuthError.permissionDenied, "Compact needs admin")
+            let registry = try #require(gate.caller(of: scoped)).caller
+            #expect(!Gate.admits(Action(.compact, on: config), for: registry), "an etcd prefix is not the whole config")
+            #expect(!Gate.admits(Action(.set, on: config, reaching: EtcdKeys.target(key: Data("/db".utf8), rangeEnd: Data())), for: registry))
+            #expect(Gate.admits(Action(.set, on: config, reaching: EtcdKeys.target(key: Data("/registry/a".utf8), rangeEnd: Data())), for: registry))
             #expect(gate.recheck(caller) == nil, "a certificate's caller lasts as its connection")
             // Not listed: no credential, the rules for a call without one.
-            let unlisted = gate.admission(token: nil, certificate: CertificateSubject([("CN", "stranger")]), needs: .read)
+            let unlisted = gate.admission(token: nil, certificate: CertificateSubject([("CN", "stranger")]), for: .range)
             if case .open = access {
                 guard case .anonymous = unlisted else { Issue.record("an open gate refused an unlisted certificate"); return }
             } else {
                 #expect(Self.refusal(unlisted) == EtcdAuthError.userEmpty)
                 // A token sent beside the certificate decides: here, the admin's.
                 let session = try gate.authenticate(name: admin.id, password: admin.text)
-                guard case .caller(let tokenCaller) = gate.admission(token: session.session, certificate: deployer, needs: .admin) else {
+                guard case .caller(let tokenCaller) = gate.admission(token: session.session, certificate: deployer, for: .compact) else {
                     Issue.record("the admin token beside a write certificate was refused Compact")
                     return
                 }
                 #expect(tokenCaller === session)
-                #expect(Self.refusal(gate.admission(token: "nope", certificate: deployer, needs: .read)) == EtcdAuthError.invalidToken)
+                #expect(Self.refusal(gate.admission(token: "nope", certificate: deployer, for: .range)) == EtcdAuthError.invalidToken)
             }
         }
     }

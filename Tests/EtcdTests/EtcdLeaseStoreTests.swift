@@ -133,7 +133,7 @@ struct EtcdLeaseStoreTests {
     static func holder(_ id: String, prefix: String?, config: ConfigName) throws -> EtcdLeaseHolder {
         let scopes = try prefix.map { [try AccessScope(config: config, etcdPrefix: Array($0.utf8))] }
         let token = AccessToken(id: id, hash: Data(), role: .write, scopes: scopes, createdAt: Date())
-        let caller = EtcdCaller(session: id, token: token, intervals: prefix.map { EtcdKeyInterval.merged(prefixes: [Data($0.utf8)]) })
+        let caller = EtcdCaller(session: id, token: token)
         return EtcdLeaseHolder(caller, config: config)
     }
 

@@ -147,14 +147,17 @@ struct EtcdSchemaTests {
 
     @Test("a scoped caller's FAILED_PRECONDITION names only the violations of keys it may read, and counts the rest", arguments: Backing.allCases)
     func scopedCallerSeesItsOwnViolations(_ backing: Backing) async throws {
-        let (store, backend, service, cleanUp) = try await backing.service()
+        let (store, backend, unauthenticated, cleanUp) = try await backing.service()
         defer { cleanUp() }
+        // As on a server whose calls authenticate: each runs as the caller bound around it.
+        var service = unauthenticated
+        service.authenticates = true
         _ = try await store.set(try EtcdKeys.key(Array("admin".utf8)), to: Data(#""hunter2""#.utf8), in: backend.config)
         let schema = #"{"properties": {"app": {"type": "integer"}, "admin": {"type": "string", "minLength": 12}}}"#
         _ = try await store.setSchema(try SchemaTarget("/"), to: Data(schema.utf8), in: backend.config, force: true)
         let scope = try AccessScope(config: backend.config, etcdPrefix: Array("app".utf8))
         let token = AccessToken(id: "0123456789ab", hash: Data(), role: .write, scopes: [scope], createdAt: Date())
-        let caller = EtcdCaller(session: "session", token: token, intervals: EtcdKeyInterval.merged(prefixes: [Data("app".utf8)]))
+        let caller = EtcdCaller(session: "session", token: token)
         let scoped = try #require(await caller.bound { try await Self.refusal(service, Self.put(#""not a number""#, key: "app")) }, "the put was applied")
         #expect(scoped.code == .failedPrecondition)
         #expect(scoped.message.hasSuffix("nothing was changed: /app: must be integer, not string (type); 1 more violation outside your scopes"), "\(scoped.message)")

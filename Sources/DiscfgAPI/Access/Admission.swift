@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import HTTPTypes
 import NIOCore
@@ -13,8 +14,10 @@ import NIOCore
 /// 2. **Names**: the config the path names is a valid name, else 400 naming `config`.
 /// 3. **Identity**: who the caller is, as the transport or the bearer token says (the
 ///    `caller` given), else 401. Routes open to everyone read no credentials.
-/// 4. **Access**: the route's declared access (``Endpoint/access``) admits the caller
-///    on that config, else 403.
+/// 4. **Access**: the gate (``DiscfgService/Gate``) admits the caller to the route's
+///    operation (``Endpoint/kind``) on that config, else 403: before the request's keys
+///    are read, on any part of the config for an operation whose reach is its keys,
+///    which its handler then performs, keys and all, through the same gate.
 ///
 /// What a route reads of its query and body is the route's own; the fast path takes only
 /// requests with neither query nor conditions and hands the rest on.
@@ -82,51 +85,13 @@ struct Admission: Sendable {
                 return .failure(Refusal(DiscfgError.invalid("config", "\(error)")))
             }
         }
-        let access = endpoint.access
-        if access == .everyone { return .success(Admitted(caller: .unidentified, config: config)) }
+        if endpoint.kind.role == nil { return .success(Admitted(caller: .unidentified, config: config)) }
         let known: Caller
         switch caller {
         case .success(let identified): known = identified
         case .failure(let error): return .failure(Refusal(error))
         }
-        guard access.admits(known, config: config, byKeys: endpoint.reachesByKeys) else { return .failure(Refusal(Self.denial(known, access, config))) }
+        if let refusal = Gate.refusal(of: Action(endpoint.kind, on: config), for: known) { return .failure(Refusal(refusal)) }
         return .success(Admitted(caller: known, config: config))
-    }
-
-    /// Why `access` does not admit `caller` on `config`.
-    static func denial(_ caller: Caller, _ access: ConfigAPI.Access, _ config: ConfigName?) -> DiscfgError {
-        switch access {
-        case .adminOfAll where caller.role == .admin:
-            DiscfgError(.permissionDenied, "\(caller.name) is scoped to some configs; this route reaches every config and needs an admin of all", field: "authorization")
-        case .role(let role):
-            denial(caller, role, config)
-        case .adminOfAll:
-            denial(caller, .admin, nil)
-        case .everyone:
-            DiscfgError(.internal, "a route open to everyone refused \(caller.name)")
-        }
-    }
-
-    private static func denial(_ caller: Caller, _ role: Role, _ config: ConfigName?) -> DiscfgError {
-        if let config, caller.role >= role, caller.grant.reaches(config) {
-            return DiscfgError(
-                .permissionDenied,
-                "\(caller.name) reaches config \(config) only as \(caller.grant.scopeList(on: config)); this route reaches the whole config and needs a scope of all of it",
-                field: "authorization"
-            )
-        }
-        let target = config.map { "config \($0)" } ?? "the list of configs"
-        return DiscfgError(.permissionDenied, "\(caller.name) has role \(caller.role.rawValue) and may not \(role.verb) \(target)", field: "authorization")
-    }
-}
-
-extension Role {
-    /// What a caller with the role may do, as a refusal says it.
-    var verb: String {
-        switch self {
-        case .read: "read"
-        case .write: "change keys in"
-        case .admin: "administer"
-        }
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 
 extension Authenticator {
     /// How often a long-lived request (a watch's stream or long poll) asks whether its

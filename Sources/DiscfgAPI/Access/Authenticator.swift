@@ -1,9 +1,9 @@
 import Crypto
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import Hummingbird
-import Synchronization
 
 /// Checks bearer tokens against the store's token records.
 ///
@@ -23,15 +23,6 @@ public final class Authenticator: TokenAdministration {
         case onceTokensExist
     }
 
-    private struct Cache {
-        var tokens: [String: AccessToken] = [:]
-        var issued = false
-        var loadedAt: ContinuousClock.Instant?
-        /// Counts changes made through this authenticator: records read before one are
-        /// not cached after it.
-        var generation = 0
-    }
-
     public let mode: Mode
     /// Whether callers from other machines may come in without a token while the
     /// server is open (`--insecure`); otherwise only loopback peers may.
@@ -40,9 +31,10 @@ public final class Authenticator: TokenAdministration {
     /// a request that sends no bearer token is its certificate's caller, when its
     /// subject has a role.
     public let certificateRoles: ClientCertificateRoles
-    private let store: (any TokenStore)?
-    private let cacheLifetime: Duration
-    private let cache = Mutex(Cache())
+    /// The store's tokens as this server reads them, shared with its other faces (the
+    /// etcd API's sessions); nil for a server that keeps none.
+    public let tokenCache: TokenCache?
+    private var store: (any TokenStore)? { tokenCache?.store }
 
     /// Creates an authenticator.
     /// - Parameters:
@@ -51,13 +43,21 @@ public final class Authenticator: TokenAdministration {
     ///   - cacheLifetime: how long token records are trusted before reading them again.
     ///   - openToRemotePeers: let non-loopback callers in without a token while open.
     ///   - certificateRoles: the roles of verified client certificates.
-    public init(
+    public convenience init(
         mode: Mode, store: (any TokenStore)?, cacheLifetime: Duration = .seconds(2), openToRemotePeers: Bool = false,
         certificateRoles: ClientCertificateRoles = .none
     ) {
-        self.mode = store == nil ? .open : mode
-        self.store = store
-        self.cacheLifetime = cacheLifetime
+        self.init(
+            mode: mode, tokens: store.map { TokenCache(store: $0, lifetime: cacheLifetime) }, openToRemotePeers: openToRemotePeers,
+            certificateRoles: certificateRoles
+        )
+    }
+
+    /// Creates an authenticator answering from `tokens`, a cache the server's other faces
+    /// may share (nil only with `.open`).
+    public init(mode: Mode, tokens: TokenCache?, openToRemotePeers: Bool = false, certificateRoles: ClientCertificateRoles = .none) {
+        self.mode = tokens == nil ? .open : mode
+        tokenCache = tokens
         self.openToRemotePeers = openToRemotePeers
         self.certificateRoles = certificateRoles
     }
@@ -186,30 +186,19 @@ public final class Authenticator: TokenAdministration {
 
     /// Drops the cached records, and any read already under way when they changed.
     private func forgetCachedTokens() {
-        cache.withLock { cache in
-            cache.loadedAt = nil
-            cache.generation &+= 1
-        }
+        tokenCache?.forget()
     }
 
     /// The cached token records, if read within the cache's lifetime.
     private func freshTokens(at now: ContinuousClock.Instant) -> ([String: AccessToken], Bool)? {
-        cache.withLock { cache in cache.loadedAt.map { now - $0 < cacheLifetime } == true ? (cache.tokens, cache.issued) : nil }
+        tokenCache?.fresh(at: now).map { ($0.tokens, $0.issued) }
     }
 
     /// Valid tokens by id, and whether any was ever issued.
     func currentTokens() async throws -> ([String: AccessToken], Bool) {
-        let now = ContinuousClock.now
-        if let cached = freshTokens(at: now) { return cached }
-        guard let store else { return ([:], false) }
-        let generation = cache.withLock(\.generation)
-        let tokens = Dictionary(uniqueKeysWithValues: try await store.listTokens().map { ($0.id, $0) })
-        let issued = tokens.isEmpty ? try await store.tokensWereIssued() : true
-        cache.withLock { cache in
-            guard cache.generation == generation else { return }
-            cache = Cache(tokens: tokens, issued: issued, loadedAt: now, generation: generation)
-        }
-        return (tokens, issued)
+        guard let tokenCache else { return ([:], false) }
+        let reading = try await tokenCache.current()
+        return (reading.tokens, reading.issued)
     }
 }
 

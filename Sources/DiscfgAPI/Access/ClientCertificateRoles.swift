@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 
 /// The roles of client certificates (mutual TLS), as `serve --tls-client-roles` gives

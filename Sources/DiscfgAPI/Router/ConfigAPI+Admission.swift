@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Hummingbird
 
 extension ConfigAPI {
@@ -8,7 +9,7 @@ extension ConfigAPI {
         // A route that names a config always has the parameter; were it missing, the
         // empty name is refused rather than read as "no config".
         let head = Admission.Head(authority: request.head.authority, configName: endpoint.namesConfig ? request.configNameText(context) ?? "" : nil)
-        let caller: Result<Caller, DiscfgError> = endpoint.access == .everyone ? .success(.unidentified) : try await authenticator.identity(request, context: context)
+        let caller: Result<Caller, DiscfgError> = endpoint.kind.role == nil ? .success(.unidentified) : try await authenticator.identity(request, context: context)
         // Refused or not, the audit line names the caller when its credentials held.
         if case .success(let known) = caller { AuditNote.current?.update { $0.principal = known.principal } }
         return admission.admit(endpoint, head, caller: caller)

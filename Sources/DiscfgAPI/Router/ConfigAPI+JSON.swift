@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -24,14 +25,15 @@ extension ConfigAPI {
     /// `PATCH keys/{key}`: a merge patch (`application/merge-patch+json`) or a JSON patch
     /// (`application/json-patch+json`) applied inside the store's change, under the same
     /// conditions a `PUT` takes. Answered as a `PUT` is, with action `patch`.
-    func patch(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func patch(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
-        try reach.check(key)
         let conditions = try request.conditions()
-        let body = try await request.bodyData(limit: Limits.maxPatchBytes)
-        let patch = try ValuePatch(body: body, mediaType: request.headers[.contentType])
-        let change = try await RequestDeadlines.commit { try await store.patch(key, patch, in: config, conditions: conditions) }
+        let change = try await perform(Action(.patch, on: config, reaching: .key(key))) {
+            let body = try await request.bodyData(limit: Limits.maxPatchBytes)
+            let patch = try ValuePatch(body: body, mediaType: request.headers[.contentType])
+            return try await RequestDeadlines.commit { try await store.patch(key, patch, in: config, conditions: conditions) }
+        }
         return APIResponse.json(Envelope(action: Endpoint.patchKey.action, config: config, change: change), headers: [.eTag: ETag.value(change.revision)])
     }
 
@@ -42,13 +44,16 @@ extension ConfigAPI {
     /// and at most ``Options/maxDocumentReads`` are built and sent at once: a read's turn
     /// is held until its answer is written, so a reader that does not read cannot pile up
     /// answers either.
-    func document(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, _ reach: KeyReach) async throws -> Response {
+    func document(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let prefix = try KeyPrefix(prefix)
-        try reach.check(prefix)
         let revision = try request.revision("revision")
-        let turn = try await documentReads.acquire()
-        let (text, read) = try await store.documentText(under: prefix, in: config, atRevision: revision)
+        let (turn, text, read) = try await perform(Action(.documentRead, on: config, reaching: .prefix(prefix))) {
+            // A turn not handed on is given back when it goes (``DocumentReadSlots/Lease``).
+            let turn = try await documentReads.acquire()
+            let (text, read) = try await store.documentText(under: prefix, in: config, atRevision: revision)
+            return (turn, text, read)
+        }
         var headers = RawValueHeaders.fields(for: JSONContent.mediaType)
         headers[.discfgRevision] = String(read.rawValue)
         headers[.contentType] = JSONContent.mediaType
@@ -69,16 +74,17 @@ extension ConfigAPI {
 
     /// `PUT keys/{prefix}?document[&replace]` (and `PUT keys?document` for every key): the
     /// body, a JSON object, written as the keys under the prefix in one change.
-    func putDocument(_ request: inout Request, _ context: some DiscfgRequestContext, prefix: String, _ reach: KeyReach) async throws -> Response {
+    func putDocument(_ request: inout Request, _ context: some DiscfgRequestContext, prefix: String, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let prefix = try KeyPrefix(prefix)
-        try reach.check(prefix)
-        guard try request.flag("document") else {
-            throw DiscfgError.invalid("document", "a PUT of a prefix writes its keys as one JSON document: add ?document (…/keys/PREFIX/?document, or …/keys?document for every key)")
+        let result = try await perform(Action(.documentWrite, on: config, reaching: .prefix(prefix))) {
+            guard try request.flag("document") else {
+                throw DiscfgError.invalid("document", "a PUT of a prefix writes its keys as one JSON document: add ?document (…/keys/PREFIX/?document, or …/keys?document for every key)")
+            }
+            let replace = try request.flag("replace")
+            let document = try JSONContent.parse(try await request.bodyData(limit: options.maxImportBytes), key: nil, field: "document")
+            return try await RequestDeadlines.commit { try await store.putDocument(document, under: prefix, in: config, replace: replace) }
         }
-        let replace = try request.flag("replace")
-        let document = try JSONContent.parse(try await request.bodyData(limit: options.maxImportBytes), key: nil, field: "document")
-        let result = try await RequestDeadlines.commit { try await store.putDocument(document, under: prefix, in: config, replace: replace) }
         return APIResponse.json(Envelope(action: Endpoint.setDocument.action, config: config, changes: result))
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import Hummingbird
 
@@ -6,25 +7,23 @@ extension ConfigAPI {
     /// `GET keys/{key}`: the item; with `?path`, the part of its JSON value a pointer names;
     /// with `?recursive` or a trailing slash, a listing; with `?document`, the keys under
     /// the path as one JSON document.
-    func getOrList(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func getOrList(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let path = request.pathRemainder(context)
         // Both are documented for this route; a bad one is refused whichever way it goes.
         let revision = try request.revision("revision")
         _ = try request.number(.pageSize)
         _ = try request.number(.pageBytes)
-        if try request.flag("document") { return try await document(request, context, prefix: path, reach) }
+        if try request.flag("document") { return try await document(request, context, prefix: path, perform) }
         let pointer = try request.query("path").map { try JSONContent.pointer(String($0)) }
         let recursive = try request.flag("recursive")
         if recursive || request.endsWithSlash || path.isEmpty {
             guard pointer == nil else { throw Self.pathOnListing }
-            return try await list(request, context, prefix: path, recursive: recursive, reach)
+            return try await list(request, context, prefix: path, recursive: recursive, perform)
         }
         let config = try request.configName(context)
         let key = try Key(path)
-        try reach.check(key)
-        guard let item = try await store.get(key, in: config, atRevision: revision) else {
-            throw DiscfgError.keyNotFound(key, in: config, atRevision: revision)
-        }
+        let found = try await perform(Action(.get, on: config, reaching: .key(key))) { try await store.get(key, in: config, atRevision: revision) }
+        guard let item = found else { throw DiscfgError.keyNotFound(key, in: config, atRevision: revision) }
         let etag = ETag.value(item.modRevision)
         if let ifNoneMatch = request.headers[.ifNoneMatch], ETag.listMatches(ifNoneMatch, ETag.value(item.modRevision)) {
             return Response(status: .notModified, headers: [.eTag: etag])
@@ -66,24 +65,21 @@ extension ConfigAPI {
 
     /// `GET keys?prefix=`: a listing; with `?document`, the keys under the prefix (every
     /// key by default) as one JSON document.
-    func listOrDocument(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func listOrDocument(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let prefix = request.query("prefix") ?? "/"
         // Documented for this route (a document's revision); a bad one is refused whichever way it goes.
         _ = try request.revision("revision")
-        if try request.flag("document") { return try await document(request, context, prefix: prefix, reach) }
+        if try request.flag("document") { return try await document(request, context, prefix: prefix, perform) }
         if request.query("path") != nil { throw Self.pathOnListing }
-        return try await list(request, context, prefix: prefix, recursive: request.flag("recursive"), reach)
+        return try await list(request, context, prefix: prefix, recursive: request.flag("recursive"), perform)
     }
 
-    func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool, _ reach: KeyReach) async throws -> Response {
+    func list(_ request: Request, _ context: some DiscfgRequestContext, prefix: String, recursive: Bool, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let keyPrefix = try KeyPrefix(prefix)
-        try reach.check(keyPrefix)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
-        let page = try await store.list(
-            in: config,
-            ListQuery(prefix: keyPrefix, recursive: recursive, limit: limit, cursor: request.query("cursor"), maxBytes: try pageBytes(request))
-        )
+        let query = ListQuery(prefix: keyPrefix, recursive: recursive, limit: limit, cursor: request.query("cursor"), maxBytes: try pageBytes(request))
+        let page = try await perform(Action(.list, on: config, reaching: .prefix(keyPrefix))) { try await store.list(in: config, query) }
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
         envelope.items = page.items.map(ItemDocument.init)
@@ -95,16 +91,17 @@ extension ConfigAPI {
 
     /// `PUT keys/{key}`: the body is the value. With `?document`, the path is a prefix and
     /// the body the JSON document of the keys under it (``putDocument(_:_:prefix:)``).
-    func set(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
-        if try request.flag("document") { return try await putDocument(&request, context, prefix: request.pathRemainder(context), reach) }
+    func set(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
+        if try request.flag("document") { return try await putDocument(&request, context, prefix: request.pathRemainder(context), perform) }
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
-        try reach.check(key)
         let ttl = try request.number(.ttl)
         let options = SetOptions(conditions: try request.conditions(), ttlSeconds: ttl, contentType: Self.storedContentType(request.headers[.contentType]))
         try options.validate()
-        let value = try await request.bodyData(limit: Limits.maxValueBytes)
-        let change = try await RequestDeadlines.commit { try await store.set(key, to: value, in: config, options: options) }
+        let change = try await perform(Action(.set, on: config, reaching: .key(key))) {
+            let value = try await request.bodyData(limit: Limits.maxValueBytes)
+            return try await RequestDeadlines.commit { try await store.set(key, to: value, in: config, options: options) }
+        }
         let answer = Self.setAnswer(change, in: config)
         return APIResponse.bytes(answer.body, contentType: APIResponse.jsonContentType, status: answer.status, headers: [.eTag: answer.etag])
     }
@@ -124,7 +121,7 @@ extension ConfigAPI {
     /// `DELETE keys/{key}`; with `?recursive`, every key under the path
     /// (`keys/db/?recursive`), or under `?prefix=` on `keys` itself. Every key of the
     /// config goes only when asked for by name: `keys?prefix=/&recursive`.
-    func delete(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func delete(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let path = request.pathRemainder(context)
         let conditions = try request.conditions()
@@ -141,8 +138,9 @@ extension ConfigAPI {
                 throw DiscfgError.invalid("prefix", "say which keys to delete: …/keys/PREFIX?recursive or …/keys?prefix=PREFIX&recursive (prefix=/ deletes every key of the config)")
             }
             let keyPrefix = try KeyPrefix(prefix)
-            try reach.check(keyPrefix)
-            let events = try await RequestDeadlines.commit { try await store.deletePrefix(keyPrefix, in: config) }
+            let events = try await perform(Action(.deletePrefix, on: config, reaching: .prefix(keyPrefix))) {
+                try await RequestDeadlines.commit { try await store.deletePrefix(keyPrefix, in: config) }
+            }
             var envelope = Envelope(action: "delete")
             envelope.config = config.rawValue
             envelope.events = events.map(EventDocument.init)
@@ -151,18 +149,19 @@ extension ConfigAPI {
         }
         guard namedPrefix == nil else { throw DiscfgError.invalid("prefix", "?prefix= deletes a prefix only with recursive: …/keys?prefix=PREFIX&recursive") }
         let key = try Key(path)
-        try reach.check(key)
-        let change = try await RequestDeadlines.commit { try await store.delete(key, in: config, conditions: conditions) }
+        let change = try await perform(Action(.delete, on: config, reaching: .key(key))) {
+            try await RequestDeadlines.commit { try await store.delete(key, in: config, conditions: conditions) }
+        }
         return APIResponse.json(Envelope(action: "delete", config: config, change: change))
     }
 
     /// `GET history/{key}`: the key's changes, newest first.
-    func history(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func history(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let key = try Key(request.pathRemainder(context))
-        try reach.check(key)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
-        let page = try await store.history(of: key, in: config, HistoryQuery(limit: limit, before: try request.revision("before"), maxBytes: try pageBytes(request)))
+        let query = HistoryQuery(limit: limit, before: try request.revision("before"), maxBytes: try pageBytes(request))
+        let page = try await perform(Action(.history, on: config, reaching: .key(key))) { try await store.history(of: key, in: config, query) }
         var envelope = Envelope(action: "history")
         envelope.config = config.rawValue
         envelope.events = page.events.map(EventDocument.init)

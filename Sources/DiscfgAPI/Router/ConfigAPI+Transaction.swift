@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import Hummingbird
@@ -18,19 +19,20 @@ extension ConfigAPI {
     /// not at all, never cut short the way a list page is (etcd, too, fails an answer
     /// past its message limit rather than cutting it); a larger read is a list, page by
     /// page, at the transaction's revision.
-    func transaction(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func transaction(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let body = try await request.bodyData(limit: options.maxImportBytes)
         let document = try TransactionDocument.decode(body)
         var transaction = try document.transaction()
         // Its line names what it reaches, refused or not, as other writes name their key.
         AuditNote.current?.update { $0.transaction = AuditRecord.TransactionNames(transaction) }
-        try reach.check(transaction)
         transaction.readBudget = ReadBudget(bytes: options.maxPageBytes, pastBudget: .refuse)
-        // One that cannot write may be abandoned at its deadline like any read.
-        let result = transaction.writes
-            ? try await RequestDeadlines.commit { try await Attribution.documented(document.message) { try await store.transact(transaction, in: config) } }
-            : try await store.transact(transaction, in: config)
+        let result = try await perform(.txn(transaction, on: config), message: document.message) {
+            // One that cannot write may be abandoned at its deadline like any read.
+            transaction.writes
+                ? try await RequestDeadlines.commit { try await store.transact(transaction, in: config) }
+                : try await store.transact(transaction, in: config)
+        }
         return APIResponse.json(Envelope(config: config, transaction: result))
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import Hummingbird
 import Synchronization
@@ -9,11 +10,13 @@ extension ConfigAPI {
     /// so the server holds about one page (``Options/maxPageBytes``) of the config, not
     /// all of it; a page that fails (history needed for the export's revision gone) ends
     /// the response unfinished rather than with a snapshot that mixes revisions.
-    func export(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func export(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
-        try reach.checkWholeConfig()
         let format = try SnapshotFormat(parsing: request.query("format") ?? "json", field: "format")
-        let pages = try await store.exportPages(config, maxBytes: options.maxPageBytes, atRevision: try request.revision("revision"))
+        let revision = try request.revision("revision")
+        let pages = try await perform(Action(.export, on: config, reaching: .prefix(.root))) {
+            try await store.exportPages(config, maxBytes: options.maxPageBytes, atRevision: revision)
+        }
         let contentType = switch format {
         case .json: APIResponse.jsonContentType
         case .yaml: "application/yaml"
@@ -76,7 +79,7 @@ extension ConfigAPI {
     }
 
     /// `POST import?format=&replace=`: the body is a snapshot file.
-    func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let format: SnapshotFormat
         if let named = request.query("format") {
@@ -87,9 +90,8 @@ extension ConfigAPI {
         }
         let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
         let replace = try request.flag("replace")
-        try reach.check(snapshot, replace: replace)
-        let result = try await RequestDeadlines.commit {
-            try await Attribution.documented(snapshot.message) { try await store.importSnapshot(snapshot, into: config, replace: replace) }
+        let result = try await perform(.importing(snapshot, replace: replace, on: config), message: snapshot.message) {
+            try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, replace: replace) }
         }
         return APIResponse.json(Envelope(action: "import", config: config, changes: result))
     }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -9,17 +10,24 @@ extension ConfigAPI {
     /// `Accept: text/event-stream` a Server-Sent Events stream whose event ids are
     /// revisions (`R.P` for the later events of a transaction, ``ResumePoint``), so
     /// `Last-Event-ID` resumes exactly after the last event seen.
-    func watch(_ request: Request, _ context: some DiscfgRequestContext, _ reach: KeyReach) async throws -> Response {
+    func watch(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let scope: WatchScope = if let key = request.query("key") {
             .key(try Key(key))
         } else {
             .prefix(try KeyPrefix(request.query("prefix") ?? "/"))
         }
-        switch scope {
-        case .key(let key): try reach.check(key)
-        case .prefix(let prefix): try reach.check(prefix)
+        let target: Action.Target = switch scope {
+        case .key(let key): .key(key)
+        case .prefix(let prefix): .prefix(prefix)
         }
+        return try await perform(Action(.watch, on: config, reaching: target)) {
+            try await watch(request, context, config: config, scope: scope, caller: perform.caller)
+        }
+    }
+
+    /// A watch the caller may make: its stream or its long poll.
+    private func watch(_ request: Request, _ context: some DiscfgRequestContext, config: ConfigName, scope: WatchScope, caller: Caller) async throws -> Response {
         // fromRevision wins over Last-Event-ID; both are checked.
         let lastEventID: ResumePoint? = try request.headers[.lastEventID].map { (text: String) throws -> ResumePoint in
             guard let point = ResumePoint(eventID: text.trimmingCharacters(in: .whitespaces)) else {
@@ -56,7 +64,7 @@ extension ConfigAPI {
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
             guard watches.acquire() else { return watches.refusal() }
-            return serverSentEvents(config: config, scope: scope, resume: resume ?? ResumePoint(from: start), heartbeat: heartbeat, caller: reach.caller)
+            return serverSentEvents(config: config, scope: scope, resume: resume ?? ResumePoint(from: start), heartbeat: heartbeat, caller: caller)
         }
         var wait = min(timeout, options.maxPollTimeout)
         if let deadline = context.deadline {
@@ -66,7 +74,7 @@ extension ConfigAPI {
         }
         guard watches.acquire() else { return watches.refusal() }
         defer { watches.release() }
-        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit, maxBytes: maxBytes, caller: reach.caller)
+        return try await longPoll(config: config, scope: scope, from: start, timeout: wait, limit: limit, maxBytes: maxBytes, caller: caller)
     }
 
     /// Seconds between heartbeats of an idle stream.

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import Hummingbird
@@ -54,30 +55,6 @@ public struct ConfigAPI: Sendable {
 
         /// The defaults.
         public init() {}
-    }
-
-    /// Who may call a route.
-    public enum Access: Hashable, Sendable {
-        /// Anyone, without credentials.
-        case everyone
-        /// Callers with this role on the route's config (any config for routes without one).
-        case role(Role)
-        /// Admins of every config: the route reaches across configs.
-        case adminOfAll
-
-        /// Whether `caller` may call a route with this access on `config` (nil: a route
-        /// that names no config). With `byKeys` (``Endpoint/reachesByKeys``) a scope on
-        /// any part of the config lets the request in, and the route checks the keys it
-        /// reaches (``KeyReach``); without, the route needs the whole config.
-        public func admits(_ caller: Caller, config: ConfigName?, byKeys: Bool = false) -> Bool {
-            switch self {
-            case .everyone: true
-            case .role(let role) where byKeys:
-                if let config { caller.role >= role && caller.grant.reaches(config) } else { caller.allows(role, on: config) }
-            case .role(let role): caller.allows(role, on: config)
-            case .adminOfAll: caller.role == .admin && caller.scopes == nil
-            }
-        }
     }
 
     public let store: any ConfigStore
@@ -166,28 +143,19 @@ public struct ConfigAPI: Sendable {
         case .success(let admission): admitted = admission
         case .failure(let refusal): return refusal.response(for: endpoint)
         }
-        // Every change the route makes records who (the caller admitted above) and why.
-        let attribution = try Self.attribution(of: request, by: admitted.caller)
-        do {
-            return try await attribution.withValue { try await route(endpoint, &request, context, admitted: admitted) }
-        } catch let error as DiscfgError {
-            // A caller scoped to part of the config is told only the violations of keys it may read.
-            guard let config = admitted.config else { throw error }
-            throw error.shown(to: admitted.caller.grant, on: config)
-        }
+        // Every operation the route performs goes through the one chain, as the caller
+        // admitted above, with the reason the request gives for its changes.
+        let perform = Performer(caller: admitted.caller, config: admitted.config, message: try Self.message(of: request))
+        // A route whose reach is its keys performs its operation once it has read them;
+        // every other is one operation, known from its route.
+        guard endpoint.kind.reach != .keys else { return try await route(endpoint, &request, context, perform) }
+        return try await perform(Action(endpoint.kind, on: admitted.config)) { try await route(endpoint, &request, context, perform) }
     }
 
-    /// Runs an admitted request's handler; a route whose reach is its keys checks them
-    /// against the caller's scopes (``KeyReach``).
-    private func route<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: inout Request, _ context: Context, admitted: Admission.Admitted) async throws -> Response {
-        let caller = admitted.caller
-        // Admission named the config of every route that reaches by keys.
-        var reach: KeyReach {
-            get throws {
-                guard let config = admitted.config else { throw DiscfgError(.internal, "\(endpoint) reaches keys of no config") }
-                return KeyReach(endpoint, caller: caller, config: config)
-            }
-        }
+    /// Runs an admitted request's handler, which decodes the operation the request is and
+    /// performs it (``Performer``).
+    private func route<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: inout Request, _ context: Context, _ perform: Performer) async throws -> Response {
+        let caller = perform.caller
         switch endpoint {
         case .document: return APIResponse.bytes(Data(Self.openAPIDocument.utf8), contentType: "application/yaml")
         case .sweep: return try await sweep()
@@ -199,17 +167,17 @@ public struct ConfigAPI: Sendable {
         case .configInfo: return try await configInfo(request, context, shownTo: caller)
         case .updateConfig: return try await updateConfig(&request, context)
         case .deleteConfig: return try await deleteConfig(request, context)
-        case .listKeys: return try await listOrDocument(request, context, reach)
-        case .deletePrefix, .deleteKey: return try await delete(request, context, reach)
-        case .getKey: return try await getOrList(request, context, reach)
-        case .setKey: return try await set(&request, context, reach)
-        case .patchKey: return try await patch(&request, context, reach)
-        case .setDocument: return try await putDocument(&request, context, prefix: "/", reach)
-        case .history: return try await history(request, context, reach)
-        case .watch: return try await watch(request, context, reach)
-        case .export: return try await export(request, context, reach)
-        case .importSnapshot: return try await importSnapshot(&request, context, reach)
-        case .transaction: return try await transaction(&request, context, reach)
+        case .listKeys: return try await listOrDocument(request, context, perform)
+        case .deletePrefix, .deleteKey: return try await delete(request, context, perform)
+        case .getKey: return try await getOrList(request, context, perform)
+        case .setKey: return try await set(&request, context, perform)
+        case .patchKey: return try await patch(&request, context, perform)
+        case .setDocument: return try await putDocument(&request, context, prefix: "/", perform)
+        case .history: return try await history(request, context, perform)
+        case .watch: return try await watch(request, context, perform)
+        case .export: return try await export(request, context, perform)
+        case .importSnapshot: return try await importSnapshot(&request, context, perform)
+        case .transaction: return try await transaction(&request, context, perform)
         case .compact: return try await compact(request, context)
         case .listSchemas: return try await listSchemas(request, context)
         case .getSchema: return try await getSchema(request, context)

@@ -1,8 +1,9 @@
 import DiscfgCore
+import DiscfgService
 import HTTPTypes
 
-/// Every route of the API, declared once: its method, its path (OpenAPI form), who may
-/// call it, the action its envelopes name, and whether it streams.
+/// Every route of the API, declared once: its method, its path (OpenAPI form), the
+/// operation it is, the action its envelopes name, and whether it streams.
 ///
 /// The router (for `serve` and the Lambda function alike), authorization, 405 with
 /// `Allow`, error envelopes and the checks against `docs/openapi.yaml` all read this
@@ -71,26 +72,39 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Who may call it.
-    public var access: ConfigAPI.Access {
+    /// The operation it is (``DiscfgService/Action/Kind``): the role it needs and what
+    /// it reaches are declared there, once for every face. A route whose requests are
+    /// more than one kind (`GET keys/{key}` reads a key, lists or reads a document) is
+    /// the kind that says what each of them needs; its handler performs the one it is.
+    public var kind: Action.Kind {
         switch self {
-        case .document: .everyone
-        case .sweep, .listTokens, .createToken, .revokeToken: .adminOfAll
-        case .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema: .role(.read)
-        case .deletePrefix, .setKey, .patchKey, .deleteKey, .setDocument, .importSnapshot, .transaction, .setSchema, .deleteSchema: .role(.write)
-        case .createConfig, .updateConfig, .deleteConfig, .compact: .role(.admin)
-        }
-    }
-
-    /// Whether what the route reaches is the keys it names — one key, a prefix, a
-    /// snapshot's or a transaction's keys — which the handler checks against the caller's
-    /// prefix scopes (``KeyReach``), rather than the whole config, which only a
-    /// whole-config scope reaches (config settings, schemas, compaction).
-    public var reachesByKeys: Bool {
-        switch self {
-        case .listKeys, .deletePrefix, .getKey, .setKey, .patchKey, .deleteKey, .setDocument, .history, .watch, .export, .importSnapshot, .transaction: true
-        case .document, .sweep, .listTokens, .createToken, .revokeToken, .listConfigs, .createConfig, .configInfo, .updateConfig, .deleteConfig,
-             .compact, .listSchemas, .getSchema, .setSchema, .deleteSchema: false
+        case .document: .describe
+        case .sweep: .sweep
+        case .listTokens: .tokenList
+        case .createToken: .tokenCreate
+        case .revokeToken: .tokenRevoke
+        case .listConfigs: .configList
+        case .createConfig: .configCreate
+        case .configInfo: .configInfo
+        case .updateConfig: .configUpdate
+        case .deleteConfig: .configDelete
+        case .listKeys: .list
+        case .deletePrefix: .deletePrefix
+        case .getKey: .get
+        case .setKey: .set
+        case .patchKey: .patch
+        case .deleteKey: .delete
+        case .setDocument: .documentWrite
+        case .history: .history
+        case .watch: .watch
+        case .export: .export
+        case .importSnapshot: .importSnapshot
+        case .transaction: .txn
+        case .compact: .compact
+        case .listSchemas: .schemaList
+        case .getSchema: .schemaRead
+        case .setSchema: .schemaWrite
+        case .deleteSchema: .schemaDelete
         }
     }
 

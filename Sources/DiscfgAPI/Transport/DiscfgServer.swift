@@ -141,9 +141,10 @@ public enum DiscfgServer {
             store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: accessLog
         )
         let connections = ConnectionCap(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
-        // Traced, every request goes through the router, where it gets its span.
-        let reads = apiStore.tracer != nil ? nil : views.map {
-            KeyReads(views: $0, api: api(store: apiStore, authenticator: authenticator, configuration: configuration), logger: logger)
+        // Traced or not, the same requests are taken on the event loops, with the span the
+        // router would give them: tracing watches the path, it never picks another.
+        let reads = views.map {
+            KeyReads(views: $0, api: api(store: apiStore, authenticator: authenticator, configuration: configuration), logger: logger, tracer: apiStore.tracer)
         }
         let (seconds, attoseconds) = configuration.idleTimeout.components
         let idleTimeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)

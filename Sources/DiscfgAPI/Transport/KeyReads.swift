@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import HTTPTypes
@@ -6,6 +7,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
+import Tracing
 
 /// The event loop's fast path for single keys: `GET /v1/{config}/keys/{key}` answered
 /// from ``ConfigViews``, and a plain `PUT` of a key handed to the store, both without the
@@ -25,15 +27,19 @@ final class KeyReads: Sendable {
     /// each write), its request timeout.
     let api: ConfigAPI
     let logger: Logger
+    /// Where the server's spans go; nil when nobody traces. A traced request is taken here
+    /// as an untraced one is, with the span the router would give it.
+    let tracer: (any Tracer)?
     /// The store as the router sees it.
     var store: any ConfigStore { api.store }
     /// The route as the router's metrics name it.
     static let route = Endpoint.getKey.path.replacingOccurrences(of: "{key}", with: "**")
 
-    init(views: ConfigViews, api: ConfigAPI, logger: Logger) {
+    init(views: ConfigViews, api: ConfigAPI, logger: Logger, tracer: (any Tracer)? = nil) {
         self.views = views
         self.api = api
         self.logger = logger
+        self.tracer = tracer
     }
 
     /// A read the event loop may answer, or a write it may hand to the store, once its
@@ -53,6 +59,8 @@ final class KeyReads: Sendable {
         var message: String?
         /// When its head arrived (the event loop's clock, read once per read from the socket).
         var start: NIODeadline
+        /// The caller's trace, as its headers carry it; read only when the server traces.
+        var trace: ServiceContext?
         var isWrite: Bool { endpoint == .setKey }
 
         /// How long since the head arrived.
@@ -95,12 +103,17 @@ final class KeyReads: Sendable {
         }
         guard !candidate.isWrite || contentLength != nil else { return nil }
         candidate.contentLength = contentLength ?? 0
+        if let tracer {
+            var trace = ServiceContext.current ?? .topLevel
+            tracer.extract(head.headers, into: &trace, using: HTTPHeadersExtractor())
+            candidate.trace = trace
+        }
         return candidate
     }
 
     /// The caller `candidate` admits, or nil for the router to judge: a refusal (which
     /// the router gives as this same ``Admission`` says, and a key outside the caller's
-    /// prefix scopes as ``KeyReach`` says), or a caller the cached token records cannot
+    /// prefix scopes as the gate says), or a caller the cached token records cannot
     /// name.
     func admitted(_ candidate: Candidate, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil) -> Admission.Admitted? {
         guard let caller = api.authenticator.cachedIdentity(authorization: candidate.authorization, peerIsLoopback: peerIsLoopback, certificate: certificate),
@@ -108,19 +121,19 @@ final class KeyReads: Sendable {
                   candidate.endpoint, Admission.Head(authority: candidate.authority, configName: candidate.configName), caller: caller
               )
         else { return nil }
-        // A caller of whole configs was judged above; one of prefixes, key by key.
+        // A caller of whole configs was judged above; one of prefixes, by the key, as the
+        // router's handler has the gate judge it.
         if admitted.caller.scopes != nil, let config = admitted.config {
-            let reach = KeyReach(candidate.endpoint, caller: admitted.caller, config: config)
-            if reach.isNarrow {
-                guard let key = try? Key(candidate.keyPath), (try? reach.check(key)) != nil else { return nil }
+            guard let key = try? Key(candidate.keyPath), Gate.admits(Action(candidate.endpoint.kind, on: config, reaching: .key(key)), for: admitted.caller) else {
+                return nil
             }
         }
         return admitted
     }
 
-    /// A write the event loop takes: where, what, how, who made it and why, and what the
-    /// caller may see of a refusal (its grant).
-    typealias Write = (config: ConfigName, key: Key, value: Data, options: SetOptions, attribution: Attribution, grant: AccessGrant)
+    /// A write the event loop takes: where, what, how, who makes it and why, and its span
+    /// when the server traces.
+    typealias Write = (config: ConfigName, key: Key, value: Data, options: SetOptions, caller: Caller, message: String?, span: (any Span)?)
 
     /// What a write the event loop takes needs: the config, key, value and options,
     /// checked as the route checks them; nil when the router should judge the request.
@@ -134,7 +147,7 @@ final class KeyReads: Sendable {
         guard (try? options.validate()) != nil else { return nil }
         // Who: the caller admitted, as on the router; a message it refuses goes there too.
         guard let message = try? candidate.message.flatMap(ChangeMessageHeader.message) as String?? else { return nil }
-        return (config, key, Data(body.readableBytesView), options, Attribution(principal: admitted.caller.principal, message: message), admitted.caller.grant)
+        return (config, key, Data(body.readableBytesView), options, admitted.caller, message, span(candidate))
     }
 
     /// Commits a write the event loop took, within the deadline every routed request
@@ -143,10 +156,20 @@ final class KeyReads: Sendable {
     func commit(_ write: Write) async -> Result<Event, any Error> {
         do {
             let store = api.store
-            let set = { try await write.attribution.withValue { try await store.set(write.key, to: write.value, in: write.config, options: write.options) } }
-            // Bound only for a store that reads it: a push less per PUT on SQLite.
-            guard store.readsDeadlines else { return .success(try await set()) }
-            return .success(try await Deadline.within(.after(api.options.requestTimeout), set))
+            let operation = Action(.set, on: write.config, reaching: .key(write.key))
+            let set = { try await store.set(write.key, to: write.value, in: write.config, options: write.options) }
+            let timeout = api.options.requestTimeout
+            // The one chain, as the router's handler runs it; its deadline bound only for a
+            // store that reads it: a push less per PUT on SQLite.
+            let perform = {
+                try await Pipeline.perform(operation, by: write.caller, message: write.message) {
+                    guard store.readsDeadlines else { return try await set() }
+                    return try await Deadline.within(.after(timeout), set)
+                }
+            }
+            // The store's span a child of the request's, as on the router.
+            guard let span = write.span else { return .success(try await perform()) }
+            return .success(try await ServiceContext.$current.withValue(span.context, operation: perform))
         } catch {
             return .failure(error)
         }
@@ -157,7 +180,7 @@ final class KeyReads: Sendable {
         let response: HTTPResponse
         let body: ByteBuffer
         var record = AccessLog.Record(
-            kind: .write, path: candidate.uri, config: candidate.configName, key: candidate.keyPath, principal: write.attribution.principal,
+            kind: .write, path: candidate.uri, config: candidate.configName, key: candidate.keyPath, principal: write.caller.principal,
             status: 0, start: candidate.start, elapsed: .zero
         )
         switch result {
@@ -166,8 +189,8 @@ final class KeyReads: Sendable {
             (response, body) = (ResponseHeads.envelope(answer.status, [.eTag: answer.etag], body: answer.body), answer.body)
             record.revision = change.revision
         case .failure(let error):
-            // A narrow caller is told only the violations of keys it may read, as on the router.
-            let shown = FailurePolicy.shown((error as? DiscfgError)?.shown(to: write.grant, on: write.config) ?? error, logger: logger)
+            // Already as the caller may see it (``Pipeline``).
+            let shown = FailurePolicy.shown(error, logger: logger)
             let parts = APIResponse.errorParts(shown, action: candidate.endpoint.action)
             (response, body) = (ResponseHeads.envelope(parts.status, parts.headers, body: parts.body), parts.body)
             record.error = shown.code
@@ -175,6 +198,7 @@ final class KeyReads: Sendable {
         record.status = response.status.code
         record.elapsed = candidate.elapsed
         log?.append(record)
+        if let span = write.span { Self.finish(span, status: record.status) }
         return (response, body)
     }
 
@@ -186,15 +210,40 @@ final class KeyReads: Sendable {
         _ candidate: Candidate, peerIsLoopback: Bool?, certificate: CertificateSubject? = nil, log: AccessLog.Buffer?
     ) -> (answer: ItemAnswer, notModified: Bool)? {
         guard !candidate.isWrite, let admitted = admitted(candidate, peerIsLoopback: peerIsLoopback, certificate: certificate),
-              case .found(_, let answer) = views.lookup(keyPath: candidate.keyPath, configName: candidate.configName)
+              let config = admitted.config, case .found(_, let answer) = views.lookup(keyPath: candidate.keyPath, configName: candidate.configName),
+              // The read is the pipeline's action as the router's handler would perform
+              // it; found in a view, its key is a key.
+              (try? Pipeline.admit(Action(.get, on: config, reaching: .key(Key(stored: candidate.keyPath))), by: admitted.caller)) != nil
         else { return nil }
         let notModified = candidate.ifNoneMatch.map { ETag.listMatches($0, answer.etag) } ?? false
         let status = notModified ? HTTPResponse.Status.notModified.code : HTTPResponse.Status.ok.code
+        if let span = span(candidate) { Self.finish(span, status: status) }
         log?.append(AccessLog.Record(
             kind: .viewRead, path: candidate.uri, config: candidate.configName, key: candidate.keyPath, principal: admitted.caller.principal,
             status: status, start: candidate.start, elapsed: candidate.elapsed
         ))
         return (answer, notModified)
+    }
+
+    /// The server span the router's tracing gives a request of this route
+    /// (``TracingMiddleware``), started now; nil when nobody traces.
+    private func span(_ candidate: Candidate) -> (any Span)? {
+        guard let tracer, let trace = candidate.trace else { return nil }
+        let method = candidate.endpoint.method.rawValue
+        let span = tracer.startAnySpan(method, context: trace, ofKind: .server)
+        span.attributes["http.request.method"] = method
+        span.attributes["url.path"] = candidate.uri
+        return span
+    }
+
+    /// Ends a request's span as the router's tracing ends it.
+    private static func finish(_ span: any Span, status: Int) {
+        let method = span.operationName
+        span.operationName = "\(method) \(route)"
+        span.attributes["http.route"] = route
+        span.attributes["http.response.status_code"] = status
+        if status >= 500 { span.setStatus(SpanStatus(code: .error)) }
+        span.end()
     }
 
     /// The methods of the routes taken here, in HTTP/1's terms.
@@ -254,5 +303,12 @@ struct KeyPathPattern: Sendable {
         let configName = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: prefix.count)..<utf8.index(utf8.startIndex, offsetBy: configEnd)]))
         let keyPath = String(Substring(utf8[utf8.index(utf8.startIndex, offsetBy: keyStart)...]))
         return (configName, keyPath)
+    }
+}
+
+/// Reads the tracer's propagation headers from an HTTP/1 request head.
+struct HTTPHeadersExtractor: Extractor {
+    func extract(key: String, from headers: HTTPHeaders) -> String? {
+        headers.first(name: key)
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import GRPCCore
 import Synchronization
@@ -124,14 +125,19 @@ final class EtcdAccessGate: Sendable {
     let state = Mutex(State())
     /// Certificate callers made so far, by subject: a connection's calls share one.
     private let certificateCallers = Mutex<[CertificateSubject: EtcdCaller]>([:])
+    /// Where the token state is read: the cache the server's REST API answers from too,
+    /// when it runs one (``EtcdServer/tokenCache``), so both faces follow one reading.
+    let tokens: TokenCache?
 
     init(
         _ access: EtcdAccess, config: ConfigName? = nil, notice: @escaping @Sendable (String) -> Void = { _ in },
-        certificates: CertificateGrants? = nil
+        certificates: CertificateGrants? = nil, tokens: TokenCache? = nil
     ) {
         self.access = access
         self.config = config
         self.certificates = certificates
+        // The shared cache reads the same store `access` names (the server's own).
+        self.tokens = access.tokens.map { store in tokens ?? TokenCache(store: store) }
         self.notice = notice
     }
 
@@ -144,25 +150,42 @@ final class EtcdAccessGate: Sendable {
 
     /// Whom a call carrying `token` (its `token` metadata, nil without) on a connection
     /// of the client certificate `certificate` (nil without) runs as, or why it may not,
-    /// at `now` (nil for the clock's). `needed` is the role its method needs (nil: none,
-    /// `Authenticate`, which runs anonymously).
-    func admission(token: String?, certificate: CertificateSubject? = nil, needs needed: Role?, at now: ContinuousClock.Instant? = nil) -> EtcdAdmission {
+    /// at `now` (nil for the clock's). `action` is what its method does (nil, or a kind
+    /// that needs no role: `Authenticate`, which runs anonymously): the gate judges it on
+    /// the served config before the request is read, and the service judges the keys it
+    /// names once it is.
+    func admission(token: String?, certificate: CertificateSubject? = nil, for action: Action.Kind?, at now: ContinuousClock.Instant? = nil) -> EtcdAdmission {
+        let needsRole = action?.role != nil
         if token == nil, let certificate, let caller = caller(of: certificate) {
-            guard let needed else { return .caller(caller) }
-            guard caller.role >= needed, caller.reachesConfig else { return .refused(EtcdAuthError.permissionDenied) }
-            return .caller(caller)
+            guard let action, needsRole else { return .caller(caller) }
+            return admits(caller, action) ? .caller(caller) : .refused(EtcdAuthError.permissionDenied)
         }
         if case .open = access { return .anonymous }
         let now = now ?? .now
         let admission: EtcdAdmission = state.withLock { state in
             guard let reading = state.current(at: now) else { return .refused(Self.unknown) }
-            guard reading.required, let needed else { return .anonymous }
+            guard reading.required, let action, needsRole else { return .anonymous }
             guard let token else { return .refused(EtcdAuthError.userEmpty) }
             guard let caller = state.sessions.use(token, at: now, valid: reading.tokens) else { return .refused(EtcdAuthError.invalidToken) }
-            guard caller.role >= needed, caller.reachesConfig else { return .refused(EtcdAuthError.permissionDenied) }
-            return .caller(caller)
+            return admits(caller, action) ? .caller(caller) : .refused(EtcdAuthError.permissionDenied)
         }
         return admission
+    }
+
+    /// Whether the gate lets `caller` make a call of `action` on the served config at
+    /// all. A call reaching keys is let in by any scope on the config, and its keys are
+    /// judged as the service reads them; but a caller none of whose scopes reaches an
+    /// etcd key (only discfg key prefixes, `demo:/app/`) has nothing to do here.
+    private func admits(_ caller: EtcdCaller, _ action: Action.Kind) -> Bool {
+        guard Gate.admits(Action(action, on: config), for: caller.caller) else { return false }
+        guard action.reach == .keys, let config, let scopes = caller.grant.scopes else { return true }
+        return scopes.contains { scope in
+            guard scope.config == config else { return false }
+            switch scope.reach {
+            case .config, .etcdKeys: return true
+            case .keys: return false
+            }
+        }
     }
 
     /// The caller of a connection whose client certificate is `subject`, when its grant
@@ -171,7 +194,7 @@ final class EtcdAccessGate: Sendable {
         guard let certificates else { return nil }
         if let known = certificateCallers.withLock({ $0[subject] }) { return known }
         guard let granted = certificates(subject) else { return nil }
-        let caller = EtcdCaller(certificate: granted.principal, grant: granted.grant, intervals: intervals(of: granted.grant.scopes))
+        let caller = EtcdCaller(certificate: granted.principal, grant: granted.grant)
         certificateCallers.withLock { callers in
             // Bounded: a CA may sign many subjects; the few in use are made again.
             if callers.count >= 1024 { callers.removeAll() }
@@ -200,17 +223,17 @@ final class EtcdAccessGate: Sendable {
     /// old as the moment its read began. A failed read keeps the last reading, which
     /// answers calls until it is ``staleAfter`` old.
     func read(at start: ContinuousClock.Instant? = nil) async {
-        guard let tokens = access.tokens else { return }
+        guard let tokens else { return }
         let now = start ?? .now
         let reading: Reading?
         do {
-            let valid = Dictionary(try await tokens.listTokens().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+            let read = try await tokens.read(at: now)
             let required: Bool = switch access {
             case .tokensRequired: true
-            case .tokensOnceIssued: valid.isEmpty ? try await tokens.tokensWereIssued() : true
+            case .tokensOnceIssued: read.issued
             case .open: false
             }
-            reading = Reading(required: required, at: now, tokens: valid)
+            reading = Reading(required: required, at: now, tokens: read.tokens)
         } catch {
             reading = nil
         }
@@ -247,7 +270,7 @@ final class EtcdAccessGate: Sendable {
 
     /// Reads the token state every ``readInterval`` until the task is cancelled.
     func follow() async {
-        guard access.tokens != nil else { return }
+        guard tokens != nil else { return }
         while !Task.isCancelled {
             try? await Task.sleep(for: Self.readInterval)
             await read()

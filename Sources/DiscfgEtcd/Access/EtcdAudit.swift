@@ -83,7 +83,7 @@ struct EtcdAudit: Sendable {
     ) -> AuditRecord {
         var line = AuditRecord(api: "etcd", route: EtcdMethodTable.path(descriptor), time: time, elapsed: elapsed)
         // Who the call ran as: its token, or the anonymous caller of a server without tokens.
-        line.principal = EtcdCaller.current?.attribution.principal ?? EtcdBackend.unauthenticated.principal
+        line.principal = EtcdCaller.current?.principal ?? EtcdBackend.unauthenticated.principal
         line.config = config
         if !key.isEmpty { line.key = Self.printable(key) }
         if !rangeEnd.isEmpty { line.rangeEnd = Self.printable(rangeEnd) }

@@ -33,9 +33,9 @@ struct EtcdLeaseHolder: Sendable, Equatable {
             self = .anonymous
             return
         }
-        let whole = caller.intervals == nil
+        let whole = caller.grant.allows(.read, on: config)
         let scopes = whole ? nil : caller.grant.scopes(on: config)
-        self.init(owner: LeaseOwner(caller.attribution.principal, scopes: scopes), reachesWholeConfig: whole)
+        self.init(owner: LeaseOwner(caller.principal, scopes: scopes), reachesWholeConfig: whole)
     }
 
     /// Whether this holder reaches a lease owned by `owner` (nil: granted before owners

@@ -115,33 +115,11 @@ extension EtcdAccessGate {
             guard let record = reading.tokens[name], wellFormed, Self.constantTimeEqual(presented, record.hash) else {
                 return .failure(EtcdAuthError.authFailed)
             }
-            let caller = EtcdCaller(session: EtcdSessions.newToken(), token: record, intervals: intervals(of: record))
+            let caller = EtcdCaller(session: EtcdSessions.newToken(), token: record)
             state.sessions.add(caller, at: now, valid: reading.tokens)
             return .success(caller)
         }
         return try result.get()
-    }
-
-    /// The etcd keys a token reaches (``EtcdCaller/intervals``): those of its scopes.
-    func intervals(of token: AccessToken) -> [EtcdKeyInterval]? {
-        intervals(of: token.scopes)
-    }
-
-    /// The etcd keys `scopes` reach (a token's or a certificate's): every key when there
-    /// are none (nil) or one of them is the whole served config; else the keys under
-    /// their etcd prefixes on the config (`etcd:etcd:/registry/`), merged. A discfg key
-    /// prefix (`etcd:/app/`) reaches no etcd key: the two spaces are apart.
-    func intervals(of scopes: [AccessScope]?) -> [EtcdKeyInterval]? {
-        guard let scopes, let config else { return nil }
-        var prefixes: [Data] = []
-        for scope in scopes where scope.config == config {
-            switch scope.reach {
-            case .config: return nil
-            case .etcdKeys(let bytes): prefixes.append(Data(bytes))
-            case .keys: continue
-            }
-        }
-        return EtcdKeyInterval.merged(prefixes: prefixes)
     }
 
     /// SHA-256 of a token's text, as the store keeps it.

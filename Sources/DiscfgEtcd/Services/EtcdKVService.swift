@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import GRPCCore
 
@@ -8,14 +9,23 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
     let leases: EtcdLeases
-    /// Whether calls may run as an authenticated caller (``EtcdCaller/current``), whose
-    /// scopes are then checked; false on a server that requires no tokens, which then
-    /// reads no caller.
+    /// Whether calls may run as an authenticated caller (``EtcdCaller/current``); false on
+    /// a server that requires no tokens, whose calls run as the anonymous client.
     var authenticates = false
 
+    /// Runs `step` as `action` by the current call's caller, through the one chain every
+    /// face's actions go (``DiscfgService/Pipeline``), its failures answered as etcd does.
+    private func perform<T: Sendable>(_ action: Action, _ step: () async throws -> T) async throws -> T {
+        try await backend.answering { try await Pipeline.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step) }
+    }
+
+    /// What a request naming `[key, rangeEnd)` does on the served config.
+    private func action(_ kind: Action.Kind, key: Data, rangeEnd: Data) -> Action {
+        Action(kind, on: backend.config, reaching: EtcdKeys.target(key: key, rangeEnd: rangeEnd))
+    }
+
     func range(request: Etcdserverpb_RangeRequest, context: ServerContext) async throws -> Etcdserverpb_RangeResponse {
-        if authenticates, let caller = EtcdCaller.current { try caller.authorize(key: request.key, rangeEnd: request.rangeEnd) }
-        return try await backend.answering {
+        try await perform(action(.range, key: request.key, rangeEnd: request.rangeEnd)) {
             let result = try await backend.range(Self.query(request))
             var response = Etcdserverpb_RangeResponse()
             response.header = identity.header(result.revision)
@@ -28,8 +38,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
 
     func put(request: Etcdserverpb_PutRequest, context: ServerContext) async throws -> Etcdserverpb_PutResponse {
         let caller = authenticates ? EtcdCaller.current : nil
-        try caller?.authorize(key: request.key, rangeEnd: Data())
-        return try await backend.answering {
+        return try await perform(action(.set, key: request.key, rangeEnd: Data())) {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
             guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
             let key = try EtcdKeys.key(request.key)
@@ -39,7 +48,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease, by: caller)
             } else {
                 let contentType = request.lease == 0 ? nil : try await leases.attachment(request.lease, by: EtcdLeaseHolder(caller, config: backend.config))
-                let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]).attributed(to: caller))
+                let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]))
                 guard let written = result.events.first else { throw DiscfgError(.internal, "a put made no change") }
                 event = written
             }
@@ -62,16 +71,14 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             let result = try await backend.transact(Transaction(
                 compares: [Comparison(.key(key), .equal, .modRevision(current.modRevision))],
                 success: [.put(key, value ?? current.value, contentType: contentType)]
-            ).attributed(to: caller))
+            ))
             if result.succeeded, let event = result.events.first { return event }
         }
     }
 
     func deleteRange(request: Etcdserverpb_DeleteRangeRequest, context: ServerContext) async throws -> Etcdserverpb_DeleteRangeResponse {
-        let caller = authenticates ? EtcdCaller.current : nil
-        try caller?.authorize(key: request.key, rangeEnd: request.rangeEnd)
-        return try await backend.answering {
-            let result = try await backend.transact(Transaction(success: [try Self.delete(key: request.key, rangeEnd: request.rangeEnd)]).attributed(to: caller))
+        try await perform(action(.delete, key: request.key, rangeEnd: request.rangeEnd)) {
+            let result = try await backend.transact(Transaction(success: [try Self.delete(key: request.key, rangeEnd: request.rangeEnd)]))
             var response = Etcdserverpb_DeleteRangeResponse()
             response.header = identity.header(result.revision)
             response.deleted = Int64(result.events.count)
@@ -85,10 +92,11 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
 
     func txn(request: Etcdserverpb_TxnRequest, context: ServerContext) async throws -> Etcdserverpb_TxnResponse {
         let caller = authenticates ? EtcdCaller.current : nil
-        try caller?.authorize(request)
-        return try await backend.answering {
-            let limit = Limits.maxTransactionOperations
-            guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else { throw EtcdError.tooManyOperations }
+        let limit = Limits.maxTransactionOperations
+        guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else {
+            throw backend.calls.status(for: EtcdError.tooManyOperations)
+        }
+        return try await perform(Self.action(of: request, on: backend.config)) {
             var attachments: [Int64: String] = [:]
             for operation in request.success + request.failure {
                 if case .requestPut(let put)? = operation.request, put.lease != 0, attachments[put.lease] == nil {
@@ -100,7 +108,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                 success: try request.success.map { try Self.operation($0, leases: attachments) },
                 failure: try request.failure.map { try Self.operation($0, leases: attachments) }
             )
-            let result = try await backend.transact(transaction.attributed(to: caller))
+            let result = try await backend.transact(transaction)
             let branch = result.succeeded ? request.success : request.failure
             // The reads were bounded by the store; the previous values of what the
             // branch deleted or overwrote were not, and are checked here.
@@ -126,11 +134,31 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
         }
     }
 
-    /// Needs the admin role (``EtcdCaller/needed(by:)``) and every key of the config:
+    /// What a Txn reaches: every key and range it compares or reads, read; every one it
+    /// puts or deletes, written; those of a transaction nested in it too. Judged whole,
+    /// before anything runs: never half-applied.
+    static func action(of txn: Etcdserverpb_TxnRequest, on config: ConfigName) -> Action {
+        var parts: [Action.Part] = []
+        func add(_ txn: Etcdserverpb_TxnRequest) {
+            for compare in txn.compare { parts.append(Action.Part(.read, EtcdKeys.target(key: compare.key, rangeEnd: compare.rangeEnd))) }
+            for operation in txn.success + txn.failure {
+                switch operation.request {
+                case .requestRange(let range)?: parts.append(Action.Part(.read, EtcdKeys.target(key: range.key, rangeEnd: range.rangeEnd)))
+                case .requestPut(let put)?: parts.append(Action.Part(.write, EtcdKeys.target(key: put.key, rangeEnd: Data())))
+                case .requestDeleteRange(let delete)?: parts.append(Action.Part(.write, EtcdKeys.target(key: delete.key, rangeEnd: delete.rangeEnd)))
+                case .requestTxn(let nested)?: add(nested)
+                case nil: break
+                }
+            }
+        }
+        add(txn)
+        return Action(.txn, on: config, parts: parts)
+    }
+
+    /// Its action (``DiscfgService/Action/Kind/compact``) reaches the whole config:
     /// compaction drops history of keys outside any scope too.
     func compact(request: Etcdserverpb_CompactionRequest, context: ServerContext) async throws -> Etcdserverpb_CompactionResponse {
-        if authenticates, let caller = EtcdCaller.current { try caller.requireWholeConfig() }
-        return try await backend.answering {
+        try await perform(Action(.compact, on: backend.config)) {
             let info = try await backend.compact(request.revision)
             var response = Etcdserverpb_CompactionResponse()
             response.header = identity.header(info.revision)

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import GRPCCore
 
@@ -17,18 +18,25 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
         EtcdLeaseHolder(authenticates ? EtcdCaller.current : nil, config: backend.config)
     }
 
-    /// Refuses a scoped caller a lease of its own holding a key outside its scopes.
-    private func authorizeKeys(of id: Int64, by holder: EtcdLeaseHolder) async throws {
-        guard authenticates, let caller = EtcdCaller.current, caller.intervals != nil,
-              let lease = try await backend.answering({ try await leases.timeToLive(id, keys: true, by: holder) }) else { return }
-        for key in lease.keys {
-            guard let bytes = EtcdKeys.bytes(key.path) else { continue }
-            try caller.authorize(key: Data(bytes), rangeEnd: Data())
-        }
+    /// Runs `step` as `action` by the current call's caller, through the one chain every
+    /// face's actions go (``DiscfgService/Pipeline``), its failures answered as etcd does.
+    private func perform<T: Sendable>(_ action: Action, _ step: () async throws -> T) async throws -> T {
+        try await backend.answering { try await Pipeline.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step) }
+    }
+
+    /// What an action on the lease `id` reaches: for a caller scoped to part of the config,
+    /// each etcd key attached to the lease, with `role` (a revoke deletes them, a
+    /// time-to-live with keys reads them); nothing more for one of the whole config.
+    private func action(_ kind: Action.Kind, lease id: Int64, keys role: Role, by holder: EtcdLeaseHolder) async throws -> Action {
+        var action = Action(kind, on: backend.config)
+        guard authenticates, let caller = EtcdCaller.current, !caller.grant.allows(.read, on: backend.config),
+              let lease = try await backend.answering({ try await leases.timeToLive(id, keys: true, by: holder) }) else { return action }
+        action.parts = lease.keys.compactMap { key in EtcdKeys.bytes(key.path) == nil ? nil : Action.Part(role, .key(key)) }
+        return action
     }
 
     func leaseGrant(request: Etcdserverpb_LeaseGrantRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseGrantResponse {
-        try await backend.answering {
+        try await perform(Action(.leaseGrant, on: backend.config)) {
             let (id, ttl) = try await leases.grant(id: request.id, ttl: request.ttl, by: holder)
             var response = Etcdserverpb_LeaseGrantResponse()
             response.header = identity.header(try await backend.currentRevision())
@@ -40,8 +48,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
 
     func leaseRevoke(request: Etcdserverpb_LeaseRevokeRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseRevokeResponse {
         let holder = holder
-        try await authorizeKeys(of: request.id, by: holder)
-        return try await backend.answering {
+        return try await perform(try await action(.leaseRevoke, lease: request.id, keys: .write, by: holder)) {
             let revision = try await leases.revoke(request.id, by: holder)
             var response = Etcdserverpb_LeaseRevokeResponse()
             response.header = identity.header(revision)
@@ -56,7 +63,9 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     ) async throws {
         let holder = holder
         for try await message in request {
-            let (ttl, revision) = try await backend.answering { (try await leases.keepAlive(message.id, by: holder), try await backend.currentRevision()) }
+            let (ttl, revision) = try await perform(Action(.leaseKeepAlive, on: backend.config)) {
+                (try await leases.keepAlive(message.id, by: holder), try await backend.currentRevision())
+            }
             var answer = Etcdserverpb_LeaseKeepAliveResponse()
             answer.header = identity.header(revision)
             answer.id = message.id
@@ -67,8 +76,8 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
 
     func leaseTimeToLive(request: Etcdserverpb_LeaseTimeToLiveRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseTimeToLiveResponse {
         let holder = holder
-        if request.keys { try await authorizeKeys(of: request.id, by: holder) }
-        return try await backend.answering {
+        let action = request.keys ? try await action(.leaseTimeToLive, lease: request.id, keys: .read, by: holder) : Action(.leaseTimeToLive, on: backend.config)
+        return try await perform(action) {
             var response = Etcdserverpb_LeaseTimeToLiveResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.id = request.id
@@ -93,7 +102,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
 
     func leaseLeases(request: Etcdserverpb_LeaseLeasesRequest, context: ServerContext) async throws -> Etcdserverpb_LeaseLeasesResponse {
         let holder = holder
-        return try await backend.answering {
+        return try await perform(Action(.leaseList, on: backend.config)) {
             var response = Etcdserverpb_LeaseLeasesResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.leases = try await leases.ids(by: holder).map { id in

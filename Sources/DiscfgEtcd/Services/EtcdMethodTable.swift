@@ -1,8 +1,11 @@
+import DiscfgService
 import GRPCCore
 
 /// The etcd API's methods by request path (`/etcdserverpb.KV/Range`): each method the
 /// generated server code declares (every service's `Method.descriptors`, made by
-/// `scripts/generate-etcd-protos`), bound to its service's handler.
+/// `scripts/generate-etcd-protos`), bound to its service's handler and to the action its
+/// calls are (``DiscfgService/Action/Kind``), which says the role they need and what
+/// they reach, as it does for every face.
 ///
 /// The generated declarations are the one list of what is served: a binding must name
 /// a declared method as the kind it is declared (unary or bidirectional streaming), and
@@ -26,48 +29,48 @@ enum EtcdMethodTable {
         typealias KV = Etcdserverpb_KV.Method
         typealias Lease = Etcdserverpb_Lease.Method
         let bound: [GRPCMethod] = [
-            .unary(KV.Range.descriptor) { request, context in
+            .unary(KV.Range.descriptor, .range) { request, context in
                 try await audit.call(KV.Range.descriptor, key: request.key, rangeEnd: request.rangeEnd) { try await kv.range(request: request, context: context) }
             },
-            .unary(KV.Put.descriptor) { request, context in
+            .unary(KV.Put.descriptor, .set) { request, context in
                 try await audit.call(KV.Put.descriptor, key: request.key, revision: { $0.header.revision }) { try await kv.put(request: request, context: context) }
             },
-            .unary(KV.DeleteRange.descriptor) { request, context in
+            .unary(KV.DeleteRange.descriptor, .delete) { request, context in
                 try await audit.call(KV.DeleteRange.descriptor, key: request.key, rangeEnd: request.rangeEnd, revision: { $0.deleted > 0 ? $0.header.revision : nil }) {
                     try await kv.deleteRange(request: request, context: context)
                 }
             },
-            .unary(KV.Txn.descriptor, check: EtcdTxnShape.check) { request, context in
+            .unary(KV.Txn.descriptor, .txn, check: EtcdTxnShape.check) { request, context in
                 try await audit.call(KV.Txn.descriptor, revision: { $0.changeRevision }) { try await kv.txn(request: request, context: context) }
             },
-            .unary(KV.Compact.descriptor) { request, context in
+            .unary(KV.Compact.descriptor, .compact) { request, context in
                 try await audit.call(KV.Compact.descriptor) { try await kv.compact(request: request, context: context) }
             },
-            .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor) { requests, responses, context in
+            .bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor, .watch) { requests, responses, context in
                 try await audit.call(Etcdserverpb_Watch.Method.Watch.descriptor) { try await watch.watch(request: requests, response: responses, context: context) }
             },
-            .unary(Lease.LeaseGrant.descriptor) { request, context in
+            .unary(Lease.LeaseGrant.descriptor, .leaseGrant) { request, context in
                 try await audit.call(Lease.LeaseGrant.descriptor) { try await lease.leaseGrant(request: request, context: context) }
             },
-            .unary(Lease.LeaseRevoke.descriptor) { request, context in
+            .unary(Lease.LeaseRevoke.descriptor, .leaseRevoke) { request, context in
                 try await audit.call(Lease.LeaseRevoke.descriptor) { try await lease.leaseRevoke(request: request, context: context) }
             },
-            .bidirectional(Lease.LeaseKeepAlive.descriptor) { requests, responses, context in
+            .bidirectional(Lease.LeaseKeepAlive.descriptor, .leaseKeepAlive) { requests, responses, context in
                 try await audit.call(Lease.LeaseKeepAlive.descriptor) { try await lease.leaseKeepAlive(request: requests, response: responses, context: context) }
             },
-            .unary(Lease.LeaseTimeToLive.descriptor) { request, context in
+            .unary(Lease.LeaseTimeToLive.descriptor, .leaseTimeToLive) { request, context in
                 try await audit.call(Lease.LeaseTimeToLive.descriptor) { try await lease.leaseTimeToLive(request: request, context: context) }
             },
-            .unary(Lease.LeaseLeases.descriptor) { request, context in
+            .unary(Lease.LeaseLeases.descriptor, .leaseList) { request, context in
                 try await audit.call(Lease.LeaseLeases.descriptor) { try await lease.leaseLeases(request: request, context: context) }
             },
-            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor) { request, context in
+            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor, .status) { request, context in
                 try await audit.call(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: request, context: context) }
             },
-            .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor) { request, context in
+            .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor, .memberList) { request, context in
                 try await audit.call(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: request, context: context) }
             },
-            .unary(Etcdserverpb_Auth.Method.Authenticate.descriptor) { request, context in
+            .unary(Etcdserverpb_Auth.Method.Authenticate.descriptor, .authenticate) { request, context in
                 try await audit.authenticate(user: request.name) { try await auth.authenticate(request: request, context: context) }
             },
         ]

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Foundation
 import GRPCCore
 import Synchronization
@@ -55,11 +56,14 @@ struct EtcdWatchService: Etcdserverpb_Watch.SimpleServiceProtocol {
             openWatchers.give(watchers.count)
             byConnection.give(watchers.count, of: connection)
         }
-        let caller = authenticates ? EtcdCaller.current : nil
+        let caller = EtcdCaller.caller(authenticates: authenticates)
         for try await message in request {
             switch message.requestUnion {
             case .createRequest(let create)?:
-                if let caller, !caller.permits(watch: create) {
+                // The gate's decision, made as each watch is created (the stream outlives
+                // any one step the service could run it around).
+                let action = Action(.watch, on: backend.config, reaching: EtcdKeys.target(key: create.key, rangeEnd: create.rangeEnd))
+                if (try? Pipeline.admit(action, by: caller)) == nil {
                     // As etcd refuses a watch outside the user's permissions: created and
                     // canceled at once, with no watcher id.
                     var refused = Etcdserverpb_WatchResponse()

@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgNetwork
+import DiscfgService
 import GRPCCore
 import NIOCore
 import SwiftProtobuf
@@ -15,6 +16,10 @@ struct GRPCMethod: Sendable {
 
     let descriptor: MethodDescriptor
     let kind: Kind
+    /// What its calls do, as the gate judges them (``DiscfgService/Action/Kind``): the
+    /// role they need and what they reach are declared there. nil for a method anyone
+    /// may call, which the gate asks nothing of.
+    var action: Action.Kind?
     /// Whom a call carrying this `token` metadata (nil without), on a connection of this
     /// verified client `certificate` (nil without), runs as, or why it may not run now
     /// (the server's ``EtcdAccess``): the connection asks before it opens a stream for
@@ -27,17 +32,20 @@ struct GRPCMethod: Sendable {
         return false
     }
 
-    /// This method, admitted by `gate` for callers holding `needed` (nil: any caller,
-    /// authenticated or not, and asked nothing more). A stream asks the gate again before
+    /// This method, admitted by `gate` as its ``action`` says (nil, or an action that
+    /// needs no role: any caller, authenticated or not, and asked nothing more). A stream asks the gate again before
     /// each message it reads or writes and every ``EtcdAccessGate/recheckInterval`` too,
     /// so one whose token is revoked, or that was opened before tokens were required,
     /// ends. A unary call is not asked again: the connection admitted it as it opened,
     /// moments before, and asking again would cost every call a wrapper.
-    func guarded(by gate: EtcdAccessGate, needs needed: Role?) -> GRPCMethod {
+    func guarded(by gate: EtcdAccessGate) -> GRPCMethod {
+        let action = action
         let admission: @Sendable (String?, CertificateSubject?) -> EtcdAdmission = { token, certificate in
-            gate.admission(token: token, certificate: certificate, needs: needed)
+            gate.admission(token: token, certificate: certificate, for: action)
         }
-        guard let interval = gate.recheckInterval, needed != nil else { return GRPCMethod(descriptor: descriptor, kind: kind, admission: admission) }
+        guard let interval = gate.recheckInterval, action?.role != nil else {
+            return GRPCMethod(descriptor: descriptor, kind: kind, action: action, admission: admission)
+        }
         let kind: Kind = switch self.kind {
         case .unary:
             self.kind
@@ -66,32 +74,32 @@ struct GRPCMethod: Sendable {
                 }
             }
         }
-        return GRPCMethod(descriptor: descriptor, kind: kind, admission: admission)
+        return GRPCMethod(descriptor: descriptor, kind: kind, action: action, admission: admission)
     }
 
     /// A unary method whose handler takes and returns decoded messages.
     /// - Parameter check: looks at the request's bytes before they are decoded (a shape
     ///   whose decoding alone would cost too much is refused there).
     static func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-        _ descriptor: MethodDescriptor, check: @escaping @Sendable ([UInt8]) throws -> Void = { _ in },
+        _ descriptor: MethodDescriptor, _ action: Action.Kind?, check: @escaping @Sendable ([UInt8]) throws -> Void = { _ in },
         _ body: @escaping @Sendable (Request, ServerContext) async throws -> Response
     ) -> GRPCMethod {
         GRPCMethod(descriptor: descriptor, kind: .unary { bytes, context in
             try check(bytes)
             let request = try decode(Request.self, bytes)
             return try await body(request, context).serializedBytes()
-        })
+        }, action: action)
     }
 
     /// A bidirectional streaming method whose handler reads and writes decoded messages.
     static func bidirectional<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
-        _ descriptor: MethodDescriptor,
+        _ descriptor: MethodDescriptor, _ action: Action.Kind,
         _ body: @escaping @Sendable (RPCAsyncSequence<Request, any Error>, RPCWriter<Response>, ServerContext) async throws -> Void
     ) -> GRPCMethod {
         GRPCMethod(descriptor: descriptor, kind: .bidirectional { requests, responses, context in
             let decoded = requests.map { try decode(Request.self, $0) }
             try await body(RPCAsyncSequence(wrapping: decoded), RPCWriter(wrapping: MessageWriter<Response>(responses)), context)
-        })
+        }, action: action)
     }
 
     private static func decode<Request: SwiftProtobuf.Message>(_ type: Request.Type, _ bytes: [UInt8]) throws -> Request {

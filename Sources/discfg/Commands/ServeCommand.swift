@@ -262,6 +262,8 @@ struct ServeCommand: AsyncParsableCommand {
                     case (.required, let tokens?): .tokensRequired(tokens)
                     case (.onceTokensExist, let tokens?): .tokensOnceIssued(tokens)
                     }
+                    // One reading of the tokens for both APIs.
+                    server.tokenCache = authenticator.tokenCache
                     server.leaseStore = store as? any LeaseStore
                     server.history = etcdHistory
                     server.quotaBytes = etcdQuota

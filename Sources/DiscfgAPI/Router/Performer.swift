@@ -1,0 +1,35 @@
+import DiscfgCore
+import DiscfgService
+
+/// What a route's handler performs its operations with: the caller the request was
+/// admitted as, the config its path names and the reason it gives for its changes,
+/// handed to the one chain (``DiscfgService/Pipeline``) with each operation the
+/// handler decodes. A handler decides nothing of who may, who did, or what a refusal shows.
+///
+/// ```swift
+/// let key = try Key(request.pathRemainder(context))
+/// return try await perform(Action(.get, on: config, reaching: .key(key))) { try await store.get(key, in: config) }
+/// ```
+struct Performer: Sendable {
+    /// Who calls.
+    let caller: Caller
+    /// The config the route's path names; nil for routes of the server.
+    let config: ConfigName?
+    /// The `Discfg-Message` of a request that changes something.
+    let message: String?
+
+    /// Runs `step` as `operation` (``DiscfgService/Pipeline/perform(_:by:message:_:)``);
+    /// `message` (a transaction document's own) is the reason when the request's header
+    /// gives none.
+    func callAsFunction<T>(_ operation: Action, message: String? = nil, _ step: () async throws -> T) async throws -> T {
+        try await Pipeline.perform(operation, by: caller, message: self.message ?? message, step)
+    }
+
+    /// The config of a route whose path names one (every route whose reach is its keys).
+    var namedConfig: ConfigName {
+        get throws {
+            guard let config else { throw DiscfgError(.internal, "a route reaching keys names no config") }
+            return config
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import DiscfgCore
+import Synchronization
+
+/// The one chain every face runs an operation through: the gate, then the operation
+/// with its changes attributed to the caller, then its failure shown as the caller may
+/// see it. A face decodes a request to an ``Action`` and its caller, calls
+/// ``perform(_:by:message:_:)`` with the store step, and encodes what comes back;
+/// it decides none of these itself.
+///
+/// ```swift
+/// let event = try await Pipeline.perform(Action(.set, on: demo, reaching: .key(key)), by: caller, message: "raise the pool") {
+///     try await store.set(key, to: value, in: demo)
+/// }
+/// ```
+public enum Pipeline {
+    /// Runs `step` as `action` by `caller`:
+    /// 1. the gate judges the operation whole (``Gate``), before anything is read or
+    ///    changed;
+    /// 2. a change is recorded as the caller's, with `message` as its reason
+    ///    (``Attribution``; reads record nothing);
+    /// 3. a refusal of the store (a schema's violations) shows the caller only what it
+    ///    may read (``DiscfgError/shown(to:on:)``).
+    public static func perform<T>(
+        _ action: Action, by caller: Caller, message: String? = nil, _ step: () async throws -> T
+    ) async throws -> T {
+        try admit(action, by: caller)
+        do {
+            guard action.writes else { return try await step() }
+            return try await caller.attribution(message: message).withValue(operation: step)
+        } catch let error as DiscfgError {
+            guard let config = action.config else { throw error }
+            throw error.shown(to: caller.grant, on: config)
+        }
+    }
+
+    /// Judges `action` by `caller` where a face answers from what it holds, with no
+    /// store step to run (the event loops' reads from their views, an etcd watch as it
+    /// is created): the gate's decision, taken as ``perform(_:by:message:_:)`` takes it.
+    public static func admit(_ action: Action, by caller: Caller) throws(DiscfgError) {
+        let refusal = Gate.refusal(of: action, for: caller)
+        if observed.load(ordering: .relaxed) { PipelineObservers.shared.record(action, caller, refused: refusal != nil) }
+        if let refusal { throw refusal }
+    }
+
+    /// Whether anyone observes the pipeline (``observe(config:)``): one load per action
+    /// when nobody does.
+    static let observed = Atomic<Bool>(false)
+
+    /// Starts recording every action on `config` that passes through the pipeline, from
+    /// any face, until the observation ends: how tests show that each face's requests
+    /// go through the gate, and once.
+    public static func observe(config: ConfigName) -> PipelineObservation {
+        PipelineObservers.shared.start(config)
+    }
+}
+
+/// The actions on one config that passed through the pipeline since an observation
+/// began (``Pipeline/observe(config:)``).
+public final class PipelineObservation: Sendable {
+    /// One action as the gate judged it.
+    public struct Record: Sendable, Hashable {
+        public var kind: Action.Kind
+        public var caller: String
+        public var refused: Bool
+    }
+
+    let config: ConfigName
+    private let records = Mutex<[Record]>([])
+
+    init(config: ConfigName) {
+        self.config = config
+    }
+
+    /// What was recorded so far, in order.
+    public var recorded: [Record] { records.withLock { $0 } }
+
+    /// Forgets what was recorded so far.
+    public func reset() { records.withLock { $0.removeAll() } }
+
+    func append(_ record: Record) { records.withLock { $0.append(record) } }
+
+    /// Stops recording.
+    public func end() { PipelineObservers.shared.stop(self) }
+}
+
+/// The observations under way.
+final class PipelineObservers: Sendable {
+    static let shared = PipelineObservers()
+    private let observations = Mutex<[PipelineObservation]>([])
+
+    func start(_ config: ConfigName) -> PipelineObservation {
+        let observation = PipelineObservation(config: config)
+        observations.withLock { $0.append(observation) }
+        Pipeline.observed.store(true, ordering: .relaxed)
+        return observation
+    }
+
+    func stop(_ observation: PipelineObservation) {
+        observations.withLock { list in
+            list.removeAll { $0 === observation }
+            if list.isEmpty { Pipeline.observed.store(false, ordering: .relaxed) }
+        }
+    }
+
+    func record(_ action: Action, _ caller: Caller, refused: Bool) {
+        guard let config = action.config else { return }
+        let matching = observations.withLock { $0.filter { $0.config == config } }
+        for observation in matching { observation.append(PipelineObservation.Record(kind: action.kind, caller: caller.name, refused: refused)) }
+    }
+}
+
+extension Action {
+    /// A transaction on `config`: every key, prefix and range it compares or reads as a
+    /// read, every one it puts, patches or deletes as a write.
+    public static func txn(_ transaction: Transaction, on config: ConfigName) -> Action {
+        let filter = transaction.keyFilter
+        func target(_ subject: Comparison.Subject) -> Target {
+            switch subject {
+            case .key(let key): .key(key)
+            case .prefix(let prefix): .prefix(prefix)
+            case .range(let range): .range(range, reaching: filter)
+            }
+        }
+        var parts = transaction.compares.map { Part(.read, target($0.subject)) }
+        for step in transaction.success + transaction.failure {
+            switch step {
+            case .get(let key): parts.append(Part(.read, .key(key)))
+            case .getPrefix(let prefix): parts.append(Part(.read, .prefix(prefix)))
+            case .getRange(let range): parts.append(Part(.read, .range(range, reaching: filter)))
+            case .put(let key, _, _, _), .patch(let key, _), .delete(let key): parts.append(Part(.write, .key(key)))
+            case .deletePrefix(let prefix): parts.append(Part(.write, .prefix(prefix)))
+            case .deleteRange(let range): parts.append(Part(.write, .range(range, reaching: filter)))
+            }
+        }
+        return Action(.txn, on: config, parts: parts)
+    }
+
+    /// An import of `snapshot` into `config`: each of its keys written; one that replaces
+    /// the config (deleting every key it does not name) reaches all of it.
+    public static func importing(_ snapshot: ConfigSnapshot, replace: Bool, on config: ConfigName) -> Action {
+        if replace { return Action(.importSnapshot, on: config, reaching: .prefix(.root)) }
+        return Action(.importSnapshot, on: config, parts: snapshot.items.map { Part(.write, .key($0.key)) })
+    }
+}
