@@ -98,6 +98,7 @@ let package = Package(
             name: "DiscfgTestSupport",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgService",
                 "DiscfgAWS",
                 "DiscfgAPI",
                 "DiscfgSQLite",
@@ -367,12 +368,14 @@ let package = Package(
         .testTarget(
             name: "LambdaTests",
             dependencies: [
-                "DiscfgCore", "DiscfgService", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "discfg",
+                "DiscfgCore", "DiscfgService", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "DiscfgEtcd", "discfg",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),

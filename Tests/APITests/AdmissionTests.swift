@@ -98,7 +98,7 @@ struct AdmissionTests {
             let head = endpoint.namesConfig ? app : none
             for caller in [Caller.anonymous, Caller(name: "token:r", role: .read), Caller(name: "token:w", role: .write), scopedAdmin] {
                 let verdict = admission.admit(endpoint, head, caller: .success(caller))
-                let admits = AuthorizationMatrixTests.admits(endpoint, caller, config: endpoint.namesConfig ? try ConfigName("app") : nil)
+                let admits = endpoint.admits(caller, config: endpoint.namesConfig ? try ConfigName("app") : nil)
                 switch verdict {
                 case .success(let admitted):
                     #expect(admits, "\(endpoint) \(caller.name)")

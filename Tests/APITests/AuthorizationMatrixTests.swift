@@ -52,7 +52,7 @@ struct AuthorizationMatrixTests {
         if route.kind.role == nil { return nil }
         guard let caller = kind.caller else { return 401 }
         let config: ConfigName? = route.path.contains("{config}") ? try! ConfigName("app") : nil
-        return Self.admits(route, caller, config: config) ? nil : 403
+        return route.admits(caller, config: config) ? nil : 403
     }
 
     @Test("serve: every route × every caller")
@@ -84,19 +84,6 @@ struct AuthorizationMatrixTests {
                 }
             }
             #expect(cells == ConfigAPI.routes.count * Self.callers.count)
-        }
-    }
-}
-
-extension AuthorizationMatrixTests {
-    /// Whether `caller` may call `route` on `config`, by what its action declares: the
-    /// role, and where it reaches (the matrix's callers hold whole configs).
-    static func admits(_ route: Endpoint, _ caller: Caller, config: ConfigName?) -> Bool {
-        guard let role = route.kind.role else { return true }
-        switch route.kind.reach {
-        case .open: return true
-        case .server: return caller.role == .admin && caller.scopes == nil
-        case .configs, .config, .keys: return caller.allows(role, on: config)
         }
     }
 }

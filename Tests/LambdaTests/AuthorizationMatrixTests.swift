@@ -1,6 +1,7 @@
 import DiscfgAPI
 import DiscfgCore
 import DiscfgService
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -69,7 +70,7 @@ struct LambdaAuthorizationMatrixTests {
                             } else {
                                 #expect(reply.statusCode == 403, "\(cell)")
                             }
-                        } else if principal.rule == nil || !Self.admits(route, principal.caller!, config: config) {
+                        } else if principal.rule == nil || !route.admits(principal.caller!, config: config) {
                             #expect(reply.statusCode == 403, "\(cell)")
                         } else {
                             #expect(![401, 403].contains(reply.statusCode) && reply.statusCode < 500, "\(cell)")
@@ -81,19 +82,6 @@ struct LambdaAuthorizationMatrixTests {
                     }
                 }
             }
-        }
-    }
-}
-
-extension LambdaAuthorizationMatrixTests {
-    /// Whether `caller` may call `route` on `config`, by what its action declares (the
-    /// callers here that reach this far hold whole configs).
-    static func admits(_ route: Endpoint, _ caller: Caller, config: ConfigName?) -> Bool {
-        guard let role = route.kind.role else { return true }
-        switch route.kind.reach {
-        case .open: return true
-        case .server: return caller.role == .admin && caller.scopes == nil
-        case .configs, .config, .keys: return caller.allows(role, on: config)
         }
     }
 }
