@@ -574,6 +574,10 @@ paths:
         prefix or a range holds when it holds for every live key in it (or, with none
         there, for an absent key); exists holds when at least one key is there.
 
+        A transaction needs the read role for what it compares and reads, and the write
+        role once either branch puts or deletes; a caller scoped to prefixes must reach
+        every key, prefix and range it names, or it is refused whole with 403.
+
         Each branch writes a key at most once: two writes of one key, or a put of a
         key under a prefix or in a range the same branch deletes, are refused with 400. A branch
         changes at most 100000 keys, prefix deletes included (413 otherwise), and the
@@ -1072,7 +1076,7 @@ components:
       required: [role]
       not: { required: [configs, scopes] }
       properties:
-        role: { type: string, enum: [read, write, admin], description: "read: keys, history, watch, export; write: also set, delete, import, txn; admin: also create, update and delete configs." }
+        role: { type: string, enum: [read, write, admin], description: "read: keys, history, watch, export, and a txn that only compares and reads; write: also set, delete, import, and a txn that puts or deletes; admin: also create, update and delete configs." }
         configs: { type: [array, "null"], minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}$' }, description: "Whole configs the token may touch, by name (the same as scopes of bare names); leave it out (or null) for every config. Not with scopes." }
         scopes: { type: [array, "null"], minItems: 1, items: { type: string, pattern: '^[A-Za-z0-9_.-]{1,200}(:(/|etcd:).*)?$' }, description: "Where the token reaches: a config (demo), the key /app and every key under /app/ of a config (demo:/app/ or demo:/app; never /apple), or the etcd API's keys starting with the bytes /registry/ (demo:etcd:/registry/). A request reaching past every scope is refused with 403 naming them. Leave it out (or null) for every config. Not with configs." }
         description: { type: [string, "null"], maxLength: 500, pattern: '^[^\x00-\x1f\x7f-\x9f]*$', description: "Who holds it, shown in lists." }
