@@ -25,11 +25,13 @@ public struct EtcdPeer: TestServer {
         public var description: String { rawValue }
     }
 
-    /// A command of etcdctl's that did not succeed, with what it printed.
+    /// A command (etcdctl's, or discfg's setting the peer up) that did not succeed, with
+    /// what it printed.
     public struct CommandFailed: Error, CustomStringConvertible {
-        public let arguments: [String]
+        /// The program and its arguments.
+        public let command: [String]
         public let output: ChildProcess.Output
-        public var description: String { "etcdctl \(arguments.joined(separator: " ")): \(output.termination?.description ?? "running"): \(output.stderr)" }
+        public var description: String { "\(command.joined(separator: " ")): \(output.termination?.description ?? "running"): \(output.stderr)" }
     }
 
     /// The runner whose store the server serves; etcdctl's HOME is its directory.
@@ -63,7 +65,7 @@ public struct EtcdPeer: TestServer {
                 cli.environment["AWS_EC2_METADATA_DISABLED"] = "true"
                 store = "dynamodb://us-east-1/etcd-\(UUID().uuidString.prefix(12))?endpoint=\(moto.endpoint.absoluteString)"
                 let created = try await cli.run("init", "--store", store)
-                guard created.status == 0 else { throw CommandFailed(arguments: ["discfg", "init", "--store", store], output: created) }
+                guard created.status == 0 else { throw CommandFailed(command: ["discfg", "init", "--store", store], output: created) }
             }
             cli.environment["DISCFG_STORE"] = store
             let (server, port) = try await cli.serveEtcd(serveArguments)
@@ -91,7 +93,7 @@ public struct EtcdPeer: TestServer {
             environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]),
             stdin: stdin.map { .bytes(Data($0.utf8)) } ?? .none, timeout: .seconds(120)
         )
-        guard output.termination == .exited(0) else { throw CommandFailed(arguments: arguments, output: output) }
+        guard output.termination == .exited(0) else { throw CommandFailed(command: ["etcdctl"] + arguments, output: output) }
         return output.stdout
     }
 
@@ -102,7 +104,7 @@ public struct EtcdPeer: TestServer {
             "etcdctl", ["--endpoints=127.0.0.1:\(etcdPort)", "--command-timeout=60s", "-w", "json"] + arguments,
             environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": cli.directory.path]), timeout: .seconds(120)
         )
-        guard output.termination == .exited(0) else { throw CommandFailed(arguments: ["-w", "json"] + arguments, output: output) }
+        guard output.termination == .exited(0) else { throw CommandFailed(command: ["etcdctl", "-w", "json"] + arguments, output: output) }
         return try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any] ?? [:]
     }
 
