@@ -99,14 +99,11 @@ public struct RealEtcd: TestServer {
                 environment: ChildProcess.environment(settings), directory: directory.path, stdout: .discard
             )
             let endpoint = EtcdEndpoint(name: "etcd", port: client, home: directory.path)
-            let deadline = ContinuousClock.now + .seconds(120)
-            while process.isRunning, ContinuousClock.now < deadline {
-                let health = try? await endpoint.etcdctl(["endpoint", "health"])
-                if health?.termination == .exited(0) {
-                    return RealEtcd(process: process, directory: directory, endpoint: endpoint)
-                }
-                try await Task.sleep(for: .milliseconds(250))
+            let healthy = try? await eventually("etcd on \(clientURL) is healthy", timeout: .seconds(120), interval: .milliseconds(250)) {
+                guard process.isRunning else { throw StartFailure(description: "etcd on \(clientURL) ended") }
+                return (try? await endpoint.etcdctl(["endpoint", "health"]))?.termination == .exited(0)
             }
+            if healthy != nil { return RealEtcd(process: process, directory: directory, endpoint: endpoint) }
             await process.stop()
             failures.append("etcd on \(clientURL) (\(process.output.termination?.description ?? "still running")):\n\(process.output.stderr.suffix(3_000))")
             try? FileManager.default.removeItem(at: directory)

@@ -10,7 +10,7 @@ import Testing
 struct AuthTests {
     @Test("401 without a token, 403 for a role that may not, scoped tokens see only their configs")
     func roles() async throws {
-        try await withServer(try await LiveServer.start(auth: .required)) { server in
+        try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .zero)) { server in
             let now = Date()
             let (admin, adminRecord) = try TokenFormat.generate(role: .admin, configs: nil, description: "ops", now: now)
             let (reader, readerRecord) = try TokenFormat.generate(role: .read, configs: [try ConfigName("app")], description: nil, now: now)
@@ -39,7 +39,6 @@ struct AuthTests {
             #expect(try await server.get("/v1/configs", headers: bearer(admin)).envelope().configs?.map(\.name) == ["app", "other"])
 
             try await server.store.revokeToken(id: writerRecord.id)
-            try await Task.sleep(for: .milliseconds(20))
             #expect(try await server.put("/v1/app/keys/k", "v3", headers: bearer(writer)).status == 401)
             #expect(try await server.get("/openapi.yaml").status == 200)
         }
@@ -47,11 +46,10 @@ struct AuthTests {
 
     @Test("auto mode: open until the first token exists")
     func onceTokensExist() async throws {
-        try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
+        try await withServer(try await LiveServer.start(auth: .onceTokensExist, tokenCacheLifetime: .zero)) { server in
             #expect(try await server.put("/v1/app", "").status == 201)
             let (token, record) = try TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
             try await server.store.saveToken(record)
-            try await Task.sleep(for: .milliseconds(20))
             #expect(try await server.get("/v1/app").status == 401)
             #expect(try await server.get("/v1/app", headers: [("Authorization", "Bearer \(token)")]).status == 200)
         }
@@ -73,21 +71,18 @@ struct AuthTests {
 struct AuthStaysOnTests {
     @Test("auto mode: revoking the last token keeps tokens required; forgetting them, with none valid, opens it again")
     func revokingTheLastTokenKeepsAuthOn() async throws {
-        try await withServer(try await LiveServer.start(auth: .onceTokensExist)) { server in
+        try await withServer(try await LiveServer.start(auth: .onceTokensExist, tokenCacheLifetime: .zero)) { server in
             #expect(try await server.put("/v1/app", "").status == 201)
             let (token, record) = try TokenFormat.generate(role: .admin, configs: nil, description: nil, now: Date())
             try await server.store.saveToken(record)
-            try await Task.sleep(for: .milliseconds(20))
             #expect(try await server.put("/v1/app/keys/k", "v").status == 401)
             #expect(try await server.put("/v1/app/keys/k", "v", headers: [("Authorization", "Bearer \(token)")]).status == 201)
             try await server.store.revokeToken(id: record.id)
-            try await Task.sleep(for: .milliseconds(20))
             let anonymous = try await server.put("/v1/app/keys/k", "anyone")
             #expect(anonymous.status == 401, "revoking the last token opened the server: \(anonymous.text)")
             #expect(try await server.get("/v1/app/keys/k").status == 401)
             #expect(try await server.store.tokensWereIssued())
             try await server.store.forgetIssuedTokens()
-            try await Task.sleep(for: .milliseconds(20))
             #expect(try await server.get("/v1/app/keys/k").status == 200)
         }
     }

@@ -176,14 +176,8 @@ struct ClientTests {
 
     /// Starts a server again on `port`, which a client connection elsewhere may hold for a moment.
     private func restart(port: Int, directory: URL) async throws -> LiveServer {
-        var attempt = 0
-        while true {
-            do {
-                return try await LiveServer.start(port: port, directory: directory)
-            } catch where attempt < 50 {
-                attempt += 1
-                try await Task.sleep(for: .milliseconds(100))
-            }
+        try await eventually("a server starts again on port \(port)", timeout: .seconds(5), interval: .milliseconds(100)) {
+            try? await LiveServer.start(port: port, directory: directory)
         }
     }
 
@@ -200,14 +194,14 @@ struct ClientTests {
 
             #expect(try await server.request(.DELETE, "/v1/app").status == 200)
             // Gone for longer than a few reconnect attempts, then back with new contents.
-            try await waitUntil { await cfg.revision == nil }
+            try await eventually("the follower drops the deleted config", timeout: .seconds(15)) { await cfg.revision == nil }
             try await Task.sleep(for: .milliseconds(1500))
             #expect(await cfg.revision == nil)
             _ = try await server.put("/v1/app", "")
             let again = try #require(try await server.put("/v1/app/keys/k", "again").envelope().item?.modRevision)
             // The follower may load the new config before or after "again" was set; either
             // way it reaches that revision.
-            try await waitUntil { await (cfg.revision ?? .zero) >= again }
+            try await eventually("the follower reaches the config made again", timeout: .seconds(15)) { await (cfg.revision ?? .zero) >= again }
             #expect(try await cfg.string("/k") == "again")
 
             _ = try await server.put("/v1/app/keys/k", "later")
@@ -246,21 +240,13 @@ struct ClientTests {
             let rotated = try await writer.keyring.rotated(try #require(try await remote.configInfo(name).settings.encryption), config: name)
             _ = try await remote.updateConfig(name, ConfigSettingsPatch(encryption: rotated))
             let change = try await writer.set(try Key("/db/password"), to: Data("hunter3".utf8), options: SetOptions())
-            try await waitUntil { await (cfg.revision ?? .zero) >= change.revision }
+            try await eventually("the follower reaches the rotated secret", timeout: .seconds(15)) { await (cfg.revision ?? .zero) >= change.revision }
             #expect(try await cfg.string("/db/password") == "hunter3")
             await cfg.stopFollowing()
 
             let keyless = try await ConfigClient(url: URL(string: server.baseURL)!).config("app")
             let refused = await #expect(throws: DiscfgError.self) { try await keyless.string("/db/password") }
             #expect(refused?.message.contains("secret") == true)
-        }
-    }
-
-    private func waitUntil(_ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else { throw DiscfgError(.unavailable, "condition not met within 15 s") }
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 }

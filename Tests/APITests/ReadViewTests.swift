@@ -113,13 +113,11 @@ struct ReadViewTests {
 
     /// Reads `path` until the views answer it; the view's answer.
     private func readFromView(_ server: LiveServer, _ path: String, headers: [(String, String)] = []) async throws -> LiveServer.Reply {
-        for _ in 0..<500 {
+        try await eventually("the views answer \(path)", interval: .milliseconds(10)) {
             let before = try await viewReads(server)
             let reply = try await server.get(path, headers: headers)
-            if try await viewReads(server) > before { return reply }
-            try await Task.sleep(for: .milliseconds(10))
+            return try await viewReads(server) > before ? reply : nil
         }
-        throw DiscfgError(.unavailable, "the views never answered \(path)")
     }
 
     @Test("a view answers a key read exactly as the router does: status, body, ETag, types and conditional reads")
@@ -189,18 +187,11 @@ struct ReadViewTests {
             _ = try await readFromView(server, "/v1/app/keys/k")
             let other = try SQLiteStore(path: server.directory.appendingPathComponent("store.db").path)
             _ = try await other.set(try Key("/k"), to: Data("two".utf8), in: try ConfigName("app"))
-            let written = ContinuousClock.now
-            var seen = false
-            while ContinuousClock.now - written < .seconds(10) {
-                if try await server.get("/v1/app/keys/k").envelope().item?.value == "two" {
-                    seen = true
-                    break
-                }
-                try await Task.sleep(for: .milliseconds(5))
+            try await eventually("the other writer's value is read", interval: .milliseconds(5)) {
+                try await server.get("/v1/app/keys/k").envelope().item?.value == "two"
             }
-            #expect(seen)
             _ = try await other.delete(try Key("/k"), in: try ConfigName("app"), conditions: [])
-            try await waitUntil { (try? await server.get("/v1/app/keys/k").status) == 404 }
+            try await eventually("the other writer's delete is read") { (try? await server.get("/v1/app/keys/k").status) == 404 }
         }
     }
 
@@ -287,19 +278,11 @@ struct ReadViewTests {
         }
         views.want(small)
         views.want(large)
-        try await waitUntil { answers(small) }
+        try await eventually("the small config is viewed") { answers(small) }
         try await Task.sleep(for: .milliseconds(100))
         #expect(!answers(large), "600 bytes do not fit a budget of 500")
         // Growing past the budget drops the view; the store answers from then on.
         _ = try await store.set(try Key("/more"), to: Data(repeating: 0x62, count: 450), in: small)
-        try await waitUntil { !answers(small) }
-    }
-
-    private func waitUntil(_ condition: () async -> Bool) async throws {
-        let start = ContinuousClock.now
-        while !(await condition()) {
-            guard ContinuousClock.now - start < .seconds(10) else { throw DiscfgError(.unavailable, "timed out") }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually("the grown config is no longer viewed") { !answers(small) }
     }
 }

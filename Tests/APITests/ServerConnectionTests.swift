@@ -1,6 +1,7 @@
 @testable import DiscfgAPI
 import DiscfgCore
 import DiscfgNetwork
+import DiscfgTestSupport
 import Foundation
 import Logging
 import NIOCore
@@ -210,10 +211,9 @@ struct ServerConnectionTests {
         let views = ConfigViews(store: store)
         defer { views.close() }
         views.want(config)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while case .miss = views.lookup(keyPath: "/k", configName: "app") {
-            try #require(ContinuousClock.now < deadline, "the view of app loads")
-            try await Task.sleep(for: .milliseconds(10))
+        try await eventually("the view of app loads", interval: .milliseconds(10)) {
+            if case .miss = views.lookup(keyPath: "/k", configName: "app") { return false }
+            return true
         }
         let api = DiscfgServer.api(store: store, authenticator: .open, configuration: DiscfgServer.Configuration())
         let reads = KeyReads(views: views, api: api, logger: Logger(label: "test"))

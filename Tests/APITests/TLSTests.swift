@@ -104,22 +104,24 @@ struct TLSTests {
         }
         try await withServer(started) { server in
             let stalled = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: server.port).get()
-            // The server takes it in before the next connection (they may land on two
-            // event loops, in either order).
-            try await Task.sleep(for: .milliseconds(500))
             let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
             let store = try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem")))
-            // While the stalled connection holds the only slot, a request is turned away.
-            await #expect(throws: DiscfgError.self) { try await store.listConfigs() }
+            // Once the server has taken the stalled connection in (the two may land on two
+            // event loops, in either order), it holds the only slot: a request is turned away.
+            try await eventually("a request is turned away while the stalled connection holds the slot", timeout: .seconds(5), interval: .milliseconds(50)) {
+                do {
+                    _ = try await store.listConfigs()
+                    return false
+                } catch is DiscfgError {
+                    return true
+                }
+            }
             // The server closes it; the test waits as long as it may take on a busy machine.
             let closed = try await Self.within(.seconds(30)) { try await stalled.closeFuture.get() }
             #expect(closed, "the server kept a connection that never began its handshake")
-            var served = false
-            for _ in 0..<50 where !served {
-                served = (try? await store.listConfigs()) != nil
-                if !served { try await Task.sleep(for: .milliseconds(100)) }
+            try await eventually("the slot is given back when the stalled connection closed", timeout: .seconds(5), interval: .milliseconds(100)) {
+                (try? await store.listConfigs()) != nil
             }
-            #expect(served, "the slot was not given back when the stalled connection closed")
         }
     }
 

@@ -34,7 +34,7 @@ struct ViewTransactionTests {
         defer { views.close() }
         let metrics = InstrumentedStore(store, metrics: APIMetrics(), views: views)
         views.want(config)
-        for _ in 0..<500 where value(views, "/b") == nil { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("the view of app answers", interval: .milliseconds(2)) { value(views, "/b") != nil }
         #expect(value(views, "/b") == "0")
 
         let result = try await metrics.transact(Transaction(success: [.put(try Key("/a"), Data("1".utf8)), .put(try Key("/b"), Data("1".utf8))]), in: config)
@@ -48,7 +48,7 @@ struct ViewTransactionTests {
             try await Task.sleep(for: .milliseconds(2))
         }
         store.release.yield(result.events[1])
-        for _ in 0..<500 where value(views, "/b") == nil { try await Task.sleep(for: .milliseconds(2)) }
+        try await eventually("the view answers again with the whole transaction", interval: .milliseconds(2)) { value(views, "/b") != nil }
         #expect(value(views, "/a") == "1")
         #expect(value(views, "/b") == "1")
     }

@@ -46,8 +46,10 @@ struct WatchOverHTTPTests {
             for index in 4...6 { _ = try await server.put("/v1/c/keys/k\(index)", "v\(index)") }
 
             // Reconnect with Last-Event-ID; write more once connected.
-            async let resumed = readEvents(server, lastEventID: 3, query: "", count: 5)
-            try await Task.sleep(for: .milliseconds(300))
+            let (progress, reading) = AsyncStream.makeStream(of: Int.self)
+            async let resumed = readEvents(server, lastEventID: 3, query: "", count: 5, progress: reading)
+            // Once it has replayed the three changes made while disconnected, it follows.
+            for await read in progress where read == 3 { break }
             _ = try await server.put("/v1/c/keys/k7", "v7")
             _ = try await server.request(.DELETE, "/v1/c/keys/k1")
             #expect(try await resumed == [4, 5, 6, 7, 8])
@@ -88,14 +90,20 @@ struct WatchOverHTTPTests {
     }
 
     /// Reads `count` SSE events and returns their ids (revisions), then disconnects.
-    private func readEvents(_ server: LiveServer, lastEventID: Int?, query: String, count: Int) async throws -> [Int] {
-        try await readEventBlocks(server, lastEventID: lastEventID, query: query, count: count).compactMap { block in
+    private func readEvents(
+        _ server: LiveServer, lastEventID: Int?, query: String, count: Int, progress: AsyncStream<Int>.Continuation? = nil
+    ) async throws -> [Int] {
+        try await readEventBlocks(server, lastEventID: lastEventID, query: query, count: count, progress: progress).compactMap { block in
             block.split(separator: "\n").first { $0.hasPrefix("id: ") }.flatMap { Int($0.dropFirst(4)) }
         }
     }
 
-    /// Reads `count` SSE events (blocks with an id) as their lines, then disconnects.
-    private func readEventBlocks(_ server: LiveServer, lastEventID: Int?, query: String, count: Int) async throws -> [Substring] {
+    /// Reads `count` SSE events (blocks with an id) as their lines, then disconnects;
+    /// tells `progress` how many it has after each.
+    private func readEventBlocks(
+        _ server: LiveServer, lastEventID: Int?, query: String, count: Int, progress: AsyncStream<Int>.Continuation? = nil
+    ) async throws -> [Substring] {
+        defer { progress?.finish() }
         var request = HTTPClientRequest(url: server.baseURL + "/v1/c/watch?" + query)
         request.headers.add(name: "Accept", value: "text/event-stream")
         if let lastEventID { request.headers.add(name: "Last-Event-ID", value: String(lastEventID)) }
@@ -107,7 +115,10 @@ struct WatchOverHTTPTests {
             while let end = pending.range(of: "\n\n") {
                 let block = pending[..<end.lowerBound]
                 pending = String(pending[end.upperBound...])
-                if block.split(separator: "\n").contains(where: { $0.hasPrefix("id: ") }) { blocks.append(block) }
+                if block.split(separator: "\n").contains(where: { $0.hasPrefix("id: ") }) {
+                    blocks.append(block)
+                    progress?.yield(blocks.count)
+                }
             }
             if blocks.count >= count { break }
         }

@@ -1,6 +1,7 @@
 import DiscfgAgent
 import DiscfgConformance
 import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -9,15 +10,6 @@ import Testing
 @Suite("Agent: configs under a prefix, reloads as events")
 struct AgentPrefixTests {
     static func name(_ text: String) -> ConfigName { try! ConfigName(text) }
-
-    /// Waits (bounded) until `condition` holds.
-    static func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-        for _ in 0..<200 {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        Issue.record("never: \(what)")
-    }
 
     @Test("configs under the prefix are listed at start and each interval; a deleted one is dropped", .timeLimit(.minutes(1)))
     func comesAndGoes() async throws {
@@ -36,12 +28,12 @@ struct AgentPrefixTests {
         defer { running.cancel() }
         _ = try await store.createConfig(Self.name("app-b"), settings: ConfigSettings())
         _ = try await store.set(try Key("/k"), to: Data("b".utf8), in: Self.name("app-b"))
-        try await Self.eventually("app-b is served") {
+        try await eventually("app-b is served", timeout: .seconds(5)) {
             (try? await agent.replica.get(try Key("/k"), in: Self.name("app-b")))??.value == Data("b".utf8)
         }
         let watch = await agent.replica.watch(Self.name("app-a"), scope: .prefix(.root), from: nil)
         try await store.deleteConfig(Self.name("app-a"))
-        try await Self.eventually("app-a is dropped") { agent.replica.configs == [Self.name("app-b")] }
+        try await eventually("app-a is dropped", timeout: .seconds(5)) { agent.replica.configs == [Self.name("app-b")] }
         try await expectError(.configNotFound) { _ = try await agent.replica.get(try Key("/k"), in: Self.name("app-a")) }
         await #expect(throws: DiscfgError.self, "its watchers end") { for try await _ in watch {} }
         #expect(agent.metricsText().contains("discfg_agent_listing_errors_total 0"))

@@ -26,13 +26,9 @@ struct AgentCommandTests {
         #expect(notHeld.stderr.contains("demo"), "names the configs it holds: \(notHeld.stderr)")
 
         #expect(try await cli.run("set", "demo", "/db/host", "db2").status == 0)
-        var seen = ""
-        for _ in 0..<50 {
-            seen = try await remote.run("get", "demo", "/db/host").stdout
-            if seen == "db2\n" { break }
-            try await Task.sleep(for: .milliseconds(100))
+        try await eventually("the agent serves db2", timeout: .seconds(5), interval: .milliseconds(100)) {
+            try await remote.run("get", "demo", "/db/host").stdout == "db2\n"
         }
-        #expect(seen == "db2\n")
         let exported = try await remote.run("exec", "demo", "--", "/bin/sh", "-c", "echo $DB_HOST")
         #expect(exported.stdout == "db2\n", "\(exported.stderr)")
         _ = await agent.kill(SIGTERM)

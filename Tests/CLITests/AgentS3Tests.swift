@@ -41,15 +41,6 @@ struct AgentS3Tests {
         return Int(line.split(separator: " ").last ?? "")
     }
 
-    /// Waits (bounded, 10 s) until `condition` holds; false if it never did.
-    static func eventually(_ condition: () async throws -> Bool) async throws -> Bool {
-        for _ in 0..<100 {
-            if try await condition() { return true }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        return false
-    }
-
     @Test("serves a published config (get, ls, ETag/304), one GET per check idle, a new revision within an interval, a corrupt object refused", .timeLimit(.minutes(3)))
     func followsSnapshots() async throws {
         let (cli, moto, bucket) = try await Self.runner()
@@ -91,7 +82,7 @@ struct AgentS3Tests {
         // A new revision published appears within an interval or so.
         #expect(try await cli.run("set", "demo", "/db/host", "db2").status == 0)
         #expect(try await cli.run("publish", "demo", "--to", "s3://\(bucket)/prod").status == 0)
-        #expect(try await Self.eventually { try await remote.run("get", "demo", "/db/host").stdout == "db2\n" })
+        try await eventually("the agent serves db2", interval: .milliseconds(100)) { try await remote.run("get", "demo", "/db/host").stdout == "db2\n" }
 
         // A corrupt object is refused: the old values stay, the error is counted.
         let s3 = MotoS3.client(moto)
@@ -100,7 +91,9 @@ struct AgentS3Tests {
         var flipped = good.body
         flipped[flipped.startIndex + flipped.count / 2] ^= 0x20
         try await s3.putObject(bucket: bucket, key: "prod/demo.json", body: flipped, contentType: "application/json")
-        #expect(try await Self.eventually { (try await Self.metric(port, "discfg_agent_store_errors_total{config=\"demo\"}") ?? 0) >= 2 })
+        try await eventually("the corrupt object is counted as a store error", interval: .milliseconds(100)) {
+            (try await Self.metric(port, "discfg_agent_store_errors_total{config=\"demo\"}") ?? 0) >= 2
+        }
         #expect(try await remote.run("get", "demo", "/db/host").stdout == "db2\n")
         let health = try await LoopbackHTTP.exchange(port: port, "GET /healthz", body: Data())
         #expect(health.contains("\"source\":\"s3://\(bucket)/prod\""), "\(health)")
@@ -171,9 +164,9 @@ struct AgentS3Tests {
 
         #expect(try await cli.run("create", "app-b").status == 0)
         #expect(try await cli.run("set", "app-b", "/k", "b").status == 0)
-        #expect(try await Self.eventually { try await remote.run("get", "app-b", "/k").stdout == "b\n" })
+        try await eventually("the agent serves app-b", interval: .milliseconds(100)) { try await remote.run("get", "app-b", "/k").stdout == "b\n" }
         #expect(try await cli.run("delete-config", "app-a", "--yes").status == 0)
-        #expect(try await Self.eventually { try await remote.run("get", "app-a", "/k").status == 3 })
+        try await eventually("the agent drops app-a", interval: .milliseconds(100)) { try await remote.run("get", "app-a", "/k").status == 3 }
         let configs = try await remote.run("configs", "-f", "json")
         #expect(!configs.stdout.contains("app-a") && configs.stdout.contains("app-b"), "\(configs.stdout) \(configs.stderr)")
         _ = await agent.kill(SIGTERM)

@@ -160,10 +160,9 @@ struct DeadStoreTests {
             let died = ContinuousClock.now
             // The view answers from what it last knew only until its watch's reads fail
             // (each bounded by `watchReadTimeout`): then the key is the store's to answer.
-            var viewed = try await serve.rest("\(mode) REST GET of a viewed key", "GET", "/v1/app/keys/a").0
-            while viewed.status == "200", ContinuousClock.now - died < .seconds(60) {
-                try await Task.sleep(for: .milliseconds(250))
-                viewed = try await serve.rest("\(mode) REST GET of a viewed key", "GET", "/v1/app/keys/a").0
+            let viewed = try await eventually("\(mode): the view stops answering", timeout: .seconds(60), interval: .milliseconds(250)) {
+                let answer = try await serve.rest("\(mode) REST GET of a viewed key", "GET", "/v1/app/keys/a").0
+                return answer.status == "200" ? nil : answer
             }
             let stale = Serve.seconds(ContinuousClock.now - died)
             #expect(viewed.status == "503", "\(viewed)")
@@ -207,11 +206,9 @@ struct DeadStoreTests {
         // Back: nothing the dead endpoint was asked for was carried out. The client's
         // connection pool may take a moment to reconnect.
         try await proxy.set(.pass)
-        var info = try await serve.rest("info", "GET", "/v1/app")
-        let reconnecting = ContinuousClock.now + .seconds(30)
-        while info.0.status != "200", ContinuousClock.now < reconnecting {
-            try await Task.sleep(for: .milliseconds(200))
-            info = try await serve.rest("info", "GET", "/v1/app")
+        let info = try await eventually("the store answers again", timeout: .seconds(30), interval: .milliseconds(200)) {
+            let info = try await serve.rest("info", "GET", "/v1/app")
+            return info.0.status == "200" ? info : nil
         }
         #expect(info.1?.revision == revisionBefore, "\(info.0)")
         let range = try await serve.etcd("etcd range", "range", "e").1

@@ -278,18 +278,17 @@ struct DoctorTests {
     /// A local endpoint answering every request with the AWS error `error` (HTTP 400),
     /// with a `Date` header `offsetSeconds` from now.
     static func fakeEndpoint(offsetSeconds: Int, error: String, message: String) async throws -> (process: ChildProcess, url: String) {
-        let port = try MotoServer.freeLoopbackPort()
         let script = #"""
             import json, sys, time
             from email.utils import formatdate
             from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-            offset = int(sys.argv[2])
+            offset = int(sys.argv[1])
             class Handler(BaseHTTPRequestHandler):
                 protocol_version = "HTTP/1.1"
                 def log_message(self, *args): pass
                 def date_time_string(self, timestamp=None): return formatdate(time.time() + offset, usegmt=True)
                 def answer(self):
-                    body = json.dumps({"__type": "com.amazon.coral.service#" + sys.argv[3], "message": sys.argv[4]}).encode()
+                    body = json.dumps({"__type": "com.amazon.coral.service#" + sys.argv[2], "message": sys.argv[3]}).encode()
                     self.send_response(400)
                     self.send_header("Content-Type", "application/x-amz-json-1.0")
                     self.send_header("Content-Length", str(len(body)))
@@ -299,22 +298,21 @@ struct DoctorTests {
                 def do_POST(self):
                     self.rfile.read(int(self.headers.get("Content-Length", "0")))
                     self.answer()
-            ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+            server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+            print(server.server_address[1], flush=True)
+            server.serve_forever()
             """#
         let process = try ChildProcess.launch(
-            "python3", ["-c", script, String(port), String(offsetSeconds), error, message],
-            environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment), stdout: .discard
+            "python3", ["-c", script, String(offsetSeconds), error, message],
+            environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment)
         )
-        let url = "http://127.0.0.1:\(port)"
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(1)) {
-                _ = try? await response.body.collect(upTo: 1 << 16)
-                return (process, url)
-            }
-            try await Task.sleep(for: .milliseconds(100))
+        do {
+            // It prints its port once it listens.
+            let port = try await process.waitForOutput(timeout: .seconds(20)) { output in output.stdoutLines.first.flatMap { Int($0) } }
+            return (process, "http://127.0.0.1:\(port)")
+        } catch {
+            await process.kill()
+            throw error
         }
-        await process.kill()
-        throw DiscfgError(.unavailable, "the fake endpoint did not start: \(process.output.stderr)")
     }
 }

@@ -36,14 +36,12 @@ struct EtcdAuthTests {
     /// reads them every 0.5 s, so a token is refused until the next reading (as the REST
     /// API's cache lets a token created elsewhere in within 2 s).
     static func waitUntilRequired(_ etcd: EtcdPeer) async throws {
-        for _ in 0..<40 {
-            if try await etcdctl(etcd, ["get", "a"]).stderr.contains("etcdserver: user name is empty") {
-                try await Task.sleep(for: .milliseconds(1200))
-                return
-            }
-            try await Task.sleep(for: .milliseconds(250))
+        try await eventually("the etcd API requires tokens", interval: .milliseconds(250)) {
+            try await etcdctl(etcd, ["get", "a"]).stderr.contains("etcdserver: user name is empty")
         }
-        Issue.record("the etcd API did not start requiring tokens")
+        // Required at one reading; every token is known at the next (0.5 s later), which
+        // the server does not announce.
+        try await Task.sleep(for: .milliseconds(1200))
     }
 
     /// Expects etcdctl to fail with `message` and returns its output.

@@ -171,13 +171,9 @@ struct EtcdctlTests {
             _ = try await etcd.ok("put", "--lease=\(short)", "tmp/b", "2")
             let before = try await etcd.json("get", "plain")
             let revision = try #require((before["header"] as? [String: Any])?["revision"] as? Int)
-            var gone = false
-            let deadline = ContinuousClock.now + .seconds(90)
-            while !gone, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(500))
-                gone = try await etcd.ok("get", "tmp/", "--prefix", "--keys-only").isEmpty
+            try await eventually("the lease's keys go with it", timeout: .seconds(90), interval: .milliseconds(500)) {
+                try await etcd.ok("get", "tmp/", "--prefix", "--keys-only").isEmpty
             }
-            #expect(gone, "the lease's keys outlived it")
             let after = try await etcd.json("get", "plain")
             #expect((after["header"] as? [String: Any])?["revision"] as? Int == revision + 1, "both keys went in one revision")
         } catch {

@@ -94,8 +94,10 @@ struct FaultTests {
             // Whatever happens below, the writers stop before the scope ends.
             defer { load.stop() }
             // Kill it mid-stream, once enough writes were acknowledged to prove something.
-            while load.acknowledged.withLock({ $0.count }) <= 40 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually("40 writes are acknowledged", timeout: .seconds(60)) { load.acknowledged.withLock({ $0.count }) > 40 }
             await server.kill(SIGKILL)
+            // The writers go on against the dead server for a moment (a refused connection
+            // is retried by the client until the request's deadline: no failure to wait for).
             try await Task.sleep(for: .milliseconds(300))
             load.stop()
             await writing

@@ -143,10 +143,9 @@ struct SecretHandlingTests {
         let (supervisorLimit, supervisorOwner) = (try coreLimit(supervisor.pid), try owner(supervisor.pid))
         #expect(supervisorLimit == "0" && supervisorOwner == 0, "exec --watch holds the opened secrets")
         // The limit is given back right after the spawn, which the command's first line may beat.
-        var childLimit = try coreLimit(child)
-        for _ in 0..<100 where childLimit != "1048576" {
-            try await Task.sleep(for: .milliseconds(100))
-            childLimit = try coreLimit(child)
+        let childLimit = try await eventually("the command's core limit is given back", interval: .milliseconds(100)) {
+            let limit = try coreLimit(child)
+            return limit == "1048576" ? limit : nil
         }
         let childOwner = try owner(child)
         #expect(childLimit == "1048576" && childOwner == 65534, "the command gets the limit discfg was started with, and is dumpable")

@@ -76,13 +76,11 @@ struct ServeAuditLogTests {
             try FileManager.default.moveItem(at: file, to: rotated)
             server.signal(SIGHUP)
             cli.environment["DISCFG_TOKEN"] = token
-            var reopened = false
-            for _ in 0..<50 where !reopened {
-                #expect(try await cli.run("get", "demo", "db/password").status == 0)
-                try await Task.sleep(for: .milliseconds(100))
-                reopened = FileManager.default.fileExists(atPath: file.path)
+            try await eventually("a new file after SIGHUP", timeout: .seconds(5), interval: .milliseconds(100)) {
+                let read = try await cli.run("get", "demo", "db/password")
+                #expect(read.status == 0, "\(read.stderr)")
+                return FileManager.default.fileExists(atPath: file.path)
             }
-            #expect(reopened, "no new file after SIGHUP")
             #expect(server.isRunning)
             #expect(try await Self.lines(file, atLeast: 1).allSatisfy { $0["principal"] as? String == "token:\(id)" })
         } catch {
@@ -102,16 +100,12 @@ struct ServeAuditLogTests {
     /// The lines of `file`, parsed, once there are `count` (they are written within a few
     /// hundred milliseconds of their requests).
     static func lines(_ file: URL, atLeast count: Int) async throws -> [[String: Any]] {
-        var lines: [[String: Any]] = []
-        for _ in 0..<50 {
+        try await eventually("\(count) lines in \(file.lastPathComponent)", timeout: .seconds(5), interval: .milliseconds(100)) {
             let text = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
-            lines = try text.split(separator: "\n").map { line in
+            let lines = try text.split(separator: "\n").map { line in
                 try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
             }
-            if lines.count >= count { return lines }
-            try await Task.sleep(for: .milliseconds(100))
+            return lines.count >= count ? lines : nil
         }
-        Issue.record("only \(lines.count) of \(count) lines in \(file.lastPathComponent)")
-        return lines
     }
 }

@@ -12,14 +12,12 @@ struct ServeConnectionCapTests {
     /// loaded machine may come after a first new connection, answered 503 like any other
     /// past the limit. Tries for up to 10 s.
     static func servedOnceFreed(port: Int) async throws -> String {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while true {
+        try await eventually("a new connection is not answered 503", interval: .milliseconds(100)) {
             let connection = try LoopbackHTTP(port: port)
             defer { connection.close() }
             try connection.send(Data("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
             let answer = await connection.read(waiting: 10)
-            if !answer.hasPrefix("HTTP/1.1 503") || ContinuousClock.now > deadline { return answer }
-            try await Task.sleep(for: .milliseconds(100))
+            return answer.hasPrefix("HTTP/1.1 503") ? nil : answer
         }
     }
 
@@ -100,7 +98,9 @@ struct ServeConnectionCapTests {
             let stalled = try LoopbackHTTP(port: port, receiveBuffer: 4096)
             defer { stalled.close() }
             try stalled.send(Data("GET /v1/w/watch?heartbeat=3600 HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\r\n".utf8))
-            try await Task.sleep(for: .milliseconds(300))
+            // The stream's head says the server holds its watch.
+            let head = await stalled.read(waiting: 10)
+            #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
             let poll = "GET /v1/w/watch?fromRevision=1&timeout=1"
             #expect(try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 503"), "the one watch is taken")
 
@@ -110,12 +110,9 @@ struct ServeConnectionCapTests {
                 let reply = try await LoopbackHTTP.exchange(port: port, "PUT /v1/w/keys/k\(index)", body: value)
                 try #require(reply.hasPrefix("HTTP/1.1 201"), "write \(index): \(reply.prefix(200))")
             }
-            var freed = false
-            for _ in 0..<240 where !freed {
-                try await Task.sleep(for: .milliseconds(250))
-                freed = try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
+            try await eventually("the stalled stream's watch is released", timeout: .seconds(60), interval: .milliseconds(250)) {
+                try await LoopbackHTTP.exchange(port: port, poll, body: Data()).hasPrefix("HTTP/1.1 200")
             }
-            #expect(freed, "the stalled stream's watch was released")
             #expect(server.isRunning)
         }
     }

@@ -237,7 +237,7 @@ struct DiscfgProviderTests {
                     #expect(afterDelete == .some(nil), "the deleted key is absent, and the watch goes on")
                 }
                 let change = try await writer.set(try Key("/app/token"), to: Data("s3cret".utf8), options: SetOptions())
-                try await waitUntil { provider.revision >= change.revision }
+                try await eventually("the provider reaches the change", timeout: .seconds(15)) { provider.revision >= change.revision }
                 let token = try #require(try provider.value(forKey: ["token"], type: .string).value)
                 #expect(token.content == .string("s3cret") && token.isSecret)
                 #expect(try reader.requiredString(forKey: "unrelated") == "x")
@@ -259,7 +259,7 @@ struct DiscfgProviderTests {
                 var tampered = sealed.value
                 tampered[tampered.count - 1] ^= 1
                 let bad = try await store.set(try Key("/app/token"), to: tampered, in: name, options: SetOptions(contentType: SecretMarker.contentType))
-                try await waitUntil { provider.revision >= bad.revision }
+                try await eventually("the provider reaches the refused change", timeout: .seconds(15)) { provider.revision >= bad.revision }
                 let unreadable = #expect(throws: DiscfgError.self) { try provider.value(forKey: ["token"], type: .string) }
                 #expect(unreadable?.message.contains("/app/token") == true)
             }
@@ -277,13 +277,13 @@ struct DiscfgProviderTests {
             try await withRunning(provider) {
                 // Once the provider follows the config, it is deleted and created again.
                 _ = try await store.set(try Key("/mode"), to: Data("cyan".utf8), in: name)
-                try await waitUntil { reader.string(forKey: "mode") == "cyan" }
+                try await eventually("mode reads cyan", timeout: .seconds(15)) { reader.string(forKey: "mode") == "cyan" }
                 try await store.deleteConfig(name)
                 _ = try await store.createConfig(name, settings: ConfigSettings())
                 _ = try await store.set(try Key("/mode"), to: Data("green".utf8), in: name)
-                try await waitUntil { reader.string(forKey: "mode") == "green" }
+                try await eventually("mode reads green", timeout: .seconds(15)) { reader.string(forKey: "mode") == "green" }
                 _ = try await store.set(try Key("/mode"), to: Data("red".utf8), in: name)
-                try await waitUntil { reader.string(forKey: "mode") == "red" }
+                try await eventually("mode reads red", timeout: .seconds(15)) { reader.string(forKey: "mode") == "red" }
             }
         }
     }
@@ -330,7 +330,7 @@ struct DiscfgProviderTests {
         }
         #expect(try await hello() == "hello")
         _ = try await store.set(try Key("/api/greeting"), to: Data("bonjour".utf8), in: name)
-        try await waitUntil { (try? await hello()) == "bonjour" }
+        try await eventually("hello reads bonjour", timeout: .seconds(15)) { (try? await hello()) == "bonjour" }
         await group.triggerGracefulShutdown()
         try await running.value
     }
@@ -357,14 +357,6 @@ struct DiscfgProviderTests {
                     try await DiscfgProvider(client: try ConfigClient(url: url, keys: keys), config: config, prefix: prefix, jsonMembers: jsonMembers)
                 }
             }
-        }
-    }
-
-    private func waitUntil(_ condition: () async -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(15)
-        while !(await condition()) {
-            guard ContinuousClock.now < deadline else { throw DiscfgError(.unavailable, "condition not met within 15 s") }
-            try await Task.sleep(for: .milliseconds(20))
         }
     }
 }

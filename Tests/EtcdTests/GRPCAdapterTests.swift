@@ -1,5 +1,6 @@
-@testable import DiscfgEtcd
 import DiscfgCore
+@testable import DiscfgEtcd
+import DiscfgTestSupport
 import GRPCCore
 import NIOCore
 import NIOEmbedded
@@ -65,11 +66,9 @@ struct GRPCAdapterTests {
             let (channel, _) = try Self.connection()
             let head = timeout.map { Self.requestHeaders(stream: 1, path: "/test.T/Wait", timeout: $0) } ?? Wire.requestHeaders(stream: 1, path: "/test.T/Wait")
             try channel.writeInbound(ByteBuffer(bytes: head + Wire.frame(0x0, flags: 0x1, stream: 1, [0, 0, 0, 0, 1, 1])))
-            var data: [UInt8] = []
-            for _ in 0..<200 where data.isEmpty {
+            let data = try await eventually("the method answers", timeout: .seconds(2), interval: .milliseconds(5)) {
                 channel.embeddedEventLoop.run()
-                data = try Wire.frames(channel).first { $0.type == 0x0 }?.payload ?? []
-                if data.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+                return try Wire.frames(channel).first { $0.type == 0x0 }?.payload
             }
             #expect(String(decoding: data.dropFirst(5), as: UTF8.self) == expected)
         }

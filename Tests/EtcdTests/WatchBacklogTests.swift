@@ -1,6 +1,7 @@
 import DiscfgCore
 @testable import DiscfgEtcd
 import DiscfgSQLite
+import DiscfgTestSupport
 import Foundation
 import GRPCCore
 import Synchronization
@@ -260,11 +261,6 @@ final class StallingWriter: RPCWriterProtocol, Sendable {
 
     /// What `found` finds in the responses so far, waiting up to 60 s for it.
     func waitFor<T>(_ found: ([Etcdserverpb_WatchResponse]) -> T?) async throws -> T {
-        let deadline = ContinuousClock.now + .seconds(60)
-        while true {
-            if let value = found(state.withLock { $0.responses }) { return value }
-            guard ContinuousClock.now < deadline else { throw CancellationError() }
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        try await eventually("the awaited watch responses", timeout: .seconds(60)) { found(state.withLock { $0.responses }) }
     }
 }

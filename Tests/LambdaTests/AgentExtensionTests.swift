@@ -48,20 +48,16 @@ struct AgentExtensionTests {
         ["DISCFG_STORE": store, "DISCFG_AGENT_CONFIGS": "app", "DISCFG_AGENT_INTERVAL": String(interval)]
     }
 
-    /// Waits until `read` gives `expected`, or fails after `timeout` with the last answer.
-    static func eventually(
+    /// Waits until `read` gives `expected`, running `between` after each other answer.
+    static func waitForRead(
         _ expected: String, timeout: Duration = .seconds(15), between: (@Sendable () async throws -> Void)? = nil,
         _ read: @Sendable () async throws -> String?
     ) async throws {
-        let end = ContinuousClock.now + timeout
-        var last: String?
-        while ContinuousClock.now < end {
-            last = try? await read()
-            if last == expected { return }
+        try await eventually("\(expected) is read", timeout: timeout, interval: .milliseconds(100)) {
+            if (try? await read()) == expected { return true }
             try await between?()
-            try await Task.sleep(for: .milliseconds(100))
+            return false
         }
-        throw LambdaTestFailure("expected \(expected), last read \(last ?? "nothing") after \(timeout)")
     }
 
     @Test("registers, loads before its first event/next, answers reads during invokes, refreshes between them, and exits 0 on SHUTDOWN", arguments: StoreKind.allCases)
@@ -89,7 +85,7 @@ struct AgentExtensionTests {
             }
 
             try await seeded.set("/db/host", "db2")
-            try await Self.eventually("db2", between: { try await running.api.invoke() }) {
+            try await Self.waitForRead("db2", between: { try await running.api.invoke() }) {
                 try await running.read("app", "/db/host")
             }
 
@@ -124,7 +120,7 @@ struct AgentExtensionTests {
                         #expect(ContinuousClock.now - start < .seconds(1))
                     }
                     try await proxy.set(.pass)
-                    try await Self.eventually("db2", between: { try await running.api.invoke() }) {
+                    try await Self.waitForRead("db2", between: { try await running.api.invoke() }) {
                         try await running.read("app", "/db/host")
                     }
                     try await running.api.shutdown(deadline: .seconds(2))
@@ -201,7 +197,7 @@ struct AgentExtensionTests {
         try await withExtension(environment: environment) { running in
             _ = try await running.api.waitForFirstNextRequest(timeout: .seconds(30))
             try await seeded.set("/db/host", "db2")
-            try await Self.eventually("db2", between: { try await running.api.invoke() }) { try await running.read("app", "/db/host") }
+            try await Self.waitForRead("db2", between: { try await running.api.invoke() }) { try await running.read("app", "/db/host") }
             try await running.api.shutdown()
             #expect(await running.exitStatus(within: .seconds(3)) == 0)
         }

@@ -18,12 +18,9 @@ struct DeadlineTests {
                 let message = try await Self.cutOff(Request("PUT", "/v1/app/keys/slow", text: "v"), lambda)
                 #expect(message?.contains("may or may not have been applied") == true, "\(message ?? "")")
                 // The transaction went on without its caller: "may" was the truth.
-                let deadline = ContinuousClock.now + .seconds(15)
-                var value: String?
-                while value == nil, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(250))
+                let value = try await eventually("the cut-off transaction is applied", timeout: .seconds(15), interval: .milliseconds(250)) {
                     let got = try await table.cli.run("get", "app", "slow")
-                    if got.status == 0 { value = got.stdout.trimmingCharacters(in: .newlines) }
+                    return got.status == 0 ? got.stdout.trimmingCharacters(in: .newlines) : nil
                 }
                 #expect(value == "v")
             }

@@ -1,5 +1,6 @@
 import DiscfgCore
 @testable import DiscfgSQLite
+import DiscfgTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -60,7 +61,7 @@ struct SQLiteWriterTests {
         /// queues behind it, in a commit of its own.
         func holdWriter(_ writer: SQLiteWriter) async throws -> Task<Void, any Error> {
             let holder = Task { try await writer.write { _ in self.hold() } }
-            while !holding.load(ordering: .sequentiallyConsistent) { try await Task.sleep(for: .milliseconds(5)) }
+            try await eventually("the write holds the writer", interval: .milliseconds(5)) { holding.load(ordering: .sequentiallyConsistent) }
             return holder
         }
     }
