@@ -28,6 +28,10 @@ public struct AuditRecord: Sendable {
     /// The route as declared (`/v1/{config}/keys/{key}`), `unmatched` for a path no route
     /// takes; on the etcd API, the RPC (`/etcdserverpb.KV/Put`).
     public var route: String
+    /// The action the request was run as (the name of its kind of action: `get`,
+    /// `set`, `txn`, `lease-grant`…), the same for a request on every face; left out for
+    /// one that reached none (refused before it was read, or no config's).
+    public var action: String?
     /// The request's path as sent, without its query (REST).
     public var path: String?
     /// The config the request names.
@@ -89,6 +93,7 @@ public struct AuditRecord: Sendable {
         if let user { string("user", user, &line) }
         if let method { string("method", method, &line) }
         string("route", route, &line)
+        if let action { string("action", action, &line) }
         if let path { string("path", path, &line) }
         if let config { string("config", config, &line) }
         if let key { string("key", key, &line) }

@@ -38,6 +38,7 @@ public enum Pipeline {
     /// is created): the gate's decision, taken as ``perform(_:by:message:_:)`` takes it.
     public static func admit(_ action: Action, by caller: Caller) throws(DiscfgError) {
         let refusal = Gate.refusal(of: action, for: caller)
+        ActionNote.current?.note(action.kind, refused: refusal != nil)
         if observed.load(ordering: .relaxed) { PipelineObservers.shared.record(action, caller, refused: refusal != nil) }
         if let refusal { throw refusal }
     }
@@ -51,6 +52,35 @@ public enum Pipeline {
     /// go through the gate, and once.
     public static func observe(config: ConfigName) -> PipelineObservation {
         PipelineObservers.shared.start(config)
+    }
+}
+
+/// What a request became, for its audit line: the action the pipeline ran it as (the
+/// last, should a face run more than one), and whether the gate refused it. Bound around
+/// a request by whichever face writes its line, and filled by the pipeline, so every
+/// face's line names its action as the pipeline saw it.
+public final class ActionNote: Sendable {
+    /// The note of the request the current task answers; nil where no line is written.
+    @TaskLocal public static var current: ActionNote?
+
+    private let noted = Mutex<(kind: Action.Kind?, refused: Bool)>((nil, false))
+
+    public init() {}
+
+    /// The action the request was run as; nil when it reached no action (refused before,
+    /// or a route of no config's keys that is no action: the console's files).
+    public var kind: Action.Kind? { noted.withLock(\.kind) }
+    /// Whether the gate refused it.
+    public var refused: Bool { noted.withLock(\.refused) }
+
+    func note(_ kind: Action.Kind, refused: Bool) {
+        noted.withLock { $0 = (kind, refused) }
+    }
+
+    /// Runs `operation`, the answering of one request, with this note as the one the
+    /// pipeline fills.
+    public func noting<T>(_ operation: () async throws -> T) async rethrows -> T {
+        try await Self.$current.withValue(self, operation: operation)
     }
 }
 

@@ -1,6 +1,7 @@
 @testable import DiscfgEtcd
 import DiscfgCore
 import DiscfgNetwork
+import DiscfgService
 import Foundation
 import GRPCCore
 import Synchronization
@@ -31,6 +32,31 @@ struct EtcdAuditTests {
         #expect(lines[0]["key"] as? String == #"app/\x01\x5C"x"# && lines[0]["grpcStatus"] as? String == "OK" && lines[0]["revision"] as? Int == 7)
         #expect(lines[1]["grpcStatus"] as? String == "PERMISSION_DENIED" && lines[1]["rangeEnd"] as? String == #"\x00"# && lines[1]["revision"] == nil)
         #expect(lines[2]["principal"] is NSNull && lines[2]["grpcStatus"] as? String == "INVALID_ARGUMENT")
+    }
+
+    @Test("a call's line names the action the pipeline ran it as, allowed or refused by the gate; a call refused before it ran names none")
+    func actions() async throws {
+        let written = LinesWritten()
+        let trail = AuditTrail { written.append($0) }
+        let audit = EtcdAudit(trail: trail, config: "etcd")
+        let config = try ConfigName("etcd")
+        let scoped = Caller(name: "token:t", role: .write, scopes: [try AccessScope(config: config, etcdPrefix: Array("app/".utf8))])
+        let key = EtcdKeys.target(key: Data("app/x".utf8), rangeEnd: Data())
+        _ = try await audit.call(Etcdserverpb_KV.Method.Put.descriptor, key: Data("app/x".utf8)) {
+            try await Pipeline.perform(Action(.set, on: config, reaching: key), by: scoped) { 1 }
+        }
+        await #expect(throws: DiscfgError.self) {
+            try await audit.call(Etcdserverpb_KV.Method.DeleteRange.descriptor, key: Data("db/".utf8), rangeEnd: Data("db0".utf8)) {
+                try await Pipeline.perform(Action(.delete, on: config, reaching: EtcdKeys.target(key: Data("db/".utf8), rangeEnd: Data("db0".utf8))), by: scoped) { 1 }
+            }
+        }
+        audit.refused(Etcdserverpb_KV.Method.Range.descriptor, RPCError(code: .invalidArgument, message: "etcdserver: user name is empty"))
+        trail.flush()
+        let lines = try written.text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(lines.count == 3)
+        #expect(lines[0]["action"] as? String == "set" && lines[0]["grpcStatus"] as? String == "OK")
+        #expect(lines[1]["action"] as? String == "delete" && lines[1]["grpcStatus"] as? String == "PERMISSION_DENIED")
+        #expect(lines[2]["action"] == nil)
     }
 
     @Test("Authenticate's line names the token it authenticated; refused, it names the user name tried, escaped and cut at 64 bytes, never the password or a token's text")

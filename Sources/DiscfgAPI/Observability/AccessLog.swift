@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import Hummingbird
@@ -69,14 +70,16 @@ public final class AuditNote: Sendable {
     }
 
     private let fields = Mutex(Fields())
+    /// The action the pipeline ran the request as (``DiscfgService/ActionNote``).
+    private let action = ActionNote()
 
     /// An empty note.
     public init() {}
 
     /// Runs `operation`, the answering of one request, with this note as the one its
-    /// route fills.
+    /// route fills, and its action note as the one the pipeline fills.
     public func noting<T>(_ operation: () async throws -> T) async rethrows -> T {
-        try await Self.$current.withValue(self, operation: operation)
+        try await Self.$current.withValue(self) { try await action.noting(operation) }
     }
 
     /// Notes the caller the transport authenticated, for a request refused before the
@@ -102,6 +105,7 @@ public final class AuditNote: Sendable {
         record.transaction = noted.transaction
         record.error = noted.error?.rawValue
         record.revision = noted.revision.map { Int64(clamping: $0.rawValue) }
+        record.action = action.kind?.rawValue
         return record
     }
 }
@@ -225,6 +229,8 @@ final class AccessLog: Sendable {
                 line.status = record.status
                 line.error = record.error?.rawValue
                 line.revision = record.revision.map { Int64(clamping: $0.rawValue) }
+                // The action the event loop ran through the pipeline (``KeyReads``).
+                line.action = record.kind == .viewRead ? Action.Kind.get.rawValue : Action.Kind.set.rawValue
                 if sink == nil {
                     Self.write(line, to: nil, logger: logger)
                 } else {

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import GRPCCore
@@ -24,12 +25,18 @@ struct EtcdAudit: Sendable {
         guard let trail else { return try await body() }
         let start = ContinuousClock.now
         let time = AuditRecord.now()
+        // The action the pipeline runs the call as, for its line.
+        let action = ActionNote()
         do {
-            let response = try await body()
-            trail.note(record(descriptor, key, rangeEnd, status: nil, revision: revision(response), time: time, elapsed: ContinuousClock.now - start))
+            let response = try await action.noting(body)
+            var line = record(descriptor, key, rangeEnd, status: nil, revision: revision(response), time: time, elapsed: ContinuousClock.now - start)
+            line.action = action.kind?.rawValue
+            trail.note(line)
             return response
         } catch {
-            trail.note(record(descriptor, key, rangeEnd, status: error, revision: nil, time: time, elapsed: ContinuousClock.now - start))
+            var line = record(descriptor, key, rangeEnd, status: error, revision: nil, time: time, elapsed: ContinuousClock.now - start)
+            line.action = action.kind?.rawValue
+            trail.note(line)
             throw error
         }
     }
