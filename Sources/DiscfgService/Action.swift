@@ -11,7 +11,7 @@ import DiscfgCore
 /// ```swift
 /// // etcd's Put of `app/port`, or `PUT /v1/demo/keys/app/port`:
 /// let put = Action(.set, on: demo, writing: .key(try Key("/app/port")))
-/// try Gate.authorize(put, for: caller)
+/// let refusal = Gate.refusal(of: put, for: caller)   // nil: the caller may
 /// ```
 public struct Action: Sendable, Hashable {
     /// What it does.

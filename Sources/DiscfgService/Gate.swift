@@ -14,11 +14,6 @@ import DiscfgCore
 /// outside it (`permissionDenied`); each face encodes it as its protocol says (403 with
 /// an envelope, etcd's "permission denied").
 public enum Gate {
-    /// Refuses `action` unless `caller` may perform it.
-    public static func authorize(_ action: Action, for caller: Caller) throws(DiscfgError) {
-        if let refusal = refusal(of: action, for: caller) { throw refusal }
-    }
-
     /// Whether `caller` may perform `action`.
     public static func admits(_ action: Action, for caller: Caller) -> Bool {
         refusal(of: action, for: caller) == nil

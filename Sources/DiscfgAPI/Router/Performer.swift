@@ -24,12 +24,4 @@ struct Performer: Sendable {
     func callAsFunction<T>(_ operation: Action, message: String? = nil, _ step: () async throws -> T) async throws -> T {
         try await Pipeline.perform(operation, by: caller, message: self.message ?? message, step)
     }
-
-    /// The config of a route whose path names one (every route whose reach is its keys).
-    var namedConfig: ConfigName {
-        get throws {
-            guard let config else { throw DiscfgError(.internal, "a route reaching keys names no config") }
-            return config
-        }
-    }
 }
