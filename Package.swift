@@ -99,6 +99,7 @@ let package = Package(
             dependencies: [
                 "DiscfgCore",
                 "DiscfgService",
+                "DiscfgNetwork",
                 "DiscfgAWS",
                 "DiscfgAPI",
                 "DiscfgSQLite",
@@ -189,6 +190,7 @@ let package = Package(
             name: "DiscfgNetwork",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgService",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -76,16 +76,14 @@ public struct EtcdServer: Service {
     public var tls: ServerTLS?
     /// Whether to listen off loopback without TLS (`--insecure`).
     public var allowsPlaintextOffLoopback = false
-    /// Whether a connection of this client certificate may call (mutual TLS): one that
-    /// may not is closed as its handshake completes. Nil admits every certificate the
-    /// client CA signed.
-    public var admitsCertificate: (@Sendable (CertificateSubject?) -> Bool)?
-    /// What a client certificate may do (mutual TLS, `serve --tls-client-roles`): whom
-    /// its calls are recorded as, and its role and scopes, or nil for a certificate that
-    /// is no credential. A call that carries no etcd token runs as its connection's
-    /// certificate, checked call by call as a token's; one with a token, as the token.
-    /// Nil: certificates are no credential.
-    public var certificateRoles: (@Sendable (CertificateSubject) -> (principal: Principal, grant: AccessGrant)?)?
+    /// What client certificates may do (mutual TLS, `serve --tls-client-roles`), the roles
+    /// the REST API gives them too: a call that carries no etcd token runs as its
+    /// connection's certificate, as the same ``DiscfgNetwork/ClientCertificateRoles/caller(for:)``
+    /// the REST API asks, checked call by call as a token's; one with a token, as the
+    /// token. With roles given, a connection whose certificate has none is closed as its
+    /// handshake completes; with none, every certificate the client CA signed may call,
+    /// as etcd's `--client-cert-auth` admits them, and is no credential.
+    public var certificateRoles: ClientCertificateRoles = .none
     /// Origins (`https://console.example.com`, `serve --cors-origin`) whose web pages may
     /// call the JSON gateway, as they may call the REST API; other pages may change nothing.
     public var allowedOrigins: [String] = []
@@ -113,12 +111,12 @@ public struct EtcdServer: Service {
 
     public func run() async throws {
         let gate = EtcdAccessGate(
-            access, config: config, notice: notice, certificates: tls?.requiresClientCertificates == true ? certificateRoles : nil, tokens: tokenCache
+            access, config: config, notice: notice, certificates: tls?.requiresClientCertificates == true ? certificateRoles : .none, tokens: tokenCache
         )
         // Known before the first connection: a server that starts with tokens required
         // refuses calls without one from the first.
         await gate.read()
-        let requiresTokens = gate.state.withLock { $0.reading?.required == true }
+        let requiresTokens = gate.current(at: .now)?.required == true
         try Self.checkBindSafety(host: host, tls: tls, allowsPlaintext: allowsPlaintextOffLoopback, openToRemotePeers: openToRemotePeers, requiresTokens: requiresTokens)
         let following = Task { await gate.follow() }
         defer { following.cancel() }
@@ -192,7 +190,7 @@ public struct EtcdServer: Service {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(tls.handler(for: .h2))
                         try channel.pipeline.syncOperations.addHandler(TLSHandshakeGuard(
-                            timeout: TimeAmount(tls.handshakeTimeout), peer: peer, admits: tls.requiresClientCertificates ? admitsCertificate : nil
+                            timeout: TimeAmount(tls.handshakeTimeout), peer: peer, admits: tls.requiresClientCertificates ? certificateRoles.handshakeAdmission : nil
                         ))
                     }
                     // gRPC clients speak HTTP/2 from the first byte (prior knowledge), which

@@ -6,8 +6,11 @@ import Synchronization
 /// token issued or revoked through one face holds for the others at the same moment.
 ///
 /// A reading is trusted for ``lifetime``; whoever asks after that reads the store again.
-/// A change made through this server (``forget()``) drops the reading at once, and any read
-/// already under way when it was made, so no face answers from records older than it.
+/// A change made through this server (``issued(_:)``, ``revoked(id:)``) holds at once for
+/// every face: it drops the reading, and any read already under way when it was made, so
+/// the next question reads the store; and it is applied to ``latest()``, the reading a face
+/// answers from where it cannot wait for the store (the etcd API's calls), so a token
+/// revoked through the REST API is refused on the etcd API by the next call.
 ///
 /// ```swift
 /// let cache = TokenCache(store: tokens)
@@ -27,6 +30,9 @@ public final class TokenCache: Sendable {
 
     private struct State {
         var reading: Reading?
+        /// The last reading whatever its age, with the changes made through this server
+        /// since applied.
+        var latest: Reading?
         /// Counts changes made through this server: a read begun before one is not kept.
         var generation = 0
     }
@@ -51,6 +57,13 @@ public final class TokenCache: Sendable {
         }
     }
 
+    /// The last reading whatever its age, with every change made through this server since
+    /// applied; nil before the first. Its ``Reading/at`` says how old it is, for a face
+    /// that answers from it while the store cannot be read (the etcd API's gate).
+    public func latest() -> Reading? {
+        state.withLock(\.latest)
+    }
+
     /// A reading within ``lifetime``: the last one, or a new one read now.
     public func current() async throws -> Reading {
         if let fresh = fresh() { return fresh }
@@ -67,18 +80,36 @@ public final class TokenCache: Sendable {
         let tokens = Dictionary(try await store.listTokens().map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let reading = Reading(tokens: tokens, issued: tokens.isEmpty ? try await store.tokensWereIssued() : true, at: now)
         state.withLock { state in
-            guard state.generation == generation, state.reading.map({ $0.at <= now }) ?? true else { return }
+            guard state.generation == generation, state.latest.map({ $0.at <= now }) ?? true else { return }
             state.reading = reading
+            state.latest = reading
         }
         return reading
     }
 
-    /// Drops the reading after a change made through this server (a token issued or
-    /// revoked), so the next question reads the store.
-    public func forget() {
+    /// A token issued through this server: valid at once on every face.
+    public func issued(_ token: AccessToken) {
+        changed { reading in
+            reading.tokens[token.id] = token
+            reading.issued = true
+        }
+    }
+
+    /// A token revoked through this server: refused at once on every face.
+    public func revoked(id: String) {
+        changed { $0.tokens[id] = nil }
+    }
+
+    /// Drops the reading after a change made through this server, and any read under way,
+    /// so the next question reads the store; and applies `change` to ``latest()``.
+    private func changed(_ change: (inout Reading) -> Void) {
         state.withLock { state in
             state.reading = nil
             state.generation &+= 1
+            if var latest = state.latest {
+                change(&latest)
+                state.latest = latest
+            }
         }
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgCore
+import DiscfgNetwork
 import DiscfgSQLite
 import Foundation
 import Logging

@@ -35,7 +35,9 @@ struct TokenCacheTests {
         let (_, record) = try TokenFormat.generate(role: .read, configs: nil, description: nil, now: Date())
         try await store.saveToken(record)
         #expect(try await cache.current().tokens.isEmpty, "a token saved elsewhere waits for the next reading")
-        cache.forget()
+        cache.issued(record)
+        #expect(cache.fresh() == nil, "a change made through the server drops the reading")
+        #expect(cache.latest()?.tokens[record.id] != nil, "and holds at once where faces answer without the store")
         let after = try await cache.current()
         #expect(after.tokens[record.id] != nil && after.issued)
         #expect(store.reads.load(ordering: .relaxed) == 2)
@@ -54,8 +56,10 @@ struct TokenCacheTests {
         let caller = try await authenticator.identify(authorization: "Bearer \(token)", peerIsLoopback: true)
         #expect(caller.principal.id == record.id)
         #expect(store.reads.load(ordering: .relaxed) == 1, "one reading for both faces")
-        // A token revoked through the REST API is gone for every face that asks the cache.
+        // A token revoked through the REST API is gone for every face that asks the cache,
+        // at once: the reading faces answer from without the store (the etcd API's) too.
         _ = try await authenticator.revokeToken(id: record.id)
+        #expect(cache.latest()?.tokens[record.id] == nil)
         #expect(try await cache.current().tokens[record.id] == nil)
     }
 }

@@ -134,9 +134,10 @@ struct EtcdAccessTests {
         let later = ContinuousClock.now + .seconds(200)
         await gate.read()
         let session = try #require(write.session)
-        #expect(gate.state.withLock { $0.sessions.use(session, at: later, valid: $0.reading!.tokens) } === write)
-        #expect(gate.state.withLock { $0.sessions.use(session, at: later + .seconds(299), valid: $0.reading!.tokens) } === write)
-        #expect(gate.state.withLock { $0.sessions.use(session, at: later + .seconds(600), valid: $0.reading!.tokens) } == nil)
+        let tokens = try #require(gate.current(at: .now)).tokens
+        #expect(gate.state.withLock { $0.sessions.use(session, at: later, valid: tokens) } === write)
+        #expect(gate.state.withLock { $0.sessions.use(session, at: later + .seconds(299), valid: tokens) } === write)
+        #expect(gate.state.withLock { $0.sessions.use(session, at: later + .seconds(600), valid: tokens) } == nil)
     }
 
     @Test("a token reaches the etcd keys of its etcd-space scopes on the served config; a discfg-space scope, or one on another config, reaches none; a whole-config scope every key")

@@ -18,6 +18,27 @@ struct EtcdIdentityTests {
         return nil
     }
 
+    @Test("a token revoked through the server's own cache (as its REST API revokes) is refused on the etcd API by the next call, before any reading; one issued so is taken at once")
+    func sharedCacheChanges() async throws {
+        let fixture = try EtcdAccessTests.Store()
+        defer { fixture.cleanUp() }
+        let config = try ConfigName("etcd")
+        let cache = TokenCache(store: fixture.store)
+        let gate = EtcdAccessGate(.tokensRequired(fixture.store), config: config, tokens: cache)
+        let writer = try await fixture.token(.write)
+        await gate.read()
+        let session = try gate.authenticate(name: writer.id, password: writer.text)
+        guard case .caller = gate.admission(token: session.session, for: .set) else { Issue.record("a write token's session was refused a put"); return }
+        // Neither change is read from the store: the gate answers from the cache's reading.
+        cache.revoked(id: writer.id)
+        #expect(Self.refusal(gate.admission(token: session.session, for: .set)) == EtcdAuthError.invalidToken)
+        #expect(gate.recheck(session) == EtcdAuthError.invalidToken, "its open streams end too")
+        let text = "dcfg_ba9876543210_\(String(repeating: "t", count: 43))"
+        cache.issued(AccessToken(id: "ba9876543210", hash: EtcdAccessGate.hash(text), role: .read, scopes: nil, description: nil, createdAt: Date()))
+        let reader = try gate.authenticate(name: "ba9876543210", password: text)
+        guard case .caller = gate.admission(token: reader.session, for: .range) else { Issue.record("a token issued through the cache was refused"); return }
+    }
+
     @Test("reads failing for 10 s: calls answered with the last state, sessions kept; failing for 31 s: refused UNAVAILABLE; a hung read refuses nothing until then")
     func tokenStateGrace() async throws {
         let fixture = try EtcdAccessTests.Store()
@@ -133,13 +154,7 @@ struct EtcdIdentityTests {
         let config = try ConfigName("etcd")
         let deployer = CertificateSubject([("O", "acme"), ("CN", "deployer")])
         let scoped = CertificateSubject([("CN", "registry")])
-        let grants: EtcdAccessGate.CertificateGrants = { subject in
-            switch subject.commonName {
-            case "deployer": (Principal(kind: .certificate, id: subject.description), AccessGrant(role: .write, scopes: [AccessScope(config: config)]))
-            case "registry": (Principal(kind: .certificate, id: subject.description), AccessGrant(role: .admin, scopes: [try! AccessScope("etcd:etcd:/registry/")]))
-            default: nil
-            }
-        }
+        let grants = try ClientCertificateRoles(parsing: "CN=deployer=write@etcd,CN=registry=admin@etcd:etcd:/registry/")
         let admin = try await fixture.token(.admin)
         for access in [EtcdAccess.open, .tokensRequired(fixture.store)] {
             let gate = EtcdAccessGate(access, config: config, certificates: grants)

@@ -156,7 +156,7 @@ public final class Authenticator: TokenAdministration {
         let store = try tokenStore()
         let issued = try TokenFormat.generate(role: role, scopes: scopes, description: description, now: Date())
         try await store.saveToken(issued.record)
-        forgetCachedTokens()
+        tokenCache?.issued(issued.record)
         return (issued.token, TokenDocument(issued.record))
     }
 
@@ -173,7 +173,7 @@ public final class Authenticator: TokenAdministration {
             throw DiscfgError(.keyNotFound, "no token with id \"\(id.debugEscaped)\"; 'discfg token list' (GET /admin/tokens) lists them", field: "id")
         }
         try await store.revokeToken(id: id)
-        forgetCachedTokens()
+        tokenCache?.revoked(id: id)
         return TokenDocument(record)
     }
 
@@ -182,11 +182,6 @@ public final class Authenticator: TokenAdministration {
             throw DiscfgError(.invalidArgument, "this server keeps no tokens: it was started open, over a store without them", field: "tokens")
         }
         return store
-    }
-
-    /// Drops the cached records, and any read already under way when they changed.
-    private func forgetCachedTokens() {
-        tokenCache?.forget()
     }
 
     /// The cached token records, if read within the cache's lifetime.

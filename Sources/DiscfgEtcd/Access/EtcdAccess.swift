@@ -51,9 +51,11 @@ enum EtcdAdmission {
 }
 
 /// The etcd API's access rule as its connections ask it, before any method runs: an
-/// answer read from memory, kept current by ``follow()``. The store's valid tokens are
-/// read every ``readInterval``; a session of a token revoked since is refused from the
-/// next reading, and open streams of it end within ``readInterval`` after that.
+/// answer read from memory, the server's one ``DiscfgService/TokenCache``'s latest
+/// reading, which ``follow()`` reads again every ``readInterval``. A token revoked through
+/// this server (its REST API) is refused by the next call, the cache holding the change at
+/// once; one revoked elsewhere (another server, the command line on the store) from the
+/// next reading. Open streams of it end within ``readInterval`` after that.
 ///
 /// A read that fails or is slow (a store answering one request at a time, busy with
 /// the clients' own calls) leaves the last reading in force for ``staleAfter``: calls
@@ -79,8 +81,11 @@ final class EtcdAccessGate: Sendable {
         message: "etcdserver: cannot tell whether this server requires tokens (its store did not answer); the etcd API refuses calls until it can"
     )
 
+    /// The token state a call is answered by.
     struct Reading {
+        /// Whether calls need a token.
         var required: Bool
+        /// When the reading it comes from began.
         var at: ContinuousClock.Instant
         /// The store's valid tokens by id.
         var tokens: [String: AccessToken]
@@ -98,28 +103,19 @@ final class EtcdAccessGate: Sendable {
     }
 
     struct State {
-        /// The last successful reading.
-        var reading: Reading?
+        /// Whether the last successful reading required tokens, for the log's notices.
+        var required: Bool?
         var health = Health.reading
         var sessions = EtcdSessions()
-
-        /// The last reading, when it is young enough at `now` to answer calls.
-        func current(at now: ContinuousClock.Instant) -> Reading? {
-            guard let reading, reading.at.duration(to: now) < EtcdAccessGate.staleAfter else { return nil }
-            return reading
-        }
     }
-
-    /// What a client certificate may do: whom its calls are recorded as, and its role
-    /// and scopes; nil for a certificate that is no credential.
-    typealias CertificateGrants = @Sendable (CertificateSubject) -> (principal: Principal, grant: AccessGrant)?
 
     let access: EtcdAccess
     /// The config the etcd API serves: a token whose scopes miss it may authenticate,
     /// and is refused every other call.
     let config: ConfigName?
-    /// The grants of client certificates; nil when certificates are no credential.
-    let certificates: CertificateGrants?
+    /// The roles of client certificates, as the REST API gives them; none when
+    /// certificates are no credential.
+    let certificates: ClientCertificateRoles
     /// Told when the rule's answer changes, in a sentence for the log.
     private let notice: @Sendable (String) -> Void
     let state = Mutex(State())
@@ -131,7 +127,7 @@ final class EtcdAccessGate: Sendable {
 
     init(
         _ access: EtcdAccess, config: ConfigName? = nil, notice: @escaping @Sendable (String) -> Void = { _ in },
-        certificates: CertificateGrants? = nil, tokens: TokenCache? = nil
+        certificates: ClientCertificateRoles = .none, tokens: TokenCache? = nil
     ) {
         self.access = access
         self.config = config
@@ -162,8 +158,9 @@ final class EtcdAccessGate: Sendable {
         }
         if case .open = access { return .anonymous }
         let now = now ?? .now
+        let reading = current(at: now)
         let admission: EtcdAdmission = state.withLock { state in
-            guard let reading = state.current(at: now) else { return .refused(Self.unknown) }
+            guard let reading else { return .refused(Self.unknown) }
             guard reading.required, let action, needsRole else { return .anonymous }
             guard let token else { return .refused(EtcdAuthError.userEmpty) }
             guard let caller = state.sessions.use(token, at: now, valid: reading.tokens) else { return .refused(EtcdAuthError.invalidToken) }
@@ -191,10 +188,9 @@ final class EtcdAccessGate: Sendable {
     /// The caller of a connection whose client certificate is `subject`, when its grant
     /// makes it one.
     func caller(of subject: CertificateSubject) -> EtcdCaller? {
-        guard let certificates else { return nil }
         if let known = certificateCallers.withLock({ $0[subject] }) { return known }
-        guard let granted = certificates(subject) else { return nil }
-        let caller = EtcdCaller(certificate: granted.principal, grant: granted.grant)
+        guard let granted = certificates.caller(for: subject) else { return nil }
+        let caller = EtcdCaller(certificate: granted)
         certificateCallers.withLock { callers in
             // Bounded: a CA may sign many subjects; the few in use are made again.
             if callers.count >= 1024 { callers.removeAll() }
@@ -211,46 +207,52 @@ final class EtcdAccessGate: Sendable {
         if case .open = access { return nil }
         if let caller, caller.session == nil { return nil }
         let now = now ?? .now
+        let reading = current(at: now)
         return state.withLock { state in
-            guard let reading = state.current(at: now) else { return Self.unknown }
+            guard let reading else { return Self.unknown }
             guard reading.required else { return nil }
             guard let caller, let session = caller.session else { return EtcdAuthError.userEmpty }
             return state.sessions.use(session, at: now, valid: reading.tokens) === caller ? nil : EtcdAuthError.invalidToken
         }
     }
 
-    /// Reads the token state once, as of `start` (nil for the clock's): a reading is as
-    /// old as the moment its read began. A failed read keeps the last reading, which
-    /// answers calls until it is ``staleAfter`` old.
+    /// The token state calls are answered by at `now`: the cache's latest reading, with
+    /// the changes made through this server since, while it is younger than
+    /// ``staleAfter``; nil past it, or before the first.
+    func current(at now: ContinuousClock.Instant) -> Reading? {
+        guard let latest = tokens?.latest(), latest.at.duration(to: now) < Self.staleAfter else { return nil }
+        return Reading(required: required(issued: latest.issued), at: latest.at, tokens: latest.tokens)
+    }
+
+    /// Whether calls need a token, once any was issued or not.
+    private func required(issued: Bool) -> Bool {
+        switch access {
+        case .tokensRequired: true
+        case .tokensOnceIssued: issued
+        case .open: false
+        }
+    }
+
+    /// Reads the token state once, into the shared cache, as of `start` (nil for the
+    /// clock's): a reading is as old as the moment its read began. A failed read keeps
+    /// the last reading, which answers calls until it is ``staleAfter`` old.
     func read(at start: ContinuousClock.Instant? = nil) async {
         guard let tokens else { return }
         let now = start ?? .now
-        let reading: Reading?
-        do {
-            let read = try await tokens.read(at: now)
-            let required: Bool = switch access {
-            case .tokensRequired: true
-            case .tokensOnceIssued: read.issued
-            case .open: false
-            }
-            reading = Reading(required: required, at: now, tokens: read.tokens)
-        } catch {
-            reading = nil
-        }
+        let read = try? await tokens.read(at: now)
+        let current = current(at: now)
         let (before, health) = state.withLock { state in
-            let before = (required: state.reading?.required, health: state.health)
-            if let reading {
-                // A read that began before the last one's keeps nothing older.
-                if state.reading.map({ $0.at <= reading.at }) ?? true {
-                    state.reading = reading
-                    state.sessions.sweep(at: now, valid: reading.tokens)
-                }
+            let before = (required: state.required, health: state.health)
+            if let read {
+                if let current { state.sessions.sweep(at: now, valid: current.tokens) }
+                state.required = required(issued: read.issued)
                 state.health = .reading
             } else {
-                state.health = state.current(at: now) == nil ? .refusing : .failing
+                state.health = current == nil ? .refusing : .failing
             }
             return (before, state.health)
         }
+        let reading = read.map { Reading(required: required(issued: $0.issued), at: $0.at, tokens: $0.tokens) }
         switch (before.required, reading?.required) {
         case (false, true?), (nil, true?):
             notice("tokens are required: etcd calls need a token from Auth.Authenticate, with a discfg token's id as user name and the token as password")

@@ -29,12 +29,13 @@ final class EtcdCaller: Sendable {
         )
     }
 
-    /// The caller of a client certificate: `principal` (the certificate's subject) with
-    /// `grant`'s role and scopes, for as long as its connection lasts.
-    init(certificate principal: Principal, grant: AccessGrant) {
+    /// The caller of a client certificate, as its roles make it
+    /// (``DiscfgNetwork/ClientCertificateRoles/caller(for:)``), for as long as its
+    /// connection lasts.
+    init(certificate caller: Caller) {
         session = nil
         tokenID = nil
-        caller = Caller(name: "cert:\(principal.id)", role: grant.role, scopes: grant.scopes, principal: principal)
+        self.caller = caller
     }
 
     /// What the caller may do.

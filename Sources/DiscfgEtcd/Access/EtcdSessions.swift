@@ -109,8 +109,9 @@ extension EtcdAccessGate {
         // in constant time.
         let presented = Self.hash(password)
         let wellFormed = !name.isEmpty && password.hasPrefix("dcfg_\(name)_")
+        let reading = current(at: now)
         let result: Result<EtcdCaller, RPCError> = state.withLock { state in
-            guard let reading = state.current(at: now) else { return .failure(Self.unknown) }
+            guard let reading else { return .failure(Self.unknown) }
             guard reading.required else { return .failure(EtcdAuthError.notEnabled) }
             guard let record = reading.tokens[name], wellFormed, Self.constantTimeEqual(presented, record.hash) else {
                 return .failure(EtcdAuthError.authFailed)

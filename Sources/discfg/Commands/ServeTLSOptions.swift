@@ -56,22 +56,6 @@ struct ServeTLSOptions: ParsableArguments {
         do { return try ClientCertificateRoles(parsing: clientRoles) } catch let error as DiscfgError { throw usage(error.message, field: "--tls-client-roles") }
     }
 
-    /// Which client certificates may use the etcd API: with roles given, those listed
-    /// (each call is then allowed by its certificate's role and scopes, ``etcdRoles(_:)``);
-    /// without, every certificate of the client CA, as etcd's `--client-cert-auth` admits
-    /// them with authentication off.
-    static func etcdAdmission(_ roles: ClientCertificateRoles) -> (@Sendable (CertificateSubject?) -> Bool)? {
-        guard !roles.grants.isEmpty else { return nil }
-        return { subject in subject.flatMap(roles.caller(for:)) != nil }
-    }
-
-    /// What each client certificate may do on the etcd API, as on the REST API: its
-    /// subject as principal, its role and scopes; nil without roles.
-    static func etcdRoles(_ roles: ClientCertificateRoles) -> (@Sendable (CertificateSubject) -> (principal: Principal, grant: AccessGrant)?)? {
-        guard !roles.grants.isEmpty else { return nil }
-        return { subject in roles.caller(for: subject).map { ($0.principal, $0.grant) } }
-    }
-
     /// Says on standard error what `--insecure` lets happen on `host`, where it does:
     /// plain HTTP off loopback, and callers from other machines without a credential.
     static func warnInsecure(host: String, tls: ServerTLS?, answersWithoutCredentials: Bool) {

@@ -1,6 +1,5 @@
 import DiscfgCore
 import DiscfgService
-import DiscfgNetwork
 
 /// The roles of client certificates (mutual TLS), as `serve --tls-client-roles` gives
 /// them: `CN=NAME=ROLE[@SCOPE[+SCOPE…]],…` (``AccessGrant/parse(_:entry:invalid:)``: a scope is a config, `demo`, or
@@ -65,6 +64,14 @@ public struct ClientCertificateRoles: Sendable, Equatable {
         guard let name = subject.commonName, let grant = grants[name] else { return nil }
         let id = subject.description
         return Caller(name: "cert:\(id)", role: grant.role, scopes: grant.scopes, principal: Principal(kind: .certificate, id: id))
+    }
+
+    /// Whether a connection may go on past its TLS handshake, for an API that serves only
+    /// certificates with a role (the etcd API): its certificate must have one. Nil when no
+    /// roles are given, and every certificate the client CA signed may call.
+    public var handshakeAdmission: (@Sendable (CertificateSubject?) -> Bool)? {
+        guard !grants.isEmpty else { return nil }
+        return { [self] subject in subject.flatMap(caller(for:)) != nil }
     }
 
     /// Why a certificate of `subject` is refused whatever credential comes with it, or nil
