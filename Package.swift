@@ -86,7 +86,7 @@ let package = Package(
         ),
         .target(
             name: "DiscfgService",
-            dependencies: ["DiscfgCore"],
+            dependencies: ["DiscfgCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
         ),
         .target(
@@ -287,6 +287,7 @@ let package = Package(
                 "DiscfgSecrets",
                 "DiscfgEtcd",
                 "DiscfgNetwork",
+                "DiscfgService",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

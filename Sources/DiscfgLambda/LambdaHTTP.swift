@@ -64,9 +64,10 @@ struct GatewayResponse {
 final class LambdaHTTPHandler: Sendable {
     private let responder: RouterResponder<LambdaRequestContext>
     private let access: LambdaAccess
-    /// Where each request's audit line goes; nil for the function's log (its logger,
-    /// whose lines carry the invocation's request id), which Lambda sends to CloudWatch Logs.
-    let auditLog: LogSink?
+    /// Where each request's audit line goes, written at once: a frozen or ended function
+    /// would never write a batched line. Nil for the function's log (its logger, whose
+    /// lines carry the invocation's request id), which Lambda sends to CloudWatch Logs.
+    let auditTrail: AuditTrail?
 
     /// Lambda's response limit is 6 MB, and a binary body grows by a third in base64.
     static let maxResponseBytes = 4_400_000
@@ -84,38 +85,24 @@ final class LambdaHTTPHandler: Sendable {
         ConfigAPI(store: store, authenticator: authenticator, options: options).register(on: router)
         responder = router.buildResponder()
         self.access = access
-        self.auditLog = auditLog
+        auditTrail = auditLog.map { AuditTrail(sink: $0, urgent: true) }
     }
 
     /// Answers one request, and writes its audit line (``AuditRecord``).
     func handle(_ request: GatewayRequest, deadline: ContinuousClock.Instant, logger: Logger) async -> GatewayResponse {
-        let start = ContinuousClock.now
-        let time = AuditRecord.now()
         let note = AuditNote()
         let response = await note.noting { () async -> GatewayResponse in
             switch authenticate(request) {
             case .failure(let error):
                 // Refused before the router: the gateway's IAM principal, when it named one.
-                if let principal = request.principal { note.note(principal: Principal(kind: .iam, id: principal)) }
+                if let principal = request.principal { note.update { $0.principal = Principal(kind: .iam, id: principal) } }
                 return await Self.collect(ConfigAPI.errorResponse(error, action: "authorize"))
             case .success(let caller):
                 return await route(request, caller: caller, deadline: deadline, logger: logger)
             }
         }
-        var record = note.record(api: "rest", route: "unmatched", time: time, elapsed: ContinuousClock.now - start)
-        record.method = request.method
-        record.path = request.path
-        record.status = response.status
-        if let auditLog {
-            var line: [UInt8] = []
-            record.append(to: &line)
-            // At once: a frozen or ended function would never write a buffered line.
-            auditLog.append(bytes: line, urgent: true)
-        } else {
-            // The function's log, which CloudWatch Logs keeps: the line after the
-            // invocation's request id.
-            logger.info("\(record.line.dropLast())")
-        }
+        let record = note.record(api: "rest", route: "unmatched", AuditNote.Answer(method: request.method, path: request.path, status: response.status))
+        (auditTrail ?? .logging(to: logger)).write(record)
         return response
     }
 

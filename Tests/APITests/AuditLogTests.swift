@@ -1,6 +1,7 @@
 @testable import DiscfgAPI
 import DiscfgCore
 import DiscfgNetwork
+import DiscfgService
 import DiscfgTestSupport
 import Foundation
 import Testing

@@ -32,9 +32,11 @@ final class InProcessEtcd: TestServer {
     deinit { task.cancel() }
 
     /// Starts the server over `config` once `prepare` has filled its store (tokens are
-    /// read as it starts, so they are known from the first call); the server, and what
-    /// `prepare` made.
-    static func start<Prepared>(config: ConfigName, prepare: (SQLiteStore) async throws -> Prepared) async throws -> (InProcessEtcd, Prepared) {
+    /// read as it starts, so they are known from the first call), its audit lines noted in
+    /// `auditTrail` (flushed by whoever reads them); the server, and what `prepare` made.
+    static func start<Prepared>(
+        config: ConfigName, auditTrail: AuditTrail? = nil, prepare: (SQLiteStore) async throws -> Prepared
+    ) async throws -> (InProcessEtcd, Prepared) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-face-etcd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
@@ -42,6 +44,7 @@ final class InProcessEtcd: TestServer {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var server = EtcdServer(store: store, config: config, host: "127.0.0.1", port: 0) { portContinuation.yield($0) }
         server.access = .tokensRequired(store)
+        server.auditTrail = auditTrail
         var logger = Logger(label: "face-matrix-etcd")
         logger.logLevel = .critical
         server.logger = logger

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import Synchronization
 
 /// Abandons requests that outlive their deadline, with one shared ticker for all of them

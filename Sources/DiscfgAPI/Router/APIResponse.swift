@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
 import CoreMetrics
 import DiscfgCore
+import DiscfgService
 import DiscfgNetwork
 import Foundation
 import Hummingbird
@@ -95,7 +96,7 @@ public enum DiscfgServer {
         accessLog: AccessLog?
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
-        router.add(middleware: AccessLogMiddleware(metrics: metrics, sink: configuration.auditLog))
+        router.add(middleware: AccessLogMiddleware(metrics: metrics, trail: configuration.auditLog.map { AuditTrail(sink: $0) }))
         if let tracer = apiStore.tracer { router.add(middleware: TracingMiddleware(tracer: tracer)) }
         router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
         if let headers = configuration.answerHeaders { router.add(middleware: AnswerHeadersMiddleware(headers: headers)) }
@@ -133,7 +134,9 @@ public enum DiscfgServer {
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics(backend: configuration.metricsBackend ?? APIMetrics.bootstrappedBackend)
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
-        let accessLog = views.map { _ in AccessLog(metrics: metrics, logger: logger, sink: configuration.auditLog, route: KeyReads.route) }
+        // Lines a silenced logger would drop are not made.
+        let trail = configuration.auditLog.map { AuditTrail(sink: $0) } ?? (logger.logLevel <= .info ? .logging(to: logger) : nil)
+        let accessLog = views.map { _ in AccessLog(metrics: metrics, trail: trail, route: KeyReads.route) }
         // One view of the store for the router and the event loops: timed, and telling
         // the views of every write.
         let apiStore = InstrumentedStore(store, metrics: metrics, views: views, tracer: RequestTracing.tracer(configuration.tracer))

@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgNetwork
+import DiscfgService
 import GRPCCore
 
 extension EtcdAudit {
@@ -13,15 +14,10 @@ extension EtcdAudit {
     ///   - error: the refusal, when it has a gRPC status or a discfg error code.
     func gatewayRefused(method: String, path: String, _ descriptor: MethodDescriptor?, status: Int, error: (any Error)? = nil) {
         guard let trail else { return }
-        var line = AuditRecord(api: "etcd", route: descriptor.map(EtcdMethodTable.path) ?? "unmatched")
-        line.method = method
-        line.path = path
-        line.config = config
-        line.status = status
-        if let error {
-            line.grpcStatus = Self.statusName(error)
-            if let discfg = error as? DiscfgError { line.error = discfg.code.rawValue }
-        }
-        trail.note(line)
+        let note = AuditNote(AuditNote.Fields(
+            route: descriptor.map(EtcdMethodTable.path), config: config, error: (error as? DiscfgError)?.code
+        ))
+        let answer = AuditNote.Answer(method: method, path: path, status: status, grpcStatus: error.map(Self.statusName))
+        trail.note(note.record(api: "etcd", route: "unmatched", answer))
     }
 }

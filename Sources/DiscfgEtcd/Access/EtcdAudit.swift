@@ -4,10 +4,11 @@ import DiscfgNetwork
 import Foundation
 import GRPCCore
 
-/// The etcd API's audit lines (``AuditRecord``): one per call, as it ends — its RPC,
-/// who made it, the key range it names, its gRPC status and the revision of its change —
-/// and one per call refused before it ran. Noted in an ``AuditTrail``, which writes them
-/// in batches off the call's path; nothing at all without one.
+/// The etcd API's audit lines: one per call, as it ends — its RPC, who made it, the key
+/// range it names, the action the pipeline ran it as, its gRPC status and the revision
+/// of its change — and one per call refused before it ran. Each is made by the call's
+/// ``DiscfgService/AuditNote``, as every face's are, and noted in an ``AuditTrail``,
+/// which writes them in batches off the call's path; nothing at all without one.
 struct EtcdAudit: Sendable {
     /// Where the lines go; nil for none.
     let trail: AuditTrail?
@@ -23,22 +24,26 @@ struct EtcdAudit: Sendable {
         revision: (Response) -> Int64? = { _ in nil }, _ body: () async throws -> Response
     ) async throws -> Response {
         guard let trail else { return try await body() }
-        let start = ContinuousClock.now
-        let time = AuditRecord.now()
-        // The action the pipeline runs the call as, for its line.
-        let action = ActionNote()
+        let note = AuditNote(AuditNote.Fields(
+            route: EtcdMethodTable.path(descriptor), config: config,
+            key: key.isEmpty ? nil : Self.printable(key), rangeEnd: rangeEnd.isEmpty ? nil : Self.printable(rangeEnd)
+        ))
         do {
-            let response = try await action.noting(body)
-            var line = record(descriptor, key, rangeEnd, status: nil, revision: revision(response), time: time, elapsed: ContinuousClock.now - start)
-            line.action = action.kind?.rawValue
-            trail.note(line)
+            let response = try await note.noting(body)
+            note.update { $0.principal = Self.principal; $0.revision = revision(response).map { Revision(UInt64(clamping: $0)) } }
+            trail.note(note.record(api: "etcd", route: "unmatched", AuditNote.Answer(grpcStatus: "OK")))
             return response
         } catch {
-            var line = record(descriptor, key, rangeEnd, status: error, revision: nil, time: time, elapsed: ContinuousClock.now - start)
-            line.action = action.kind?.rawValue
-            trail.note(line)
+            note.update { $0.principal = Self.principal }
+            trail.note(note.record(api: "etcd", route: "unmatched", AuditNote.Answer(grpcStatus: Self.statusName(error))))
             throw error
         }
+    }
+
+    /// Who the current call ran as: its token, or the anonymous caller of a server
+    /// without tokens.
+    private static var principal: Principal {
+        EtcdCaller.current?.principal ?? EtcdBackend.unauthenticated.principal
     }
 
     /// Runs `Auth.Authenticate` for the user name `user` and notes its line: as the
@@ -47,20 +52,15 @@ struct EtcdAudit: Sendable {
     /// run of guesses shows whom they were aimed at. Never the password.
     func authenticate<Response>(user: String, _ body: () async throws -> Response) async throws -> Response {
         guard let trail else { return try await body() }
-        let descriptor = Etcdserverpb_Auth.Method.Authenticate.descriptor
-        let start = ContinuousClock.now
-        let time = AuditRecord.now()
+        let note = AuditNote(AuditNote.Fields(route: EtcdMethodTable.path(Etcdserverpb_Auth.Method.Authenticate.descriptor), config: config))
         do {
             let response = try await body()
-            var line = record(descriptor, Data(), Data(), status: nil, revision: nil, time: time, elapsed: ContinuousClock.now - start)
-            line.principal = Principal(kind: .token, id: user)
-            trail.note(line)
+            note.update { $0.principal = Principal(kind: .token, id: user) }
+            trail.note(note.record(api: "etcd", route: "unmatched", AuditNote.Answer(grpcStatus: "OK")))
             return response
         } catch {
-            var line = record(descriptor, Data(), Data(), status: error, revision: nil, time: time, elapsed: ContinuousClock.now - start)
-            line.principal = nil
-            line.user = Self.userName(user)
-            trail.note(line)
+            note.update { $0.user = Self.userName(user) }
+            trail.note(note.record(api: "etcd", route: "unmatched", AuditNote.Answer(grpcStatus: Self.statusName(error))))
             throw error
         }
     }
@@ -78,25 +78,8 @@ struct EtcdAudit: Sendable {
     /// valid): no principal, for none was authenticated.
     func refused(_ descriptor: MethodDescriptor, _ error: RPCError) {
         guard let trail else { return }
-        var line = AuditRecord(api: "etcd", route: EtcdMethodTable.path(descriptor))
-        line.config = config
-        line.grpcStatus = Self.statusName(error)
-        trail.note(line)
-    }
-
-    private func record(
-        _ descriptor: MethodDescriptor, _ key: Data, _ rangeEnd: Data, status error: (any Error)?, revision: Int64?,
-        time: (seconds: Int, nanoseconds: Int), elapsed: Duration
-    ) -> AuditRecord {
-        var line = AuditRecord(api: "etcd", route: EtcdMethodTable.path(descriptor), time: time, elapsed: elapsed)
-        // Who the call ran as: its token, or the anonymous caller of a server without tokens.
-        line.principal = EtcdCaller.current?.principal ?? EtcdBackend.unauthenticated.principal
-        line.config = config
-        if !key.isEmpty { line.key = Self.printable(key) }
-        if !rangeEnd.isEmpty { line.rangeEnd = Self.printable(rangeEnd) }
-        line.grpcStatus = error.map(Self.statusName) ?? "OK"
-        line.revision = revision
-        return line
+        let note = AuditNote(AuditNote.Fields(route: EtcdMethodTable.path(descriptor), config: config))
+        trail.note(note.record(api: "etcd", route: "unmatched", AuditNote.Answer(grpcStatus: Self.statusName(error))))
     }
 
     /// An etcd key as a person reads it: printable ASCII as it is, a backslash and every

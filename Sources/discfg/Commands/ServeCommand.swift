@@ -4,6 +4,7 @@ import DiscfgCore
 import DiscfgDynamoDB
 import DiscfgEtcd
 import DiscfgNetwork
+import DiscfgService
 import Foundation
 import Hummingbird
 import Logging
@@ -275,7 +276,8 @@ struct ServeCommand: AsyncParsableCommand {
                     server.allowedOrigins = corsOrigins
                     server.tls = serverTLS
                     server.allowsPlaintextOffLoopback = insecure
-                    server.certificateRoles = certificateRoles
+                    server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles)
+                    server.certificateRoles = ServeTLSOptions.etcdRoles(certificateRoles)
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
                     let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }

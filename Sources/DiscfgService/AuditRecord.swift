@@ -8,7 +8,9 @@ import Synchronization
 /// Written as one JSON object per line, its fields in a fixed order and left out when
 /// they do not apply (`docs/server.md`, "Audit log", names them). It never holds a value,
 /// a token, a change's message or any other body: only names (the principal, the route,
-/// the config, keys) and outcomes.
+/// the config, keys) and outcomes. Every face's line is made in one place,
+/// ``init(api:route:_:_:time:elapsed:)``, from what its ``AuditNote`` gathered, and
+/// handed to an ``AuditTrail``.
 ///
 /// ```json
 /// {"time":"2026-11-26T18:52:13.123Z","api":"rest","principal":"token:3f9a0c12b7de","method":"PUT","route":"/v1/{config}/keys/{key}","path":"/v1/demo/keys/db/host","config":"demo","key":"/db/host","status":200,"revision":42,"ms":0.42}

@@ -2,10 +2,15 @@ import Foundation
 import ServiceLifecycle
 import Synchronization
 
-/// Audit lines (``AuditRecord``) noted as calls end and written in batches: noting is an
-/// append under a lock, and the lines are formatted and handed to ``write`` by
-/// ``flush()``, every ``flushInterval`` while ``AuditTrailService`` runs and once more
-/// when it stops.
+/// Where every face hands its audit lines (``AuditRecord``, made by ``AuditNote``): the
+/// one sink of the audit log, whatever it writes to (a file, standard error, a logger).
+///
+/// A line is either noted, to be written in a batch off the request's path (``note(_:)``:
+/// an append under a lock; the lines are formatted and handed on by ``flush()``, every
+/// ``flushInterval`` while ``AuditTrailService`` runs and once more when it stops), or
+/// written at once (``write(_:)``), where a batch might never be written (a Lambda
+/// function frozen after its invocation) or a face keeps batches of its own (the event
+/// loops' answers, flushed with their metrics).
 ///
 /// ```swift
 /// let trail = AuditTrail { lines in sink.append(bytes: lines, urgent: false) }
@@ -17,17 +22,34 @@ public final class AuditTrail: Sendable {
     public static let flushInterval: Duration = .milliseconds(100)
 
     /// Takes lines, each ending in a newline, to write where the audit log goes.
-    public let write: @Sendable ([UInt8]) -> Void
+    private let output: @Sendable ([UInt8]) -> Void
     private let records = Mutex<[AuditRecord]>([])
 
     /// A trail handing its lines to `write`.
     public init(write: @escaping @Sendable ([UInt8]) -> Void) {
-        self.write = write
+        self.output = write
     }
 
     /// Notes one line, to be written by the next ``flush()``.
     public func note(_ record: AuditRecord) {
         records.withLock { $0.append(record) }
+    }
+
+    /// Writes one line now.
+    public func write(_ record: AuditRecord) {
+        var line: [UInt8] = []
+        line.reserveCapacity(256)
+        record.append(to: &line)
+        output(line)
+    }
+
+    /// Writes `records`' lines now, in one write, in their order.
+    public func write(_ records: [AuditRecord]) {
+        guard !records.isEmpty else { return }
+        var lines: [UInt8] = []
+        lines.reserveCapacity(records.count * 256)
+        for record in records { record.append(to: &lines) }
+        output(lines)
     }
 
     /// Formats and writes every line noted so far, in the order they were noted.
@@ -36,11 +58,7 @@ public final class AuditTrail: Sendable {
             defer { records.removeAll(keepingCapacity: true) }
             return records
         }
-        guard !noted.isEmpty else { return }
-        var lines: [UInt8] = []
-        lines.reserveCapacity(noted.count * 256)
-        for record in noted { record.append(to: &lines) }
-        write(lines)
+        write(noted)
     }
 }
 
