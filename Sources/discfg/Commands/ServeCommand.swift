@@ -276,8 +276,7 @@ struct ServeCommand: AsyncParsableCommand {
                     server.allowedOrigins = corsOrigins
                     server.tls = serverTLS
                     server.allowsPlaintextOffLoopback = insecure
-                    server.admitsCertificate = ServeTLSOptions.etcdAdmission(certificateRoles)
-                    server.certificateRoles = ServeTLSOptions.etcdRoles(certificateRoles)
+                    server.certificateRoles = certificateRoles
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
                     let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }
