@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgNetwork
+import DiscfgService
 import Foundation
 import GRPCCore
 import Logging
@@ -101,8 +102,8 @@ extension RPCError.Code {
 /// How the etcd API answers each call: within what deadline, and to which log the
 /// details of a failure go that the caller is told only in general terms.
 struct EtcdCalls: Sendable {
-    /// How long a call may take; a store that cannot answer by then (DynamoDB, retrying)
-    /// fails it with `UNAVAILABLE` inside it.
+    /// How long a call may take (less when the client's `grpc-timeout` says so); a store
+    /// that cannot answer by then (DynamoDB, retrying) fails it with `UNAVAILABLE` inside it.
     var timeout: Duration = .seconds(30)
     /// Where the failure policy writes what it does not tell the caller.
     var logger = Logger(label: "discfg.etcd")
@@ -122,18 +123,39 @@ struct EtcdCalls: Sendable {
 }
 
 extension EtcdBackend {
-    /// Runs a handler within the call's deadline (``Deadline/current``, bound only for a
-    /// store that reads it), turning every failure into the gRPC status the failure
-    /// policy gives it.
+    /// The current call's deadline, computed from its transport: the earlier of the
+    /// client's `grpc-timeout` (``GRPCCallHold``) and the server's request timeout.
+    var deadline: Deadline {
+        let server = Deadline.after(calls.timeout)
+        guard let client = GRPCCallHold.current?.deadline else { return server }
+        return min(client, server)
+    }
+
+    /// Runs `step` as `action` by `caller` through the one chain every face's actions go
+    /// (``DiscfgService/Pipeline``), which applies the call's ``deadline`` to it, its
+    /// failures answered as etcd does (``answering(_:)``).
+    func perform<T: Sendable>(_ action: Action, by caller: Caller, _ step: () async throws -> T) async throws -> T {
+        try await answering { try await Pipeline.perform(action, by: caller, deadline: deadline, step) }
+    }
+
+    /// Runs a handler, turning every failure into the gRPC status the failure policy
+    /// gives it.
     @inline(__always)
     func answering<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         do {
-            guard store.readsDeadlines else { return try await body() }
-            return try await Deadline.within(.after(calls.timeout)) { try await body() }
+            return try await body()
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             throw calls.status(for: error)
         }
+    }
+
+    /// Runs a handler that reads the store outside the pipeline (a call that is no
+    /// action on the config: the member's status, its list; a lease looked up to learn
+    /// what an action reaches) within the call's ``deadline`` as the pipeline would,
+    /// its failures answered as etcd does.
+    func reading<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        try await answering { try await Deadline.within(deadline, body) }
     }
 }

@@ -4,7 +4,7 @@ import DiscfgCore
 /// the event-loop fast path, Lambda, an etcd call or the etcd gateway.
 ///
 /// The gate (``Gate``) judges it, the audit names it, and the service
-/// (``Pipeline/perform(_:by:_:)``) runs it. What each kind needs is declared
+/// (``Pipeline/perform(_:by:message:deadline:writeStart:_:)``) runs it. What each kind needs is declared
 /// once, here (``Kind/role``, ``Kind/reach``); a face only says which kind a request is
 /// and which keys it names.
 ///

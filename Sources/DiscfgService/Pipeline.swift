@@ -2,13 +2,16 @@ import DiscfgCore
 import Synchronization
 
 /// The one chain every face runs an operation through: the gate, then the operation
-/// with its changes attributed to the caller, then its failure shown as the caller may
-/// see it. A face decodes a request to an ``Action`` and its caller, calls
-/// ``perform(_:by:message:_:)`` with the store step, and encodes what comes back;
-/// it decides none of these itself.
+/// within the request's deadline and with its changes attributed to the caller, then its
+/// failure shown as the caller may see it. A face decodes a request to an ``Action``
+/// and its caller, computes its deadline from its transport, calls
+/// ``perform(_:by:message:deadline:writeStart:_:)`` with the store step, and encodes
+/// what comes back; it decides none of these itself.
 ///
 /// ```swift
-/// let event = try await Pipeline.perform(Action(.set, on: demo, reaching: .key(key)), by: caller, message: "raise the pool") {
+/// let event = try await Pipeline.perform(
+///     Action(.set, on: demo, reaching: .key(key)), by: caller, message: "raise the pool", deadline: .after(.seconds(30))
+/// ) {
 ///     try await store.set(key, to: value, in: demo)
 /// }
 /// ```
@@ -16,17 +19,33 @@ public enum Pipeline {
     /// Runs `step` as `action` by `caller`:
     /// 1. the gate judges the operation whole (``Gate``), before anything is read or
     ///    changed;
-    /// 2. a change is recorded as the caller's, with `message` as its reason
+    /// 2. the step runs with `deadline` as ``Deadline/current`` (the earlier of it and one
+    ///    already in force), so a store that retries ends by it; a deadline that passed
+    ///    before the step, or before its write began, fails it with `unavailable`
+    ///    (field `timeout`) and nothing was written; a write once begun runs to its end
+    ///    (``commit(_:)``, ``RequestCutoff``);
+    /// 3. a change is recorded as the caller's, with `message` as its reason
     ///    (``Attribution``; reads record nothing);
-    /// 3. a refusal of the store (a schema's violations) shows the caller only what it
+    /// 4. a refusal of the store (a schema's violations) shows the caller only what it
     ///    may read (``DiscfgError/shown(to:on:)``).
+    /// - Parameters:
+    ///   - deadline: when the request must be answered, as its transport says (nil: none
+    ///     of its own, as a stream's).
+    ///   - writeStart: where a write's step begins to change the store: with the step,
+    ///     or where the step marks it (``commit(_:)``).
     public static func perform<T>(
-        _ action: Action, by caller: Caller, message: String? = nil, _ step: () async throws -> T
+        _ action: Action, by caller: Caller, message: String? = nil, deadline: Deadline?, writeStart: WriteStart = .withStep,
+        _ step: () async throws -> T
     ) async throws -> T {
         try admit(action, by: caller)
         do {
-            guard action.writes else { return try await step() }
-            return try await caller.attribution(message: message).withValue(operation: step)
+            return try await within(deadline) {
+                guard action.writes else { return try await step() }
+                return try await caller.attribution(message: message).withValue {
+                    guard writeStart == .withStep else { return try await step() }
+                    return try await commit(step)
+                }
+            }
         } catch let error as DiscfgError {
             guard let config = action.config else { throw error }
             throw error.shown(to: caller.grant, on: config)
@@ -35,7 +54,7 @@ public enum Pipeline {
 
     /// Judges `action` by `caller` where a face answers from what it holds, with no
     /// store step to run (the event loops' reads from their views, an etcd watch as it
-    /// is created): the gate's decision, taken as ``perform(_:by:message:_:)`` takes it.
+    /// is created): the gate's decision, taken as ``perform(_:by:message:deadline:writeStart:_:)`` takes it.
     public static func admit(_ action: Action, by caller: Caller) throws(DiscfgError) {
         let refusal = Gate.refusal(of: action, for: caller)
         ActionNote.current?.note(action.kind, refused: refusal != nil)

@@ -77,12 +77,12 @@ struct GateTests {
         let writer = Caller(name: "token:w", role: .write, scopes: [try AccessScope("demo:/app/")], principal: Principal(kind: .token, id: "w"))
         let ran = Counter()
         await #expect(throws: DiscfgError.self) {
-            try await Pipeline.perform(Action(.set, on: demo, reaching: .key(try Key("/db/x"))), by: writer) { ran.add() }
+            try await Pipeline.perform(Action(.set, on: demo, reaching: .key(try Key("/db/x"))), by: writer, deadline: nil) { ran.add() }
         }
         #expect(ran.value == 0, "refused before the step")
-        let attribution = try await Pipeline.perform(Action(.set, on: demo, reaching: .key(try Key("/app/x"))), by: writer, message: "why") { Attribution.current }
+        let attribution = try await Pipeline.perform(Action(.set, on: demo, reaching: .key(try Key("/app/x"))), by: writer, message: "why", deadline: nil) { Attribution.current }
         #expect(attribution?.principal.id == "w" && attribution?.message == "why")
-        let read = try await Pipeline.perform(Action(.get, on: demo, reaching: .key(try Key("/app/x"))), by: writer, message: "why") { Attribution.current }
+        let read = try await Pipeline.perform(Action(.get, on: demo, reaching: .key(try Key("/app/x"))), by: writer, message: "why", deadline: nil) { Attribution.current }
         #expect(read == nil, "reads record nothing")
     }
 }

@@ -43,11 +43,11 @@ struct EtcdAuditTests {
         let scoped = Caller(name: "token:t", role: .write, scopes: [try AccessScope(config: config, etcdPrefix: Array("app/".utf8))])
         let key = EtcdKeys.target(key: Data("app/x".utf8), rangeEnd: Data())
         _ = try await audit.call(Etcdserverpb_KV.Method.Put.descriptor, key: Data("app/x".utf8)) {
-            try await Pipeline.perform(Action(.set, on: config, reaching: key), by: scoped) { 1 }
+            try await Pipeline.perform(Action(.set, on: config, reaching: key), by: scoped, deadline: nil) { 1 }
         }
         await #expect(throws: DiscfgError.self) {
             try await audit.call(Etcdserverpb_KV.Method.DeleteRange.descriptor, key: Data("db/".utf8), rangeEnd: Data("db0".utf8)) {
-                try await Pipeline.perform(Action(.delete, on: config, reaching: EtcdKeys.target(key: Data("db/".utf8), rangeEnd: Data("db0".utf8))), by: scoped) { 1 }
+                try await Pipeline.perform(Action(.delete, on: config, reaching: EtcdKeys.target(key: Data("db/".utf8), rangeEnd: Data("db0".utf8))), by: scoped, deadline: nil) { 1 }
             }
         }
         audit.refused(Etcdserverpb_KV.Method.Range.descriptor, RPCError(code: .invalidArgument, message: "etcdserver: user name is empty"))

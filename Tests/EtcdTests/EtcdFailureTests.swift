@@ -1,6 +1,7 @@
 import DiscfgCore
 @testable import DiscfgEtcd
 import DiscfgNetwork
+import DiscfgService
 import DiscfgTestSupport
 import GRPCCore
 import Testing
@@ -28,22 +29,22 @@ struct EtcdFailureTests {
         #expect(calls.status(for: EtcdError.futureRevision).code == .outOfRange)
     }
 
-    /// A store over a network: it reads the deadline.
-    struct NetworkStore: ForwardingStore {
-        let forwardee: any ConfigStore
-        var readsDeadlines: Bool { true }
-    }
-
-    @Test("a handler runs within the call's deadline, which a store over a network sees; a store on this machine is bound none")
+    @Test("a call's action runs through the pipeline within the call's deadline: the server's request timeout, or the client's earlier grpc-timeout")
     func deadline() async throws {
-        var backend = EtcdBackend(store: NetworkStore(forwardee: MemoryStore()), config: try ConfigName("etcd"))
+        let config = try ConfigName("etcd")
+        var backend = EtcdBackend(store: MemoryStore(), config: config)
         backend.calls.timeout = .seconds(5)
-        let seen = try await backend.answering { Deadline.current }
+        let action = Action(.range, on: config, reaching: .key(try Key("/k")))
+        let seen = try await backend.perform(action, by: EtcdCaller.anonymous) { Deadline.current }
         let remaining = try #require(seen).remaining
-        #expect(remaining > .zero && remaining <= .seconds(5))
-        var local = EtcdBackend(store: MemoryStore(), config: try ConfigName("etcd"))
-        local.calls.timeout = .seconds(5)
-        #expect(try await local.answering { Deadline.current } == nil)
+        #expect(remaining > .seconds(4) && remaining <= .seconds(5))
+        // Within a call whose client sent grpc-timeout: 2S, as the adapter holds it.
+        let hold = GRPCCallHold(timeout: .seconds(2))
+        let client = try await Pipeline.$cutoff.withValue(hold) { try await backend.perform(action, by: EtcdCaller.anonymous) { Deadline.current } }
+        #expect(client != nil && client == hold.deadline)
+        // A store read that is no action (a member's status) has the same deadline.
+        let read = try await Pipeline.$cutoff.withValue(hold) { try await backend.reading { Deadline.current } }
+        #expect(read == hold.deadline)
     }
 
     @Test("the etcd API refuses to listen off loopback without TLS, and without required tokens or client certificates, unless told to")

@@ -1,9 +1,11 @@
 import DiscfgCore
 @testable import DiscfgEtcd
+import DiscfgService
 import DiscfgTestSupport
 import GRPCCore
 import NIOCore
 import NIOEmbedded
+import Synchronization
 import Testing
 
 /// The gRPC adapter over the HTTP/2 machine, on an embedded channel: `grpc-timeout` and
@@ -31,17 +33,18 @@ struct GRPCAdapterTests {
         return Wire.frame(0x1, flags: 0x4, stream: stream, block)
     }
 
-    /// A connection serving `/test.T/Wait`, which answers with the deadline it ran within.
-    static func connection() throws -> (EmbeddedChannel, GRPCConnection) {
+    /// A connection serving `/test.T/Wait`, which answers with the deadline the adapter
+    /// gave it for the pipeline.
+    static func connection(_ extra: [String: GRPCMethod] = [:]) throws -> (EmbeddedChannel, GRPCConnection) {
         let wait = GRPCMethod(descriptor: MethodDescriptor(fullyQualifiedService: "test.T", method: "Wait"), kind: .unary { request, _ in
             guard request == [1] else {
                 try await Task.sleep(for: .seconds(3600))
                 return []
             }
-            let left = Deadline.current.map { Int($0.remaining.components.seconds) } ?? -1
+            let left = GRPCCallHold.current?.deadline.map { Int($0.remaining.components.seconds) } ?? -1
             return Array(String(left).utf8)
         })
-        let handler = GRPCConnection(methods: ["/test.T/Wait": wait], timeouts: .init(idle: .seconds(10), write: .seconds(5)), serverBytes: Budget(limit: 1 << 30))
+        let handler = GRPCConnection(methods: extra.merging(["/test.T/Wait": wait]) { $1 }, timeouts: .init(idle: .seconds(10), write: .seconds(5)), serverBytes: Budget(limit: 1 << 30))
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -60,7 +63,7 @@ struct GRPCAdapterTests {
         #expect(handler.openStreams == 0)
     }
 
-    @Test("the method runs within the client's grpc-timeout (the Deadline the store reads), and without one has none from the adapter")
+    @Test("the method is given the client's grpc-timeout as its deadline for the pipeline, and without one none from the adapter")
     func deadlineIsTheTimeout() async throws {
         for (timeout, expected) in [("20S", "19"), (nil, "-1")] as [(String?, String)] {
             let (channel, _) = try Self.connection()
@@ -87,6 +90,38 @@ struct GRPCAdapterTests {
         #expect(blocks.first?.fields["grpc-status"] == String(RPCError.Code.deadlineExceeded.rawValue))
         #expect(handler.openStreams == 0)
         #expect(handler.connectionBytes.current == 0)
+    }
+
+    @Test("a call whose write has begun when its grpc-timeout passes is answered DEADLINE_EXCEEDED and runs to its end, uncancelled")
+    func begunWriteOutlivesTimeout() async throws {
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let began = Mutex(false)
+        let cancelled = Mutex<Bool?>(nil)
+        let write = GRPCMethod(descriptor: MethodDescriptor(fullyQualifiedService: "test.T", method: "Write"), kind: .unary { _, _ in
+            try await Pipeline.commit {
+                began.withLock { $0 = true }
+                for await _ in released { break }
+                cancelled.withLock { $0 = Task.isCancelled }
+                return []
+            }
+        })
+        let (channel, handler) = try Self.connection(["/test.T/Write": write])
+        try channel.writeInbound(ByteBuffer(bytes: Self.requestHeaders(stream: 1, path: "/test.T/Write", timeout: "3S")
+            + Wire.frame(0x0, flags: 0x1, stream: 1, [0, 0, 0, 0, 1, 1])))
+        try await eventually("the write begins", interval: .milliseconds(5)) {
+            channel.embeddedEventLoop.run()
+            return began.withLock { $0 }
+        }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        let blocks = try ConnectionProtocolTests.headerBlocks(try Wire.frames(channel))
+        #expect(blocks.first?.fields["grpc-status"] == String(RPCError.Code.deadlineExceeded.rawValue))
+        #expect(handler.openStreams == 0)
+        release.yield()
+        let wasCancelled = try await eventually("the write ends", interval: .milliseconds(5)) {
+            channel.embeddedEventLoop.run()
+            return cancelled.withLock { $0 }
+        }
+        #expect(wasCancelled == false, "a write begun is not abandoned")
     }
 
     @Test("a request message over 4 MiB is answered RESOURCE_EXHAUSTED from its length; a compressed one INTERNAL; a second on a unary call UNIMPLEMENTED")

@@ -2,13 +2,19 @@ import DiscfgCore
 import DiscfgService
 import Synchronization
 
-/// Abandons requests that outlive their deadline, with one shared ticker for all of them
+/// The REST router's deadlines: each request's, computed from the configured timeout
+/// (and a transport's hard deadline, ``run(answerBy:_:)``) and handed to the pipeline,
+/// and the router's hold over the request (``DiscfgService/RequestCutoff``), which
+/// abandons requests that outlive their deadline, with one shared ticker for all of them
 /// instead of a timer per request.
 ///
-/// A change is never abandoned half-way: once a handler starts writing to the store
-/// (``commit(_:)``), its deadline no longer applies and the request answers with what
-/// the store did. A deadline that passed before the write began is a 503, and then
-/// nothing was written. So a 503 `timeout` always means "not changed".
+/// What the deadline means for the store step is the pipeline's
+/// (``DiscfgService/Pipeline/perform(_:by:message:deadline:writeStart:_:)``): a change is
+/// never abandoned half-way: once a handler starts writing to the store (``commit(_:)``),
+/// the pipeline takes the request out of the ticker's reach and the request answers
+/// with what the store did. A deadline that passed before the write began is a 503, and
+/// then nothing was written. So a 503 `timeout` always means "not changed". The ticker
+/// is the router's own guard for the rest of a request (its admission, its body).
 ///
 /// Each request's body runs in its own task, registered here with its deadline; a single
 /// ticker task, running only while requests are in flight, cancels the tasks whose
@@ -22,14 +28,14 @@ import Synchronization
 /// reported as "may or may not have been applied". This is the one deadline mechanism of
 /// the API; the Lambda adapter uses ``answer(by:_:)`` as well, for the body it collects.
 ///
-/// The body runs with its deadline as ``Deadline/current``, so a store that retries
-/// (DynamoDB) ends its retries by then and answers `unavailable` itself, rather than
-/// being cancelled mid-call; a commit started before the deadline thus still ends
-/// within it, with what the store knows of its outcome.
+/// The body is given its deadline for the pipeline, which runs the store step with it as
+/// ``Deadline/current``, so a store that retries (DynamoDB) ends its retries by then and
+/// answers `unavailable` itself, rather than being cancelled mid-call; a commit started
+/// before the deadline thus still ends within it, with what the store knows of its outcome.
 ///
 /// ```swift
 /// let deadlines = RequestDeadlines(timeout: .seconds(30))
-/// let response = try await deadlines.run { try await handle(request) }
+/// let response = try await deadlines.run { deadline in try await handle(request, deadline) }
 /// ```
 public final class RequestDeadlines: Sendable {
     private struct Entry {
@@ -45,8 +51,13 @@ public final class RequestDeadlines: Sendable {
         var tickerRunning = false
     }
 
-    /// The request the current task serves, for ``commit(_:)``.
-    @TaskLocal static var current: (deadlines: RequestDeadlines, id: UInt64)?
+    /// The router's hold over one request, which the pipeline releases as its write begins.
+    private struct Hold: RequestCutoff {
+        let deadlines: RequestDeadlines
+        let id: UInt64
+
+        func writeBegins() throws(DiscfgError) { try deadlines.beginCommit(id) }
+    }
 
     /// How long a request may take.
     let timeout: Duration
@@ -63,24 +74,25 @@ public final class RequestDeadlines: Sendable {
     /// can still reach the caller.
     public static let answerMargin: Duration = .milliseconds(500)
 
-    /// Runs `body`, cancelling it and throwing `unavailable` once it has taken longer
-    /// than the timeout. Cancelling the caller cancels `body` too.
+    /// Runs `body` with the request's deadline for the pipeline, cancelling it and throwing
+    /// `unavailable` once it has taken longer than the timeout, unless its write began
+    /// (``DiscfgService/Pipeline/commit(_:)``). Cancelling the caller cancels `body` too.
     /// - Parameter answerBy: an instant by which the caller must have its answer whatever
     ///   `body` is doing; a change still being committed then is reported with an
     ///   unknown outcome, and anything else as abandoned.
-    func run<T: Sendable>(answerBy cutoff: ContinuousClock.Instant? = nil, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func run<T: Sendable>(answerBy cutoff: ContinuousClock.Instant? = nil, _ body: @escaping @Sendable (Deadline) async throws -> T) async throws -> T {
         // A task of its own, so that abandoning the body leaves the caller (the
         // connection, which still has to write the 503) uncancelled.
         let id = reserveID()
         let soft = ContinuousClock.now + timeout
         let deadline = cutoff.map { min($0, soft) } ?? soft
-        // The store learns the deadline too (``Deadline``), and fits its retries inside it.
-        // One tick later than ours, so a request that is not committing is answered by
-        // this mechanism (which knows nothing was changed), not by a store giving up at
-        // the same instant; a commit, out of our reach, is bounded by the store's.
+        // The store learns the deadline through the pipeline (``Deadline``), and fits its
+        // retries inside it. One tick later than ours, so a request that is not committing
+        // is answered by this mechanism (which knows nothing was changed), not by a store
+        // giving up at the same instant; a commit, out of our reach, is bounded by the store's.
         let storeDeadline = Deadline(deadline + tick)
         let task = Task {
-            try await Self.$current.withValue((self, id)) { try await Deadline.within(storeDeadline) { try await body() } }
+            try await Pipeline.$cutoff.withValue(Hold(deadlines: self, id: id)) { try await body(storeDeadline) }
         }
         register(id, deadline: deadline) { task.cancel() }
         let result: Result<T, any Error>
@@ -131,20 +143,20 @@ public final class RequestDeadlines: Sendable {
         }
     }
 
-    /// Runs a write to the store to its end, whatever the deadline: the caller learns
-    /// what happened. Throws `unavailable` without running `body` when the request's
-    /// deadline has already passed.
+    /// Runs a write to the store to its end, whatever the deadline, as the pipeline
+    /// begins writes (``DiscfgService/Pipeline/commit(_:)``): the caller learns what
+    /// happened. Throws `unavailable` without running `body` when the request's deadline
+    /// has already passed.
     /// The revision of the change it made is noted for the request's audit line.
     static func commit<T>(_ body: () async throws -> T) async throws -> T {
-        if let current { try current.deadlines.beginCommit(current.id) }
-        let result = try await body()
+        let result = try await Pipeline.commit(body)
         if let note = AuditNote.current, let change = result as? any ChangeOutcome, let revision = change.changeRevision {
             note.update { $0.revision = revision }
         }
         return result
     }
 
-    private func beginCommit(_ id: UInt64) throws {
+    private func beginCommit(_ id: UInt64) throws(DiscfgError) {
         let expired = state.withLock { state in
             if state.expired.contains(id) { return true }
             // Out of the ticker's reach: nothing cancels the write from here on.

@@ -97,9 +97,13 @@ public struct ConfigAPI: Sendable {
             for endpoint in endpoints {
                 router.on(pattern, method: endpoint.method) { request, context in
                     do {
-                        if endpoint.streams { return try await respond(endpoint, request, context) }
+                        // A stream (a watch, an export) has no deadline of its own; every other
+                        // request has the configured timeout's, or its transport's if earlier.
+                        if endpoint.streams { return try await respond(endpoint, request, context, deadline: nil) }
                         let answerBy = context.deadline.map { $0 - RequestDeadlines.answerMargin }
-                        return try await deadlines.run(answerBy: answerBy) { try await respond(endpoint, request, context) }
+                        return try await deadlines.run(answerBy: answerBy) { deadline in
+                            try await respond(endpoint, request, context, deadline: deadline)
+                        }
                     } catch {
                         return try ErrorEnvelopeMiddleware<Context>.response(for: error, action: endpoint.action, request: request, logger: context.logger)
                     }
@@ -128,8 +132,9 @@ public struct ConfigAPI: Sendable {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**").replacingOccurrences(of: "{id}", with: ":id")
     }
 
-    /// Answers one route: its request admitted (``Admission``), then its handler.
-    func respond<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: Request, _ context: Context) async throws -> Response {
+    /// Answers one route: its request admitted (``Admission``), then its handler, whose
+    /// operations the pipeline runs within `deadline`.
+    func respond<Context: DiscfgRequestContext>(_ endpoint: Endpoint, _ request: Request, _ context: Context, deadline: Deadline?) async throws -> Response {
         var request = request
         AuditNote.current?.update { note in
             note.route = endpoint.path
@@ -145,7 +150,7 @@ public struct ConfigAPI: Sendable {
         }
         // Every operation the route performs goes through the one chain, as the caller
         // admitted above, with the reason the request gives for its changes.
-        let perform = Performer(caller: admitted.caller, config: admitted.config, message: try Self.message(of: request))
+        let perform = Performer(caller: admitted.caller, config: admitted.config, message: try Self.message(of: request), deadline: deadline)
         // A route whose reach is its keys performs its operation once it has read them;
         // every other is one operation, known from its route.
         guard endpoint.kind.reach != .keys else { return try await route(endpoint, &request, context, perform) }

@@ -151,20 +151,18 @@ final class KeyReads: Sendable {
     }
 
     /// Commits a write the event loop took, within the deadline every routed request
-    /// has (``ConfigAPI/Options/requestTimeout``): the store fits its retries inside it,
-    /// and a store that cannot answer in time fails with `unavailable`.
+    /// has (``ConfigAPI/Options/requestTimeout``), which the pipeline applies: the store
+    /// fits its retries inside it, and a store that cannot answer in time fails with
+    /// `unavailable`.
     func commit(_ write: Write) async -> Result<Event, any Error> {
         do {
             let store = api.store
             let operation = Action(.set, on: write.config, reaching: .key(write.key))
-            let set = { try await store.set(write.key, to: write.value, in: write.config, options: write.options) }
-            let timeout = api.options.requestTimeout
-            // The one chain, as the router's handler runs it; its deadline bound only for a
-            // store that reads it: a push less per PUT on SQLite.
+            let deadline = Deadline.after(api.options.requestTimeout)
+            // The one chain, as the router's handler runs it: the write begins with the step.
             let perform = {
-                try await Pipeline.perform(operation, by: write.caller, message: write.message) {
-                    guard store.readsDeadlines else { return try await set() }
-                    return try await Deadline.within(.after(timeout), set)
+                try await Pipeline.perform(operation, by: write.caller, message: write.message, deadline: deadline) {
+                    try await store.set(write.key, to: write.value, in: write.config, options: write.options)
                 }
             }
             // The store's span a child of the request's, as on the router.

@@ -13,7 +13,7 @@ struct EtcdAuthService {
     /// answer's header is the member's, at the config's revision, as etcd fills it.
     func authenticate(request: Etcdserverpb_AuthenticateRequest, context: ServerContext) async throws -> Etcdserverpb_AuthenticateResponse {
         let caller = try gate.authenticate(name: request.name, password: request.password)
-        return try await backend.answering {
+        return try await backend.reading {
             var response = Etcdserverpb_AuthenticateResponse()
             response.header = identity.header(try await backend.currentRevision())
             // A token's caller, which always has its session.

@@ -14,7 +14,7 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
     static let version = "3.5.0"
 
     func status(request: Etcdserverpb_StatusRequest, context: ServerContext) async throws -> Etcdserverpb_StatusResponse {
-        try await backend.answering {
+        try await backend.reading {
             let info = try await backend.store.configInfo(backend.config)
             let revision = info.revision
             var response = Etcdserverpb_StatusResponse()
@@ -55,7 +55,7 @@ struct EtcdClusterService: Etcdserverpb_Cluster.SimpleServiceProtocol {
     }
 
     func memberList(request: Etcdserverpb_MemberListRequest, context: ServerContext) async throws -> Etcdserverpb_MemberListResponse {
-        try await backend.answering {
+        try await backend.reading {
             var member = Etcdserverpb_Member()
             member.id = identity.memberID
             member.name = "discfg"

@@ -16,7 +16,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     /// Runs `step` as `action` by the current call's caller, through the one chain every
     /// face's actions go (``DiscfgService/Pipeline``), its failures answered as etcd does.
     private func perform<T: Sendable>(_ action: Action, _ step: () async throws -> T) async throws -> T {
-        try await backend.answering { try await Pipeline.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step) }
+        try await backend.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step)
     }
 
     /// What a request naming `[key, rangeEnd)` does on the served config.

@@ -21,7 +21,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     /// Runs `step` as `action` by the current call's caller, through the one chain every
     /// face's actions go (``DiscfgService/Pipeline``), its failures answered as etcd does.
     private func perform<T: Sendable>(_ action: Action, _ step: () async throws -> T) async throws -> T {
-        try await backend.answering { try await Pipeline.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step) }
+        try await backend.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step)
     }
 
     /// What an action on the lease `id` reaches: for a caller scoped to part of the config,
@@ -30,7 +30,7 @@ struct EtcdLeaseService: Etcdserverpb_Lease.SimpleServiceProtocol {
     private func action(_ kind: Action.Kind, lease id: Int64, keys role: Role, by holder: EtcdLeaseHolder) async throws -> Action {
         var action = Action(kind, on: backend.config)
         guard authenticates, let caller = EtcdCaller.current, !caller.grant.allows(.read, on: backend.config),
-              let lease = try await backend.answering({ try await leases.timeToLive(id, keys: true, by: holder) }) else { return action }
+              let lease = try await backend.reading({ try await leases.timeToLive(id, keys: true, by: holder) }) else { return action }
         action.parts = lease.keys.compactMap { key in EtcdKeys.bytes(key.path) == nil ? nil : Action.Part(role, .key(key)) }
         return action
     }

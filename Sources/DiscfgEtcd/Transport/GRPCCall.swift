@@ -14,6 +14,8 @@ final class GRPCCall {
     let deadline: NIODeadline?
     /// Whom the call runs as: nil on a server without authentication.
     let caller: EtcdCaller?
+    /// The client's deadline for the pipeline, and whether the call may still be cancelled.
+    let hold: GRPCCallHold
     /// Bytes of request messages not yet whole.
     var pending: ByteBuffer
     /// A unary method's request message.
@@ -36,11 +38,13 @@ final class GRPCCall {
         self.timeout = timeout
         self.deadline = deadline
         self.caller = caller
+        hold = GRPCCallHold(timeout: timeout)
     }
 
-    /// Ends what a call that ended early was doing: its method, its requests.
+    /// Ends what a call that ended early was doing: its method (unless a write of it has
+    /// begun, which runs to its end), its requests.
     func drop() {
-        task?.cancel()
+        if hold.cut() { task?.cancel() }
         requests?.finish(throwing: CancellationError())
         bytes.end()
     }

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgService
 import GRPCCore
 import NIOCore
 import NIOHPACK
@@ -78,10 +79,10 @@ extension GRPCConnection {
             let loop = LoopBoundConnection(self, context.eventLoop)
             let writer = GRPCResponseWriter { bytes in try await loop.send(bytes, on: id) }
             let serverContext = serverContext(method, context)
-            let callTimeout = timeout
+            let hold = call.hold
             call.task = Task(executorPreference: executor) {
                 do {
-                    try await GRPCConnection.run(body, requests, writer, serverContext, within: callTimeout, as: caller)
+                    try await GRPCConnection.run(body, requests, writer, serverContext, holding: hold, as: caller)
                     loop.finish(id, nil)
                 } catch {
                     loop.finish(id, error)
@@ -91,29 +92,27 @@ extension GRPCConnection {
         if endStream { requestsEnded(call) }
     }
 
-    /// Runs a unary method within the client's `grpc-timeout`, if it sent one: the store
-    /// fits its retries inside it, and the server's request timeout applies within it
-    /// (``Deadline/within(_:_:)`` keeps the earlier). An authenticated call runs as its
-    /// caller (nothing is bound for an anonymous one).
+    /// Runs a unary method under the adapter's `hold` (``GRPCCallHold``): the services
+    /// hand the pipeline the client's `grpc-timeout` as the call's deadline (the earlier
+    /// of it and the server's request timeout), and the pipeline tells the hold when a
+    /// write begins. An authenticated call runs as its caller (nothing is bound for an
+    /// anonymous one).
     private static func run(
-        _ body: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ request: [UInt8], _ context: ServerContext, within timeout: Duration?,
+        _ body: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ request: [UInt8], _ context: ServerContext, holding hold: GRPCCallHold,
         as caller: EtcdCaller?
     ) async throws -> [UInt8] {
-        if let caller { return try await caller.bound { try await run(body, request, context, within: timeout, as: nil) } }
-        guard let timeout else { return try await body(request, context) }
-        return try await Deadline.within(.after(timeout)) { try await body(request, context) }
+        if let caller { return try await caller.bound { try await run(body, request, context, holding: hold, as: nil) } }
+        return try await Pipeline.$cutoff.withValue(hold) { try await body(request, context) }
     }
 
-    /// Runs a streaming method within the client's `grpc-timeout`, if it sent one, as its
-    /// caller when it has one.
+    /// Runs a streaming method under the adapter's `hold`, as its caller when it has one.
     private static func run(
         _ body: @Sendable (RPCAsyncSequence<[UInt8], any Error>, GRPCResponseWriter, ServerContext) async throws -> Void,
-        _ requests: RPCAsyncSequence<[UInt8], any Error>, _ writer: GRPCResponseWriter, _ context: ServerContext, within timeout: Duration?,
+        _ requests: RPCAsyncSequence<[UInt8], any Error>, _ writer: GRPCResponseWriter, _ context: ServerContext, holding hold: GRPCCallHold,
         as caller: EtcdCaller?
     ) async throws {
-        if let caller { return try await caller.bound { try await run(body, requests, writer, context, within: timeout, as: nil) } }
-        guard let timeout else { return try await body(requests, writer, context) }
-        try await Deadline.within(.after(timeout)) { try await body(requests, writer, context) }
+        if let caller { return try await caller.bound { try await run(body, requests, writer, context, holding: hold, as: nil) } }
+        try await Pipeline.$cutoff.withValue(hold) { try await body(requests, writer, context) }
     }
 
     /// Bytes of a request's messages, as DATA brought them.
@@ -195,10 +194,10 @@ extension GRPCConnection {
             }
             let loop = LoopBoundConnection(self, context.eventLoop)
             let serverContext = serverContext(call.method, context)
-            let (id, timeout, caller) = (call.id, call.timeout, call.caller)
+            let (id, hold, caller) = (call.id, call.hold, call.caller)
             call.task = Task(executorPreference: executor) {
                 do {
-                    let response = try await GRPCConnection.run(body, request, serverContext, within: timeout, as: caller)
+                    let response = try await GRPCConnection.run(body, request, serverContext, holding: hold, as: caller)
                     loop.respond(id, response)
                 } catch {
                     loop.finish(id, error)
@@ -217,9 +216,11 @@ extension GRPCConnection {
         }
     }
 
-    /// Ends a call with an error, whatever its method was doing.
+    /// Ends a call with an error, whatever its method was doing: its task is cancelled
+    /// unless a write of it has begun (``GRPCCallHold``).
     func fail(_ call: GRPCCall, _ error: RPCError) {
-        call.task?.cancel()
+        // Answered now; a write of it that has begun runs to its end all the same.
+        if call.hold.cut() { call.task?.cancel() }
         finish(call.id, error)
     }
 }
