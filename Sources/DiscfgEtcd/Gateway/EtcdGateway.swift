@@ -5,36 +5,46 @@ import SwiftProtobuf
 
 /// etcd's HTTP/JSON gateway (the grpc-gateway etcd serves beside gRPC on its client
 /// port) over the server's gRPC methods: each route names a method of the same table
-/// gRPC calls (``EtcdMethodTable``), so its key isolation, limits, authorization, audit
-/// and failure policy are the same; the gateway only turns JSON into the request's
-/// protobuf bytes and the answer's bytes into JSON, as etcd's gateway writes it (proto
-/// field names, 64-bit integers as strings, bytes in base64, zero values left out,
-/// enums by name). Web pages may not use it: it asks the REST API's browser guards
-/// (``DiscfgNetwork/BrowserGuard``) about every request, and its own refusals have their
-/// audit lines as calls do.
+/// gRPC calls (``EtcdMethodTable``) and calls its handler over decoded messages
+/// (``GRPCMethod/handler``), so its action, admission, key isolation, authorization,
+/// audit and failure policy are a gRPC call's; the gateway only reads JSON into the
+/// request message and writes the response message as JSON, as etcd's gateway writes
+/// it (proto field names, 64-bit integers as strings, bytes in base64, zero values left
+/// out, enums by name, a header's revision always). Web pages may not use it: it asks
+/// the REST API's browser guards (``DiscfgNetwork/BrowserGuard``) about every request,
+/// and its own refusals have their audit lines as calls do.
 ///
 /// ```swift
 /// let gateway = EtcdGateway(methods: methods, version: "3.5.0", browserGuard: BrowserGuard(boundHost: "127.0.0.1"), audit: audit)
 /// let route = gateway.routes["/v3/kv/range"]
 /// ```
 struct EtcdGateway: Sendable {
+    /// A unary route's call, its request read: runs the method, answers its JSON.
+    typealias UnaryCall = @Sendable (ServerContext) async throws -> String
+
     /// How one path is served.
     struct Route: Sendable {
         enum Kind: Sendable {
-            /// One JSON request in, one JSON answer out.
-            case unary(@Sendable ([UInt8], ServerContext) async throws -> [UInt8])
-            /// JSON requests in, one `{"result":…}` line per answer out. `endsWithBody`:
-            /// the method is told the requests ended once the body did (LeaseKeepAlive);
-            /// otherwise answers stream until the client goes away (Watch).
-            case streaming(@Sendable (RPCAsyncSequence<[UInt8], any Error>, GRPCResponseWriter, ServerContext) async throws -> Void, endsWithBody: Bool)
+            /// One JSON request in, one JSON answer out: the request read (throwing
+            /// the gateway's refusal of it) as a call of the method.
+            case unary(@Sendable (_ json: Data) throws -> UnaryCall)
+            /// JSON requests in, one `{"result":…}` line per response out: the
+            /// requests read (or refused) as a call of the method.
+            case streaming(@Sendable (_ json: [Data]) throws -> StreamingCall)
         }
 
         let method: GRPCMethod
         let kind: Kind
-        /// A JSON request (one of a streaming route's) as the method's protobuf bytes.
-        let decode: @Sendable (Data) throws -> [UInt8]
-        /// An answer's protobuf bytes as JSON.
-        let encode: @Sendable ([UInt8]) throws -> String
+    }
+
+    /// A streaming route's call, its requests read.
+    struct StreamingCall: Sendable {
+        /// Runs the method over the requests, handing each response's JSON to `send`,
+        /// which returns once it left for the client.
+        let run: @Sendable (_ send: @escaping @Sendable (String) async throws -> Void, ServerContext) async throws -> Void
+        /// Ends the requests: nil when the answer ended, the error when the client went
+        /// away. LeaseKeepAlive's end with the body already; a watch's run until then.
+        let end: @Sendable ((any Error)?) -> Void
     }
 
     /// The routes by path, aliases included.
@@ -47,7 +57,9 @@ struct EtcdGateway: Sendable {
     let audit: EtcdAudit
 
     /// The gateway over `methods` (by gRPC path), reporting etcd version `version`,
-    /// refusing what `browserGuard` refuses and noting its refusals in `audit`.
+    /// refusing what `browserGuard` refuses and noting its refusals in `audit`. A route
+    /// whose method's handler takes other messages than the route reads stops the
+    /// server as it starts, as a method table that differs from the generated code does.
     init(methods: [String: GRPCMethod], version: String, browserGuard: BrowserGuard, audit: EtcdAudit) {
         self.browserGuard = browserGuard
         self.audit = audit
@@ -58,17 +70,24 @@ struct EtcdGateway: Sendable {
             _ paths: [String], _ descriptor: MethodDescriptor, _: Request.Type, _: Response.Type, endsWithBody: Bool = true,
             shape: @escaping @Sendable (Data) throws -> Void = { _ in }
         ) {
-            guard let method = methods[EtcdMethodTable.path(descriptor)] else { return }
-            let kind: Route.Kind = switch method.kind {
-            case .unary(let body): .unary(body)
-            case .bidirectional(let body): .streaming(body, endsWithBody: endsWithBody)
+            let path = EtcdMethodTable.path(descriptor)
+            guard let method = methods[path] else { return }
+            let kind: Route.Kind
+            switch method.handler {
+            case let handler as GRPCUnaryHandler<Request, Response>:
+                kind = .unary { json in
+                    try shape(json)
+                    let request = try Self.decode(Request.self, json)
+                    return { context in try await handler.body(request, context).gatewayJSON() }
+                }
+            case let handler as GRPCStreamingHandler<Request, Response>:
+                kind = .streaming { values in
+                    Self.streamingCall(handler, try values.map { try Self.decode(Request.self, $0) }, endsWithBody: endsWithBody)
+                }
+            default:
+                preconditionFailure("the gateway reads \(path) as \(Request.protoMessageName) to \(Response.protoMessageName), which its method does not take")
             }
-            let route = Route(method: method, kind: kind, decode: { json in
-                try shape(json)
-                return try Self.decode(Request.self, json)
-            }, encode: { bytes in
-                try Self.json(Response(serializedBytes: bytes))
-            })
+            let route = Route(method: method, kind: kind)
             // etcd 3.4 serves /v3beta/ as /v3/ (clients of etcd 3.3 probe it).
             for path in paths {
                 routes["/v3/" + path] = route
@@ -99,73 +118,23 @@ struct EtcdGateway: Sendable {
         versionBody = #"{"etcdserver":"\#(version)","etcdcluster":"\#(cluster)"}"#
     }
 
-    /// JSON as etcd's gateway writes it: the proto's own field names.
-    static let encoding: JSONEncodingOptions = {
-        var options = JSONEncodingOptions()
-        options.preserveProtoFieldNames = true
-        return options
-    }()
-
-    /// `response` in JSON as etcd's gateway writes it, its headers with their revision.
-    ///
-    /// etcd's revisions start at 1, so its gateway's headers always hold a `revision`,
-    /// and clients read it unguarded (patroni: `result['header']['revision']`). A config's
-    /// revisions start at 0, which protobuf's JSON leaves out: an answer at revision 0
-    /// says `"revision":"0"` in its header and in its transaction's nested ones.
-    static func json<Response: EtcdHeadedResponse>(_ response: Response) throws -> String {
-        let json = try response.jsonString(options: encoding)
-        guard response.hasHeader, response.header.revision == 0 else { return json }
-        let header = try response.header.jsonString(options: encoding)
-        let revision = #""revision":"0""#
-        // The header's fields in their order: cluster_id, member_id, revision, raft_term.
-        let spelled: String
-        if let raftTerm = header.range(of: #""raft_term":"#) {
-            spelled = header.replacingCharacters(in: raftTerm.lowerBound..<raftTerm.lowerBound, with: revision + ",")
-        } else {
-            spelled = header == "{}" ? "{\(revision)}" : String(header.dropLast()) + ",\(revision)}"
-        }
-        // The header is field 1, so it comes first; nested headers hold only a revision.
-        let top = #"{"header":"#
-        guard json.hasPrefix(top + header) else { return json }
-        return (top + spelled + json.dropFirst(top.count + header.count))
-            .replacingOccurrences(of: #""header":{}"#, with: #""header":{"# + revision + "}")
-    }
-
-    /// Unknown fields are ignored, as etcd's gateway ignores them.
-    static let decoding: JSONDecodingOptions = {
-        var options = JSONDecodingOptions()
-        options.ignoreUnknownFields = true
-        return options
-    }()
-
-    /// `json` as a `Request`'s protobuf bytes: an empty body or `null` is the empty
-    /// request, as etcd's gateway reads them. Anything else that is not such a request
-    /// in JSON is refused `INVALID_ARGUMENT`, naming the message.
-    static func decode<Request: SwiftProtobuf.Message>(_: Request.Type, _ json: Data) throws(RPCError) -> [UInt8] {
-        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-        let text = json.drop(while: blank).reversed().drop(while: blank)
-        if text.isEmpty || text.elementsEqual("llun".utf8) { return [] }
-        do {
-            return try Request(jsonUTF8Bytes: json, options: decoding).serializedBytes()
-        } catch {
-            let detail = (error as? JSONDecodingError).map { " (\(Self.words($0)))" } ?? ""
-            throw RPCError(code: .invalidArgument, message: "the request body is not a JSON \(Request.protoMessageName)\(detail)")
-        }
-    }
-
-    /// What a JSON decoding failure was, in words.
-    private static func words(_ error: JSONDecodingError) -> String {
-        switch error {
-        case .malformedString: "a malformed string"
-        case .malformedNumber, .numberRange: "a number that is not valid for its field"
-        case .malformedBool: "a malformed boolean"
-        case .unquotedMapKey: "an unquoted object key"
-        case .unrecognizedEnumValue: "an enum value the field does not name"
-        case .truncated: "the JSON ends early"
-        case .trailingGarbage: "bytes after the JSON value"
-        case .messageDepthLimit: "objects nested too deep"
-        default: "a field's value is not of its type, or the JSON is malformed"
-        }
+    /// A streaming call of `handler` over `requests`, which end with the body when
+    /// `endsWithBody` (LeaseKeepAlive) and otherwise when the client goes away (Watch).
+    private static func streamingCall<Request: SwiftProtobuf.Message, Response: EtcdHeadedResponse>(
+        _ handler: GRPCStreamingHandler<Request, Response>, _ requests: [Request], endsWithBody: Bool
+    ) -> StreamingCall {
+        let (queued, continuation) = AsyncThrowingStream<Request, any Error>.makeStream()
+        for request in requests { continuation.yield(request) }
+        if endsWithBody { continuation.finish() }
+        return StreamingCall(
+            run: { send, context in
+                let writer = SendingWriter<Response> { response in try await send(try response.gatewayJSON()) }
+                try await handler.body(RPCAsyncSequence(wrapping: queued), RPCWriter(wrapping: writer), context)
+            },
+            end: { error in
+                if let error { continuation.finish(throwing: error) } else { continuation.finish() }
+            }
+        )
     }
 
     /// The HTTP status etcd's gateway answers a gRPC code with (grpc-gateway's mapping).
@@ -226,24 +195,3 @@ struct EtcdGateway: Sendable {
         }
     }
 }
-
-/// An etcd answer: each carries the member's header (its field 1).
-protocol EtcdHeadedResponse: SwiftProtobuf.Message {
-    var header: Etcdserverpb_ResponseHeader { get }
-    var hasHeader: Bool { get }
-}
-
-extension Etcdserverpb_RangeResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_PutResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_DeleteRangeResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_TxnResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_CompactionResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_WatchResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_LeaseGrantResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_LeaseRevokeResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_LeaseKeepAliveResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_LeaseTimeToLiveResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_LeaseLeasesResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_MemberListResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_StatusResponse: EtcdHeadedResponse {}
-extension Etcdserverpb_AuthenticateResponse: EtcdHeadedResponse {}

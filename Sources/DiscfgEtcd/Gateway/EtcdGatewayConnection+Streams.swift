@@ -10,17 +10,16 @@ extension EtcdGatewayConnection {
     /// The most requests one body may hold.
     static let maxStreamRequests = 1_000
 
-    /// Starts a streaming answer: the body's requests go to `method` (and end with the
-    /// body when `endsWithBody`; a watch's answers go on until the client goes away).
+    /// Starts a streaming answer: the body's requests, read as a call of the route's
+    /// method (`read`), go to it, and its responses out one line each.
     func stream(
         _ context: ChannelHandlerContext, _ head: HTTPRequestHead, _ route: EtcdGateway.Route,
-        _ method: @escaping @Sendable (RPCAsyncSequence<[UInt8], any Error>, GRPCResponseWriter, ServerContext) async throws -> Void,
-        json: Data, endsWithBody: Bool, caller: EtcdCaller?, serverContext: ServerContext, held: Int, bound: LoopBoundGateway
+        _ read: @Sendable ([Data]) throws -> EtcdGateway.StreamingCall,
+        json: Data, caller: EtcdCaller?, serverContext: ServerContext, held: Int, bound: LoopBoundGateway
     ) {
-        let messages: [[UInt8]]
+        let call: EtcdGateway.StreamingCall
         do {
-            let values = try EtcdGateway.values(json, limit: Self.maxStreamRequests)
-            messages = try values.map { try route.decode($0) }
+            call = try read(try EtcdGateway.values(json, limit: Self.maxStreamRequests))
         } catch {
             refusalNote(head, route.method.descriptor)(error)
             return answerError(context, head, error, held: held)
@@ -35,26 +34,20 @@ extension EtcdGatewayConnection {
         var headers = HTTPHeaders([("content-type", "application/json")])
         if let corsOrigin { headers.add(contentsOf: EtcdGateway.corsHeaders(corsOrigin)) }
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
-        let (queued, continuation) = AsyncThrowingStream<[UInt8], any Error>.makeStream()
-        for message in messages { continuation.yield(message) }
-        if endsWithBody { continuation.finish() } else { requests = continuation }
-        let writer = GRPCResponseWriter { bytes in
-            try await bound.send(#"{"result":"# + (try route.encode(bytes)) + "}\n")
-        }
-        let requests = RPCAsyncSequence(wrapping: queued)
+        endRequests = call.end
+        let send: @Sendable (String) async throws -> Void = { json in try await bound.send(#"{"result":"# + json + "}\n") }
         task = Self.start(on: executor) {
-            let failure = await Self.run(method, requests, writer, serverContext, as: caller)
+            let failure = await Self.run(call, send, serverContext, as: caller)
             bound.onLoop { $0.endStream(head, failure) }
         }
     }
 
-    /// Runs a streaming method as `caller` when the call has one; what it threw.
+    /// Runs a streaming call as `caller` when the call has one; what it threw.
     private static func run(
-        _ method: @Sendable (RPCAsyncSequence<[UInt8], any Error>, GRPCResponseWriter, ServerContext) async throws -> Void,
-        _ requests: RPCAsyncSequence<[UInt8], any Error>, _ writer: GRPCResponseWriter, _ context: ServerContext, as caller: EtcdCaller?
+        _ call: EtcdGateway.StreamingCall, _ send: @escaping @Sendable (String) async throws -> Void, _ context: ServerContext, as caller: EtcdCaller?
     ) async -> (any Error)? {
         do {
-            if let caller { try await caller.bound { try await method(requests, writer, context) } } else { try await method(requests, writer, context) }
+            if let caller { try await caller.bound { try await call.run(send, context) } } else { try await call.run(send, context) }
             return nil
         } catch {
             return error
@@ -72,8 +65,8 @@ extension EtcdGatewayConnection {
     /// the last chunk.
     func endStream(_ head: HTTPRequestHead, _ failure: (any Error)?) {
         task = nil
-        requests?.finish()
-        requests = nil
+        endRequests?(nil)
+        endRequests = nil
         release()
         guard let context, context.channel.isActive else { return }
         if let failure, !(failure is CancellationError) {

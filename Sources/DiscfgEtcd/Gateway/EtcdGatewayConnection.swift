@@ -47,8 +47,8 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     var closing = false
     /// The task answering the current request.
     var task: Task<Void, Never>?
-    /// A streaming answer's requests, ended when the client goes away.
-    var requests: AsyncThrowingStream<[UInt8], any Error>.Continuation?
+    /// Ends a streaming answer's requests (with the error when the client went away).
+    var endRequests: (@Sendable ((any Error)?) -> Void)?
     /// What the current request holds of the budgets apart from its body.
     var callHeld = 0
     /// The allowed origin (`--cors-origin`) whose CORS headers the current answer carries.
@@ -83,8 +83,8 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
         task?.cancel()
-        requests?.finish(throwing: CancellationError())
-        requests = nil
+        endRequests?(CancellationError())
+        endRequests = nil
         release()
         context.fireChannelInactive()
     }
@@ -166,7 +166,7 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         let bound = LoopBoundGateway(self, context.eventLoop)
         let held = reading.held
         switch route.kind {
-        case .unary(let method):
+        case .unary(let read):
             do {
                 try budget.take(GRPCConnection.streamOverheadBytes)
             } catch {
@@ -175,11 +175,11 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
             callHeld = GRPCConnection.streamOverheadBytes
             let refused = refusalNote(head, route.method.descriptor)
             task = Self.start(on: executor) {
-                let outcome = await Self.call(method, route, json, serverContext, as: caller, refused: refused)
+                let outcome = await Self.call(read, json, serverContext, as: caller, refused: refused)
                 bound.onLoop { $0.answered(head, outcome, held: held) }
             }
-        case .streaming(let method, let endsWithBody):
-            stream(context, head, route, method, json: json, endsWithBody: endsWithBody, caller: caller, serverContext: serverContext, held: held, bound: bound)
+        case .streaming(let read):
+            stream(context, head, route, read, json: json, caller: caller, serverContext: serverContext, held: held, bound: bound)
         }
     }
 
@@ -200,22 +200,22 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         }
     }
 
-    /// A unary call's JSON answer, or why there is none: `json` decoded (or `refused` told
-    /// why not), `method` run as `caller` when the call has one, its answer encoded.
+    /// A unary call's JSON answer, or why there is none: `json` read as the call (or
+    /// `refused` told why not), run as `caller` when the call has one.
     private static func call(
-        _ method: @Sendable ([UInt8], ServerContext) async throws -> [UInt8], _ route: EtcdGateway.Route, _ json: Data, _ context: ServerContext,
-        as caller: EtcdCaller?, refused: @Sendable (any Error) -> Void
+        _ read: @Sendable (Data) throws -> EtcdGateway.UnaryCall, _ json: Data, _ context: ServerContext, as caller: EtcdCaller?,
+        refused: @Sendable (any Error) -> Void
     ) async -> Result<String, any Error> {
-        let request: [UInt8]
+        let call: EtcdGateway.UnaryCall
         do {
-            request = try route.decode(json)
+            call = try read(json)
         } catch {
             refused(error)
             return .failure(error)
         }
         do {
-            let response = if let caller { try await caller.bound { try await method(request, context) } } else { try await method(request, context) }
-            return .success(try route.encode(response))
+            let answer = if let caller { try await caller.bound { try await call(context) } } else { try await call(context) }
+            return .success(answer)
         } catch {
             return .failure(error)
         }

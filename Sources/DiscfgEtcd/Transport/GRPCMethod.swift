@@ -16,6 +16,12 @@ struct GRPCMethod: Sendable {
 
     let descriptor: MethodDescriptor
     let kind: Kind
+    /// The same handler over decoded messages (a ``GRPCUnaryHandler`` or a
+    /// ``GRPCStreamingHandler``), which ``kind`` wraps in protobuf's decoding and
+    /// encoding: a face that reads another encoding (the JSON gateway, ``EtcdGateway``)
+    /// calls it, with the same action, admission, audit and failure policy as a gRPC call.
+    /// nil for a method bound over bytes alone (one refused before its request is read).
+    var handler: (any GRPCMessageHandler)? = nil
     /// What its calls do, as the gate judges them (``DiscfgService/Action/Kind``): the
     /// role they need and what they reach are declared there. nil for a method anyone
     /// may call, which the gate asks nothing of.
@@ -44,42 +50,57 @@ struct GRPCMethod: Sendable {
             gate.admission(token: token, certificate: certificate, for: action)
         }
         guard let interval = gate.recheckInterval, action?.role != nil else {
-            return GRPCMethod(descriptor: descriptor, kind: kind, action: action, admission: admission)
+            return GRPCMethod(descriptor: descriptor, kind: kind, handler: handler, action: action, admission: admission)
         }
         let kind: Kind = switch self.kind {
         case .unary:
             self.kind
         case .bidirectional(let body):
             .bidirectional { requests, responses, context in
-                let caller = EtcdCaller.current
-                let checked = requests.map { message in
-                    if let refused = gate.recheck(caller) { throw refused }
-                    return message
-                }
-                let writer = GRPCResponseWriter { bytes in
-                    if let refused = gate.recheck(caller) { throw refused }
-                    try await responses.send(bytes)
-                }
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask { try await body(RPCAsyncSequence(wrapping: checked), writer, context) }
-                    group.addTask {
-                        // Ends the stream (the other task is cancelled) once refused.
-                        while true {
-                            try await Task.sleep(for: interval)
-                            if let refused = gate.recheck(caller) { throw refused }
-                        }
-                    }
-                    try await group.next()
-                    group.cancelAll()
+                try await Self.rechecking(requests, by: gate, every: interval) { checked, recheck in
+                    try await body(checked, GRPCResponseWriter { bytes in
+                        try recheck()
+                        try await responses.send(bytes)
+                    }, context)
                 }
             }
         }
-        return GRPCMethod(descriptor: descriptor, kind: kind, action: action, admission: admission)
+        return GRPCMethod(descriptor: descriptor, kind: kind, handler: handler?.rechecked(by: gate, every: interval), action: action, admission: admission)
+    }
+
+    /// Runs a stream's `body` while `gate` admits its caller: `recheck` (which `body`
+    /// calls before each response it writes) and each request read ask the gate again,
+    /// and so does a timer every `interval`; a refusal ends the stream with its error.
+    static func rechecking<Request: Sendable>(
+        _ requests: RPCAsyncSequence<Request, any Error>, by gate: EtcdAccessGate, every interval: Duration,
+        _ body: @escaping @Sendable (_ checked: RPCAsyncSequence<Request, any Error>, _ recheck: @escaping @Sendable () throws -> Void) async throws -> Void
+    ) async throws {
+        let caller = EtcdCaller.current
+        let recheck: @Sendable () throws -> Void = {
+            if let refused = gate.recheck(caller) { throw refused }
+        }
+        let checked = requests.map { message in
+            try recheck()
+            return message
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await body(RPCAsyncSequence(wrapping: checked), recheck) }
+            group.addTask {
+                // Ends the stream (the other task is cancelled) once refused.
+                while true {
+                    try await Task.sleep(for: interval)
+                    try recheck()
+                }
+            }
+            try await group.next()
+            group.cancelAll()
+        }
     }
 
     /// A unary method whose handler takes and returns decoded messages.
     /// - Parameter check: looks at the request's bytes before they are decoded (a shape
-    ///   whose decoding alone would cost too much is refused there).
+    ///   whose decoding alone would cost too much is refused there). A face that decodes
+    ///   another encoding checks its own (the gateway's JSON: ``EtcdTxnShape/checkJSON(_:)``).
     static func unary<Request: SwiftProtobuf.Message, Response: SwiftProtobuf.Message>(
         _ descriptor: MethodDescriptor, _ action: Action.Kind?, check: @escaping @Sendable ([UInt8]) throws -> Void = { _ in },
         _ body: @escaping @Sendable (Request, ServerContext) async throws -> Response
@@ -88,7 +109,7 @@ struct GRPCMethod: Sendable {
             try check(bytes)
             let request = try decode(Request.self, bytes)
             return try await body(request, context).serializedBytes()
-        }, action: action)
+        }, handler: GRPCUnaryHandler(body: body), action: action)
     }
 
     /// A bidirectional streaming method whose handler reads and writes decoded messages.
@@ -98,8 +119,9 @@ struct GRPCMethod: Sendable {
     ) -> GRPCMethod {
         GRPCMethod(descriptor: descriptor, kind: .bidirectional { requests, responses, context in
             let decoded = requests.map { try decode(Request.self, $0) }
-            try await body(RPCAsyncSequence(wrapping: decoded), RPCWriter(wrapping: MessageWriter<Response>(responses)), context)
-        }, action: action)
+            let encoding = SendingWriter<Response> { response in try await responses.send(try response.serializedBytes()) }
+            try await body(RPCAsyncSequence(wrapping: decoded), RPCWriter(wrapping: encoding), context)
+        }, handler: GRPCStreamingHandler(body: body), action: action)
     }
 
     private static func decode<Request: SwiftProtobuf.Message>(_ type: Request.Type, _ bytes: [UInt8]) throws -> Request {
@@ -118,19 +140,4 @@ struct GRPCMethod: Sendable {
 /// control and the socket's buffer are the back-pressure).
 struct GRPCResponseWriter: Sendable {
     let send: @Sendable ([UInt8]) async throws -> Void
-}
-
-/// The writer a streaming handler sees, encoding each message.
-private struct MessageWriter<Response: SwiftProtobuf.Message>: RPCWriterProtocol {
-    let writer: GRPCResponseWriter
-
-    init(_ writer: GRPCResponseWriter) { self.writer = writer }
-
-    func write(_ element: Response) async throws {
-        try await writer.send(try element.serializedBytes())
-    }
-
-    func write(contentsOf elements: some Sequence<Response>) async throws {
-        for element in elements { try await write(element) }
-    }
 }
