@@ -54,11 +54,13 @@ public final class LiveServer: TestServer {
     /// Starts a server; `auth` decides whether tokens are needed, and token records are
     /// trusted for `tokenCacheLifetime` (short, so tests see revocations at once);
     /// `certificateRoles` are the roles of client certificates, for a server whose
-    /// `configure` gives it TLS with a client CA.
+    /// `configure` gives it TLS with a client CA; `serving` wraps the store the API serves
+    /// (a slow one, say), the tokens staying in the SQLite store.
     public static func start(
         auth: Authenticator.Mode = .open, tokenCacheLifetime: Duration = .milliseconds(1), port: Int = 0, directory: URL? = nil,
         clock: any WallClock = SystemClock(), certificateRoles: ClientCertificateRoles = .none,
-        configure: (inout DiscfgServer.Configuration) -> Void = { _ in }
+        configure: (inout DiscfgServer.Configuration) -> Void = { _ in },
+        serving: (SQLiteStore) -> any ConfigStore = { $0 }
     ) async throws -> LiveServer {
         let directory = directory ?? FileManager.default.temporaryDirectory.appendingPathComponent("discfg-api-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -71,7 +73,7 @@ public final class LiveServer: TestServer {
         logger.logLevel = .critical
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = DiscfgServer.makeApplication(
-            store: store, authenticator: Authenticator(mode: auth, store: store, cacheLifetime: tokenCacheLifetime, certificateRoles: certificateRoles),
+            store: serving(store), authenticator: Authenticator(mode: auth, store: store, cacheLifetime: tokenCacheLifetime, certificateRoles: certificateRoles),
             configuration: configuration, logger: logger, onServerRunning: { portContinuation.yield($0) }
         )
         let group = ServiceGroup(services: [app], logger: logger)
