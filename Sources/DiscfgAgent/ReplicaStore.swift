@@ -18,8 +18,6 @@ import Synchronization
 /// let item = try await replica.get(Key("/db/host"), in: app)
 /// ```
 public final class ReplicaStore: ConfigStore {
-    /// Memory: no request deadline to fit in.
-    public var readsDeadlines: Bool { false }
     /// How many events each config's ring keeps by default.
     public static let defaultRingCapacity = 1000
 

@@ -14,9 +14,6 @@ import Synchronization
 /// let store = try SQLiteStore(path: "/var/lib/discfg/discfg.db")
 /// ```
 public final class SQLiteStore: ConfigStore, GroupCommitReporting {
-    /// A file on this machine: no request deadline to fit in.
-    public var readsDeadlines: Bool { false }
-
     /// Where the file is.
     public let path: String
     let readers: SQLiteReaderPool

@@ -18,7 +18,6 @@ public protocol ForwardingStore: ConfigStore {
 }
 
 extension ForwardingStore {
-    public var readsDeadlines: Bool { forwardee.readsDeadlines }
     public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo { try await forwardee.createConfig(name, settings: settings) }
     public func deleteConfig(_ name: ConfigName) async throws { try await forwardee.deleteConfig(name) }
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo { try await forwardee.updateConfig(name, patch) }

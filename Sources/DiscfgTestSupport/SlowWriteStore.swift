@@ -24,8 +24,6 @@ public final class SlowWriteStore: ForwardingStore {
 
     public let base: any ConfigStore
     public var forwardee: any ConfigStore { base }
-    /// As a store over a network does.
-    public var readsDeadlines: Bool { true }
     /// How long each write takes before it reaches the store behind.
     public let delay: Duration
     private let writes = Mutex<[Write]>([])

@@ -20,8 +20,6 @@ struct FastWriteDeadlineTests {
     final class DeadStore: ForwardingStore {
         let base: any ConfigStore
         var forwardee: any ConfigStore { base }
-        /// As a store over a network does.
-        var readsDeadlines: Bool { true }
         /// The deadline each write was given.
         let deadlines = Mutex<[Deadline?]>([])
 

@@ -12,7 +12,6 @@ public struct InstrumentedStore: ConfigStore {
     public let views: ConfigViews?
     /// Where the store calls' spans go; nil for none.
     public let tracer: (any Tracer)?
-    public var readsDeadlines: Bool { base.readsDeadlines }
 
     /// Wraps `base`.
     public init(_ base: any ConfigStore, metrics: APIMetrics, views: ConfigViews? = nil, tracer: (any Tracer)? = nil) {

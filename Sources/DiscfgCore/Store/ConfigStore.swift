@@ -102,17 +102,9 @@ public protocol ConfigStore: Sendable {
     /// Removes keys whose TTL ran out, each as one `expire` event at a new revision.
     /// Returns the events it made; a key is expired exactly once, however many sweepers run.
     func sweepExpired() async throws -> [Event]
-
-    /// Whether the store reads ``Deadline/current``: its calls wait on a network and
-    /// retry, and fit their retries inside a request's deadline. A store on this machine
-    /// finishes or fails by itself, so a face need not bind a deadline for it (a
-    /// task-local push per call, on the hottest paths). True unless a store says not.
-    var readsDeadlines: Bool { get }
 }
 
 extension ConfigStore {
-    public var readsDeadlines: Bool { true }
-
     /// The error for compacting past the config's revision.
     public static func futureCompaction(_ revision: Revision, config: ConfigName, current: Revision) -> DiscfgError {
         DiscfgError.invalid("revision", "config \"\(config)\" is at revision \(current); it cannot be compacted through revision \(revision)")

@@ -5,9 +5,6 @@ import Synchronization
 /// A store that keeps everything in this process's memory: for tests, demos and
 /// `--store memory:`. It follows the same rules as every other store.
 public final class MemoryStore: ConfigStore {
-    /// Memory: no request deadline to fit in.
-    public var readsDeadlines: Bool { false }
-
     struct ConfigState {
         var info: ConfigInfo
         var items: [Key: Item] = [:]
