@@ -149,9 +149,7 @@ extension EtcdWatchService {
         var runs: [[Event]] = [[]]
         var bytes = 0
         for event in events {
-            let current = (event.item ?? event.prevItem).map { EtcdAnswer.size($0, keysOnly: false) } ?? EtcdAnswer.bytesPerKeyValue
-            let previous = prevKv ? (event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0) : 0
-            let size = current + previous
+            let size = Self.bytes(event, prevKv: prevKv)
             if !runs[runs.count - 1].isEmpty, bytes + size > EtcdAnswer.maxBytes {
                 runs.append([])
                 bytes = 0
@@ -160,6 +158,17 @@ extension EtcdWatchService {
             bytes += size
         }
         return runs
+    }
+
+    /// What `events` weigh in an answer, as ``fragments(_:prevKv:)`` counts them.
+    static func bytes(_ events: [Event], prevKv: Bool) -> Int {
+        events.reduce(0) { $0 + bytes($1, prevKv: prevKv) }
+    }
+
+    private static func bytes(_ event: Event, prevKv: Bool) -> Int {
+        let current = (event.item ?? event.prevItem).map { EtcdAnswer.size($0, keysOnly: false) } ?? EtcdAnswer.bytesPerKeyValue
+        let previous = prevKv ? (event.prevItem.map { EtcdAnswer.size($0, keysOnly: false) } ?? 0) : 0
+        return current + previous
     }
 }
 

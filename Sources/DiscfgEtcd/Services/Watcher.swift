@@ -46,8 +46,18 @@ struct Watcher: Sendable {
                 return
             }
             let queue = EventQueue(maxBytes: backlogBytes, shared: backlog)
-            var sent = Revision.zero
-            let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: start)
+            var sent = start.previous
+            if start <= info.revision {
+                // History first, read from the store and sent packed, as etcd catches a
+                // watcher up; then the watch goes on from what was sent.
+                do {
+                    try await catchUp(after: &sent, range: range, since: info.revision)
+                } catch let error as DiscfgError where error.code == .compacted {
+                    try await cancelCompacted(try await backend.store.configInfo(backend.config).compactedRevision)
+                    return
+                }
+            }
+            let stream = await backend.store.watch(backend.config, scope: .prefix(.root), from: sent.next)
             let pump = Task {
                 do {
                     for try await event in stream where range.contains(event.key) && EtcdKeys.bytes(event.key.path) != nil {
@@ -94,13 +104,43 @@ struct Watcher: Sendable {
         backend.calls.status(for: error).message
     }
 
-    /// Sends `events` (in revision order, all after `sent`) one response per revision,
-    /// as filtered, and moves `sent` past them. With `lastMayBePartial`, the last
-    /// revision may still be arriving and is read whole from the store (a page never
-    /// splits a revision).
+    /// Sends `events` (in revision order, all after `sent`), as filtered, and moves `sent`
+    /// past them. With `lastMayBePartial`, the last revision may still be arriving and is
+    /// read whole from the store (a page never splits a revision).
+    ///
+    /// As etcd's: the revisions a watch catches up on (history up to `since`, when the
+    /// watch began) go out packed, as many whole revisions in one response as fit one
+    /// answer's budget, so a client reading one response from a past revision gets the
+    /// history it asked for (python-etcd3's `watch_once_response`); a revision made since
+    /// goes out in a response of its own. One revision is never split across responses
+    /// but when it alone passes the budget: then in several, marked `fragment` (but the
+    /// last) for a client that asked for fragments, as etcd fragments them.
     /// - Parameter since: the config's revision when the watch began (the header's
     ///   revision for events replayed from history, as etcd's).
     private func send(_ events: [Event], after sent: inout Revision, range: KeyRange, since: Revision, lastMayBePartial: Bool) async throws {
+        var packed = Packed()
+        try await send(events, after: &sent, range: range, since: since, lastMayBePartial: lastMayBePartial, packing: &packed)
+        try await flush(&packed, at: since)
+    }
+
+    /// History's events not sent yet, to go out in one response.
+    private struct Packed {
+        var events: [Event] = []
+        var bytes = 0
+    }
+
+    /// Sends what `packed` holds, if anything, in one response with its header at `since`.
+    private func flush(_ packed: inout Packed, at since: Revision) async throws {
+        guard !packed.events.isEmpty else { return }
+        try await respond(packed.events, at: since)
+        packed = Packed()
+    }
+
+    /// ``send(_:after:range:since:lastMayBePartial:)``, leaving in `packed` the history
+    /// that may go out with what comes next (the next page of a catch-up).
+    private func send(
+        _ events: [Event], after sent: inout Revision, range: KeyRange, since: Revision, lastMayBePartial: Bool, packing packed: inout Packed
+    ) async throws {
         let noPut = create.filters.contains(.noput), noDelete = create.filters.contains(.nodelete)
         var index = events.startIndex
         while index < events.endIndex {
@@ -112,32 +152,43 @@ struct Watcher: Sendable {
             sent = revision
             let kept = group.filter { $0.kind == .put ? !noPut : !noDelete }
             guard !kept.isEmpty else { continue }
-            // One revision's events go out in one response, as etcd's, unless they pass
-            // one answer's budget: then in several, marked `fragment` (but the last) for
-            // a client that asked for fragments, as etcd fragments them.
+            let bytes = EtcdWatchService.bytes(kept, prevKv: create.prevKv)
+            if revision <= since, bytes <= EtcdAnswer.maxBytes {
+                if packed.bytes + bytes > EtcdAnswer.maxBytes { try await flush(&packed, at: since) }
+                packed.events += kept
+                packed.bytes += bytes
+                continue
+            }
+            try await flush(&packed, at: since)
             let fragments = EtcdWatchService.fragments(kept, prevKv: create.prevKv)
             for (number, fragment) in fragments.enumerated() {
-                var message = Etcdserverpb_WatchResponse()
-                message.header = identity.header(max(revision, since))
-                message.watchID = id
-                message.events = fragment.map(etcdEvent)
-                message.fragment = create.fragment && number < fragments.count - 1
-                try await writer.send(message)
+                try await respond(fragment, at: max(revision, since), fragment: create.fragment && number < fragments.count - 1)
             }
         }
     }
 
+    /// Sends one response of `events`, its header at `revision`.
+    private func respond(_ events: [Event], at revision: Revision, fragment: Bool = false) async throws {
+        var message = Etcdserverpb_WatchResponse()
+        message.header = identity.header(revision)
+        message.watchID = id
+        message.events = events.map(etcdEvent)
+        message.fragment = fragment
+        try await writer.send(message)
+    }
 
     /// Sends every event after `sent` that history holds now, a page at a time, so a
     /// watcher that fell behind holds one page, not the whole gap.
     private func catchUp(after sent: inout Revision, range: KeyRange, since: Revision) async throws {
+        var packed = Packed()
         while true {
             let page = try await backend.store.events(in: backend.config, scope: .prefix(.root), from: sent.next, limit: Limits.maxPageSize)
             let events = page.events.filter { range.contains($0.key) && EtcdKeys.bytes($0.key.path) != nil }
-            try await send(events, after: &sent, range: range, since: since, lastMayBePartial: false)
+            try await send(events, after: &sent, range: range, since: since, lastMayBePartial: false, packing: &packed)
             if page.through > sent { sent = page.through }
-            guard page.hasMore else { return }
+            guard page.hasMore else { break }
         }
+        try await flush(&packed, at: since)
     }
 
     /// Every event of `revision` in the watched range, read from the store.
