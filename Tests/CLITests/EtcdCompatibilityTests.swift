@@ -244,6 +244,8 @@ struct EtcdCompatibilityTests {
                 #expect(listed.count == 1, "\(side.name): \(members.stdout)")
                 #expect((listed.first?["ID"] as? NSNumber)?.uint64Value == member, "\(side.name): \(members.stdout)")
                 #expect((listed.first?["clientURLs"] as? [String]) == ["http://127.0.0.1:\(side.port)"], "\(side.name): \(members.stdout)")
+                // Clients read it unguarded (etcd3gw's `member['peerURLs']`): never left out.
+                #expect((listed.first?["peerURLs"] as? [String])?.isEmpty == false, "\(side.name): \(members.stdout)")
             }
         }
     }

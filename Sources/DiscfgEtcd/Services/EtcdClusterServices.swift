@@ -60,7 +60,10 @@ struct EtcdClusterService: Etcdserverpb_Cluster.SimpleServiceProtocol {
             member.id = identity.memberID
             member.name = "discfg"
             member.clientUrls = [clientURL.current]
-            member.peerUrls = []
+            // A member of one has no peer port; clients that read the field unguarded
+            // (etcd3gw's `member['peerURLs']`, which protobuf's JSON leaves out when empty)
+            // find the one address it is reached at.
+            member.peerUrls = [clientURL.current]
             var response = Etcdserverpb_MemberListResponse()
             response.header = identity.header(try await backend.currentRevision())
             response.members = [member]
