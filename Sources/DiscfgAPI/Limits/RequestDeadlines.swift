@@ -25,8 +25,8 @@ import Synchronization
 /// Some transports cannot wait at all past an instant: a Lambda invocation is frozen at its
 /// deadline, answer or not. Such a request is run with `answerBy`: at that instant it is
 /// answered whatever its body is doing, and a change still being committed then is
-/// reported as "may or may not have been applied". This is the one deadline mechanism of
-/// the API; the Lambda adapter uses ``answer(by:_:)`` as well, for the body it collects.
+/// reported as "may or may not have been applied". The Lambda adapter uses
+/// ``answer(by:_:)`` as well, for the body it collects.
 ///
 /// The body is given its deadline for the pipeline, which runs the store step with it as
 /// ``Deadline/current``, so a store that retries (DynamoDB) ends its retries by then and

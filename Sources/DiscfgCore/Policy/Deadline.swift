@@ -1,9 +1,10 @@
 /// The instant by which a request must be answered, known to everything that serves it.
 ///
-/// A face sets it once per request (the REST router through `RequestDeadlines`, the
-/// etcd API around each call) and the store reads it: a store that retries fits its
-/// retries and their waits inside it, and one that cannot finish in time fails with
-/// ``exceeded`` (`unavailable`) instead of holding the caller past the answer it is owed.
+/// Each face computes it from its transport and the pipeline binds it around the store
+/// step (`Pipeline.perform`, in `DiscfgService`), and the store reads it: a store that
+/// retries fits its retries and their waits inside it, and one that cannot finish in time
+/// fails with ``exceeded`` (`unavailable`) instead of holding the caller past the answer
+/// it is owed.
 ///
 /// ```swift
 /// try await Deadline.within(.after(.seconds(30))) {
