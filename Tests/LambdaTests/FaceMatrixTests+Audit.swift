@@ -22,18 +22,65 @@ extension FaceMatrixTests {
 
     /// Audit lines written to memory.
     final class AuditLines: Sendable {
-        private let bytes = Mutex<[UInt8]>([])
+        private final class Bytes: Sendable {
+            let bytes = Mutex<[UInt8]>([])
+        }
+
+        private let written = Bytes()
         /// The trail whose lines are kept.
-        var trail: AuditTrail { AuditTrail { [self] lines in bytes.withLock { $0 += lines } } }
+        let trail: AuditTrail
+
+        init() {
+            let written = written
+            trail = AuditTrail { lines in written.bytes.withLock { $0 += lines } }
+        }
 
         /// The lines written so far, parsed, and forgotten.
         func take() throws -> [[String: Any]] {
-            let written = bytes.withLock { written in
-                defer { written.removeAll() }
-                return written
+            let lines = written.bytes.withLock { bytes in
+                defer { bytes.removeAll() }
+                return bytes
             }
-            return try FaceMatrixTests.parse(written)
+            return try FaceMatrixTests.parse(lines)
         }
+    }
+
+    /// The audit lines a server appends to a file of its own, read as they come.
+    final class AuditFile: Sendable {
+        let directory: URL
+        let sink: LogSink
+        private let file: URL
+        private let read = Mutex(0)
+
+        init() throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("discfg-face-audit-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            file = directory.appendingPathComponent("audit.log")
+            sink = try LogSink(appendingTo: file.path)
+        }
+
+        /// The lines written since the last call.
+        func newLines() throws -> [[String: Any]] {
+            sink.flush()
+            let lines = try FaceMatrixTests.parse(try Data(contentsOf: file))
+            let first = read.withLock { read in
+                defer { read = lines.count }
+                return read
+            }
+            return Array(lines.dropFirst(first))
+        }
+
+        func remove() { try? FileManager.default.removeItem(at: directory) }
+    }
+
+    /// Checks that a request of `kind` that `outcome` says how the gate judged left one
+    /// audit line naming its action (none when it was refused at admission, before it was one).
+    static func expectAuditLine(
+        _ lines: [[String: Any]], _ kind: Action.Kind, _ outcome: Outcome, _ cell: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let actions = lines.map { $0["action"] as? String ?? "none" }
+        let expected = outcome == .refusedAtAdmission ? "none" : kind.rawValue
+        #expect(actions == [expected], "\(cell): audit lines naming \(actions), not one naming \(expected)", sourceLocation: sourceLocation)
     }
 
     static func parse(_ bytes: some Sequence<UInt8>) throws -> [[String: Any]] {

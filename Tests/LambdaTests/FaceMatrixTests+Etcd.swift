@@ -120,7 +120,9 @@ extension FaceMatrixTests {
     @Test("etcd gRPC and its JSON gateway: each call's action is judged by the gate once, allowed or refused", .timeLimit(.minutes(3)))
     func etcd() async throws {
         let config = try ConfigName("face-matrix-etcd")
-        let (server, (admin, scoped, reader)) = try await InProcessEtcd.start(config: config) { store in
+        let audit = AuditLines()
+        let trail = audit.trail
+        let (server, (admin, scoped, reader)) = try await InProcessEtcd.start(config: config, auditTrail: trail) { store in
             (
                 try await Self.etcdUser(store, role: .admin, scopes: nil),
                 try await Self.etcdUser(store, role: .write, scopes: [try AccessScope("\(config):etcd:app/")]),
@@ -130,22 +132,30 @@ extension FaceMatrixTests {
         try await withServer(server) { etcd in
             let seen = Pipeline.observe(config: config)
             defer { seen.end() }
+            /// The audit lines of the calls made since the last, but `Authenticate`'s.
+            func auditLines() throws -> [[String: Any]] {
+                trail.flush()
+                return try audit.take().filter { $0["route"] as? String != "/etcdserverpb.Auth/Authenticate" }
+            }
             /// One etcdctl call as `user`, checked against `outcome`; its standard output.
             @discardableResult
             func call(
                 _ kind: Action.Kind, _ outcome: Outcome, _ user: EtcdUser, _ arguments: [String], stdin: String? = nil, orEndedStream: Bool = false
             ) async throws -> String {
                 seen.reset()
+                _ = try auditLines()
                 let output = try await etcd.etcdctl(user.flags + arguments, stdin: stdin)
                 let served = output.termination == .exited(0) && !output.stdout.contains("FAILURE")
                 // A stream refused as it opens ends with PERMISSION_DENIED in its trailers; etcdctl's
                 // keep-alive, racing its own send, may report only that the stream ended (EOF).
                 let denied = output.stderr.contains(Self.permissionDenied) || (orEndedStream && output.stderr.contains("EOF"))
-                Self.expect(
-                    seen, kind, outcome, served: served, refused: !served && denied,
-                    "etcdctl \(arguments.joined(separator: " ")) (\(outcome)): exit \(output.termination.map { "\($0)" } ?? "?"), "
-                        + "out \(Self.oneLine(output.stdout)), err \(Self.oneLine(output.stderr.suffix(300)))"
-                )
+                let described = "etcdctl \(arguments.joined(separator: " ")) (\(outcome)): exit \(output.termination.map { "\($0)" } ?? "?"), "
+                    + "out \(Self.oneLine(output.stdout)), err \(Self.oneLine(output.stderr.suffix(300)))"
+                Self.expect(seen, kind, outcome, served: served, refused: !served && denied, described)
+                // A unary call leaves one line; a stream's is written as it ends, which etcdctl's may not wait for.
+                if [.set, .range, .delete, .txn, .compact, .leaseGrant, .leaseList, .leaseRevoke, .leaseTimeToLive].contains(kind) {
+                    Self.expectAuditLine(try auditLines(), kind, outcome, described)
+                }
                 return output.stdout
             }
 
@@ -211,11 +221,11 @@ extension FaceMatrixTests {
             ]
             for (kind, outcome, path, body) in gatewayCells {
                 seen.reset()
+                _ = try auditLines()
                 let reply = try await etcd.gateway(path, body, token: session)
-                Self.expect(
-                    seen, kind, outcome, served: reply.status == 200, refused: reply.status == 403 && reply.text.contains("permission denied"),
-                    "gateway \(path) (\(outcome)): \(reply.status) \(reply.text.prefix(300))"
-                )
+                let described = "gateway \(path) (\(outcome)): \(reply.status) \(reply.text.prefix(300))"
+                Self.expect(seen, kind, outcome, served: reply.status == 200, refused: reply.status == 403 && reply.text.contains("permission denied"), described)
+                Self.expectAuditLine(try auditLines(), kind, outcome, described)
             }
             let left = try await etcd.etcdctl(admin.flags + ["get", "db/", "--prefix", "--keys-only"])
             #expect(left.termination == .exited(0) && left.stdout.isEmpty, "nothing refused wrote under db/: \(left.stdout) \(left.stderr)")

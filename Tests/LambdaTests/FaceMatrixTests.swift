@@ -17,7 +17,10 @@ import Testing
 /// request outside the caller's scopes is refused by the face in its own words and is
 /// one refused record, or, where the face refuses it at admission before reading
 /// what it reaches (a whole-config action for a caller of part of it, a role too low),
-/// no record at all.
+/// no record at all. Where the cells' requests are one call each (the router's, the etcd
+/// API's unary calls, the gateway's), each leaves one audit line naming its action, or
+/// none when refused at admission (``FaceMatrixTests+Audit.swift``: the same fields on
+/// every face).
 ///
 /// The observation is of this process, so every server runs in it, each over a config
 /// of its own so that suites running beside it do not mix in. It lives here because
@@ -151,19 +154,22 @@ struct FaceMatrixTests {
     @Test("REST: each route's action is judged by the gate once, allowed or refused", .timeLimit(.minutes(2)))
     func rest() async throws {
         let config = try ConfigName("face-matrix-rest")
-        try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(600))) { server in
+        let audit = try AuditFile()
+        defer { audit.remove() }
+        try await withServer(try await LiveServer.start(auth: .required, tokenCacheLifetime: .seconds(600)) { $0.auditLog = audit.sink }) { server in
             let (admin, scoped) = try await Self.prepare(server.store, config)
             let seen = Pipeline.observe(config: config)
             defer { seen.end() }
+            _ = try audit.newLines()
             for cell in Self.restCells(config) {
                 seen.reset()
                 // `Connection` keeps the request off the event loops' fast path: the router answers it.
                 let headers = Self.bearer(cell.admin ? admin : scoped) + [("Connection", "keep-alive")] + cell.headers
                 let reply = try await server.request(cell.method, cell.path, body: cell.body.map { Data($0.utf8) }, headers: headers)
-                Self.expect(
-                    seen, cell.kind, cell.outcome, served: (200..<300).contains(reply.status), refused: reply.status == 403,
-                    "\(cell.method) \(cell.path) (\(cell.outcome)): \(reply.status) \(reply.text.prefix(300))"
-                )
+                let described = "\(cell.method) \(cell.path) (\(cell.outcome)): \(reply.status) \(reply.text.prefix(300))"
+                Self.expect(seen, cell.kind, cell.outcome, served: (200..<300).contains(reply.status), refused: reply.status == 403, described)
+                // Its line is written before its answer is.
+                Self.expectAuditLine(try audit.newLines(), cell.kind, cell.outcome, described)
             }
         }
     }
