@@ -49,15 +49,13 @@ extension EtcdGateway {
         }
     }
 
-    /// A JSON object of `members` (each `"name":value`, in order), leaving out empty ones.
-    static func object(_ members: [String]) -> String {
-        "{" + members.filter { !$0.isEmpty }.joined(separator: ",") + "}"
-    }
-
-    /// The members of `message` in protobuf's JSON, as one `"a":…,"b":…` run (empty for
-    /// none): an object's text without its braces.
-    static func members(of message: some SwiftProtobuf.Message) throws -> String {
-        String(try message.jsonString(options: encoding).dropFirst().dropLast())
+    /// Appends `message`'s members in protobuf's JSON to `out` (an object's text without
+    /// its braces), after a comma when `out` holds a member already; nothing for none.
+    static func appendMembers(of message: some SwiftProtobuf.Message, to out: inout String) throws {
+        let json = try message.jsonString(options: encoding)
+        guard json.utf8.count > 2 else { return }
+        if out.utf8.last != UInt8(ascii: "{") { out += "," }
+        out += json.dropFirst().dropLast()
     }
 }
 
@@ -68,64 +66,112 @@ protocol EtcdHeadedResponse: SwiftProtobuf.Message {
     var hasHeader: Bool { get }
     mutating func clearHeader()
 
-    /// This answer in JSON as etcd's gateway writes it, its headers with their revision.
+    /// Appends this answer in JSON as etcd's gateway writes it to `out`, its headers with
+    /// their revision.
     ///
     /// etcd's revisions start at 1, so its gateway's headers always hold a `revision`,
     /// and clients read it unguarded (patroni: `result['header']['revision']`). A config's
     /// revisions start at 0, which protobuf's JSON leaves out: an answer at revision 0
     /// says `"revision":"0"` in its header, and a transaction's in its nested ones.
-    func gatewayJSON() throws -> String
+    func appendGatewayJSON(to out: inout String) throws
 }
 
 extension EtcdHeadedResponse {
+    /// This answer in JSON as etcd's gateway writes it (``appendGatewayJSON(to:)``).
+    func gatewayJSON() throws -> String {
+        var out = ""
+        out.reserveCapacity(256)
+        try appendGatewayJSON(to: &out)
+        return out
+    }
+
     /// The header (field 1, first as protobuf's JSON orders fields), then the rest of the
     /// answer in protobuf's JSON.
-    func gatewayJSON() throws -> String {
-        guard hasHeader else { return try jsonString(options: EtcdGateway.encoding) }
+    func appendGatewayJSON(to out: inout String) throws {
+        out += "{"
+        if hasHeader { header.appendGatewayMember(to: &out) }
         var rest = self
         rest.clearHeader()
-        return EtcdGateway.object([header.gatewayMember, try EtcdGateway.members(of: rest)])
+        try EtcdGateway.appendMembers(of: rest, to: &out)
+        out += "}"
     }
 }
 
 extension Etcdserverpb_ResponseHeader {
-    /// `"header":{…}` as etcd's gateway writes it: protobuf's JSON (proto names, 64-bit
-    /// integers as strings, zeros left out), but the revision written even when 0.
-    var gatewayMember: String {
-        var fields: [String] = []
-        if clusterID != 0 { fields.append(#""cluster_id":"\#(clusterID)""#) }
-        if memberID != 0 { fields.append(#""member_id":"\#(memberID)""#) }
-        fields.append(#""revision":"\#(revision)""#)
-        if raftTerm != 0 { fields.append(#""raft_term":"\#(raftTerm)""#) }
-        return #""header":"# + EtcdGateway.object(fields)
+    /// Appends `"header":{…}` as etcd's gateway writes it: protobuf's JSON (proto names,
+    /// 64-bit integers as strings, zeros left out), but the revision written even when 0.
+    func appendGatewayMember(to out: inout String) {
+        out += #""header":{"#
+        if clusterID != 0 { Self.append("cluster_id", clusterID, to: &out) }
+        if memberID != 0 { Self.append("member_id", memberID, to: &out) }
+        Self.append("revision", revision.magnitude, negative: revision < 0, to: &out)
+        if raftTerm != 0 { Self.append("raft_term", raftTerm, to: &out) }
+        out += "}"
+    }
+
+    /// Appends `"name":"value"`, after a comma unless it is the object's first member.
+    /// The digits go straight into `out`: a header is written once per answer.
+    private static func append(_ name: StaticString, _ value: UInt64, negative: Bool = false, to out: inout String) {
+        if out.utf8.last != UInt8(ascii: "{") { out += "," }
+        out += "\""
+        out += name.description
+        out += #"":""#
+        if negative { out += "-" }
+        var scale: UInt64 = 1
+        while value / scale >= 10 { scale *= 10 }
+        while scale > 0 {
+            out.unicodeScalars.append(Unicode.Scalar(UInt8(ascii: "0") + UInt8(value / scale % 10)))
+            scale /= 10
+        }
+        out += "\""
     }
 }
 
 extension Etcdserverpb_TxnResponse: EtcdHeadedResponse {
     /// Its header, `succeeded`, then `responses`, each operation's answer with its own
     /// header (fields 1, 2, 3, in protobuf's order).
-    func gatewayJSON() throws -> String {
+    func appendGatewayJSON(to out: inout String) throws {
+        out += "{"
+        if hasHeader { header.appendGatewayMember(to: &out) }
         var rest = self
         rest.clearHeader()
         rest.responses = []
-        let operations = responses.isEmpty ? "" : #""responses":["# + (try responses.map { try $0.gatewayJSON() }).joined(separator: ",") + "]"
-        return EtcdGateway.object([hasHeader ? header.gatewayMember : "", try EtcdGateway.members(of: rest), operations])
+        try EtcdGateway.appendMembers(of: rest, to: &out)
+        if !responses.isEmpty {
+            if out.utf8.last != UInt8(ascii: "{") { out += "," }
+            out += #""responses":["#
+            for (index, operation) in responses.enumerated() {
+                if index > 0 { out += "," }
+                try operation.appendGatewayJSON(to: &out)
+            }
+            out += "]"
+        }
+        out += "}"
     }
 }
 
 extension Etcdserverpb_ResponseOp {
-    /// The operation's answer under its field's name, written as its own answer is.
-    func gatewayJSON() throws -> String {
+    /// Appends the operation's answer under its field's name, written as its own answer is.
+    func appendGatewayJSON(to out: inout String) throws {
         switch response {
-        case .responseRange(let answer): #"{"response_range":"# + (try answer.gatewayJSON()) + "}"
-        case .responsePut(let answer): #"{"response_put":"# + (try answer.gatewayJSON()) + "}"
-        case .responseDeleteRange(let answer): #"{"response_delete_range":"# + (try answer.gatewayJSON()) + "}"
-        case .responseTxn(let answer): #"{"response_txn":"# + (try answer.gatewayJSON()) + "}"
-        case nil: "{}"
+        case .responseRange(let answer):
+            out += #"{"response_range":"#
+            try answer.appendGatewayJSON(to: &out)
+        case .responsePut(let answer):
+            out += #"{"response_put":"#
+            try answer.appendGatewayJSON(to: &out)
+        case .responseDeleteRange(let answer):
+            out += #"{"response_delete_range":"#
+            try answer.appendGatewayJSON(to: &out)
+        case .responseTxn(let answer):
+            out += #"{"response_txn":"#
+            try answer.appendGatewayJSON(to: &out)
+        case nil:
+            out += "{"
         }
+        out += "}"
     }
 }
-
 extension Etcdserverpb_RangeResponse: EtcdHeadedResponse {}
 extension Etcdserverpb_PutResponse: EtcdHeadedResponse {}
 extension Etcdserverpb_DeleteRangeResponse: EtcdHeadedResponse {}
