@@ -161,6 +161,13 @@ def compare(etcd, discfg, offset):
     c.same("/v3/kv/range", raw='{"key": "!!!!"}', words=False)
     c.same("/v3/kv/range", raw='{"limit": "x"}', words=False)
     c.same("/v3/kv/put", {"value": b64("no key")})
+    # Refusals the services make, answered through the gateway with etcd's status and words.
+    c.same("/v3/kv/range", {"key": foo, "revision": "1000000"})
+    c.same("/v3/kv/txn", {"success": [{"request_put": {"key": foo, "value": b64("a")}}, {"request_put": {"key": foo, "value": b64("b")}}]})
+    c.same("/v3/kv/txn", {"success": [{"request_range": {"key": foo, "revision": "1000000"}}]})
+    c.same("/v3/lease/grant", {"TTL": "60", "ID": "4243"})
+    c.same("/v3/lease/grant", {"TTL": "60", "ID": "4243"})
+    c.same("/v3/lease/revoke", {"ID": "4243"})
     c.same("/v3/kv/range", method="GET")
     c.same("/v3/kv/range", {"key": foo}, method="PUT")
     c.same("/version", {}, method="POST")
