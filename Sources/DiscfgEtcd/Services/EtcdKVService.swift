@@ -103,13 +103,16 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
                     attachments[put.lease] = try await leases.attachment(put.lease, by: EtcdLeaseHolder(caller, config: backend.config))
                 }
             }
+            let past = try await pastReads(request)
             let transaction = Transaction(
                 compares: try request.compare.map(Self.comparison),
-                success: try request.success.map { try Self.operation($0, leases: attachments) },
-                failure: try request.failure.map { try Self.operation($0, leases: attachments) }
+                success: try request.success.filter { !Self.readsPast($0) }.map { try Self.operation($0, leases: attachments) },
+                failure: try request.failure.filter { !Self.readsPast($0) }.map { try Self.operation($0, leases: attachments) }
             )
-            let result = try await backend.transact(transaction)
+            var result = try await backend.transact(transaction)
             let branch = result.succeeded ? request.success : request.failure
+            let pastOfBranch = past[result.succeeded ? 0 : 1]
+            result.responses = Self.splice(pastOfBranch, into: result.responses, of: branch)
             // The reads were bounded by the store; the previous values of what the
             // branch deleted or overwrote were not, and are checked here.
             let previous = zip(branch, result.responses).flatMap { request, response -> [Event] in
@@ -127,11 +130,49 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             var response = Etcdserverpb_TxnResponse()
             response.header = identity.header(result.revision)
             response.succeeded = result.succeeded
-            response.responses = zip(branch, zip(result.responses, Self.operationRevisions(result))).map {
-                self.response($0.0, $0.1.0, revision: $0.1.1)
+            response.responses = zip(branch, zip(result.responses, Self.operationRevisions(result))).enumerated().map { index, answer in
+                if let read = pastOfBranch[index] { return Self.response(past: read, revision: answer.1.1) }
+                return self.response(answer.0, answer.1.0, revision: answer.1.1)
             }
             return response
         }
+    }
+
+    /// Whether `operation` reads at a past revision: answered from history, read before
+    /// the transaction runs (``pastReads(_:)``), not by it.
+    static func readsPast(_ operation: Etcdserverpb_RequestOp) -> Bool {
+        if case .requestRange(let range)? = operation.request { return range.revision > 0 }
+        return false
+    }
+
+    /// The reads at past revisions of a Txn's success and failure branches, by their
+    /// place in the branch, read before it runs. What a past revision holds never
+    /// changes, so reading it first answers as reading it inside the transaction would
+    /// (etcd's STM reads the keys of a failed commit again at the revision it began
+    /// at); a revision past the config's, or compacted, refuses the Txn before anything
+    /// changed. Unlike etcd, which checks only the branch that runs, the reads of both
+    /// branches are checked, and they share one answer's budget.
+    private func pastReads(_ request: Etcdserverpb_TxnRequest) async throws -> [[Int: EtcdBackend.RangeResult]] {
+        var reads: [[Int: EtcdBackend.RangeResult]] = [[:], [:]]
+        var bytes = 0
+        for (side, branch) in [request.success, request.failure].enumerated() {
+            for (index, operation) in branch.enumerated() where Self.readsPast(operation) {
+                guard case .requestRange(let range)? = operation.request else { continue }
+                let read = try await backend.range(Self.query(range))
+                bytes += EtcdAnswer.size(read.items, keysOnly: false)
+                guard bytes <= EtcdAnswer.maxBytes else { throw EtcdError.answerTooLarge }
+                reads[side][index] = read
+            }
+        }
+        return reads
+    }
+
+    /// The responses of the branch that ran, in its order: the store's, with each read at
+    /// a past revision put back in its place.
+    static func splice(_ past: [Int: EtcdBackend.RangeResult], into responses: [TransactionResponse], of branch: [Etcdserverpb_RequestOp]) -> [TransactionResponse] {
+        guard !past.isEmpty else { return responses }
+        var stored = responses.makeIterator()
+        return branch.indices.compactMap { index in past[index].map { TransactionResponse.get($0.items) } ?? stored.next() }
     }
 
     /// What a Txn reaches: every key and range it compares or reads, read; every one it
@@ -245,7 +286,8 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
     static func operation(_ request: Etcdserverpb_RequestOp, leases: [Int64: String]) throws -> TransactionOperation {
         switch request.request {
         case .requestRange(let range)?:
-            guard range.revision == 0 else { throw RPCError(code: .unimplemented, message: "etcdserver: a range at a past revision inside a transaction is not supported by discfg yet") }
+            // A revision below 0 is now, as on Range; one above is read before the
+            // transaction (``pastReads(_:)``).
             switch try subject(key: range.key, rangeEnd: range.rangeEnd) {
             case .key(let key): return .get(key)
             case .range(let keys): return .getRange(keys)
@@ -280,6 +322,19 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             }
             return changed ? result.revision : begin
         }
+    }
+
+    /// The etcd response to a read at a past revision of the branch that ran, as Range
+    /// answers it, its header at `revision` as the branch's other reads'.
+    static func response(past read: EtcdBackend.RangeResult, revision: Revision) -> Etcdserverpb_ResponseOp {
+        var answer = Etcdserverpb_RangeResponse()
+        answer.header.revision = revision.storageValue
+        answer.kvs = read.items.compactMap { Mvccpb_KeyValue($0) }
+        answer.more = read.more
+        answer.count = Int64(read.count)
+        var op = Etcdserverpb_ResponseOp()
+        op.responseRange = answer
+        return op
     }
 
     /// The etcd response to one operation of the branch that ran. Its header holds only
