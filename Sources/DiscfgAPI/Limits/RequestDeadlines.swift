@@ -76,7 +76,8 @@ public final class RequestDeadlines: Sendable {
 
     /// Runs `body` with the request's deadline for the pipeline, cancelling it and throwing
     /// `unavailable` once it has taken longer than the timeout, unless its write began
-    /// (``DiscfgService/Pipeline/commit(_:)``). Cancelling the caller cancels `body` too.
+    /// (``DiscfgService/Pipeline/commit(_:)``). Cancelling the caller cancels `body` too,
+    /// unless its write began.
     /// - Parameter answerBy: an instant by which the caller must have its answer whatever
     ///   `body` is doing; a change still being committed then is reported with an
     ///   unknown outcome, and anything else as abandoned.
@@ -104,7 +105,11 @@ public final class RequestDeadlines: Sendable {
             }
             result = finished
         } else {
-            result = await withTaskCancellationHandler { await task.result } onCancel: { task.cancel() }
+            result = await withTaskCancellationHandler { await task.result } onCancel: { [self] in
+                // The caller is gone (its connection, the server's shutdown): the body goes
+                // too, unless its write has begun, which runs to its end all the same.
+                if cutUnlessCommitting(id) { task.cancel() }
+            }
         }
         if unregister(id) { throw cutoff.map { $0 <= soft } == true ? Self.notFinished : abandoned }
         return try result.get()
@@ -206,6 +211,15 @@ public final class RequestDeadlines: Sendable {
             state.entries[id] = nil
             state.expired.remove(id)
             return state.committing.remove(id) != nil
+        }
+    }
+
+    /// Marks a request as abandoned by its caller, unless its write has begun; whether it was.
+    private func cutUnlessCommitting(_ id: UInt64) -> Bool {
+        state.withLock { state in
+            guard !state.committing.contains(id) else { return false }
+            state.expired.insert(id)
+            return true
         }
     }
 
