@@ -118,7 +118,10 @@ struct EtcdCalls: Sendable {
     func status(for error: any Error) -> RPCError {
         if let error = error as? RPCError { return error }
         let error = (error as? DiscfgError).map(EtcdError.translated) ?? error
-        return RPCError(etcd: FailurePolicy.shown(error, logger: logger))
+        let shown = FailurePolicy.shown(error, logger: logger)
+        // The code the call's audit line names, as a REST error envelope's line does.
+        AuditNote.current?.update { $0.error = shown.code }
+        return RPCError(etcd: shown)
     }
 }
 

@@ -197,6 +197,13 @@ extension FaceMatrixTests {
                 #expect(reply.status == (refused ? 403 : 200), "gateway put \(key): \(reply.text)")
                 Self.expectSetLine(try puts(), refused: refused, principal: principal, "gateway put \(key)")
             }
+            // A failure that is not the gate's names its code too, as the REST envelope's line does.
+            let body = ["key": Data("app/k".utf8).base64EncodedString(), "value": Data("w".utf8).base64EncodedString(), "lease": "4242"]
+            let leaseless = try await etcd.gateway("/v3/kv/put", body, token: session)
+            let failed = try puts()
+            #expect(leaseless.status != 200 && failed.count == 1, "gateway put with no such lease: \(leaseless.status) \(leaseless.text), lines \(failed)")
+            let code = failed.first?["error"] as? String
+            #expect(code != nil && code != "permissionDenied" && failed.first?["grpcStatus"] as? String != "OK", "\(leaseless.text): \(failed)")
         }
     }
 }
