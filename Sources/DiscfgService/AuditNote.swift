@@ -72,13 +72,16 @@ public final class AuditNote: Sendable {
     /// What the transport answered: the HTTP method, path and status (REST, the etcd
     /// JSON gateway's own refusals), or the gRPC status (etcd).
     public struct Answer: Sendable {
+        /// The HTTP method.
         public var method: String?
         /// The path as sent, without its query.
         public var path: String?
+        /// The HTTP status answered.
         public var status: Int?
         /// The gRPC status, by name (`OK`, `PERMISSION_DENIED`).
         public var grpcStatus: String?
 
+        /// What a transport answered; each part nil where it has none.
         public init(method: String? = nil, path: String? = nil, status: Int? = nil, grpcStatus: String? = nil) {
             self.method = method
             self.path = path
