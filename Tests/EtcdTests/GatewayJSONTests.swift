@@ -171,3 +171,40 @@ struct GatewayJSONTests {
         try await running.value
     }
 }
+
+extension GatewayJSONTests {
+    @Test(
+        "a guarded stream's handler over messages, which the gateway calls, asks the gate again as its bytes do: a stream opened before tokens were required ends",
+        .timeLimit(.minutes(1))
+    )
+    func streamHandlerRechecked() async throws {
+        let fixture = try EtcdAccessTests.Store()
+        defer { fixture.cleanUp() }
+        let gate = EtcdAccessGate(.tokensOnceIssued(fixture.store))
+        await gate.read()
+        let echo = GRPCMethod.bidirectional(Etcdserverpb_Watch.Method.Watch.descriptor, .watch) {
+            (requests: RPCAsyncSequence<Etcdserverpb_WatchRequest, any Error>, responses: RPCWriter<Etcdserverpb_WatchResponse>, _) in
+            for try await request in requests {
+                var response = Etcdserverpb_WatchResponse()
+                response.watchID = request.createRequest.watchID
+                try await responses.write(response)
+            }
+        }
+        let guarded = echo.guarded(by: gate)
+        let handler = try #require(guarded.handler as? GRPCStreamingHandler<Etcdserverpb_WatchRequest, Etcdserverpb_WatchResponse>)
+        let (requests, more) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
+        let (written, wrote) = AsyncStream<Int64>.makeStream()
+        let writer = SendingWriter<Etcdserverpb_WatchResponse> { wrote.yield($0.watchID) }
+        let running = Task {
+            try await handler.body(RPCAsyncSequence(wrapping: requests), RPCWriter(wrapping: writer), Self.context(Etcdserverpb_Watch.Method.Watch.descriptor))
+        }
+        var answers = written.makeAsyncIterator()
+        more.yield(Etcdserverpb_WatchRequest.with { $0.createRequest.watchID = 1 })
+        #expect(await answers.next() == 1, "admitted while no token exists")
+        _ = try await fixture.token(.read)
+        await gate.read()
+        more.yield(Etcdserverpb_WatchRequest.with { $0.createRequest.watchID = 2 })
+        let ended = await running.result
+        #expect(throws: EtcdAuthError.userEmpty) { try ended.get() }
+    }
+}
