@@ -136,7 +136,7 @@ public struct EtcdServer: Service {
         let display = host.contains(":") ? "[\(host)]" : host
         let scheme = tls == nil ? "http" : "https"
         let cluster = EtcdClusterService(backend: backend, identity: identity, clientURL: EtcdClusterService.ClientURL("\(scheme)://\(display):\(port)"))
-        let authenticates = access.tokens != nil || gate.certificates != nil
+        let authenticates = access.tokens != nil || !gate.certificates.grants.isEmpty
         let methods = EtcdMethodTable.methods(
             kv: EtcdKVService(backend: backend, identity: identity, leases: leases, authenticates: authenticates),
             lease: EtcdLeaseService(backend: backend, identity: identity, leases: leases, authenticates: authenticates),
@@ -185,7 +185,7 @@ public struct EtcdServer: Service {
                 return channel.eventLoop.makeCompletedFuture {
                     // The subject of the connection's client certificate, noted as its
                     // handshake completes, when certificates are credentials.
-                    let peer = gate.certificates == nil ? nil : PeerCertificate()
+                    let peer = gate.certificates.grants.isEmpty ? nil : PeerCertificate()
                     // Under TLS, first: the connection below reads and writes plain HTTP/2.
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(tls.handler(for: .h2))
