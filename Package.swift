@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "DiscfgLambda", targets: ["DiscfgLambda"]),
         .library(name: "DiscfgConformance", targets: ["DiscfgConformance"]),
         .library(name: "DiscfgConfiguration", targets: ["DiscfgConfiguration"]),
+        .library(name: "DiscfgJSON", targets: ["DiscfgJSON"]),
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
     ],
     dependencies: [
@@ -48,19 +49,24 @@ let package = Package(
     ],
     targets: [
         .target(
+            name: "DiscfgJSON",
+            swiftSettings: strict
+        ),
+        .target(
             name: "JSONSchema",
+            dependencies: ["DiscfgJSON"],
             swiftSettings: strict
         ),
         .target(
             name: "DiscfgCore",
-            dependencies: ["JSONSchema", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["DiscfgJSON", "JSONSchema", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CSQLiteLog", dependencies: ["CSQLite"]),
         .target(
             name: "DiscfgSQLite",
-            dependencies: ["DiscfgCore", "CSQLite", "CSQLiteLog"],
+            dependencies: ["DiscfgCore", "DiscfgJSON", "CSQLite", "CSQLiteLog"],
             swiftSettings: strict
         ),
         .target(
@@ -76,7 +82,7 @@ let package = Package(
         ),
         .target(
             name: "DiscfgDynamoDB",
-            dependencies: ["DiscfgCore", "DiscfgAWS"],
+            dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgAWS"],
             swiftSettings: strict
         ),
         .target(
@@ -91,13 +97,14 @@ let package = Package(
         ),
         .target(
             name: "DiscfgConformance",
-            dependencies: ["DiscfgCore"],
+            dependencies: ["DiscfgCore", "DiscfgJSON"],
             swiftSettings: strict
         ),
         .target(
             name: "DiscfgTestSupport",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgJSON",
                 "DiscfgService",
                 "DiscfgNetwork",
                 "DiscfgAWS",
@@ -118,7 +125,7 @@ let package = Package(
                 "DiscfgCore",
                 "DiscfgAPI",
                 "DiscfgAWS",
-                "JSONSchema",
+                "DiscfgJSON",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -152,18 +159,19 @@ let package = Package(
         ),
         .executableTarget(
             name: "json-schema-bench",
-            dependencies: ["JSONSchema"],
+            dependencies: ["DiscfgJSON", "JSONSchema"],
             swiftSettings: strict
         ),
         .executableTarget(
             name: "discfg-write-bench",
-            dependencies: ["DiscfgCore", "DiscfgSQLite"],
+            dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgSQLite"],
             swiftSettings: strict
         ),
         .target(
             name: "DiscfgClient",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgJSON",
                 "DiscfgAWS",
                 "DiscfgSecrets",
                 "DiscfgNetwork",
@@ -178,6 +186,7 @@ let package = Package(
             name: "DiscfgConfiguration",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgJSON",
                 "DiscfgAWS",
                 "DiscfgSecrets",
                 "DiscfgClient",
@@ -209,6 +218,7 @@ let package = Package(
             name: "DiscfgAPI",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgJSON",
                 "DiscfgService",
                 "DiscfgNetwork",
                 "DiscfgAPIAssets",
@@ -279,6 +289,8 @@ let package = Package(
                 "DiscfgStores",
                 "DiscfgLambda",
                 "DiscfgCore",
+                "DiscfgJSON",
+                "JSONSchema",
                 "DiscfgSQLite",
                 "DiscfgAPI",
                 "DiscfgAWS",
@@ -316,8 +328,13 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "DiscfgJSONTests",
+            dependencies: ["DiscfgJSON"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "JSONSchemaTests",
-            dependencies: ["JSONSchema"],
+            dependencies: ["DiscfgJSON", "JSONSchema"],
             resources: [
                 .copy("Resources/json-schema-test-suite"),
                 .copy("Resources/known-failures.json"),
@@ -326,7 +343,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DiscfgCoreTests",
-            dependencies: ["DiscfgCore", "DiscfgConformance", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgConformance", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -340,14 +357,14 @@ let package = Package(
         .testTarget(
             name: "StoreConformanceTests",
             dependencies: [
-                "DiscfgCore", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient", "DiscfgStores", "CSQLite", "CSQLiteLog",
+                "DiscfgCore", "DiscfgJSON", "DiscfgConformance", "DiscfgSQLite", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgTestSupport", "DiscfgClient", "DiscfgStores", "CSQLite", "CSQLiteLog",
             ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
+                "DiscfgCore", "DiscfgJSON", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -411,7 +428,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "DiscfgCore", "DiscfgAWS", "discfg", "DiscfgTestSupport",
+                "DiscfgCore", "DiscfgJSON", "DiscfgAWS", "discfg", "DiscfgTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

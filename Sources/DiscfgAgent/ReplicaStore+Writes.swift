@@ -1,6 +1,6 @@
 import DiscfgCore
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// Every change is refused with `readOnly`, naming the store to write to.
 extension ReplicaStore {

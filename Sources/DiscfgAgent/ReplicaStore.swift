@@ -1,6 +1,6 @@
 import DiscfgCore
 import Foundation
-import JSONSchema
+import DiscfgJSON
 import Synchronization
 
 /// A read-only ``ConfigStore`` over copies of configs kept in memory: what `discfg agent`

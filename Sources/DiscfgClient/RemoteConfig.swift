@@ -1,5 +1,6 @@
 import DiscfgAWS
 import DiscfgCore
+import DiscfgJSON
 import DiscfgSecrets
 import Foundation
 

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 import NIOCore
 import NIOHTTP1

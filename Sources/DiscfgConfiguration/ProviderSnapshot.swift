@@ -1,5 +1,6 @@
 import Configuration
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// The keys of a config (under the provider's prefix) at one revision, as swift-configuration

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// A prefix as one JSON document (``KeyDocument``): read now or at a past revision, and

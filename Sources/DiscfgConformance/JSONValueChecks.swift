@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// JSON in values: a key whose content type is JSON (`application/json`, any `…/…+json`)

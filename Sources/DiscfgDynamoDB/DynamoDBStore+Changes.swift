@@ -1,5 +1,6 @@
 import DiscfgAWS
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// What a change must read before the rules run.

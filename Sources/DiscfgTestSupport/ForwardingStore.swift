@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// A store that passes every call to another: tests that change one behaviour of a real

@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 extension Evaluator {
     /// `prefixItems`, `items`, `additionalItems`, `contains`, `minContains`, `maxContains`,
     /// `minItems`, `maxItems`, `uniqueItems`, `unevaluatedItems`.

@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 extension Evaluator {
     /// `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`, `dependentSchemas` and draft 7 `dependencies`.
     mutating func applyInPlace(_ node: SchemaNode, _ keywords: InPlaceKeywords, _ instance: JSONValue, _ annotations: inout Annotations) -> Bool {

@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 extension Evaluator {
     /// `type`, `enum`, `const`.
     mutating func applyAssertions(_ node: SchemaNode, _ keywords: AnyValueKeywords, _ instance: JSONValue) -> Bool {
@@ -9,20 +11,14 @@ extension Evaluator {
         }
         if let allowed = keywords.allowed, !(allowed.set?.contains(instance) ?? allowed.values.contains(instance)) {
             valid = false
-            let listed = allowed.values.prefix(10).map(Self.brief).joined(separator: ", ")
+            let listed = allowed.values.prefix(10).map(JSONSerializer.brief).joined(separator: ", ")
             report(node, "enum", "must be one of: \(listed)\(allowed.values.count > 10 ? ", … (\(allowed.values.count) values)" : "")")
         }
         if let constant = keywords.constant, constant != instance {
             valid = false
-            report(node, "const", "must be \(Self.brief(constant))")
+            report(node, "const", "must be \(JSONSerializer.brief(constant))")
         }
         return valid
-    }
-
-    /// A value in a message: JSON, cut at 60 characters.
-    static func brief(_ value: JSONValue) -> String {
-        let text = (try? JSONSerializer.string(value, options: .init(maxDepth: 32))) ?? "(deeply nested value)"
-        return text.count > 60 ? String(text.prefix(57)) + "…" : text
     }
 
     mutating func applyNumber(_ node: SchemaNode, _ keywords: NumberKeywords, _ number: JSONNumber) -> Bool {

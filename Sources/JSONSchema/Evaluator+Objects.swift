@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 extension Evaluator {
     /// What one pass over an object's members with the schema's ``PropertyTable`` found.
     struct MemberScan {

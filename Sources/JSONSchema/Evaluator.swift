@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 /// What a valid subschema evaluated, for `unevaluatedProperties` and `unevaluatedItems`.
 struct Annotations {
     var properties: Set<String> = []

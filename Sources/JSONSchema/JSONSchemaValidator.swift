@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 /// A JSON Schema (draft 2020-12 or draft 7) ready to validate instances.
 ///
 /// The dialect comes from the root's `$schema` (draft 2020-12 when absent or unknown).

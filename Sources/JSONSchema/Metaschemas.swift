@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 /// The draft 7 and draft 2020-12 metaschemas, so a schema can `$ref` them (and be checked
 /// against them) with nothing fetched. Written from the published specifications.
 enum Metaschemas {

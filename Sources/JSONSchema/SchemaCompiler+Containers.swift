@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 extension SchemaCompiler {
     /// `properties`, `patternProperties`, `additionalProperties`, `propertyNames`, `required`,
     /// `dependentRequired`, `minProperties`, `maxProperties`, `unevaluatedProperties`.

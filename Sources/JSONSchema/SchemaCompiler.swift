@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 /// A schema and everything it references, compiled: numbered nodes, built once per validator.
 struct CompiledSchema: Sendable {
     let nodes: [SchemaNode]

@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 /// A subschema together with where it lives: the base URI of its resource and its JSON pointer
 /// inside that resource.
 struct LocatedSchema: Sendable {

@@ -1,3 +1,5 @@
+import DiscfgJSON
+
 /// A subschema with its keywords read once, when the validator is built: evaluation walks these
 /// nodes and never looks a keyword up by name, hashes a schema member, or builds a pointer string
 /// unless it reports an error.

@@ -19,6 +19,7 @@
 // Not a test: it prints the wall time too, but instruction counts are the figures to
 // compare (they do not wobble on a busy machine).
 import DiscfgCore
+import DiscfgJSON
 import DiscfgSQLite
 import Foundation
 

@@ -1,5 +1,6 @@
 import DiscfgAPI
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// Prints results in the chosen format: human text, the JSON envelope, or nothing.

@@ -18,6 +18,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DiscfgJSON
 import JSONSchema
 
 let arguments = CommandLine.arguments.dropFirst()

@@ -1,6 +1,7 @@
 import DiscfgAPI
 import DiscfgClient
 import DiscfgCore
+import DiscfgJSON
 import DiscfgTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import DiscfgConformance
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 import Testing
 

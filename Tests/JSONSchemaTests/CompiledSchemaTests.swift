@@ -1,5 +1,6 @@
 import Testing
 
+import DiscfgJSON
 @testable import JSONSchema
 
 /// The compiled form's shortcuts answer as the general paths do.

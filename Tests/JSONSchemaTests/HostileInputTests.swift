@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+import DiscfgJSON
 @testable import JSONSchema
 
 /// What an attacker who controls the instance (or the schema) can try, and what they get.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+import DiscfgJSON
 @testable import JSONSchema
 
 /// Runs the official JSON-Schema-Test-Suite (bundled under Resources, see its SOURCE file).

@@ -1,5 +1,6 @@
 import Testing
 
+import DiscfgJSON
 @testable import JSONSchema
 
 @Suite("JSONSchemaTests.Validator")

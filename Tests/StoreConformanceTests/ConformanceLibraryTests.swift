@@ -1,5 +1,6 @@
 import DiscfgConformance
 import DiscfgCore
+import DiscfgJSON
 import DiscfgTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 import Tracing
 

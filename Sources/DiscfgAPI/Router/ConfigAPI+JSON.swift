@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import DiscfgService
 import Foundation
 import HTTPTypes

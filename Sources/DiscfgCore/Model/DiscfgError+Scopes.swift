@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 extension DiscfgError {
     /// This error as a caller holding `grant` may see it on `config`. A schema refusal

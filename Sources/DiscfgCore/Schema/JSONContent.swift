@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// JSON in values: which content types are JSON, and reading a value as JSON with errors
 /// that name the key and the place in the text.

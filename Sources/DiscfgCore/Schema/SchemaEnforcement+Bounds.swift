@@ -1,4 +1,5 @@
 import Foundation
+import DiscfgJSON
 import JSONSchema
 
 extension LeaseRecord {

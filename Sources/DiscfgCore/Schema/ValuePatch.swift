@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// A change to part of a JSON value, applied inside the store's change transaction so
 /// two patches of one key never lose each other's changes.

@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The write side of a store, seen from inside one atomic transaction on one config.
 ///

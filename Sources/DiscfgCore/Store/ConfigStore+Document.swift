@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 extension ConfigStore {
     /// The keys under `prefix` as one JSON document (see ``KeyDocument``), now or at a past

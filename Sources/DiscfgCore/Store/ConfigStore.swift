@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The one interface every store implements: the embedded SQLite file, DynamoDB, a
 /// remote discfg server, and memory. Every face (CLI, HTTP server, Lambda) talks to a

@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 import Synchronization
 
 /// A store that keeps everything in this process's memory: for tests, demos and

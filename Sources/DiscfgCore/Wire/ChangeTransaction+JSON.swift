@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 extension ChangeTransaction {
     /// Patches the live value at `key` at `revision`, keeping its content type and TTL;

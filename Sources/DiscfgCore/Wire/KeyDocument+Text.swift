@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 extension KeyDocument {
     /// The document of `items` (live items under `prefix`, in any order) as compact JSON text,

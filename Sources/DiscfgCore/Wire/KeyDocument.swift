@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The keys under a prefix as one nested JSON object, and back.
 ///

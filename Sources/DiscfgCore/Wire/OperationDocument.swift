@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The JSON form of a ``TransactionOperation``.
 public struct OperationDocument: Codable, Hashable, Sendable {

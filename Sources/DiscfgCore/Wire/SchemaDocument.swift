@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The JSON form of a schema attached to a key or prefix (`GET /v1/{config}/schemas`,
 /// `discfg schema ls -f json`): its target, the revision and version of the key it is

@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The JSON form of a ``Transaction``: the body of `POST /v1/{config}/txn` and of the
 /// files `discfg txn` reads.

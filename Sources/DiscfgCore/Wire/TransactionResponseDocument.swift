@@ -1,5 +1,5 @@
 import Foundation
-import JSONSchema
+import DiscfgJSON
 
 /// The JSON form of one ``TransactionResponse``, in an envelope's `responses`.
 public struct TransactionResponseDocument: Codable, Hashable, Sendable {

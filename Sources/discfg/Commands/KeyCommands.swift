@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
+import DiscfgJSON
 import DiscfgSecrets
 import Foundation
 

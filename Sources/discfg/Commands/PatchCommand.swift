@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 struct PatchCommand: AsyncParsableCommand {

@@ -1,7 +1,9 @@
 import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
+import DiscfgJSON
 import Foundation
+import JSONSchema
 
 struct SchemaCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

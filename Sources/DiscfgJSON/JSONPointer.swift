@@ -48,7 +48,7 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
                 case UInt8(ascii: "1"): token.append(UInt8(ascii: "/"))
                 default:
                     let next = String(decoding: bytes[(i + 1)...], as: UTF8.self).unicodeScalars.first.map { String($0) } ?? ""
-                    let escape = Evaluator.brief(.string("~" + next))
+                    let escape = JSONSerializer.brief(.string("~" + next))
                     let position = Self.scalarPosition(ofByte: i, in: bytes)
                     throw JSONPointerError(pointer: text, message: "\(escape) at position \(position) is not an escape; \"~\" must be followed by \"0\" (for \"~\") or \"1\" (for \"/\")")
                 }
@@ -155,10 +155,10 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
         if token == "-" { return .end }
         let digits = token.utf8
         guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-            return .invalid("\(Evaluator.brief(.string(token))) is not an array index (digits, or \"-\" for the end)")
+            return .invalid("\(JSONSerializer.brief(.string(token))) is not an array index (digits, or \"-\" for the end)")
         }
         if digits.count > 1, digits.first == UInt8(ascii: "0") {
-            return .invalid("\(Evaluator.brief(.string(token))) is not an array index (leading zeros are not allowed)")
+            return .invalid("\(JSONSerializer.brief(.string(token))) is not an array index (leading zeros are not allowed)")
         }
         var value = 0
         for digit in digits {
@@ -177,7 +177,7 @@ public struct JSONPointer: Hashable, Sendable, CustomStringConvertible {
 
     /// The first scalar of `text`, as a JSON string (`"a"`).
     private static func quoted(prefixScalar text: String) -> String {
-        Evaluator.brief(.string(text.unicodeScalars.first.map { String($0) } ?? ""))
+        JSONSerializer.brief(.string(text.unicodeScalars.first.map { String($0) } ?? ""))
     }
 }
 
@@ -195,5 +195,5 @@ public struct JSONPointerError: Error, Sendable, Hashable, CustomStringConvertib
     }
 
     /// `JSON pointer "a/b": must be empty or start with "/" (found "a" at position 1)`.
-    public var description: String { "JSON pointer \(Evaluator.brief(.string(pointer))): \(message)" }
+    public var description: String { "JSON pointer \(JSONSerializer.brief(.string(pointer))): \(message)" }
 }

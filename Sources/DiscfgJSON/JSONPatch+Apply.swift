@@ -49,7 +49,7 @@ extension JSONPatch {
 
     /// A pointer in a message: its text as a JSON string, cut at 60 characters.
     static func quoted(_ pointer: JSONPointer) -> String {
-        Evaluator.brief(.string(pointer.description))
+        JSONSerializer.brief(.string(pointer.description))
     }
 }
 
@@ -96,7 +96,7 @@ private struct PatchStep {
         case .test(let path, let expected):
             guard let found = path.resolve(in: document) else { throw missing(path, role: "path", in: document) }
             guard found == expected else {
-                throw conflict("path", path, "found \(Evaluator.brief(found)), expected \(Evaluator.brief(expected))")
+                throw conflict("path", path, "found \(JSONSerializer.brief(found)), expected \(JSONSerializer.brief(expected))")
             }
         }
     }

@@ -115,7 +115,7 @@ private struct OperationReader {
         guard case .string(let op) = opValue else {
             throw malformed("operation \(index): \"op\" must be a string, not \(JSONPatch.article(opValue.typeName))")
         }
-        let label = "operation \(index) (\(Evaluator.brief(.string(op))))"
+        let label = "operation \(index) (\(JSONSerializer.brief(.string(op))))"
         switch op {
         case "add": return .add(path: try pointer("path", object, label), value: try value(object, label))
         case "remove": return .remove(path: try pointer("path", object, label))
@@ -130,7 +130,7 @@ private struct OperationReader {
             }
             return .move(from: from, path: path)
         default:
-            throw malformed("operation \(index): unknown \"op\" \(Evaluator.brief(.string(op))); expected add, remove, replace, move, copy or test")
+            throw malformed("operation \(index): unknown \"op\" \(JSONSerializer.brief(.string(op))); expected add, remove, replace, move, copy or test")
         }
     }
 
@@ -143,7 +143,7 @@ private struct OperationReader {
             return try JSONPointer(text)
         } catch {
             throw JSONPatchError(.malformed, operationIndex: index, pointer: text,
-                message: "\(label): \"\(member)\" \(Evaluator.brief(.string(text))) is not a JSON pointer: \(error.message)")
+                message: "\(label): \"\(member)\" \(JSONSerializer.brief(.string(text))) is not a JSON pointer: \(error.message)")
         }
     }
 

@@ -100,7 +100,7 @@ extension JSONNumber: Comparable {
     }
 
     /// -1, 0 or 1 as `lhs` is below, equal to or above `rhs`.
-    static func compare(_ lhs: JSONNumber, _ rhs: JSONNumber) -> Int {
+    package static func compare(_ lhs: JSONNumber, _ rhs: JSONNumber) -> Int {
         let lsign = lhs.isZero ? 0 : (lhs.isNegative ? -1 : 1)
         let rsign = rhs.isZero ? 0 : (rhs.isNegative ? -1 : 1)
         if lsign != rsign { return lsign < rsign ? -1 : 1 }
@@ -129,7 +129,7 @@ extension JSONNumber {
     ///
     /// Returns nil when the divisor has more than 18 significant digits (the exact test needs
     /// 128-bit remainders); callers fall back to `Double` arithmetic then.
-    func isMultiple(of divisor: JSONNumber) -> Bool? {
+    package func isMultiple(of divisor: JSONNumber) -> Bool? {
         if isZero { return true }
         guard !divisor.isZero else { return nil }
         // self = a * 10^ea, divisor = b * 10^eb, with a and b free of trailing zeros.

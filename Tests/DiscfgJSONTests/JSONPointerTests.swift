@@ -1,8 +1,8 @@
 import Testing
 
-@testable import JSONSchema
+@testable import DiscfgJSON
 
-@Suite("JSONSchemaTests.JSONPointer")
+@Suite("DiscfgJSONTests.JSONPointer")
 struct JSONPointerTests {
     /// The document of RFC 6901 §5.
     private let rfcDocument: JSONValue = try! JSONParser.parse(#"""

@@ -147,18 +147,18 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
 /// A key compared scalar by scalar: JSON keys `"é"` and `"e\u0301"` are different members, though
 /// Swift's `String` equality (canonical equivalence) would call them one.
-struct ExactKey: Hashable, Sendable {
+package struct ExactKey: Hashable, Sendable {
     let string: String
 
-    init(_ string: String) {
+    package init(_ string: String) {
         self.string = string
     }
 
-    static func == (lhs: ExactKey, rhs: ExactKey) -> Bool {
+    package static func == (lhs: ExactKey, rhs: ExactKey) -> Bool {
         lhs.string.isExactly(rhs.string)
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         var copy = string
         copy.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
     }

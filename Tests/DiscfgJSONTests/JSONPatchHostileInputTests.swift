@@ -1,9 +1,9 @@
 import Testing
 
-@testable import JSONSchema
+@testable import DiscfgJSON
 
 /// What a client who controls a patch can try, and what it costs.
-@Suite("JSONSchemaTests.JSONPatchHostileInput")
+@Suite("DiscfgJSONTests.JSONPatchHostileInput")
 struct JSONPatchHostileInputTests {
     /// How long `body` takes.
     private func timed<T>(_ body: () throws -> T) rethrows -> (T, Duration) {

@@ -95,7 +95,7 @@ public enum JSONSerializer {
 
     /// One spelling per value: plain digits while the number has at most 21 integer digits and
     /// no more than 6 leading fractional zeros (as JavaScript prints numbers), else `d.ddde±x`.
-    static func canonical(_ n: JSONNumber) -> String {
+    package static func canonical(_ n: JSONNumber) -> String {
         if n.isZero { return "0" }
         let digits = String(decoding: n.digits, as: UTF8.self)
         let sign = n.isNegative ? "-" : ""
@@ -112,5 +112,13 @@ public enum JSONSerializer {
         let mantissa = n.digits.count == 1 ? digits : digits.prefix(1) + "." + digits.dropFirst()
         let power = top - 1
         return sign + mantissa + "e" + (power < 0 ? "-" : "+") + String(power.magnitude)
+    }
+}
+
+extension JSONSerializer {
+    /// A value in a message: JSON, cut at 60 characters.
+    package static func brief(_ value: JSONValue) -> String {
+        let text = (try? JSONSerializer.string(value, options: .init(maxDepth: 32))) ?? "(deeply nested value)"
+        return text.count > 60 ? String(text.prefix(57)) + "…" : text
     }
 }

@@ -1,8 +1,8 @@
 import Testing
 
-@testable import JSONSchema
+@testable import DiscfgJSON
 
-@Suite("JSONSchemaTests.JSONParser")
+@Suite("DiscfgJSONTests.JSONParser")
 struct JSONParserTests {
     private func parse(_ text: String, _ options: JSONParser.Options = .init()) throws -> JSONValue {
         try JSONParser.parse(text, options: options)

@@ -1,8 +1,8 @@
 import Testing
 
-@testable import JSONSchema
+@testable import DiscfgJSON
 
-@Suite("JSONSchemaTests.MergePatch")
+@Suite("DiscfgJSONTests.MergePatch")
 struct MergePatchTests {
     /// RFC 7386 appendix A: original, patch, result.
     @Test(arguments: [

@@ -1,8 +1,8 @@
 import Testing
 
-@testable import JSONSchema
+@testable import DiscfgJSON
 
-@Suite("JSONSchemaTests.JSONPatch")
+@Suite("DiscfgJSONTests.JSONPatch")
 struct JSONPatchTests {
     /// Applies the patch text to the document text.
     private func apply(_ patch: String, to document: String) throws -> JSONValue {
@@ -281,7 +281,7 @@ struct JSONPatchTests {
     }
 }
 
-@Suite("JSONSchemaTests.JSONPatchObjectEdits")
+@Suite("DiscfgJSONTests.JSONPatchObjectEdits")
 struct JSONPatchObjectEditTests {
     @Test func membersKeepTheirOrderThroughRemovalsAndGapClosing() {
         var object = JSONObject()
