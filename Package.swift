@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "discfg", targets: ["discfg"]),
         .library(name: "DiscfgCore", targets: ["DiscfgCore"]),
+        .library(name: "DiscfgWire", targets: ["DiscfgWire"]),
         .library(name: "DiscfgSQLite", targets: ["DiscfgSQLite"]),
         .library(name: "DiscfgAWS", targets: ["DiscfgAWS"]),
         .library(name: "DiscfgService", targets: ["DiscfgService"]),
@@ -91,6 +92,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgWire",
+            dependencies: ["DiscfgCore", "DiscfgJSON"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgService",
             dependencies: ["DiscfgCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             swiftSettings: strict
@@ -104,6 +110,7 @@ let package = Package(
             name: "DiscfgTestSupport",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgWire",
                 "DiscfgJSON",
                 "DiscfgService",
                 "DiscfgNetwork",
@@ -171,6 +178,7 @@ let package = Package(
             name: "DiscfgClient",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgWire",
                 "DiscfgJSON",
                 "DiscfgAWS",
                 "DiscfgSecrets",
@@ -218,6 +226,7 @@ let package = Package(
             name: "DiscfgAPI",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgWire",
                 "DiscfgJSON",
                 "DiscfgService",
                 "DiscfgNetwork",
@@ -264,6 +273,7 @@ let package = Package(
             name: "DiscfgLambda",
             dependencies: [
                 "DiscfgCore",
+                "DiscfgWire",
                 "DiscfgService",
                 "DiscfgStores",
                 "DiscfgAPI",
@@ -289,6 +299,7 @@ let package = Package(
                 "DiscfgStores",
                 "DiscfgLambda",
                 "DiscfgCore",
+                "DiscfgWire",
                 "DiscfgJSON",
                 "JSONSchema",
                 "DiscfgSQLite",
@@ -364,7 +375,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgJSON", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
+                "DiscfgCore", "DiscfgWire", "DiscfgJSON", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -388,7 +399,7 @@ let package = Package(
         .testTarget(
             name: "LambdaTests",
             dependencies: [
-                "DiscfgCore", "DiscfgService", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "DiscfgEtcd", "discfg",
+                "DiscfgCore", "DiscfgWire", "DiscfgService", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSQLite", "DiscfgTestSupport", "DiscfgLambda", "DiscfgAPI", "DiscfgEtcd", "discfg",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -428,7 +439,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "DiscfgCore", "DiscfgJSON", "DiscfgAWS", "discfg", "DiscfgTestSupport",
+                "DiscfgCore", "DiscfgWire", "DiscfgJSON", "DiscfgAWS", "discfg", "DiscfgTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

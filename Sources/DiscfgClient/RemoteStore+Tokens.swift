@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgWire
 import Foundation
 
 /// Tokens managed through the server's `/admin/tokens`, by an admin of every config.

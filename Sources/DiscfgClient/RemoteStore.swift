@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DiscfgCore
 import DiscfgJSON
+import DiscfgWire
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DiscfgAWS
 import DiscfgCore
+import DiscfgWire
 import Foundation
 import NIOCore
 

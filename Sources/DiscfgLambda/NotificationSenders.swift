@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Crypto
 import DiscfgAWS
 import DiscfgCore
+import DiscfgWire
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -3,6 +3,7 @@ import DiscfgAPI
 import DiscfgCore
 import DiscfgNetwork
 import DiscfgSQLite
+import DiscfgWire
 import Foundation
 import Logging
 import NIOCore

@@ -2,6 +2,7 @@ import ArgumentParser
 import DiscfgAWS
 import DiscfgCore
 import DiscfgDynamoDB
+import DiscfgWire
 import Foundation
 
 /// The original discfg's AWS flags, for `dynamodb://` stores.

@@ -6,6 +6,7 @@ import DiscfgCore
 import DiscfgStores
 import DiscfgDynamoDB
 import DiscfgSQLite
+import DiscfgWire
 import Foundation
 
 /// How results are printed: `human` (default), `json` (the API's envelope) or `silent`.

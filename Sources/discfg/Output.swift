@@ -1,6 +1,6 @@
-import DiscfgAPI
 import DiscfgCore
 import DiscfgJSON
+import DiscfgWire
 import Foundation
 
 /// Prints results in the chosen format: human text, the JSON envelope, or nothing.

@@ -1,5 +1,6 @@
 @testable import DiscfgAPI
 import DiscfgCore
+import DiscfgWire
 import Foundation
 import Hummingbird
 import Testing

@@ -2,6 +2,7 @@
 import DiscfgCore
 import DiscfgSQLite
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import Logging
 import NIOCore

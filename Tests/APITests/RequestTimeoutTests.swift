@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import NIOCore
 import Testing

@@ -1,6 +1,7 @@
 @testable import DiscfgAPI
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DiscfgClient
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import NIOCore
 import Testing

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import NIOCore
 import Testing

@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import Testing
 

@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 
 /// Runs the built `discfg` binary, as a person would from a shell, against one store.

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgWire
 import Foundation
 
 /// A function's answer to an API Gateway or Function URL event, parsed loosely enough to

@@ -1,6 +1,7 @@
 import Crypto
 import DiscfgCore
 import DiscfgTestSupport
+import DiscfgWire
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@ import Crypto
 import DiscfgCore
 import DiscfgService
 import DiscfgNetwork
+import DiscfgWire
 import Foundation
 import Hummingbird
 

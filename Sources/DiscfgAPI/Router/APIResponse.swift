@@ -1,6 +1,7 @@
 import DiscfgCore
 import DiscfgService
 import DiscfgNetwork
+import DiscfgWire
 import Foundation
 import Hummingbird
 import Logging
@@ -18,7 +19,7 @@ enum APIResponse {
     static func jsonBody(_ envelope: Envelope) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(512)
-        EnvelopeJSON.write(envelope, to: &buffer)
+        buffer.writeBytes(EnvelopeJSON.bytes(envelope))
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
     }

@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgService
+import DiscfgWire
 import Foundation
 import Hummingbird
 

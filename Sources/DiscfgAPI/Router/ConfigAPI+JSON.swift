@@ -1,6 +1,7 @@
 import DiscfgCore
 import DiscfgJSON
 import DiscfgService
+import DiscfgWire
 import Foundation
 import HTTPTypes
 import Hummingbird

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgWire
 import Foundation
 import Hummingbird
 

@@ -1,5 +1,6 @@
 import DiscfgCore
 import DiscfgService
+import DiscfgWire
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -152,7 +153,7 @@ extension ConfigAPI {
                     var replay = resume.replay()
                     for try await event in await store.watch(config, scope: scope, from: from) where replay.admit(event) {
                         var data = ByteBuffer()
-                        EnvelopeJSON.writeEvent(EventDocument(event), to: &data)
+                        data.writeBytes(EnvelopeJSON.bytes(EventDocument(event)))
                         let id = replay.point.eventID ?? event.revision.description
                         let message = "id: \(id)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data.readableBytesView, as: UTF8.self))\n\n"
                         guard backlog.admit(message.utf8.count) else { break }

@@ -1,6 +1,7 @@
 import DiscfgCore
 import DiscfgService
 import DiscfgNetwork
+import DiscfgWire
 import Foundation
 import HTTPTypes
 import Logging

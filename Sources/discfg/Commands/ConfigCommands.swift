@@ -2,6 +2,7 @@ import ArgumentParser
 import DiscfgCore
 import DiscfgDynamoDB
 import DiscfgSecrets
+import DiscfgWire
 import Foundation
 
 struct CreateCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgCore
 import DiscfgDynamoDB
+import DiscfgWire
 import Foundation
 
 /// `discfg init`: makes the store ready — on DynamoDB, creates the table.

@@ -3,6 +3,7 @@ import DiscfgAPI
 import DiscfgCore
 import DiscfgJSON
 import DiscfgSecrets
+import DiscfgWire
 import Foundation
 
 /// Compare-and-swap flags shared by `set` and `delete`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgWire
 import Foundation
 
 struct LogCommand: AsyncParsableCommand {

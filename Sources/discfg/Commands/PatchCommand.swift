@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgCore
 import DiscfgJSON
+import DiscfgWire
 import Foundation
 
 struct PatchCommand: AsyncParsableCommand {

@@ -3,6 +3,7 @@ import DiscfgAWS
 import DiscfgCore
 import DiscfgSecrets
 import DiscfgStores
+import DiscfgWire
 import Foundation
 
 struct PublishCommand: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import DiscfgAPI
 import DiscfgCore
 import DiscfgJSON
+import DiscfgWire
 import Foundation
 import JSONSchema
 

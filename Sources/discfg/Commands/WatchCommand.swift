@@ -1,6 +1,7 @@
 import ArgumentParser
 import DiscfgCore
 import DiscfgSecrets
+import DiscfgWire
 import Foundation
 
 struct WatchCommand: AsyncParsableCommand {

@@ -1,7 +1,6 @@
 import DiscfgCore
 import DiscfgJSON
 import Foundation
-import Hummingbird
 
 /// The one writer of discfg's JSON envelopes: for the API (compact) and the CLI's
 /// `-f json` (``pretty(_:)``). It writes straight into a buffer, byte for byte what
@@ -11,15 +10,14 @@ import Hummingbird
 /// when a field of `Envelope` is not written here.
 ///
 /// ```swift
-/// var buffer = ByteBuffer()
-/// EnvelopeJSON.write(envelope, to: &buffer)
+/// let line = EnvelopeJSON.data(Envelope(action: "get", error: error))
 /// ```
 public enum EnvelopeJSON {
-    /// Appends `envelope` as compact JSON.
-    public static func write(_ envelope: Envelope, to buffer: inout ByteBuffer) {
+    /// `envelope` as compact JSON, in bytes a server copies into its buffer at once.
+    public static func bytes(_ envelope: Envelope) -> [UInt8] {
         var json = JSONBytes()
         encode(envelope, to: &json)
-        buffer.writeBytes(json.bytes)
+        return json.bytes
     }
 
     private static func encode(_ envelope: Envelope, to buffer: inout JSONBytes) {
@@ -57,27 +55,21 @@ public enum EnvelopeJSON {
 
     /// `envelope` as compact JSON.
     public static func data(_ envelope: Envelope) -> Data {
-        var buffer = ByteBuffer()
-        buffer.reserveCapacity(512)
-        write(envelope, to: &buffer)
-        return Data(buffer.readableBytesView)
+        Data(bytes(envelope))
     }
 
     /// `envelope` as indented JSON for people (`discfg … -f json`), laid out as
     /// `JSONEncoder`'s `.prettyPrinted` lays it out: two spaces a level, `"key" : value`,
     /// and an empty list as `[`, a blank line, `]`.
     public static func pretty(_ envelope: Envelope) -> Data {
-        var compact = ByteBuffer()
-        compact.reserveCapacity(512)
-        write(envelope, to: &compact)
-        return Data(JSONSerializer.indented(compact.readableBytesView, layout: .foundation))
+        Data(JSONSerializer.indented(bytes(envelope), layout: .foundation))
     }
 
-    /// Appends one event as compact JSON, as in an envelope's `events`.
-    public static func writeEvent(_ event: EventDocument, to buffer: inout ByteBuffer) {
+    /// One event as compact JSON, as in an envelope's `events`.
+    public static func bytes(_ event: EventDocument) -> [UInt8] {
         var json = JSONBytes()
         write(event, to: &json)
-        buffer.writeBytes(json.bytes)
+        return json.bytes
     }
 
     private static func write(_ item: ItemDocument, to buffer: inout JSONBytes) {

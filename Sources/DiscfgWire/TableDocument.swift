@@ -1,3 +1,5 @@
+import DiscfgCore
+
 /// A DynamoDB table's status as shown by `discfg init`, `info` and `update`.
 public struct TableDocument: Codable, Hashable, Sendable {
     /// The table name.

@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 import DiscfgJSON
 

@@ -1,3 +1,4 @@
+import DiscfgCore
 import Foundation
 
 /// The one spelling of a change's message on the wire: the request header REST clients
