@@ -143,7 +143,7 @@ public struct EtcdServer: Service {
             watch: EtcdWatchService(
                 backend: backend, identity: identity, backlogBytes: watchBacklogBytes, openWatchers: Budget(limit: maxWatchers), authenticates: authenticates
             ),
-            maintenance: EtcdMaintenanceService(backend: backend, identity: identity),
+            maintenance: EtcdMaintenanceService(backend: backend, identity: identity, authenticates: authenticates),
             cluster: cluster,
             auth: EtcdAuthService(backend: backend, identity: identity, gate: gate),
             audit: audit

@@ -115,8 +115,8 @@ extension Action {
         /// What the config's server says of itself (etcd's `Maintenance.Status`): any
         /// caller of part of the config may ask.
         case status
-        /// etcd's maintenance of the whole store (alarms, defragmentation, hashes,
-        /// snapshots, leadership).
+        /// etcd's maintenance of the whole store (disarming alarms, defragmentation,
+        /// hashes, leadership): admin over the whole config, as etcd's need its root.
         case maintenance
         /// etcd's changes of cluster membership.
         case membership
@@ -138,8 +138,8 @@ extension Action {
             switch self {
             case .get, .list, .history, .watch, .export, .documentRead, .range, .txn, .configInfo, .schemaList, .schemaRead, .status, .configList: .read
             case .set, .patch, .delete, .deletePrefix, .documentWrite, .importSnapshot,
-                 .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .schemaWrite, .schemaDelete, .maintenance, .membership: .write
-            case .configCreate, .configUpdate, .configDelete, .compact, .tokenList, .tokenCreate, .tokenRevoke, .sweep: .admin
+                 .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .schemaWrite, .schemaDelete, .membership: .write
+            case .configCreate, .configUpdate, .configDelete, .compact, .maintenance, .tokenList, .tokenCreate, .tokenRevoke, .sweep: .admin
             case .describe, .memberList, .authenticate: nil
             }
         }

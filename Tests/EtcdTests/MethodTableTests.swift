@@ -12,13 +12,14 @@ struct MethodTableTests {
             : GRPCMethod(descriptor: descriptor, kind: .unary { request, _ in request })
     }
 
-    @Test("the generated server code declares each served method once, KV, Watch, Lease, Maintenance.Status and Cluster.MemberList")
+    @Test("the generated server code declares each served method once, KV, Watch, Lease, Maintenance and Cluster.MemberList")
     func declared() {
         let paths = EtcdMethodTable.declared.map(EtcdMethodTable.path)
         #expect(Set(paths).count == paths.count)
         #expect(paths.contains("/etcdserverpb.KV/Put"))
         #expect(paths.contains("/etcdserverpb.Watch/Watch"))
         #expect(paths.contains("/etcdserverpb.Maintenance/Status"))
+        #expect(paths.contains("/etcdserverpb.Maintenance/HashKV"))
         let watch = EtcdMethodTable.declared.first { $0.method == "Watch" }
         #expect(watch?.type == .bidirectionalStreaming)
     }

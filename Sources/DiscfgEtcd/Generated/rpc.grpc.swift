@@ -1,6 +1,6 @@
-/// The part of the etcd v3 gRPC API that discfg serves: KV, Watch, Lease, and the
-/// Maintenance.Status and Cluster.MemberList calls that etcdctl and client libraries
-/// make to find their endpoint. Service, method, message and field names, field numbers,
+/// The part of the etcd v3 gRPC API that discfg serves: KV, Watch, Lease, the
+/// Maintenance calls but Snapshot (refused by name, as it streams), and the
+/// Cluster.MemberList call that etcdctl and client libraries make to find their endpoint. Service, method, message and field names, field numbers,
 /// field types and enum values follow etcd's etcdserverpb package (etcd 3.4/3.5)
 /// exactly: they are the wire contract. The comments are ours; etcd's gogoproto options
 /// and HTTP-gateway annotations are left out. Calls absent here answer UNIMPLEMENTED.
@@ -1584,6 +1584,19 @@ package enum Etcdserverpb_Maintenance: Sendable {
     package static let descriptor = GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Maintenance")
     /// Namespace for method metadata.
     package enum Method: Sendable {
+        /// Namespace for "Alarm" metadata.
+        package enum Alarm: Sendable {
+            /// Request type for "Alarm".
+            package typealias Input = Etcdserverpb_AlarmRequest
+            /// Response type for "Alarm".
+            package typealias Output = Etcdserverpb_AlarmResponse
+            /// Descriptor for "Alarm".
+            package static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Maintenance"),
+                method: "Alarm",
+                type: .unary
+            )
+        }
         /// Namespace for "Status" metadata.
         package enum Status: Sendable {
             /// Request type for "Status".
@@ -1597,9 +1610,66 @@ package enum Etcdserverpb_Maintenance: Sendable {
                 type: .unary
             )
         }
+        /// Namespace for "Defragment" metadata.
+        package enum Defragment: Sendable {
+            /// Request type for "Defragment".
+            package typealias Input = Etcdserverpb_DefragmentRequest
+            /// Response type for "Defragment".
+            package typealias Output = Etcdserverpb_DefragmentResponse
+            /// Descriptor for "Defragment".
+            package static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Maintenance"),
+                method: "Defragment",
+                type: .unary
+            )
+        }
+        /// Namespace for "Hash" metadata.
+        package enum Hash: Sendable {
+            /// Request type for "Hash".
+            package typealias Input = Etcdserverpb_HashRequest
+            /// Response type for "Hash".
+            package typealias Output = Etcdserverpb_HashResponse
+            /// Descriptor for "Hash".
+            package static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Maintenance"),
+                method: "Hash",
+                type: .unary
+            )
+        }
+        /// Namespace for "HashKV" metadata.
+        package enum HashKV: Sendable {
+            /// Request type for "HashKV".
+            package typealias Input = Etcdserverpb_HashKVRequest
+            /// Response type for "HashKV".
+            package typealias Output = Etcdserverpb_HashKVResponse
+            /// Descriptor for "HashKV".
+            package static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Maintenance"),
+                method: "HashKV",
+                type: .unary
+            )
+        }
+        /// Namespace for "MoveLeader" metadata.
+        package enum MoveLeader: Sendable {
+            /// Request type for "MoveLeader".
+            package typealias Input = Etcdserverpb_MoveLeaderRequest
+            /// Response type for "MoveLeader".
+            package typealias Output = Etcdserverpb_MoveLeaderResponse
+            /// Descriptor for "MoveLeader".
+            package static let descriptor = GRPCCore.MethodDescriptor(
+                service: GRPCCore.ServiceDescriptor(fullyQualifiedService: "etcdserverpb.Maintenance"),
+                method: "MoveLeader",
+                type: .unary
+            )
+        }
         /// Descriptors for all methods in the "etcdserverpb.Maintenance" service.
         package static let descriptors: [GRPCCore.MethodDescriptor] = [
-            Status.descriptor
+            Alarm.descriptor,
+            Status.descriptor,
+            Defragment.descriptor,
+            Hash.descriptor,
+            HashKV.descriptor,
+            MoveLeader.descriptor
         ]
     }
 }
@@ -1630,6 +1700,24 @@ extension Etcdserverpb_Maintenance {
     /// >
     /// > Server health and administration.
     package protocol StreamingServiceProtocol: GRPCCore.RegistrableRPCService {
+        /// Handle the "Alarm" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Lists, activates or disarms alarms.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Etcdserverpb_AlarmRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Etcdserverpb_AlarmResponse` messages.
+        func alarm(
+            request: GRPCCore.StreamingServerRequest<Etcdserverpb_AlarmRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_AlarmResponse>
+
         /// Handle the "Status" method.
         ///
         /// > Source IDL Documentation:
@@ -1647,6 +1735,78 @@ extension Etcdserverpb_Maintenance {
             request: GRPCCore.StreamingServerRequest<Etcdserverpb_StatusRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_StatusResponse>
+
+        /// Handle the "Defragment" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Frees the store's unused space.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Etcdserverpb_DefragmentRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Etcdserverpb_DefragmentResponse` messages.
+        func defragment(
+            request: GRPCCore.StreamingServerRequest<Etcdserverpb_DefragmentRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_DefragmentResponse>
+
+        /// Handle the "Hash" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A hash of the member's store.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Etcdserverpb_HashRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Etcdserverpb_HashResponse` messages.
+        func hash(
+            request: GRPCCore.StreamingServerRequest<Etcdserverpb_HashRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_HashResponse>
+
+        /// Handle the "HashKV" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A hash of the keys and values as of a revision.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Etcdserverpb_HashKVRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Etcdserverpb_HashKVResponse` messages.
+        func hashKV(
+            request: GRPCCore.StreamingServerRequest<Etcdserverpb_HashKVRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_HashKVResponse>
+
+        /// Handle the "MoveLeader" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Hands leadership to another member.
+        ///
+        /// - Parameters:
+        ///   - request: A streaming request of `Etcdserverpb_MoveLeaderRequest` messages.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A streaming response of `Etcdserverpb_MoveLeaderResponse` messages.
+        func moveLeader(
+            request: GRPCCore.StreamingServerRequest<Etcdserverpb_MoveLeaderRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_MoveLeaderResponse>
     }
 
     /// Service protocol for the "etcdserverpb.Maintenance" service.
@@ -1661,6 +1821,24 @@ extension Etcdserverpb_Maintenance {
     /// >
     /// > Server health and administration.
     package protocol ServiceProtocol: Etcdserverpb_Maintenance.StreamingServiceProtocol {
+        /// Handle the "Alarm" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Lists, activates or disarms alarms.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Etcdserverpb_AlarmRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Etcdserverpb_AlarmResponse` message.
+        func alarm(
+            request: GRPCCore.ServerRequest<Etcdserverpb_AlarmRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_AlarmResponse>
+
         /// Handle the "Status" method.
         ///
         /// > Source IDL Documentation:
@@ -1678,6 +1856,78 @@ extension Etcdserverpb_Maintenance {
             request: GRPCCore.ServerRequest<Etcdserverpb_StatusRequest>,
             context: GRPCCore.ServerContext
         ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_StatusResponse>
+
+        /// Handle the "Defragment" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Frees the store's unused space.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Etcdserverpb_DefragmentRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Etcdserverpb_DefragmentResponse` message.
+        func defragment(
+            request: GRPCCore.ServerRequest<Etcdserverpb_DefragmentRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_DefragmentResponse>
+
+        /// Handle the "Hash" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A hash of the member's store.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Etcdserverpb_HashRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Etcdserverpb_HashResponse` message.
+        func hash(
+            request: GRPCCore.ServerRequest<Etcdserverpb_HashRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_HashResponse>
+
+        /// Handle the "HashKV" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A hash of the keys and values as of a revision.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Etcdserverpb_HashKVRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Etcdserverpb_HashKVResponse` message.
+        func hashKV(
+            request: GRPCCore.ServerRequest<Etcdserverpb_HashKVRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_HashKVResponse>
+
+        /// Handle the "MoveLeader" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Hands leadership to another member.
+        ///
+        /// - Parameters:
+        ///   - request: A request containing a single `Etcdserverpb_MoveLeaderRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A response containing a single `Etcdserverpb_MoveLeaderResponse` message.
+        func moveLeader(
+            request: GRPCCore.ServerRequest<Etcdserverpb_MoveLeaderRequest>,
+            context: GRPCCore.ServerContext
+        ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_MoveLeaderResponse>
     }
 
     /// Simple service protocol for the "etcdserverpb.Maintenance" service.
@@ -1690,6 +1940,24 @@ extension Etcdserverpb_Maintenance {
     /// >
     /// > Server health and administration.
     package protocol SimpleServiceProtocol: Etcdserverpb_Maintenance.ServiceProtocol {
+        /// Handle the "Alarm" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Lists, activates or disarms alarms.
+        ///
+        /// - Parameters:
+        ///   - request: A `Etcdserverpb_AlarmRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Etcdserverpb_AlarmResponse` to respond with.
+        func alarm(
+            request: Etcdserverpb_AlarmRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Etcdserverpb_AlarmResponse
+
         /// Handle the "Status" method.
         ///
         /// > Source IDL Documentation:
@@ -1707,6 +1975,78 @@ extension Etcdserverpb_Maintenance {
             request: Etcdserverpb_StatusRequest,
             context: GRPCCore.ServerContext
         ) async throws -> Etcdserverpb_StatusResponse
+
+        /// Handle the "Defragment" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Frees the store's unused space.
+        ///
+        /// - Parameters:
+        ///   - request: A `Etcdserverpb_DefragmentRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Etcdserverpb_DefragmentResponse` to respond with.
+        func defragment(
+            request: Etcdserverpb_DefragmentRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Etcdserverpb_DefragmentResponse
+
+        /// Handle the "Hash" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A hash of the member's store.
+        ///
+        /// - Parameters:
+        ///   - request: A `Etcdserverpb_HashRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Etcdserverpb_HashResponse` to respond with.
+        func hash(
+            request: Etcdserverpb_HashRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Etcdserverpb_HashResponse
+
+        /// Handle the "HashKV" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > A hash of the keys and values as of a revision.
+        ///
+        /// - Parameters:
+        ///   - request: A `Etcdserverpb_HashKVRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Etcdserverpb_HashKVResponse` to respond with.
+        func hashKV(
+            request: Etcdserverpb_HashKVRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Etcdserverpb_HashKVResponse
+
+        /// Handle the "MoveLeader" method.
+        ///
+        /// > Source IDL Documentation:
+        /// >
+        /// > Hands leadership to another member.
+        ///
+        /// - Parameters:
+        ///   - request: A `Etcdserverpb_MoveLeaderRequest` message.
+        ///   - context: Context providing information about the RPC.
+        /// - Throws: Any error which occurred during the processing of the request. Thrown errors
+        ///     of type `RPCError` are mapped to appropriate statuses. All other errors are converted
+        ///     to an internal error.
+        /// - Returns: A `Etcdserverpb_MoveLeaderResponse` to respond with.
+        func moveLeader(
+            request: Etcdserverpb_MoveLeaderRequest,
+            context: GRPCCore.ServerContext
+        ) async throws -> Etcdserverpb_MoveLeaderResponse
     }
 }
 
@@ -1714,6 +2054,17 @@ extension Etcdserverpb_Maintenance {
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Etcdserverpb_Maintenance.StreamingServiceProtocol {
     package func registerMethods<Transport>(with router: inout GRPCCore.RPCRouter<Transport>) where Transport: GRPCCore.ServerTransport {
+        router.registerHandler(
+            forMethod: Etcdserverpb_Maintenance.Method.Alarm.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_AlarmRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Etcdserverpb_AlarmResponse>(),
+            handler: { request, context in
+                try await self.alarm(
+                    request: request,
+                    context: context
+                )
+            }
+        )
         router.registerHandler(
             forMethod: Etcdserverpb_Maintenance.Method.Status.descriptor,
             deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_StatusRequest>(),
@@ -1725,12 +2076,67 @@ extension Etcdserverpb_Maintenance.StreamingServiceProtocol {
                 )
             }
         )
+        router.registerHandler(
+            forMethod: Etcdserverpb_Maintenance.Method.Defragment.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_DefragmentRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Etcdserverpb_DefragmentResponse>(),
+            handler: { request, context in
+                try await self.defragment(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Etcdserverpb_Maintenance.Method.Hash.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_HashRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Etcdserverpb_HashResponse>(),
+            handler: { request, context in
+                try await self.hash(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Etcdserverpb_Maintenance.Method.HashKV.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_HashKVRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Etcdserverpb_HashKVResponse>(),
+            handler: { request, context in
+                try await self.hashKV(
+                    request: request,
+                    context: context
+                )
+            }
+        )
+        router.registerHandler(
+            forMethod: Etcdserverpb_Maintenance.Method.MoveLeader.descriptor,
+            deserializer: GRPCProtobuf.ProtobufDeserializer<Etcdserverpb_MoveLeaderRequest>(),
+            serializer: GRPCProtobuf.ProtobufSerializer<Etcdserverpb_MoveLeaderResponse>(),
+            handler: { request, context in
+                try await self.moveLeader(
+                    request: request,
+                    context: context
+                )
+            }
+        )
     }
 }
 
 // Default implementation of streaming methods from 'StreamingServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Etcdserverpb_Maintenance.ServiceProtocol {
+    package func alarm(
+        request: GRPCCore.StreamingServerRequest<Etcdserverpb_AlarmRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_AlarmResponse> {
+        let response = try await self.alarm(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
     package func status(
         request: GRPCCore.StreamingServerRequest<Etcdserverpb_StatusRequest>,
         context: GRPCCore.ServerContext
@@ -1741,17 +2147,126 @@ extension Etcdserverpb_Maintenance.ServiceProtocol {
         )
         return GRPCCore.StreamingServerResponse(single: response)
     }
+
+    package func defragment(
+        request: GRPCCore.StreamingServerRequest<Etcdserverpb_DefragmentRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_DefragmentResponse> {
+        let response = try await self.defragment(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    package func hash(
+        request: GRPCCore.StreamingServerRequest<Etcdserverpb_HashRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_HashResponse> {
+        let response = try await self.hash(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    package func hashKV(
+        request: GRPCCore.StreamingServerRequest<Etcdserverpb_HashKVRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_HashKVResponse> {
+        let response = try await self.hashKV(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
+
+    package func moveLeader(
+        request: GRPCCore.StreamingServerRequest<Etcdserverpb_MoveLeaderRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.StreamingServerResponse<Etcdserverpb_MoveLeaderResponse> {
+        let response = try await self.moveLeader(
+            request: GRPCCore.ServerRequest(stream: request),
+            context: context
+        )
+        return GRPCCore.StreamingServerResponse(single: response)
+    }
 }
 
 // Default implementation of methods from 'ServiceProtocol'.
 @available(macOS 15.0, iOS 18.0, watchOS 11.0, tvOS 18.0, visionOS 2.0, *)
 extension Etcdserverpb_Maintenance.SimpleServiceProtocol {
+    package func alarm(
+        request: GRPCCore.ServerRequest<Etcdserverpb_AlarmRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_AlarmResponse> {
+        return GRPCCore.ServerResponse<Etcdserverpb_AlarmResponse>(
+            message: try await self.alarm(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
     package func status(
         request: GRPCCore.ServerRequest<Etcdserverpb_StatusRequest>,
         context: GRPCCore.ServerContext
     ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_StatusResponse> {
         return GRPCCore.ServerResponse<Etcdserverpb_StatusResponse>(
             message: try await self.status(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    package func defragment(
+        request: GRPCCore.ServerRequest<Etcdserverpb_DefragmentRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_DefragmentResponse> {
+        return GRPCCore.ServerResponse<Etcdserverpb_DefragmentResponse>(
+            message: try await self.defragment(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    package func hash(
+        request: GRPCCore.ServerRequest<Etcdserverpb_HashRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_HashResponse> {
+        return GRPCCore.ServerResponse<Etcdserverpb_HashResponse>(
+            message: try await self.hash(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    package func hashKV(
+        request: GRPCCore.ServerRequest<Etcdserverpb_HashKVRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_HashKVResponse> {
+        return GRPCCore.ServerResponse<Etcdserverpb_HashKVResponse>(
+            message: try await self.hashKV(
+                request: request.message,
+                context: context
+            ),
+            metadata: [:]
+        )
+    }
+
+    package func moveLeader(
+        request: GRPCCore.ServerRequest<Etcdserverpb_MoveLeaderRequest>,
+        context: GRPCCore.ServerContext
+    ) async throws -> GRPCCore.ServerResponse<Etcdserverpb_MoveLeaderResponse> {
+        return GRPCCore.ServerResponse<Etcdserverpb_MoveLeaderResponse>(
+            message: try await self.moveLeader(
                 request: request.message,
                 context: context
             ),

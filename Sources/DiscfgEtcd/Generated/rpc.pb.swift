@@ -8,9 +8,9 @@
 // For information on using the generated types, please see the documentation:
 //   https://github.com/apple/swift-protobuf/
 
-/// The part of the etcd v3 gRPC API that discfg serves: KV, Watch, Lease, and the
-/// Maintenance.Status and Cluster.MemberList calls that etcdctl and client libraries
-/// make to find their endpoint. Service, method, message and field names, field numbers,
+/// The part of the etcd v3 gRPC API that discfg serves: KV, Watch, Lease, the
+/// Maintenance calls but Snapshot (refused by name, as it streams), and the
+/// Cluster.MemberList call that etcdctl and client libraries make to find their endpoint. Service, method, message and field names, field numbers,
 /// field types and enum values follow etcd's etcdserverpb package (etcd 3.4/3.5)
 /// exactly: they are the wire contract. The comments are ours; etcd's gogoproto options
 /// and HTTP-gateway annotations are left out. Calls absent here answer UNIMPLEMENTED.
@@ -31,6 +31,49 @@ import SwiftProtobuf
 fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobuf.ProtobufAPIVersionCheck {
   struct _2: SwiftProtobuf.ProtobufAPIVersion_2 {}
   typealias Version = _2
+}
+
+/// What an alarm is about.
+package nonisolated enum Etcdserverpb_AlarmType: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
+  case none // = 0
+
+  /// The store is out of space.
+  case nospace // = 1
+
+  /// The store's data is corrupt.
+  case corrupt // = 2
+  case UNRECOGNIZED(Int)
+
+  package init() {
+    self = .none
+  }
+
+  package init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .none
+    case 1: self = .nospace
+    case 2: self = .corrupt
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  package var rawValue: Int {
+    switch self {
+    case .none: return 0
+    case .nospace: return 1
+    case .corrupt: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  package static let allCases: [Etcdserverpb_AlarmType] = [
+    .none,
+    .nospace,
+    .corrupt,
+  ]
+
 }
 
 /// Carried by every response: who answered and at which revision.
@@ -1207,6 +1250,252 @@ package nonisolated struct Etcdserverpb_StatusResponse: Sendable {
   fileprivate var _header: Etcdserverpb_ResponseHeader? = nil
 }
 
+/// Lists, raises or disarms an alarm.
+package nonisolated struct Etcdserverpb_AlarmRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var action: Etcdserverpb_AlarmRequest.AlarmAction = .get
+
+  /// The member the alarm is about; 0 for every member.
+  package var memberID: UInt64 = 0
+
+  /// The alarm; NONE for every alarm.
+  package var alarm: Etcdserverpb_AlarmType = .none
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package nonisolated enum AlarmAction: SwiftProtobuf.Enum, Swift.CaseIterable {
+    package typealias RawValue = Int
+    case get // = 0
+    case activate // = 1
+    case deactivate // = 2
+    case UNRECOGNIZED(Int)
+
+    package init() {
+      self = .get
+    }
+
+    package init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .get
+      case 1: self = .activate
+      case 2: self = .deactivate
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    package var rawValue: Int {
+      switch self {
+      case .get: return 0
+      case .activate: return 1
+      case .deactivate: return 2
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    package static let allCases: [Etcdserverpb_AlarmRequest.AlarmAction] = [
+      .get,
+      .activate,
+      .deactivate,
+    ]
+
+  }
+
+  package init() {}
+}
+
+/// One member's alarm.
+package nonisolated struct Etcdserverpb_AlarmMember: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var memberID: UInt64 = 0
+
+  package var alarm: Etcdserverpb_AlarmType = .none
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// The alarms raised (for GET), or the alarm changed.
+package nonisolated struct Etcdserverpb_AlarmResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var header: Etcdserverpb_ResponseHeader {
+    get {_header ?? Etcdserverpb_ResponseHeader()}
+    set {_header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  package var hasHeader: Bool {self._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  package mutating func clearHeader() {self._header = nil}
+
+  package var alarms: [Etcdserverpb_AlarmMember] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _header: Etcdserverpb_ResponseHeader? = nil
+}
+
+/// Asks the member to free its store's unused space.
+package nonisolated struct Etcdserverpb_DefragmentRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// Done.
+package nonisolated struct Etcdserverpb_DefragmentResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var header: Etcdserverpb_ResponseHeader {
+    get {_header ?? Etcdserverpb_ResponseHeader()}
+    set {_header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  package var hasHeader: Bool {self._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  package mutating func clearHeader() {self._header = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _header: Etcdserverpb_ResponseHeader? = nil
+}
+
+/// Asks the leader to hand leadership to another member.
+package nonisolated struct Etcdserverpb_MoveLeaderRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The member to become leader.
+  package var targetID: UInt64 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// Done.
+package nonisolated struct Etcdserverpb_MoveLeaderResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var header: Etcdserverpb_ResponseHeader {
+    get {_header ?? Etcdserverpb_ResponseHeader()}
+    set {_header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  package var hasHeader: Bool {self._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  package mutating func clearHeader() {self._header = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _header: Etcdserverpb_ResponseHeader? = nil
+}
+
+/// Asks for a hash of the member's store.
+package nonisolated struct Etcdserverpb_HashRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// A hash of the member's store.
+package nonisolated struct Etcdserverpb_HashResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var header: Etcdserverpb_ResponseHeader {
+    get {_header ?? Etcdserverpb_ResponseHeader()}
+    set {_header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  package var hasHeader: Bool {self._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  package mutating func clearHeader() {self._header = nil}
+
+  /// CRC-32 (Castagnoli).
+  package var hash: UInt32 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _header: Etcdserverpb_ResponseHeader? = nil
+}
+
+/// Asks for a hash of the keys and values as of a revision.
+package nonisolated struct Etcdserverpb_HashKVRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The revision; 0 for the latest.
+  package var revision: Int64 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// A hash of the keys and values as of a revision.
+package nonisolated struct Etcdserverpb_HashKVResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var header: Etcdserverpb_ResponseHeader {
+    get {_header ?? Etcdserverpb_ResponseHeader()}
+    set {_header = newValue}
+  }
+  /// Returns true if `header` has been explicitly set.
+  package var hasHeader: Bool {self._header != nil}
+  /// Clears the value of `header`. Subsequent reads from it will return its default value.
+  package mutating func clearHeader() {self._header = nil}
+
+  /// CRC-32 (Castagnoli).
+  package var hash: UInt32 = 0
+
+  /// The revision the store was compacted to when hashed.
+  package var compactRevision: Int64 = 0
+
+  /// The revision hashed.
+  package var hashRevision: Int64 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _header: Etcdserverpb_ResponseHeader? = nil
+}
+
 /// A user's credentials.
 package nonisolated struct Etcdserverpb_AuthenticateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
@@ -1252,6 +1541,10 @@ package nonisolated struct Etcdserverpb_AuthenticateResponse: Sendable {
 // MARK: - Code below here is support for the SwiftProtobuf runtime.
 
 fileprivate nonisolated let _protobuf_package = "etcdserverpb"
+
+nonisolated extension Etcdserverpb_AlarmType: SwiftProtobuf._ProtoNameProviding {
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0NONE\0\u{1}NOSPACE\0\u{1}CORRUPT\0")
+}
 
 nonisolated extension Etcdserverpb_ResponseHeader: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ResponseHeader"
@@ -2981,6 +3274,378 @@ nonisolated extension Etcdserverpb_StatusResponse: SwiftProtobuf.Message, SwiftP
     if lhs.errors != rhs.errors {return false}
     if lhs.dbSizeInUse != rhs.dbSizeInUse {return false}
     if lhs.isLearner != rhs.isLearner {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_AlarmRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".AlarmRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}action\0\u{1}memberID\0\u{1}alarm\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.action) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.memberID) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.alarm) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.action != .get {
+      try visitor.visitSingularEnumField(value: self.action, fieldNumber: 1)
+    }
+    if self.memberID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.memberID, fieldNumber: 2)
+    }
+    if self.alarm != .none {
+      try visitor.visitSingularEnumField(value: self.alarm, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_AlarmRequest, rhs: Etcdserverpb_AlarmRequest) -> Bool {
+    if lhs.action != rhs.action {return false}
+    if lhs.memberID != rhs.memberID {return false}
+    if lhs.alarm != rhs.alarm {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_AlarmRequest.AlarmAction: SwiftProtobuf._ProtoNameProviding {
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0GET\0\u{1}ACTIVATE\0\u{1}DEACTIVATE\0")
+}
+
+nonisolated extension Etcdserverpb_AlarmMember: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".AlarmMember"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}memberID\0\u{1}alarm\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.memberID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.alarm) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.memberID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.memberID, fieldNumber: 1)
+    }
+    if self.alarm != .none {
+      try visitor.visitSingularEnumField(value: self.alarm, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_AlarmMember, rhs: Etcdserverpb_AlarmMember) -> Bool {
+    if lhs.memberID != rhs.memberID {return false}
+    if lhs.alarm != rhs.alarm {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_AlarmResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".AlarmResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}alarms\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.alarms) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._header {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.alarms.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.alarms, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_AlarmResponse, rhs: Etcdserverpb_AlarmResponse) -> Bool {
+    if lhs._header != rhs._header {return false}
+    if lhs.alarms != rhs.alarms {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_DefragmentRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".DefragmentRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_DefragmentRequest, rhs: Etcdserverpb_DefragmentRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_DefragmentResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".DefragmentResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._header {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_DefragmentResponse, rhs: Etcdserverpb_DefragmentResponse) -> Bool {
+    if lhs._header != rhs._header {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_MoveLeaderRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".MoveLeaderRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}targetID\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.targetID) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.targetID != 0 {
+      try visitor.visitSingularUInt64Field(value: self.targetID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_MoveLeaderRequest, rhs: Etcdserverpb_MoveLeaderRequest) -> Bool {
+    if lhs.targetID != rhs.targetID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_MoveLeaderResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".MoveLeaderResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._header {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_MoveLeaderResponse, rhs: Etcdserverpb_MoveLeaderResponse) -> Bool {
+    if lhs._header != rhs._header {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_HashRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".HashRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_HashRequest, rhs: Etcdserverpb_HashRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_HashResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".HashResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}hash\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.hash) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._header {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.hash != 0 {
+      try visitor.visitSingularUInt32Field(value: self.hash, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_HashResponse, rhs: Etcdserverpb_HashResponse) -> Bool {
+    if lhs._header != rhs._header {return false}
+    if lhs.hash != rhs.hash {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_HashKVRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".HashKVRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}revision\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt64Field(value: &self.revision) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.revision != 0 {
+      try visitor.visitSingularInt64Field(value: self.revision, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_HashKVRequest, rhs: Etcdserverpb_HashKVRequest) -> Bool {
+    if lhs.revision != rhs.revision {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Etcdserverpb_HashKVResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".HashKVResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}header\0\u{1}hash\0\u{3}compact_revision\0\u{3}hash_revision\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._header) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.hash) }()
+      case 3: try { try decoder.decodeSingularInt64Field(value: &self.compactRevision) }()
+      case 4: try { try decoder.decodeSingularInt64Field(value: &self.hashRevision) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._header {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.hash != 0 {
+      try visitor.visitSingularUInt32Field(value: self.hash, fieldNumber: 2)
+    }
+    if self.compactRevision != 0 {
+      try visitor.visitSingularInt64Field(value: self.compactRevision, fieldNumber: 3)
+    }
+    if self.hashRevision != 0 {
+      try visitor.visitSingularInt64Field(value: self.hashRevision, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Etcdserverpb_HashKVResponse, rhs: Etcdserverpb_HashKVResponse) -> Bool {
+    if lhs._header != rhs._header {return false}
+    if lhs.hash != rhs.hash {return false}
+    if lhs.compactRevision != rhs.compactRevision {return false}
+    if lhs.hashRevision != rhs.hashRevision {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

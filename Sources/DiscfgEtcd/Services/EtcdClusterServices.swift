@@ -3,42 +3,8 @@ import Foundation
 import GRPCCore
 import Synchronization
 
-/// What etcd clients ask of a cluster at start-up: `Maintenance.Status` (as
-/// `etcdctl endpoint status` does) and `Cluster.MemberList`. discfg answers as a
-/// one-member cluster whose leader is itself.
-struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
-    let backend: EtcdBackend
-    let identity: EtcdIdentity
-
-    /// The etcd API version discfg speaks.
-    static let version = "3.5.0"
-
-    func status(request: Etcdserverpb_StatusRequest, context: ServerContext) async throws -> Etcdserverpb_StatusResponse {
-        try await backend.reading {
-            let info = try await backend.store.configInfo(backend.config)
-            let revision = info.revision
-            var response = Etcdserverpb_StatusResponse()
-            response.header = identity.header(revision)
-            // The config's live bytes stand for etcd's database size. Within one largest
-            // key and value of its quota, where a put may be refused for space, the
-            // member reports etcd's NOSPACE alarm, as etcd's Status does once raised.
-            if let bytes = info.byteCount {
-                response.dbSize = Int64(bytes)
-                response.dbSizeInUse = Int64(bytes)
-                if let quota = info.settings.quotaBytes, quota - bytes < Limits.maxValueBytes + Key.maxBytes {
-                    response.errors = ["memberID:\(identity.memberID) alarm:NOSPACE "]
-                }
-            }
-            response.version = Self.version
-            response.leader = identity.memberID
-            response.raftIndex = revision.rawValue
-            response.raftAppliedIndex = revision.rawValue
-            response.raftTerm = identity.raftTerm
-            return response
-        }
-    }
-}
-
+/// etcd's `Cluster.MemberList`: discfg answers as a one-member cluster whose leader is
+/// itself (``EtcdMaintenanceService`` answers its `Maintenance` calls).
 struct EtcdClusterService: Etcdserverpb_Cluster.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity

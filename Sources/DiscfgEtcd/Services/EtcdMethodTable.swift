@@ -13,7 +13,8 @@ import GRPCCore
 /// (``problems(_:)``). A method added to the protos is then either served or refused
 /// out loud, never missing from the table unnoticed. etcd's `Auth` calls discfg does not
 /// serve (user and role management) are bound apart, to a refusal naming `discfg token`
-/// (``EtcdAuthService/refused``).
+/// (``EtcdAuthService/refused``), and `Maintenance.Snapshot` to one naming `discfg export`
+/// (``EtcdMaintenanceService/refused``).
 enum EtcdMethodTable {
     /// Every method the generated server code declares.
     static var declared: [MethodDescriptor] {
@@ -28,6 +29,7 @@ enum EtcdMethodTable {
     ) -> [String: GRPCMethod] {
         typealias KV = Etcdserverpb_KV.Method
         typealias Lease = Etcdserverpb_Lease.Method
+        typealias Maintenance = Etcdserverpb_Maintenance.Method
         let bound: [GRPCMethod] = [
             .unary(KV.Range.descriptor, .range) { request, context in
                 try await audit.call(KV.Range.descriptor, key: request.key, rangeEnd: request.rangeEnd) { try await kv.range(request: request, context: context) }
@@ -64,8 +66,25 @@ enum EtcdMethodTable {
             .unary(Lease.LeaseLeases.descriptor, .leaseList) { request, context in
                 try await audit.call(Lease.LeaseLeases.descriptor) { try await lease.leaseLeases(request: request, context: context) }
             },
-            .unary(Etcdserverpb_Maintenance.Method.Status.descriptor, .status) { request, context in
-                try await audit.call(Etcdserverpb_Maintenance.Method.Status.descriptor) { try await maintenance.status(request: request, context: context) }
+            .unary(Maintenance.Status.descriptor, .status) { request, context in
+                try await audit.call(Maintenance.Status.descriptor) { try await maintenance.status(request: request, context: context) }
+            },
+            // Listing alarms is a status read; disarming one is maintenance, judged
+            // again as such when the call runs.
+            .unary(Maintenance.Alarm.descriptor, .status) { request, context in
+                try await audit.call(Maintenance.Alarm.descriptor) { try await maintenance.alarm(request: request, context: context) }
+            },
+            .unary(Maintenance.Defragment.descriptor, .maintenance) { request, context in
+                try await audit.call(Maintenance.Defragment.descriptor) { try await maintenance.defragment(request: request, context: context) }
+            },
+            .unary(Maintenance.Hash.descriptor, .maintenance) { request, context in
+                try await audit.call(Maintenance.Hash.descriptor) { try await maintenance.hash(request: request, context: context) }
+            },
+            .unary(Maintenance.HashKV.descriptor, .maintenance) { request, context in
+                try await audit.call(Maintenance.HashKV.descriptor) { try await maintenance.hashKV(request: request, context: context) }
+            },
+            .unary(Maintenance.MoveLeader.descriptor, .maintenance) { request, context in
+                try await audit.call(Maintenance.MoveLeader.descriptor) { try await maintenance.moveLeader(request: request, context: context) }
             },
             .unary(Etcdserverpb_Cluster.Method.MemberList.descriptor, .memberList) { request, context in
                 try await audit.call(Etcdserverpb_Cluster.Method.MemberList.descriptor) { try await cluster.memberList(request: request, context: context) }
@@ -76,7 +95,7 @@ enum EtcdMethodTable {
         ]
         let problems = problems(bound)
         precondition(problems.isEmpty, "the etcd API's method table differs from the generated server code: \(problems.joined(separator: "; "))")
-        return Dictionary(uniqueKeysWithValues: (bound + EtcdAuthService.refused).map { (path($0.descriptor), $0) })
+        return Dictionary(uniqueKeysWithValues: (bound + EtcdAuthService.refused + EtcdMaintenanceService.refused).map { (path($0.descriptor), $0) })
     }
 
     /// How `bound` differs from ``declared``: a method bound twice, not declared, bound

@@ -1,0 +1,197 @@
+import DiscfgCore
+@testable import DiscfgEtcd
+import DiscfgSQLite
+import Foundation
+import GRPCCore
+import Testing
+
+/// etcd's `Maintenance` calls on a discfg config, driven on the service, against what
+/// etcd 3.4/3.5 answers (checked with `etcdctl` on a real etcd: `move-leader` to a member
+/// it does not have, `endpoint hashkv --rev` past the end, `defrag`, `alarm list`).
+@Suite("etcd Maintenance: MoveLeader, Defragment, Hash, HashKV, Alarm and Snapshot as a member of one answers them")
+struct EtcdMaintenanceTests {
+    static let context = ServerContext(
+        descriptor: Etcdserverpb_Maintenance.Method.Hash.descriptor, remotePeer: "test", localPeer: "test", cancellation: ServerContext.RPCCancellationHandle()
+    )
+
+    /// A maintenance service over the KV service's fresh config.
+    static func service(_ backing: EtcdTestBacking) async throws -> (kv: EtcdKVService, maintenance: EtcdMaintenanceService, store: any ConfigStore, cleanUp: () -> Void) {
+        let (store, backend, kv, cleanUp) = try await backing.service()
+        return (kv, EtcdMaintenanceService(backend: backend, identity: EtcdIdentity(config: backend.config)), store, cleanUp)
+    }
+
+    static func put(_ kv: EtcdKVService, _ key: String, _ value: String) async throws {
+        var request = Etcdserverpb_PutRequest()
+        request.key = Data(key.utf8)
+        request.value = Data(value.utf8)
+        _ = try await kv.put(request: request, context: context)
+    }
+
+    static func hashKV(_ service: EtcdMaintenanceService, at revision: Int64) async throws -> Etcdserverpb_HashKVResponse {
+        var request = Etcdserverpb_HashKVRequest()
+        request.revision = revision
+        return try await service.hashKV(request: request, context: context)
+    }
+
+    @Test("CRC-32C is Castagnoli's: the published check value of \"123456789\"")
+    func crc32c() {
+        var crc = CRC32C()
+        crc.update(Array("123456789".utf8))
+        #expect(crc.value == 0xE306_9283)
+        #expect(CRC32C().value == 0)
+    }
+
+    @Test("MoveLeader to the member itself succeeds; to any other member fails as etcd's: FAILED_PRECONDITION, bad leader transferee")
+    func moveLeader() async throws {
+        let (_, service, _, cleanUp) = try await Self.service(.memory)
+        defer { cleanUp() }
+        var request = Etcdserverpb_MoveLeaderRequest()
+        request.targetID = service.identity.memberID
+        _ = try await service.moveLeader(request: request, context: Self.context)
+        request.targetID = 12345
+        let error = try #require(await EtcdKVServiceTests.failure { try await service.moveLeader(request: request, context: Self.context) })
+        #expect(error.code == .failedPrecondition)
+        #expect(error.message == "etcdserver: bad leader transferee")
+    }
+
+    @Test("the maintenance calls need admin over the whole config, as etcd's need root; Status and listing alarms do not")
+    func maintenanceNeedsAdmin() async throws {
+        let (_, unauthenticated, _, cleanUp) = try await Self.service(.memory)
+        defer { cleanUp() }
+        var authenticating = unauthenticated
+        authenticating.authenticates = true
+        let service = authenticating
+        let token = AccessToken(id: "0123456789ab", hash: Data(), role: .write, scopes: [AccessScope(config: service.backend.config)], createdAt: Date())
+        let writer = EtcdCaller(session: "session", token: token)
+        let calls: [(String, @Sendable () async throws -> Void)] = [
+            ("Defragment", { _ = try await service.defragment(request: .init(), context: Self.context) }),
+            ("Hash", { _ = try await service.hash(request: .init(), context: Self.context) }),
+            ("HashKV", { _ = try await Self.hashKV(service, at: 0) }),
+            ("MoveLeader", { var request = Etcdserverpb_MoveLeaderRequest(); request.targetID = service.identity.memberID; _ = try await service.moveLeader(request: request, context: Self.context) }),
+            ("Alarm DEACTIVATE", { var request = Etcdserverpb_AlarmRequest(); request.action = .deactivate; _ = try await service.alarm(request: request, context: Self.context) }),
+        ]
+        for (name, call) in calls {
+            let refused = await writer.bound { await EtcdKVServiceTests.failure(call) }
+            #expect(refused?.code == .permissionDenied, "\(name)")
+        }
+        _ = try await writer.bound { try await service.status(request: .init(), context: Self.context) }
+        _ = try await writer.bound { try await service.alarm(request: .init(), context: Self.context) }
+    }
+
+    @Test("Defragment succeeds with etcd's empty answer and changes nothing", arguments: EtcdTestBacking.allCases)
+    func defragment(_ backing: EtcdTestBacking) async throws {
+        let (kv, service, _, cleanUp) = try await Self.service(backing)
+        defer { cleanUp() }
+        try await Self.put(kv, "a", "1")
+        let before = try await Self.hashKV(service, at: 0)
+        #expect(try await service.defragment(request: .init(), context: Self.context) == Etcdserverpb_DefragmentResponse())
+        #expect(try await Self.hashKV(service, at: 0) == before)
+    }
+
+    @Test("HashKV hashes the keys as of a revision: a past revision's hash stays as later writes come, a different state hashes differently, 0 is now", arguments: EtcdTestBacking.allCases)
+    func hashKVAtRevisions(_ backing: EtcdTestBacking) async throws {
+        let (kv, service, _, cleanUp) = try await Self.service(backing)
+        defer { cleanUp() }
+        try await Self.put(kv, "a", "1")
+        try await Self.put(kv, "b", "2")
+        let two = try await Self.hashKV(service, at: 2)
+        #expect(two.hashRevision == 2)
+        #expect(two.compactRevision == -1)
+        #expect(two.header.revision == 2)
+        try await Self.put(kv, "a", "3")
+        let three = try await Self.hashKV(service, at: 0)
+        #expect(three.hashRevision == 3)
+        #expect(three.hash != two.hash)
+        #expect(try await Self.hashKV(service, at: 2).hash == two.hash)
+        #expect(try await Self.hashKV(service, at: 3).hash == three.hash)
+        #expect(try await service.hash(request: .init(), context: Self.context).hash == three.hash)
+        // Writing the same value again is a new version and mod revision: a new state.
+        try await Self.put(kv, "a", "3")
+        #expect(try await Self.hashKV(service, at: 0).hash != three.hash)
+    }
+
+    @Test("HashKV of a future revision and of a compacted one fail as etcd's, OUT_OF_RANGE; after compaction compact_revision is etcd's", arguments: EtcdTestBacking.allCases)
+    func hashKVRefusals(_ backing: EtcdTestBacking) async throws {
+        let (kv, service, _, cleanUp) = try await Self.service(backing)
+        defer { cleanUp() }
+        for value in ["1", "2", "3"] { try await Self.put(kv, "a", value) }
+        let future = try #require(await EtcdKVServiceTests.failure { try await Self.hashKV(service, at: 99) })
+        #expect(future.code == .outOfRange)
+        #expect(future.message == "etcdserver: mvcc: required revision is a future revision")
+        var compaction = Etcdserverpb_CompactionRequest()
+        compaction.revision = 2
+        _ = try await kv.compact(request: compaction, context: Self.context)
+        let compacted = try #require(await EtcdKVServiceTests.failure { try await Self.hashKV(service, at: 1) })
+        #expect(compacted.code == .outOfRange)
+        #expect(compacted.message == "etcdserver: mvcc: required revision has been compacted")
+        let kept = try await Self.hashKV(service, at: 2)
+        #expect(kept.compactRevision == 2)
+    }
+
+    @Test("the same keys written the same way hash the same on the memory store and on SQLite, and from a second server on one store")
+    func hashIsTheStoresNotTheProcesss() async throws {
+        var hashes: [UInt32] = []
+        for backing in EtcdTestBacking.allCases {
+            let (kv, service, store, cleanUp) = try await Self.service(backing)
+            defer { cleanUp() }
+            try await Self.put(kv, "b", "2")
+            try await Self.put(kv, "a", "1")
+            try await Self.put(kv, "a/c", String(repeating: "x", count: 1000))
+            hashes.append(try await Self.hashKV(service, at: 0).hash)
+            // Another server on the same store: its own backend, nothing shared in memory.
+            let other = EtcdMaintenanceService(backend: EtcdBackend(store: store, config: service.backend.config), identity: service.identity)
+            hashes.append(try await Self.hashKV(other, at: 0).hash)
+            hashes.append(try await Self.hashKV(other, at: 2).hash)
+        }
+        #expect(hashes[0] == hashes[1])
+        #expect(hashes[0] != hashes[2])
+        #expect(Array(hashes[0...2]) == Array(hashes[3...5]))
+    }
+
+    @Test("HashKV reads the keys in pages: a config of more than one answer's bytes hashes, the same after its keys are read back")
+    func hashPages() async throws {
+        let (kv, service, _, cleanUp) = try await Self.service(.memory)
+        defer { cleanUp() }
+        let value = String(repeating: "v", count: 200 * 1024)
+        for index in 0..<25 { try await Self.put(kv, "k\(index)", value) }
+        let now = try await Self.hashKV(service, at: 0)
+        #expect(try await Self.hashKV(service, at: 25).hash == now.hash)
+        #expect(try await Self.hashKV(service, at: 24).hash != now.hash)
+    }
+
+    @Test("Alarm GET lists NOSPACE near the quota as Status does; DEACTIVATE answers it disarmed; ACTIVATE is refused by name")
+    func alarm() async throws {
+        let store = MemoryStore()
+        let backend = EtcdBackend(store: store, config: try ConfigName("etcd"))
+        try await backend.prepare(quotaBytes: Limits.maxValueBytes + Key.maxBytes + 10)
+        let service = EtcdMaintenanceService(backend: backend, identity: EtcdIdentity(config: backend.config))
+        #expect(try await service.alarm(request: .init(), context: Self.context).alarms.isEmpty)
+        _ = try await store.set(try EtcdKeys.key(Array("a".utf8)), to: Data("0123456789".utf8), in: backend.config)
+        let listed = try await service.alarm(request: .init(), context: Self.context).alarms
+        #expect(listed.map(\.alarm) == [.nospace])
+        #expect(listed.map(\.memberID) == [service.identity.memberID])
+        #expect(try await service.status(request: .init(), context: Self.context).errors == ["memberID:\(service.identity.memberID) alarm:NOSPACE "])
+        var other = Etcdserverpb_AlarmRequest()
+        other.memberID = 7
+        #expect(try await service.alarm(request: other, context: Self.context).alarms.isEmpty)
+        var disarm = Etcdserverpb_AlarmRequest()
+        disarm.action = .deactivate
+        disarm.alarm = .nospace
+        #expect(try await service.alarm(request: disarm, context: Self.context).alarms.map(\.alarm) == [.nospace])
+        var activate = Etcdserverpb_AlarmRequest()
+        activate.action = .activate
+        activate.alarm = .nospace
+        let refused = try #require(await EtcdKVServiceTests.failure { try await service.alarm(request: activate, context: Self.context) })
+        #expect(refused.code == .unimplemented)
+    }
+
+    @Test("Snapshot is refused before its request is read, naming discfg export")
+    func snapshot() async throws {
+        let method = try #require(EtcdMaintenanceService.refused.first)
+        #expect(EtcdMethodTable.path(method.descriptor) == "/etcdserverpb.Maintenance/Snapshot")
+        guard case .unary(let call) = method.kind else { Issue.record("not unary"); return }
+        let refused = try #require(await EtcdKVServiceTests.failure { try await call([], Self.context) })
+        #expect(refused.code == .unimplemented)
+        #expect(refused.message.contains("discfg export"))
+    }
+}
