@@ -46,20 +46,6 @@ extension Pipeline {
         return try await write()
     }
 
-    /// Runs `step` with `deadline` as ``Deadline/current`` (an earlier one in force stays),
-    /// so a store that retries (DynamoDB) ends its retries by it; fails it without
-    /// running it once the deadline has passed.
-    static func within<T>(_ deadline: Deadline?, _ step: () async throws -> T) async throws -> T {
-        guard let deadline else {
-            try checkDeadline()
-            return try await step()
-        }
-        return try await Deadline.within(deadline) {
-            try checkDeadline()
-            return try await step()
-        }
-    }
-
     /// Throws `unavailable` (field `timeout`) when the current deadline has passed.
     private static func checkDeadline() throws(DiscfgError) {
         if let deadline = Deadline.current, deadline.remaining <= .zero { throw Deadline.exceeded() }

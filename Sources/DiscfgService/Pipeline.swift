@@ -38,13 +38,22 @@ public enum Pipeline {
         _ step: () async throws -> T
     ) async throws -> T {
         try admit(action, by: caller)
+        // One frame, its task-locals bound directly around `step`: this is every write's
+        // path, and each wrapping closure would cost the hot path an async frame.
         do {
-            return try await within(deadline) {
-                guard action.writes else { return try await step() }
-                return try await caller.attribution(message: message).withValue {
-                    guard writeStart == .withStep else { return try await step() }
-                    return try await commit(step)
-                }
+            // The deadline in force: the request's, unless an earlier one is bound already.
+            let current = Deadline.current
+            let bound = deadline.flatMap { deadline in current.map { $0 <= deadline } == true ? nil : deadline }
+            if let effective = bound ?? current, effective.remaining <= .zero { throw Deadline.exceeded() }
+            guard action.writes else {
+                guard let bound else { return try await step() }
+                return try await Deadline.$current.withValue(bound, operation: step)
+            }
+            if writeStart == .withStep { try cutoff?.writeBegins() }
+            let attribution = caller.attribution(message: message)
+            guard let bound else { return try await Attribution.$current.withValue(attribution, operation: step) }
+            return try await Deadline.$current.withValue(bound) {
+                try await Attribution.$current.withValue(attribution, operation: step)
             }
         } catch let error as DiscfgError {
             guard let config = action.config else { throw error }
