@@ -361,7 +361,7 @@ let package = Package(
             name: "EtcdTests",
             dependencies: [
                 "DiscfgCore", "DiscfgService", "DiscfgEtcd", "DiscfgSQLite", "DiscfgNetwork", "DiscfgTestSupport", .product(name: "GRPCCore", package: "grpc-swift-2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             swiftSettings: strict
         ),
