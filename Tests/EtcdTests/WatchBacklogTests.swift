@@ -176,30 +176,41 @@ struct WatchBacklogTests {
     /// `created` response and then nothing until `writer.open()`.
     func withWatch(backlogBytes: Int, _ body: (Fixture) async throws -> Void) async throws {
         try await withBackend { backend, config in
-            let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: backlogBytes, openWatchers: Budget(limit: 10))
             let writer = StallingWriter(passing: 1)
-            let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
-            var create = Etcdserverpb_WatchCreateRequest()
-            create.key = Data("w/".utf8)
-            create.rangeEnd = Data("w0".utf8)
-            create.startRevision = 1
-            var request = Etcdserverpb_WatchRequest()
-            request.createRequest = create
-            continuation.yield(request)
-            let watch = Task {
-                try await withServerContextRPCCancellationHandle { handle in
-                    let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
-                    try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
-                }
+            try await Self.watching(backend, config, from: 1, backlogBytes: backlogBytes, writer) {
+                defer { writer.open() }
+                _ = try await writer.waitFor { $0.first { $0.created } }
+                try await body(Fixture(backend: backend, writer: writer))
             }
-            defer {
-                continuation.finish()
-                writer.open()
-                watch.cancel()
-            }
-            _ = try await writer.waitFor { $0.first { $0.created } }
-            try await body(Fixture(backend: backend, writer: writer))
         }
+    }
+
+    /// Runs `body` while a watch of `w/…` from `revision`, its backlog `backlogBytes`,
+    /// writes its responses to `writer`; the watch ends with `body`.
+    static func watching(
+        _ backend: EtcdBackend, _ config: ConfigName, from revision: Int64, backlogBytes: Int = 1 << 20, _ writer: StallingWriter,
+        _ body: () async throws -> Void
+    ) async throws {
+        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: backlogBytes, openWatchers: Budget(limit: 10))
+        let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
+        var create = Etcdserverpb_WatchCreateRequest()
+        create.key = Data("w/".utf8)
+        create.rangeEnd = Data("w0".utf8)
+        create.startRevision = revision
+        var request = Etcdserverpb_WatchRequest()
+        request.createRequest = create
+        continuation.yield(request)
+        let watch = Task {
+            try await withServerContextRPCCancellationHandle { handle in
+                let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
+                try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
+            }
+        }
+        defer {
+            continuation.finish()
+            watch.cancel()
+        }
+        try await body()
     }
 
     /// The etcd API's backend over config `etcd` of a fresh SQLite file, removed after `body`.

@@ -18,7 +18,7 @@ struct WatchCatchUpTests {
             }
             let now = try await backend.currentRevision()
             let writer = StallingWriter(passing: .max)
-            try await watching(backend, config, from: 1, writer) {
+            try await WatchBacklogTests.watching(backend, config, from: 1, writer) {
                 let history = try await writer.waitFor { responses in responses.first { !$0.events.isEmpty } }
                 #expect(history.events.map { String(decoding: $0.kv.key, as: UTF8.self) } == (1...5).map { "w/\($0)" })
                 #expect(history.header.revision == now.storageValue)
@@ -44,7 +44,7 @@ struct WatchCatchUpTests {
                 ]))
             }
             let writer = StallingWriter(passing: .max)
-            try await watching(backend, config, from: 1, writer) {
+            try await WatchBacklogTests.watching(backend, config, from: 1, writer) {
                 let responses = try await writer.waitFor { responses in
                     responses.flatMap(\.events).count >= 2 * count ? responses.filter { !$0.events.isEmpty } : nil
                 }
@@ -58,31 +58,5 @@ struct WatchCatchUpTests {
                 #expect(keys == (0..<count).flatMap { ["w/\($0)/a", "w/\($0)/b"] })
             }
         }
-    }
-
-    /// Runs `body` while a watch of `w/…` from `revision` writes to `writer`.
-    private func watching(
-        _ backend: EtcdBackend, _ config: ConfigName, from revision: Int64, _ writer: StallingWriter, _ body: () async throws -> Void
-    ) async throws {
-        let service = EtcdWatchService(backend: backend, identity: EtcdIdentity(config: config), backlogBytes: 1 << 20, openWatchers: Budget(limit: 10))
-        let (requests, continuation) = AsyncThrowingStream<Etcdserverpb_WatchRequest, any Error>.makeStream()
-        var create = Etcdserverpb_WatchCreateRequest()
-        create.key = Data("w/".utf8)
-        create.rangeEnd = Data("w0".utf8)
-        create.startRevision = revision
-        var request = Etcdserverpb_WatchRequest()
-        request.createRequest = create
-        continuation.yield(request)
-        let watch = Task {
-            try await withServerContextRPCCancellationHandle { handle in
-                let context = ServerContext(descriptor: Etcdserverpb_Watch.Method.Watch.descriptor, remotePeer: "test", localPeer: "test", cancellation: handle)
-                try await service.watch(request: RPCAsyncSequence(wrapping: requests), response: RPCWriter(wrapping: writer), context: context)
-            }
-        }
-        defer {
-            continuation.finish()
-            watch.cancel()
-        }
-        try await body()
     }
 }
