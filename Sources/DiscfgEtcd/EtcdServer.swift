@@ -109,6 +109,9 @@ public struct EtcdServer: Service {
         self.onListening = onListening
     }
 
+    /// How long `GET /health` waits for the store before it says the member is unhealthy.
+    static let healthTimeout = Duration.seconds(2)
+
     public func run() async throws {
         let gate = EtcdAccessGate(
             access, config: config, notice: notice, certificates: tls?.requiresClientCertificates == true ? certificateRoles : .none, tokens: tokenCache
@@ -160,7 +163,15 @@ public struct EtcdServer: Service {
             return guarded
         }
         let gateway = EtcdGateway(
-            methods: methods, version: EtcdMaintenanceService.version, browserGuard: BrowserGuard(boundHost: host, allowedOrigins: allowedOrigins), audit: audit
+            methods: methods, version: EtcdMaintenanceService.version, browserGuard: BrowserGuard(boundHost: host, allowedOrigins: allowedOrigins), audit: audit,
+            health: { [backend] in
+                do {
+                    _ = try await Deadline.within(.after(Self.healthTimeout)) { try await backend.currentRevision() }
+                    return nil
+                } catch {
+                    return "its store did not answer within \(Self.healthTimeout.components.seconds) s"
+                }
+            }
         )
         let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)
         let timeouts = GRPCConnection.Timeouts(idle: TimeAmount(idleTimeout), write: TimeAmount(writeTimeout), drain: TimeAmount(Self.drainTimeout))

@@ -174,6 +174,10 @@ def compare(etcd, discfg, offset):
     c.same("/v3/nothing/here", {})
     c.same("/v3alpha/kv/range", {"key": foo})
     c.same("/nothing", {})
+    # Maintenance through the gateway, and the member's health probe.
+    c.same("/v3/maintenance/defragment", {})
+    c.same("/v3/maintenance/transfer-leadership", {"targetID": "1"})
+    c.same("/health", method="GET")
     # The cluster's shape: one member whose id is the header's, serving its own URL.
     for port in (etcd, discfg):
         status, _, text = call(port, "/v3/cluster/member/list", {})
@@ -185,10 +189,19 @@ def compare(etcd, discfg, offset):
         answer = json.loads(text)
         if status != 200 or answer.get("leader") != answer["header"]["member_id"] or not answer.get("version", "").startswith("3.") or "raftIndex" not in answer:
             c.differ("status on %d" % port, "the leader, a 3.x version, a raft index", text)
+        status, _, text = call(port, "/v3/maintenance/hash", {})
+        answer = json.loads(text)
+        if status != 200 or "hash" not in answer or answer["header"].get("member_id") is None:
+            c.differ("hash on %d" % port, "a hash under the member's header", text)
         status, kind, text = call(port, "/version", method="GET")
         answer = json.loads(text)
         if status != 200 or kind != "application/json" or sorted(answer) != ["etcdcluster", "etcdserver"]:
             c.differ("version on %d" % port, "etcdserver and etcdcluster", text)
+    # etcd 3.5.11's liveness and readiness probes (etcd 3.4 has neither).
+    for path in ("/livez", "/readyz"):
+        status, kind, text = call(discfg, path, method="GET")
+        if status != 200 or text != "ok":
+            c.differ(path, "200 ok", "%d %s" % (status, text))
     print("compared; %d differences" % c.failures)
     return c.failures == 0
 

@@ -184,4 +184,8 @@ extension Etcdserverpb_LeaseTimeToLiveResponse: EtcdHeadedResponse {}
 extension Etcdserverpb_LeaseLeasesResponse: EtcdHeadedResponse {}
 extension Etcdserverpb_MemberListResponse: EtcdHeadedResponse {}
 extension Etcdserverpb_StatusResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_AlarmResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_DefragmentResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_HashResponse: EtcdHeadedResponse {}
+extension Etcdserverpb_MoveLeaderResponse: EtcdHeadedResponse {}
 extension Etcdserverpb_AuthenticateResponse: EtcdHeadedResponse {}

@@ -55,14 +55,21 @@ struct EtcdGateway: Sendable {
     let browserGuard: BrowserGuard
     /// Where the gateway's own refusals are noted, beside its methods' calls.
     let audit: EtcdAudit
+    /// Whether the member can serve, for `GET /health` and `/readyz`: nil when it can,
+    /// else why not (its store did not answer).
+    let health: @Sendable () async -> String?
 
     /// The gateway over `methods` (by gRPC path), reporting etcd version `version`,
     /// refusing what `browserGuard` refuses and noting its refusals in `audit`. A route
     /// whose method's handler takes other messages than the route reads stops the
     /// server as it starts, as a method table that differs from the generated code does.
-    init(methods: [String: GRPCMethod], version: String, browserGuard: BrowserGuard, audit: EtcdAudit) {
+    init(
+        methods: [String: GRPCMethod], version: String, browserGuard: BrowserGuard, audit: EtcdAudit,
+        health: @escaping @Sendable () async -> String? = { nil }
+    ) {
         self.browserGuard = browserGuard
         self.audit = audit
+        self.health = health
         typealias P = Etcdserverpb_KV.Method
         typealias L = Etcdserverpb_Lease.Method
         var routes: [String: Route] = [:]
@@ -110,7 +117,12 @@ struct EtcdGateway: Sendable {
         )
         add(["lease/leases", "kv/lease/leases"], L.LeaseLeases.descriptor, Etcdserverpb_LeaseLeasesRequest.self, Etcdserverpb_LeaseLeasesResponse.self)
         add(["cluster/member/list"], Etcdserverpb_Cluster.Method.MemberList.descriptor, Etcdserverpb_MemberListRequest.self, Etcdserverpb_MemberListResponse.self)
-        add(["maintenance/status"], Etcdserverpb_Maintenance.Method.Status.descriptor, Etcdserverpb_StatusRequest.self, Etcdserverpb_StatusResponse.self)
+        typealias M = Etcdserverpb_Maintenance.Method
+        add(["maintenance/status"], M.Status.descriptor, Etcdserverpb_StatusRequest.self, Etcdserverpb_StatusResponse.self)
+        add(["maintenance/alarm"], M.Alarm.descriptor, Etcdserverpb_AlarmRequest.self, Etcdserverpb_AlarmResponse.self)
+        add(["maintenance/defragment"], M.Defragment.descriptor, Etcdserverpb_DefragmentRequest.self, Etcdserverpb_DefragmentResponse.self)
+        add(["maintenance/hash"], M.Hash.descriptor, Etcdserverpb_HashRequest.self, Etcdserverpb_HashResponse.self)
+        add(["maintenance/transfer-leadership"], M.MoveLeader.descriptor, Etcdserverpb_MoveLeaderRequest.self, Etcdserverpb_MoveLeaderResponse.self)
         add(["auth/authenticate"], Etcdserverpb_Auth.Method.Authenticate.descriptor, Etcdserverpb_AuthenticateRequest.self, Etcdserverpb_AuthenticateResponse.self)
         self.routes = routes
         // A member reports the cluster's version as its major and minor, as etcd does.

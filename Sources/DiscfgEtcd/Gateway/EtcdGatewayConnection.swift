@@ -150,6 +150,19 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
             guard head.method == .GET else { return answerRefusal(context, head, nil, status: 405, held: reading.held) }
             return answer(context, head, status: 200, gateway.versionBody, held: reading.held)
         }
+        if Self.probes.contains(path) {
+            guard head.method == .GET else { return answerRefusal(context, head, nil, status: 405, held: reading.held) }
+            // Alive while it answers; healthy and ready while its store does too.
+            if path == "/livez" { return answerText(context, head, status: 200, "ok", held: reading.held) }
+            let bound = LoopBoundGateway(self, context.eventLoop)
+            let held = reading.held
+            let health = gateway.health
+            task = Self.start(on: executor) {
+                let reason = await health()
+                bound.onLoop { $0.answeredProbe(head, path, unhealthy: reason, held: held) }
+            }
+            return
+        }
         guard let route = gateway.routes[path] else {
             return answerRefusal(context, head, nil, status: 404, held: reading.held)
         }
@@ -181,6 +194,24 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         case .streaming(let read):
             stream(context, head, route, read, json: json, caller: caller, serverContext: serverContext, held: held, bound: bound)
         }
+    }
+
+    /// The probes of a member's health, as etcd serves them beside its gateway: `/health`
+    /// (etcd's JSON), `/livez` and `/readyz` (etcd 3.5.11 and later: `ok`).
+    static let probes: Set<String> = ["/health", "/livez", "/readyz"]
+
+    /// Answers a probe of the member's health: etcd's `{"health":"true"}`, or 503 naming
+    /// why not; `/readyz` in text.
+    private func answeredProbe(_ head: HTTPRequestHead, _ path: String, unhealthy reason: String?, held: Int) {
+        task = nil
+        give(held)
+        guard let context else { return }
+        let status = reason == nil ? 200 : 503
+        guard path == "/health" else { return answerText(context, head, status: status, reason.map { "not ready: \($0)" } ?? "ok", held: 0) }
+        // The reason is the server's own sentence, with nothing to escape; sent as etcd's
+        // is, with the type Go gives JSON it does not label.
+        let body = reason.map { #"{"health":"false","reason":"\#($0)"}"# } ?? #"{"health":"true"}"#
+        answerText(context, head, status: status, body, held: 0)
     }
 
     /// A request's task, on the connection's event loop.
