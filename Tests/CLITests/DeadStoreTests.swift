@@ -55,6 +55,13 @@ struct DeadStoreTests {
             return (Answer(name: name, status: String(response.status.code), message: text, correlationID: envelope?.error?.correlationId, seconds: seconds), envelope)
         }
 
+        /// A GET of the etcd port's `path` (its health probes): the status and the body.
+        func probe(_ path: String) async throws -> (status: UInt, body: String) {
+            let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(etcdPort)\(path)"), timeout: .seconds(60))
+            let bytes = try await response.body.collect(upTo: 1 << 20)
+            return (response.status.code, String(decoding: bytes.readableBytesView, as: UTF8.self))
+        }
+
         /// One etcd KV call by a gRPC client (``Tests/Peers/etcd_call.py``).
         func etcd(_ name: String, _ arguments: String...) async throws -> (Answer, [String: Any]) {
             let output = try await ChildProcess.run(
@@ -152,6 +159,8 @@ struct DeadStoreTests {
         let put = try await serve.etcd("etcd put", "put", "e", "1").1
         #expect(put["code"] as? String == "OK")
         let revisionBefore = try await serve.rest("info", "GET", "/v1/app").1?.revision
+        #expect(try await serve.probe("/health") == (200, #"{"health":"true"}"#))
+        #expect(try await serve.probe("/readyz") == (200, "ok"))
         let etcdRevisionBefore = put["revision"] as? Int
 
         let words = internalWords(table: table, proxy: proxy.endpoint)
@@ -201,6 +210,14 @@ struct DeadStoreTests {
                 }
             }
             answers += rest + etcd
+            // The etcd port's probes: unhealthy and not ready while the store is gone,
+            // alive all the same, each within its 2 s bound.
+            let start = ContinuousClock.now
+            let health = try await serve.probe("/health")
+            #expect(health.status == 503 && health.body.hasPrefix(#"{"health":"false","reason":"#), "\(mode): \(health)")
+            #expect(try await serve.probe("/readyz").status == 503)
+            #expect(try await serve.probe("/livez") == (200, "ok"))
+            #expect(Serve.seconds(ContinuousClock.now - start) < 3 * bound, "\(mode): the probes took too long")
         }
         for answer in answers { print("dead store: \(answer)") }
 
