@@ -158,21 +158,7 @@ struct FaceDeadlineTests {
     /// Runs `body` with the etcd API serving `config` of `store` in this process, open
     /// to anyone on loopback, on a port of its own.
     static func withEtcd(_ store: any ConfigStore, config: ConfigName, _ body: (Int) async throws -> Void) async throws {
-        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-        var server = EtcdServer(store: store, config: config, host: "127.0.0.1", port: 0) { portContinuation.yield($0) }
-        var logger = Logger(label: "face-deadline-etcd")
-        logger.logLevel = .critical
-        server.logger = logger
-        let group = ServiceGroup(services: [server], logger: logger)
-        let task = Task {
-            defer { portContinuation.finish() }
-            try await group.run()
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else {
-            _ = try await task.value
-            throw DiscfgError(.unavailable, "the etcd API did not start")
-        }
+        let (port, group, task) = try await InProcessEtcd.listen(store, config: config, label: "face-deadline-etcd")
         do {
             try await body(port)
         } catch {

@@ -41,11 +41,23 @@ final class InProcessEtcd: TestServer {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let store = try SQLiteStore(path: directory.appendingPathComponent("store.db").path)
         let prepared = try await prepare(store)
+        let (port, group, task) = try await listen(store, config: config, label: "face-matrix-etcd") { server in
+            server.access = .tokensRequired(store)
+            server.auditTrail = auditTrail
+        }
+        return (InProcessEtcd(store: store, directory: directory, port: port, group: group, task: task), prepared)
+    }
+
+    /// Runs the etcd API over `config` of `store` in this process on a port of its own,
+    /// as `configure` sets it up (open to anyone on loopback otherwise): its port, and the
+    /// group and task that run it.
+    static func listen(
+        _ store: any ConfigStore, config: ConfigName, label: String, _ configure: (inout EtcdServer) -> Void = { _ in }
+    ) async throws -> (port: Int, group: ServiceGroup, task: Task<Void, any Error>) {
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         var server = EtcdServer(store: store, config: config, host: "127.0.0.1", port: 0) { portContinuation.yield($0) }
-        server.access = .tokensRequired(store)
-        server.auditTrail = auditTrail
-        var logger = Logger(label: "face-matrix-etcd")
+        configure(&server)
+        var logger = Logger(label: label)
         logger.logLevel = .critical
         server.logger = logger
         let group = ServiceGroup(services: [server], logger: logger)
@@ -59,7 +71,7 @@ final class InProcessEtcd: TestServer {
             if case .failure(let error) = await task.result { reason = "\(error)" }
             throw DiscfgError(.unavailable, "the etcd API did not start: \(reason)")
         }
-        return (InProcessEtcd(store: store, directory: directory, port: port, group: group, task: task), prepared)
+        return (port, group, task)
     }
 
     func stop() async {
