@@ -29,10 +29,12 @@ public final class TokenCache: Sendable {
     }
 
     private struct State {
-        var reading: Reading?
         /// The last reading whatever its age, with the changes made through this server
         /// since applied.
         var latest: Reading?
+        /// Whether a change was made through this server since ``latest`` was read: then
+        /// the next question reads the store.
+        var changed = false
         /// Counts changes made through this server: a read begun before one is not kept.
         var generation = 0
     }
@@ -52,7 +54,7 @@ public final class TokenCache: Sendable {
     /// question a face asks where it cannot wait for the store: the event loops).
     public func fresh(at now: ContinuousClock.Instant = .now) -> Reading? {
         state.withLock { state in
-            guard let reading = state.reading, now - reading.at < lifetime else { return nil }
+            guard !state.changed, let reading = state.latest, now - reading.at < lifetime else { return nil }
             return reading
         }
     }
@@ -81,8 +83,8 @@ public final class TokenCache: Sendable {
         let reading = Reading(tokens: tokens, issued: tokens.isEmpty ? try await store.tokensWereIssued() : true, at: now)
         state.withLock { state in
             guard state.generation == generation, state.latest.map({ $0.at <= now }) ?? true else { return }
-            state.reading = reading
             state.latest = reading
+            state.changed = false
         }
         return reading
     }
@@ -104,7 +106,7 @@ public final class TokenCache: Sendable {
     /// so the next question reads the store; and applies `change` to ``latest()``.
     private func changed(_ change: (inout Reading) -> Void) {
         state.withLock { state in
-            state.reading = nil
+            state.changed = true
             state.generation &+= 1
             if var latest = state.latest {
                 change(&latest)
