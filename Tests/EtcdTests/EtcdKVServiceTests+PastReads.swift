@@ -26,6 +26,12 @@ extension EtcdKVServiceTests {
         #expect(Self.values(done.responses[3].responseRange.kvs) == ["x"], "a read after a write sees it")
         if case .responsePut? = done.responses[0].response {} else { Issue.record("the put answers as a put") }
 
+        // A revision of 0 or below is now, as Range reads it.
+        let negative = try await txn(etcd, success: [Self.rangeOp("a", at: -1), Self.rangeOp("a", at: Int64.min)])
+        #expect(negative.responses.map { Self.values($0.responseRange.kvs) } == [["2"], ["2"]])
+        let huge = await Self.failure { try await self.txn(etcd, success: [Self.rangeOp("a", at: Int64.max)]) }
+        #expect(huge?.message == "etcdserver: mvcc: required revision is a future revision")
+
         let never = Self.compare("a", .value, .equal) { $0.value = Data("nope".utf8) }
         let failed = try await txn(etcd, compare: [never], success: [Self.putOp("c", "1")], failure: [Self.rangeOp("a", at: first), Self.rangeOp("a")])
         #expect(!failed.succeeded)
