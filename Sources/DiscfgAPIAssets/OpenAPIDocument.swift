@@ -1013,6 +1013,15 @@ components:
             deletes and changes that do not grow the config always pass. History is not
             counted (its retention bounds it). Absent when the config has no quota. In an
             update, 0 removes the quota; leaving it out (or null) keeps it.
+        alarms:
+          type: [array, "null"]
+          description: |
+            The alarms raised on the config, as etcd's Alarm ACTIVATE raises them; absent
+            when none is. While NOSPACE is raised every change that writes a key (a put,
+            a patch, an import, a transaction with a put, whatever its size) is refused with
+            507 and code quotaExceeded (field alarms), and nothing is written; deletes and
+            reads pass. Replaced whole by an update; [] disarms them.
+          items: { type: string, enum: [NOSPACE] }
         notify:
           type: [array, "null"]
           description: |

@@ -36,10 +36,18 @@ public struct StoreConformance: Sendable {
         /// attributed to: a remote store's server records the caller it authenticated,
         /// never the client's claim. Nil for a store that records the attribution given.
         public var recordedPrincipal: Principal?
+        /// Opens the store's data again, as a second server or a restart does (the file
+        /// again, a second client of the table), for checks of what outlives an opening;
+        /// nil for a store whose data lives only in it, which the checks then read again.
+        public var reopen: (@Sendable () async throws -> any ConfigStore)?
 
-        public init(store: any ConfigStore, recordedPrincipal: Principal? = nil, cleanup: @escaping @Sendable () async -> Void = {}) {
+        public init(
+            store: any ConfigStore, recordedPrincipal: Principal? = nil, reopen: (@Sendable () async throws -> any ConfigStore)? = nil,
+            cleanup: @escaping @Sendable () async -> Void = {}
+        ) {
             self.store = store
             self.recordedPrincipal = recordedPrincipal
+            self.reopen = reopen
             self.cleanup = cleanup
         }
     }

@@ -142,15 +142,13 @@ struct DynamoDBChange: ChangeTransaction {
         meta.info.keyCount = meta.info.keyCount.map { count in recorded.reduce(count) { $0 + $1.keyCountChange } }
         meta.schemaCount = schemaCount
         let growth = recorded.byteCountChange
-        if meta.info.settings.quotaBytes != nil {
-            // The store counts a config's bytes before it changes one with a quota
-            // (`countKeysAndBytes`); should the count be missing anyway, refuse rather
-            // than let the change past an unchecked quota.
-            guard let size = meta.info.byteCount else {
-                throw DiscfgError(.unavailable, "config \"\(config)\" has a quota but its size is not counted yet; try again", field: "quotaBytes")
-            }
-            try meta.info.settings.checkQuota(config, size: size, change: growth)
+        // The store counts a config's bytes before it changes one with a quota
+        // (`countKeysAndBytes`); should the count be missing anyway, refuse rather than
+        // let the change past an unchecked quota.
+        if meta.info.settings.quotaBytes != nil, meta.info.byteCount == nil {
+            throw DiscfgError(.unavailable, "config \"\(config)\" has a quota but its size is not counted yet; try again", field: "quotaBytes")
         }
+        try meta.info.settings.checkChange(config, size: meta.info.byteCount ?? 0, change: growth, writesKeys: recorded.writesKeys)
         meta.info.byteCount = meta.info.byteCount.map { $0 + growth }
         let retention = meta.info.settings.history
         if case .days = retention, meta.oldestEventAt == nil { meta.oldestEventAt = now }

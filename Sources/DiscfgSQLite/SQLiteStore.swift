@@ -307,7 +307,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             let result = try body(&transaction)
             if try transaction.currentRevision() != before {
                 let settings = try transaction.storedSettings()
-                try transaction.checkQuota(settings)
+                try transaction.checkChange(settings)
                 try transaction.pruneHistory(oldestRows, settings: settings)
             }
             return result

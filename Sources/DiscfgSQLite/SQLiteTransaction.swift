@@ -17,6 +17,8 @@ struct SQLiteTransaction: ChangeTransaction {
     private let configs: SQLiteConfigRows
     /// What this change's events did to the config's byte count.
     private var byteCountChange = 0
+    /// Whether this change's events write any key (rather than only delete keys).
+    private var writesKeys = false
 
     /// When the config's first key with a TTL runs out: most changes find none due, and
     /// the group's config rows keep this, so one query serves every change of a group.
@@ -105,6 +107,7 @@ struct SQLiteTransaction: ChangeTransaction {
         if let expiresAt = event.item?.expiresAt { configs.noteExpiry(config, at: expiresAt.milliseconds) }
         byteCountChange += event.byteCountChange
         if let item = event.item {
+            writesKeys = true
             try connection.run(
                 Self.putItem,
                 [
@@ -134,10 +137,11 @@ struct SQLiteTransaction: ChangeTransaction {
         try configs.settings(config) ?? SQLiteRows.settings(settings)
     }
 
-    /// Refuses this change, before it commits, when it grows the config past its quota
-    /// (`settings`, as this change found them); the writer then undoes it.
-    func checkQuota(_ settings: ConfigSettings) throws {
-        try settings.checkQuota(config, size: configs.byteCount(config) - byteCountChange, change: byteCountChange)
+    /// Refuses this change, before it commits, when it writes a key while an alarm
+    /// refuses that, or grows the config past its quota (`settings`, as this change found
+    /// them); the writer then undoes it.
+    func checkChange(_ settings: ConfigSettings) throws {
+        try settings.checkChange(config, size: configs.byteCount(config) - byteCountChange, change: byteCountChange, writesKeys: writesKeys)
     }
 
     /// Drops history the config's retention no longer keeps (its settings as this change

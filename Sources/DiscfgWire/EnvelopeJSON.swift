@@ -186,6 +186,10 @@ public enum EnvelopeJSON {
 
     private static func write(_ settings: ConfigSettings, to buffer: inout JSONBytes) {
         var object = JSONObjectWriter(&buffer)
+        if !settings.alarms.isEmpty {
+            object.key("alarms", &buffer)
+            writeArray(settings.alarms.sorted(), to: &buffer) { alarm, buffer in buffer.writeJSONString(alarm.rawValue) }
+        }
         if let description = settings.description { object.key("description", &buffer); buffer.writeJSONString(description) }
         if let encryption = settings.encryption { object.key("encryption", &buffer); write(encryption, to: &buffer) }
         object.key("history", &buffer); buffer.writeJSONString(settings.history.text)

@@ -69,7 +69,7 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
                 .appendingPathComponent("discfg-conformance-\(UUID().uuidString)", isDirectory: true)
             let path = directory.appendingPathComponent("store.db").path
             let store = try SQLiteStore(path: path, clock: clock)
-            return StoreConformance.Fixture(store: store) {
+            return StoreConformance.Fixture(store: store, reopen: { try SQLiteStore(path: path, clock: clock) }) {
                 try? FileManager.default.removeItem(at: directory)
             }
         case .dynamodb:
@@ -78,13 +78,11 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
             // moto is one Python process serving the whole suite one request at a time, so
             // while tests run in parallel a change can lose the race on the meta item to a
             // test's own busy writer many times in a row (twelve, the default, has run out).
-            let store = DynamoDBStore(
-                client: client,
-                configuration: DynamoDBStore.Configuration(table: table, pollInterval: .milliseconds(200), maxChangeAttempts: 50),
-                clock: clock
-            )
+            let configuration = DynamoDBStore.Configuration(table: table, pollInterval: .milliseconds(200), maxChangeAttempts: 50)
+            let store = DynamoDBStore(client: client, configuration: configuration, clock: clock)
             try await store.table.ensure()
-            return StoreConformance.Fixture(store: store)
+            // A second store on the same table, as a second server is.
+            return StoreConformance.Fixture(store: store, reopen: { DynamoDBStore(client: client, configuration: configuration, clock: clock) })
         case .remote:
             return try await RemoteFixture.start(clock: clock)
         }
@@ -135,7 +133,10 @@ enum RemoteFixture {
         do {
             let store = try RemoteStore(url: URL(string: server.baseURL)!, token: nil)
             // The server records the caller it admitted, an open server's anonymous one.
-            return StoreConformance.Fixture(store: store, recordedPrincipal: Principal(kind: .anonymous, id: "anonymous")) { await server.stop() }
+            let url = URL(string: server.baseURL)!
+            return StoreConformance.Fixture(
+                store: store, recordedPrincipal: Principal(kind: .anonymous, id: "anonymous"), reopen: { try RemoteStore(url: url, token: nil) }
+            ) { await server.stop() }
         } catch {
             await server.stop()
             throw error

@@ -74,12 +74,16 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
     /// Where the stream function publishes the config's snapshot after each change
     /// (`discfg update CFG --publish s3://BUCKET/PREFIX`); nil for nowhere.
     public var publish: SnapshotDestination?
+    /// The alarms raised on the config (``ConfigAlarm``): raised by etcd's `Alarm`
+    /// ACTIVATE, cleared by its DEACTIVATE or an update; empty when none is.
+    public var alarms: Set<ConfigAlarm>
 
     /// Creates settings; the defaults keep 30 days of history, notify nobody, encrypt
-    /// nothing, set no quota and publish nowhere.
+    /// nothing, set no quota, publish nowhere and raise no alarm.
     public init(
         history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = [],
-        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: SnapshotDestination? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: SnapshotDestination? = nil,
+        alarms: Set<ConfigAlarm> = []
     ) {
         self.history = history
         self.description = description
@@ -87,10 +91,11 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         self.encryption = encryption
         self.quotaBytes = quotaBytes
         self.publish = publish
+        self.alarms = alarms
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify, encryption, quotaBytes, publish
+        case history, description, notify, encryption, quotaBytes, publish, alarms
     }
 
     public init(from decoder: any Decoder) throws {
@@ -103,6 +108,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         // An empty string publishes nowhere, as in a patch.
         let location = try container.decodeIfPresent(String.self, forKey: .publish) ?? ""
         publish = location.isEmpty ? nil : try SnapshotDestination(parsing: location)
+        alarms = try ConfigAlarm.decode(container, forKey: .alarms) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -113,6 +119,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         try container.encodeIfPresent(encryption, forKey: .encryption)
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
         try container.encodeIfPresent(publish, forKey: .publish)
+        if !alarms.isEmpty { try container.encode(ConfigAlarm.names(alarms), forKey: .alarms) }
     }
 
     /// Checks a change of `change` bytes to a config `config` holding `size` bytes of key
@@ -150,6 +157,8 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// A new place to publish snapshots (`s3://BUCKET/PREFIX`), or an empty string to
     /// publish nowhere; checked with ``SnapshotDestination/init(parsing:field:)``.
     public var publish: String?
+    /// The alarms raised, replacing the old ones whole; an empty set disarms them all.
+    public var alarms: Set<ConfigAlarm>?
 
     /// The ``quotaBytes`` that removes a config's quota.
     public static let removeQuota = 0
@@ -157,7 +166,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// Creates a patch.
     public init(
         history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil,
-        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil, alarms: Set<ConfigAlarm>? = nil
     ) {
         self.history = history
         self.description = description
@@ -165,10 +174,11 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         self.encryption = encryption
         self.quotaBytes = quotaBytes
         self.publish = publish
+        self.alarms = alarms
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify, encryption, quotaBytes, publish
+        case history, description, notify, encryption, quotaBytes, publish, alarms
     }
 
     public init(from decoder: any Decoder) throws {
@@ -188,6 +198,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         }
         publish = try container.decodeIfPresent(String.self, forKey: .publish)
         if let publish, !publish.isEmpty { _ = try SnapshotDestination(parsing: publish) }
+        alarms = try ConfigAlarm.decode(container, forKey: .alarms)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -198,11 +209,12 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         try container.encodeIfPresent(encryption, forKey: .encryption)
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
         try container.encodeIfPresent(publish, forKey: .publish)
+        try container.encodeIfPresent(alarms.map(ConfigAlarm.names), forKey: .alarms)
     }
 
     /// Whether the patch changes nothing.
     public var isEmpty: Bool {
-        history == nil && description == nil && notify == nil && encryption == nil && quotaBytes == nil && publish == nil
+        history == nil && description == nil && notify == nil && encryption == nil && quotaBytes == nil && publish == nil && alarms == nil
     }
 
     /// `settings` with this patch applied.
@@ -215,6 +227,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         if let quotaBytes { result.quotaBytes = quotaBytes == Self.removeQuota ? nil : quotaBytes }
         // A patch from JSON was checked as it was decoded; one built in code is checked here.
         if let publish { result.publish = publish.isEmpty ? nil : try? SnapshotDestination(parsing: publish) }
+        if let alarms { result.alarms = alarms }
         return result
     }
 }

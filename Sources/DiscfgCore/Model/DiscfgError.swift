@@ -26,7 +26,9 @@ public struct DiscfgError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooLarge
         /// The change would take the config's live bytes (key paths and values) past
         /// its quota (``ConfigSettings/quotaBytes``); nothing was changed. Deletes and
-        /// changes that shrink the config always pass.
+        /// changes that shrink the config always pass. Also a change that writes a key
+        /// while the config's NOSPACE alarm is raised (``ConfigAlarm/noSpace``, field
+        /// `alarms`), whatever its size, until the alarm is disarmed.
         case quotaExceeded
         /// The requested revision is older than the retained history.
         case compacted

@@ -215,7 +215,7 @@ public final class MemoryStore: ConfigStore {
             }
             guard !recorded.isEmpty else { return result }
             // Checked on the change as a whole, before any of it is applied.
-            try config.info.settings.checkQuota(name, size: config.info.byteCount ?? 0, change: recorded.byteCountChange)
+            try config.info.settings.checkChange(name, size: config.info.byteCount ?? 0, change: recorded.byteCountChange, writesKeys: recorded.writesKeys)
             for event in recorded {
                 config.items[event.key] = event.item
                 if event.item?.expiresAt != nil {

@@ -178,6 +178,12 @@ struct InfoCommand: AsyncParsableCommand {
                     ["quota", info.settings.quotaBytes.map { quota in
                         ByteSize.text(quota) + (info.byteCount.map { " (\(Int((Double($0) / Double(quota) * 100).rounded()))% used)" } ?? "")
                     } ?? "none"],
+                ]
+                if !info.settings.alarms.isEmpty {
+                    let names = info.settings.alarms.sorted().map(\.rawValue).joined(separator: ", ")
+                    rows.append(["alarms", "\(names) raised: keys are not written until disarmed ('discfg update \(name) '{\"alarms\": []}'')"])
+                }
+                rows += [
                     ["modified", "\(TimestampFormat.string(from: info.modifiedAt)) (\(Show.relative(info.modifiedAt, now: now)))"],
                     ["created", "\(TimestampFormat.string(from: info.createdAt)) (\(Show.relative(info.createdAt, now: now)))"],
                     ["history", info.settings.history.text + (info.compactedRevision > .zero ? " (kept after revision \(info.compactedRevision))" : "")],
