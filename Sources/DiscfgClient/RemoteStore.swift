@@ -163,6 +163,14 @@ public final class RemoteStore: ConfigStore {
 
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
+        // The REST API's transactions do not nest: refused here, never sent flattened.
+        guard !transaction.nests else {
+            throw DiscfgError(
+                .invalidArgument,
+                "a remote store cannot run a nested transaction: the REST API's transactions do not nest; run it against the store itself, or through the etcd API",
+                field: "transaction"
+            )
+        }
         // The server cannot be told which keys a range may reach: a filtered transaction
         // that compares or deletes over a range is refused, never run over every key (the
         // etcd API's would reach keys it does not own); reads the caller filters itself.

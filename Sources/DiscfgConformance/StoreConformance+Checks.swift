@@ -43,6 +43,13 @@ extension StoreConformance {
         all.append(Check(name: "TransactionChecks.keepLastNDropsWholeTransactions()") { try await self.transaction.keepLastNDropsWholeTransactions() })
         all.append(Check(name: "TransactionChecks.invalidTransactionsChangeNothing()") { try await self.transaction.invalidTransactionsChangeNothing() })
         all.append(Check(name: "TransactionChecks.concurrentTransactionsLoseNothing()") { try await self.transaction.concurrentTransactionsLoseNothing() })
+        if capabilities.contains(.nestedTransactions) {
+            all.append(Check(name: "NestedTransactionChecks.comparisonsSeeTheConfigAsItBeganAndChangesShareOneRevision()") {
+                try await self.nestedTransaction.comparisonsSeeTheConfigAsItBeganAndChangesShareOneRevision()
+            })
+            all.append(Check(name: "NestedTransactionChecks.aTreeThatOnlyReadsKeepsTheRevision()") { try await self.nestedTransaction.aTreeThatOnlyReadsKeepsTheRevision() })
+            all.append(Check(name: "NestedTransactionChecks.aTreeThatBreaksARuleAnywhereChangesNothing()") { try await self.nestedTransaction.aTreeThatBreaksARuleAnywhereChangesNothing() })
+        }
         all.append(Check(name: "ConfigLifecycleChecks.createStartsAtRevisionZeroAndKeepsSettings()") { try await self.configLifecycle.createStartsAtRevisionZeroAndKeepsSettings() })
         all.append(Check(name: "ConfigLifecycleChecks.createTwiceFailsWithConfigExists()") { try await self.configLifecycle.createTwiceFailsWithConfigExists() })
         all.append(Check(name: "ConfigLifecycleChecks.listConfigsIsSortedByName()") { try await self.configLifecycle.listConfigsIsSortedByName() })

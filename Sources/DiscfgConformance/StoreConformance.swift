@@ -83,7 +83,12 @@ public struct StoreConformance: Sendable {
         /// The store keeps etcd leases (`LeaseStore`).
         public static let leases = Capabilities(rawValue: 1 << 2)
 
-        public static let all: Capabilities = [.tokens, .exportPagesReadHistory, .leases]
+        /// The store runs nested transactions (``DiscfgCore/TransactionOperation/nested(_:)``)
+        /// as one atomic change. (A remote store cannot: the REST API's transactions do not
+        /// nest, and it refuses them whole.)
+        public static let nestedTransactions = Capabilities(rawValue: 1 << 3)
+
+        public static let all: Capabilities = [.tokens, .exportPagesReadHistory, .leases, .nestedTransactions]
     }
 
     /// The store's name in failure messages.

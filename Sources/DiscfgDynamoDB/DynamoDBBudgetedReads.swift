@@ -26,9 +26,11 @@ struct BudgetedReads: Sendable {
     /// what the most keys one DynamoDB transaction may change can remove.
     static let slack = DynamoDBChange.maxActions / 2 * (Key.maxBytes + Limits.maxValueBytes)
 
-    /// The budgeted reads of `transaction`; nil when it has no budget that refuses.
+    /// The budgeted reads of `transaction`; nil when it has no budget that refuses, or
+    /// nests transactions (whose ranges are then read whole: which branch of each runs is
+    /// not planned here).
     init?(_ transaction: Transaction) {
-        guard let budget = transaction.readBudget, budget.pastBudget == .refuse else { return nil }
+        guard let budget = transaction.readBudget, budget.pastBudget == .refuse, !transaction.nests else { return nil }
         self.transaction = transaction
         self.budget = budget
     }
@@ -47,7 +49,7 @@ struct BudgetedReads: Sendable {
             switch operation {
             case .deletePrefix(let prefix): ranges.append(prefix.range)
             case .deleteRange(let range): ranges.append(range)
-            case .put, .patch, .delete, .get, .getPrefix, .getRange: break
+            case .put, .patch, .delete, .get, .getPrefix, .getRange, .nested: break
             }
         }
         return Self.outermost(ranges)
@@ -59,7 +61,7 @@ struct BudgetedReads: Sendable {
             switch operation {
             case .getPrefix(let prefix): prefix.range
             case .getRange(let range): range
-            case .put, .patch, .delete, .deletePrefix, .deleteRange, .get: nil
+            case .put, .patch, .delete, .deletePrefix, .deleteRange, .get, .nested: nil
             }
         }
         return Self.outermost(ranges).filter { range in !whole.contains { $0.covers(range) } }

@@ -20,33 +20,38 @@ extension AuditRecord {
         /// The most names a list holds before `+N more`.
         public static let limit = 32
 
-        /// What the comparisons reach.
+        /// What the comparisons reach, those of nested transactions too.
         public var compared: [String]
-        /// What the `get`s of either branch read.
+        /// What the `get`s of either branch read, nested transactions' included.
         public var read: [String]
-        /// What the `put`s, patches and deletes of either branch change.
+        /// What the `put`s, patches and deletes of either branch change, nested
+        /// transactions' included.
         public var changed: [String]
 
         /// The names of what `transaction` reaches.
         public init(_ transaction: Transaction) {
             var compared = Names(), read = Names(), changed = Names()
-            for comparison in transaction.compares {
-                switch comparison.subject {
-                case .key(let key): compared.add(key.path)
-                case .prefix(let prefix): compared.add(prefix.path)
-                case .range(let range): compared.add(range.description)
+            func add(_ transaction: Transaction) {
+                for comparison in transaction.compares {
+                    switch comparison.subject {
+                    case .key(let key): compared.add(key.path)
+                    case .prefix(let prefix): compared.add(prefix.path)
+                    case .range(let range): compared.add(range.description)
+                    }
+                }
+                for operation in transaction.success + transaction.failure {
+                    switch operation {
+                    case .get(let key): read.add(key.path)
+                    case .getPrefix(let prefix): read.add(prefix.path)
+                    case .getRange(let range): read.add(range.description)
+                    case .put(let key, _, _, _), .patch(let key, _), .delete(let key): changed.add(key.path)
+                    case .deletePrefix(let prefix): changed.add(prefix.path)
+                    case .deleteRange(let range): changed.add(range.description)
+                    case .nested(let nested): add(nested)
+                    }
                 }
             }
-            for operation in transaction.success + transaction.failure {
-                switch operation {
-                case .get(let key): read.add(key.path)
-                case .getPrefix(let prefix): read.add(prefix.path)
-                case .getRange(let range): read.add(range.description)
-                case .put(let key, _, _, _), .patch(let key, _), .delete(let key): changed.add(key.path)
-                case .deletePrefix(let prefix): changed.add(prefix.path)
-                case .deleteRange(let range): changed.add(range.description)
-                }
-            }
+            add(transaction)
             self.compared = compared.list
             self.read = read.list
             self.changed = changed.list

@@ -169,7 +169,8 @@ final class PipelineObservers: Sendable {
 
 extension Action {
     /// A transaction on `config`: every key, prefix and range it compares or reads as a
-    /// read, every one it puts, patches or deletes as a write.
+    /// read, every one it puts, patches or deletes as a write, in both branches of it and
+    /// of every transaction nested in it, so the gate judges all the tree may reach.
     public static func txn(_ transaction: Transaction, on config: ConfigName) -> Action {
         let filter = transaction.keyFilter
         func target(_ subject: Comparison.Subject) -> Target {
@@ -179,17 +180,22 @@ extension Action {
             case .range(let range): .range(range, reaching: filter)
             }
         }
-        var parts = transaction.compares.map { Part(.read, target($0.subject)) }
-        for step in transaction.success + transaction.failure {
-            switch step {
-            case .get(let key): parts.append(Part(.read, .key(key)))
-            case .getPrefix(let prefix): parts.append(Part(.read, .prefix(prefix)))
-            case .getRange(let range): parts.append(Part(.read, .range(range, reaching: filter)))
-            case .put(let key, _, _, _), .patch(let key, _), .delete(let key): parts.append(Part(.write, .key(key)))
-            case .deletePrefix(let prefix): parts.append(Part(.write, .prefix(prefix)))
-            case .deleteRange(let range): parts.append(Part(.write, .range(range, reaching: filter)))
+        var parts: [Part] = []
+        func add(_ transaction: Transaction) {
+            parts += transaction.compares.map { Part(.read, target($0.subject)) }
+            for step in transaction.success + transaction.failure {
+                switch step {
+                case .get(let key): parts.append(Part(.read, .key(key)))
+                case .getPrefix(let prefix): parts.append(Part(.read, .prefix(prefix)))
+                case .getRange(let range): parts.append(Part(.read, .range(range, reaching: filter)))
+                case .put(let key, _, _, _), .patch(let key, _), .delete(let key): parts.append(Part(.write, .key(key)))
+                case .deletePrefix(let prefix): parts.append(Part(.write, .prefix(prefix)))
+                case .deleteRange(let range): parts.append(Part(.write, .range(range, reaching: filter)))
+                case .nested(let nested): add(nested)
+                }
             }
         }
+        add(transaction)
         return Action(.txn, on: config, parts: parts)
     }
 

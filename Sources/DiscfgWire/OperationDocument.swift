@@ -77,6 +77,11 @@ public struct OperationDocument: Codable, Hashable, Sendable {
         case .getPrefix(let prefix): op = "get"; self.prefix = prefix.path
         case .deleteRange(let range): op = "delete"; (from, to) = (range.lower, range.upperPath)
         case .getRange(let range): op = "get"; (from, to) = (range.lower, range.upperPath)
+        case .nested:
+            // The REST API's transactions do not nest (only the etcd API's do): "txn" is
+            // an op it refuses, and a remote store refuses such a transaction before
+            // sending it.
+            op = "txn"
         }
     }
 

@@ -28,6 +28,10 @@ public struct TransactionResponseDocument: Codable, Hashable, Sendable {
         case .get(let found):
             op = "get"
             items = found.map(ItemDocument.init)
+        case .nested:
+            // The REST API runs no nested transaction (its operations cannot name one),
+            // so none of its answers holds a nested response.
+            op = "txn"
         }
     }
 }

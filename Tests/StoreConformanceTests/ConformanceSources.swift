@@ -69,7 +69,7 @@ struct ConformanceSources {
         if attribute.contains("StoreKind.allCases") { return Set(StoreKind.allCases) }
         guard let with = attribute.firstMatch(of: #/StoreKind\.with\(\.(\w+)\)/#) else { return [] }
         let capabilities: [String: StoreConformance.Capabilities] = [
-            "tokens": .tokens, "exportPagesReadHistory": .exportPagesReadHistory, "leases": .leases,
+            "tokens": .tokens, "exportPagesReadHistory": .exportPagesReadHistory, "leases": .leases, "nestedTransactions": .nestedTransactions,
         ]
         guard let capability = capabilities[String(with.1)] else { return [] }
         return Set(StoreKind.with(capability))

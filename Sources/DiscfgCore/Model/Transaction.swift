@@ -9,6 +9,12 @@ import Foundation
 /// operations see the changes of earlier ones (a `get` after a `put` reads the new
 /// value); a key may be written at most once per branch.
 ///
+/// A branch may hold a transaction (``TransactionOperation/nested(_:)``), as etcd's
+/// `request_txn`: before any operation runs, the comparisons of the whole tree along the
+/// path taken are evaluated against the config as the transaction began, and then the
+/// operations of that path run in order, all in one revision. See ``validate()`` for
+/// the bounds of a tree.
+///
 /// ```swift
 /// let txn = Transaction(
 ///     compares: [Comparison(.key(try Key("/lock")), .equal, .version(0))],
@@ -34,92 +40,13 @@ public struct Transaction: Hashable, Sendable {
     /// API) names it here and spares a task-local push per call.
     public var attribution: Attribution?
 
-    /// Creates a transaction.
+    /// Creates a transaction. One nested in another (``TransactionOperation/nested(_:)``)
+    /// uses only its comparisons and branches: the outermost transaction's
+    /// ``keyFilter``, ``readBudget`` and ``attribution`` hold for the whole tree.
     public init(compares: [Comparison] = [], success: [TransactionOperation] = [], failure: [TransactionOperation] = []) {
         self.compares = compares
         self.success = success
         self.failure = failure
-    }
-
-    /// A rule of shape a transaction breaks, by kind, so a layer speaking another
-    /// protocol (the etcd API) can answer in that protocol's words.
-    public enum Violation: Hashable, Sendable {
-        /// More than ``Limits/maxTransactionOperations`` entries in `part` (`compare`,
-        /// `success` or `failure`).
-        case tooManyEntries(part: String, count: Int)
-        /// The key at `path` is written more than once in `branch`.
-        case keyWrittenTwice(path: String, branch: String)
-
-        /// The error a store throws for it.
-        public var error: DiscfgError {
-            switch self {
-            case .tooManyEntries(let part, let count):
-                DiscfgError.invalid(part, "a transaction holds at most \(Limits.maxTransactionOperations) entries in \(part), got \(count)")
-            case .keyWrittenTwice(let path, let branch):
-                DiscfgError.invalid(branch, "key \(path) is written more than once in the transaction's \(branch) operations; a key may be put or deleted once per transaction")
-            }
-        }
-    }
-
-    /// Checks sizes and shapes before any store is touched: at most
-    /// ``Limits/maxTransactionOperations`` comparisons and operations in each branch,
-    /// values, TTLs and content types within limits, comparisons that make sense, and no
-    /// key written twice in one branch (a put and a delete of the same key included).
-    public func validate() throws {
-        if let violation = try violation() { throw violation.error }
-    }
-
-    /// The first rule of shape this transaction breaks, or nil; throws for a bad value,
-    /// TTL, content type or comparison.
-    public func violation() throws -> Violation? {
-        let limit = Limits.maxTransactionOperations
-        guard compares.count <= limit else { return .tooManyEntries(part: "compare", count: compares.count) }
-        guard success.count <= limit else { return .tooManyEntries(part: "success", count: success.count) }
-        guard failure.count <= limit else { return .tooManyEntries(part: "failure", count: failure.count) }
-        for comparison in compares { try comparison.validate() }
-        if let violation = try Self.violation(in: success, name: "success") { return violation }
-        return try Self.violation(in: failure, name: "failure")
-    }
-
-    private static func violation(in operations: [TransactionOperation], name: String) throws -> Violation? {
-        guard operations.count > 1 else {
-            // One operation writes no key twice; only a put's own values are checked (most
-            // transactions are a single put, checked on every hop to the store).
-            if case .put(_, let value, let ttlSeconds, let contentType)? = operations.first {
-                try Limits.validateValue(value)
-                try SetOptions(ttlSeconds: ttlSeconds, contentType: contentType).validate()
-            }
-            return nil
-        }
-        var puts = Set<Key>()
-        var deletedKeys = Set<Key>()
-        var deletedRanges: [KeyRange] = []
-        for operation in operations {
-            switch operation {
-            case .put(let key, let value, let ttlSeconds, let contentType):
-                try Limits.validateValue(value)
-                try SetOptions(ttlSeconds: ttlSeconds, contentType: contentType).validate()
-                guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedRanges.contains(where: { $0.contains(key) }) else {
-                    return .keyWrittenTwice(path: key.path, branch: name)
-                }
-            case .patch(let key, _):
-                guard puts.insert(key).inserted, !deletedKeys.contains(key), !deletedRanges.contains(where: { $0.contains(key) }) else {
-                    return .keyWrittenTwice(path: key.path, branch: name)
-                }
-            case .delete(let key):
-                guard !puts.contains(key) else { return .keyWrittenTwice(path: key.path, branch: name) }
-                deletedKeys.insert(key)
-            case .deletePrefix(let prefix):
-                if let put = puts.first(where: { prefix.contains($0) }) { return .keyWrittenTwice(path: put.path, branch: name) }
-                deletedRanges.append(prefix.range)
-            case .deleteRange(let range):
-                if let put = puts.first(where: { range.contains($0) }) { return .keyWrittenTwice(path: put.path, branch: name) }
-                deletedRanges.append(range)
-            case .get, .getPrefix, .getRange:
-                break
-            }
-        }
-        return nil
     }
 
     /// Whether running this transaction could change a key (for authorization: a
@@ -263,12 +190,17 @@ public enum TransactionOperation: Hashable, Sendable {
     case deleteRange(KeyRange)
     /// Reads every key in a range of paths, in key order.
     case getRange(KeyRange)
+    /// Runs a transaction inside this one (etcd's `request_txn`): its comparisons were
+    /// evaluated with the outer ones, against the config as the outer transaction began;
+    /// its chosen branch runs here, in order, within the outer transaction's revision.
+    case nested(Transaction)
 
     /// Whether the operation may change a key.
     public var writes: Bool {
         switch self {
         case .put, .patch, .delete, .deletePrefix, .deleteRange: true
         case .get, .getPrefix, .getRange: false
+        case .nested(let transaction): transaction.writes
         }
     }
 
@@ -278,6 +210,7 @@ public enum TransactionOperation: Hashable, Sendable {
         case .put(let key, _, _, _), .patch(let key, _), .delete(let key), .get(let key): key.path
         case .deletePrefix(let prefix), .getPrefix(let prefix): prefix.path
         case .deleteRange(let range), .getRange(let range): range.description
+        case .nested: "(a nested transaction)"
         }
     }
 }
@@ -290,6 +223,9 @@ public enum TransactionResponse: Hashable, Sendable {
     case delete([Event])
     /// The live items a get or get-prefix read (empty when none exist).
     case get([Item])
+    /// What a nested transaction did: whether its comparisons held, and one response per
+    /// operation of its branch that ran, in order.
+    case nested(succeeded: Bool, responses: [TransactionResponse])
 }
 
 /// What a transaction did.
@@ -304,7 +240,9 @@ public struct TransactionResult: Hashable, Sendable {
     /// The transaction's changes, all at ``revision``, in the order they were made.
     public var events: [Event]
     /// The reads ``Transaction/readBudget`` cut (``ReadBudget/Past/cut``): for each, by
-    /// its index in ``responses``, how many live items it found in all.
+    /// its index in ``responses``, how many live items it found in all. A read inside a
+    /// nested transaction is indexed by its place among every response of the tree, in
+    /// the order they ran (the same as its index when nothing is nested).
     public var cutReads: [Int: Int]
 
     /// Creates a result.
@@ -323,21 +261,25 @@ extension Transaction {
     public var reads: (keys: [Key], ranges: [KeyRange]) {
         var keys: [Key] = []
         var ranges: [KeyRange] = []
-        for comparison in compares {
-            switch comparison.subject {
-            case .key(let key): keys.append(key)
-            case .prefix(let prefix): ranges.append(prefix.range)
-            case .range(let range): ranges.append(range)
+        func add(_ transaction: Transaction) {
+            for comparison in transaction.compares {
+                switch comparison.subject {
+                case .key(let key): keys.append(key)
+                case .prefix(let prefix): ranges.append(prefix.range)
+                case .range(let range): ranges.append(range)
+                }
+            }
+            for operation in transaction.success + transaction.failure {
+                switch operation {
+                case .put(let key, _, _, _), .delete(let key), .get(let key): keys.append(key)
+                case .patch(let key, _): keys += [key, SchemaTarget.key(key).storageKey]
+                case .deletePrefix(let prefix), .getPrefix(let prefix): ranges.append(prefix.range)
+                case .deleteRange(let range), .getRange(let range): ranges.append(range)
+                case .nested(let nested): add(nested)
+                }
             }
         }
-        for operation in success + failure {
-            switch operation {
-            case .put(let key, _, _, _), .delete(let key), .get(let key): keys.append(key)
-            case .patch(let key, _): keys += [key, SchemaTarget.key(key).storageKey]
-            case .deletePrefix(let prefix), .getPrefix(let prefix): ranges.append(prefix.range)
-            case .deleteRange(let range), .getRange(let range): ranges.append(range)
-            }
-        }
+        add(self)
         // A range inside another is read with it; an empty one not at all.
         let unique = Set(ranges.filter { !$0.isEmpty })
         let outer = unique.filter { range in !unique.contains { $0 != range && $0.covers(range) } }

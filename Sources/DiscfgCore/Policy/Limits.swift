@@ -35,6 +35,17 @@ public enum Limits {
     /// The most comparisons, and the most operations in each branch, of one transaction
     /// (etcd's default `--max-txn-ops`).
     public static let maxTransactionOperations = 128
+    /// How deep transactions nest (``TransactionOperation/nested(_:)``): a transaction
+    /// holding one that holds another is 3 deep. etcd sets no bound; discfg bounds it so
+    /// that checking and running a tree never recurses far, and a client that nests by
+    /// mistake without end is told so.
+    public static let maxTransactionDepth = 16
+    /// The most comparisons and operations of one transaction in all, those of every
+    /// nested transaction counted: ``maxTransactionOperations`` bounds each list, and
+    /// nesting would otherwise multiply it (128 nested transactions of 128 nested
+    /// transactions of 128 comparisons is two million, each read while the store's writer
+    /// is held). A flat transaction at every list's limit holds 384.
+    public static let maxTransactionEntries = 1_024
     /// The most keys one transaction may change, delete-prefix operations included. Every
     /// change of a transaction shares one revision, and a page of events never splits a
     /// revision, so this also bounds how far one page of events may run past its limit.

@@ -154,6 +154,9 @@ struct TxnCommand: AsyncParsableCommand {
             case .get(let items):
                 if items.isEmpty { lines.append("get \(operation.path)  (not found)") }
                 for item in items { lines.append("get \(item.key) = \(Show.preview(item, limit: 200))") }
+            case .nested(let succeeded, _):
+                // A transaction document names no nested transaction; a store's answer may.
+                lines.append("txn  \(succeeded ? "SUCCESS" : "FAILURE")")
             }
         }
         return lines.joined(separator: "\n")
