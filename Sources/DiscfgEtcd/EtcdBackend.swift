@@ -282,6 +282,18 @@ public struct EtcdBackend: Sendable {
     /// authenticated: the anonymous etcd client (the API then listens on loopback only).
     public static let unauthenticated = Attribution(principal: Principal(kind: .anonymous, id: "etcd"))
 
+    /// Refuses a transaction whose shape breaks a rule (``Transaction/violation()``),
+    /// in etcd's words, before anything is read.
+    public static func checkShape(_ transaction: Transaction) throws {
+        switch try transaction.violation() {
+        case .keyWrittenTwice?: throw EtcdError.duplicateKey
+        case .tooManyEntries?: throw EtcdError.tooManyOperations
+        case .tooDeep?: throw EtcdError.nestedTooDeep
+        case .tooManyEntriesInAll?: throw EtcdError.tooManyOperationsInAll
+        case nil: break
+        }
+    }
+
     /// Runs a transaction on the config, with etcd's errors. Its ranges reach only
     /// etcd keys (``EtcdKeys/filter``): a compare, read or delete over a range never sees
     /// or touches a key the config holds from other writers. Its reads return at most
@@ -291,11 +303,7 @@ public struct EtcdBackend: Sendable {
     /// - Parameter readBudget: the budget of its reads; nil for the server's own reads
     ///   (a lease's keys before they are deleted), which are bounded otherwise.
     public func transact(_ transaction: Transaction, readBudget: ReadBudget? = EtcdAnswer.budget(keysOnly: false, past: .refuse)) async throws -> TransactionResult {
-        switch try transaction.violation() {
-        case .keyWrittenTwice?: throw EtcdError.duplicateKey
-        case .tooManyEntries?: throw EtcdError.tooManyOperations
-        case nil: break
-        }
+        try Self.checkShape(transaction)
         var transaction = transaction
         transaction.keyFilter = EtcdKeys.filter
         transaction.readBudget = readBudget
@@ -335,6 +343,18 @@ public enum EtcdError {
     public static let noSpace = DiscfgError(.quotaExceeded, "etcdserver: mvcc: database space exceeded", field: "quotaBytes")
     /// A transaction past the size limit.
     public static let tooManyOperations = DiscfgError(.invalidArgument, "etcdserver: too many operations in txn request", field: "txn")
+    /// Transactions nested deeper than ``Limits/maxTransactionDepth``: discfg's bound
+    /// (etcd has none), in etcd's manner.
+    public static let nestedTooDeep = DiscfgError(
+        .invalidArgument, "etcdserver: too many operations in txn request: transactions nest at most \(Limits.maxTransactionDepth) deep on discfg", field: "txn"
+    )
+    /// A transaction tree past ``Limits/maxTransactionEntries``: discfg's bound (etcd
+    /// bounds only each list), in etcd's manner.
+    public static let tooManyOperationsInAll = DiscfgError(
+        .invalidArgument,
+        "etcdserver: too many operations in txn request: a transaction and those nested in it hold at most \(Limits.maxTransactionEntries) compares and operations in all on discfg",
+        field: "txn"
+    )
 
     /// A store error in etcd's words where etcd has some (a transaction's shape is
     /// checked, in etcd's words, before it reaches the store): applied once, by

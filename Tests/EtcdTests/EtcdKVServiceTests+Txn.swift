@@ -140,7 +140,7 @@ extension EtcdKVServiceTests {
         #expect(Self.values(failed.responses[0].responseRange.kvs) == ["2"])
     }
 
-    @Test("a txn that writes a key twice, nests a txn, or has too many operations is refused whole")
+    @Test("a txn that writes a key twice (in a nested txn too) or has too many operations is refused whole")
     func txnRefusals() async throws {
         let etcd = try await Fixture()
         let before = try await etcd.revision()
@@ -149,13 +149,14 @@ extension EtcdKVServiceTests {
         #expect(twice?.code == .invalidArgument)
         #expect(twice?.message == "etcdserver: duplicate key given in txn request")
 
+        // A nested transaction's duplicate, refused before the outer put ran.
         var inner = Etcdserverpb_TxnRequest()
-        inner.success = [Self.putOp("inner", "1")]
+        inner.success = [Self.putOp("outer", "2")]
         var nested = Etcdserverpb_RequestOp()
         nested.requestTxn = inner
         let nestedError = await Self.failure { try await self.txn(etcd, success: [Self.putOp("outer", "1"), nested]) }
-        // discfg does not serve nested transactions (etcd does): refused, not half-run.
-        #expect(nestedError?.code == .unimplemented)
+        #expect(nestedError?.code == .invalidArgument)
+        #expect(nestedError?.message == "etcdserver: duplicate key given in txn request")
 
         let many = (0...Limits.maxTransactionOperations).map { Self.putOp("k\($0)", "v") }
         let tooMany = await Self.failure { try await self.txn(etcd, success: many) }

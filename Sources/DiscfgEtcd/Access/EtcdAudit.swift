@@ -114,11 +114,17 @@ struct EtcdAudit: Sendable {
 extension Etcdserverpb_TxnResponse {
     /// The revision of the transaction's change; nil when the branch that ran only read.
     var changeRevision: Int64? {
+        changes ? header.revision : nil
+    }
+
+    /// Whether it holds a put's or a delete's response, a nested transaction's too.
+    private var changes: Bool {
         responses.contains { operation in
             switch operation.response {
             case .responsePut?, .responseDeleteRange?: true
+            case .responseTxn(let nested)?: nested.changes
             default: false
             }
-        } ? header.revision : nil
+        }
     }
 }

@@ -6,13 +6,18 @@ import GRPCCore
 /// ``EtcdTxnShape/check(_:)`` reads the protobuf bytes: 4 MiB of `{"compare":[{},…]}` is
 /// 1.4 million compares, which SwiftProtobuf's JSON decoder took 200 MiB to hold before
 /// the count could be checked. Here the operations are counted as the bytes are scanned,
-/// holding nothing, and the request is refused as soon as a list passes the limit.
+/// in the request and every transaction nested in it, holding nothing, and the request is
+/// refused as soon as a list passes the limit, the whole tree passes
+/// ``Limits/maxTransactionEntries``, or a transaction nests deeper than
+/// ``Limits/maxTransactionDepth``.
 extension EtcdTxnShape {
     /// Refuses a JSON `TxnRequest` with more than ``Limits/maxTransactionOperations``
-    /// compares, or operations in a branch, as the gRPC path refuses them ("etcdserver: too
-    /// many operations in txn request", `INVALID_ARGUMENT`), or with a nested transaction
-    /// (`request_txn`). A list named twice counts once for all its items, as the decoder
-    /// appends them. Bytes that are not JSON pass, for the decoder to refuse.
+    /// compares, or operations in a branch, its own or a nested transaction's
+    /// (`request_txn`), as the gRPC path refuses them ("etcdserver: too many operations
+    /// in txn request", `INVALID_ARGUMENT`), with more than
+    /// ``Limits/maxTransactionEntries`` in all, or nested too deep. A list named twice
+    /// counts once for all its items, as the decoder appends them. Bytes that are not
+    /// JSON pass, for the decoder to refuse.
     static func checkJSON(_ json: Data) throws {
         try json.withUnsafeBytes { raw in
             var scanner = JSONTxnScanner()
@@ -23,10 +28,11 @@ extension EtcdTxnShape {
     }
 }
 
-/// Counts a JSON `TxnRequest`'s operations byte by byte: the items of the top-level
-/// object's `compare`, `success` and `failure` lists, and the keys of each branch item,
-/// which must not be a nested transaction. Only the depth and the short keys it matches
-/// are held.
+/// Counts a JSON `TxnRequest`'s operations byte by byte: the items of a transaction
+/// object's `compare`, `success` and `failure` lists, and, in each branch item, the
+/// transaction its `request_txn` holds, counted the same way. Only the open containers
+/// that are part of the tree (at most three per level of nesting), the depth of the
+/// others, and the short keys it matches are held.
 struct JSONTxnScanner {
     /// The lists counted: `compare`, `success`, `failure`.
     private static let lists: [[UInt8]] = [Array("compare".utf8), Array("success".utf8), Array("failure".utf8)]
@@ -35,8 +41,29 @@ struct JSONTxnScanner {
     /// The longest key matched; longer strings are not held.
     private static let longestKey = 16
 
+    /// An open container that is part of the tree.
+    private enum Kind {
+        /// A `TxnRequest` object, with the items counted in each of its lists.
+        case txn(counts: [Int])
+        /// One of a transaction's lists (0, 1, 2), in the frame below.
+        case list(Int)
+        /// A branch's item (`RequestOp`).
+        case operation
+    }
+
+    private struct Frame {
+        var kind: Kind
+        /// The container depth it was opened at.
+        let depth: Int
+    }
+
     /// Open objects and arrays.
     private var depth = 0
+    /// The open containers of the tree, innermost last.
+    private var frames: [Frame] = []
+    /// How many transactions are open (the request and those nested in it).
+    private var transactions = 0
+    private var entries = 0
     private var inString = false
     private var escape = Escape.none
     /// The string being read at a depth whose keys matter, as decoded so far; nil once it
@@ -44,19 +71,22 @@ struct JSONTxnScanner {
     private var text: [UInt8]? = []
     /// The last string read where keys matter: the key when a `:` follows.
     private var lastString: [UInt8]?
-    /// The list (0, 1, 2) whose value the top-level key names, nil for another key.
-    private var keyList: Int?
-    /// The list whose items are being read (depth 2), if it is one counted.
-    private var list: Int?
-    /// Whether the next value at the list's depth starts an item.
+    /// The key whose value comes next in a transaction or operation object, as read.
+    private var key: [UInt8]?
+    /// Whether the next value in the innermost list starts an item.
     private var expectingItem = false
-    private var counts = [0, 0, 0]
 
     private enum Escape {
         case none
         case backslash
         /// `\u` and the hex digits read so far.
         case unicode(value: UInt32, digits: Int)
+    }
+
+    /// The innermost open container, when it is part of the tree.
+    private var current: Kind? {
+        guard let frame = frames.last, frame.depth == depth else { return nil }
+        return frame.kind
     }
 
     /// Reads one byte of the body.
@@ -73,40 +103,68 @@ struct JSONTxnScanner {
             inString = true
             text = keysMatter ? [] : nil
         case UInt8(ascii: ":"):
-            if depth == 1 {
-                keyList = lastString.flatMap { key in Self.lists.firstIndex(of: key) }
-            } else if depth == 3, list == 1 || list == 2, let key = lastString, Self.nested.contains(key) {
-                throw EtcdTxnShape.nested
-            }
+            if keysMatter { key = lastString }
             lastString = nil
         case UInt8(ascii: ","):
-            if depth == 2, list != nil { expectingItem = true }
+            if case .list? = current { expectingItem = true }
+            key = nil
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             try startValue()
-            depth += 1
-            if depth == 2 {
-                list = byte == UInt8(ascii: "[") ? keyList : nil
-                expectingItem = list != nil
-            }
+            try open(object: byte == UInt8(ascii: "{"))
         case UInt8(ascii: "}"), UInt8(ascii: "]"):
-            if depth == 2 { list = nil }
-            if depth == 1 { keyList = nil }
+            if let frame = frames.last, frame.depth == depth {
+                frames.removeLast()
+                if case .txn = frame.kind { transactions -= 1 }
+            }
             depth -= 1
+            key = nil
+            expectingItem = false
         default:
             // A number, true, false or null: each of its bytes may start an item only once.
             try startValue()
         }
     }
 
-    /// Keys are matched in the top-level object and in a branch's items.
-    private var keysMatter: Bool { depth == 1 || (depth == 3 && (list == 1 || list == 2)) }
+    /// A container opens: part of the tree when it is the request, a transaction's list,
+    /// a branch's item, or an item's nested transaction.
+    private mutating func open(object: Bool) throws {
+        let kind: Kind?
+        switch current {
+        case nil where depth == 0 && object: kind = .txn(counts: [0, 0, 0])
+        case .txn? where !object: kind = key.flatMap { key in Self.lists.firstIndex(of: key) }.map { .list($0) }
+        case .list(let list)? where object && list > 0: kind = .operation
+        case .operation? where object && key.map({ Self.nested.contains($0) }) == true: kind = .txn(counts: [0, 0, 0])
+        default: kind = nil
+        }
+        depth += 1
+        key = nil
+        lastString = nil
+        guard let kind else { return }
+        if case .txn = kind {
+            transactions += 1
+            guard transactions <= Limits.maxTransactionDepth else { throw RPCError(etcd: EtcdError.nestedTooDeep) }
+        }
+        frames.append(Frame(kind: kind, depth: depth))
+        expectingItem = if case .list = kind { true } else { false }
+    }
 
-    /// A value begins: at a counted list's depth, one more item.
+    /// Keys are matched in transaction objects and in a branch's items.
+    private var keysMatter: Bool {
+        switch current {
+        case .txn?, .operation?: true
+        case .list?, nil: false
+        }
+    }
+
+    /// A value begins: in a counted list, one more item of the transaction below it.
     private mutating func startValue() throws {
-        guard depth == 2, let list, expectingItem else { return }
+        guard expectingItem, case .list(let list)? = current, frames.count >= 2, case .txn(var counts) = frames[frames.count - 2].kind else { return }
         expectingItem = false
         counts[list] += 1
+        frames[frames.count - 2].kind = .txn(counts: counts)
         guard counts[list] <= Limits.maxTransactionOperations else { throw RPCError(etcd: EtcdError.tooManyOperations) }
+        entries += 1
+        guard entries <= Limits.maxTransactionEntries else { throw RPCError(etcd: EtcdError.tooManyOperationsInAll) }
     }
 
     private mutating func readInString(_ byte: UInt8) {

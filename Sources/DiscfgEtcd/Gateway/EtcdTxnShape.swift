@@ -3,32 +3,43 @@ import GRPCCore
 
 /// A Txn request's shape, read from its protobuf bytes before they are decoded: a 4 MiB
 /// message of empty compares is two million of them, which decoded take hundreds of MiB
-/// before the count could be checked (238 MiB for one request). Here the count is taken
-/// from the wire's field tags, holding nothing, and a request past etcd's limit is
-/// refused as etcd refuses it; a nested transaction, which discfg does not serve, is
-/// refused before any of it is decoded too.
+/// before the count could be checked (238 MiB for one request). Here the counts are taken
+/// from the wire's field tags, holding nothing, in the request and every transaction
+/// nested in it, and a request past etcd's limit of each list, past
+/// ``Limits/maxTransactionEntries`` in all, or nested deeper than
+/// ``Limits/maxTransactionDepth``, is refused before any of it is decoded.
 enum EtcdTxnShape {
     /// `TxnRequest`'s fields: `compare`, `success`, `failure`.
     private static let compare = 1, success = 2, failure = 3
     /// `RequestOp`'s `request_txn`.
     private static let requestTxn = 4
 
-    /// The answer to a nested transaction.
-    static let nested = RPCError(code: .unimplemented, message: "etcdserver: nested transactions are not supported by discfg yet")
-
     /// Refuses a request with more than ``Limits/maxTransactionOperations`` compares, or
-    /// operations in a branch ("etcdserver: too many operations in txn request",
-    /// `INVALID_ARGUMENT`), or with a nested transaction. Bytes that are not a message
-    /// pass, for the decoder to refuse.
+    /// operations in a branch, its own or a nested transaction's ("etcdserver: too many
+    /// operations in txn request", `INVALID_ARGUMENT`), more than
+    /// ``Limits/maxTransactionEntries`` in all, or transactions nested deeper than
+    /// ``Limits/maxTransactionDepth``. Bytes that are not a message pass, for the decoder
+    /// to refuse.
     static func check(_ bytes: [UInt8]) throws {
+        var entries = 0
+        try check(bytes[...], depth: 1, entries: &entries)
+    }
+
+    /// Checks one `TxnRequest` at `depth` (1 for the request itself), counting its
+    /// entries into `entries`.
+    private static func check(_ bytes: ArraySlice<UInt8>, depth: Int, entries: inout Int) throws {
         var counts = [0, 0, 0, 0]
-        _ = try fields(of: bytes[...]) { number, value in
+        _ = try fields(of: bytes) { number, value in
             guard number >= compare, number <= failure else { return }
             counts[number] += 1
             guard counts[number] <= Limits.maxTransactionOperations else { throw RPCError(etcd: EtcdError.tooManyOperations) }
+            entries += 1
+            guard entries <= Limits.maxTransactionEntries else { throw RPCError(etcd: EtcdError.tooManyOperationsInAll) }
             guard number != compare, let operation = value else { return }
-            _ = try fields(of: operation) { field, _ in
-                if field == requestTxn { throw nested }
+            _ = try fields(of: operation) { field, nested in
+                guard field == requestTxn, let nested else { return }
+                guard depth < Limits.maxTransactionDepth else { throw RPCError(etcd: EtcdError.nestedTooDeep) }
+                try check(nested, depth: depth + 1, entries: &entries)
             }
         }
     }

@@ -15,7 +15,7 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
 
     /// Runs `step` as `action` by the current call's caller, through the one chain every
     /// face's actions go (``DiscfgService/Pipeline``), its failures answered as etcd does.
-    private func perform<T: Sendable>(_ action: Action, _ step: () async throws -> T) async throws -> T {
+    func perform<T: Sendable>(_ action: Action, _ step: () async throws -> T) async throws -> T {
         try await backend.perform(action, by: EtcdCaller.caller(authenticates: authenticates), step)
     }
 
@@ -88,112 +88,6 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             }
             return response
         }
-    }
-
-    func txn(request: Etcdserverpb_TxnRequest, context: ServerContext) async throws -> Etcdserverpb_TxnResponse {
-        let caller = authenticates ? EtcdCaller.current : nil
-        let limit = Limits.maxTransactionOperations
-        guard request.compare.count <= limit, request.success.count <= limit, request.failure.count <= limit else {
-            throw backend.calls.status(for: EtcdError.tooManyOperations)
-        }
-        return try await perform(Self.action(of: request, on: backend.config)) {
-            var attachments: [Int64: String] = [:]
-            for operation in request.success + request.failure {
-                if case .requestPut(let put)? = operation.request, put.lease != 0, attachments[put.lease] == nil {
-                    attachments[put.lease] = try await leases.attachment(put.lease, by: EtcdLeaseHolder(caller, config: backend.config))
-                }
-            }
-            let past = try await pastReads(request)
-            let transaction = Transaction(
-                compares: try request.compare.map(Self.comparison),
-                success: try request.success.filter { !Self.readsPast($0) }.map { try Self.operation($0, leases: attachments) },
-                failure: try request.failure.filter { !Self.readsPast($0) }.map { try Self.operation($0, leases: attachments) }
-            )
-            var result = try await backend.transact(transaction)
-            let branch = result.succeeded ? request.success : request.failure
-            let pastOfBranch = past[result.succeeded ? 0 : 1]
-            result.responses = Self.splice(pastOfBranch, into: result.responses, of: branch)
-            // The reads were bounded by the store; the previous values of what the
-            // branch deleted or overwrote were not, and are checked here.
-            let previous = zip(branch, result.responses).flatMap { request, response -> [Event] in
-                switch (request.request, response) {
-                case (.requestDeleteRange(let delete)?, .delete(let events)) where delete.prevKv: events
-                case (.requestPut(let put)?, .put(let event)) where put.prevKv: [event]
-                default: []
-                }
-            }
-            let read = result.responses.reduce(0) { total, response in
-                guard case .get(let items) = response else { return total }
-                return total + EtcdAnswer.size(items, keysOnly: false)
-            }
-            try Self.checkPrevious(previous, revision: result.revision, besides: read)
-            var response = Etcdserverpb_TxnResponse()
-            response.header = identity.header(result.revision)
-            response.succeeded = result.succeeded
-            response.responses = zip(branch, zip(result.responses, Self.operationRevisions(result))).enumerated().map { index, answer in
-                if let read = pastOfBranch[index] { return Self.response(past: read, revision: answer.1.1) }
-                return self.response(answer.0, answer.1.0, revision: answer.1.1)
-            }
-            return response
-        }
-    }
-
-    /// Whether `operation` reads at a past revision: answered from history, read before
-    /// the transaction runs (``pastReads(_:)``), not by it.
-    static func readsPast(_ operation: Etcdserverpb_RequestOp) -> Bool {
-        if case .requestRange(let range)? = operation.request { return range.revision > 0 }
-        return false
-    }
-
-    /// The reads at past revisions of a Txn's success and failure branches, by their
-    /// place in the branch, read before it runs. What a past revision holds never
-    /// changes, so reading it first answers as reading it inside the transaction would
-    /// (etcd's STM reads the keys of a failed commit again at the revision it began
-    /// at); a revision past the config's, or compacted, refuses the Txn before anything
-    /// changed. Unlike etcd, which checks only the branch that runs, the reads of both
-    /// branches are checked, and they share one answer's budget.
-    private func pastReads(_ request: Etcdserverpb_TxnRequest) async throws -> [[Int: EtcdBackend.RangeResult]] {
-        var reads: [[Int: EtcdBackend.RangeResult]] = [[:], [:]]
-        var bytes = 0
-        for (side, branch) in [request.success, request.failure].enumerated() {
-            for (index, operation) in branch.enumerated() where Self.readsPast(operation) {
-                guard case .requestRange(let range)? = operation.request else { continue }
-                let read = try await backend.range(Self.query(range))
-                bytes += EtcdAnswer.size(read.items, keysOnly: false)
-                guard bytes <= EtcdAnswer.maxBytes else { throw EtcdError.answerTooLarge }
-                reads[side][index] = read
-            }
-        }
-        return reads
-    }
-
-    /// The responses of the branch that ran, in its order: the store's, with each read at
-    /// a past revision put back in its place.
-    static func splice(_ past: [Int: EtcdBackend.RangeResult], into responses: [TransactionResponse], of branch: [Etcdserverpb_RequestOp]) -> [TransactionResponse] {
-        guard !past.isEmpty else { return responses }
-        var stored = responses.makeIterator()
-        return branch.indices.compactMap { index in past[index].map { TransactionResponse.get($0.items) } ?? stored.next() }
-    }
-
-    /// What a Txn reaches: every key and range it compares or reads, read; every one it
-    /// puts or deletes, written; those of a transaction nested in it too. Judged whole,
-    /// before anything runs: never half-applied.
-    static func action(of txn: Etcdserverpb_TxnRequest, on config: ConfigName) -> Action {
-        var parts: [Action.Part] = []
-        func add(_ txn: Etcdserverpb_TxnRequest) {
-            for compare in txn.compare { parts.append(Action.Part(.read, EtcdKeys.target(key: compare.key, rangeEnd: compare.rangeEnd))) }
-            for operation in txn.success + txn.failure {
-                switch operation.request {
-                case .requestRange(let range)?: parts.append(Action.Part(.read, EtcdKeys.target(key: range.key, rangeEnd: range.rangeEnd)))
-                case .requestPut(let put)?: parts.append(Action.Part(.write, EtcdKeys.target(key: put.key, rangeEnd: Data())))
-                case .requestDeleteRange(let delete)?: parts.append(Action.Part(.write, EtcdKeys.target(key: delete.key, rangeEnd: delete.rangeEnd)))
-                case .requestTxn(let nested)?: add(nested)
-                case nil: break
-                }
-            }
-        }
-        add(txn)
-        return Action(.txn, on: config, parts: parts)
     }
 
     /// Its action (``DiscfgService/Action/Kind/compact``) reaches the whole config:
@@ -301,74 +195,11 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             return .put(try EtcdKeys.key(put.key), put.value, contentType: put.lease == 0 ? nil : leases[put.lease])
         case .requestDeleteRange(let delete)?:
             return try Self.delete(key: delete.key, rangeEnd: delete.rangeEnd)
-        case .requestTxn?:
-            throw EtcdTxnShape.nested
+        case .requestTxn(let nested)?:
+            return .nested(try transaction(nested, leases: leases))
         case nil:
             throw DiscfgError.invalid("txn", "etcdserver: a request operation names no request")
         }
-    }
-
-    /// The revision etcd reports for each operation of the branch that ran: the one the
-    /// transaction began at until an operation changes a key, the transaction's own
-    /// from that operation on (a read after a write sees the write).
-    static func operationRevisions(_ result: TransactionResult) -> [Revision] {
-        let begin = result.events.isEmpty ? result.revision : result.revision.previous
-        var changed = false
-        return result.responses.map { response in
-            switch response {
-            case .put: changed = true
-            case .delete(let events): changed = changed || !events.isEmpty
-            case .get: break
-            }
-            return changed ? result.revision : begin
-        }
-    }
-
-    /// The etcd response to a read at a past revision of the branch that ran, as Range
-    /// answers it, its header at `revision` as the branch's other reads'.
-    static func response(past read: EtcdBackend.RangeResult, revision: Revision) -> Etcdserverpb_ResponseOp {
-        var answer = Etcdserverpb_RangeResponse()
-        answer.header.revision = revision.storageValue
-        answer.kvs = read.items.compactMap { Mvccpb_KeyValue($0) }
-        answer.more = read.more
-        answer.count = Int64(read.count)
-        var op = Etcdserverpb_ResponseOp()
-        op.responseRange = answer
-        return op
-    }
-
-    /// The etcd response to one operation of the branch that ran. Its header holds only
-    /// the revision, as etcd's do; the transaction's own header says who answered.
-    func response(_ request: Etcdserverpb_RequestOp, _ response: TransactionResponse, revision: Revision) -> Etcdserverpb_ResponseOp {
-        var op = Etcdserverpb_ResponseOp()
-        var header = Etcdserverpb_ResponseHeader()
-        header.revision = revision.storageValue
-        switch (request.request, response) {
-        case (.requestRange(let range)?, .get(let items)):
-            var answer = Etcdserverpb_RangeResponse()
-            answer.header = header
-            var query = Self.query(range)
-            query.revision = 0
-            let shaped = EtcdBackend.shaped(items.filter { EtcdKeys.bytes($0.key.path) != nil }, query)
-            answer.kvs = shaped.items.compactMap { Mvccpb_KeyValue($0) }
-            answer.more = shaped.more
-            answer.count = Int64(shaped.count)
-            op.responseRange = answer
-        case (.requestPut(let put)?, .put(let event)):
-            var answer = Etcdserverpb_PutResponse()
-            answer.header = header
-            if put.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { answer.prevKv = prev }
-            op.responsePut = answer
-        case (.requestDeleteRange(let delete)?, .delete(let events)):
-            var answer = Etcdserverpb_DeleteRangeResponse()
-            answer.header = header
-            answer.deleted = Int64(events.count)
-            if delete.prevKv { answer.prevKvs = events.compactMap { $0.prevItem.flatMap { Mvccpb_KeyValue($0) } } }
-            op.responseDeleteRange = answer
-        default:
-            break
-        }
-        return op
     }
 }
 
