@@ -178,11 +178,16 @@ public actor EtcdLeases {
     /// Grants a lease to `holder`, its owner; `id` 0 picks one.
     /// - Returns: the lease's id and TTL.
     /// - Throws: `RESOURCE_EXHAUSTED` words naming the cap when `holder` holds
-    ///   ``maxLeasesPerCaller`` leases or the config ``maxLeases``.
+    ///   ``maxLeasesPerCaller`` leases or the config ``maxLeases``; etcd's NOSPACE while
+    ///   the config's alarm is raised (``DiscfgCore/ConfigAlarm/noSpace``).
     func grant(id requested: Int64, ttl: Int64, by holder: EtcdLeaseHolder = .anonymous) async throws -> (id: Int64, ttl: Int64) {
         guard ttl <= Self.maxTTL else { throw EtcdError.leaseTTLTooLarge }
         if holder.isCapped, countedBy[holder.principalKey, default: 0] >= Self.maxLeasesPerCaller { throw EtcdError.tooManyLeasesOfCaller }
         guard counted < Self.maxLeases else { throw EtcdError.tooManyLeases }
+        // A raised NOSPACE refuses grants, as etcd's capped applier does: read from the
+        // config's settings, where every server sees it (grants are rare; keep-alives,
+        // which it lets through, read nothing).
+        try await backend.store.configInfo(config).settings.checkLeaseGrant(config)
         // Any other ID is the client's to choose, negative ones included, as in etcd.
         let ttl = max(ttl, Self.minTTL)
         countGrants(1, of: holder.principalKey)

@@ -159,11 +159,13 @@ struct EtcdMaintenanceTests {
         #expect(try await Self.hashKV(service, at: 24).hash != now.hash)
     }
 
-    @Test("Alarm GET lists NOSPACE near the quota as Status does; DEACTIVATE answers it disarmed; ACTIVATE is refused by name")
+    @Test("Alarm GET lists NOSPACE near the quota as Status does; DEACTIVATE answers it disarmed while the quota keeps it listed")
     func alarm() async throws {
         let store = MemoryStore()
         let backend = EtcdBackend(store: store, config: try ConfigName("etcd"))
-        try await backend.prepare(quotaBytes: Limits.maxValueBytes + Key.maxBytes + 10)
+        // Ten bytes short of the quota's NOSPACE, whatever the config holds from the start.
+        let held = try await backend.prepare(quotaBytes: nil).byteCount ?? 0
+        _ = try await store.updateConfig(backend.config, ConfigSettingsPatch(quotaBytes: held + Limits.maxValueBytes + Key.maxBytes + 10))
         let service = EtcdMaintenanceService(backend: backend, identity: EtcdIdentity(config: backend.config))
         #expect(try await service.alarm(request: .init(), context: Self.context).alarms.isEmpty)
         _ = try await store.set(try EtcdKeys.key(Array("a".utf8)), to: Data("0123456789".utf8), in: backend.config)
@@ -174,15 +176,55 @@ struct EtcdMaintenanceTests {
         var other = Etcdserverpb_AlarmRequest()
         other.memberID = 7
         #expect(try await service.alarm(request: other, context: Self.context).alarms.isEmpty)
-        var disarm = Etcdserverpb_AlarmRequest()
-        disarm.action = .deactivate
-        disarm.alarm = .nospace
-        #expect(try await service.alarm(request: disarm, context: Self.context).alarms.map(\.alarm) == [.nospace])
-        var activate = Etcdserverpb_AlarmRequest()
-        activate.action = .activate
-        activate.alarm = .nospace
-        let refused = try #require(await EtcdKVServiceTests.failure { try await service.alarm(request: activate, context: Self.context) })
+        #expect(try await service.alarm(request: Self.alarm(.deactivate), context: Self.context).alarms.map(\.alarm) == [.nospace])
+        #expect(try await service.alarm(request: .init(), context: Self.context).alarms.map(\.alarm) == [.nospace], "the quota keeps it listed")
+        #expect(try await store.configInfo(backend.config).settings.alarms.isEmpty, "nothing was stored")
+    }
+
+    @Test("Alarm ACTIVATE raises NOSPACE in the config's settings: puts, transactions with a put and lease grants get etcd's NOSPACE, deletes and ranges pass; DEACTIVATE clears it")
+    func activate() async throws {
+        let (kv, service, _, cleanUp) = try await Self.service(.memory)
+        defer { cleanUp() }
+        let backend = service.backend
+        try await Self.put(kv, "a", "1")
+        let raised = try await service.alarm(request: Self.alarm(.activate), context: Self.context)
+        #expect(raised.alarms.map(\.alarm) == [.nospace])
+        #expect(raised.alarms.map(\.memberID) == [service.identity.memberID])
+        #expect(try await backend.store.configInfo(backend.config).settings.alarms == [.noSpace])
+        #expect(try await service.alarm(request: .init(), context: Self.context).alarms.map(\.alarm) == [.nospace])
+        #expect(try await service.status(request: .init(), context: Self.context).errors == ["memberID:\(service.identity.memberID) alarm:NOSPACE "])
+
+        let put = try #require(await EtcdKVServiceTests.failure { try await Self.put(kv, "b", "2") })
+        #expect(put.code == .resourceExhausted)
+        #expect(put.message == "etcdserver: mvcc: database space exceeded")
+        let leases = EtcdLeases(backend: backend)
+        await #expect(throws: DiscfgError.alarmRaised(backend.config)) { _ = try await leases.grant(id: 0, ttl: 60) }
+        var range = Etcdserverpb_RangeRequest()
+        range.key = Data("a".utf8)
+        #expect(try await kv.range(request: range, context: Self.context).kvs.map(\.value) == [Data("1".utf8)])
+        var delete = Etcdserverpb_DeleteRangeRequest()
+        delete.key = Data("a".utf8)
+        #expect(try await kv.deleteRange(request: delete, context: Self.context).deleted == 1)
+
+        var corrupt = Self.alarm(.activate)
+        corrupt.alarm = .corrupt
+        let refused = try #require(await EtcdKVServiceTests.failure { try await service.alarm(request: corrupt, context: Self.context) })
         #expect(refused.code == .unimplemented)
+
+        let disarmed = try await service.alarm(request: Self.alarm(.deactivate), context: Self.context)
+        #expect(disarmed.alarms.map(\.alarm) == [.nospace])
+        #expect(try await service.alarm(request: .init(), context: Self.context).alarms.isEmpty)
+        #expect(try await backend.store.configInfo(backend.config).settings.alarms.isEmpty)
+        try await Self.put(kv, "b", "2")
+        #expect(try await service.alarm(request: Self.alarm(.deactivate), context: Self.context).alarms.isEmpty, "nothing left to disarm")
+    }
+
+    /// An Alarm request of `action` on NOSPACE of any member.
+    static func alarm(_ action: Etcdserverpb_AlarmRequest.AlarmAction) -> Etcdserverpb_AlarmRequest {
+        var request = Etcdserverpb_AlarmRequest()
+        request.action = action
+        request.alarm = .nospace
+        return request
     }
 
     @Test("Snapshot is refused before its request is read, naming discfg export")

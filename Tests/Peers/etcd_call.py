@@ -6,6 +6,8 @@ took, and for a success the header's revision and the values found.
 usage: etcd_call.py PORT put KEY VALUE
        etcd_call.py PORT put KEY bytes:N     (a value of N bytes, past what an argument holds)
        etcd_call.py PORT range KEY
+       etcd_call.py PORT alarm ACTION        (Maintenance/Alarm: get, activate or deactivate
+                                             NOSPACE of any member; prints the alarms)
 """
 
 import json
@@ -22,9 +24,14 @@ def main(port, operation, key, value=None):
     if operation == "put":
         data = b"x" * int(value[6:]) if value.startswith("bytes:") else value.encode()
         method, request, response = "Put", rpc.PutRequest(key=key.encode(), value=data), rpc.PutResponse
+    elif operation == "alarm":
+        action = {"get": rpc.AlarmRequest.GET, "activate": rpc.AlarmRequest.ACTIVATE,
+                  "deactivate": rpc.AlarmRequest.DEACTIVATE}[key]
+        method, request, response = "Alarm", rpc.AlarmRequest(action=action, alarm=rpc.NOSPACE), rpc.AlarmResponse
     else:
         method, request, response = "Range", rpc.RangeRequest(key=key.encode()), rpc.RangeResponse
-    stub = channel.unary_unary(f"/etcdserverpb.KV/{method}", request_serializer=lambda m: m.SerializeToString(),
+    service = "Maintenance" if operation == "alarm" else "KV"
+    stub = channel.unary_unary(f"/etcdserverpb.{service}/{method}", request_serializer=lambda m: m.SerializeToString(),
                                response_deserializer=response.FromString)
     start = time.monotonic()
     result = {}
@@ -33,6 +40,8 @@ def main(port, operation, key, value=None):
         result = {"code": "OK", "message": "", "revision": answer.header.revision}
         if operation == "range":
             result["values"] = [kv.value.decode() for kv in answer.kvs]
+        if operation == "alarm":
+            result = {"code": "OK", "message": "", "alarms": [rpc.AlarmType.Name(a.alarm) for a in answer.alarms]}
     except grpc.RpcError as error:
         result = {"code": error.code().name, "message": error.details() or ""}
     result["seconds"] = time.monotonic() - start
