@@ -433,7 +433,7 @@ let package = Package(
         ),
         .testTarget(
             name: "AgentTests",
-            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgAWS", "DiscfgSQLite", "DiscfgStores", "DiscfgTestSupport", "DiscfgConformance"],
+            dependencies: ["DiscfgAgent", "DiscfgAPI", "DiscfgCore", "DiscfgAWS", "DiscfgSQLite", "DiscfgStores", "DiscfgTestSupport", "DiscfgConformance"],
             swiftSettings: strict
         ),
         .testTarget(

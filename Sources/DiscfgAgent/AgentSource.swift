@@ -33,7 +33,7 @@ public protocol ConfigListingSource: AgentSource {
     func configNames() async throws -> [ConfigName]
 }
 
-/// A ``ConfigStore`` as an agent's source: the revision from ``ConfigStore/configInfo(_:)``
+/// A ``ConfigStore`` as an agent's source: the revision from ``ConfigReading/configInfo(_:)``
 /// (on DynamoDB one GetItem of the config's meta item), changes from its event history,
 /// page by page; on a store that is ``EventRangeReading``, bounded by the info the check
 /// just read, so the store need not read it again (on DynamoDB one `Query` a change).

@@ -3,11 +3,11 @@ import Foundation
 import DiscfgJSON
 import Synchronization
 
-/// A read-only ``ConfigStore`` over copies of configs kept in memory: what `discfg agent`
+/// A read-only copy (``ReadOnlyCopy``) of configs kept in memory: what `discfg agent`
 /// serves. Revisions, versions and times are the source's, never renumbered.
 ///
-/// Reads (get, list, export, events, watch, config info) answer from memory. Every change
-/// (writes, config creation) is refused with `readOnly` naming the real store; a config
+/// Reads (get, list, export, events, watch, config info) answer from memory. It has no
+/// changes to make: the server serving it refuses them, naming ``source``; a config
 /// not held is `configNotFound` naming the ones held; a read at a past revision is
 /// `compacted` (only the current revision is held). A bounded ring of the latest events
 /// lets watchers resume; a watch from before it is `compacted`, and clients list again.
@@ -17,7 +17,7 @@ import Synchronization
 /// replica.install(try await PublishedSnapshot.read(from: store, config: app))
 /// let item = try await replica.get(Key("/db/host"), in: app)
 /// ```
-public final class ReplicaStore: ConfigStore {
+public final class ReplicaStore: ReadOnlyCopy {
     /// How many events each config's ring keeps by default.
     public static let defaultRingCapacity = 1000
 
@@ -223,10 +223,5 @@ public final class ReplicaStore: ConfigStore {
             .compacted,
             "this read-only copy of \(source) holds config \"\(copy.snapshot.config)\" at revision \(copy.snapshot.revision) only; read revision \(revision) from \(source)",
             field: "revision")
-    }
-
-    /// The refusal of every change.
-    func readOnly(_ what: String) -> DiscfgError {
-        DiscfgError(.readOnly, "\(what) refused: this is a read-only copy of \(source); write there")
     }
 }

@@ -1,4 +1,5 @@
 import DiscfgAgent
+import DiscfgAPI
 import DiscfgConformance
 import DiscfgCore
 import Foundation
@@ -54,22 +55,27 @@ struct ReplicaStoreTests {
         #expect(status.errors == 0)
     }
 
-    @Test("every write is refused with readOnly naming the real store")
+    @Test("a server over the copy refuses every change with readOnly naming the real store, and reads through")
     func writesRefused() async throws {
         let (_, replica, _) = try await Self.loaded()
+        // The store as a server's API sees it: the one place a copy's changes are refused.
+        let served = InstrumentedStore(replica, metrics: APIMetrics())
         let key = try Key("/x")
         let writes: [(String, () async throws -> Void)] = [
-            ("set", { _ = try await replica.set(key, to: Data("1".utf8), in: Self.app) }),
-            ("delete", { _ = try await replica.delete(key, in: Self.app, conditions: []) }),
-            ("create", { _ = try await replica.createConfig(try ConfigName("other"), settings: ConfigSettings()) }),
-            ("deleteConfig", { try await replica.deleteConfig(Self.app) }),
-            ("compact", { _ = try await replica.compact(Self.app, through: 1) }),
-            ("deletePrefix", { _ = try await replica.deletePrefix(.root, in: Self.app) }),
-            ("import", { _ = try await replica.importSnapshot(ConfigSnapshot(items: []), into: Self.app, replace: true) }),
+            ("set", { _ = try await served.set(key, to: Data("1".utf8), in: Self.app) }),
+            ("delete", { _ = try await served.delete(key, in: Self.app, conditions: []) }),
+            ("create", { _ = try await served.createConfig(try ConfigName("other"), settings: ConfigSettings()) }),
+            ("deleteConfig", { try await served.deleteConfig(Self.app) }),
+            ("compact", { _ = try await served.compact(Self.app, through: 1) }),
+            ("deletePrefix", { _ = try await served.deletePrefix(.root, in: Self.app) }),
+            ("import", { _ = try await served.importSnapshot(ConfigSnapshot(items: []), into: Self.app, replace: true) }),
+            ("transaction", { _ = try await served.transact(Transaction(compares: [], success: [], failure: []), in: Self.app) }),
+            ("sweep", { _ = try await served.sweepExpired() }),
         ]
         for (name, write) in writes {
             try await expectError(.readOnly, name, mentioning: ["read-only copy of memory:", "write there"]) { try await write() }
         }
+        #expect(try await served.get(try Key("/feature"), in: Self.app)?.value == Data("on".utf8))
     }
 
     @Test("a config not held is 404 naming the held ones; a past revision is refused clearly")

@@ -6,20 +6,33 @@ import Tracing
 /// The store as the API sees it: another store, every operation of which is timed into
 /// ``APIMetrics`` and, with a tracer, made a client span (`store.get`, `store.set`, …)
 /// under the request's; and every write of which is noted in the server's
-/// ``ConfigViews`` before its caller is answered (read your writes).
+/// ``ConfigViews`` before its caller is answered (read your writes). Over a store that
+/// only reads (``ReadOnlyCopy``: the agent's replica) it refuses every change with
+/// `readOnly`, naming the store to write to: the one place a server decides it serves a
+/// copy.
 public struct InstrumentedStore: ConfigStore {
-    public let base: any ConfigStore
+    public let base: any ConfigReading
+    /// `base` when it takes changes; nil for a read-only copy.
+    private let writer: (any ConfigStore)?
     public let metrics: APIMetrics
     public let views: ConfigViews?
     /// Where the store calls' spans go; nil for none.
     public let tracer: (any Tracer)?
 
     /// Wraps `base`.
-    public init(_ base: any ConfigStore, metrics: APIMetrics, views: ConfigViews? = nil, tracer: (any Tracer)? = nil) {
+    public init(_ base: any ConfigReading, metrics: APIMetrics, views: ConfigViews? = nil, tracer: (any Tracer)? = nil) {
         self.base = base
+        self.writer = base as? any ConfigStore
         self.metrics = metrics
         self.views = views
         self.tracer = tracer
+    }
+
+    /// The store changes go to, or the refusal naming `what` was refused.
+    private func writable(_ what: @autoclosure () -> String) throws -> any ConfigStore {
+        if let writer { return writer }
+        let source = (base as? any ReadOnlyCopy)?.source ?? "another store"
+        throw DiscfgError(.readOnly, "\(what()) refused: this is a read-only copy of \(source); write there")
     }
 
     private func noted<T>(_ config: ConfigName, _ revision: (T) -> Revision?, _ result: T) -> T {
@@ -58,14 +71,17 @@ public struct InstrumentedStore: ConfigStore {
     }
 
     public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
-        try await timed("createConfig") { try await base.createConfig(name, settings: settings) }
+        let store = try writable("creating config \"\(name)\"")
+        return try await timed("createConfig") { try await store.createConfig(name, settings: settings) }
     }
     public func deleteConfig(_ name: ConfigName) async throws {
-        try await timed("deleteConfig") { try await base.deleteConfig(name) }
+        let store = try writable("deleting config \"\(name)\"")
+        try await timed("deleteConfig") { try await store.deleteConfig(name) }
         views?.deleted(name)
     }
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
-        try await timed("updateConfig") { try await base.updateConfig(name, patch) }
+        let store = try writable("updating config \"\(name)\"")
+        return try await timed("updateConfig") { try await store.updateConfig(name, patch) }
     }
     public func listConfigs() async throws -> [ConfigInfo] {
         try await timed("listConfigs") { try await base.listConfigs() }
@@ -80,28 +96,36 @@ public struct InstrumentedStore: ConfigStore {
         try await timed("list") { try await base.list(in: config, query) }
     }
     public func set(_ key: Key, to value: Data, in config: ConfigName, options: SetOptions) async throws -> Event {
-        noted(config, \.revision, try await timed("set") { try await base.set(key, to: value, in: config, options: options) })
+        let store = try writable("setting \(key)")
+        return noted(config, \.revision, try await timed("set") { try await store.set(key, to: value, in: config, options: options) })
     }
     public func patch(_ key: Key, _ patch: ValuePatch, in config: ConfigName, conditions: [Condition]) async throws -> Event {
-        noted(config, \.revision, try await timed("patch") { try await base.patch(key, patch, in: config, conditions: conditions) })
+        let store = try writable("patching \(key)")
+        return noted(config, \.revision, try await timed("patch") { try await store.patch(key, patch, in: config, conditions: conditions) })
     }
     public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
-        noted(config, \.revision, try await timed("putDocument") { try await base.putDocument(document, under: prefix, in: config, replace: replace) })
+        let store = try writable("writing a document under \(prefix)")
+        return noted(config, \.revision, try await timed("putDocument") { try await store.putDocument(document, under: prefix, in: config, replace: replace) })
     }
     public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
-        noted(config, \.event.revision, try await timed("setSchema") { try await base.setSchema(target, to: schema, in: config, force: force) })
+        let store = try writable("setting a schema")
+        return noted(config, \.event.revision, try await timed("setSchema") { try await store.setSchema(target, to: schema, in: config, force: force) })
     }
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
-        noted(config, \.revision, try await timed("delete") { try await base.delete(key, in: config, conditions: conditions) })
+        let store = try writable("deleting \(key)")
+        return noted(config, \.revision, try await timed("delete") { try await store.delete(key, in: config, conditions: conditions) })
     }
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
-        noted(config, \.last?.revision, try await timed("deletePrefix") { try await base.deletePrefix(prefix, in: config) })
+        let store = try writable("deleting \(prefix)")
+        return noted(config, \.last?.revision, try await timed("deletePrefix") { try await store.deletePrefix(prefix, in: config) })
     }
     public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
-        try await timed("compact") { try await base.compact(config, through: revision) }
+        let store = try writable("compacting config \"\(config)\"")
+        return try await timed("compact") { try await store.compact(config, through: revision) }
     }
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
-        let result = try await timed("transact") { try await base.transact(transaction, in: config) }
+        let store = try writable("a transaction")
+        let result = try await timed("transact") { try await store.transact(transaction, in: config) }
         // Its changes share one revision: the view answers once it has applied them all.
         if let views, !result.events.isEmpty { views.committed(config, at: result.revision, changes: result.events.count) }
         return result
@@ -120,10 +144,12 @@ public struct InstrumentedStore: ConfigStore {
         try await timed("export") { try await base.exportPages(config, maxBytes: maxBytes, atRevision: revision) }
     }
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
-        noted(config, \.revision, try await timed("import") { try await base.importSnapshot(snapshot, into: config, replace: replace) })
+        let store = try writable("an import")
+        return noted(config, \.revision, try await timed("import") { try await store.importSnapshot(snapshot, into: config, replace: replace) })
     }
     public func sweepExpired() async throws -> [Event] {
-        try await timed("sweepExpired") { try await base.sweepExpired() }
+        let store = try writable("expiring keys")
+        return try await timed("sweepExpired") { try await store.sweepExpired() }
     }
 }
 

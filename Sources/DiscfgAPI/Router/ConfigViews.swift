@@ -4,7 +4,7 @@ import NIOCore
 import Synchronization
 
 /// In-memory views of the configs a server is asked for, kept current by each store's
-/// own change feed (``ConfigStore/watch(_:scope:from:)``), so the event loops can answer
+/// own change feed (``ConfigReading/watch(_:scope:from:)``), so the event loops can answer
 /// key reads without a hop to the store.
 ///
 /// A view is made once the store has answered a key read of its config, loaded from the
@@ -72,7 +72,7 @@ public final class ConfigViews: Sendable {
     }
 
     /// The store the views read and follow.
-    public let store: any ConfigStore
+    public let store: any ConfigReading
     /// The most bytes of keys and values all views hold together.
     public let maxBytes: Int
     /// The most configs viewed at once.
@@ -81,7 +81,7 @@ public final class ConfigViews: Sendable {
     private let state = Mutex(State())
 
     /// Creates views over `store`.
-    public init(store: any ConfigStore, maxBytes: Int = 64 * 1024 * 1024, maxViews: Int = 1024, clock: any WallClock = SystemClock()) {
+    public init(store: any ConfigReading, maxBytes: Int = 64 * 1024 * 1024, maxViews: Int = 1024, clock: any WallClock = SystemClock()) {
         self.store = store
         self.maxBytes = maxBytes
         self.maxViews = maxViews

@@ -81,7 +81,7 @@ public enum DiscfgServer {
 
     /// The router `serve` runs: the API plus `/healthz` and `/metrics`.
     public static func makeRouter(
-        store: any ConfigStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration
+        store: any ConfigReading, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration
     ) -> Router<APIRequestContext> {
         makeRouter(
             store: store, apiStore: InstrumentedStore(store, metrics: metrics, tracer: RequestTracing.tracer(configuration.tracer)),
@@ -92,7 +92,7 @@ public enum DiscfgServer {
     /// The router, whose routes use `apiStore` (`store` as the API sees it), and which
     /// counts `accessLog`'s key reads and writes before each scrape.
     static func makeRouter(
-        store: any ConfigStore, apiStore: InstrumentedStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
+        store: any ConfigReading, apiStore: InstrumentedStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
         accessLog: AccessLog?
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
@@ -126,9 +126,10 @@ public enum DiscfgServer {
     }
 
     /// The application: server, sweeper, graceful shutdown on SIGTERM and SIGINT
-    /// (`runService()`).
+    /// (`runService()`). Over a read-only copy (``ReadOnlyCopy``) every change is refused
+    /// (``InstrumentedStore``) and nothing sweeps: the copy's source expires keys.
     public static func makeApplication(
-        store: any ConfigStore, authenticator: Authenticator, configuration: Configuration, logger: Logger,
+        store: any ConfigReading, authenticator: Authenticator, configuration: Configuration, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
         services extra: (any ConfigStore) -> [any Service] = { _ in [] }
     ) -> some ApplicationProtocol {
@@ -151,7 +152,8 @@ public enum DiscfgServer {
         }
         let (seconds, attoseconds) = configuration.idleTimeout.components
         let idleTimeout = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        var services: [any Service] = [ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)]
+        var services: [any Service] = []
+        if let store = store as? any ConfigStore { services.append(ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)) }
         if let views { services.append(ConfigViewsService(views: views)) }
         if let accessLog { services.append(AccessLogService(log: accessLog)) }
         if let tls = configuration.tls { services.append(TLSReloadService(tls: tls, logger: logger)) }

@@ -31,7 +31,7 @@ public actor RevisionExport {
     public typealias Lister = @Sendable (ConfigName, ListQuery) async throws -> ListPage
 
     /// The pages of `config` at its current revision, or at a past one, as a store's
-    /// ``ConfigStore/exportPages(_:maxBytes:atRevision:)``.
+    /// ``ConfigReading/exportPages(_:maxBytes:atRevision:)``.
     /// - Parameters:
     ///   - revision: a past revision to export at; nil for the current one.
     ///   - now: the store's time; at the current revision, items expired by then are

@@ -1,5 +1,5 @@
 /// A store that reads a config's events up to a revision the caller has just read with
-/// ``ConfigStore/configInfo(_:)``, without reading the config's state again: a follower
+/// ``ConfigReading/configInfo(_:)``, without reading the config's state again: a follower
 /// that checked the revision gets the changes in one request fewer (on DynamoDB, one
 /// `Query` in place of a `GetItem` of the meta item and the `Query`).
 ///
@@ -11,9 +11,9 @@
 /// ```
 public protocol EventRangeReading: ConfigStore {
     /// The config's events (every key) from `from` through at most `info.revision`,
-    /// oldest first, paged as ``ConfigStore/events(in:scope:from:limit:maxBytes:)``.
+    /// oldest first, paged as ``ConfigReading/events(in:scope:from:limit:maxBytes:)``.
     ///
-    /// - Parameter info: the config as ``ConfigStore/configInfo(_:)`` gave it; its revision
+    /// - Parameter info: the config as ``ConfigReading/configInfo(_:)`` gave it; its revision
     ///   bounds the batch, so it never runs ahead of what was committed.
     /// - Throws: `compacted` when `from` is at or below `info.compactedRevision`, or when
     ///   the history from `from` on is no longer whole (dropped since `info` was read).

@@ -7,7 +7,7 @@ let watchBatchSize = 500
 /// last knew and callers are told the store is unavailable.
 public let watchReadTimeout = Duration.seconds(5)
 
-extension ConfigStore {
+extension ConfigReading {
     /// Builds a watch from ``events(in:scope:from:limit:)`` and wake-ups: read every
     /// event from the start revision on, then sleep until woken and read again.
     ///
