@@ -30,7 +30,9 @@ struct ServeDocumentMemoryTests {
     func concurrentReads() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await cli.serve()
+        // The reads are about memory, not the deadline: a debug build on a loaded machine
+        // may take past the default 30 s to write 45 MiB two documents at a time.
+        let (server, port) = try await cli.serve(["--request-timeout", "600"])
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
             // 60 JSON values of 256 KiB: 15 MiB of text, 7.8 million numbers.
@@ -63,7 +65,9 @@ struct ServeDocumentMemoryTests {
     func textBudget() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
-        let (server, port) = try await cli.serve()
+        // The reads are about memory, not the deadline: a debug build on a loaded machine
+        // may take past the default 30 s to write 45 MiB two documents at a time.
+        let (server, port) = try await cli.serve(["--request-timeout", "600"])
         try await withServer(server) { server in
             #expect(try await LoopbackHTTP.exchange(port: port, "PUT /v1/m", body: Data()).hasPrefix("HTTP/1.1 201"))
             // 12 text values of 256 KiB of a control character: 3 MiB of values, each byte
