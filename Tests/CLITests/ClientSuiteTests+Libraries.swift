@@ -21,7 +21,6 @@ extension ClientSuite {
             "tests/test_etcd3.py::TestEtcd3::test_lock_acquire_none": debianTenacity,
             "tests/test_etcd3.py::TestClient::test_user_pwd_auth": .failsOnEtcd("patches a module `etcdrpc` that is not importable (ModuleNotFoundError)"),
             "tests/test_etcd3.py::TestEtcd3::test_snapshot": snapshot,
-            "tests/test_etcd3.py::TestEtcd3::test_nested_transactions": nestedTransactions,
             "tests/test_etcd3.py::TestAlarms::test_create_alarm_all_members": alarmActivate,
             "tests/test_etcd3.py::TestAlarms::test_create_alarm_specific_member": alarmActivate,
             "tests/test_etcd3.py::TestAlarms::test_list_alarms": alarmActivate,
@@ -42,7 +41,6 @@ extension ClientSuite {
                 "etcd's users and roles (etcdctl user add, auth enable): discfg's tokens are its users"
             ),
             "tests/integration/test_maintenance.py::test_snapshot": snapshot,
-            "tests/integration/test_kv.py::test_nested_transactions": nestedTransactions,
             "tests/integration/test_maintenance.py::test_create_alarm_all_members": alarmActivate,
             "tests/integration/test_maintenance.py::test_create_alarm_specific_member": alarmActivate,
             "tests/integration/test_maintenance.py::test_list_alarms": alarmActivate,
@@ -65,6 +63,5 @@ extension ClientSuite {
     )
     private static let withCluster = Reason.skippedBySuite("runs only with --with-cluster, on the suite's three-node cluster")
     private static let snapshot = Reason.notServed("Maintenance.Snapshot: discfg has no etcd database file (discfg export backs a config up)")
-    private static let nestedTransactions = Reason.notYetBuilt("a transaction inside a transaction (RequestOp.request_txn)")
     private static let alarmActivate = Reason.notYetBuilt("Maintenance.Alarm ACTIVATE: raising an alarm by hand")
 }
