@@ -90,6 +90,11 @@ public struct EtcdServer: Service {
     /// Where each call's audit line (``AuditRecord``) is noted; nil for none. Whoever
     /// sets it runs its ``AuditTrailService``.
     public var auditTrail: AuditTrail?
+    /// The server's metrics in Prometheus' text, which `GET /metrics` on the etcd port
+    /// answers with etcd's own series after it (``EtcdMetrics``): the REST API's
+    /// `/metrics` text when the server runs beside it (`serve` sets it); nil for the
+    /// process's series alone.
+    public var metricsText: (@Sendable () -> String)?
 
     /// A server; nothing listens until ``run()``.
     public init(
@@ -171,6 +176,11 @@ public struct EtcdServer: Service {
                 } catch {
                     return "its store did not answer within \(Self.healthTimeout.components.seconds) s"
                 }
+            },
+            metrics: { [backend, metricsText] in
+                // A store that does not answer leaves the database's size out, not the rest.
+                let info = try? await Deadline.within(.after(Self.healthTimeout)) { try await backend.store.configInfo(backend.config) }
+                return EtcdMetrics.text(served: metricsText?() ?? ProcessMetrics.text(), info: info)
             }
         )
         let connections = ConnectionCap(limit: maxConnections, stallTimeout: writeTimeout)

@@ -85,15 +85,16 @@ public enum DiscfgServer {
     ) -> Router<APIRequestContext> {
         makeRouter(
             store: store, apiStore: InstrumentedStore(store, metrics: metrics, tracer: RequestTracing.tracer(configuration.tracer)),
-            authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: nil
+            authenticator: authenticator, metrics: metrics, configuration: configuration,
+            metricsText: metricsText(store: store, metrics: metrics, configuration: configuration, accessLog: nil)
         )
     }
 
-    /// The router, whose routes use `apiStore` (`store` as the API sees it), and which
-    /// counts `accessLog`'s key reads and writes before each scrape.
+    /// The router, whose routes use `apiStore` (`store` as the API sees it), and whose
+    /// `/metrics` answers `metricsText` (``metricsText(store:metrics:configuration:accessLog:)``).
     static func makeRouter(
         store: any ConfigReading, apiStore: InstrumentedStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
-        accessLog: AccessLog?
+        metricsText text: @escaping @Sendable () -> String
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
         router.add(middleware: AccessLogMiddleware(metrics: metrics, trail: configuration.auditLog.map { AuditTrail(sink: $0) }))
@@ -106,15 +107,26 @@ public enum DiscfgServer {
             _ = try await store.listConfigs()
             return APIResponse.bytes(Data("{\"status\":\"ok\"}\n".utf8), contentType: APIResponse.jsonContentType)
         }
-        let appendix = configuration.metricsAppendix
-        let commits = store as? any GroupCommitReporting
         router.get("/metrics") { _, _ in
-            accessLog?.flush()
-            let text = metrics.render(with: commits?.groupCommits) + (appendix?() ?? "")
-            return APIResponse.bytes(Data(text.utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            APIResponse.bytes(Data(text().utf8), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
         api(store: apiStore, authenticator: authenticator, configuration: configuration).register(on: router)
         return router
+    }
+
+    /// What `/metrics` answers, made at each scrape: the server's series (`accessLog`'s
+    /// key reads and writes counted first), the process's (``DiscfgNetwork/ProcessMetrics``)
+    /// and the configuration's appendix. The one text of the server's metrics: the etcd
+    /// API's port serves it too.
+    static func metricsText(
+        store: any ConfigReading, metrics: APIMetrics, configuration: Configuration, accessLog: AccessLog?
+    ) -> @Sendable () -> String {
+        let appendix = configuration.metricsAppendix
+        let commits = store as? any GroupCommitReporting
+        return {
+            accessLog?.flush()
+            return metrics.render(with: commits?.groupCommits) + ProcessMetrics.text() + (appendix?() ?? "")
+        }
     }
 
     /// The API `serve` runs over `apiStore` (the store as the API sees it), as the router
@@ -131,7 +143,7 @@ public enum DiscfgServer {
     public static func makeApplication(
         store: any ConfigReading, authenticator: Authenticator, configuration: Configuration, logger: Logger,
         onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in },
-        services extra: (any ConfigStore) -> [any Service] = { _ in [] }
+        services extra: (_ apiStore: any ConfigStore, _ metricsText: @escaping @Sendable () -> String) -> [any Service] = { _, _ in [] }
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics(backend: configuration.metricsBackend ?? APIMetrics.bootstrappedBackend)
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
@@ -141,8 +153,9 @@ public enum DiscfgServer {
         // One view of the store for the router and the event loops: timed, and telling
         // the views of every write.
         let apiStore = InstrumentedStore(store, metrics: metrics, views: views, tracer: RequestTracing.tracer(configuration.tracer))
+        let text = metricsText(store: store, metrics: metrics, configuration: configuration, accessLog: accessLog)
         let router = makeRouter(
-            store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, accessLog: accessLog
+            store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, metricsText: text
         )
         let connections = ConnectionCap(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
         // Traced or not, the same requests are taken on the event loops, with the span the
@@ -159,7 +172,7 @@ public enum DiscfgServer {
         if let tls = configuration.tls { services.append(TLSReloadService(tls: tls, logger: logger)) }
         // Services that write through the same view of the store (the etcd API), so the
         // views see their writes too.
-        services += extra(apiStore)
+        services += extra(apiStore, text)
         var application = Application(
             router: router,
             server: HTTPServerBuilder { responder in

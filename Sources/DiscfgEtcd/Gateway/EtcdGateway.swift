@@ -58,6 +58,8 @@ struct EtcdGateway: Sendable {
     /// Whether the member can serve, for `GET /health` and `/readyz`: nil when it can,
     /// else why not (its store did not answer).
     let health: @Sendable () async -> String?
+    /// `GET /metrics`'s answer, Prometheus' text (``EtcdMetrics``).
+    let metrics: @Sendable () async -> String
 
     /// The gateway over `methods` (by gRPC path), reporting etcd version `version`,
     /// refusing what `browserGuard` refuses and noting its refusals in `audit`. A route
@@ -65,11 +67,12 @@ struct EtcdGateway: Sendable {
     /// server as it starts, as a method table that differs from the generated code does.
     init(
         methods: [String: GRPCMethod], version: String, browserGuard: BrowserGuard, audit: EtcdAudit,
-        health: @escaping @Sendable () async -> String? = { nil }
+        health: @escaping @Sendable () async -> String? = { nil }, metrics: @escaping @Sendable () async -> String = { "" }
     ) {
         self.browserGuard = browserGuard
         self.audit = audit
         self.health = health
+        self.metrics = metrics
         typealias P = Etcdserverpb_KV.Method
         typealias L = Etcdserverpb_Lease.Method
         var routes: [String: Route] = [:]

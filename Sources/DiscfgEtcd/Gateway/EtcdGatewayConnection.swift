@@ -163,6 +163,17 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
             }
             return
         }
+        if path == "/metrics" {
+            guard head.method == .GET else { return answerRefusal(context, head, nil, status: 405, held: reading.held) }
+            let bound = LoopBoundGateway(self, context.eventLoop)
+            let held = reading.held
+            let metrics = gateway.metrics
+            task = Self.start(on: executor) {
+                let text = await metrics()
+                bound.onLoop { $0.answeredMetrics(head, text, held: held) }
+            }
+            return
+        }
         guard let route = gateway.routes[path] else {
             return answerRefusal(context, head, nil, status: 404, held: reading.held)
         }
@@ -212,6 +223,14 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         // is, with the type Go gives JSON it does not label.
         let body = reason.map { #"{"health":"false","reason":"\#($0)"}"# } ?? #"{"health":"true"}"#
         answerText(context, head, status: status, body, held: 0)
+    }
+
+    /// Answers `GET /metrics` with `text`, Prometheus' (``EtcdMetrics``).
+    private func answeredMetrics(_ head: HTTPRequestHead, _ text: String, held: Int) {
+        task = nil
+        give(held)
+        guard let context else { return }
+        answer(context, head, status: 200, text, contentType: EtcdMetrics.contentType, held: 0)
     }
 
     /// A request's task, on the connection's event loop.

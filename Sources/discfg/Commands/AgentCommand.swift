@@ -148,7 +148,7 @@ struct AgentCommand: AsyncParsableCommand {
                     let credential = readers == nil ? "" : ", to readers with a token of \(readers?.path ?? "")"
                     FileHandle.standardError.write(Data("discfg: serving a read-only copy of \(names) from \(source.description) on \(address)\(credential), checked every \(agent.interval)\n".utf8))
                 },
-                services: { _ in [AgentService(agent: agent)] }
+                services: { _, _ in [AgentService(agent: agent)] }
             )
             defer { socket?.remove() }
             socket?.bindingStarts()

@@ -244,7 +244,7 @@ struct ServeCommand: AsyncParsableCommand {
                 onServerRunning: { port in
                     FileHandle.standardError.write(Data("discfg: serving \(storeName) on \(scheme)://\(host):\(port) (auth: \(authText))\n".utf8))
                 },
-                services: { apiStore in
+                services: { apiStore, metricsText in
                     let exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
                     guard let etcd else { return exporters }
                     var server = EtcdServer(
@@ -279,6 +279,8 @@ struct ServeCommand: AsyncParsableCommand {
                     server.certificateRoles = certificateRoles
                     server.requestTimeout = .seconds(requestTimeout)
                     server.logger = logger
+                    // The etcd port's /metrics serves the REST API's text, with etcd's series.
+                    server.metricsText = metricsText
                     let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }
                     server.auditTrail = trail
                     return exporters + [server] + (trail.map { [AuditTrailService(trail: $0)] } ?? [])
