@@ -30,13 +30,18 @@ public struct EtcdBackend: Sendable {
     /// `quotaBytes` bounds the keys and values a new config holds (etcd's
     /// `--quota-backend-bytes`): past it a change is refused with etcd's NOSPACE
     /// ("etcdserver: mvcc: database space exceeded"); nil for none.
+    ///
+    /// A config still at revision 0 is moved to revision 1 (``revisionOneKey``), where an
+    /// empty etcd starts.
     @discardableResult
     public func prepare(history: HistoryRetention = Self.defaultHistory, quotaBytes: Int? = Self.defaultQuotaBytes) async throws -> ConfigInfo {
+        let info: ConfigInfo
         do {
-            return try await store.createConfig(config, settings: ConfigSettings(history: history, quotaBytes: quotaBytes))
+            info = try await store.createConfig(config, settings: ConfigSettings(history: history, quotaBytes: quotaBytes))
         } catch let error as DiscfgError where error.code == .configExists {
-            return try await store.configInfo(config)
+            info = try await store.configInfo(config)
         }
+        return try await holdRevisionOne(info)
     }
 
     /// The quota of a new etcd config: 2 GiB of live keys and values, etcd's default

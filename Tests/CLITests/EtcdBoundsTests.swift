@@ -148,7 +148,7 @@ struct EtcdBoundsTests {
             #expect(lines.contains("count-only range: 32"))
             #expect(lines.contains("range limit 4: 4 more True count 32"))
             #expect(lines.contains { $0.hasPrefix("range sorted by mod revision: RESOURCE_EXHAUSTED grpc: trying to send message larger than max") })
-            #expect(lines.contains("range at revision 3: 3"))
+            #expect(lines.contains("range at revision 4: 3"))
             #expect(lines.contains("txn request bytes: 1280"))
             #expect(lines.contains { $0.hasPrefix("txn of 128 whole ranges: RESOURCE_EXHAUSTED grpc: trying to send message larger than max") })
             #expect(lines.contains("txn of 8 one-key ranges: OK 8"))

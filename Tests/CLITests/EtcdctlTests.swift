@@ -22,20 +22,20 @@ struct EtcdctlTests {
             #expect(try await etcd.ok("get", "/registry/pods/", "--prefix", "--keys-only") == "/registry/pods/a\n\n/registry/pods/b\n\n")
             #expect(try await etcd.ok("get", "/registry/", "--prefix", "--limit", "2", "--print-value-only") == "alpha2\nbeta\n")
             #expect(try await etcd.ok("get", "/registry/svc", "--from-key", "--keys-only") == "/registry/svc/x\n\nplain\n\n")
-            #expect(try await etcd.ok("get", "/registry/pods/a", "--rev", "1", "--print-value-only") == "alpha\n")
-            #expect(try await etcd.ok("get", "/registry/pods/a", "--rev", "4", "--print-value-only") == "alpha\n")
-            #expect(try await etcd.ok("get", "/registry/pods/b", "--rev", "1") == "", "b did not exist at revision 1")
+            #expect(try await etcd.ok("get", "/registry/pods/a", "--rev", "2", "--print-value-only") == "alpha\n")
+            #expect(try await etcd.ok("get", "/registry/pods/a", "--rev", "5", "--print-value-only") == "alpha\n")
+            #expect(try await etcd.ok("get", "/registry/pods/b", "--rev", "2") == "", "b did not exist at revision 2")
 
             let json = try await etcd.json("get", "/registry/pods/", "--prefix")
             let header = try #require(json["header"] as? [String: Any])
-            #expect(header["revision"] as? Int == 5)
+            #expect(header["revision"] as? Int == 6)
             #expect(header["raft_term"] as? Int == 1)
             #expect((header["member_id"] as? NSNumber)?.uint64Value ?? 0 != 0)
             #expect(json["count"] as? Int == 2)
             let kvs = try #require(json["kvs"] as? [[String: Any]])
             #expect(kvs.compactMap { ($0["key"] as? String).flatMap { Data(base64Encoded: $0) }.map { String(decoding: $0, as: UTF8.self) } } == ["/registry/pods/a", "/registry/pods/b"])
-            #expect(kvs.first?["create_revision"] as? Int == 1)
-            #expect(kvs.first?["mod_revision"] as? Int == 5)
+            #expect(kvs.first?["create_revision"] as? Int == 2)
+            #expect(kvs.first?["mod_revision"] as? Int == 6)
             #expect(kvs.first?["version"] as? Int == 2)
             let limited = try await etcd.json("get", "/registry/", "--prefix", "--limit", "1")
             #expect(limited["count"] as? Int == 3, "count is every key of the range, more says the limit cut it")
@@ -48,7 +48,7 @@ struct EtcdctlTests {
             #expect(try await etcd.ok("get", "", "--from-key", "--keys-only") == "/registry/svc/x\n\n")
             // One delete of two keys is one revision, as in etcd.
             let after = try await etcd.json("get", "/registry/svc/x")
-            #expect((after["header"] as? [String: Any])?["revision"] as? Int == 7)
+            #expect((after["header"] as? [String: Any])?["revision"] as? Int == 8)
 
             // etcd keys are any bytes; discfg shows them in its own key form.
             let listed = try await etcd.cli.run("ls", "-r", "etcd", "--store", etcd.store)
@@ -58,13 +58,13 @@ struct EtcdctlTests {
             #expect(refused.stderr.contains("required revision is a future revision"))
 
             // Compaction keeps the revision it compacts to, and drops the ones before.
-            #expect(try await etcd.ok("compaction", "6") == "compacted revision 6\n")
-            #expect(try await etcd.ok("get", "/registry/svc/x", "--rev", "6", "--print-value-only") == "ex\n")
-            let compacted = try await etcd.etcdctl("get", "/registry/svc/x", "--rev", "5")
+            #expect(try await etcd.ok("compaction", "7") == "compacted revision 7\n")
+            #expect(try await etcd.ok("get", "/registry/svc/x", "--rev", "7", "--print-value-only") == "ex\n")
+            let compacted = try await etcd.etcdctl("get", "/registry/svc/x", "--rev", "6")
             #expect(compacted.stderr.contains("required revision has been compacted"), "\(compacted.stderr)")
-            let again = try await etcd.etcdctl("compaction", "6")
+            let again = try await etcd.etcdctl("compaction", "7")
             #expect(again.stderr.contains("required revision has been compacted"), "\(again.stderr)")
-            let watchCompacted = try await etcd.etcdctl("watch", "/registry/", "--prefix", "--rev", "2")
+            let watchCompacted = try await etcd.etcdctl("watch", "/registry/", "--prefix", "--rev", "3")
             #expect(watchCompacted.stdout.contains("compacted") || watchCompacted.stderr.contains("compacted"), "\(watchCompacted.stdout) \(watchCompacted.stderr)")
         } catch {
             await etcd.stop()
@@ -88,9 +88,9 @@ struct EtcdctlTests {
             #expect(lost == Self.prompts + "FAILURE\n\nlock\ntaken\n", "\(lost)")
             let state = try await etcd.json("get", "owner")
             let kvs = try #require(state["kvs"] as? [[String: Any]])
-            #expect(kvs.first?["mod_revision"] as? Int == 3)
+            #expect(kvs.first?["mod_revision"] as? Int == 4)
             let lock = try await etcd.json("get", "lock")
-            #expect((lock["kvs"] as? [[String: Any]])?.first?["mod_revision"] as? Int == 3, "both puts of the transaction share revision 3")
+            #expect((lock["kvs"] as? [[String: Any]])?.first?["mod_revision"] as? Int == 4, "both puts of the transaction share revision 4")
             let created = try await etcd.ok("txn", "-i", stdin: "create(\"fresh\") = \"0\"\n\nput fresh 1\n\n\n")
             #expect(created.hasPrefix(Self.prompts + "SUCCESS"), "\(created)")
             let duplicate = try await etcd.etcdctl("txn", "-i", stdin: "\nput twice 1\nput twice 2\n\n\n")
@@ -122,18 +122,18 @@ struct EtcdctlTests {
             // Each event: its type, the previous key and value (--prev-kv), then the key and value.
             #expect(seen == "PUT\napp/a\n1\nPUT\napp/a\n1\napp/a\n2\nPUT\napp/b\n3\nDELETE\napp/a\n2\napp/a\n\n", "\(seen)")
             let json = try ChildProcess.launch(
-                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "watch", "app/", "--prefix", "--rev", "3", "-w", "json"],
+                "etcdctl", ["--endpoints=127.0.0.1:\(etcd.etcdPort)", "watch", "app/", "--prefix", "--rev", "4", "-w", "json"],
                 environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": etcd.cli.directory.path])
             )
             defer { Task { await json.kill() } }
             let line = try await json.waitForOutput(timeout: .seconds(30)) { output -> String? in
-                output.stdout.split(separator: "\n").first { $0.contains("\"Events\"") && $0.contains("\"mod_revision\":3") }.map(String.init)
+                output.stdout.split(separator: "\n").first { $0.contains("\"Events\"") && $0.contains("\"mod_revision\":4") }.map(String.init)
             }
             let response = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
             // History comes packed, as etcd catches a watcher up: the transaction's two puts
-            // under app/ (revision 3), never parted, and the delete after it (revision 4).
+            // under app/ (revision 4), never parted, and the delete after it (revision 5).
             let revisions = (response?["Events"] as? [[String: Any]])?.compactMap { ($0["kv"] as? [String: Any])?["mod_revision"] as? Int }
-            #expect(revisions == [3, 3, 4], "the history from revision 3 in one response: \(line)")
+            #expect(revisions == [4, 4, 5], "the history from revision 4 in one response: \(line)")
         } catch {
             await etcd.stop()
             throw error
@@ -193,7 +193,7 @@ struct EtcdctlTests {
             _ = try await etcd.ok("put", "k", "v")
             let status = try await etcd.ok("endpoint", "status", "-w", "fields")
             #expect(status.contains("\"Version\" : \"3.5.0\""), "\(status)")
-            #expect(status.contains("\"Revision\" : 1"), "\(status)")
+            #expect(status.contains("\"Revision\" : 2"), "\(status)")
             #expect(status.contains("\"IsLearner\" : false"), "\(status)")
             let members = try await etcd.ok("member", "list")
             let url = "http://127.0.0.1:\(etcd.etcdPort)"

@@ -106,11 +106,11 @@ struct EtcdKeysOnlyTests {
         _ = try await backend.transact(Transaction(success: [.delete(try EtcdKeys.key(Array("big/00".utf8)))]))
         _ = try await backend.transact(Transaction(success: [.put(try EtcdKeys.key(Array("big/40".utf8)), value)]))
         var past = range
-        past.revision = 34
+        past.revision = 35
         let all = try await service.range(request: past, context: Self.context)
         #expect(all.kvs.first?.key == Data("big/00".utf8))
         #expect(all.kvs.count == 15 && all.more && all.count == 32)
-        past.revision = 10
+        past.revision = 11
         let early = try await service.range(request: past, context: Self.context)
         #expect(early.kvs.map { String(decoding: $0.key, as: UTF8.self) } == (0..<8).map { String(format: "big/%02d", $0) })
         #expect(early.count == 8 && !early.more)

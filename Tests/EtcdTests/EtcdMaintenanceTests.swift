@@ -94,16 +94,16 @@ struct EtcdMaintenanceTests {
         defer { cleanUp() }
         try await Self.put(kv, "a", "1")
         try await Self.put(kv, "b", "2")
-        let two = try await Self.hashKV(service, at: 2)
-        #expect(two.hashRevision == 2)
+        let two = try await Self.hashKV(service, at: 3)
+        #expect(two.hashRevision == 3)
         #expect(two.compactRevision == -1)
-        #expect(two.header.revision == 2)
+        #expect(two.header.revision == 3)
         try await Self.put(kv, "a", "3")
         let three = try await Self.hashKV(service, at: 0)
-        #expect(three.hashRevision == 3)
+        #expect(three.hashRevision == 4)
         #expect(three.hash != two.hash)
-        #expect(try await Self.hashKV(service, at: 2).hash == two.hash)
-        #expect(try await Self.hashKV(service, at: 3).hash == three.hash)
+        #expect(try await Self.hashKV(service, at: 3).hash == two.hash)
+        #expect(try await Self.hashKV(service, at: 4).hash == three.hash)
         #expect(try await service.hash(request: .init(), context: Self.context).hash == three.hash)
         // Writing the same value again is a new version and mod revision: a new state.
         try await Self.put(kv, "a", "3")
@@ -119,13 +119,13 @@ struct EtcdMaintenanceTests {
         #expect(future.code == .outOfRange)
         #expect(future.message == "etcdserver: mvcc: required revision is a future revision")
         var compaction = Etcdserverpb_CompactionRequest()
-        compaction.revision = 2
+        compaction.revision = 3
         _ = try await kv.compact(request: compaction, context: Self.context)
-        let compacted = try #require(await EtcdKVServiceTests.failure { try await Self.hashKV(service, at: 1) })
+        let compacted = try #require(await EtcdKVServiceTests.failure { try await Self.hashKV(service, at: 2) })
         #expect(compacted.code == .outOfRange)
         #expect(compacted.message == "etcdserver: mvcc: required revision has been compacted")
-        let kept = try await Self.hashKV(service, at: 2)
-        #expect(kept.compactRevision == 2)
+        let kept = try await Self.hashKV(service, at: 3)
+        #expect(kept.compactRevision == 3)
     }
 
     @Test("the same keys written the same way hash the same on the memory store and on SQLite, and from a second server on one store")
@@ -155,8 +155,8 @@ struct EtcdMaintenanceTests {
         let value = String(repeating: "v", count: 200 * 1024)
         for index in 0..<25 { try await Self.put(kv, "k\(index)", value) }
         let now = try await Self.hashKV(service, at: 0)
-        #expect(try await Self.hashKV(service, at: 25).hash == now.hash)
-        #expect(try await Self.hashKV(service, at: 24).hash != now.hash)
+        #expect(try await Self.hashKV(service, at: 26).hash == now.hash)
+        #expect(try await Self.hashKV(service, at: 25).hash != now.hash)
     }
 
     @Test("Alarm GET lists NOSPACE near the quota as Status does; DEACTIVATE answers it disarmed while the quota keeps it listed")

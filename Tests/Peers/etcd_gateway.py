@@ -108,7 +108,7 @@ class Comparison:
 def compare(etcd, discfg, offset):
     c = Comparison(etcd, discfg, offset)
     foo, bar = b64("gw/foo"), b64("gw/bar")
-    # Before any write: discfg's config at revision 0, whose headers still say it.
+    # Before any write: both at revision 1, where an empty etcd starts.
     c.same("/v3/kv/range", {"key": foo})
     c.same("/v3/kv/txn", {"success": [{"request_range": {"key": foo}}]})
     c.same("/v3/lease/leases", {})
