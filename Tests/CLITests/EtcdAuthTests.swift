@@ -155,6 +155,7 @@ struct EtcdAuthTests {
             try await Self.refused(etcd, scoped.flags + ["txn"], Self.denied, stdin: "\nput /registry/pods/b beta\nput /db/password stolen\n\n\n")
             #expect(try await Self.served(etcd, admin.flags + ["get", "/registry/pods/b"]) == "")
             #expect(try await Self.served(etcd, admin.flags + ["get", "/db/password", "--print-value-only"]) == "hunter2\n")
+            try await Self.nestedTxnThroughTheGateway(etcd, scoped)
             let watch = try await Self.etcdctl(etcd, scoped.flags + ["watch", "/", "--prefix"], timeout: .seconds(30))
             #expect((watch.stdout + watch.stderr).contains("watch was canceled (\(Self.denied))"), "\(watch.stdout) \(watch.stderr.suffix(400))")
 
@@ -206,6 +207,30 @@ extension EtcdAuthTests {
             throw error
         }
         await server.stop()
+    }
+
+    /// A nested Txn through the JSON gateway as `scoped` (reaching etcd's `/registry/`):
+    /// one nested put outside, in a failure branch that would not even run, refuses the
+    /// tree whole, nothing written; inside, it runs.
+    static func nestedTxnThroughTheGateway(_ etcd: EtcdPeer, _ scoped: Token, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        func body(_ reply: String) -> [String: Any] {
+            let text = reply.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+            return (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        }
+        func b64(_ text: String) -> String { Data(text.utf8).base64EncodedString() }
+        let login = try JSONSerialization.data(withJSONObject: ["name": scoped.id, "password": scoped.text])
+        let session = try #require(body(try await LoopbackHTTP.exchange(port: etcd.etcdPort, "POST /v3/auth/authenticate", body: login))["token"] as? String)
+        func txn(_ request: String) async throws -> [String: Any] {
+            body(try await LoopbackHTTP.exchange(port: etcd.etcdPort, "POST /v3/kv/txn", body: Data(request.utf8), headers: ["Authorization: \(session)"]))
+        }
+        let put = #"{"request_put":{"key":"\#(b64("/registry/pods/n"))","value":"\#(b64("nested"))"}}"#
+        let stray = #"{"request_put":{"key":"\#(b64("/db/password"))","value":"\#(b64("stolen"))"}}"#
+        let refused = try await txn(#"{"success":[\#(put),{"request_txn":{"failure":[\#(stray)]}}]}"#)
+        #expect(refused["code"] as? Int == 7 && (refused["message"] as? String)?.contains("permission denied") == true, "\(refused)", sourceLocation: sourceLocation)
+        #expect(try await Self.served(etcd, ["get", "/registry/pods/n"] + scoped.flags) == "", sourceLocation: sourceLocation)
+        let served = try await txn(#"{"success":[{"request_txn":{"success":[\#(put)]}}]}"#)
+        #expect((served["responses"] as? [[String: Any]])?.first?["response_txn"] != nil, "\(served)", sourceLocation: sourceLocation)
+        #expect(try await Self.served(etcd, scoped.flags + ["get", "/registry/pods/n", "--print-value-only"]) == "nested\n", sourceLocation: sourceLocation)
     }
 
     static func served(_ etcd: EtcdPeer, _ arguments: [String], stdin: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> String {

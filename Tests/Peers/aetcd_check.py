@@ -38,6 +38,25 @@ async def main(port: int) -> None:
         )
         expect("failed transaction", (ok, (await client.get(b"lost")).value), (False, b"yes"))
 
+        # As aetcd's test_nested_transactions: a txn in a txn's success, its put and the
+        # outer one made together; the nested answer is a response_txn of its own.
+        ok, responses = await client.transaction(
+            compare=[],
+            success=[
+                client.transactions.put(b"/doot/txn1", b"1"),
+                client.transactions.txn(
+                    compare=[client.transactions.version(b"/doot/txn1") == 0],
+                    success=[client.transactions.put(b"/doot/txn2", b"2")],
+                    failure=[client.transactions.put(b"/doot/txn2", b"never")],
+                ),
+            ],
+            failure=[],
+        )
+        nested = responses[1].response_txn
+        expect("nested transaction", (ok, nested.succeeded, len(nested.responses)), (True, True, 1))
+        one, two = await client.get(b"/doot/txn1"), await client.get(b"/doot/txn2")
+        expect("nested transaction's puts", (one.value, two.value, one.mod_revision == two.mod_revision), (b"1", b"2", True))
+
         lease = await client.lease(30)
         await client.put(b"leased", b"x", lease=lease)
         expect("lease", (await lease.granted_ttl(), await lease.keys()), (30, [b"leased"]))

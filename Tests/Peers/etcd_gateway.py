@@ -150,6 +150,40 @@ def compare(etcd, discfg, offset):
     c.same("/v3/kv/lease/revoke", {"ID": "4242"})
     c.same("/v3/lease/keepalive", {"ID": "777"})
     c.same("/v3/auth/authenticate", {"name": "root", "password": "pw"})
+    # Nested transactions: every compare decided before any op runs, a nested answer's
+    # empty header, a range that sees the puts before it, one revision; duplicate keys
+    # across the tree refused as etcd refuses them; a key put by both branches of one
+    # nested txn allowed; nesting 16 deep, discfg's limit.
+    n1, n2 = b64("gwn/1"), b64("gwn/2")
+    c.same("/v3/kv/put", {"key": n1, "value": b64("a")})
+    c.same("/v3/kv/txn", {
+        "compare": [{"key": n1, "target": "VERSION", "result": "EQUAL", "version": "1"}],
+        "success": [
+            {"request_put": {"key": n1, "value": b64("b")}},
+            {"request_txn": {
+                "compare": [{"key": n1, "target": "VALUE", "result": "EQUAL", "value": b64("a")}],
+                "success": [{"request_range": {"key": n1}}, {"request_put": {"key": n2, "value": b64("c"), "prev_kv": True}}],
+                "failure": [{"request_delete_range": {"key": n1}}],
+            }},
+            {"request_txn": {"compare": [{"key": n2, "target": "VERSION", "result": "GREATER", "version": "0"}],
+                             "success": [{"request_range": {"key": n1}}], "failure": [{"request_range": {"key": n2}}]}},
+            {"request_range": {"key": b64("gwn/"), "range_end": b64("gwn0")}},
+        ],
+    })
+    c.same("/v3/kv/txn", {"success": [{"request_txn": {"success": [{"request_range": {"key": n1}}]}}]})
+    c.same("/v3/kv/txn", {"success": [{"request_put": {"key": n1, "value": b64("x")}},
+                                      {"request_txn": {"success": [{"request_put": {"key": n1, "value": b64("y")}}]}}]})
+    c.same("/v3/kv/txn", {"failure": [{"request_txn": {"success": [{"request_put": {"key": n2, "value": b64("then")}}],
+                                                       "failure": [{"request_put": {"key": n2, "value": b64("else")}}]}},
+                                      {"request_delete_range": {"key": b64("gwn/"), "range_end": b64("gwn0")}}]})
+    c.same("/v3/kv/txn", {"compare": [{"key": n2, "target": "VERSION", "result": "EQUAL", "version": "0"}],
+                          "failure": [{"request_txn": {"success": [{"request_put": {"key": n2, "value": b64("then")}}],
+                                                       "failure": [{"request_put": {"key": n2, "value": b64("else")}}]}}]})
+    deep = {"success": [{"request_put": {"key": n1, "value": b64("deep")}}]}
+    for _ in range(15):
+        deep = {"success": [{"request_txn": deep}]}
+    c.same("/v3/kv/txn", deep)
+    c.same("/v3/kv/range", {"key": b64("gwn/"), "range_end": b64("gwn0")})
     # Bad input: etcd's status and code (the words of a JSON decoder differ).
     c.same("/v3/kv/range", {})
     c.same("/v3/kv/range", raw="")
@@ -328,6 +362,22 @@ def attack(port):
     answer = sock.recv(65536).decode(errors="replace")
     ok &= expect(" 400 " in answer.split("\r\n")[0], "garbage: " + answer[:200])
     sock.close()
+    # Nested transactions past discfg's bounds (etcd has none): 17 deep, ten thousand
+    # deep, and a fan-out of 128 nested txns of 8 compares each; refused with
+    # INVALID_ARGUMENT before the body is decoded, nothing written.
+    def nest(depth, inner):
+        return ('{"success":[{"request_txn":' * (depth - 1)) + inner + (']}}' * (depth - 1))
+    put = '{"success":[{"request_put":{"key":"%s","value":"%s"}}]}' % (b64("gw/nested"), b64("no"))
+    for depth in (17, 10000):
+        started = time.monotonic()
+        status, _, text = call(port, "/v3/kv/txn", raw=nest(depth, put))
+        ok &= expect(status == 400 and '"code":3' in text and "nest at most 16 deep" in text and time.monotonic() - started < 5,
+                     "a txn nested %d deep: %d %s" % (depth, status, text[:200]))
+    wide = {"success": [{"request_txn": {"compare": [{"key": b64("gw/nested")}] * 8}}] * 128}
+    status, _, text = call(port, "/v3/kv/txn", wide)
+    ok &= expect(status == 400 and '"code":3' in text and "1024" in text, "128 nested txns of 8 compares: %d %s" % (status, text[:200]))
+    status, _, text = call(port, "/v3/kv/range", {"key": b64("gw/nested")})
+    ok &= expect(status == 200 and "kvs" not in json.loads(text), "a refused nested txn wrote: " + text[:200])
     # Too many requests in one streaming body.
     status, _, text = call(port, "/v3/lease/keepalive", raw="{}" * 1001)
     ok &= expect(status == 400 and '"code":3' in text, "1001 keep-alives in one body: %d %s" % (status, text[:200]))

@@ -72,7 +72,8 @@ protocol EtcdHeadedResponse: SwiftProtobuf.Message {
     /// etcd's revisions start at 1, so its gateway's headers always hold a `revision`,
     /// and clients read it unguarded (patroni: `result['header']['revision']`). A config's
     /// revisions start at 0, which protobuf's JSON leaves out: an answer at revision 0
-    /// says `"revision":"0"` in its header, and a transaction's in its nested ones.
+    /// says `"revision":"0"` in its header, and a transaction's in its operations' (a
+    /// nested transaction's own header is empty, as etcd's).
     func appendGatewayJSON(to out: inout String) throws
 }
 
@@ -99,12 +100,13 @@ extension EtcdHeadedResponse {
 
 extension Etcdserverpb_ResponseHeader {
     /// Appends `"header":{…}` as etcd's gateway writes it: protobuf's JSON (proto names,
-    /// 64-bit integers as strings, zeros left out), but the revision written even when 0.
-    func appendGatewayMember(to out: inout String) {
+    /// 64-bit integers as strings, zeros left out), but the revision written even when 0,
+    /// unless `revisionAlways` is false.
+    func appendGatewayMember(to out: inout String, revisionAlways: Bool = true) {
         out += #""header":{"#
         if clusterID != 0 { Self.append("cluster_id", clusterID, to: &out) }
         if memberID != 0 { Self.append("member_id", memberID, to: &out) }
-        Self.append("revision", revision.magnitude, negative: revision < 0, to: &out)
+        if revisionAlways || revision != 0 { Self.append("revision", revision.magnitude, negative: revision < 0, to: &out) }
         if raftTerm != 0 { Self.append("raft_term", raftTerm, to: &out) }
         out += "}"
     }
@@ -131,8 +133,15 @@ extension Etcdserverpb_TxnResponse: EtcdHeadedResponse {
     /// Its header, `succeeded`, then `responses`, each operation's answer with its own
     /// header (fields 1, 2, 3, in protobuf's order).
     func appendGatewayJSON(to out: inout String) throws {
+        try appendGatewayJSON(to: &out, nested: false)
+    }
+
+    /// As ``appendGatewayJSON(to:)``; a nested transaction's answer (`response_txn`)
+    /// writes its header as protobuf's JSON does: etcd gives it an empty one,
+    /// `"header":{}`, with no revision.
+    func appendGatewayJSON(to out: inout String, nested: Bool) throws {
         out += "{"
-        if hasHeader { header.appendGatewayMember(to: &out) }
+        if hasHeader { header.appendGatewayMember(to: &out, revisionAlways: !nested) }
         var rest = self
         rest.clearHeader()
         rest.responses = []
@@ -165,7 +174,7 @@ extension Etcdserverpb_ResponseOp {
             try answer.appendGatewayJSON(to: &out)
         case .responseTxn(let answer):
             out += #"{"response_txn":"#
-            try answer.appendGatewayJSON(to: &out)
+            try answer.appendGatewayJSON(to: &out, nested: true)
         case nil:
             out += "{"
         }
