@@ -139,6 +139,21 @@ extension EtcdKVServiceTests {
             let error = try #require(throws: RPCError.self) { try check() }
             #expect(error.message.contains("\(Limits.maxTransactionEntries)"))
         }
+        // Two thousand deep, as bytes a client could send (no message that deep is built):
+        // refused at the 17th level, the rest never looked at.
+        func delimited(_ field: UInt8, _ body: [UInt8]) -> [UInt8] {
+            var length = UInt64(body.count)
+            var bytes = [field << 3 | 2]
+            while length >= 0x80 {
+                bytes.append(UInt8(length & 0x7F) | 0x80)
+                length >>= 7
+            }
+            return bytes + [UInt8(length)] + body
+        }
+        var bomb: [UInt8] = []
+        for _ in 0..<2_000 { bomb = delimited(2, delimited(4, bomb)) }
+        let bombError = try #require(throws: RPCError.self) { try EtcdTxnShape.check(bomb) }
+        #expect(bombError.message.contains("nest at most"))
         // A request_txn key outside a branch's item is not a nested transaction.
         try EtcdTxnShape.checkJSON(Data(#"{"compare":[{"request_txn":{"success":[{"request_txn":{}}]}}],"success":[{"x":{"request_txn":[]}}]}"#.utf8))
     }
