@@ -21,10 +21,8 @@ extension ClientSuite {
             "tests/test_etcd3.py::TestEtcd3::test_lock_acquire_none": debianTenacity,
             "tests/test_etcd3.py::TestClient::test_user_pwd_auth": .failsOnEtcd("patches a module `etcdrpc` that is not importable (ModuleNotFoundError)"),
             "tests/test_etcd3.py::TestEtcd3::test_snapshot": snapshot,
-            "tests/test_etcd3.py::TestAlarms::test_create_alarm_all_members": alarmActivate,
-            "tests/test_etcd3.py::TestAlarms::test_create_alarm_specific_member": alarmActivate,
-            "tests/test_etcd3.py::TestAlarms::test_list_alarms": alarmActivate,
-            "tests/test_etcd3.py::TestAlarms::test_disarm_alarm": alarmActivate,
+            "tests/test_etcd3.py::TestAlarms::test_create_alarm_all_members": alarmOfMemberZero,
+            "tests/test_etcd3.py::TestAlarms::test_list_alarms": alarmOfMemberZero,
         ]
     )
 
@@ -41,10 +39,8 @@ extension ClientSuite {
                 "etcd's users and roles (etcdctl user add, auth enable): discfg's tokens are its users"
             ),
             "tests/integration/test_maintenance.py::test_snapshot": snapshot,
-            "tests/integration/test_maintenance.py::test_create_alarm_all_members": alarmActivate,
-            "tests/integration/test_maintenance.py::test_create_alarm_specific_member": alarmActivate,
-            "tests/integration/test_maintenance.py::test_list_alarms": alarmActivate,
-            "tests/integration/test_maintenance.py::test_disarm_alarm": alarmActivate,
+            "tests/integration/test_maintenance.py::test_create_alarm_all_members": alarmOfMemberZero,
+            "tests/integration/test_maintenance.py::test_list_alarms": alarmOfMemberZero,
         ]
     )
 
@@ -63,5 +59,7 @@ extension ClientSuite {
     )
     private static let withCluster = Reason.skippedBySuite("runs only with --with-cluster, on the suite's three-node cluster")
     private static let snapshot = Reason.notServed("Maintenance.Snapshot: discfg has no etcd database file (discfg export backs a config up)")
-    private static let alarmActivate = Reason.notYetBuilt("Maintenance.Alarm ACTIVATE: raising an alarm by hand")
+    private static let alarmOfMemberZero = Reason.notYetBuilt(
+        "an ACTIVATE for member 0: etcd keeps an alarm under member id 0, listed beside the member's own; discfg raises its one member's"
+    )
 }
