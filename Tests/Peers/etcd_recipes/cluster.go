@@ -5,8 +5,9 @@
 // ETCD_RECIPES_ENDPOINTS (host:port, comma separated), reused in turn when the test asks
 // for more members than there are endpoints. Only the symbols those six files use are
 // defined. The tests assume an empty cluster with a fresh history (TestMutexWaitsOnCurrentHolder
-// watches from revision 1), so each is run alone against a fresh server
-// (Tests/CLITests/EtcdRecipeTests.swift copies the files beside this one and runs them).
+// watches from revision 1), so each is run alone against a fresh server: EtcdRecipes
+// (Sources/DiscfgTestSupport) copies the files beside this one, compiles them once and
+// runs them for Tests/CLITests/EtcdRecipeTests.swift.
 package integration
 
 import (
