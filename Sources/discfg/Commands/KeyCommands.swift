@@ -1,5 +1,4 @@
 import ArgumentParser
-import DiscfgAPI
 import DiscfgCore
 import DiscfgJSON
 import DiscfgSecrets
@@ -197,7 +196,7 @@ struct SetCommand: AsyncParsableCommand {
             throw usage("\(Self.source(argument, dataFile: dataFile)) is not valid JSON: \(error)", field: "document")
         }
         let result = try await global.openStore().putDocument(value, under: prefix, in: config, replace: replace)
-        output.emit(Envelope(action: Endpoint.setDocument.action, config: config, changes: result)) {
+        output.emit(Envelope(action: "document", config: config, changes: result)) {
             let deleted = result.events.filter { $0.kind == .delete }.count
             let written = result.events.count - deleted
             let keys = written == 1 ? "key" : "keys"

@@ -1,5 +1,4 @@
 import ArgumentParser
-import DiscfgAPI
 import DiscfgCore
 import DiscfgJSON
 import DiscfgWire
@@ -70,13 +69,13 @@ struct SchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reason.attributed {
-                try await global.run(Endpoint.setSchema.action) { output in
+                try await global.run("schema-set") { output in
                     let (config, rawTarget, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
                     guard let file else { throw usage("no schema file given: discfg schema set [CONFIG] TARGET FILE", field: "file") }
                     let target = try SchemaTarget(rawTarget)
                     let (schema, _) = try SchemaCommand.readSchema(file, limit: Limits.maxValueBytes)
                     let change = try await global.openStore().setSchema(target, to: schema, in: config, force: force)
-                    var envelope = Envelope(action: Endpoint.setSchema.action, config: config, change: change.event)
+                    var envelope = Envelope(action: "schema-set", config: config, change: change.event)
                     envelope.violations = change.violations.isEmpty ? nil : change.violations
                     output.emit(envelope) { "schema of \(target) set (revision \(change.event.revision))" }
                     if !change.violations.isEmpty {
@@ -106,7 +105,7 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "[CONFIG] TARGET", completion: ShellCompletion.schemaTargets) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run(Endpoint.getSchema.action) { output in
+            try await global.run("schema") { output in
                 let (config, rawTarget) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "TARGET")
                 let target = try SchemaTarget(rawTarget)
                 let at = revision.map { Revision($0) }
@@ -114,7 +113,7 @@ struct SchemaCommand: AsyncParsableCommand {
                     let when = at.map { " at revision \($0.rawValue)" } ?? ""
                     throw DiscfgError(.keyNotFound, "\(target) of config \"\(config)\" has no schema\(when)", field: "target")
                 }
-                var envelope = Envelope(action: Endpoint.getSchema.action)
+                var envelope = Envelope(action: "schema")
                 envelope.config = config.rawValue
                 envelope.item = ItemDocument(item)
                 envelope.revision = at
@@ -140,10 +139,10 @@ struct SchemaCommand: AsyncParsableCommand {
         @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
 
         func run() async throws {
-            try await global.run(Endpoint.listSchemas.action) { output in
+            try await global.run("schemas") { output in
                 let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
                 let schemas = try await global.openStore().schemas(in: config).sorted { $0.target < $1.target }
-                var envelope = Envelope(action: Endpoint.listSchemas.action)
+                var envelope = Envelope(action: "schemas")
                 envelope.config = config.rawValue
                 envelope.schemas = try schemas.map { try SchemaDocument(target: $0.target, item: $0.item) }
                 output.emit(envelope) {
@@ -170,11 +169,11 @@ struct SchemaCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await reason.attributed {
-                try await global.run(Endpoint.deleteSchema.action) { output in
+                try await global.run("schema-delete") { output in
                     let (config, rawTarget) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "TARGET")
                     let target = try SchemaTarget(rawTarget)
                     let change = try await global.openStore().setSchema(target, to: nil, in: config, force: false)
-                    output.emit(Envelope(action: Endpoint.deleteSchema.action, config: config, change: change.event)) {
+                    output.emit(Envelope(action: "schema-delete", config: config, change: change.event)) {
                         "schema of \(target) removed (revision \(change.event.revision))"
                     }
                 }
