@@ -50,6 +50,29 @@ def main(port):
     call("put over the size limit", kv + "Put", rpc.PutRequest(key=b"big", value=b"x" * (5 << 20)))
     call("unknown method", "/etcdserverpb.KV/Explode", rpc.RangeRequest(key=b"edge"))
     call("unknown service", "/etcdserverpb.Auth/AuthEnable", rpc.AuthEnableRequest())
+    # Nested transactions: 16 deep (discfg's bound) served by both, 17 by etcd alone; a
+    # key put in a transaction and again in one nested in it refused by both; two
+    # thousand deep, sent as bytes, refused by both ("too many operations").
+    deep = rpc.TxnRequest(success=[rpc.RequestOp(request_put=rpc.PutRequest(key=b"nested", value=b"v"))])
+    for _ in range(15):
+        deep = rpc.TxnRequest(success=[rpc.RequestOp(request_txn=deep)])
+    call("txn nested 16 deep", kv + "Txn", deep)
+    call("txn nested 17 deep", kv + "Txn", rpc.TxnRequest(success=[rpc.RequestOp(request_txn=deep)]))
+    twice = rpc.TxnRequest(success=[rpc.RequestOp(request_put=rpc.PutRequest(key=b"nested", value=b"1")),
+                                    rpc.RequestOp(request_txn=rpc.TxnRequest(success=[rpc.RequestOp(request_put=rpc.PutRequest(key=b"nested", value=b"2"))]))])
+    call("txn nested, a key put twice", kv + "Txn", twice)
+
+    def delimited(field, body):
+        length, head = len(body), bytes([field << 3 | 2])
+        while length >= 0x80:
+            head += bytes([length & 0x7F | 0x80])
+            length >>= 7
+        return head + bytes([length]) + body
+
+    bomb = b""
+    for _ in range(2000):
+        bomb = delimited(2, delimited(4, bomb))
+    call("txn nested 2000 deep", kv + "Txn", None, raw=bomb)
     call("range after all of it", kv + "Range", rpc.RangeRequest(key=b"edge"))
 
 
