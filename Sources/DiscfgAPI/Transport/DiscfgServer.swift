@@ -86,18 +86,21 @@ public enum DiscfgServer {
         makeRouter(
             store: store, apiStore: InstrumentedStore(store, metrics: metrics, tracer: RequestTracing.tracer(configuration.tracer)),
             authenticator: authenticator, metrics: metrics, configuration: configuration,
-            metricsText: metricsText(store: store, metrics: metrics, configuration: configuration, accessLog: nil)
+            metricsText: metricsText(store: store, metrics: metrics, configuration: configuration, accessLog: nil),
+            auditLog: configuration.auditLog.map { AuditTrail(sink: $0) }
         )
     }
 
     /// The router, whose routes use `apiStore` (`store` as the API sees it), and whose
     /// `/metrics` answers `metricsText` (``metricsText(store:metrics:configuration:accessLog:)``).
+    /// Its audit lines go to `auditLog`, the trail of the configured audit log, or without
+    /// one through each request's logger.
     static func makeRouter(
         store: any ConfigReading, apiStore: InstrumentedStore, authenticator: Authenticator, metrics: APIMetrics, configuration: Configuration,
-        metricsText text: @escaping @Sendable () -> String
+        metricsText text: @escaping @Sendable () -> String, auditLog: AuditTrail?
     ) -> Router<APIRequestContext> {
         let router = Router(context: APIRequestContext.self)
-        router.add(middleware: AccessLogMiddleware(metrics: metrics, trail: configuration.auditLog.map { AuditTrail(sink: $0) }))
+        router.add(middleware: AccessLogMiddleware(metrics: metrics, trail: auditLog))
         if let tracer = apiStore.tracer { router.add(middleware: TracingMiddleware(tracer: tracer)) }
         router.add(middleware: BrowserGuardMiddleware(guardrail: BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)))
         if let headers = configuration.answerHeaders { router.add(middleware: AnswerHeadersMiddleware(headers: headers)) }
@@ -147,15 +150,18 @@ public enum DiscfgServer {
     ) -> some ApplicationProtocol {
         let metrics = APIMetrics(backend: configuration.metricsBackend ?? APIMetrics.bootstrappedBackend)
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
-        // Lines a silenced logger would drop are not made.
-        let trail = configuration.auditLog.map { AuditTrail(sink: $0) } ?? (logger.logLevel <= .info ? .logging(to: logger) : nil)
+        // One trail over the audit log for the router and the event loops. Without one,
+        // lines a silenced logger would drop are not made.
+        let auditLog = configuration.auditLog.map { AuditTrail(sink: $0) }
+        let trail = auditLog ?? (logger.logLevel <= .info ? .logging(to: logger) : nil)
         let accessLog = views.map { _ in AccessLog(metrics: metrics, trail: trail, route: KeyReads.route) }
         // One view of the store for the router and the event loops: timed, and telling
         // the views of every write.
         let apiStore = InstrumentedStore(store, metrics: metrics, views: views, tracer: RequestTracing.tracer(configuration.tracer))
         let text = metricsText(store: store, metrics: metrics, configuration: configuration, accessLog: accessLog)
         let router = makeRouter(
-            store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, metricsText: text
+            store: store, apiStore: apiStore, authenticator: authenticator, metrics: metrics, configuration: configuration, metricsText: text,
+            auditLog: auditLog
         )
         let connections = ConnectionCap(limit: configuration.maxConnections, stallTimeout: configuration.writeTimeout)
         // Traced or not, the same requests are taken on the event loops, with the span the
