@@ -1,0 +1,30 @@
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// A config's alarms through the CLI: raised and disarmed with `update`, shown by `info`,
+/// and refusing writes of keys with exit 1 in between.
+@Suite("CLI: config alarms")
+struct AlarmCommandTests {
+    @Test("update '{\"alarms\": [\"NOSPACE\"]}': set exits 1 naming the alarm and how to disarm it, del passes, info shows it; [] disarms; an unknown alarm is a usage error")
+    func alarms() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        #expect(try await cli.run("create", "app").status == 0)
+        #expect(try await cli.run("set", "app", "/a", "1").status == 0)
+        let raised = try await cli.run("update", "app", #"{"alarms": ["NOSPACE"]}"#)
+        #expect(raised.status == 0, "\(raised.stderr)")
+        #expect(raised.stdout.contains("alarms: NOSPACE"), "\(raised.stdout)")
+        let refused = try await cli.run("set", "app", "/b", "2")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("NOSPACE alarm raised") && refused.stderr.contains(#"'{"alarms": []}'"#), "\(refused.stderr)")
+        #expect(try await cli.run("info", "app").stdout.contains("alarms         NOSPACE raised"))
+        #expect(try await cli.run("delete", "app", "/a").status == 0)
+        let unknown = try await cli.run("update", "app", #"{"alarms": ["CORRUPT"]}"#)
+        #expect(unknown.status == 2 && unknown.stderr.contains("the alarms are: NOSPACE"), "\(unknown.stderr)")
+        let disarmed = try await cli.run("update", "app", #"{"alarms": []}"#)
+        #expect(disarmed.stdout.contains("alarms: none"), "\(disarmed.stdout)")
+        #expect(try await cli.run("set", "app", "/b", "2").status == 0)
+        #expect(!(try await cli.run("info", "app").stdout.contains("alarms")))
+    }
+}
