@@ -149,10 +149,28 @@ struct FaceDeadlineTests {
             )
             #expect(put.termination != .exited(0), "the client gave up: \(put.stdout)")
             let written = try await eventually("the put outlasting its grpc-timeout ends", timeout: .seconds(10)) {
-                try await fresh.list(in: config, ListQuery()).items.isEmpty ? nil : true
+                try await Self.etcdKeys(in: fresh, config) == 1 ? true : nil
             }
             #expect(written && slow.abandoned == 0)
+
+            // The gateway: a client that goes away once its put has begun does not abandon it.
+            slow.reset()
+            let connection = try LoopbackHTTP(port: port)
+            let body = Data(#"{"key": "Z29uZQ==", "value": "dg=="}"#.utf8)
+            try connection.send(Data("POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body)
+            _ = try await eventually("the gateway's put begins", timeout: .seconds(10)) { slow.begun.isEmpty ? nil : true }
+            connection.close()
+            let kept = try await eventually("the gateway's put ends though its client left", timeout: .seconds(10)) {
+                try await Self.etcdKeys(in: fresh, config) == 2 ? true : nil
+            }
+            #expect(kept && slow.abandoned == 0)
         }
+    }
+
+    /// How many keys of `config` are etcd's: all but the one the etcd API writes to
+    /// start a config at revision 1.
+    static func etcdKeys(in store: MemoryStore, _ config: ConfigName) async throws -> Int {
+        try await store.list(in: config, ListQuery()).items.filter { $0.key != EtcdBackend.revisionOneKey }.count
     }
 
     /// Runs `body` with the etcd API serving `config` of `store` in this process, open

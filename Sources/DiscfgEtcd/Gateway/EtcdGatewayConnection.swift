@@ -1,4 +1,5 @@
 import DiscfgNetwork
+import DiscfgService
 import Foundation
 import GRPCCore
 import NIOCore
@@ -47,6 +48,9 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     var closing = false
     /// The task answering the current request.
     var task: Task<Void, Never>?
+    /// The current unary call's hold: a client that goes away cancels its task only
+    /// while no write of it has begun (``GRPCCallHold``), as on the gRPC face.
+    var hold: GRPCCallHold?
     /// Ends a streaming answer's requests (with the error when the client went away).
     var endRequests: (@Sendable ((any Error)?) -> Void)?
     /// What the current request holds of the budgets apart from its body.
@@ -82,7 +86,9 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         timer?.cancel()
-        task?.cancel()
+        // A write begun runs to its end, though nobody will read its answer.
+        if hold?.cut() ?? true { task?.cancel() }
+        hold = nil
         endRequests?(CancellationError())
         endRequests = nil
         release()
@@ -198,8 +204,10 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
             }
             callHeld = GRPCConnection.streamOverheadBytes
             let refused = refusalNote(head, route.method.descriptor)
+            let hold = GRPCCallHold(timeout: nil)
+            self.hold = hold
             task = Self.start(on: executor) {
-                let outcome = await Self.call(read, json, serverContext, as: caller, refused: refused)
+                let outcome = await Pipeline.$cutoff.withValue(hold) { await Self.call(read, json, serverContext, as: caller, refused: refused) }
                 bound.onLoop { $0.answered(head, outcome, held: held) }
             }
         case .streaming(let read):
@@ -241,6 +249,7 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
     /// Answers a unary call with its `outcome`, and lets go of what it held.
     private func answered(_ head: HTTPRequestHead, _ outcome: Result<String, any Error>, held: Int) {
         task = nil
+        hold = nil
         give(held)
         release()
         guard let context else { return }
