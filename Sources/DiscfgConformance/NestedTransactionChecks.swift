@@ -70,8 +70,9 @@ public struct NestedTransactionChecks: Sendable {
         }
     }
 
-    /// A tree that only reads keeps the revision and answers each nested transaction;
-    /// its failure branches run when their comparisons fail.
+    /// A tree whose path only reads keeps the revision and answers each nested
+    /// transaction; its failure branches run when their comparisons fail; a tree with no
+    /// write anywhere answers the same.
     public func aTreeThatOnlyReadsKeepsTheRevision() async throws {
         try await conformance.withStore { store, _ in
             let config = try await store.makeConfig()
@@ -92,6 +93,23 @@ public struct NestedTransactionChecks: Sendable {
             }
             expectEqual(read.map(\.text), ["1"])
             try await expectEqual(store.revision(of: config), 1)
+            // A tree with no write in any branch (a store may answer it from a read
+            // snapshot): the same decisions and answers.
+            let reads = Transaction(
+                compares: [Comparison(.key(a), .equal, .version(1))],
+                success: [.nested(Transaction(compares: [Comparison(.key(a), .equal, .version(2))], success: [.get(a)], failure: [.getPrefix(.root)])), .get(a)]
+            )
+            expect(!reads.writes, "a tree of reads writes nothing")
+            let answered = try await store.transact(reads, in: config)
+            guard answered.succeeded, answered.responses.count == 2, case .nested(false, let inner) = answered.responses[0],
+                  case .get(let all)? = inner.first, case .get(let one) = answered.responses[1]
+            else {
+                fail("responses: \(answered.responses)")
+                return
+            }
+            expectEqual(all.map(\.key.path), ["/a"])
+            expectEqual(one.map(\.text), ["1"])
+            expectEqual(answered.revision, 1)
         }
     }
 

@@ -13,7 +13,7 @@ struct NestedTransactionTests {
         try await kind.conformance.nestedTransaction.comparisonsSeeTheConfigAsItBeganAndChangesShareOneRevision()
     }
 
-    @Test("a tree that only reads keeps the revision", arguments: StoreKind.with(.nestedTransactions))
+    @Test("a tree whose path only reads keeps the revision; one with no write anywhere answers the same", arguments: StoreKind.with(.nestedTransactions))
     func aTreeThatOnlyReadsKeepsTheRevision(kind: StoreKind) async throws {
         try await kind.conformance.nestedTransaction.aTreeThatOnlyReadsKeepsTheRevision()
     }
