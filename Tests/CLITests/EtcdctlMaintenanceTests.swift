@@ -41,4 +41,44 @@ struct EtcdctlMaintenanceTests {
         }
         await etcd.stop()
     }
+
+    @Test("endpoint hashkv is one hash from two servers on one store, now and at a past revision", arguments: EtcdPeer.Backing.allCases)
+    func hashKVAcrossServers(backing: EtcdPeer.Backing) async throws {
+        let first = try await EtcdPeer.start(backing)
+        let (server, port) = try await first.cli.serveEtcd()
+        let second = EtcdPeer(cli: first.cli, server: server, etcdPort: port, store: first.store)
+        defer { first.cli.cleanUp() }
+        do {
+            _ = try await first.ok("put", "a", "1")
+            _ = try await second.ok("put", "b", "2")
+            let header = try await first.json("get", "a")["header"] as? [String: Any]
+            let past = try #require(header?["revision"] as? Int, "\(String(describing: header))")
+            _ = try await first.ok("put", "a", "3")
+            for revision in [nil, past] {
+                let rev = revision.map { ["--rev", String($0)] } ?? []
+                let hashes = [try await Self.hash(first, rev), try await Self.hash(second, rev)]
+                #expect(hashes[0] == hashes[1], "\(backing), revision \(revision.map(String.init) ?? "now"): \(hashes)")
+            }
+            let now = try await Self.hash(first, [])
+            #expect(try await Self.hash(first, ["--rev", String(past)]) != now)
+        } catch {
+            await first.server.stop()
+            await second.server.stop()
+            throw error
+        }
+        await first.server.stop()
+        await second.server.stop()
+    }
+
+    /// The `hash` of `endpoint hashkv` through `peer`, with `rev` (`--rev N`) if given.
+    static func hash(_ peer: EtcdPeer, _ rev: [String]) async throws -> Int {
+        let output = try await ChildProcess.run(
+            "etcdctl", ["--endpoints=127.0.0.1:\(peer.etcdPort)", "--command-timeout=60s", "-w", "json", "endpoint", "hashkv"] + rev,
+            environment: ChildProcess.environment(["ETCDCTL_API": "3", "HOME": peer.cli.directory.path]), timeout: .seconds(120)
+        )
+        #expect(output.termination == .exited(0), "\(output.stderr)")
+        let list = try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [[String: Any]]
+        let hashKV = list?.first?["HashKV"] as? [String: Any]
+        return try #require(hashKV?["hash"] as? Int, "\(output.stdout)")
+    }
 }
