@@ -70,8 +70,10 @@ struct AgentS3Tests {
         let object = "GET /\(bucket)/prod/demo.json"
         let getsBefore = try proxy.calls().filter { $0.operation == object }.count
         let checksBefore = try #require(try await Self.metric(port, "discfg_agent_checks_total{config=\"demo\"}"))
-        try await Task.sleep(for: .seconds(3))
-        let checksAfter = try #require(try await Self.metric(port, "discfg_agent_checks_total{config=\"demo\"}"))
+        // Two more checks, one each interval, counted as they happen.
+        let checksAfter = try await eventually("two more checks", interval: .milliseconds(100)) {
+            try await Self.metric(port, "discfg_agent_checks_total{config=\"demo\"}").flatMap { $0 - checksBefore >= 2 ? $0 : nil }
+        }
         let calls = try proxy.calls()
         let gets = calls.filter { $0.operation == object }
         #expect(calls.count == gets.count, "nothing but GETs of the object: \(calls.map(\.operation))")
