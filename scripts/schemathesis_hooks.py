@@ -30,9 +30,10 @@ so in words; a schema-valid body that breaks it is refused with 400, as it shoul
 before a positive case is sent, its branches keep only the first of each conflicting
 write (a shorter list of valid operations is still valid). Negative cases go as drawn.
 
-A config quota (quotaBytes) refuses with 507 every later write that grows the config, so
-one drawn in a positive case (PUT or PATCH /v1/{config}) would close the run's config to
-the writes the rest of the run sends: positive cases set none.
+A config quota (quotaBytes) refuses with 507 every later write that grows the config, and a
+raised alarm (alarms: ["NOSPACE"]) every later write of a key, so either drawn in a positive
+case (PUT or PATCH /v1/{config}) would close the run's config to the writes the rest of the
+run sends: positive cases set no quota and raise no alarm.
 """
 
 import json
@@ -206,6 +207,8 @@ def before_call(ctx, case, **kwargs):
     _fit_state(case)
     if case.operation.path == CONFIG and isinstance(case.body, dict) and "quotaBytes" in case.body and not _negative(case, ParameterLocation.BODY):
         case.body["quotaBytes"] = None
+    if case.operation.path == CONFIG and isinstance(case.body, dict) and "alarms" in case.body and not _negative(case, ParameterLocation.BODY):
+        case.body["alarms"] = []
     if case.operation.path not in (TRANSACTION, IMPORT) or case.meta is None or case.meta.is_negative_at(ParameterLocation.BODY):
         return
     body = case.body
