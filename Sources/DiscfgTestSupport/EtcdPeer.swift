@@ -76,6 +76,13 @@ public struct EtcdPeer: TestServer {
         }
     }
 
+    /// A second `serve --etcd` on this peer's store, on a port of its own; stopping it
+    /// leaves this one's directory to this one.
+    public func secondServer(_ serveArguments: [String] = []) async throws -> EtcdPeer {
+        let (server, port) = try await cli.serveEtcd(serveArguments)
+        return EtcdPeer(cli: cli, server: server, etcdPort: port, store: store)
+    }
+
     /// Runs `etcdctl arguments…` and returns its output, whatever it was; `stdin` for `txn -i`.
     public func etcdctl(_ arguments: String..., stdin: String? = nil) async throws -> ChildProcess.Output {
         try await ChildProcess.run(

@@ -11,8 +11,7 @@ struct EtcdSharedLeaseTests {
     @Test("a lease granted through a server that is then killed runs out through the other, and its keys go", arguments: EtcdPeer.Backing.allCases)
     func leaseOutlivesNoServer(backing: EtcdPeer.Backing) async throws {
         let first = try await EtcdPeer.start(backing)
-        let (server, port) = try await first.cli.serveEtcd()
-        let second = EtcdPeer(cli: first.cli, server: server, etcdPort: port, store: first.store)
+        let second = try await first.secondServer()
         defer { first.cli.cleanUp() }
         do {
             let granted = try await first.ok("lease", "grant", "4")

@@ -45,8 +45,7 @@ struct EtcdctlMaintenanceTests {
     @Test("endpoint hashkv is one hash from two servers on one store, now and at a past revision", arguments: EtcdPeer.Backing.allCases)
     func hashKVAcrossServers(backing: EtcdPeer.Backing) async throws {
         let first = try await EtcdPeer.start(backing)
-        let (server, port) = try await first.cli.serveEtcd()
-        let second = EtcdPeer(cli: first.cli, server: server, etcdPort: port, store: first.store)
+        let second = try await first.secondServer()
         defer { first.cli.cleanUp() }
         do {
             _ = try await first.ok("put", "a", "1")
