@@ -202,7 +202,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     }
 
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
-        try transaction.validate()
+        // Validated once, where it runs: ``ChangeTransaction`` checks it on either path.
         guard transaction.writes else {
             // Only reads: answered from a reader's snapshot, beside the writer.
             let now = clock.now()

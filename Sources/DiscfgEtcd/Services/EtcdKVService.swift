@@ -38,10 +38,13 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
 
     func put(request: Etcdserverpb_PutRequest, context: ServerContext) async throws -> Etcdserverpb_PutResponse {
         let caller = authenticates ? EtcdCaller.current : nil
-        return try await perform(action(.set, key: request.key, rangeEnd: Data())) {
+        // The key's path once, for the gate and the put; its refusals stay in their turn.
+        let parsed = Result { try EtcdKeys.key(request.key) }
+        let target = (try? parsed.get()).map(Action.Target.key) ?? EtcdKeys.target(key: request.key, rangeEnd: Data())
+        return try await perform(Action(.set, on: backend.config, reaching: target)) {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
             guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
-            let key = try EtcdKeys.key(request.key)
+            let key = try parsed.get()
             let event: Event
             if request.ignoreValue || request.ignoreLease {
                 guard !(request.ignoreValue && !request.value.isEmpty) else { throw EtcdError.valueProvided }
