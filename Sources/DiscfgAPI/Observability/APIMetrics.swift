@@ -59,7 +59,9 @@ public final class APIMetrics: Sendable {
     private struct Handles {
         var requests: [RequestSeries: CoreMetrics.Counter] = [:]
         var requestLatency: [RouteSeries: CoreMetrics.Timer] = [:]
-        var storeLatency: [String: CoreMetrics.Timer] = [:]
+        /// By operation, in the order first seen: a few dozen short names, found by a
+        /// scan that compares them whole (hashing one cost every store call more).
+        var storeLatency: [(operation: String, timer: CoreMetrics.Timer)] = []
         var storeErrors: [String: CoreMetrics.Counter] = [:]
         /// The store's group-commit totals as last folded into the counters, made at
         /// the first fold: a store without group commits shows none.
@@ -142,9 +144,9 @@ public final class APIMetrics: Sendable {
     /// Records a store operation's latency, and whether it failed.
     public func recordStoreOperation(_ operation: String, seconds: Double, failed: Bool) {
         let (timer, errors) = handles.withLock { handles in
-            let timer = handles.storeLatency[operation] ?? {
+            let timer = handles.storeLatency.first(where: { $0.operation == operation })?.timer ?? {
                 let timer = CoreMetrics.Timer(label: Series.storeDuration, dimensions: [("operation", operation)], factory: factory)
-                handles.storeLatency[operation] = timer
+                handles.storeLatency.append((operation, timer))
                 return timer
             }()
             guard failed else { return (timer, nil as CoreMetrics.Counter?) }
