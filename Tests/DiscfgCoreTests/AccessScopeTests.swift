@@ -70,6 +70,26 @@ struct AccessScopeTests {
         #expect(!scope.covers(KeyPrefix.root))
     }
 
+    @Test("an etcd prefix ending in a zero byte reaches the keys starting with it, though their paths do not start with its path")
+    func anEtcdPrefixEndingInZero() throws {
+        let demo = try ConfigName("demo")
+        let scope = try AccessScope(config: demo, etcdPrefix: [0x61, 0])
+        func key(_ bytes: [UInt8]) -> Key { Key(stored: EtcdKeyPath.path(bytes)) }
+        for inside: [UInt8] in [[0x61, 0], [0x61, 0, 0], [0x61, 0, 1], [0x61, 0, 0x62], [0x61] + [UInt8](repeating: 0, count: 100)] {
+            #expect(scope.covers(key(inside)), "\(inside)")
+        }
+        for outside: [UInt8] in [[0x61], [0x61, 1], [0x60, 0], [0x62], [0]] {
+            #expect(!scope.covers(key(outside)), "\(outside)")
+        }
+        // `a\0` is `/a!#11`, and `a\0b` is `/a!00b`: no string prefix, one range.
+        #expect(!key([0x61, 0, 0x62]).path.hasPrefix(key([0x61, 0]).path))
+        #expect(scope.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0]), upper: EtcdKeyPath.path([0x61, 1])), reaching: .etcdKeys))
+        #expect(scope.covers(KeyRange(lower: EtcdKeyPath.path([0x61, 0, 0]), upper: EtcdKeyPath.path([0x61, 0, 1])), reaching: .etcdKeys))
+        #expect(!scope.covers(KeyRange(lower: EtcdKeyPath.path([0x61]), upper: EtcdKeyPath.path([0x61, 1])), reaching: .etcdKeys))
+        // The old spelling of a trailing zero is no etcd key's, so no scope of etcd keys reaches it.
+        #expect(!scope.covers(Key(stored: "/a!00")))
+    }
+
     @Test func aDiscfgPrefixReachesNoEtcdKey() throws {
         let scope = try AccessScope("demo:/registry/")
         #expect(!scope.covers(Key(stored: EtcdKeyPath.path(Array("/registry/pods/a".utf8)))))

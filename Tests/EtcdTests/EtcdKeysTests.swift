@@ -71,7 +71,7 @@ struct EtcdKeysTests {
     @Test("plain bytes stay themselves; the others take the escape that sorts where they do")
     func spelling() {
         #expect(EtcdKeys.path(Array("app/db.host".utf8)) == "/app.2Fdb.2Ehost")
-        #expect(EtcdKeys.path([0x00]) == "/!00")
+        #expect(EtcdKeys.path([0x00]) == "/!#11")
         #expect(EtcdKeys.path([0x20, 0x21]) == "/!20!21")
         #expect(EtcdKeys.path([0x22, 0x2D, 0x30, 0x7D]) == "/\"-0}")
         #expect(EtcdKeys.path([0x7E, 0x7F, 0xFF]) == "/~7E~7F~FF")

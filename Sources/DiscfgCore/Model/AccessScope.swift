@@ -14,9 +14,11 @@
 /// trailing `/`, no empty, `.` or `..` segment) and matches whole segments. An etcd
 /// prefix is etcd's own: any bytes (the UTF-8 of the text after `etcd:`), matched byte by
 /// byte as etcd matches a prefix, so `demo:etcd:/reg` reaches `/registry/x` too. The etcd
-/// API keeps each etcd key in one discfg segment (``EtcdKeyPath``), so an etcd prefix is
-/// kept as its escaped path and a key is inside when its path starts with that path and
-/// is an etcd key's path. Neither spelling reaches the other's keys: `demo:/registry/`
+/// API keeps each etcd key in one discfg segment (``EtcdKeyPath``), in the same order, so an
+/// etcd prefix is kept as etcd's prefix range of escaped paths, `[path(prefix),
+/// path(prefix + 1))`, and a key is inside when its path lies in that range and is an etcd
+/// key's path. (Not a string prefix of paths: a key ending in a zero byte has a path no
+/// longer key's path starts with, ``EtcdKeyPath``.) Neither spelling reaches the other's keys: `demo:/registry/`
 /// covers no etcd key of `/registry/…` (whose path is `/.2Fregistry.2F…`, one segment),
 /// and `demo:etcd:/registry/` covers no key of two segments or more. The two meet only
 /// on an etcd key with no byte to escape, such as `app`, which *is* the discfg key `/app`.
@@ -49,22 +51,22 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
     public let config: ConfigName
     /// What it reaches in the config.
     public let reach: Reach
-    /// For an etcd prefix, its escaped path (``EtcdKeyPath/path(_:)``): the string every
-    /// covered key's path starts with.
-    private let etcdPath: String?
+    /// For an etcd prefix, the paths (``EtcdKeyPath/path(_:)``) of the etcd keys starting
+    /// with it: `[path(prefix), path(prefix with its last byte below 0xFF incremented))`.
+    private let etcdRange: KeyRange?
 
     /// The whole of `config`.
     public init(config: ConfigName) {
         self.config = config
         reach = .config
-        etcdPath = nil
+        etcdRange = nil
     }
 
     /// The keys under `prefix` in `config`; the root prefix is the whole config.
     public init(config: ConfigName, prefix: KeyPrefix) {
         self.config = config
         reach = prefix == .root ? .config : .keys(prefix)
-        etcdPath = nil
+        etcdRange = nil
     }
 
     /// The etcd keys starting with `etcdPrefix` in `config`.
@@ -80,7 +82,7 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
         }
         self.config = config
         reach = .etcdKeys(etcdPrefix)
-        etcdPath = path
+        etcdRange = KeyRange(lower: path, upper: Self.prefixEnd(etcdPrefix).map(EtcdKeyPath.path))
     }
 
     /// Parses `CONFIG`, `CONFIG:/PREFIX` or `CONFIG:etcd:PREFIX`.
@@ -150,8 +152,8 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
             guard !Self.isReserved(prefix) else { return false }
             return key.path.hasPrefix(prefix.path) || key.path.utf8.elementsEqual(prefix.path.utf8.dropLast())
         case .etcdKeys:
-            guard let etcdPath, key.path.hasPrefix(etcdPath) else { return false }
-            return EtcdKeyPath.bytes(key.path) != nil
+            guard let etcdRange, etcdRange.contains(key) else { return false }
+            return EtcdKeyPath.isKeyPath(key.path)
         }
     }
 
@@ -183,9 +185,9 @@ public struct AccessScope: Hashable, Sendable, CustomStringConvertible, Codable 
             return true
         case .keys(let prefix):
             return !Self.isReserved(prefix) && KeyRange(lower: prefix.path, upper: prefix.upperBound).covers(range)
-        case .etcdKeys(let bytes):
-            guard let etcdPath, filter == .etcdKeys else { return false }
-            return KeyRange(lower: etcdPath, upper: Self.prefixEnd(bytes).map(EtcdKeyPath.path)).covers(range)
+        case .etcdKeys:
+            guard let etcdRange, filter == .etcdKeys else { return false }
+            return etcdRange.covers(range)
         }
     }
 

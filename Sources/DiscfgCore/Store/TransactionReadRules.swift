@@ -26,7 +26,7 @@ public struct KeyFilter: Hashable, Sendable, CustomStringConvertible {
     /// The keys an etcd key makes (``EtcdKeyPath``): the etcd API's ranges reach only
     /// these, so keys of the config written by other means are neither compared, read
     /// nor deleted through it.
-    public static let etcdKeys = KeyFilter("etcd-encoded keys") { EtcdKeyPath.bytes($0.path) != nil }
+    public static let etcdKeys = KeyFilter("etcd-encoded keys") { EtcdKeyPath.isKeyPath($0.path) }
 
     public static func == (lhs: KeyFilter, rhs: KeyFilter) -> Bool { lhs.name == rhs.name }
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
