@@ -1017,11 +1017,13 @@ components:
           type: [array, "null"]
           description: |
             The alarms raised on the config, as etcd's Alarm ACTIVATE raises them; absent
-            when none is. While NOSPACE is raised every change that writes a key (a put,
-            a patch, an import, a transaction with a put, whatever its size) is refused with
-            507 and code quotaExceeded (field alarms), and nothing is written; deletes and
-            reads pass. Replaced whole by an update; [] disarms them.
-          items: { type: string, enum: [NOSPACE] }
+            when none is. Each is kept under an etcd member: NOSPACE is the config's own
+            member's, NOSPACE@ID member ID's (decimal, as etcdctl alarm list prints it;
+            NOSPACE@0 for member 0). While any NOSPACE is raised every change that writes
+            a key (a put, a patch, an import, a transaction with a put, whatever its size)
+            is refused with 507 and code quotaExceeded (field alarms), and nothing is
+            written; deletes and reads pass. Replaced whole by an update; [] disarms them.
+          items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
         notify:
           type: [array, "null"]
           description: |

@@ -82,6 +82,33 @@ public struct AlarmChecks: Sendable {
         }
     }
 
+    /// Alarms are kept per etcd member (``RaisedAlarm``): member 0's beside the config's
+    /// own member's, each kept, read back and disarmed apart; while either is raised,
+    /// writes of keys are refused; an alarm of another member alone refuses them too.
+    public func eachMembersAlarmIsKeptApartAndAnyRefusesWrites() async throws {
+        try await conformance.withFixture { fixture, _ in
+            let store = fixture.store
+            let config = try await store.makeConfig("members")
+            let zero = RaisedAlarm(.noSpace, member: 0)
+            let raised = try await store.updateConfig(config, ConfigSettingsPatch(alarms: [.noSpace, zero]))
+            expectEqual(raised.settings.alarms, [.noSpace, zero])
+            let reopened = try await fixture.reopen?() ?? store
+            try await expectEqual(reopened.configInfo(config).settings.alarms, [.noSpace, zero])
+            try await expectEqual(store.listConfigs().first { $0.name == config }?.settings.alarms, [.noSpace, zero])
+            try await Self.expectRefused("a set under both", config) { try await store.set("/a", "v", in: config) }
+
+            let ownGone = try await store.updateConfig(config, ConfigSettingsPatch(alarms: [zero]))
+            expectEqual(ownGone.settings.alarms, [zero], "disarming the own member's leaves member 0's")
+            try await Self.expectRefused("a set under member 0's alone", config) { try await reopened.set("/a", "v", in: config) }
+            let other = RaisedAlarm(.noSpace, member: UInt64.max)
+            _ = try await store.updateConfig(config, ConfigSettingsPatch(alarms: [other]))
+            try await expectEqual(reopened.configInfo(config).settings.alarms, [other])
+            try await Self.expectRefused("a set under another member's", config) { try await store.set("/a", "v", in: config) }
+            _ = try await store.updateConfig(config, ConfigSettingsPatch(alarms: []))
+            try await store.set("/a", "v", in: config)
+        }
+    }
+
     /// A disarm clears the alarm and nothing else; a patch of other settings keeps it;
     /// alarms are absent by default and kept from creation.
     public func disarmClearsTheAlarmAndKeepsTheOtherSettings() async throws {

@@ -133,6 +133,7 @@ extension StoreConformance {
         all.append(Check(name: "AlarmChecks.aRaisedNoSpaceRefusesWritesOfKeysAndPassesDeletesAndReads()") { try await self.alarms.aRaisedNoSpaceRefusesWritesOfKeysAndPassesDeletesAndReads() })
         all.append(Check(name: "AlarmChecks.aRaisedAlarmOutlivesReopeningTheStore()") { try await self.alarms.aRaisedAlarmOutlivesReopeningTheStore() })
         all.append(Check(name: "AlarmChecks.disarmClearsTheAlarmAndKeepsTheOtherSettings()") { try await self.alarms.disarmClearsTheAlarmAndKeepsTheOtherSettings() })
+        all.append(Check(name: "AlarmChecks.eachMembersAlarmIsKeptApartAndAnyRefusesWrites()") { try await self.alarms.eachMembersAlarmIsKeptApartAndAnyRefusesWrites() })
         all.append(Check(name: "PageBudgetChecks.transactionReadsShareOnePageBudget()") { try await self.pageBudget.transactionReadsShareOnePageBudget() })
         all.append(Check(name: "PageBudgetChecks.aBudgetBelowOneByteIsRefused()") { try await self.pageBudget.aBudgetBelowOneByteIsRefused() })
         all.append(Check(name: "TTLChecks.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen()") { try await self.ttl.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen() })

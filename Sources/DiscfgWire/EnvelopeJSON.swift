@@ -188,7 +188,7 @@ public enum EnvelopeJSON {
         var object = JSONObjectWriter(&buffer)
         if !settings.alarms.isEmpty {
             object.key("alarms", &buffer)
-            writeArray(settings.alarms.sorted(), to: &buffer) { alarm, buffer in buffer.writeJSONString(alarm.rawValue) }
+            writeArray(settings.alarms.sorted(), to: &buffer) { alarm, buffer in buffer.writeJSONString(alarm.name) }
         }
         if let description = settings.description { object.key("description", &buffer); buffer.writeJSONString(description) }
         if let encryption = settings.encryption { object.key("encryption", &buffer); write(encryption, to: &buffer) }

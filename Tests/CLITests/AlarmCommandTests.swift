@@ -6,7 +6,7 @@ import Testing
 /// and refusing writes of keys with exit 1 in between.
 @Suite("CLI: config alarms")
 struct AlarmCommandTests {
-    @Test("update '{\"alarms\": [\"NOSPACE\"]}': set exits 1 naming the alarm and how to disarm it, del passes, info shows it; [] disarms; an unknown alarm is a usage error")
+    @Test("update '{\"alarms\": [\"NOSPACE\"]}': set exits 1 naming the alarm and how to disarm it, del passes, info shows it, member 0's as NOSPACE@0; [] disarms; an unknown alarm is a usage error")
     func alarms() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -20,6 +20,14 @@ struct AlarmCommandTests {
         #expect(refused.stderr.contains("NOSPACE alarm raised") && refused.stderr.contains(#"'{"alarms": []}'"#), "\(refused.stderr)")
         #expect(try await cli.run("info", "app").stdout.contains("alarms         NOSPACE raised"))
         #expect(try await cli.run("delete", "app", "/a").status == 0)
+        let both = try await cli.run("update", "app", #"{"alarms": ["NOSPACE@0", "NOSPACE"]}"#)
+        #expect(both.stdout.contains("alarms: NOSPACE, NOSPACE@0"), "\(both.stdout)")
+        #expect(try await cli.run("info", "app").stdout.contains("alarms         NOSPACE, NOSPACE@0 raised"))
+        let zero = try await cli.run("update", "app", #"{"alarms": ["NOSPACE@0"]}"#)
+        #expect(zero.stdout.contains("alarms: NOSPACE@0)"), "\(zero.stdout)")
+        #expect(try await cli.run("set", "app", "/b", "2").status == 1, "member 0's NOSPACE alone refuses writes")
+        let badMember = try await cli.run("update", "app", #"{"alarms": ["NOSPACE@x"]}"#)
+        #expect(badMember.status == 2 && badMember.stderr.contains("NOSPACE@0"), "\(badMember.stderr)")
         let unknown = try await cli.run("update", "app", #"{"alarms": ["CORRUPT"]}"#)
         #expect(unknown.status == 2 && unknown.stderr.contains("the alarms are: NOSPACE"), "\(unknown.stderr)")
         let disarmed = try await cli.run("update", "app", #"{"alarms": []}"#)

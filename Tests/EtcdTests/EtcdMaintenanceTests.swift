@@ -175,19 +175,22 @@ struct EtcdMaintenanceTests {
         #expect(try await service.status(request: .init(), context: Self.context).errors == ["memberID:\(service.identity.memberID) alarm:NOSPACE "])
         var other = Etcdserverpb_AlarmRequest()
         other.memberID = 7
-        #expect(try await service.alarm(request: other, context: Self.context).alarms.isEmpty)
-        #expect(try await service.alarm(request: Self.alarm(.deactivate), context: Self.context).alarms.map(\.alarm) == [.nospace])
+        #expect(try await service.alarm(request: other, context: Self.context).alarms == listed, "GET lists every member's, whichever it names, as etcd's")
+        #expect(try await service.alarm(request: Self.alarm(.deactivate), context: Self.context).alarms.isEmpty, "member 0 has none")
+        let own = service.identity.memberID
+        #expect(try await service.alarm(request: Self.alarm(.deactivate, member: own), context: Self.context).alarms.map(\.alarm) == [.nospace])
         #expect(try await service.alarm(request: .init(), context: Self.context).alarms.map(\.alarm) == [.nospace], "the quota keeps it listed")
         #expect(try await store.configInfo(backend.config).settings.alarms.isEmpty, "nothing was stored")
     }
 
-    @Test("Alarm ACTIVATE raises NOSPACE in the config's settings: puts, transactions with a put and lease grants get etcd's NOSPACE, deletes and ranges pass; DEACTIVATE clears it")
+    @Test("Alarm ACTIVATE for the member's own id raises NOSPACE in the config's settings: puts, transactions with a put and lease grants get etcd's NOSPACE, deletes and ranges pass; DEACTIVATE clears it")
     func activate() async throws {
         let (kv, service, _, cleanUp) = try await Self.service(.memory)
         defer { cleanUp() }
         let backend = service.backend
         try await Self.put(kv, "a", "1")
-        let raised = try await service.alarm(request: Self.alarm(.activate), context: Self.context)
+        let own = service.identity.memberID
+        let raised = try await service.alarm(request: Self.alarm(.activate, member: own), context: Self.context)
         #expect(raised.alarms.map(\.alarm) == [.nospace])
         #expect(raised.alarms.map(\.memberID) == [service.identity.memberID])
         #expect(try await backend.store.configInfo(backend.config).settings.alarms == [.noSpace])
@@ -211,18 +214,19 @@ struct EtcdMaintenanceTests {
         let refused = try #require(await EtcdKVServiceTests.failure { try await service.alarm(request: corrupt, context: Self.context) })
         #expect(refused.code == .unimplemented)
 
-        let disarmed = try await service.alarm(request: Self.alarm(.deactivate), context: Self.context)
+        let disarmed = try await service.alarm(request: Self.alarm(.deactivate, member: own), context: Self.context)
         #expect(disarmed.alarms.map(\.alarm) == [.nospace])
         #expect(try await service.alarm(request: .init(), context: Self.context).alarms.isEmpty)
         #expect(try await backend.store.configInfo(backend.config).settings.alarms.isEmpty)
         try await Self.put(kv, "b", "2")
-        #expect(try await service.alarm(request: Self.alarm(.deactivate), context: Self.context).alarms.isEmpty, "nothing left to disarm")
+        #expect(try await service.alarm(request: Self.alarm(.deactivate, member: own), context: Self.context).alarms.isEmpty, "nothing left to disarm")
     }
 
-    /// An Alarm request of `action` on NOSPACE of any member.
-    static func alarm(_ action: Etcdserverpb_AlarmRequest.AlarmAction) -> Etcdserverpb_AlarmRequest {
+    /// An Alarm request of `action` on NOSPACE of `member` (0 unless named).
+    static func alarm(_ action: Etcdserverpb_AlarmRequest.AlarmAction, member: UInt64 = 0) -> Etcdserverpb_AlarmRequest {
         var request = Etcdserverpb_AlarmRequest()
         request.action = action
+        request.memberID = member
         request.alarm = .nospace
         return request
     }

@@ -19,4 +19,9 @@ struct AlarmTests {
     func disarmClearsTheAlarmAndKeepsTheOtherSettings(kind: StoreKind) async throws {
         try await kind.conformance.alarms.disarmClearsTheAlarmAndKeepsTheOtherSettings()
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func eachMembersAlarmIsKeptApartAndAnyRefusesWrites(kind: StoreKind) async throws {
+        try await kind.conformance.alarms.eachMembersAlarmIsKeptApartAndAnyRefusesWrites()
+    }
 }

@@ -2,8 +2,9 @@ import Foundation
 
 /// An alarm raised on a config, as etcd raises one on its cluster (`etcdctl alarm`).
 ///
-/// Kept in the config's settings (``ConfigSettings/alarms``), so every server on the
-/// store sees it and it outlives them, until it is disarmed. The store checks it in the
+/// Kept in the config's settings (``ConfigSettings/alarms``), under the etcd member it
+/// was raised for (``RaisedAlarm``), so every server on the store sees it and it
+/// outlives them, until it is disarmed. The store checks it in the
 /// transaction of every change, where it checks the quota (``ConfigSettings/checkChange(_:size:change:writesKeys:)``),
 /// so every face refuses alike.
 ///
@@ -25,18 +26,10 @@ public enum ConfigAlarm: String, Hashable, Sendable, CaseIterable, Comparable {
     public init(named name: String) throws {
         guard let alarm = ConfigAlarm(rawValue: name) else {
             throw DiscfgError.invalid(
-                "alarms", "\"\(name.debugEscaped)\" is not an alarm; the alarms are: \(ConfigAlarm.allCases.map(\.rawValue).joined(separator: ", "))"
+                "alarms", "\"\(name.debugEscaped)\" is not an alarm; the alarms are: \(ConfigAlarm.allCases.map(\.rawValue).joined(separator: ", ")) (each as the config's own member's, or under an etcd member id after @, as in NOSPACE@0)"
             )
         }
         self = alarm
-    }
-
-    /// `alarms` by name, in name order: how settings write them.
-    static func names(_ alarms: Set<ConfigAlarm>) -> [String] { alarms.sorted().map(\.rawValue) }
-
-    /// The alarms named in `container` under `key`, checked by ``init(named:)``; nil when absent.
-    static func decode<K: CodingKey>(_ container: KeyedDecodingContainer<K>, forKey key: K) throws -> Set<ConfigAlarm>? {
-        try container.decodeIfPresent([String].self, forKey: key).map { Set(try $0.map(ConfigAlarm.init(named:))) }
     }
 }
 
@@ -49,17 +42,17 @@ extension ConfigSettings {
     ///   - writesKeys: whether the change writes any key (an event with an item), as
     ///     opposed to deleting or expiring keys only.
     /// - Throws: ``DiscfgError/alarmRaised(_:)`` for a change that writes a key while
-    ///   NOSPACE is raised; ``DiscfgError/Code/quotaExceeded`` past the quota.
+    ///   NOSPACE is raised under any member (``RaisedAlarm``); ``DiscfgError/Code/quotaExceeded`` past the quota.
     public func checkChange(_ config: ConfigName, size: Int, change: Int, writesKeys: Bool) throws {
-        if writesKeys, alarms.contains(.noSpace) { throw DiscfgError.alarmRaised(config) }
+        if writesKeys, isRaised(.noSpace) { throw DiscfgError.alarmRaised(config) }
         try checkQuota(config, size: size, change: change)
     }
 
     /// Checks an etcd lease grant on `config` against the raised alarms (etcd's capped
     /// applier refuses grants too).
-    /// - Throws: ``DiscfgError/alarmRaised(_:)`` while NOSPACE is raised.
+    /// - Throws: ``DiscfgError/alarmRaised(_:)`` while NOSPACE is raised under any member.
     public func checkLeaseGrant(_ config: ConfigName) throws {
-        if alarms.contains(.noSpace) { throw DiscfgError.alarmRaised(config) }
+        if isRaised(.noSpace) { throw DiscfgError.alarmRaised(config) }
     }
 }
 

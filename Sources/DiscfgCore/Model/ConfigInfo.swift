@@ -74,16 +74,17 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
     /// Where the stream function publishes the config's snapshot after each change
     /// (`discfg update CFG --publish s3://BUCKET/PREFIX`); nil for nowhere.
     public var publish: SnapshotDestination?
-    /// The alarms raised on the config (``ConfigAlarm``): raised by etcd's `Alarm`
-    /// ACTIVATE, cleared by its DEACTIVATE or an update; empty when none is.
-    public var alarms: Set<ConfigAlarm>
+    /// The alarms raised on the config, each under the etcd member it was raised for
+    /// (``RaisedAlarm``): raised by etcd's `Alarm` ACTIVATE, cleared by its DEACTIVATE or
+    /// an update; empty when none is. Any member's NOSPACE refuses writes of keys.
+    public var alarms: Set<RaisedAlarm>
 
     /// Creates settings; the defaults keep 30 days of history, notify nobody, encrypt
     /// nothing, set no quota, publish nowhere and raise no alarm.
     public init(
         history: HistoryRetention = .default, description: String? = nil, notify: [NotificationTarget] = [],
         encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: SnapshotDestination? = nil,
-        alarms: Set<ConfigAlarm> = []
+        alarms: Set<RaisedAlarm> = []
     ) {
         self.history = history
         self.description = description
@@ -108,7 +109,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         // An empty string publishes nowhere, as in a patch.
         let location = try container.decodeIfPresent(String.self, forKey: .publish) ?? ""
         publish = location.isEmpty ? nil : try SnapshotDestination(parsing: location)
-        alarms = try ConfigAlarm.decode(container, forKey: .alarms) ?? []
+        alarms = try RaisedAlarm.decode(container, forKey: .alarms) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -119,7 +120,7 @@ public struct ConfigSettings: Hashable, Sendable, Codable {
         try container.encodeIfPresent(encryption, forKey: .encryption)
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
         try container.encodeIfPresent(publish, forKey: .publish)
-        if !alarms.isEmpty { try container.encode(ConfigAlarm.names(alarms), forKey: .alarms) }
+        if !alarms.isEmpty { try container.encode(RaisedAlarm.names(alarms), forKey: .alarms) }
     }
 
     /// Checks a change of `change` bytes to a config `config` holding `size` bytes of key
@@ -158,7 +159,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// publish nowhere; checked with ``SnapshotDestination/init(parsing:field:)``.
     public var publish: String?
     /// The alarms raised, replacing the old ones whole; an empty set disarms them all.
-    public var alarms: Set<ConfigAlarm>?
+    public var alarms: Set<RaisedAlarm>?
 
     /// The ``quotaBytes`` that removes a config's quota.
     public static let removeQuota = 0
@@ -166,7 +167,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// Creates a patch.
     public init(
         history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil,
-        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil, alarms: Set<ConfigAlarm>? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil, alarms: Set<RaisedAlarm>? = nil
     ) {
         self.history = history
         self.description = description
@@ -198,7 +199,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         }
         publish = try container.decodeIfPresent(String.self, forKey: .publish)
         if let publish, !publish.isEmpty { _ = try SnapshotDestination(parsing: publish) }
-        alarms = try ConfigAlarm.decode(container, forKey: .alarms)
+        alarms = try RaisedAlarm.decode(container, forKey: .alarms)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -209,7 +210,7 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         try container.encodeIfPresent(encryption, forKey: .encryption)
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
         try container.encodeIfPresent(publish, forKey: .publish)
-        try container.encodeIfPresent(alarms.map(ConfigAlarm.names), forKey: .alarms)
+        try container.encodeIfPresent(alarms.map(RaisedAlarm.names), forKey: .alarms)
     }
 
     /// Whether the patch changes nothing.

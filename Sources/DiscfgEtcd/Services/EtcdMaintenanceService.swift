@@ -9,7 +9,7 @@ import GRPCCore
 /// (``DiscfgService/Action/Kind/maintenance``): `Defragment` (nothing to do: the
 /// stores reclaim space themselves), `Hash` and `HashKV` (a hash of the keys and
 /// values, ``EtcdBackend/hashKV(at:)``), `MoveLeader` (to itself only) and `Alarm`'s
-/// ACTIVATE and DEACTIVATE. `Snapshot` is refused by name (``refused``), pointing at `discfg export`.
+/// ACTIVATE and DEACTIVATE (``alarm(request:context:)``). `Snapshot` is refused by name (``refused``), pointing at `discfg export`.
 struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
     let backend: EtcdBackend
     let identity: EtcdIdentity
@@ -22,7 +22,7 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
 
     /// Runs `step` as a maintenance action on the whole config by the call's caller,
     /// through the one chain every face's actions go (``DiscfgService/Pipeline``).
-    private func maintaining<T: Sendable>(_ step: () async throws -> T) async throws -> T {
+    func maintaining<T: Sendable>(_ step: () async throws -> T) async throws -> T {
         try await backend.perform(Action(.maintenance, on: backend.config), by: EtcdCaller.caller(authenticates: authenticates), step)
     }
 
@@ -36,7 +36,8 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
                 response.dbSize = Int64(bytes)
                 response.dbSizeInUse = Int64(bytes)
             }
-            if Self.noSpace(info) { response.errors = ["memberID:\(identity.memberID) alarm:NOSPACE "] }
+            // Every alarm raised, as etcd's status lists them (AlarmMember's text form).
+            response.errors = raised(info).map { "memberID:\($0.member) alarm:\($0.alarm.rawValue) " }
             response.version = Self.version
             response.leader = identity.memberID
             response.raftIndex = revision.rawValue
@@ -45,94 +46,6 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
             return response
         }
     }
-
-    /// Whether the member reports etcd's NOSPACE alarm: raised and kept in the config's
-    /// settings (``ConfigSettings/alarms``, by ``alarm(request:context:)``'s ACTIVATE),
-    /// or raised by the quota: the config's live bytes stand for etcd's database size,
-    /// and within one largest key and value of its quota, where a put may be refused for
-    /// space, the alarm is listed, as etcd raises it.
-    static func noSpace(_ info: ConfigInfo) -> Bool {
-        if info.settings.alarms.contains(.noSpace) { return true }
-        guard let bytes = info.byteCount, let quota = info.settings.quotaBytes else { return false }
-        return quota - bytes < Limits.maxValueBytes + Key.maxBytes
-    }
-
-    /// GET lists the member's NOSPACE while it is raised (``noSpace(_:)``), filtered by
-    /// the request's member and alarm when it names them.
-    ///
-    /// ACTIVATE of NOSPACE raises it in the config's settings, where every server on the
-    /// store sees it and the store refuses every change that writes a key (and lease
-    /// grants) until it is disarmed, as etcd's capped applier does; DEACTIVATE clears it
-    /// and answers it disarmed. The quota's NOSPACE is listed again while the config
-    /// stays near its quota, and refuses only what would pass the quota. Both need admin
-    /// over the whole config; CORRUPT is not raised by hand (``corruptRefused``).
-    func alarm(request: Etcdserverpb_AlarmRequest, context: ServerContext) async throws -> Etcdserverpb_AlarmResponse {
-        switch request.action {
-        case .get:
-            return try await backend.reading {
-                let info = try await backend.store.configInfo(backend.config)
-                return answer(Self.noSpace(info) && selects(request))
-            }
-        case .activate:
-            return try await maintaining {
-                try checkRaisable(request)
-                let info = try await backend.store.configInfo(backend.config)
-                let alarms = info.settings.alarms.union([.noSpace])
-                if alarms != info.settings.alarms { _ = try await backend.store.updateConfig(backend.config, ConfigSettingsPatch(alarms: alarms)) }
-                return answer(true)
-            }
-        case .deactivate:
-            return try await maintaining {
-                let info = try await backend.store.configInfo(backend.config)
-                guard selects(request), Self.noSpace(info) else { return answer(false) }
-                if info.settings.alarms.contains(.noSpace) {
-                    _ = try await backend.store.updateConfig(backend.config, ConfigSettingsPatch(alarms: info.settings.alarms.subtracting([.noSpace])))
-                }
-                return answer(true)
-            }
-        case .UNRECOGNIZED:
-            throw DiscfgError.invalid("action", "etcdserver: unknown alarm action \(request.action.rawValue)")
-        }
-    }
-
-    /// Whether `request` names this member's NOSPACE, or any member or alarm.
-    private func selects(_ request: Etcdserverpb_AlarmRequest) -> Bool {
-        [0, identity.memberID].contains(request.memberID) && [.none, .nospace].contains(request.alarm)
-    }
-
-    /// An answer listing this member's NOSPACE when `listed`.
-    private func answer(_ listed: Bool) -> Etcdserverpb_AlarmResponse {
-        var response = Etcdserverpb_AlarmResponse()
-        if listed {
-            var member = Etcdserverpb_AlarmMember()
-            member.memberID = identity.memberID
-            member.alarm = .nospace
-            response.alarms = [member]
-        }
-        return response
-    }
-
-    /// Refuses an ACTIVATE of anything but NOSPACE on this member.
-    private func checkRaisable(_ request: Etcdserverpb_AlarmRequest) throws {
-        switch request.alarm {
-        case .nospace: break
-        case .corrupt: throw Self.corruptRefused
-        default: throw DiscfgError.invalid("alarm", "etcdserver: alarm \(request.alarm) cannot be raised; NOSPACE can")
-        }
-        guard [0, identity.memberID].contains(request.memberID) else {
-            throw DiscfgError.invalid(
-                "memberID",
-                "etcdserver: member \(String(request.memberID, radix: 16)) is not in this cluster; its one member is \(String(identity.memberID, radix: 16))"
-            )
-        }
-    }
-
-    /// The answer to an `Alarm` ACTIVATE of CORRUPT: etcd's CORRUPT refuses reads too,
-    /// which discfg's stores do not check alarms on.
-    static let corruptRefused = RPCError(
-        code: .unimplemented,
-        message: "etcdserver: CORRUPT is not raised by hand in discfg; NOSPACE is (it refuses writes until disarmed)"
-    )
 
     /// Nothing is fragmented in discfg's sense: SQLite and DynamoDB reuse the space of
     /// deleted keys and dropped history themselves. Succeeds, answering as etcd does,

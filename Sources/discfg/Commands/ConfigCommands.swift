@@ -180,7 +180,7 @@ struct InfoCommand: AsyncParsableCommand {
                     } ?? "none"],
                 ]
                 if !info.settings.alarms.isEmpty {
-                    let names = info.settings.alarms.sorted().map(\.rawValue).joined(separator: ", ")
+                    let names = info.settings.alarms.sorted().map(\.name).joined(separator: ", ")
                     rows.append(["alarms", "\(names) raised: keys are not written until disarmed ('discfg update \(name) '{\"alarms\": []}'')"])
                 }
                 rows += [

@@ -88,7 +88,7 @@ struct UpdateCommand: AsyncParsableCommand {
                 }
                 if patch.publish != nil { line += ", publish: " + (info.settings.publish?.description ?? "nowhere") }
                 if patch.alarms != nil {
-                    line += ", alarms: " + (info.settings.alarms.isEmpty ? "none" : info.settings.alarms.sorted().map(\.rawValue).joined(separator: ", "))
+                    line += ", alarms: " + (info.settings.alarms.isEmpty ? "none" : info.settings.alarms.sorted().map(\.name).joined(separator: ", "))
                 }
                 if let encryption = patch.encryption { line += ", encryption: \(encryption.key)" }
                 lines.append(line + ")")
