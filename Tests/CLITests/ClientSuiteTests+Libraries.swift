@@ -21,8 +21,6 @@ extension ClientSuite {
             "tests/test_etcd3.py::TestEtcd3::test_lock_acquire_none": debianTenacity,
             "tests/test_etcd3.py::TestClient::test_user_pwd_auth": .failsOnEtcd("patches a module `etcdrpc` that is not importable (ModuleNotFoundError)"),
             "tests/test_etcd3.py::TestEtcd3::test_snapshot": snapshot,
-            "tests/test_etcd3.py::TestAlarms::test_create_alarm_all_members": alarmOfMemberZero,
-            "tests/test_etcd3.py::TestAlarms::test_list_alarms": alarmOfMemberZero,
         ]
     )
 
@@ -39,8 +37,6 @@ extension ClientSuite {
                 "etcd's users and roles (etcdctl user add, auth enable): discfg's tokens are its users"
             ),
             "tests/integration/test_maintenance.py::test_snapshot": snapshot,
-            "tests/integration/test_maintenance.py::test_create_alarm_all_members": alarmOfMemberZero,
-            "tests/integration/test_maintenance.py::test_list_alarms": alarmOfMemberZero,
         ]
     )
 
@@ -59,7 +55,4 @@ extension ClientSuite {
     )
     private static let withCluster = Reason.skippedBySuite("runs only with --with-cluster, on the suite's three-node cluster")
     private static let snapshot = Reason.notServed("Maintenance.Snapshot: discfg has no etcd database file (discfg export backs a config up)")
-    private static let alarmOfMemberZero = Reason.notYetBuilt(
-        "an ACTIVATE for member 0: etcd keeps an alarm under member id 0, listed beside the member's own; discfg raises its one member's"
-    )
 }
