@@ -36,8 +36,9 @@ struct EtcdMaintenanceService: Etcdserverpb_Maintenance.SimpleServiceProtocol {
                 response.dbSize = Int64(bytes)
                 response.dbSizeInUse = Int64(bytes)
             }
-            // Every alarm raised, as etcd's status lists them (AlarmMember's text form).
-            response.errors = raised(info).map { "memberID:\($0.member) alarm:\($0.alarm.rawValue) " }
+            // Every alarm raised, as etcd's status lists them: AlarmMember's text form,
+            // which leaves out a member id of 0.
+            response.errors = raised(info).map { ($0.member == 0 ? "" : "memberID:\($0.member) ") + "alarm:\($0.alarm.rawValue) " }
             response.version = Self.version
             response.leader = identity.memberID
             response.raftIndex = revision.rawValue
