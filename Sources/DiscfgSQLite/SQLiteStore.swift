@@ -27,23 +27,37 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         "SELECT \(SQLiteRows.eventColumns) FROM history WHERE config = ? AND revision >= ? AND key >= ? AND key < ? ORDER BY revision, sub"
     )
 
-    /// Opens the store at `path`, creating the file, its directory and tables if needed.
+    /// Opens the store at `path`, creating the file, its directory and tables if needed,
+    /// or, with `create` false, only a file that is already there.
     ///
     /// The store holds credentials: a folder it creates is 0700 and a file it creates
     /// 0600 (SQLite gives the -wal and -shm files the file's mode). Existing folders
-    /// and files keep theirs.
-    /// - Throws: `unavailable` when the file cannot be opened or is not a discfg store.
-    public init(path: String, clock: any WallClock = SystemClock()) throws {
+    /// and files keep theirs. An existing empty file is set up as a new store either way.
+    /// - Parameter create: false for a command that only uses a store: a missing file
+    ///   is then an error, and neither the file nor its folder is made.
+    /// - Throws: `unavailable` when the file cannot be opened or is not a discfg store;
+    ///   with `create` false, when there is no file at `path`.
+    public init(path: String, clock: any WallClock = SystemClock(), create: Bool = true) throws {
         self.path = path
         self.clock = clock
-        let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
-            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        if create {
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
+                try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            }
+            // An empty file is an empty database; creating it here fixes its mode.
+            let created = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if created >= 0 { close(created) }
+        } else if !FileManager.default.fileExists(atPath: path) {
+            throw Self.missing(path)
         }
-        // An empty file is an empty database; creating it here fixes its mode.
-        let created = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-        if created >= 0 { close(created) }
-        let connection = try SQLiteConnection(path: path, create: true)
+        // Without SQLITE_OPEN_CREATE, a file removed since the check above is not made again.
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, create: create)
+        } catch is DiscfgError where !create && !FileManager.default.fileExists(atPath: path) {
+            throw Self.missing(path)
+        }
         let mode = try connection.first("PRAGMA journal_mode = WAL") { $0.text(0) }
         guard mode == "wal" else {
             throw DiscfgError(.unavailable, "SQLite store \(path) cannot use write-ahead logging (journal mode \(mode ?? "unknown"))", field: "store")
@@ -65,6 +79,11 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     }
 
     public var groupCommits: GroupCommitStatistics { writer.statistics }
+
+    /// The error for a store that is not there, when opening may not create one.
+    static func missing(_ path: String) -> DiscfgError {
+        DiscfgError(.unavailable, "no store at \(path): the file does not exist", field: "store")
+    }
 
     public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
         let now = clock.now()

@@ -4,7 +4,8 @@ import Foundation
 /// Which store to use, named by one URL (`--store` or `DISCFG_STORE`).
 ///
 /// - `sqlite:///absolute/path.db` or `sqlite:relative/path.db`: the embedded store
-///   (default `$XDG_DATA_HOME/discfg/discfg.db`, i.e. `~/.local/share/discfg/discfg.db`)
+///   (default `$XDG_DATA_HOME/discfg/discfg.db`, i.e. `~/.local/share/discfg/discfg.db`);
+///   `sqlite://name/…` is refused, as `name` would be a host
 /// - `memory:`: nothing is kept after the process ends (tests and demos)
 /// - `http://host:8899`, `https://…`: a discfg server
 /// - `dynamodb://REGION/TABLE?endpoint=URL&profile=P&consistent=true`: a DynamoDB table
@@ -32,7 +33,18 @@ public enum StoreLocation: Hashable, Sendable, CustomStringConvertible {
         var rest = String(trimmed[trimmed.index(after: colon)...])
         switch scheme {
         case "sqlite":
-            if rest.hasPrefix("//") { rest.removeFirst(2) }
+            // One rule, as for file: URLs: after `//` comes a host, and SQLite has none, so
+            // `sqlite://tmp/x.db` is refused rather than read as ./tmp/x.db or /tmp/x.db.
+            if rest.hasPrefix("//") {
+                rest.removeFirst(2)
+                if let first = rest.first, !"/?#".contains(first) {
+                    let host = String(rest.prefix { $0 != "/" }).debugEscaped, path = rest.debugEscaped
+                    throw DiscfgError.invalid(
+                        "store",
+                        "store \"\(text.debugEscaped)\" names \"\(host)\" as a host, and a SQLite store has none: write sqlite:///\(path) for /\(path), or sqlite:\(path) for a path relative to the current folder"
+                    )
+                }
+            }
             // A parameter would be ignored (SQLite's own URI parameters are not passed on):
             // refused rather than dropped, so `?mode=ro` never writes.
             let parameters = rest.firstIndex { $0 == "?" || $0 == "#" }

@@ -33,6 +33,10 @@ public struct StoreOpener: Sendable {
     /// Whether a missing DynamoDB table is created (the CLI does; the Lambda function,
     /// whose table the deployment owns, does not).
     public var createTable = true
+    /// Whether a missing SQLite file (and its folder) is created. The CLI's commands that
+    /// make a store (`init`, `create`, `serve`, `import`, `token create`) do; the others
+    /// open only a file that is there, so a mistyped path is named rather than made.
+    public var createSQLiteFile = true
     /// The capacity of a DynamoDB table created on opening; on-demand when nil.
     public var tableCapacity: TableCapacity?
     /// Told of slow steps (creating a table, waiting for it to become active).
@@ -52,7 +56,7 @@ public struct StoreOpener: Sendable {
     /// The store at `location`.
     public func open(_ location: StoreLocation) throws -> any ConfigStore {
         switch location {
-        case .sqlite(let path): try SQLiteStore(path: path)
+        case .sqlite(let path): try SQLiteStore(path: path, create: createSQLiteFile)
         case .memory: MemoryStore()
         case .dynamodb(let location): try openDynamoDB(location)
         case .server(let url): try openServer(url)

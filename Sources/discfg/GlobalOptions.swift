@@ -63,9 +63,17 @@ struct GlobalOptions: ParsableArguments {
     /// The store's URL, for messages.
     var storeDescription: String { (try? storeLocation().description) ?? "the store" }
 
-    /// The store the options name.
+    /// The store the options name, which must be there: a SQLite file that is not is
+    /// named, with how to create it, and neither it nor its folder is made.
     func openStore() throws -> any ConfigStore {
-        try opener().open(storeLocation())
+        try open(creating: false, tableCapacity: nil)
+    }
+
+    /// The store, made when it is missing: for the commands whose work is to make one
+    /// (`init`, `create`, `serve`, `import`, `token create`); a DynamoDB table is
+    /// created with `capacity`.
+    func makeStore(tableCapacity capacity: TableCapacity? = nil) throws -> any ConfigStore {
+        try open(creating: true, tableCapacity: capacity)
     }
 
     /// How this command opens stores: its AWS flags, `--token`, and progress (table
@@ -84,20 +92,35 @@ struct GlobalOptions: ParsableArguments {
         return opener
     }
 
-    /// The store, creating a DynamoDB table with `capacity` when it is missing.
+    /// The store, creating a DynamoDB table with `capacity` when it is missing (a SQLite
+    /// file is not made).
     func openStore(tableCapacity capacity: TableCapacity?) throws -> any ConfigStore {
-        guard case .dynamodb(let location) = try storeLocation() else {
-            if capacity != nil { throw usage("--read-capacity and --write-capacity apply only to dynamodb:// stores", field: "capacity") }
-            return try openStore()
+        try open(creating: false, tableCapacity: capacity)
+    }
+
+    private func open(creating: Bool, tableCapacity capacity: TableCapacity?) throws -> any ConfigStore {
+        let location = try storeLocation()
+        if capacity != nil {
+            guard case .dynamodb = location else { throw usage("--read-capacity and --write-capacity apply only to dynamodb:// stores", field: "capacity") }
         }
-        return try opener(tableCapacity: capacity).openDynamoDB(location)
+        var opener = try opener(tableCapacity: capacity)
+        opener.createSQLiteFile = creating
+        do {
+            return try opener.open(location)
+        } catch let error as DiscfgError where !creating {
+            guard case .sqlite(let path) = location, error.code == .unavailable, !FileManager.default.fileExists(atPath: path) else { throw error }
+            // The same options make it, so `init` needs --store only when it was given.
+            let initCommand = store == nil ? "discfg init" : "discfg init --store '\(location)'"
+            throw DiscfgError(.unavailable, "no store at \(path) (nothing was created): \(initCommand) creates one", field: "store")
+        }
     }
 
     /// The store, as the keeper of bearer tokens.
     /// Who manages tokens for `discfg token`: a server through `/admin/tokens` for an
-    /// http(s) store, else the store's own token records.
-    func openTokenAdministration() throws -> any TokenAdministration {
-        let store = try openStore()
+    /// http(s) store, else the store's own token records, in a store made when missing
+    /// if `creating` (`token create`, before a first `serve`).
+    func openTokenAdministration(creating: Bool = false) throws -> any TokenAdministration {
+        let store = try creating ? makeStore() : openStore()
         if let remote = store as? any TokenAdministration { return remote }
         guard let tokens = store as? any TokenStore else {
             throw DiscfgError(.invalidArgument, "the store \(storeDescription) keeps no tokens", field: "store")

@@ -8,11 +8,10 @@ import Testing
 /// and says what would do.
 @Suite("Store URLs")
 struct StoreLocationTests {
-    @Test("SQLite paths: absolute with sqlite:///, relative with sqlite: or sqlite://, percent-escapes decoded", arguments: [
+    @Test("SQLite paths: absolute with sqlite:///, relative with sqlite:, percent-escapes decoded", arguments: [
         ("sqlite:///var/lib/discfg/discfg.db", "/var/lib/discfg/discfg.db"),
         ("sqlite:/var/lib/discfg.db", "/var/lib/discfg.db"),
         ("sqlite:data/discfg.db", "data/discfg.db"),
-        ("sqlite://data/discfg.db", "data/discfg.db"),
         ("sqlite:discfg.db", "discfg.db"),
         ("SQLite:///tmp/x.db", "/tmp/x.db"),
         ("  sqlite:///tmp/padded.db  ", "/tmp/padded.db"),
@@ -86,6 +85,18 @@ struct StoreLocationTests {
         let message = try #require(Self.refusal(text))
         #expect(message.contains(says), "\(message)")
         #expect(message.contains(text.trimmingCharacters(in: .whitespaces)), "\(message)")
+    }
+
+    @Test("sqlite://NAME/… is refused, naming both spellings of a path: absolute and relative", arguments: [
+        ("sqlite://tmp/x.db", "sqlite:///tmp/x.db", "sqlite:tmp/x.db"),
+        ("sqlite://data/discfg.db", "sqlite:///data/discfg.db", "sqlite:data/discfg.db"),
+        ("sqlite://localhost/var/x.db", "sqlite:///localhost/var/x.db", "sqlite:localhost/var/x.db"),
+    ])
+    func sqliteHost(_ text: String, _ absolute: String, _ relative: String) throws {
+        let message = try #require(Self.refusal(text))
+        #expect(message.contains("host"), "\(message)")
+        #expect(message.contains(absolute), "\(message)")
+        #expect(message.contains(relative + " for a path relative"), "\(message)")
     }
 
     @Test("a server URL without a host, with a port no server listens on, or with parameters", arguments: [

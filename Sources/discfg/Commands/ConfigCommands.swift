@@ -39,7 +39,7 @@ struct CreateCommand: AsyncParsableCommand {
                 patch.encryption = try await global.keyring().newEncryption(keyName: KeyName.normalized(key), config: name)
             }
             patch = try await global.sealingWebhookSecrets(patch, config: name, current: nil, output: output)
-            let info = try await global.openStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
+            let info = try await global.makeStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
             var envelope = Envelope(action: "create")
             envelope.config = name.rawValue
             envelope.configInfo = ConfigDocument(info.redacted)

@@ -30,7 +30,7 @@ struct InitCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await global.run("init") { output in
-            let store = try global.openStore(tableCapacity: capacity.capacity())
+            let store = try global.makeStore(tableCapacity: capacity.capacity())
             var envelope = Envelope(action: "init")
             guard let dynamo = store as? DynamoDBStore else {
                 envelope.message = "store \(global.storeDescription) is ready"

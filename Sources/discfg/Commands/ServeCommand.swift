@@ -152,7 +152,7 @@ struct ServeCommand: AsyncParsableCommand {
             guard let level = Logger.Level(rawValue: logLevel) else { throw usage("unknown log level \(logLevel)", field: "--log-level") }
             let serverTLS = try tls.serverTLS()
             let certificateRoles = try tls.roles()
-            let store = try global.openStore()
+            let store = try global.makeStore()
             let tokens = store as? any TokenStore
             let tokenCount = try await tokens?.listTokens().count ?? 0
             let issued = try await tokens?.tokensWereIssued() ?? false

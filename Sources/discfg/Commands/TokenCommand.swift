@@ -51,7 +51,7 @@ struct TokenCommand: AsyncParsableCommand {
         func run() async throws {
             try await global.run("token-create") { output in
                 let scopes = try scopes.isEmpty ? nil : scopes.map(AccessScope.init)
-                let (token, record) = try await global.openTokenAdministration().issueToken(role: role, scopes: scopes, description: description)
+                let (token, record) = try await global.openTokenAdministration(creating: true).issueToken(role: role, scopes: scopes, description: description)
                 output.emit(Envelope(issuedToken: token, record: record)) {
                     """
                     \(token)
