@@ -67,8 +67,8 @@ func parseISO8601(_ text: String) -> Date? {
 }
 
 /// Describes a transport failure in a few plain words, not the HTTP or NIO library's
-/// type dump.
-func describeTransportError(_ error: any Error) -> String {
+/// type dump: `connection refused`, `timed out`, `connect timed out`, ….
+public func describeTransportError(_ error: any Error) -> String {
     if let error = error as? HTTPClientError {
         switch error {
         case .deadlineExceeded, .readTimeout: return "timed out"

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import DiscfgCore
 import DiscfgNetwork
 import NIOSSL
@@ -87,12 +86,5 @@ public struct ClientTLS: Sendable, Equatable {
             return "it refused the TLS handshake: it requires a client certificate of its CA (give one with --cert and --key, or DISCFG_CERT and DISCFG_KEY)"
         }
         return "the TLS handshake failed (\(text))"
-    }
-
-    /// An HTTP client that speaks TLS so; shut it down when done.
-    func makeHTTPClient() throws -> HTTPClient {
-        var configuration = HTTPClient.Configuration()
-        configuration.tlsConfiguration = try self.configuration()
-        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }

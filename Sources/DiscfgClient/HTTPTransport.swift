@@ -72,8 +72,22 @@ struct HTTPTransport: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            throw DiscfgError(.unavailable, "cannot reach the discfg server at \(baseURL): \(ClientTLS.explain(error) ?? "\(error)")", field: "store")
+            throw Self.unreachable(baseURL, error)
         }
+    }
+
+    /// A request the server at `baseURL` did not answer, in one sentence a person can act
+    /// on: `cannot connect to discfg at http://127.0.0.1:8899: connection refused`, not
+    /// the HTTP or NIO library's description of `error`.
+    static func unreachable(_ baseURL: String, _ error: any Error) -> DiscfgError {
+        if let handshake = ClientTLS.explain(error) {
+            return DiscfgError(.unavailable, "cannot reach the discfg server at \(baseURL): \(handshake)", field: "store")
+        }
+        let words = describeTransportError(error)
+        let connecting = words == "connection refused" || words == "connect timed out" || words.hasPrefix("DNS error")
+        return DiscfgError(
+            .unavailable, connecting ? "cannot connect to discfg at \(baseURL): \(words)" : "cannot reach the discfg server at \(baseURL): \(words)", field: "store"
+        )
     }
 
     /// Sends a request and decodes the envelope, throwing the server's error as a

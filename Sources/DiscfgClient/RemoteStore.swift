@@ -37,13 +37,24 @@ public final class RemoteStore: ConfigStore {
     ) throws {
         ownsClient = client == nil
         let seconds = timeout.components.seconds
-        let httpClient = try client ?? tls?.makeHTTPClient() ?? HTTPClient(eventLoopGroupProvider: .singleton)
+        let httpClient = try client ?? Self.makeClient(tls: tls)
         do {
             transport = try HTTPTransport(url: url, token: token, signing: signing, client: httpClient, timeout: .seconds(max(1, seconds)))
         } catch {
             if client == nil { httpClient.shutdown { _ in } }
             throw error
         }
+    }
+
+    /// The HTTP client a store makes for itself. A refused connection fails its request at
+    /// once: the connection pool would try again until its 10 s connect timeout, and the
+    /// person at the command line would wait that long to read "connection refused". The
+    /// callers that outlive a server's restart (a watch, the agent) retry on their own.
+    static func makeClient(tls: ClientTLS?) throws -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        if let tls { configuration.tlsConfiguration = try tls.configuration() }
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     deinit {

@@ -72,7 +72,7 @@ struct RemoteWatch: Sendable {
         do {
             response = try await transport.client.execute(request, deadline: .distantFuture)
         } catch {
-            throw DiscfgError(.unavailable, "cannot reach the discfg server at \(transport.baseURL): \(error)", field: "store")
+            throw HTTPTransport.unreachable(transport.baseURL, error)
         }
         if response.status == .notAcceptable { throw StreamingRefused() }
         guard response.status == .ok else {

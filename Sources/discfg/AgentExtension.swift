@@ -110,8 +110,8 @@ final class AgentExtension: ExtensionWorkload {
         var ports = bound.makeAsyncIterator()
         guard await ports.next() != nil else {
             switch await server.result {
-            case .failure(let error as IOError) where AgentListenFailure.covers(error):
-                throw AgentListenFailure.error(error, port: port, field: "DISCFG_AGENT_PORT")
+            case .failure(let error as IOError) where ListenFailure.covers(error):
+                throw ListenFailure.error(error, port: port, field: "DISCFG_AGENT_PORT")
             case .failure(let error):
                 throw DiscfgError(.unavailable, "cannot serve on 127.0.0.1:\(port): \(error)", field: "DISCFG_AGENT_PORT")
             case .success:

@@ -63,7 +63,7 @@ struct ServeTests {
         #expect(await server.kill(SIGTERM) == .exited(0))
         let down = try await remote.run("get", "db/host")
         #expect(down.status == 1)
-        #expect(down.stderr.contains("cannot reach"))
+        #expect(down.stderr.contains("cannot connect to discfg at"), "\(down.stderr)")
     }
 
     /// Starts `discfg serve --port 0` with `arguments` and returns it with the port it

@@ -152,9 +152,9 @@ struct AgentCommand: AsyncParsableCommand {
             )
             defer { socket?.remove() }
             socket?.bindingStarts()
-            do { try await app.runService() } catch let error as IOError where AgentListenFailure.covers(error) {
+            do { try await app.runService() } catch let error as IOError where ListenFailure.covers(error) {
                 if let socket { throw DiscfgError(.unavailable, "cannot serve on unix:\(socket.path): \(String(cString: strerror(error.errnoCode)))", field: "--listen") }
-                throw AgentListenFailure.error(error, port: port, field: "--port")
+                throw ListenFailure.error(error, port: port, field: "--port")
             }
         }
     }

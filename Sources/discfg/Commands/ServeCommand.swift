@@ -8,6 +8,7 @@ import DiscfgService
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 struct ServeCommand: AsyncParsableCommand {
@@ -283,11 +284,14 @@ struct ServeCommand: AsyncParsableCommand {
                     server.metricsText = metricsText
                     let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }
                     server.auditTrail = trail
-                    return exporters + [server] + (trail.map { [AuditTrailService(trail: $0)] } ?? [])
+                    return exporters + [ListeningService(server, host: etcd.host, port: etcd.port, field: "--etcd")]
+                        + (trail.map { [AuditTrailService(trail: $0)] } ?? [])
                 }
             )
             _ = output
-            try await app.runService()
+            do { try await app.runService() } catch let error as IOError where ListenFailure.covers(error) {
+                throw ListenFailure.error(error, host: host, port: port, field: "--port")
+            }
         }
     }
 
