@@ -7,7 +7,8 @@ usage: etcd_call.py PORT put KEY VALUE
        etcd_call.py PORT put KEY bytes:N     (a value of N bytes, past what an argument holds)
        etcd_call.py PORT range KEY
        etcd_call.py PORT alarm ACTION        (Maintenance/Alarm: get, activate or deactivate
-                                             NOSPACE of any member; prints the alarms)
+                                             NOSPACE naming no member, so member 0's, as
+                                             etcd keeps it; prints the alarms)
 """
 
 import json
