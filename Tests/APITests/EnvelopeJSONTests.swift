@@ -64,7 +64,8 @@ struct EnvelopeJSONTests {
         failed.item = ItemDocument(plain)
         let settings = ConfigSettings(
             history: .last(100), description: "payments \(awkward)",
-            notify: [.webhook(url: "https://hooks.example/a?b=c", secret: "s3\"cret"), .webhook(url: "https://h.example/", secret: nil), .eventBridge(bus: "default")]
+            notify: [.webhook(url: "https://hooks.example/a?b=c", secret: "s3\"cret"), .webhook(url: "https://h.example/", secret: nil), .eventBridge(bus: "default")],
+            alarms: [RaisedAlarm(.noSpace, member: .max), .noSpace, RaisedAlarm(.noSpace, member: 0)]
         )
         let info = ConfigDocument(ConfigInfo(
             name: try ConfigName("my.app"), revision: Revision(UInt64.max), compactedRevision: Revision(3),
