@@ -159,6 +159,7 @@ struct TxnCommandTests {
     func missingConfig() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
+        try await cli.run("create", "other")
         let result = try await cli.run(["txn", "nope", "-f", "json"], stdin: Data("{}".utf8))
         #expect(result.status == 3)
         #expect(try result.envelope().error?.code == .configNotFound)
