@@ -74,6 +74,9 @@ struct StoreAbsentTests {
             #expect(result.status == 0, "\(name): \(result.stderr)")
             #expect(FileManager.default.fileExists(atPath: file), "\(name)")
         }
+        let initialized = "sqlite://\(cli.directory.path)/init/store.db"
+        #expect(try await cli.run("init", "--store", initialized).stdout == "store \(initialized) is ready; nothing to create\n")
+        #expect(try await cli.run("init", "--store", "sqlite://\(cli.directory.path)/again/s.db").stdout == "created store sqlite://\(cli.directory.path)/again/s.db\n")
         // The store made by create is used by the others.
         cli.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/create/store.db"
         #expect(try await cli.run("set", "demo", "/db/host", "db2").status == 0)

@@ -4,17 +4,18 @@ import DiscfgDynamoDB
 import DiscfgWire
 import Foundation
 
-/// `discfg init`: makes the store ready — on DynamoDB, creates the table.
+/// `discfg init`: makes the store ready — on DynamoDB, creates the table; on SQLite, the file.
 struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "init",
-        abstract: "Prepare the store: create the DynamoDB table if it is missing.",
+        abstract: "Prepare the store: create the SQLite file or the DynamoDB table if it is missing.",
         usage: "discfg init [<options>]",
         discussion: """
         On a dynamodb:// store, creates the table (on-demand billing, or \
         provisioned with --read-capacity and --write-capacity), waits until it is \
         ACTIVE, and turns on its stream and TTL. An existing table is left as it is. \
-        Other stores need no setup.
+        On a sqlite: store, creates the file (and its folder) if it is missing: \
+        commands that only use a store never do. Other stores need no setup.
 
         Examples:
           discfg init --store dynamodb://us-east-1/discfg
@@ -30,11 +31,13 @@ struct InitCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await global.run("init") { output in
+            var fileMade = false
+            if case .sqlite(let path) = try global.storeLocation() { fileMade = !FileManager.default.fileExists(atPath: path) }
             let store = try global.makeStore(tableCapacity: capacity.capacity())
             var envelope = Envelope(action: "init")
             guard let dynamo = store as? DynamoDBStore else {
-                envelope.message = "store \(global.storeDescription) is ready"
-                output.emit(envelope) { "store \(global.storeDescription) is ready; nothing to create" }
+                envelope.message = fileMade ? "created store \(global.storeDescription)" : "store \(global.storeDescription) is ready"
+                output.emit(envelope) { fileMade ? "created store \(global.storeDescription)" : "store \(global.storeDescription) is ready; nothing to create" }
                 return
             }
             let created = try await dynamo.table.ensure(capacity: dynamo.configuration.tableCapacity, progress: dynamo.configuration.progress)
