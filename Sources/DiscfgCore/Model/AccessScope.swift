@@ -14,14 +14,15 @@
 /// trailing `/`, no empty, `.` or `..` segment) and matches whole segments. An etcd
 /// prefix is etcd's own: any bytes (the UTF-8 of the text after `etcd:`), matched byte by
 /// byte as etcd matches a prefix, so `demo:etcd:/reg` reaches `/registry/x` too. The etcd
-/// API keeps each etcd key in one discfg segment (``EtcdKeyPath``), in the same order, so an
-/// etcd prefix is kept as etcd's prefix range of escaped paths, `[path(prefix),
-/// path(prefix + 1))`, and a key is inside when its path lies in that range and is an etcd
-/// key's path. (Not a string prefix of paths: a key ending in a zero byte has a path no
-/// longer key's path starts with, ``EtcdKeyPath``.) Neither spelling reaches the other's keys: `demo:/registry/`
-/// covers no etcd key of `/registry/…` (whose path is `/.2Fregistry.2F…`, one segment),
-/// and `demo:etcd:/registry/` covers no key of two segments or more. The two meet only
-/// on an etcd key with no byte to escape, such as `app`, which *is* the discfg key `/app`.
+/// API keeps each etcd key in one discfg segment (``EtcdKeyPath``), in the same order, so
+/// an etcd prefix is kept as etcd's prefix range of escaped paths, `[path(prefix),
+/// path(prefix + 1))`, and a key is inside when its path lies in that range and is an
+/// etcd key's path. (Not a string prefix of paths: no longer key's path starts with the
+/// path of a key ending in a zero byte, ``EtcdKeyPath``.) Neither spelling reaches the
+/// other's keys: `demo:/registry/` covers no etcd key of `/registry/…` (whose path is
+/// `/.2Fregistry.2F…`, one segment), and `demo:etcd:/registry/` covers no key of two
+/// segments or more. The two meet only on an etcd key with no byte to escape, such as
+/// `app`, which *is* the discfg key `/app`.
 ///
 /// A range of paths is judged with the keys it reaches (``KeyFilter``): an etcd prefix
 /// scope holds a range only when the range reaches etcd keys alone (the etcd API's
