@@ -24,6 +24,29 @@ enum ListenFailure {
         let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         return DiscfgError(.unavailable, "cannot serve on \(address): \(reason)", field: field)
     }
+
+    /// Binds `host:port` (as the servers do, with SO_REUSEADDR) and lets it go at once, so
+    /// that a taken second port (`--etcd`) is told before the first starts serving; the
+    /// server's own bind, through ``ListeningService``, still tells one taken meanwhile.
+    /// Port 0 and a host that does not resolve are left to the server.
+    static func check(host: String, port: Int, field: String) throws {
+        guard port != 0 else { return }
+        var hints = addrinfo()
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else { return }
+        defer { freeaddrinfo(found) }
+        let socket = Glibc.socket(address.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { return }
+        defer { close(socket) }
+        var one: Int32 = 1
+        _ = setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        if bind(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) != 0 {
+            let error = IOError(errnoCode: errno, reason: "bind")
+            if covers(error) { throw Self.error(error, host: host, port: port, field: field) }
+        }
+    }
 }
 
 /// A service that listens, whose failure to bind is told as ``ListenFailure`` names it:

@@ -36,9 +36,7 @@ struct ConnectFailureTests {
             CLIRunner.executable.path, ["serve", "--port", String(port)], environment: cli.environment, directory: cli.directory.path, timeout: .seconds(30)
         )
         #expect(second.status == 1, "\(second.stderr)")
-        #expect(second.stderr.hasSuffix(
-            "discfg: cannot serve on 127.0.0.1:\(port): the port is in use by another process; stop it, or choose another port with --port\n"
-        ), "\(second.stderr)")
+        #expect(second.stderr == "discfg: cannot serve on 127.0.0.1:\(port): the port is in use by another process; stop it, or choose another port with --port\n")
         for words in Self.libraryWords { #expect(!second.stderr.contains(words), "\(second.stderr)") }
         #expect(first.isRunning, "the first server still serves")
     }
@@ -50,13 +48,12 @@ struct ConnectFailureTests {
         let (first, etcdPort) = try await cli.serveEtcd()
         defer { Task { await first.kill() } }
         let second = try await ChildProcess.run(
-            CLIRunner.executable.path, ["serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:\(etcdPort)"],
+            CLIRunner.executable.path, ["serve", "--port", "0", "--etcd", "127.0.0.1:\(etcdPort)"],
             environment: cli.environment, directory: cli.directory.path, timeout: .seconds(30)
         )
         #expect(second.status == 1, "\(second.stderr)")
-        #expect(second.stderr.hasSuffix(
-            "discfg: cannot serve on 127.0.0.1:\(etcdPort): the port is in use by another process; stop it, or choose another port with --etcd\n"
-        ), "\(second.stderr)")
+        // Told before the REST API starts, so nothing claims to serve first.
+        #expect(second.stderr == "discfg: cannot serve on 127.0.0.1:\(etcdPort): the port is in use by another process; stop it, or choose another port with --etcd\n")
         for words in Self.libraryWords { #expect(!second.stderr.contains(words), "\(second.stderr)") }
     }
 }

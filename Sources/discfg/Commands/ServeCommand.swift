@@ -188,6 +188,7 @@ struct ServeCommand: AsyncParsableCommand {
                 } catch let refusal as EtcdServer.BindRefusal {
                     throw ServeTLSOptions.refusal(refusal)
                 }
+                try ListenFailure.check(host: etcdHost, port: etcdPort, field: "--etcd")
                 return (host: etcdHost, port: etcdPort, config: config)
             }
             // Buffered: a line per request written one at a time would cost more than the request.
