@@ -34,7 +34,7 @@ public struct StoreOpener: Sendable {
     /// whose table the deployment owns, does not).
     public var createTable = true
     /// Whether a missing SQLite file (and its folder) is created. The CLI's commands that
-    /// make a store (`init`, `create`, `serve`, `import`, `token create`) do; the others
+    /// make a store (`init`, `create`, `serve`, `token create`) do; the others
     /// open only a file that is there, so a mistyped path is named rather than made.
     public var createSQLiteFile = true
     /// The capacity of a DynamoDB table created on opening; on-demand when nil.

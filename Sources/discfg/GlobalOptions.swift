@@ -70,7 +70,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     /// The store, made when it is missing: for the commands whose work is to make one
-    /// (`init`, `create`, `serve`, `import`, `token create`); a DynamoDB table is
+    /// (`init`, `create`, `serve`, `token create`); a DynamoDB table is
     /// created with `capacity`.
     func makeStore(tableCapacity capacity: TableCapacity? = nil) throws -> any ConfigStore {
         try open(creating: true, tableCapacity: capacity)
