@@ -63,7 +63,7 @@ struct CompletionTests {
         #expect(tokens.stdoutLines == [String(id)])
     }
 
-    @Test("a dead or silent server answers nothing within 2 s, with nothing on standard error", arguments: [Endpoint.closedPort, .neverAnswers])
+    @Test("a dead or silent server answers nothing, within completion's own deadline rather than a connect timeout, with nothing on standard error", arguments: [Endpoint.closedPort, .neverAnswers])
     func deadEndpoint(_ endpoint: Endpoint) async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -79,7 +79,10 @@ struct CompletionTests {
             let started = ContinuousClock.now
             let result = try await Self.complete(cli, subcommands, argument, words)
             let took = ContinuousClock.now - started
-            #expect(took < .seconds(2), "\(words.joined(separator: " ")) took \(took)")
+            // Completion gives up after its own 900 ms; the bound tells that apart from waiting
+            // for a connect timeout (10 s) or a request's deadline (30 s), with room for a
+            // debug binary starting on a loaded machine. It is a hang guard, not a speed figure.
+            #expect(took < .seconds(5), "\(words.joined(separator: " ")) took \(took)")
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout.isEmpty && result.stderr.isEmpty, "\(words.joined(separator: " ")): \(result.stdout) \(result.stderr)")
         }
