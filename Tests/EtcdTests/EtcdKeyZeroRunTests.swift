@@ -1,5 +1,6 @@
 import DiscfgCore
 @testable import DiscfgEtcd
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -8,18 +9,6 @@ import Testing
 /// fit a discfg key. The order and the round trip must hold for every key all the same.
 @Suite("etcd keys ending in zero bytes: the run token keeps order and round trip")
 struct EtcdKeyZeroRunTests {
-    /// A fixed-seed generator (SplitMix64), so a failure is the same on every run.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Keys of 1…12 bytes drawn mostly from zeros and the bytes next to them, with runs
     /// of zeros inside and at the end, some of them long.
     static func randomKeys(count: Int, seed: UInt64) -> [[UInt8]] {
