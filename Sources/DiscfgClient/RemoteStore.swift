@@ -73,6 +73,7 @@ public final class RemoteStore: ConfigStore {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        try patch.checkAlarms()
         let body = try JSONEncoder().encode(patch)
         return try await transport.envelope(.PATCH, configPath(name), body: body, headers: [("Content-Type", "application/json")]).requireInfo()
     }

@@ -130,6 +130,68 @@ public struct AlarmChecks: Sendable {
             try await Self.expectRefused("a set on a config created with the alarm", created) { try await store.set("/a", "v", in: created) }
         }
     }
+
+    /// How many raises and disarms the concurrency checks run at once.
+    static let concurrentChanges = 20
+
+    /// Raises and disarms are applied to the alarms the store holds, in the write that
+    /// changes them: concurrent raises of different members' alarms, half through a
+    /// second opening of the store (a second server over it), all stay raised.
+    public func concurrentRaisesOfDifferentMembersAreAllKept() async throws {
+        try await conformance.withFixture { fixture, _ in
+            let store = fixture.store
+            let second = try await fixture.reopen?() ?? store
+            let config = try await store.makeConfig("raised-at-once")
+            let raised = Set((0..<Self.concurrentChanges).map { RaisedAlarm(.noSpace, member: UInt64($0)) })
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for alarm in raised {
+                    let opening = alarm.member.map { $0.isMultiple(of: 2) } == true ? store : second
+                    group.addTask { _ = try await opening.updateConfig(config, ConfigSettingsPatch(raiseAlarms: [alarm])) }
+                }
+                try await group.waitForAll()
+            }
+            try await expectEqual(store.configInfo(config).settings.alarms, raised, "every raise is kept")
+            try await expectEqual(second.configInfo(config).settings.alarms, raised, "every raise is kept, seen by the second opening")
+        }
+    }
+
+    /// Concurrent disarms of some members' alarms leave the others raised, and a raise
+    /// beside an alarm keeps it; a patch that replaces the alarms and raises or disarms
+    /// some too, or raises and disarms one alarm, is refused and changes nothing.
+    public func concurrentDisarmsLeaveTheOtherAlarmsRaised() async throws {
+        try await conformance.withFixture { fixture, _ in
+            let store = fixture.store
+            let second = try await fixture.reopen?() ?? store
+            let config = try await store.makeConfig("disarmed-at-once")
+            let members = (0..<Self.concurrentChanges).map { RaisedAlarm(.noSpace, member: UInt64($0)) }
+            let all = Set(members).union([.noSpace])
+            _ = try await store.updateConfig(config, ConfigSettingsPatch(alarms: Set(members)))
+            let beside = try await store.updateConfig(config, ConfigSettingsPatch(raiseAlarms: [.noSpace]))
+            expectEqual(beside.settings.alarms, all, "a raise keeps the alarms raised before")
+            let disarmed = members.filter { $0.member.map { $0.isMultiple(of: 2) } == true }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (index, alarm) in disarmed.enumerated() {
+                    let opening = index.isMultiple(of: 2) ? store : second
+                    group.addTask { _ = try await opening.updateConfig(config, ConfigSettingsPatch(disarmAlarms: [alarm])) }
+                }
+                try await group.waitForAll()
+            }
+            let left = all.subtracting(disarmed)
+            try await expectEqual(store.configInfo(config).settings.alarms, left, "each disarm removes its alarm alone")
+            let again = try await second.updateConfig(config, ConfigSettingsPatch(disarmAlarms: Set(disarmed)))
+            expectEqual(again.settings.alarms, left, "disarming alarms not raised changes nothing")
+
+            let refused: [(String, ConfigSettingsPatch)] = [
+                ("a replacement with a raise", ConfigSettingsPatch(alarms: [], raiseAlarms: [.noSpace])),
+                ("a replacement with a disarm", ConfigSettingsPatch(alarms: [.noSpace], disarmAlarms: [.noSpace])),
+                ("a raise and a disarm of one alarm", ConfigSettingsPatch(raiseAlarms: [.noSpace], disarmAlarms: [.noSpace])),
+            ]
+            for (name, patch) in refused {
+                try await expectError(.invalidArgument, name) { try await store.updateConfig(config, patch) }
+            }
+            try await expectEqual(store.configInfo(config).settings.alarms, left, "a refused patch changes nothing")
+        }
+    }
 }
 
 extension StoreConformance {

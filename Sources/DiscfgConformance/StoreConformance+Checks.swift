@@ -134,6 +134,8 @@ extension StoreConformance {
         all.append(Check(name: "AlarmChecks.aRaisedAlarmOutlivesReopeningTheStore()") { try await self.alarms.aRaisedAlarmOutlivesReopeningTheStore() })
         all.append(Check(name: "AlarmChecks.disarmClearsTheAlarmAndKeepsTheOtherSettings()") { try await self.alarms.disarmClearsTheAlarmAndKeepsTheOtherSettings() })
         all.append(Check(name: "AlarmChecks.eachMembersAlarmIsKeptApartAndAnyRefusesWrites()") { try await self.alarms.eachMembersAlarmIsKeptApartAndAnyRefusesWrites() })
+        all.append(Check(name: "AlarmChecks.concurrentRaisesOfDifferentMembersAreAllKept()") { try await self.alarms.concurrentRaisesOfDifferentMembersAreAllKept() })
+        all.append(Check(name: "AlarmChecks.concurrentDisarmsLeaveTheOtherAlarmsRaised()") { try await self.alarms.concurrentDisarmsLeaveTheOtherAlarmsRaised() })
         all.append(Check(name: "PageBudgetChecks.transactionReadsShareOnePageBudget()") { try await self.pageBudget.transactionReadsShareOnePageBudget() })
         all.append(Check(name: "PageBudgetChecks.aBudgetBelowOneByteIsRefused()") { try await self.pageBudget.aBudgetBelowOneByteIsRefused() })
         all.append(Check(name: "TTLChecks.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen()") { try await self.ttl.ttlSetsExpiresAtAndTheKeyIsReadableUntilThen() })

@@ -190,6 +190,7 @@ public final class DynamoDBStore: ConfigStore {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        try patch.checkAlarms()
         if let quota = patch.quotaBytes, quota != ConfigSettingsPatch.removeQuota {
             // A quota needs the config's size: count a config from before sizes were kept.
             try await countKeysAndBytes(name)

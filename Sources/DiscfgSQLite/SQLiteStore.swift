@@ -114,6 +114,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        try patch.checkAlarms()
         let info = try await writer.write { [oldestRows, clock] connection in
             let now = clock.now()
             guard var info = try Self.configInfo(name, connection) else { throw DiscfgError.configNotFound(name) }

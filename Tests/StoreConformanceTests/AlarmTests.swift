@@ -24,4 +24,14 @@ struct AlarmTests {
     func eachMembersAlarmIsKeptApartAndAnyRefusesWrites(kind: StoreKind) async throws {
         try await kind.conformance.alarms.eachMembersAlarmIsKeptApartAndAnyRefusesWrites()
     }
+
+    @Test(arguments: StoreKind.allCases)
+    func concurrentRaisesOfDifferentMembersAreAllKept(kind: StoreKind) async throws {
+        try await kind.conformance.alarms.concurrentRaisesOfDifferentMembersAreAllKept()
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func concurrentDisarmsLeaveTheOtherAlarmsRaised(kind: StoreKind) async throws {
+        try await kind.conformance.alarms.concurrentDisarmsLeaveTheOtherAlarmsRaised()
+    }
 }

@@ -160,6 +160,12 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     public var publish: String?
     /// The alarms raised, replacing the old ones whole; an empty set disarms them all.
     public var alarms: Set<RaisedAlarm>?
+    /// Alarms raised beside those the config has, added to its settings as the store
+    /// holds them, in the write that changes them: concurrent raises all stay raised.
+    public var raiseAlarms: Set<RaisedAlarm>?
+    /// Alarms disarmed, the others staying raised, as for ``raiseAlarms``; disarming
+    /// an alarm that is not raised changes nothing.
+    public var disarmAlarms: Set<RaisedAlarm>?
 
     /// The ``quotaBytes`` that removes a config's quota.
     public static let removeQuota = 0
@@ -167,7 +173,8 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
     /// Creates a patch.
     public init(
         history: HistoryRetention? = nil, description: String? = nil, notify: [NotificationTarget]? = nil,
-        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil, alarms: Set<RaisedAlarm>? = nil
+        encryption: EncryptionSettings? = nil, quotaBytes: Int? = nil, publish: String? = nil, alarms: Set<RaisedAlarm>? = nil,
+        raiseAlarms: Set<RaisedAlarm>? = nil, disarmAlarms: Set<RaisedAlarm>? = nil
     ) {
         self.history = history
         self.description = description
@@ -176,10 +183,12 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         self.quotaBytes = quotaBytes
         self.publish = publish
         self.alarms = alarms
+        self.raiseAlarms = raiseAlarms
+        self.disarmAlarms = disarmAlarms
     }
 
     private enum CodingKeys: String, CodingKey {
-        case history, description, notify, encryption, quotaBytes, publish, alarms
+        case history, description, notify, encryption, quotaBytes, publish, alarms, raiseAlarms, disarmAlarms
     }
 
     public init(from decoder: any Decoder) throws {
@@ -200,6 +209,9 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         publish = try container.decodeIfPresent(String.self, forKey: .publish)
         if let publish, !publish.isEmpty { _ = try SnapshotDestination(parsing: publish) }
         alarms = try RaisedAlarm.decode(container, forKey: .alarms)
+        raiseAlarms = try RaisedAlarm.decode(container, forKey: .raiseAlarms)
+        disarmAlarms = try RaisedAlarm.decode(container, forKey: .disarmAlarms)
+        try checkAlarms()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -211,14 +223,35 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         try container.encodeIfPresent(quotaBytes, forKey: .quotaBytes)
         try container.encodeIfPresent(publish, forKey: .publish)
         try container.encodeIfPresent(alarms.map(RaisedAlarm.names), forKey: .alarms)
+        try container.encodeIfPresent(raiseAlarms.map(RaisedAlarm.names), forKey: .raiseAlarms)
+        try container.encodeIfPresent(disarmAlarms.map(RaisedAlarm.names), forKey: .disarmAlarms)
+    }
+
+    /// Refuses a patch that replaces ``alarms`` and raises or disarms some too, or that
+    /// raises and disarms one alarm: what it means would hang on the order they apply in.
+    /// Stores check every patch (one decoded from JSON was checked then).
+    /// - Throws: `invalidArgument`, field `alarms` or `raiseAlarms`.
+    public func checkAlarms() throws {
+        if alarms != nil, raiseAlarms != nil || disarmAlarms != nil {
+            throw DiscfgError.invalid(
+                "alarms", "a patch replaces alarms whole or raises and disarms some (raiseAlarms, disarmAlarms), not both"
+            )
+        }
+        if let raiseAlarms, let disarmAlarms, let both = raiseAlarms.intersection(disarmAlarms).min() {
+            throw DiscfgError.invalid("raiseAlarms", "\(both) is both raised and disarmed by one patch")
+        }
     }
 
     /// Whether the patch changes nothing.
     public var isEmpty: Bool {
         history == nil && description == nil && notify == nil && encryption == nil && quotaBytes == nil && publish == nil && alarms == nil
+            && raiseAlarms == nil && disarmAlarms == nil
     }
 
-    /// `settings` with this patch applied.
+    /// `settings` with this patch applied: what every store does to the settings it
+    /// holds, in the write that changes them (``raiseAlarms`` and ``disarmAlarms`` are
+    /// relative to them). A patch that ``checkAlarms()`` refuses replaces the alarms,
+    /// then disarms, then raises.
     public func applied(to settings: ConfigSettings) -> ConfigSettings {
         var result = settings
         if let history { result.history = history }
@@ -229,6 +262,8 @@ public struct ConfigSettingsPatch: Hashable, Sendable, Codable {
         // A patch from JSON was checked as it was decoded; one built in code is checked here.
         if let publish { result.publish = publish.isEmpty ? nil : try? SnapshotDestination(parsing: publish) }
         if let alarms { result.alarms = alarms }
+        if let disarmAlarms { result.alarms.subtract(disarmAlarms) }
+        if let raiseAlarms { result.alarms.formUnion(raiseAlarms) }
         return result
     }
 }

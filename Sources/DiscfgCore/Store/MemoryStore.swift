@@ -51,6 +51,7 @@ public final class MemoryStore: ConfigStore {
     }
 
     public func updateConfig(_ name: ConfigName, _ patch: ConfigSettingsPatch) async throws -> ConfigInfo {
+        try patch.checkAlarms()
         let now = clock.now()
         return try withConfig(name) { config in
             config.info.settings = patch.applied(to: config.info.settings)

@@ -21,6 +21,10 @@ extension EtcdMaintenanceService {
     ///   The quota's NOSPACE is answered disarmed but listed again while the config
     ///   stays near its quota.
     ///
+    /// ACTIVATE and DEACTIVATE change only the pair they name, relative to the alarms the
+    /// store holds as it writes (``ConfigSettingsPatch/raiseAlarms``, ``ConfigSettingsPatch/disarmAlarms``),
+    /// so concurrent ones, on this server or another over the store, lose none.
+    ///
     /// ACTIVATE and DEACTIVATE need admin over the whole config; GET any role.
     func alarm(request: Etcdserverpb_AlarmRequest, context: ServerContext) async throws -> Etcdserverpb_AlarmResponse {
         switch request.action {
@@ -35,7 +39,7 @@ extension EtcdMaintenanceService {
                 let raised = stored(.noSpace, member: request.memberID)
                 let info = try await backend.store.configInfo(backend.config)
                 if !info.settings.alarms.contains(raised) {
-                    _ = try await backend.store.updateConfig(backend.config, ConfigSettingsPatch(alarms: info.settings.alarms.union([raised])))
+                    _ = try await backend.store.updateConfig(backend.config, ConfigSettingsPatch(raiseAlarms: [raised]))
                 }
                 return Self.answer([Self.member(request.memberID, .nospace)])
             }
@@ -44,9 +48,9 @@ extension EtcdMaintenanceService {
                 let info = try await backend.store.configInfo(backend.config)
                 let pair = Self.member(request.memberID, request.alarm)
                 guard listed(info).contains(pair) else { return Self.answer([]) }
-                let kept = info.settings.alarms.filter { Self.member(memberID(of: $0), Self.alarmType($0.alarm)) != pair }
-                if kept != info.settings.alarms {
-                    _ = try await backend.store.updateConfig(backend.config, ConfigSettingsPatch(alarms: kept))
+                let disarmed = info.settings.alarms.filter { Self.member(memberID(of: $0), Self.alarmType($0.alarm)) == pair }
+                if !disarmed.isEmpty {
+                    _ = try await backend.store.updateConfig(backend.config, ConfigSettingsPatch(disarmAlarms: disarmed))
                 }
                 return Self.answer([pair])
             }

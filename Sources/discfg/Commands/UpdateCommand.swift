@@ -87,7 +87,7 @@ struct UpdateCommand: AsyncParsableCommand {
                     line += info.settings.notify.isEmpty ? ", notify: nobody" : ", notify: " + info.settings.notify.map(\.description).joined(separator: ", ")
                 }
                 if patch.publish != nil { line += ", publish: " + (info.settings.publish?.description ?? "nowhere") }
-                if patch.alarms != nil {
+                if patch.alarms != nil || patch.raiseAlarms != nil || patch.disarmAlarms != nil {
                     line += ", alarms: " + (info.settings.alarms.isEmpty ? "none" : info.settings.alarms.sorted().map(\.name).joined(separator: ", "))
                 }
                 if let encryption = patch.encryption { line += ", encryption: \(encryption.key)" }
