@@ -31,9 +31,10 @@ before a positive case is sent, its branches keep only the first of each conflic
 write (a shorter list of valid operations is still valid). Negative cases go as drawn.
 
 A config quota (quotaBytes) refuses with 507 every later write that grows the config, and a
-raised alarm (alarms: ["NOSPACE"]) every later write of a key, so either drawn in a positive
-case (PUT or PATCH /v1/{config}) would close the run's config to the writes the rest of the
-run sends: positive cases set no quota and raise no alarm.
+raised alarm (alarms: ["NOSPACE"], or raiseAlarms) every later write of a key, so either drawn
+in a positive case (PUT or PATCH /v1/{config}) would close the run's config to the writes the
+rest of the run sends: positive cases set no quota and raise no alarm (alarms: [], no
+raiseAlarms, and no disarmAlarms beside alarms, which is refused).
 """
 
 import json
@@ -207,8 +208,12 @@ def before_call(ctx, case, **kwargs):
     _fit_state(case)
     if case.operation.path == CONFIG and isinstance(case.body, dict) and "quotaBytes" in case.body and not _negative(case, ParameterLocation.BODY):
         case.body["quotaBytes"] = None
-    if case.operation.path == CONFIG and isinstance(case.body, dict) and "alarms" in case.body and not _negative(case, ParameterLocation.BODY):
-        case.body["alarms"] = []
+    if case.operation.path == CONFIG and isinstance(case.body, dict) and not _negative(case, ParameterLocation.BODY):
+        if "alarms" in case.body:
+            case.body["alarms"] = []
+            # A patch replaces the alarms or raises and disarms some, not both.
+            case.body.pop("disarmAlarms", None)
+        case.body.pop("raiseAlarms", None)
     if case.operation.path not in (TRANSACTION, IMPORT) or case.meta is None or case.meta.is_negative_at(ParameterLocation.BODY):
         return
     body = case.body

@@ -1023,6 +1023,23 @@ components:
             a key (a put, a patch, an import, a transaction with a put, whatever its size)
             is refused with 507 and code quotaExceeded (field alarms), and nothing is
             written; deletes and reads pass. Replaced whole by an update; [] disarms them.
+            Never sent with raiseAlarms or disarmAlarms (400).
+          items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
+        raiseAlarms:
+          type: [array, "null"]
+          description: |
+            In an update (or a create), alarms to raise beside those raised, spelled as
+            in alarms: added to the alarms the store holds in the write that changes
+            them, so concurrent raises (etcd's ACTIVATE, from any server) all stay raised.
+            Never in a response. Refused (400) beside alarms, or naming an alarm that
+            disarmAlarms names too.
+          items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
+        disarmAlarms:
+          type: [array, "null"]
+          description: |
+            In an update, alarms to disarm, the others staying raised, applied as
+            raiseAlarms is (etcd's DEACTIVATE); one not raised changes nothing. Never in
+            a response. Refused (400) beside alarms.
           items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
         notify:
           type: [array, "null"]

@@ -45,6 +45,39 @@ struct RaisedAlarmTests {
         #expect(patch.alarms == [RaisedAlarm(.noSpace, member: 0)])
     }
 
+    @Test("a patch raises and disarms relative to the alarms raised, reads them from JSON and writes them back")
+    func raisesAndDisarmsApplyRelatively() throws {
+        let zero = RaisedAlarm(.noSpace, member: 0), nine = RaisedAlarm(.noSpace, member: 9)
+        let settings = ConfigSettings(description: "d", alarms: [.noSpace, zero])
+        #expect(ConfigSettingsPatch(raiseAlarms: [nine]).applied(to: settings) == ConfigSettings(description: "d", alarms: [.noSpace, zero, nine]))
+        #expect(ConfigSettingsPatch(disarmAlarms: [zero, nine]).applied(to: settings) == ConfigSettings(description: "d", alarms: [.noSpace]))
+        #expect(ConfigSettingsPatch(raiseAlarms: [nine], disarmAlarms: [.noSpace]).applied(to: settings).alarms == [zero, nine])
+        #expect(!ConfigSettingsPatch(disarmAlarms: []).isEmpty)
+        let json = #"{"raiseAlarms": ["NOSPACE@9"], "disarmAlarms": ["NOSPACE", "NOSPACE@0"]}"#
+        let patch = try JSONDecoder().decode(ConfigSettingsPatch.self, from: Data(json.utf8))
+        #expect(patch == ConfigSettingsPatch(raiseAlarms: [nine], disarmAlarms: [.noSpace, zero]))
+        let written = try JSONSerialization.jsonObject(with: JSONEncoder().encode(patch)) as? [String: Any]
+        #expect(written?["disarmAlarms"] as? [String] == ["NOSPACE", "NOSPACE@0"])
+        #expect(try JSONDecoder().decode(ConfigSettingsPatch.self, from: JSONEncoder().encode(patch)) == patch)
+    }
+
+    @Test("a patch that replaces the alarms and raises or disarms too, or raises and disarms one alarm, is refused")
+    func mixedAlarmPatchesAreRefused() throws {
+        for json in [#"{"alarms": [], "raiseAlarms": ["NOSPACE"]}"#, #"{"alarms": ["NOSPACE"], "disarmAlarms": []}"#] {
+            try expectError(.invalidArgument, field: "alarms", mentioning: ["raiseAlarms"]) {
+                try JSONDecoder().decode(ConfigSettingsPatch.self, from: Data(json.utf8))
+            }
+        }
+        try expectError(.invalidArgument, field: "raiseAlarms", mentioning: ["NOSPACE@0"]) {
+            try ConfigSettingsPatch(raiseAlarms: [RaisedAlarm(.noSpace, member: 0)], disarmAlarms: [RaisedAlarm(.noSpace, member: 0)]).checkAlarms()
+        }
+        try expectError(.invalidArgument, field: "raiseAlarms") {
+            try JSONDecoder().decode(ConfigSettingsPatch.self, from: Data(#"{"raiseAlarms": ["NOSPACE@x"]}"#.utf8))
+        }
+        let nulls = try JSONDecoder().decode(ConfigSettingsPatch.self, from: Data(#"{"alarms": [], "raiseAlarms": null}"#.utf8))
+        #expect(nulls == ConfigSettingsPatch(alarms: []))
+    }
+
     @Test("any member's NOSPACE refuses a change that writes a key and a lease grant; deletes pass")
     func anyMemberRefuses() throws {
         for alarms: Set<RaisedAlarm> in [[.noSpace], [RaisedAlarm(.noSpace, member: 0)], [RaisedAlarm(.noSpace, member: 5), .noSpace]] {

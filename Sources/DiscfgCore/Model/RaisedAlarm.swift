@@ -61,8 +61,14 @@ public struct RaisedAlarm: Hashable, Sendable, Comparable, CustomStringConvertib
     static func names(_ alarms: Set<RaisedAlarm>) -> [String] { alarms.sorted().map(\.name) }
 
     /// The alarms named in `container` under `key`, checked by ``init(named:)``; nil when absent.
+    /// A bad name is refused under `key` (`alarms`, `raiseAlarms`, `disarmAlarms`).
     static func decode<K: CodingKey>(_ container: KeyedDecodingContainer<K>, forKey key: K) throws -> Set<RaisedAlarm>? {
-        try container.decodeIfPresent([String].self, forKey: key).map { Set(try $0.map(RaisedAlarm.init(named:))) }
+        do {
+            return try container.decodeIfPresent([String].self, forKey: key).map { Set(try $0.map(RaisedAlarm.init(named:))) }
+        } catch var error as DiscfgError {
+            error.field = key.stringValue
+            throw error
+        }
     }
 }
 
