@@ -56,6 +56,28 @@ struct EtcdAlarmMembersTests {
         try await EtcdMaintenanceTests.put(kv, "k", "v")
     }
 
+    @Test("concurrent ACTIVATEs of different member ids are all kept, and concurrent DEACTIVATEs leave the other pairs", arguments: EtcdTestBacking.allCases)
+    func concurrentActivatesAndDeactivates(_ backing: EtcdTestBacking) async throws {
+        let (_, service, _, cleanUp) = try await EtcdMaintenanceTests.service(backing)
+        defer { cleanUp() }
+        let members = (1...20).map(UInt64.init)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for member in members { group.addTask { _ = try await Self.call(service, .activate, member: member) } }
+            try await group.waitForAll()
+        }
+        #expect(try await Self.call(service, .get, alarm: .none) == members.map { "\($0):nospace" })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for member in members where member.isMultiple(of: 2) {
+                group.addTask {
+                    let answer = try await Self.call(service, .deactivate, member: member)
+                    #expect(answer == ["\(member):nospace"])
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await Self.call(service, .get, alarm: .none) == members.filter { !$0.isMultiple(of: 2) }.map { "\($0):nospace" })
+    }
+
     @Test("the own member's alarm alone refuses writes, and member 0's stays when it goes", arguments: EtcdTestBacking.allCases)
     func ownAloneThenZeroAlone(_ backing: EtcdTestBacking) async throws {
         let (kv, service, _, cleanUp) = try await EtcdMaintenanceTests.service(backing)
