@@ -35,4 +35,23 @@ struct AlarmCommandTests {
         #expect(try await cli.run("set", "app", "/b", "2").status == 0)
         #expect(!(try await cli.run("info", "app").stdout.contains("alarms")))
     }
+
+    @Test("update with raiseAlarms and disarmAlarms changes the alarms it names and keeps the others; beside alarms it is a usage error")
+    func raisesAndDisarms() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        #expect(try await cli.run("create", "app").status == 0)
+        let first = try await cli.run("update", "app", #"{"raiseAlarms": ["NOSPACE@0"]}"#)
+        #expect(first.status == 0 && first.stdout.contains("alarms: NOSPACE@0)"), "\(first.stdout)\(first.stderr)")
+        let second = try await cli.run("update", "app", #"{"raiseAlarms": ["NOSPACE@7"]}"#)
+        #expect(second.stdout.contains("alarms: NOSPACE@0, NOSPACE@7)"), "\(second.stdout)")
+        #expect(try await cli.run("set", "app", "/a", "1").status == 1)
+        let mixed = try await cli.run("update", "app", #"{"alarms": [], "disarmAlarms": ["NOSPACE@0"]}"#)
+        #expect(mixed.status == 2 && mixed.stderr.contains("raiseAlarms, disarmAlarms"), "\(mixed.stderr)")
+        let one = try await cli.run("update", "app", #"{"disarmAlarms": ["NOSPACE@0"]}"#)
+        #expect(one.stdout.contains("alarms: NOSPACE@7)"), "\(one.stdout)")
+        let last = try await cli.run("update", "app", #"{"disarmAlarms": ["NOSPACE@7", "NOSPACE"]}"#)
+        #expect(last.stdout.contains("alarms: none"), "\(last.stdout)")
+        #expect(try await cli.run("set", "app", "/a", "1").status == 0)
+    }
 }
