@@ -787,6 +787,13 @@ components:
         application/json:
           schema: { $ref: "#/components/schemas/Envelope" }
   schemas:
+    AlarmName:
+      type: string
+      description: |
+        An alarm as a config keeps it: NOSPACE, the config's own etcd member's, or
+        NOSPACE@ID, member ID's, in decimal without leading zeros, 0 to 2^64-1
+        (18446744073709551615), which the pattern spells out digit by digit.
+      pattern: '^NOSPACE(@(0|[1-9][0-9]{0,18}|1[0-7][0-9]{18}|18[0-3][0-9]{17}|184[0-3][0-9]{16}|1844[0-5][0-9]{15}|18446[0-6][0-9]{14}|184467[0-3][0-9]{13}|1844674[0-3][0-9]{12}|184467440[0-6][0-9]{10}|1844674407[0-2][0-9]{9}|18446744073[0-6][0-9]{8}|1844674407370[0-8][0-9]{6}|18446744073709[0-4][0-9]{5}|184467440737095[0-4][0-9]{4}|18446744073709550[0-9]{3}|18446744073709551[0-5][0-9]{2}|1844674407370955160[0-9]|1844674407370955161[0-5]))?$'
     Item:
       type: object
       required: [key, value, version, createRevision, modRevision, modified]
@@ -1024,7 +1031,7 @@ components:
             is refused with 507 and code quotaExceeded (field alarms), and nothing is
             written; deletes and reads pass. Replaced whole by an update; [] disarms them.
             Never sent with raiseAlarms or disarmAlarms (400).
-          items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
+          items: { $ref: "#/components/schemas/AlarmName" }
         raiseAlarms:
           type: [array, "null"]
           description: |
@@ -1033,14 +1040,14 @@ components:
             them, so concurrent raises (etcd's ACTIVATE, from any server) all stay raised.
             Never in a response. Refused (400) beside alarms, or naming an alarm that
             disarmAlarms names too.
-          items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
+          items: { $ref: "#/components/schemas/AlarmName" }
         disarmAlarms:
           type: [array, "null"]
           description: |
             In an update, alarms to disarm, the others staying raised, applied as
             raiseAlarms is (etcd's DEACTIVATE); one not raised changes nothing. Never in
             a response. Refused (400) beside alarms.
-          items: { type: string, pattern: '^NOSPACE(@(0|[1-9][0-9]{0,19}))?$' }
+          items: { $ref: "#/components/schemas/AlarmName" }
         notify:
           type: [array, "null"]
           description: |

@@ -1,4 +1,6 @@
 import DiscfgAPI
+import DiscfgCore
+import DiscfgTestSupport
 import Foundation
 import Testing
 
@@ -19,6 +21,24 @@ struct OpenAPITests {
         #expect(routed.subtracting(documented).isEmpty, "routes missing from docs/openapi.yaml: \(routed.subtracting(documented).sorted())")
         #expect(documented.subtracting(routed).isEmpty, "documented but not routed: \(documented.subtracting(routed).sorted())")
         #expect(routed.count >= 14)
+    }
+
+    @Test("the document's alarm pattern admits exactly the alarm names the store takes: member ids up to 2^64-1, no leading zeros")
+    func alarmPatternMatchesTheStore() throws {
+        let lines = ConfigAPI.openAPIDocument.split(separator: "\n")
+        let start = try #require(lines.firstIndex(of: "    AlarmName:"))
+        let line = try #require(lines[start...].first { $0.hasPrefix("      pattern: '") })
+        let pattern = try Regex(String(line.dropFirst("      pattern: '".count).dropLast()))
+        let max = UInt64.max
+        var names = ["NOSPACE", "NOSPACE@0", "NOSPACE@", "NOSPACE@00", "NOSPACE@007", "NOSPACE@-1", "NOSPACE@1x", "CORRUPT", "NOSPACE@0@0"]
+        names += ["\(max)", "\(max - 1)", "18446744073709551616", "18446744073709551620", "99999999999999999999", "10000000000000000000",
+                  "9999999999999999999", "100000000000000000000", "18446744073709550000", "18446744073709551599"].map { "NOSPACE@\($0)" }
+        var random = SeededGenerator(state: 59)
+        for _ in 0..<2_000 { names.append("NOSPACE@\(random.next())"); names.append("NOSPACE@\(random.next())\(random.next() % 10)") }
+        for name in names {
+            let taken = (try? RaisedAlarm(named: name)) != nil
+            #expect((name.wholeMatch(of: pattern) != nil) == taken, "\(name): the store \(taken ? "takes" : "refuses") it")
+        }
     }
 
     /// `METHOD /path` for each operation under `paths:` (two-space path keys, four-space methods).
