@@ -523,7 +523,7 @@ paths:
       - $ref: "#/components/parameters/config"
       - $ref: "#/components/parameters/message"
     post:
-      summary: Write a snapshot's keys in one transaction, one revision per changed key.
+      summary: Write a snapshot's keys as one change, one revision that every changed key carries.
       description: >-
         The body is a snapshot as export writes it, or a plain mapping of keys to values
         ({"/db/host": "db1", "port": 5432}; a value that is not a string is kept as its

@@ -87,6 +87,12 @@ extension StoreConformance {
         all.append(Check(name: "ImportExportChecks.importWithADuplicateKeyChangesNothing()") { try await self.importExport.importWithADuplicateKeyChangesNothing() })
         all.append(Check(name: "ImportExportChecks.importWithAnOversizedValueChangesNothing()") { try await self.importExport.importWithAnOversizedValueChangesNothing() })
         all.append(Check(name: "ImportExportChecks.importSkipsEntriesThatHaveAlreadyExpired()") { try await self.importExport.importSkipsEntriesThatHaveAlreadyExpired() })
+        all.append(Check(name: "BulkChangeChecks.anImportAndAPrefixDeleteAreOneChangeEach()") { try await self.bulkChanges.anImportAndAPrefixDeleteAreOneChangeEach() })
+        all.append(Check(name: "BulkChangeChecks.readersSeeAnImportWholeOrNotAtAll()") { try await self.bulkChanges.readersSeeAnImportWholeOrNotAtAll() })
+        if capabilities.contains(.largeChanges) {
+            all.append(Check(name: "BulkChangeChecks.aThousandKeyImportAndPrefixDeleteAreOneChangeEach()") { try await self.bulkChanges.aThousandKeyImportAndPrefixDeleteAreOneChangeEach() })
+            all.append(Check(name: "BulkChangeChecks.readersSeeAThousandKeyImportWholeOrNotAtAll()") { try await self.bulkChanges.readersSeeAThousandKeyImportWholeOrNotAtAll() })
+        }
         all.append(Check(name: "ItemChecks.firstSetCreatesVersionOneAtRevisionOne()") { try await self.item.firstSetCreatesVersionOneAtRevisionOne() })
         all.append(Check(name: "ItemChecks.secondSetBumpsVersionAndKeepsCreateRevision()") { try await self.item.secondSetBumpsVersionAndKeepsCreateRevision() })
         all.append(Check(name: "ItemChecks.deleteRecordsTheItemBeforeAndReCreateStartsOver()") { try await self.item.deleteRecordsTheItemBeforeAndReCreateStartsOver() })

@@ -88,7 +88,12 @@ public struct StoreConformance: Sendable {
         /// nest, and it refuses them whole.)
         public static let nestedTransactions = Capabilities(rawValue: 1 << 3)
 
-        public static let all: Capabilities = [.tokens, .exportPagesReadHistory, .leases, .nestedTransactions]
+        /// The store commits a change of any number of keys as one change (an import, a
+        /// prefix delete). (DynamoDB holds 100 writes in one transaction, and refuses a
+        /// change past that whole.)
+        public static let largeChanges = Capabilities(rawValue: 1 << 4)
+
+        public static let all: Capabilities = [.tokens, .exportPagesReadHistory, .leases, .nestedTransactions, .largeChanges]
     }
 
     /// The store's name in failure messages.

@@ -16,7 +16,7 @@ struct ConformanceLibraryTests {
         #expect(ran == suite.checks.count)
         #expect(Set(suite.checks.map(\.name)).count == suite.checks.count, "two checks share a name")
         // Every area of store behaviour is in it, parameterized checks once per argument.
-        for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "LeaseStore", "Transaction", "NestedTransaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema"] {
+        for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "LeaseStore", "Transaction", "NestedTransaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema", "BulkChange"] {
             #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
         }
         // A store without a capability is not checked for it.
@@ -24,6 +24,7 @@ struct ConformanceLibraryTests {
         let capabilityChecks = suite.checks.map(\.name).filter {
             $0.hasPrefix("TokenStoreChecks.") || $0.hasPrefix("LeaseStoreChecks.") || $0.hasPrefix("NestedTransactionChecks.")
                 || $0 == "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()"
+                || $0.hasPrefix("BulkChangeChecks.aThousand") || $0.hasPrefix("BulkChangeChecks.readersSeeAThousand")
         }
         #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == Set(capabilityChecks))
         #expect(plain.checks.count == suite.checks.count - capabilityChecks.count)

@@ -70,6 +70,7 @@ struct ConformanceSources {
         guard let with = attribute.firstMatch(of: #/StoreKind\.with\(\.(\w+)\)/#) else { return [] }
         let capabilities: [String: StoreConformance.Capabilities] = [
             "tokens": .tokens, "exportPagesReadHistory": .exportPagesReadHistory, "leases": .leases, "nestedTransactions": .nestedTransactions,
+            "largeChanges": .largeChanges,
         ]
         guard let capability = capabilities[String(with.1)] else { return [] }
         return Set(StoreKind.with(capability))

@@ -23,7 +23,12 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
 
     /// What this kind of store does beyond `ConfigStore`.
     var capabilities: StoreConformance.Capabilities {
-        self == .remote ? [] : .all
+        switch self {
+        // The REST API takes a change of any size the store behind it holds.
+        case .remote: [.largeChanges]
+        case .dynamodb: StoreConformance.Capabilities.all.subtracting(.largeChanges)
+        default: .all
+        }
     }
 
     /// The kinds of store that have `capability`.

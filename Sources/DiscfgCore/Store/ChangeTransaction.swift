@@ -116,28 +116,32 @@ extension ChangeTransaction {
         return event
     }
 
-    /// Deletes every live key under `prefix`, one revision each, in key order.
+    /// Deletes every live key under `prefix` as one change: one new revision that every
+    /// removal carries, in key order (nothing when no key is there).
     public mutating func deletePrefix(_ prefix: KeyPrefix) throws -> [Event] {
         try SchemaTarget.refuseDeleting(prefix)
         _ = try expireDue()
+        let revision = try currentRevision().successor()
         let events = try storedItems(under: prefix).filter { !SchemaTarget.isReserved($0.key) }.map {
-            try recordRemoval(of: $0, at: try currentRevision().successor())
+            try recordRemoval(of: $0, at: revision)
         }
         try enforce(events)
         return events
     }
 
-    /// Writes a snapshot's entries, skipping those already equal and those already
-    /// expired; with `replace`, deletes live keys the snapshot does not name.
+    /// Writes a snapshot's entries as one change — one new revision that every event
+    /// carries — skipping those already equal and those already expired; with
+    /// `replace`, deletes live keys the snapshot does not name (in the same revision).
     public mutating func importSnapshot(_ snapshot: ConfigSnapshot, replace: Bool) throws -> ImportResult {
         try snapshot.validate()
         _ = try expireDue()
+        let revision = try currentRevision().successor()
         var events: [Event] = []
         var unchanged = 0
         let named = Set(snapshot.items.map(\.key))
         if replace {
             for item in try storedItems(under: .root) where !named.contains(item.key) {
-                events.append(try recordRemoval(of: item, at: try currentRevision().successor()))
+                events.append(try recordRemoval(of: item, at: revision))
             }
         }
         for entry in snapshot.items.sorted(by: { $0.key < $1.key }) {
@@ -149,7 +153,7 @@ extension ChangeTransaction {
             }
             events.append(try recordPut(
                 entry.key, entry.value, contentType: entry.contentType, expiresAt: entry.expiresAt,
-                over: current, at: try currentRevision().successor()
+                over: current, at: revision
             ))
         }
         try enforce(events)

@@ -42,7 +42,8 @@ public protocol ConfigStore: ConfigReading {
     func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange
     /// Deletes a key if every condition holds. Throws `keyNotFound` when it is absent.
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
-    /// Deletes every key under a prefix atomically, one revision per key, in key order.
+    /// Deletes every key under a prefix atomically as one change: one new revision that
+    /// every removal carries, in key order.
     func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event]
     /// Drops the config's history at or below `revision`, as etcd's compaction does:
     /// reads before it and watches from it then throw `compacted`. A revision at or below
@@ -54,9 +55,9 @@ public protocol ConfigStore: ConfigReading {
     /// transaction and `tooLarge` for one the store cannot hold in one commit; either way
     /// nothing changes.
     func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult
-    /// Writes a snapshot's items into a config in one transaction, one revision per
-    /// changed key; unchanged keys are skipped. With `replace`, keys not in the snapshot
-    /// are deleted.
+    /// Writes a snapshot's items into a config as one change: one transaction, one new
+    /// revision that every changed key carries; unchanged keys are skipped. With
+    /// `replace`, keys not in the snapshot are deleted in the same revision.
     func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult
     /// Removes keys whose TTL ran out, each as one `expire` event at a new revision.
     /// Returns the events it made; a key is expired exactly once, however many sweepers run.

@@ -135,8 +135,9 @@ struct ImportCommand: AsyncParsableCommand {
         abstract: "Set keys from a JSON, YAML or env file.",
         usage: "discfg import [<options>] [<config>] <file>",
         discussion: """
-        All keys are written in one transaction, one revision per changed key; \
-        keys whose value is already the same are left alone. The file may be what \
+        The import is one change: one transaction, one revision that every \
+        changed key carries, one 'discfg log' entry with its message; keys whose \
+        value is already the same are left alone. The file may be what \
         'discfg export' wrote, or a plain mapping such as \
         {"/db/host": "db1", "/db/port": 5432}.
 
