@@ -17,9 +17,14 @@ enum Main {
         default:
             break
         }
+        let layout = await CommandLineLayout.ofThisProcess()
+        if let unknown = layout.unknownCommandMessage() {
+            FileHandle.standardError.write(Data("discfg: \(unknown)\nSee 'discfg --help' or 'discfg help <command>'.\n".utf8))
+            Foundation.exit(ExitStatus.usage)
+        }
         do {
             // Async: the shell's completion requests (---completion) read the store.
-            var command = try await Discfg.asyncParseAsRoot()
+            var command = try await Discfg.asyncParseAsRoot(layout.arguments)
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
