@@ -150,6 +150,7 @@ struct GlobalOptions: ParsableArguments {
         do {
             try await body(output)
         } catch let error as DiscfgError {
+            let error = PositionalArguments.explained(error)
             output.fail(action: action, error)
             throw ExitCode(ExitStatus.code(for: error))
         } catch let exit as ExitCode {

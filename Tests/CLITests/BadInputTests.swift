@@ -27,7 +27,7 @@ struct BadInputTests {
         Case(arguments: ["set", "k", "v", "--if-absent", "--if-exists"], status: 2, mentions: "contradict"),
         Case(arguments: ["set", "k", "v", "--if-absent", "--if-version", "3"], status: 2, mentions: "contradict"),
         Case(arguments: ["set", "k", "-d", "/nonexistent/file"], status: 2, mentions: "no such file"),
-        Case(arguments: ["set", "k", "v", "-d", "/tmp"], status: 2, mentions: "both"),
+        Case(arguments: ["set", "/k", "v", "-d", "/tmp"], status: 2, mentions: "both"),
         Case(arguments: ["set", "k", "-d", "/tmp"], status: 2, mentions: "directory"),
         Case(arguments: ["set", "k"], status: 2, mentions: "no value"),
         Case(arguments: ["set", "k", "v", "--if-version", "x"], status: 2, mentions: "if-version"),

@@ -3,10 +3,65 @@ import DiscfgTestSupport
 import Foundation
 import Testing
 
-/// The everyday command lines that used to mislead: mistyped commands and global
-/// options before the subcommand.
+/// The everyday command lines that used to mislead: the optional leading CONFIG
+/// argument, mistyped commands, global options before the subcommand, and flag names.
 @Suite("CLI: everyday traps")
 struct CLITrapsTests {
+    @Test("[CONFIG] is read by one rule, and every error says what was taken as what")
+    func configArgument() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "demo")
+        try await cli.run("create", "other")
+        try await cli.run("create", "myconfig")
+
+        // No config selected: the key and value are named as such, not "no value given"
+        // or a complaint that a key is not a config name.
+        let unnamed = try await cli.run("set", "foo", "bar")
+        #expect(unnamed.status == 2)
+        #expect(unnamed.stderr.contains("no config selected"), "stderr: \(unnamed.stderr)")
+        #expect(unnamed.stderr.contains(#"read "foo" as the key and "bar" as the value"#), "stderr: \(unnamed.stderr)")
+        let slashed = try await cli.run("set", "db/host", "x")
+        #expect(slashed.status == 2)
+        #expect(slashed.stderr.contains("no config selected"), "stderr: \(slashed.stderr)")
+        #expect(!slashed.stderr.contains("config name"), "stderr: \(slashed.stderr)")
+
+        // The original discfg's command lines.
+        #expect(try await cli.run("set", "myconfig", "key", "value").status == 0)
+        #expect(try await cli.run("get", "myconfig", "key").stdout == "value\n")
+        #expect(try await cli.run("set", "other", "/x", "1").status == 0)
+
+        try await cli.run("use", "demo")
+        // Three arguments are one more than set needs: the first is the config.
+        let greeting = try await cli.run("set", "greeting", "hello", "world")
+        #expect(greeting.status == 3)
+        #expect(greeting.stderr.contains(#"read "greeting" as the config, "hello" as the key and "world" as the value"#), "stderr: \(greeting.stderr)")
+        // Two are what set needs: key and value in the selected config.
+        #expect(try await cli.run("set", "greeting", "hello").status == 0)
+        #expect(try await cli.run("get", "demo", "greeting").stdout == "hello\n")
+
+        // A bare name before ls is a config; a prefix has a '/'.
+        let listed = try await cli.run("ls", "other", "-r")
+        #expect(listed.status == 0, "stderr: \(listed.stderr)")
+        #expect(listed.stdout.contains("/x"), "stdout: \(listed.stdout)")
+        let bare = try await cli.run("ls", "greeting")
+        #expect(bare.status == 3)
+        #expect(bare.stderr.contains("a prefix is written with a '/': /greeting"), "stderr: \(bare.stderr)")
+        #expect(try await cli.run("ls", "/", "-r").stdout.contains("/greeting"))
+
+        // A command that takes only a config says so.
+        let exported = try await cli.run("export", "/db/")
+        #expect(exported.status == 2)
+        #expect(exported.stderr.contains("discfg export takes only a config name"), "stderr: \(exported.stderr)")
+        let tooMany = try await cli.run("set", "db/host", "a", "b")
+        #expect(tooMany.status == 2)
+        #expect(tooMany.stderr.contains(#""db/host" is not a config name (it contains "/"), so it was read as the key"#), "stderr: \(tooMany.stderr)")
+
+        // The rule is in the help.
+        let help = try await cli.run("set", "--help")
+        #expect(help.stdout.contains("The first argument is the config's name when it can be"), "help: \(help.stdout)")
+    }
+
     @Test("a mistyped command names the nearest one, exit 2")
     func typos() async throws {
         let cli = try CLIRunner()

@@ -155,7 +155,7 @@ struct InfoCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
+    @Argument(help: ArgumentHelp("The config (default: the selected one).", discussion: PositionalArguments.rule), completion: ShellCompletion.configs) var name: String?
 
     func run() async throws {
         try await global.run("info") { output in

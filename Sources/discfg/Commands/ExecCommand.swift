@@ -73,7 +73,7 @@ struct ExecCommand: AsyncParsableCommand {
             transform: { Int(try NumberField("--grace", 1...3600).parse($0)) })
     var grace: Int = 10
 
-    @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
+    @Argument(help: ArgumentHelp("The config (default: the selected one).", discussion: PositionalArguments.rule), completion: ShellCompletion.configs) var name: String?
 
     @Argument(parsing: .postTerminator, help: "-- COMMAND [ARGS…]: the command, after --.") var command: [String] = []
 

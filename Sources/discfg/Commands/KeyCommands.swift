@@ -116,12 +116,13 @@ struct SetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "With --document: delete keys under the prefix that the document lacks.")
     var replace = false
 
-    @Argument(help: "[CONFIG] KEY [VALUE] (or PREFIX [DOCUMENT] with --document)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] KEY [VALUE] (or PREFIX [DOCUMENT] with --document)"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await reason.attributed {
             try await global.run("set") { output in
-                let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+                let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig())
+                    .configKeyValue(names: document ? ["PREFIX", "DOCUMENT"] : ["KEY", "VALUE"], valueElsewhere: dataFile != nil)
                 if document {
                     try await setDocument(config: config, prefix: rawKey, argument: argumentValue, output: output)
                     return
@@ -257,7 +258,7 @@ struct GetCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the keys under a prefix (such as /app/) as one JSON object.")
     var document = false
 
-    @Argument(help: "[CONFIG] KEY (or PREFIX with --document)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] KEY (or PREFIX with --document)"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("get") { output in
@@ -357,7 +358,7 @@ struct DeleteCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "With --prefix: do not ask for confirmation.")
     var yes = false
 
-    @Argument(help: "[CONFIG] KEY (or PREFIX with --prefix)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] KEY (or PREFIX with --prefix)"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await reason.attributed {

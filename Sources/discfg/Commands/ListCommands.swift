@@ -33,7 +33,7 @@ struct ListCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
     var reveal = false
 
-    @Argument(help: "[CONFIG] [PREFIX]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] [PREFIX]"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("list") { output in
@@ -99,7 +99,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
     var reveal = false
 
-    @Argument(help: "[CONFIG] KEY", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] KEY"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("history") { output in

@@ -51,7 +51,7 @@ struct LogCommand: AsyncParsableCommand {
             transform: { Int(try NumberField.pageSize.named("--limit").parse($0)) })
     var limit: Int = 20
 
-    @Argument(help: "[CONFIG] [PREFIX]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] [PREFIX]"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("log") { output in

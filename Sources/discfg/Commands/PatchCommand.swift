@@ -47,12 +47,12 @@ struct PatchCommand: AsyncParsableCommand {
     @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("Read the patch from FILE ('-' for standard input).", valueName: "file"))
     var dataFile: String?
 
-    @Argument(help: "[CONFIG] KEY [PATCH]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] KEY [PATCH]"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await reason.attributed {
             try await global.run("patch") { output in
-                let (config, rawKey, argument) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+                let (config, rawKey, argument) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue(names: ["KEY", "PATCH"], valueElsewhere: dataFile != nil)
                 let key = try Key(rawKey)
                 let patch = try readPatch(argument)
                 let change = try await global.openStore().patch(key, patch, in: config, conditions: conditions())

@@ -41,7 +41,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .customLong("snapshot-key-file"), help: ArgumentHelp("Sign each snapshot with this key file ('discfg key init' makes one), for agents given the same --snapshot-key-file.", valueName: "file"))
     var snapshotKeyFile: String?
 
-    @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("publish") { output in

@@ -65,12 +65,12 @@ struct SchemaCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Attach it even when values it covers break it.")
         var force = false
 
-        @Argument(help: "[CONFIG] TARGET FILE ('-' for standard input)", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+        @Argument(help: PositionalArguments.help("[CONFIG] TARGET FILE ('-' for standard input)"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
         func run() async throws {
             try await reason.attributed {
                 try await global.run("schema-set") { output in
-                    let (config, rawTarget, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue()
+                    let (config, rawTarget, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue(names: ["TARGET", "FILE"])
                     guard let file else { throw usage("no schema file given: discfg schema set [CONFIG] TARGET FILE", field: "file") }
                     let target = try SchemaTarget(rawTarget)
                     let (schema, _) = try SchemaCommand.readSchema(file, limit: Limits.maxValueBytes)
@@ -102,7 +102,7 @@ struct SchemaCommand: AsyncParsableCommand {
                 transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
         var revision: UInt64?
 
-        @Argument(help: "[CONFIG] TARGET", completion: ShellCompletion.schemaTargets) var arguments: [String] = []
+        @Argument(help: PositionalArguments.help("[CONFIG] TARGET"), completion: ShellCompletion.schemaTargets) var arguments: [String] = []
 
         func run() async throws {
             try await global.run("schema") { output in
@@ -136,7 +136,7 @@ struct SchemaCommand: AsyncParsableCommand {
 
         @OptionGroup var global: GlobalOptions
 
-        @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
+        @Argument(help: PositionalArguments.help("[CONFIG]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
         func run() async throws {
             try await global.run("schemas") { output in
@@ -165,7 +165,7 @@ struct SchemaCommand: AsyncParsableCommand {
         @OptionGroup var global: GlobalOptions
         @OptionGroup var reason: ChangeOptions
 
-        @Argument(help: "[CONFIG] TARGET", completion: ShellCompletion.schemaTargets) var arguments: [String] = []
+        @Argument(help: PositionalArguments.help("[CONFIG] TARGET"), completion: ShellCompletion.schemaTargets) var arguments: [String] = []
 
         func run() async throws {
             try await reason.attributed {

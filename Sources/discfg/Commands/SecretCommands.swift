@@ -77,7 +77,7 @@ struct KeyCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Seal every secret again under the new data key.")
         var reseal = false
 
-        @Argument(help: "The config (default: the selected one).", completion: ShellCompletion.configs) var name: String?
+        @Argument(help: ArgumentHelp("The config (default: the selected one).", discussion: PositionalArguments.rule), completion: ShellCompletion.configs) var name: String?
 
         func run() async throws {
             try await reason.attributed {

@@ -57,7 +57,7 @@ struct ExportCommand: AsyncParsableCommand {
             transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
     var revision: UInt64?
 
-    @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("export") { printer in
@@ -158,7 +158,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Delete keys that the file does not contain.")
     var replace = false
 
-    @Argument(help: "[CONFIG] FILE ('-' for standard input)") var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] FILE ('-' for standard input)")) var arguments: [String] = []
 
     func run() async throws {
         try await reason.attributed {

@@ -87,7 +87,7 @@ struct TxnCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Type the transaction line by line, as etcdctl txn -i.")
     var interactive = false
 
-    @Argument(help: "[CONFIG]", completion: ShellCompletion.configs) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await reason.attributed {

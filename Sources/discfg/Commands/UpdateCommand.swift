@@ -36,7 +36,7 @@ struct UpdateCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var capacity: CapacityOptions
-    @Argument(help: "[CONFIG] [SETTINGS-JSON]", completion: ShellCompletion.configs) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] [SETTINGS-JSON]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("update") { output in

@@ -34,7 +34,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Show secret values, opened with the config's key (which must be at hand).")
     var reveal = false
 
-    @Argument(help: "[CONFIG] [KEY or PREFIX/]", completion: ShellCompletion.configOrKey) var arguments: [String] = []
+    @Argument(help: PositionalArguments.help("[CONFIG] [KEY or PREFIX/]"), completion: ShellCompletion.configOrKey) var arguments: [String] = []
 
     func run() async throws {
         try await global.run("watch") { output in
