@@ -59,6 +59,9 @@ public struct AWSError: Error, Sendable, Hashable, CustomStringConvertible {
     /// came back: the connection failed after the request could have been sent, or the
     /// service answered 5xx. A write that fails this way has an unknown outcome.
     public let mayHaveApplied: Bool
+    /// The endpoint no connection could be made to, when that is what failed (refused,
+    /// or a name that does not resolve): nothing was sent, and the last attempt told so.
+    public let connectFailure: ConnectFailure?
 
     /// Creates an error.
     public init(
@@ -69,7 +72,8 @@ public struct AWSError: Error, Sendable, Hashable, CustomStringConvertible {
         retries: Int = 0,
         cancellationReasons: [CancellationReason] = [],
         requestID: String? = nil,
-        mayHaveApplied: Bool = false
+        mayHaveApplied: Bool = false,
+        connectFailure: ConnectFailure? = nil
     ) {
         self.code = code
         self.awsCode = awsCode
@@ -79,13 +83,14 @@ public struct AWSError: Error, Sendable, Hashable, CustomStringConvertible {
         self.cancellationReasons = cancellationReasons
         self.requestID = requestID
         self.mayHaveApplied = mayHaveApplied
+        self.connectFailure = connectFailure
     }
 
     /// A copy recording `retries` and whether an attempt may have been carried out.
     func withRetries(_ retries: Int, mayHaveApplied: Bool) -> AWSError {
         AWSError(code: code, awsCode: awsCode, message: message, httpStatus: httpStatus,
                  retries: retries, cancellationReasons: cancellationReasons, requestID: requestID,
-                 mayHaveApplied: mayHaveApplied || self.mayHaveApplied)
+                 mayHaveApplied: mayHaveApplied || self.mayHaveApplied, connectFailure: connectFailure)
     }
 
     /// One line: what happened, the AWS code and status, and a hint at what to do.

@@ -128,6 +128,9 @@ public final class AWSJSONClient: Sendable {
     ///
     /// Retries throttling, 5xx and connection failures within the retry policy; any other
     /// failure is thrown at once as an ``AWSError``. Credential failures are thrown unchanged.
+    /// An endpoint that refuses the connection, or whose name does not resolve, is tried
+    /// only ``RetryPolicy/connectAttempts`` times: the error then carries the
+    /// ``AWSError/connectFailure``, and nothing was sent.
     ///
     /// - Parameter deadline: when the caller must have its answer (its request's
     ///   deadline), or nil for none. Each attempt ends by it, and no retry starts whose
@@ -144,6 +147,8 @@ public final class AWSJSONClient: Sendable {
         let policy = configuration.retryPolicy
         var retries = 0
         var roundTrips = 0
+        // Attempts that could not connect at all (``ConnectFailure``), which have a budget of their own.
+        var unconnected = 0
         var refreshedExpiredCredentials = false
         // Whether an earlier attempt may have been carried out without a success coming
         // back; the retries send the same body (for a transaction, the same idempotency
@@ -158,8 +163,7 @@ public final class AWSJSONClient: Sendable {
             } catch let error as CancellationError {
                 throw error
             } catch {
-                outcome = .failure(AWSError(code: .network, awsCode: "NetworkError",
-                                            message: describeTransportError(error), httpStatus: nil))
+                outcome = .failure(Self.transportFailure(error, endpoint: configuration.resolvedEndpoint))
             }
             switch outcome {
             case .success(let data):
@@ -168,8 +172,12 @@ public final class AWSJSONClient: Sendable {
                                      capacity: ConsumedCapacity.parse(responseBody: data))
                 return data
             case .failure(let error):
-                if error.code == .network || (error.httpStatus ?? 0) >= 500 { mayHaveApplied = true }
-                if error.isRetryable, retries + 1 < policy.maxAttempts {
+                if error.connectFailure != nil {
+                    unconnected += 1
+                } else if error.code == .network || (error.httpStatus ?? 0) >= 500 {
+                    mayHaveApplied = true
+                }
+                if error.isRetryable, retries + 1 < policy.maxAttempts, error.connectFailure == nil || unconnected < policy.connectAttempts {
                     let delay = policy.delay(forRetry: retries)
                     if deadline.map({ ContinuousClock.now + delay + Self.minimumAttempt <= $0 }) ?? true {
                         try await policy.sleep(delay)
@@ -202,6 +210,16 @@ public final class AWSJSONClient: Sendable {
     ) async throws -> Output {
         let data = try await send(operation: operation, body: try encoder.encode(input), deadline: deadline)
         return try decoder.decode(Output.self, from: data)
+    }
+
+    /// The ``AWSError`` for an attempt that failed in the network: an endpoint that could
+    /// not be connected to at all (``ConnectFailure``), or one that failed mid-request or
+    /// did not answer in time, in a few plain words.
+    static func transportFailure(_ error: any Error, endpoint: URL) -> AWSError {
+        if let failure = ConnectFailure(error, endpoint: endpoint) {
+            return AWSError(code: .network, awsCode: "NetworkError", message: failure.words, httpStatus: nil, connectFailure: failure)
+        }
+        return AWSError(code: .network, awsCode: "NetworkError", message: describeTransportError(error), httpStatus: nil)
     }
 
     /// The least time worth starting an attempt with: a retry that would begin closer

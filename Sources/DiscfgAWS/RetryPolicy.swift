@@ -14,22 +14,31 @@ public struct RetryPolicy: Sendable {
     public var baseDelay: Duration
     /// The largest backoff window.
     public var maxDelay: Duration
+    /// Attempts, including the first, for an endpoint that refuses the connection or
+    /// whose name does not resolve (``ConnectFailure``): a few, as the AWS SDKs retry
+    /// connection errors, their backoff (from the first windows) a fraction of a second
+    /// in all; such an endpoint rarely comes back within a request's deadline, and the
+    /// caller is better told at once. Never more than ``maxAttempts``.
+    public var connectAttempts: Int
     /// Waits between attempts; injectable so tests can skip real sleeping.
     public var sleep: @Sendable (Duration) async throws -> Void
     /// Returns a uniform value in `0...1`; injectable so tests can pin the jitter.
     public var random: @Sendable () -> Double
 
-    /// Creates a policy; the defaults suit DynamoDB-style throttling (8 attempts, 25 ms base, 5 s cap).
+    /// Creates a policy; the defaults suit DynamoDB-style throttling (8 attempts, 25 ms base,
+    /// 5 s cap) and try a refused endpoint 3 times.
     public init(
         maxAttempts: Int = 8,
         baseDelay: Duration = .milliseconds(25),
         maxDelay: Duration = .seconds(5),
+        connectAttempts: Int = 3,
         sleep: @escaping @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) },
         random: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
         self.maxAttempts = max(1, maxAttempts)
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
+        self.connectAttempts = max(1, connectAttempts)
         self.sleep = sleep
         self.random = random
     }

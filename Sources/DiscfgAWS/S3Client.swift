@@ -212,7 +212,7 @@ public final class S3Client: Sendable {
             } catch let error as CancellationError {
                 throw error
             } catch {
-                throw unreachable(String(describing: error))
+                throw unreachable(describeTransportError(error))
             }
         }
     }

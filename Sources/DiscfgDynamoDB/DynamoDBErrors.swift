@@ -4,7 +4,9 @@ import Foundation
 
 /// Turns AWS failures into one-line ``DiscfgError``s: what failed, AWS's error code and a
 /// hint (which credential sources were tried, how to create a missing table, how many
-/// times a throttled call was retried).
+/// times a throttled call was retried). An endpoint that could not be connected to is
+/// one plain sentence naming it: "the DynamoDB endpoint http://127.0.0.1:8000 refused
+/// the connection".
 public enum DynamoDBErrors {
     /// Where the failing call went, for the message.
     public struct Context: Sendable {
@@ -49,6 +51,10 @@ public enum DynamoDBErrors {
     }
 
     static func map(_ error: AWSError, operation: String, _ context: Context) -> DiscfgError {
+        if let failure = error.connectFailure {
+            // The endpoint is the whole story: no table was reached, and AWS said nothing.
+            return DiscfgError(.unavailable, failure.sentence(service: "DynamoDB"), field: "store")
+        }
         let line = "DynamoDB \(operation) on \(context.place) failed: \(error.description)"
         switch error.code {
         case .resourceNotFound:

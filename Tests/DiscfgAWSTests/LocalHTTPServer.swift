@@ -40,8 +40,9 @@ final class LocalHTTPServer: TestServer {
     private let state: NIOLockedValueBox<[Request]>
     let port: Int
 
-    /// Starts serving; `responder` gets each request and its 0-based index.
-    init(responder: @escaping Responder) async throws {
+    /// Starts serving on `port` (0 for any free one); `responder` gets each request and
+    /// its 0-based index.
+    init(port: Int = 0, responder: @escaping Responder) async throws {
         let state = NIOLockedValueBox<[Request]>([])
         self.state = state
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -52,8 +53,8 @@ final class LocalHTTPServer: TestServer {
                     try channel.pipeline.syncOperations.addHandler(Handler(state: state, responder: responder))
                 }
             }
-        channel = try await bootstrap.bind(host: "127.0.0.1", port: 0).get()
-        port = channel.localAddress?.port ?? 0
+        channel = try await bootstrap.bind(host: "127.0.0.1", port: port).get()
+        self.port = channel.localAddress?.port ?? 0
     }
 
     var baseURL: String { "http://127.0.0.1:\(port)" }
