@@ -109,10 +109,12 @@ struct DeadStoreTests {
         }
     }
 
-    /// Runs `body` with `serve --etcd --request-timeout 2 --auth none --read-views on` on a
-    /// fresh table reached through a fault proxy, with the store URL straight to moto for
-    /// checking the table.
-    static func withServe(_ body: (Serve, FaultProxy, _ table: String, _ direct: String) async throws -> Void) async throws {
+    /// Runs `body` with `serve --etcd --request-timeout TIMEOUT --auth none --read-views on`
+    /// (2 s unless told) on a fresh table reached through a fault proxy, with the store
+    /// URL straight to moto for checking the table.
+    static func withServe(
+        timeout: Int = Self.timeout, _ body: (Serve, FaultProxy, _ table: String, _ direct: String) async throws -> Void
+    ) async throws {
         let (runner, _) = try await CLIRunner.onDynamoDB()
         var cli = runner
         defer { cli.cleanUp() }
@@ -125,7 +127,7 @@ struct DeadStoreTests {
             cli.environment["DISCFG_STORE"] = "dynamodb://us-east-1/\(table)?endpoint=\(proxy.endpoint.absoluteString)"
             let process = try cli.launch(
                 [
-                    "serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0", "--request-timeout", String(Self.timeout),
+                    "serve", "--port", "0", "--log-level", "error", "--etcd", "127.0.0.1:0", "--request-timeout", String(timeout),
                     // Every call goes to the store (no token check first), and the event
                     // loop takes plain PUTs and view reads (views are off by default on DynamoDB).
                     "--auth", "none", "--read-views", "on",

@@ -49,7 +49,7 @@ struct FailureExposureTests {
         }
     }
 
-    @Test("a DynamoDB endpoint that goes away: 503 before the invocation's deadline, in the server's words about the request, nothing of the store's; nothing changed", .timeLimit(.minutes(3)))
+    @Test("a DynamoDB endpoint that goes away: refused, 503 and a correlation id well before the invocation's 30 s deadline, the log naming the endpoint; silent, 503 by a 5 s deadline; nothing changed", .timeLimit(.minutes(3)))
     func deadEndpoint() async throws {
         try await withMotoTable { table in
             try await table.createConfig("app")
@@ -58,11 +58,32 @@ struct FailureExposureTests {
                 try await withLambda(table, environment: ["DISCFG_STORE": store]) { lambda in
                     let (alive, _) = try await lambda.request(GatewayEvent.httpAPI(Request("PUT", "/v1/app/keys/k", text: "1")))
                     #expect(alive.statusCode == 201, "\(alive.raw)")
-                    try await proxy.set(.refuse)
                     let hidden = [table.name, "DynamoDB", "dynamodb", "127.0.0.1", String(proxy.endpoint.port ?? 0), "NetworkError", "onnection refused", "timed out", "Swift", "NIO"]
-                    for request in [Request("PUT", "/v1/app/keys/k", text: "2"), Request("GET", "/v1/app/keys/k")] {
-                        // The store retries until the deadline: the answer is the deadline's
-                        // (the failure policy shows it as it is), saying what it knows of a change.
+                    let requests = [Request("PUT", "/v1/app/keys/k", text: "2"), Request("GET", "/v1/app/keys/k"), Request("GET", "/v1/app/keys")]
+
+                    // Refused: the store is told at once (a few tries of the connection),
+                    // not after the invocation's remaining time; the log names the endpoint.
+                    try await proxy.set(.refuse)
+                    for request in requests {
+                        let (answer, invocation) = try await lambda.request(GatewayEvent.httpAPI(request), deadline: .seconds(30))
+                        let took = invocation.finishedAt - invocation.deliveredAt
+                        print("dead store: Lambda \(request.method) \(request.path) over a refused endpoint: \(answer.statusCode) in \(took)")
+                        #expect(took < .seconds(10), "a hang guard, well under the 30 s deadline: \(took)")
+                        #expect(answer.statusCode == 503, "\(answer.raw)")
+                        let error = try #require(try answer.envelope().error, "\(answer.raw)")
+                        let id = try #require(error.correlationId, "\(answer.raw)")
+                        #expect(error.code == .unavailable && error.message.contains("the store is unavailable"), "\(answer.raw)")
+                        for word in hidden { #expect(!answer.body.contains(word), "\"\(word)\" shown: \(answer.body)") }
+                        let lines = await lambda.logLines(requestID: invocation.requestID) { $0.contains(id) }
+                        let line = lines.first { $0.contains(id) } ?? ""
+                        #expect(line.contains("the DynamoDB endpoint \(proxy.endpoint.absoluteString) refused the connection"), "\(lines)")
+                        #expect(!line.contains("errno") && !line.contains("NetworkError"), "\(line)")
+                    }
+
+                    // Silent: the store waits for an answer until the deadline, whose
+                    // answer (the failure policy shows it as it is) says what it knows of a change.
+                    try await proxy.set(.blackHole)
+                    for request in requests.prefix(2) {
                         let (answer, invocation) = try await lambda.request(GatewayEvent.httpAPI(request), deadline: .seconds(5))
                         #expect(invocation.finishedAt - invocation.deliveredAt < .seconds(5))
                         #expect(answer.statusCode == 503, "\(answer.raw)")
