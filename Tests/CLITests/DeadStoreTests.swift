@@ -8,11 +8,12 @@ import Testing
 
 /// `discfg serve --etcd --request-timeout 2` over DynamoDB (moto behind a fault proxy),
 /// whose endpoint goes silent and then refuses connections in the middle of the test.
-/// Both faces answer `unavailable` within the request timeout — not after the AWS
-/// client's whole retry budget, which took 41.6 s for a plain PUT — in words that name
-/// no table, endpoint or library, with the details in the server's log; and once the
-/// endpoint is back nothing was changed.
-@Suite("serve over a dead DynamoDB endpoint: unavailable within the request timeout, on both faces")
+/// Every face (REST, etcd gRPC and its JSON gateway) answers `unavailable` within the
+/// request timeout — not after the AWS client's whole retry budget, which took 41.6 s for
+/// a plain PUT; a refused endpoint at once (`DeadStoreTests+Refused.swift`) — in words
+/// that name no table, endpoint or library, with the details in the server's log; and
+/// once the endpoint is back nothing was changed.
+@Suite("serve over a dead DynamoDB endpoint: unavailable within the request timeout, on every face")
 struct DeadStoreTests {
     /// serve's `--request-timeout`, in seconds.
     static let timeout = 2
@@ -86,7 +87,7 @@ struct DeadStoreTests {
          "NIO", "Swift", "connection refused", "Connection refused", "timed out", "deadlineExceeded", "remoteConnectionClosed"]
     }
 
-    @Test("REST (fast PUT, GET, routed list and txn) and etcd (Put, Range) answer unavailable within the timeout; nothing changed", .timeLimit(.minutes(5)))
+    @Test("REST (fast PUT, GET, routed list and txn), etcd (Put, Range) and its gateway answer unavailable within the timeout; nothing changed", .timeLimit(.minutes(5)))
     func deadEndpoint() async throws {
         try await Self.withServe { serve, proxy, table, direct in
             try await Self.exercise(serve, proxy: proxy, table: table, direct: direct)
@@ -189,6 +190,9 @@ struct DeadStoreTests {
             rest.append(try await serve.rest(
                 "\(mode) REST txn (router)", "POST", "/v1/app/txn", body: #"{"success": [{"op": "put", "key": "/t", "value": "x"}]}"#
             ).0)
+            // The etcd JSON gateway answers HTTP 503 too.
+            rest.append(try await serve.gateway("\(mode) etcd gateway put", "put", key: "e", value: "2"))
+            rest.append(try await serve.gateway("\(mode) etcd gateway range", "range", key: "e"))
             let etcd = [try await serve.etcd("\(mode) etcd Put", "put", "e", "2").0, try await serve.etcd("\(mode) etcd Range", "range", "e").0]
             for answer in rest {
                 #expect(answer.status == "503", "\(answer)")
