@@ -87,6 +87,14 @@ struct CommandLineLayout {
         return "unknown command '\(parent)\(unknownCommand)'; did you mean '\(parent)\(nearest)'?"
     }
 
+    /// The error for `-s` given to a command with a `--secret` flag: the original's
+    /// short `--secretKey` would take the next word as an AWS key, and the value would
+    /// be stored unsealed.
+    func secretFlagClashMessage() -> String? {
+        guard command is any SecretFlagCommand.Type, arguments.prefix(while: { $0 != "--" }).contains("-s") else { return nil }
+        return "-s is ambiguous in \(commandName): write --secret to seal the value, or --secret-key for an AWS secret access key"
+    }
+
     /// The candidate closest to `word` by edit distance (a swap of two neighbouring
     /// letters counts once), if it is close enough to be a typo.
     static func nearest(to word: String, in candidates: [String]) -> String? {
@@ -96,6 +104,9 @@ struct CommandLineLayout {
         return best.0
     }
 }
+
+/// A command with a `--secret` flag, which refuses `-s` (see ``AWSOptions``).
+protocol SecretFlagCommand {}
 
 /// The optimal string alignment distance: insertions, deletions, substitutions and
 /// swaps of neighbouring characters, each one step (`gte` is one step from `get`).
@@ -123,7 +134,7 @@ enum TypoDistance {
 /// The global options as a command of their own, to ask which words are global
 /// options: an async command, as their `--config` completes asynchronously.
 private struct GlobalOptionProbe: AsyncParsableCommand {
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     /// How many words at `index` are one global option (with its value), or 0.
     static func length(at index: Int, in arguments: [String]) async -> Int {

@@ -27,8 +27,9 @@ struct Discfg: AsyncParsableCommand {
           dynamodb://REGION/TABLE   Amazon DynamoDB (TABLE default: discfg)
 
         A dynamodb:// URL takes ?endpoint=URL (a local DynamoDB), ?profile=P and \
-        ?consistent=true; its AWS flags are --region/-l, --credProfile/-p, \
-        --keyId/-k and --secretKey/-s.
+        ?consistent=true; its AWS flags are --region/-l, --cred-profile/-p, \
+        --key-id/-k and --secret-key (the original's spellings --credProfile, \
+        --keyId, --secretKey and -s still work).
 
         \(ExitStatus.help)
         """,

@@ -5,26 +5,55 @@ import DiscfgDynamoDB
 import DiscfgWire
 import Foundation
 
-/// The original discfg's AWS flags, for `dynamodb://` stores.
+/// The AWS flags, for `dynamodb://` stores.
+///
+/// The original discfg spelled them `--credProfile`, `--keyId` and `--secretKey`; those
+/// spellings still work, hidden from help, beside the kebab-case names every other flag
+/// uses. `-s` is the original's short form of `--secretKey`: it is kept, hidden, but
+/// refused by commands with a `--secret` flag (``SecretFlagCommand``), where it would
+/// read as that flag.
 struct AWSOptions: ParsableArguments {
     @Option(name: [.customShort("l"), .long], help: ArgumentHelp("AWS region of a dynamodb:// store (overrides the URL's). Env: AWS_REGION.", valueName: "region"))
     var region: String?
 
-    @Option(name: [.customShort("p"), .customLong("credProfile")], help: ArgumentHelp("AWS credentials profile. Env: AWS_PROFILE.", valueName: "profile"))
-    var credProfile: String?
+    @Option(name: [.customShort("p"), .customLong("cred-profile")], help: ArgumentHelp("AWS credentials profile. Env: AWS_PROFILE.", valueName: "profile"))
+    var profileOption: String?
 
-    @Option(name: [.customShort("k"), .customLong("keyId")], help: ArgumentHelp("AWS access key ID (with --secretKey).", valueName: "id"))
-    var keyID: String?
+    @Option(name: [.customShort("k"), .customLong("key-id")], help: ArgumentHelp("AWS access key ID (with --secret-key).", valueName: "id"))
+    var keyIDOption: String?
 
-    @Option(name: [.customShort("s"), .customLong("secretKey")], help: ArgumentHelp("AWS secret access key (with --keyId). Prefer the env AWS_SECRET_ACCESS_KEY or a profile: any user of the machine can read a command line.", valueName: "secret"))
-    var secretKey: String?
+    @Option(name: .customLong("secret-key"), help: ArgumentHelp("AWS secret access key (with --key-id). Prefer the env AWS_SECRET_ACCESS_KEY or a profile: any user of the machine can read a command line.", valueName: "secret"))
+    var secretKeyOption: String?
 
-    /// The keys given with --keyId/--secretKey, if any.
+    @Option(name: .customLong("credProfile"), help: .hidden) var legacyProfile: String?
+    @Option(name: .customLong("keyId"), help: .hidden) var legacyKeyID: String?
+    @Option(name: .customLong("secretKey"), help: .hidden) var legacySecretKey: String?
+    /// `-s`, the original's `--secretKey`.
+    @Option(name: .customShort("s"), help: .hidden) var shortSecretKey: String?
+
+    /// `--cred-profile` (or `--credProfile`, `-p`).
+    var credProfile: String? { profileOption ?? legacyProfile }
+    /// `--key-id` (or `--keyId`, `-k`).
+    var keyID: String? { keyIDOption ?? legacyKeyID }
+    /// `--secret-key` (or `--secretKey`, `-s`).
+    var secretKey: String? { secretKeyOption ?? legacySecretKey ?? shortSecretKey }
+
+    func validate() throws {
+        let spellings: [(String, [String?])] = [
+            ("--cred-profile", [profileOption, legacyProfile]), ("--key-id", [keyIDOption, legacyKeyID]),
+            ("--secret-key", [secretKeyOption, legacySecretKey, shortSecretKey]),
+        ]
+        for (flag, values) in spellings where values.compactMap({ $0 }).count > 1 {
+            throw usage("\(flag) is given more than once (with its old spelling too); give it once", field: flag)
+        }
+    }
+
+    /// The keys given with --key-id/--secret-key, if any.
     func explicitCredentials() throws -> AWSCredentials? {
         switch (keyID, secretKey) {
         case (nil, nil): nil
         case (let id?, let secret?): AWSCredentials(accessKeyID: id, secretAccessKey: secret)
-        default: throw DiscfgError.invalid("keyId", "give both --keyId and --secretKey, or neither")
+        default: throw DiscfgError.invalid("keyId", "give both --key-id and --secret-key, or neither")
         }
     }
 }

@@ -22,6 +22,10 @@ enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
+    /// The title of their section in each command's help, listed after the command's
+    /// own options (``HelpSections``).
+    static let title = "Global options"
+
     @Option(name: .long, help: ArgumentHelp("Store URL (sqlite:///path.db, dynamodb://REGION/TABLE, memory:). Env: DISCFG_STORE.", valueName: "url"))
     var store: String?
 
@@ -40,14 +44,14 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: [.customShort("f"), .long], help: "Output format: human, json or silent.")
     var format: OutputFormat = .human
 
-    @OptionGroup(title: "AWS (dynamodb:// stores)") var aws: AWSOptions
-
     @Option(
         name: .customLong("config"),
         help: ArgumentHelp("Config to use instead of the one chosen with 'discfg use' ('discfg agent': a config to copy, repeatable). Env: DISCFG_CONFIG.", valueName: "name"),
         completion: ShellCompletion.configs
     )
     var configs: [String] = []
+
+    @OptionGroup(title: "AWS (dynamodb:// stores)") var aws: AWSOptions
 
     /// The environment, read once.
     var environment: [String: String] { ProcessInfo.processInfo.environment }

@@ -18,7 +18,7 @@ enum Main {
             break
         }
         let layout = await CommandLineLayout.ofThisProcess()
-        if let unknown = layout.unknownCommandMessage() {
+        if let unknown = layout.unknownCommandMessage() ?? layout.secretFlagClashMessage() {
             FileHandle.standardError.write(Data("discfg: \(unknown)\nSee 'discfg --help' or 'discfg help <command>'.\n".utf8))
             Foundation.exit(ExitStatus.usage)
         }
@@ -35,7 +35,11 @@ enum Main {
         } catch {
             let code = Discfg.exitCode(for: error)
             if code == .success {
-                Discfg.exit(withError: error)
+                // Help: the command's own options before the global ones.
+                let text = Discfg.fullMessage(for: error)
+                guard text.contains("\n\(HelpSections.optionsHeader)\n") else { Discfg.exit(withError: error) }
+                print(HelpSections.ownOptionsFirst(text))
+                Foundation.exit(ExitStatus.ok)
             }
             // Usage errors: one line naming the problem, then where to read more.
             let message = Discfg.message(for: error)

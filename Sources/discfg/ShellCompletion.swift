@@ -210,7 +210,7 @@ struct CompletionLookup: Sendable {
 /// The global options as a command of their own, to read them out of a completion's
 /// words: an async command, as their `--config` completes asynchronously.
 private struct GlobalOptionsOnly: AsyncParsableCommand {
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     /// The options `arguments` give, or nil when they are not all global options.
     static func parse(_ arguments: [String]) async -> GlobalOptions? {

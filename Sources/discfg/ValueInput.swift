@@ -107,13 +107,13 @@ enum ArgumentSecrets {
         output.warn("\(what) on the command line can be read by any user of this machine while discfg runs (ps, /proc/PID/cmdline); \(instead)")
     }
 
-    /// The warnings for the options every command takes: `--token` and `--secretKey`.
+    /// The warnings for the options every command takes: `--token` and `--secret-key`.
     static func warnGlobal(_ options: GlobalOptions, output: Output) {
         if options.token != nil {
             warn("--token", instead: "set DISCFG_TOKEN in the environment instead", output: output)
         }
         if options.aws.secretKey != nil {
-            warn("--secretKey", instead: "use AWS_SECRET_ACCESS_KEY, a profile (--credProfile) or an instance role instead", output: output)
+            warn("--secret-key", instead: "use AWS_SECRET_ACCESS_KEY, a profile (--cred-profile) or an instance role instead", output: output)
         }
     }
 }

@@ -107,4 +107,40 @@ struct CLITrapsTests {
         #expect(help.status == 0)
         #expect(help.stdout.contains("USAGE: discfg"))
     }
+
+    @Test("flags are kebab-case, the original's spellings still work, -s is refused beside --secret, own options come first in help")
+    func flagNames() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "demo")
+        try await cli.run("use", "demo")
+        try await cli.run("set", "k", "v")
+        let half = try await cli.run("get", "k", "--key-id", "AKIDEXAMPLE")
+        #expect(half.status == 2)
+        #expect(half.stderr.contains("give both --key-id and --secret-key, or neither"), "stderr: \(half.stderr)")
+        for spelling in [["--key-id", "A", "--secret-key", "B", "--cred-profile", "p"], ["--keyId", "A", "--secretKey", "B", "--credProfile", "p"], ["-k", "A", "-s", "B", "-p", "p"]] {
+            let got = try await cli.run(["get", "k"] + spelling)
+            #expect(got.status == 0, "\(spelling): \(got.stderr)")
+            #expect(got.stdout == "v\n")
+        }
+        let twice = try await cli.run("get", "k", "--cred-profile", "a", "--credProfile", "b")
+        #expect(twice.status == 2)
+        #expect(twice.stderr.contains("--cred-profile is given more than once"), "stderr: \(twice.stderr)")
+
+        // In set, -s could be meant as --secret: refused, and nothing is stored unsealed.
+        for arguments in [["set", "k", "plain", "-s"], ["set", "k", "-s", "plain"]] {
+            let clash = try await cli.run(arguments)
+            #expect(clash.status == 2)
+            #expect(clash.stderr.contains("-s is ambiguous in discfg set: write --secret to seal the value, or --secret-key"), "stderr: \(clash.stderr)")
+        }
+        #expect(try await cli.run("get", "k").stdout == "v\n")
+
+        let help = try await cli.run("get", "--help").stdout
+        #expect(help.contains("--cred-profile") && help.contains("--key-id") && help.contains("--secret-key"))
+        #expect(!help.contains("--credProfile") && !help.contains("--keyId") && !help.contains("--secretKey") && !help.contains("-s,"))
+        let own = try #require(help.range(of: "--revision <r>"))
+        let global = try #require(help.range(of: "GLOBAL OPTIONS:"))
+        let store = try #require(help.range(of: "--store <url>"))
+        #expect(own.lowerBound < global.lowerBound && global.lowerBound < store.lowerBound, "help: \(help)")
+    }
 }

@@ -64,7 +64,7 @@ struct AgentCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     /// The configs to copy: every `--config` given (the global option, repeatable here).
     var configs: [ConfigName] {
         get throws {

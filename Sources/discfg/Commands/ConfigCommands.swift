@@ -24,7 +24,7 @@ struct CreateCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var capacity: CapacityOptions
     @Argument(help: "The config's name: letters, digits, '_', '.', '-'.") var name: String
@@ -58,7 +58,7 @@ struct DeleteConfigCommand: AsyncParsableCommand {
         discussion: "Asks for confirmation unless --yes is given. This cannot be undone; 'discfg export' first to keep a copy."
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
     @Argument(help: "The config to delete.", completion: ShellCompletion.configs) var name: String
 
@@ -79,7 +79,7 @@ struct DeleteConfigCommand: AsyncParsableCommand {
 struct ConfigsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "configs", abstract: "List configs.", usage: "discfg configs [<options>]")
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     func run() async throws {
         try await global.run("configs") { output in
@@ -110,7 +110,7 @@ struct UseCommand: AsyncParsableCommand {
         discussion: "Then 'discfg set KEY VALUE' and 'discfg get KEY' need no config name here or in subdirectories."
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @Argument(help: "The config to use.", completion: ShellCompletion.configs) var name: String
 
     func run() async throws {
@@ -133,7 +133,7 @@ struct WhichCommand: AsyncParsableCommand {
         discussion: "--config, then DISCFG_CONFIG, then the nearest .discfg file ('discfg use') in this directory or a parent."
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     func run() async throws {
         try await global.run("which") { output in
@@ -154,7 +154,7 @@ struct InfoCommand: AsyncParsableCommand {
         usage: "discfg info [<options>] [<name>]"
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @Argument(help: ArgumentHelp("The config (default: the selected one).", discussion: PositionalArguments.rule), completion: ShellCompletion.configs) var name: String?
 
     func run() async throws {

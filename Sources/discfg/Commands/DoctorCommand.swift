@@ -41,7 +41,7 @@ struct DoctorCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Option(name: .long, help: ArgumentHelp("Seconds each network step may take, 1-60. Default: 3.", valueName: "seconds"),
             transform: { Int(try Self.timeoutSeconds.named("--timeout").parse($0)) })

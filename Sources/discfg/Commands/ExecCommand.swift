@@ -48,7 +48,7 @@ struct ExecCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Option(name: .long, help: ArgumentHelp("Only keys under this prefix; names are made from the path below it. Default: /.", valueName: "prefix"))
     var prefix: String?

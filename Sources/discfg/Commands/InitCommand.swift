@@ -26,7 +26,7 @@ struct InitCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var capacity: CapacityOptions
 
     func run() async throws {

@@ -46,7 +46,7 @@ struct ConditionOptions: ParsableArguments {
     }
 }
 
-struct SetCommand: AsyncParsableCommand {
+struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
     static let configuration = CommandConfiguration(
         commandName: "set",
         abstract: "Set a key's value.",
@@ -94,7 +94,7 @@ struct SetCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
     @OptionGroup var condition: ConditionOptions
 
@@ -243,7 +243,7 @@ struct GetCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Option(name: .long, help: ArgumentHelp("Read the key as it was at this config revision.", valueName: "r"),
             transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
@@ -348,7 +348,7 @@ struct DeleteCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
     @OptionGroup var condition: ConditionOptions
 

@@ -21,7 +21,7 @@ struct ListCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Flag(name: [.short, .long], help: "List every key below the prefix, not only its direct children.")
     var recursive = false
@@ -89,7 +89,7 @@ struct HistoryCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     // -l is the original discfg's --region, so the short form of --limit is -n.
     @Option(name: [.customShort("n"), .long], help: ArgumentHelp("Show at most this many changes (1-1000). Default: 20.", valueName: "n"),

@@ -35,7 +35,7 @@ struct LogCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Option(name: .long, help: ArgumentHelp("Only changes by this principal: a token's description or id, kind:id (iam:ARN, local:USER@HOST), or 'unknown'.", valueName: "who"))
     var by: String?

@@ -36,7 +36,7 @@ struct PatchCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
 
     @OptionGroup var condition: ConditionOptions

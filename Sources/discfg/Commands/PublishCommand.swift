@@ -30,7 +30,7 @@ struct PublishCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Option(name: .long, help: ArgumentHelp("Where to publish: s3://BUCKET or s3://BUCKET/PREFIX.", valueName: "s3-url"))
     var to: String

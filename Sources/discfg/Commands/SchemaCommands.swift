@@ -59,7 +59,7 @@ struct SchemaCommand: AsyncParsableCommand {
             """
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @OptionGroup var reason: ChangeOptions
 
         @Flag(name: .long, help: "Attach it even when values it covers break it.")
@@ -96,7 +96,7 @@ struct SchemaCommand: AsyncParsableCommand {
             usage: "discfg schema get [<options>] [<config>] <target>"
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
         @Option(name: .long, help: ArgumentHelp("The schema as it was at this config revision.", valueName: "r"),
                 transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
@@ -134,7 +134,7 @@ struct SchemaCommand: AsyncParsableCommand {
             """
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
         @Argument(help: PositionalArguments.help("[CONFIG]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
@@ -162,7 +162,7 @@ struct SchemaCommand: AsyncParsableCommand {
             usage: "discfg schema rm [<options>] [<config>] <target>"
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @OptionGroup var reason: ChangeOptions
 
         @Argument(help: PositionalArguments.help("[CONFIG] TARGET"), completion: ShellCompletion.schemaTargets) var arguments: [String] = []
@@ -202,7 +202,7 @@ struct SchemaCommand: AsyncParsableCommand {
             """
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
         @Argument(help: ArgumentHelp("The schema file.", valueName: "schema")) var schema: String
         @Argument(help: ArgumentHelp("The documents to check ('-' for standard input).", valueName: "document")) var documents: [String] = []

@@ -31,7 +31,7 @@ struct KeyCommand: AsyncParsableCommand {
             discussion: "It is never overwritten. Keep a copy: secrets sealed under it cannot be opened without it."
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @Argument(help: "Where to write it. Default: $XDG_CONFIG_HOME/discfg/keys/default.key (~/.config/…).") var path: String?
 
         func run() async throws {
@@ -71,7 +71,7 @@ struct KeyCommand: AsyncParsableCommand {
             """
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @OptionGroup var reason: ChangeOptions
 
         @Flag(name: .long, help: "Seal every secret again under the new data key.")

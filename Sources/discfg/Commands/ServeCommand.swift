@@ -80,7 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
         case auto, on, off
     }
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup(title: "TLS") var tls: ServeTLSOptions
 
     @Option(name: .long, help: "Address to listen on.") var host = "127.0.0.1"

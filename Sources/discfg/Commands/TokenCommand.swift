@@ -39,7 +39,7 @@ struct TokenCommand: AsyncParsableCommand {
             usage: "discfg token create [<options>] --role <role>"
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @Option(name: .long, help: "read, write or admin.") var role: Role
         @Option(name: .customLong("scope"), help: ArgumentHelp(
             "Limit the token to a config (myapp), the keys under a prefix in it (myapp:/app/) or the etcd keys under an etcd prefix (myapp:etcd:/registry/); repeatable.",
@@ -65,7 +65,7 @@ struct TokenCommand: AsyncParsableCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List tokens (never the tokens themselves).", usage: "discfg token list [<options>]")
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
         func run() async throws {
             try await global.run("tokens") { output in
@@ -85,7 +85,7 @@ struct TokenCommand: AsyncParsableCommand {
     struct Revoke: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Revoke a token by its id.", usage: "discfg token revoke [<options>] <id>")
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @Argument(help: "The token's id (from 'token list').", completion: ShellCompletion.tokenIDs) var id: String
 
         func run() async throws {
@@ -108,7 +108,7 @@ struct TokenCommand: AsyncParsableCommand {
             discussion: "Refused while any token is valid. Servers notice within a few seconds."
         )
 
-        @OptionGroup var global: GlobalOptions
+        @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
         @Flag(name: [.short, .long], help: "Do not ask for confirmation.") var yes = false
 
         func run() async throws {

@@ -39,7 +39,7 @@ struct ExportCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Option(name: .long, help: "Format: json, yaml or env. Default: from -o's extension, else json.")
     var to: SnapshotFormat?
@@ -149,7 +149,7 @@ struct ImportCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
 
     @Option(name: .long, help: "Format: json, yaml or env. Default: from the file's extension.")

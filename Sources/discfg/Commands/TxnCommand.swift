@@ -78,7 +78,7 @@ struct TxnCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
 
     @Option(name: .customLong("file"), help: ArgumentHelp("Read the transaction (JSON) from FILE ('-' for standard input).", valueName: "path"))

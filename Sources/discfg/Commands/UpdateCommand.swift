@@ -33,7 +33,7 @@ struct UpdateCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var capacity: CapacityOptions
     @Argument(help: PositionalArguments.help("[CONFIG] [SETTINGS-JSON]"), completion: ShellCompletion.configs) var arguments: [String] = []

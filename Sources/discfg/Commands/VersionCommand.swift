@@ -21,7 +21,7 @@ struct VersionCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     func run() async throws {
         try await global.run("version") { output in

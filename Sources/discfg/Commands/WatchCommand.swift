@@ -22,7 +22,7 @@ struct WatchCommand: AsyncParsableCommand {
         """
     )
 
-    @OptionGroup var global: GlobalOptions
+    @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
 
     @Flag(name: .long, help: "Treat the target as a prefix even without a trailing '/'.")
     var prefix = false

@@ -46,7 +46,7 @@ extension Doctor {
             let tried = error.attempts.map { "\($0.source): \($0.reason)" }.joined(separator: "; ")
             add(.fail(
                 "credentials", "no AWS credentials found; tried \(tried)",
-                fix: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, pass --credProfile P, or add a profile to ~/.aws/credentials"
+                fix: "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, pass --cred-profile P, or add a profile to ~/.aws/credentials"
             ))
             return false
         } catch {
@@ -186,7 +186,7 @@ extension Doctor {
     /// A credential source as a person would look for it.
     static func describe(source: String) -> String {
         switch source {
-        case "explicit credentials": return "--keyId/--secretKey"
+        case "explicit credentials": return "--key-id/--secret-key"
         case _ where source.hasPrefix("shared config files"):
             let files = SharedConfigFiles(environment: ProcessInfo.processInfo.environment)
             let profile = source.split(separator: "profile ").last.map { String($0.dropLast()) } ?? "default"
