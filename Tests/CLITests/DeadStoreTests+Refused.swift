@@ -63,6 +63,31 @@ extension DeadStoreTests {
             }
         }
     }
+
+    @Test("the CLI over a refused or unresolvable DynamoDB endpoint: one sentence naming it, exit 1, at once", .timeLimit(.minutes(2)))
+    func refusedAtTheCommandLine() async throws {
+        let (runner, _) = try await CLIRunner.onDynamoDB()
+        var cli = runner
+        defer { cli.cleanUp() }
+        let refused = "http://127.0.0.1:\(try MotoServer.freeLoopbackPort())"
+        // `.invalid` never resolves (RFC 6761).
+        let unresolved = "http://dynamodb.discfg-test.invalid:8000"
+        for (endpoint, sentence) in [
+            (refused, "the DynamoDB endpoint \(refused) refused the connection"),
+            (unresolved, "the DynamoDB endpoint \(unresolved) was not found: its host name does not resolve"),
+        ] {
+            for arguments in [["get", "app", "k"], ["set", "app", "k", "v"]] {
+                let start = ContinuousClock.now
+                let result = try await cli.run(arguments + ["--store", "dynamodb://us-east-1/discfg?endpoint=\(endpoint)"])
+                let took = ContinuousClock.now - start
+                print("refused store: discfg \(arguments[0]) over \(endpoint): exit \(result.status) in \(took)")
+                #expect(result.status == 1, "\(result.stderr)")
+                #expect(result.stderr == "discfg: \(sentence)\n", "\(result.stderr)")
+                // The request timeout is 10 s, the retry budget 41 s: a hang guard, not a speed figure.
+                #expect(took < .seconds(8), "\(took)")
+            }
+        }
+    }
 }
 
 extension DeadStoreTests.Serve {
