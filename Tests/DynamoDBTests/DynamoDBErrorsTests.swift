@@ -29,6 +29,25 @@ struct DynamoDBErrorsTests {
         #expect(error.message.contains("hint:"))
     }
 
+    @Test("an endpoint that refused or does not resolve is one sentence naming it: no operation, table or AWS words")
+    func unconnectedEndpointIsNamed() throws {
+        let endpoint = try #require(URL(string: "https://dynamodb.eu-west-1.amazonaws.com"))
+        for (kind, sentence) in [
+            (ConnectFailure.Kind.refused, "the DynamoDB endpoint https://dynamodb.eu-west-1.amazonaws.com refused the connection"),
+            (.unresolved, "the DynamoDB endpoint https://dynamodb.eu-west-1.amazonaws.com was not found: its host name does not resolve"),
+        ] {
+            let aws = AWSError(code: .network, awsCode: "NetworkError", message: "connection refused", httpStatus: nil, retries: 2,
+                               connectFailure: ConnectFailure(kind, endpoint: endpoint))
+            let error = try #require(DynamoDBErrors.map(aws, operation: "GetItem", context) as? DiscfgError)
+            #expect(error.code == .unavailable && error.field == "store")
+            #expect(error.message == sentence)
+        }
+        // A connection lost mid-request keeps the whole line: the table was reached.
+        let lost = AWSError(code: .network, awsCode: "NetworkError", message: "connection reset", httpStatus: nil, retries: 7)
+        let error = try #require(DynamoDBErrors.map(lost, operation: "GetItem", context) as? DiscfgError)
+        #expect(error.code == .unavailable && error.message.contains("DynamoDB GetItem on table \"discfg\""))
+    }
+
     @Test func accessDeniedIsPermissionDenied() throws {
         let aws = AWSError(code: .authentication, awsCode: "AccessDeniedException", message: "no", httpStatus: 400)
         #expect((DynamoDBErrors.map(aws, operation: "GetItem", context) as? DiscfgError)?.code == .permissionDenied)
