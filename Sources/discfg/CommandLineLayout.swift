@@ -34,6 +34,8 @@ struct CommandLineLayout {
             let word = arguments[index]
             if word == "--" { break }
             if word.hasPrefix("-") {
+                // argument-parser's own entry points (---completion, --help, …) are its to read.
+                guard !word.hasPrefix("---"), !Self.builtInFlags.contains(word) else { break }
                 let taken = await GlobalOptionProbe.length(at: index, in: arguments)
                 guard taken > 0 else { break }
                 moved += arguments[index..<index + taken]
@@ -70,6 +72,9 @@ struct CommandLineLayout {
 
     /// The subcommand as a person names it, for messages: `discfg schema set`.
     var commandName: String { (["discfg"] + commandPath).joined(separator: " ") }
+
+    /// Flags argument-parser answers itself, which the probe for global options must not see.
+    private static let builtInFlags: Set = ["-h", "--help", "-help", "--version", "--generate-completion-script", "--experimental-dump-help"]
 
     /// The names a subcommand answers to.
     static func names(_ command: any ParsableCommand.Type) -> [String] {

@@ -60,9 +60,12 @@ struct PositionalArguments {
     private static let lastReading = Mutex<Reading?>(nil)
 
     /// `[CONFIG] KEY [VALUE]` (`set`, `patch`, `schema set`): the value is one of the
-    /// arguments the command needs unless `valueElsewhere` (given with `-d`).
-    func configKeyValue(names: [String] = ["KEY", "VALUE"], valueElsewhere: Bool = false) throws -> (ConfigName, String, String?) {
-        let reading = try read(names, needed: valueElsewhere ? 1 : 2, minimum: 1)
+    /// arguments the command needs unless `valueElsewhere` (given with `-d`), or, with
+    /// no config selected (when KEY VALUE could not be read anyway), unless
+    /// `standardInputMayGiveValue` and standard input is a pipe or a file.
+    func configKeyValue(names: [String] = ["KEY", "VALUE"], valueElsewhere: Bool = false, standardInputMayGiveValue: Bool = false) throws -> (ConfigName, String, String?) {
+        let piped = selected == nil && standardInputMayGiveValue && ValueInput.standardInputHasData
+        let reading = try read(names, needed: valueElsewhere || piped ? 1 : 2, minimum: 1)
         return (reading.config, reading.own[0], reading.own.count > 1 ? reading.own[1] : nil)
     }
 

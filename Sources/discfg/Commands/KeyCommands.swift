@@ -122,7 +122,7 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
         try await reason.attributed {
             try await global.run("set") { output in
                 let (config, rawKey, argumentValue) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig())
-                    .configKeyValue(names: document ? ["PREFIX", "DOCUMENT"] : ["KEY", "VALUE"], valueElsewhere: dataFile != nil)
+                    .configKeyValue(names: document ? ["PREFIX", "DOCUMENT"] : ["KEY", "VALUE"], valueElsewhere: dataFile != nil, standardInputMayGiveValue: true)
                 if document {
                     try await setDocument(config: config, prefix: rawKey, argument: argumentValue, output: output)
                     return

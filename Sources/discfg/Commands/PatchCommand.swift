@@ -52,7 +52,7 @@ struct PatchCommand: AsyncParsableCommand {
     func run() async throws {
         try await reason.attributed {
             try await global.run("patch") { output in
-                let (config, rawKey, argument) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue(names: ["KEY", "PATCH"], valueElsewhere: dataFile != nil)
+                let (config, rawKey, argument) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configKeyValue(names: ["KEY", "PATCH"], valueElsewhere: dataFile != nil, standardInputMayGiveValue: true)
                 let key = try Key(rawKey)
                 let patch = try readPatch(argument)
                 let change = try await global.openStore().patch(key, patch, in: config, conditions: conditions())
