@@ -6,20 +6,22 @@ import Foundation
 
 /// Where `discfg agent` copies from: the store (`--store`, `DISCFG_STORE`), or the
 /// snapshots `discfg publish` writes to S3 (`--source s3://BUCKET/PREFIX`); and which
-/// configs, by name (`--config`) or by name prefix (`--prefix`, stores only).
+/// configs, by name (`--config`) or by name prefix (`--config-prefix`, stores only).
 extension AgentCommand {
-    /// The `--prefix` values, checked; refused with `--source` (S3 cannot tell its
+    /// The `--config-prefix` values, checked; refused with `--source` (S3 cannot tell its
     /// configs without a listing, and the agent makes none).
     func checkedPrefixes() throws -> [String] {
+        // Messages name the flag as it was written.
+        let flag = legacyPrefixes.isEmpty ? "--config-prefix" : "--prefix"
         if !prefixes.isEmpty, source != nil {
             throw usage(
-                "--prefix follows the configs a store lists; an S3 source is read by key, one object per config: name each config with --config (repeatable)",
-                field: "--prefix")
+                "\(flag) follows the configs a store lists; an S3 source is read by key, one object per config: name each config with --config (repeatable)",
+                field: flag)
         }
         var checked: [String] = []
         for prefix in prefixes {
             let value: String
-            do { value = try Agent.checkPrefix(prefix) } catch let error as DiscfgError { throw usage(error.message, field: "--prefix") }
+            do { value = try Agent.checkPrefix(prefix, field: flag) } catch let error as DiscfgError { throw usage(error.message, field: flag) }
             if !checked.contains(value) { checked.append(value) }
         }
         return checked

@@ -30,6 +30,9 @@ struct CLITrapsTests {
         #expect(try await cli.run("set", "myconfig", "key", "value").status == 0)
         #expect(try await cli.run("get", "myconfig", "key").stdout == "value\n")
         #expect(try await cli.run("set", "other", "/x", "1").status == 0)
+        // With nothing selected, a piped value counts: CONFIG KEY, as the original read it.
+        #expect(try await cli.run(["set", "myconfig", "piped"], stdin: Data("from a pipe".utf8)).status == 0)
+        #expect(try await cli.run("get", "myconfig", "piped").stdout == "from a pipe\n")
 
         try await cli.run("use", "demo")
         // Three arguments are one more than set needs: the first is the config.
@@ -134,6 +137,13 @@ struct CLITrapsTests {
             #expect(clash.stderr.contains("-s is ambiguous in discfg set: write --secret to seal the value, or --secret-key"), "stderr: \(clash.stderr)")
         }
         #expect(try await cli.run("get", "k").stdout == "v\n")
+
+        // agent's config-name prefix is --config-prefix: --prefix names key prefixes elsewhere.
+        let agentPrefix = try await cli.run("agent", "--config-prefix", "a/b")
+        #expect(agentPrefix.status == 2)
+        #expect(agentPrefix.stderr.contains(#"--config-prefix "a/b" is not the start of a config name"#), "stderr: \(agentPrefix.stderr)")
+        let agentHelp = try await cli.run("agent", "--help").stdout
+        #expect(agentHelp.contains("--config-prefix <prefix>") && !agentHelp.contains("  --prefix <"), "help: \(agentHelp)")
 
         let help = try await cli.run("get", "--help").stdout
         #expect(help.contains("--cred-profile") && help.contains("--key-id") && help.contains("--secret-key"))

@@ -49,7 +49,7 @@ struct AgentCommand: AsyncParsableCommand {
         (the key file 'discfg publish --snapshot-key-file' signs with) an object \
         not signed with it is refused too; without, a snapshot is only checked \
         for damage, and anyone who can write the bucket can forge one. \
-        --prefix P (repeatable) also \
+        --config-prefix P (repeatable) also \
         holds every config of the store whose name starts with P, listed again \
         each interval: new configs are taken on, deleted ones dropped.
 
@@ -57,7 +57,7 @@ struct AgentCommand: AsyncParsableCommand {
           discfg agent --store dynamodb:///discfg --config myapp
           discfg agent --store sqlite:///srv/d.db --config a --config b --interval 5s
           discfg agent --source s3://acme-config/prod --config myapp
-          discfg agent --store dynamodb:///discfg --prefix myapp-
+          discfg agent --store dynamodb:///discfg --config-prefix myapp-
           discfg agent --config myapp --listen unix:/run/discfg/agent.sock
           discfg agent --config myapp --reader-token-file /etc/discfg/readers
           discfg get /db/host --config myapp --store http://127.0.0.1:2773
@@ -92,8 +92,12 @@ struct AgentCommand: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
     @Option(name: .long, help: ArgumentHelp("Follow the snapshots 'discfg publish' writes under s3://BUCKET/PREFIX instead of a store: one conditional GET per config per interval.", valueName: "s3-url"))
     var source: String?
-    @Option(name: .customLong("prefix"), help: ArgumentHelp("Also hold every config whose name starts with this (repeatable), listed again each interval: new ones are taken on, deleted ones dropped. Stores only.", valueName: "prefix"))
-    var prefixes: [String] = []
+    @Option(name: .customLong("config-prefix"), help: ArgumentHelp("Also hold every config whose name starts with this (repeatable), listed again each interval: new ones are taken on, deleted ones dropped. Stores only.", valueName: "prefix"))
+    var configPrefixes: [String] = []
+    /// The first spelling of --config-prefix, kept: elsewhere --prefix is a key prefix.
+    @Option(name: .customLong("prefix"), help: .hidden) var legacyPrefixes: [String] = []
+    /// `--config-prefix` (or `--prefix`) values.
+    var prefixes: [String] { configPrefixes + legacyPrefixes }
     @Flag(name: .customLong("lambda-extension"), help: "Run as a Lambda extension (the layer's extensions/discfg-agent), configured by DISCFG_AGENT_* variables; see docs/aws.md.")
     var lambdaExtension = false
 
@@ -116,7 +120,7 @@ struct AgentCommand: AsyncParsableCommand {
             let configs = try self.configs
             let prefixes = try checkedPrefixes()
             let destination = try snapshotSource()
-            guard !configs.isEmpty || !prefixes.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable), or --prefix", field: "--config") }
+            guard !configs.isEmpty || !prefixes.isEmpty else { throw usage("name the configs to copy with --config NAME (repeatable), or --config-prefix", field: "--config") }
             guard Set(configs).count == configs.count else { throw usage("a --config is named twice", field: "--config") }
             var logger = Logger(label: "discfg.agent")
             logger.logLevel = level
