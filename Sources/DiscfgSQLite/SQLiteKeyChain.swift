@@ -63,7 +63,13 @@ struct SQLiteKeyChain {
     private static let liveHead = SQLiteStatement("SELECT mod_revision, mod_sub FROM kv WHERE config = ? AND key = ?")
     private static let tombstone = SQLiteStatement("SELECT revision, sub FROM tombstones WHERE config = ? AND key = ?")
     private static let linksAt = SQLiteStatement("SELECT \(columns) FROM history WHERE config = ? AND revision = ? AND sub = ?")
-    private static let eventAtRevision = SQLiteStatement("SELECT sub, \(columns) FROM history WHERE config = ? AND revision = ? AND key = ?")
+    /// The key's newest event through its row's place (`mod_revision`, `mod_sub`): two
+    /// primary-key reads, whatever the number of events its revision holds (a search by
+    /// key among a revision's events read every one of them, so a prefix delete after a
+    /// 10,000-key import read 10,000² rows).
+    private static let liveEvent = SQLiteStatement(
+        "SELECT history.sub, \(columns) FROM kv JOIN history ON history.config = kv.config AND history.revision = kv.mod_revision AND history.sub = kv.mod_sub WHERE kv.config = ? AND kv.key = ?"
+    )
     private static let eventAndPreviousAt = SQLiteStatement(
         "SELECT \(SQLiteRows.eventColumns), prev_revision, prev_sub FROM history WHERE config = ? AND revision = ? AND sub = ?"
     )
@@ -79,14 +85,11 @@ struct SQLiteKeyChain {
 
     /// The newest event on `key` before a new one is recorded, with its links (nil when
     /// the key has none kept), and whether the key is deleted (its place is in a
-    /// tombstone). `stored` is the key's item as stored, when it has one: its
-    /// `mod_revision` names the event's revision, so one read of history finds the
-    /// event and its links together.
+    /// tombstone). `stored` is the key's item as stored, when it has one: its row names
+    /// its newest event's place, so one statement finds the event and its links.
     func newest(_ key: String, stored: Item?) throws -> (event: LinkedEvent?, deleted: Bool) {
         if let stored {
-            let event = try connection.first(
-                Self.eventAtRevision, [.text(config), .integer(stored.modRevision.storageValue), .text(key)]
-            ) { row in LinkedEvent(position: HistoryPosition(revision: stored.modRevision.storageValue, sub: row.integer(0)), links: Links(row, from: 1)) }
+            let event = try connection.first(Self.liveEvent, [.text(config), .text(key)]) { row in LinkedEvent(position: HistoryPosition(revision: stored.modRevision.storageValue, sub: row.integer(0)), links: Links(row, from: 1)) }
             return (event, false)
         }
         guard let position = try connection.first(Self.tombstone, [.text(config), .text(key)], Self.position) else { return (nil, false) }
