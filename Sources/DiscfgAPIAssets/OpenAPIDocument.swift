@@ -532,7 +532,11 @@ paths:
         ?format=json|yaml|env names. A YAML document may nest 64 levels, and its
         aliases may not expand it past 100,000 nodes or four times its size.
       parameters:
-        - { name: replace, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Also delete keys the snapshot does not contain. A flag: bare (?replace) or true." }
+        - { name: replace, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Also delete the keys under prefix that the snapshot does not contain (schemas only with replaceSchemas). A flag: bare (?replace) or true." }
+        - { name: prefix, in: query, schema: { type: string }, description: "The part of the config the import covers (default /): every key of the snapshot must be under it (400 otherwise), and a replace deletes only under it." }
+        - { name: replaceSchemas, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "With replace, also remove the schemas the snapshot does not contain (a rollback does); without it a replace leaves every schema. A flag." }
+        - { name: ifRevision, in: query, schema: { type: integer, minimum: 0, maximum: 9223372036854775807 }, description: "Apply only while the config is at exactly this revision; 412 (conditionFailed) and nothing changed otherwise." }
+        - { name: dryRun, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "Work the change out and answer it (action plan: the events and revision it would make) without writing anything. Schemas, conditions and limits are checked; the quota is not. A flag." }
       requestBody:
         required: true
         content:
@@ -547,6 +551,7 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+        "412": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
         "507": { $ref: "#/components/responses/Error" }

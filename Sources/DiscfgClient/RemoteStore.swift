@@ -252,11 +252,19 @@ public final class RemoteStore: ConfigStore {
         return SnapshotPages(snapshot, header: header, maxBytes: maxBytes)
     }
 
-    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
         try snapshot.validate()
+        try options.check(snapshot)
         let body = try SnapshotFormat.json.encode(snapshot)
+        let query = URLPart.query([
+            ("format", "json"), ("replace", String(options.replace)),
+            ("prefix", options.prefix == .root ? nil : options.prefix.path),
+            ("replaceSchemas", options.replaceSchemas ? "true" : nil),
+            ("ifRevision", options.ifRevision.map { String($0.rawValue) }),
+            ("dryRun", options.dryRun ? "true" : nil),
+        ])
         let envelope = try await transport.envelope(
-            .POST, configPath(config) + "/import?format=json&replace=\(replace)", body: body, headers: [("Content-Type", "application/json")]
+            .POST, configPath(config) + "/import" + query, body: body, headers: [("Content-Type", "application/json")]
         )
         return ImportResult(events: try envelope.events?.map { try $0.event() } ?? [], unchanged: envelope.unchanged ?? 0, revision: envelope.revision ?? .zero)
     }

@@ -87,6 +87,10 @@ extension StoreConformance {
         all.append(Check(name: "ImportExportChecks.importWithADuplicateKeyChangesNothing()") { try await self.importExport.importWithADuplicateKeyChangesNothing() })
         all.append(Check(name: "ImportExportChecks.importWithAnOversizedValueChangesNothing()") { try await self.importExport.importWithAnOversizedValueChangesNothing() })
         all.append(Check(name: "ImportExportChecks.importSkipsEntriesThatHaveAlreadyExpired()") { try await self.importExport.importSkipsEntriesThatHaveAlreadyExpired() })
+        all.append(Check(name: "ImportOptionChecks.aDryRunAnswersTheChangeAndWritesNothing()") { try await self.importOptions.aDryRunAnswersTheChangeAndWritesNothing() })
+        all.append(Check(name: "ImportOptionChecks.ifRevisionAppliesOnlyAtThatRevision()") { try await self.importOptions.ifRevisionAppliesOnlyAtThatRevision() })
+        all.append(Check(name: "ImportOptionChecks.aReplaceUnderAPrefixDeletesOnlyThere()") { try await self.importOptions.aReplaceUnderAPrefixDeletesOnlyThere() })
+        all.append(Check(name: "ImportOptionChecks.aReplaceKeepsSchemasUnlessToldOtherwise()") { try await self.importOptions.aReplaceKeepsSchemasUnlessToldOtherwise() })
         all.append(Check(name: "BulkChangeChecks.anImportAndAPrefixDeleteAreOneChangeEach()") { try await self.bulkChanges.anImportAndAPrefixDeleteAreOneChangeEach() })
         all.append(Check(name: "BulkChangeChecks.readersSeeAnImportWholeOrNotAtAll()") { try await self.bulkChanges.readersSeeAnImportWholeOrNotAtAll() })
         if capabilities.contains(.largeChanges) {

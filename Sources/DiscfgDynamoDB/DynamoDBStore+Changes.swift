@@ -109,10 +109,12 @@ extension DynamoDBStore {
 
     /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
     /// with `tooLarge` when it needs more than one DynamoDB transaction holds.
-    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
         try snapshot.validate()
-        let reads = replace ? ChangeReads(prefix: .root) : ChangeReads(keys: snapshot.items.map(\.key))
-        return try await change(config, reads) { try $0.importSnapshot(snapshot, replace: replace) }
+        try options.check(snapshot)
+        // The snapshot's keys are under the prefix (checked), so a replace's read covers them.
+        let reads = options.replace ? ChangeReads(prefix: options.prefix) : ChangeReads(keys: snapshot.items.map(\.key))
+        return try await ImportOptions.answer { try await change(config, reads) { try $0.importSnapshot(snapshot, options: options) } }
     }
 
     /// Expires due keys of every config. The registry (`pk=#configs`) lists the configs

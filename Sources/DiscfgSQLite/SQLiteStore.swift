@@ -287,8 +287,8 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, atRevision: revision, now: clock.now())
     }
 
-    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
-        try await change(config) { try $0.importSnapshot(snapshot, replace: replace) }
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
+        try await ImportOptions.answer { try await change(config) { try $0.importSnapshot(snapshot, options: options) } }
     }
 
     public func sweepExpired() async throws -> [Event] {

@@ -200,9 +200,9 @@ extension Action {
     }
 
     /// An import of `snapshot` into `config`: each of its keys written; one that replaces
-    /// the config (deleting every key it does not name) reaches all of it.
-    public static func importing(_ snapshot: ConfigSnapshot, replace: Bool, on config: ConfigName) -> Action {
-        if replace { return Action(.importSnapshot, on: config, reaching: .prefix(.root)) }
+    /// (deleting every key under its prefix it does not name) reaches that whole prefix.
+    public static func importing(_ snapshot: ConfigSnapshot, _ options: ImportOptions, on config: ConfigName) -> Action {
+        if options.replace { return Action(.importSnapshot, on: config, reaching: .prefix(options.prefix)) }
         return Action(.importSnapshot, on: config, parts: snapshot.items.map { Part(.write, .key($0.key)) })
     }
 }

@@ -58,8 +58,8 @@ extension ForwardingStore {
     public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
         try await forwardee.exportPages(config, maxBytes: maxBytes, atRevision: revision)
     }
-    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
-        try await forwardee.importSnapshot(snapshot, into: config, replace: replace)
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
+        try await forwardee.importSnapshot(snapshot, into: config, options: options)
     }
     public func sweepExpired() async throws -> [Event] { try await forwardee.sweepExpired() }
 }

@@ -143,9 +143,10 @@ public struct InstrumentedStore: ConfigStore {
     public func exportPages(_ config: ConfigName, maxBytes: Int, atRevision revision: Revision?) async throws -> SnapshotPages {
         try await timed("export") { try await base.exportPages(config, maxBytes: maxBytes, atRevision: revision) }
     }
-    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
         let store = try writable("an import")
-        return noted(config, \.revision, try await timed("import") { try await store.importSnapshot(snapshot, into: config, replace: replace) })
+        let result = try await timed("import") { try await store.importSnapshot(snapshot, into: config, options: options) }
+        return options.dryRun ? result : noted(config, \.revision, result)
     }
     public func sweepExpired() async throws -> [Event] {
         let store = try writable("expiring keys")

@@ -79,7 +79,8 @@ extension ConfigAPI {
         }
     }
 
-    /// `POST import?format=&replace=`: the body is a snapshot file.
+    /// `POST import?format=&replace=&prefix=&replaceSchemas=&ifRevision=&dryRun=`: the body
+    /// is a snapshot file. A dry run answers the change as it would be (action `plan`).
     func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let format: SnapshotFormat
@@ -90,10 +91,13 @@ extension ConfigAPI {
             format = type.contains("yaml") ? .yaml : type.hasPrefix("text/plain") ? .env : .json
         }
         let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
-        let replace = try request.flag("replace")
-        let result = try await perform(.importing(snapshot, replace: replace, on: config), message: snapshot.message) {
-            try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, replace: replace) }
+        var options = ImportOptions(replace: try request.flag("replace"), replaceSchemas: try request.flag("replaceSchemas"), dryRun: try request.flag("dryRun"))
+        if let prefix = request.query("prefix") { options.prefix = try KeyPrefix(prefix) }
+        options.ifRevision = try request.revision("ifRevision")
+        let chosen = options
+        let result = try await perform(.importing(snapshot, options, on: config), message: snapshot.message) {
+            try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, options: chosen) }
         }
-        return APIResponse.json(Envelope(action: "import", config: config, changes: result))
+        return APIResponse.json(Envelope(action: options.dryRun ? "plan" : "import", config: config, changes: result))
     }
 }

@@ -130,17 +130,27 @@ extension ChangeTransaction {
     }
 
     /// Writes a snapshot's entries as one change — one new revision that every event
-    /// carries — skipping those already equal and those already expired; with
-    /// `replace`, deletes live keys the snapshot does not name (in the same revision).
-    public mutating func importSnapshot(_ snapshot: ConfigSnapshot, replace: Bool) throws -> ImportResult {
+    /// carries — skipping those already equal and those already expired. A replace
+    /// deletes, in the same revision, the live keys under the options' prefix that the
+    /// snapshot does not name; discfg's own records (schemas) only when the options say
+    /// so. A dry run throws the result as a ``DryRunOutcome``, so the store writes
+    /// nothing.
+    public mutating func importSnapshot(_ snapshot: ConfigSnapshot, options: ImportOptions) throws -> ImportResult {
         try snapshot.validate()
+        try options.check(snapshot)
+        try options.checkRevision(try currentRevision(), of: config)
         _ = try expireDue()
         let revision = try currentRevision().successor()
         var events: [Event] = []
         var unchanged = 0
         let named = Set(snapshot.items.map(\.key))
-        if replace {
-            for item in try storedItems(under: .root) where !named.contains(item.key) {
+        if options.replace {
+            for item in try storedItems(under: options.prefix) where !named.contains(item.key) {
+                if SchemaTarget.isReserved(item.key) {
+                    // A schema goes only with a replace that says so, and only as a schema
+                    // record (never the `/.discfg` key a schema makes a directory of).
+                    guard options.replaceSchemas, SchemaTarget(storageKey: item.key) != nil else { continue }
+                }
                 events.append(try recordRemoval(of: item, at: revision))
             }
         }
@@ -157,6 +167,8 @@ extension ChangeTransaction {
             ))
         }
         try enforce(events)
-        return ImportResult(events: events, unchanged: unchanged, revision: try currentRevision())
+        let result = ImportResult(events: events, unchanged: unchanged, revision: try currentRevision())
+        if options.dryRun { throw DryRunOutcome(result: result) }
+        return result
     }
 }

@@ -56,9 +56,10 @@ public protocol ConfigStore: ConfigReading {
     /// nothing changes.
     func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult
     /// Writes a snapshot's items into a config as one change: one transaction, one new
-    /// revision that every changed key carries; unchanged keys are skipped. With
-    /// `replace`, keys not in the snapshot are deleted in the same revision.
-    func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult
+    /// revision that every changed key carries; unchanged keys are skipped. The options
+    /// say what else it deletes (a replace), on what condition, and whether it only
+    /// works the change out (a dry run writes nothing).
+    func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult
     /// Removes keys whose TTL ran out, each as one `expire` event at a new revision.
     /// Returns the events it made; a key is expired exactly once, however many sweepers run.
     func sweepExpired() async throws -> [Event]
@@ -81,6 +82,12 @@ extension ConfigStore {
             throw DiscfgError(.conditionFailed, "condition failed for \(key)", field: "condition", currentItem: current)
         }
         return event
+    }
+
+    /// Imports a snapshot; with `replace`, deletes the keys it does not name (schemas
+    /// aside).
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
+        try await importSnapshot(snapshot, into: config, options: ImportOptions(replace: replace))
     }
 
     /// Sets a key with no conditions and no TTL.

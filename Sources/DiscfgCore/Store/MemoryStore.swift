@@ -174,8 +174,8 @@ public final class MemoryStore: ConfigStore {
         try await RevisionExport.pages(of: self, config, maxBytes: maxBytes, atRevision: revision, now: clock.now())
     }
 
-    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, replace: Bool) async throws -> ImportResult {
-        try change(config) { try $0.importSnapshot(snapshot, replace: replace) }
+    public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
+        try await ImportOptions.answer { try change(config) { try $0.importSnapshot(snapshot, options: options) } }
     }
 
     public func sweepExpired() async throws -> [Event] {
