@@ -144,19 +144,30 @@ struct ImportCommand: AsyncParsableCommand {
         Examples:
           discfg import myapp.json
           discfg import myapp settings.yaml --replace  # and delete keys not in it
+          discfg import myapp db.yaml --prefix /db/ --replace --dry-run
+          discfg import myapp db.yaml --prefix /db/ --replace --if-revision 41
           discfg import --from env .env
           cat snapshot.json | discfg import -
+
+        --replace never removes a schema; --dry-run prints each key the import \
+        would set or delete and the revision it is based on, and --if-revision \
+        then applies exactly that plan, or nothing if the config moved on.
         """
     )
 
     @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
+    @OptionGroup var plan: PlanOptions
 
     @Option(name: .long, help: "Format: json, yaml or env. Default: from the file's extension.")
     var from: SnapshotFormat?
 
-    @Flag(name: .long, help: "Delete keys that the file does not contain.")
+    @Flag(name: .long, help: "Delete keys that the file does not contain (under --prefix; never a schema).")
     var replace = false
+
+    @Option(name: .long, help: ArgumentHelp("The part of the config the import covers: every key of the file must be under it, and --replace deletes only there.", valueName: "prefix"),
+            transform: { try KeyPrefix($0) })
+    var prefix: KeyPrefix?
 
     @Argument(help: PositionalArguments.help("[CONFIG] FILE ('-' for standard input)")) var arguments: [String] = []
 
@@ -174,13 +185,18 @@ struct ImportCommand: AsyncParsableCommand {
                 } catch let error as DiscfgError {
                     throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
                 }
-                let result = try await Attribution.documented(snapshot.message) {
-                    try await global.openStore().importSnapshot(snapshot, into: config, replace: replace)
-                }
-                output.emit(Envelope(action: "import", config: config, changes: result)) {
-                    let deleted = result.events.filter { $0.kind == .delete }.count
-                    let written = result.events.count - deleted
-                    return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
+                let options = ImportOptions(replace: replace, prefix: prefix ?? .root)
+                let store = try global.openStore()
+                let flags = (replace ? " --replace" : "") + (prefix.map { " --prefix \($0)" } ?? "")
+                try await Attribution.documented(snapshot.message) {
+                    try await plan.run(
+                        snapshot, into: config, options, store: store, output: output,
+                        what: "import \(file)", apply: "discfg import \(config) \(file)" + flags, action: "import"
+                    ) { result in
+                        let deleted = result.events.filter { $0.kind == .delete }.count
+                        let written = result.events.count - deleted
+                        return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
+                    }
                 }
             }
         }

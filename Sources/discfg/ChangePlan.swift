@@ -1,0 +1,83 @@
+import ArgumentParser
+import DiscfgCore
+import DiscfgWire
+import Foundation
+
+/// `--dry-run` and `--if-revision`, on the commands that change many keys at once: see
+/// the change before it is made, then make exactly that change.
+struct PlanOptions: ParsableArguments {
+    @Flag(name: .customLong("dry-run"), help: "Print the plan (each key it would set or delete, the revision it is based on) and change nothing.")
+    var dryRun = false
+
+    @Option(
+        name: .customLong("if-revision"),
+        help: ArgumentHelp("Apply only if the config is still at this revision, as a reviewed plan was (nothing changes otherwise).", valueName: "n"),
+        transform: { Revision(UInt64(try NumberField.revision("--if-revision").parse($0))) }
+    )
+    var ifRevision: Revision?
+
+    /// Runs an import with these options, then prints the plan of a dry run, or `done`'s
+    /// line for a change made. `what` says what the plan is of; `apply` is the command
+    /// line that applies it.
+    func run(
+        _ snapshot: ConfigSnapshot, into config: ConfigName, _ options: ImportOptions, store: any ConfigStore, output: Output,
+        what: String, apply: String, action: String, done: @escaping @Sendable (ImportResult) -> String
+    ) async throws {
+        var options = options
+        options.ifRevision = ifRevision
+        options.dryRun = dryRun
+        let base = try await options.bindDryRun(store, config)
+        let result = try await store.importSnapshot(snapshot, into: config, options: options)
+        if dryRun, let base {
+            let plan = ChangePlan(result: result, base: base, config: config)
+            output.emit(plan.envelope) { plan.text(what, apply: apply) }
+        } else {
+            output.emit(Envelope(action: action, config: config, changes: result)) { done(result) }
+        }
+    }
+}
+
+/// A change worked out and not made (`--dry-run`): what each key would become, the
+/// revision it is based on, and the command line that applies exactly it.
+struct ChangePlan {
+    /// What the dry run answered.
+    let result: ImportResult
+    /// The revision the plan was worked out at: the change applies only there.
+    let base: Revision
+    let config: ConfigName
+
+    /// The plan as a person reads it: one line per key (`+` added, `~` changed, `-`
+    /// deleted), then how to apply it. `apply` is the command line without
+    /// `--if-revision`.
+    func text(_ what: String, apply: String) -> String {
+        var lines = ["plan: \(what) at revision \(base) of \(config)"]
+        if result.events.isEmpty {
+            lines.append("  no change (\(result.unchanged) unchanged)")
+            return lines.joined(separator: "\n")
+        }
+        for event in result.events.sorted(by: { $0.key < $1.key }) {
+            switch (event.kind, event.prevItem) {
+            case (.put, nil): lines.append("  + \(event.key)")
+            case (.put, _): lines.append("  ~ \(event.key)")
+            default: lines.append("  - \(event.key)")
+            }
+        }
+        let deleted = result.events.filter { $0.kind != .put }.count
+        lines.append("\(result.events.count - deleted) to set, \(deleted) to delete, \(result.unchanged) unchanged: one change, revision \(base.next)")
+        lines.append("apply exactly this with: \(apply) --if-revision \(base)")
+        return lines.joined(separator: "\n")
+    }
+
+    /// The plan as JSON: the envelope a change would answer, with action `plan`.
+    var envelope: Envelope { Envelope(action: "plan", config: config, changes: result) }
+}
+
+extension ImportOptions {
+    /// A dry run is bound to the revision it reads first, so the plan it prints is of one
+    /// state of the config; returns that revision (or the one `--if-revision` named).
+    mutating func bindDryRun(_ store: any ConfigStore, _ config: ConfigName) async throws -> Revision? {
+        guard dryRun else { return ifRevision }
+        if ifRevision == nil { ifRevision = try await store.configInfo(config).revision }
+        return ifRevision
+    }
+}
