@@ -31,6 +31,8 @@ struct CommandLineLayout {
         var rest: [String] = []
         var index = 0
         scan: while index < arguments.count {
+            // Past the subcommand's last word, options are where the parser reads them.
+            if !commandPath.isEmpty, command.configuration.subcommands.isEmpty { break }
             let word = arguments[index]
             if word == "--" { break }
             if word.hasPrefix("-") {
