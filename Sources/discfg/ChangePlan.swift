@@ -19,12 +19,24 @@ struct PlanOptions: ParsableArguments {
     /// Runs an import with these options, then prints the plan of a dry run, or `done`'s
     /// line for a change made. `what` says what the plan is of; `apply` is the command
     /// line that applies it.
+    ///
+    /// A snapshot holding secrets is planned first, whatever the flags: a sealed value
+    /// opens only for the item it was sealed for (its key's create revision and version),
+    /// so a change that would write one as it was is refused, naming the keys, before
+    /// anything is written; the change then applies at the planned revision only.
     func run(
         _ snapshot: ConfigSnapshot, into config: ConfigName, _ options: ImportOptions, store: any ConfigStore, output: Output,
         what: String, apply: String, action: String, done: @escaping @Sendable (ImportResult) -> String
     ) async throws {
         var options = options
         options.ifRevision = ifRevision
+        if snapshot.items.contains(where: { $0.contentType == SecretMarker.contentType }) {
+            var planned = options
+            planned.dryRun = true
+            let base = try await planned.bindDryRun(store, config)
+            try Self.refuseSealedWrites(try await store.importSnapshot(snapshot, into: config, options: planned), config: config)
+            options.ifRevision = base
+        }
         options.dryRun = dryRun
         let base = try await options.bindDryRun(store, config)
         let result = try await store.importSnapshot(snapshot, into: config, options: options)
@@ -34,6 +46,18 @@ struct PlanOptions: ParsableArguments {
         } else {
             output.emit(Envelope(action: action, config: config, changes: result)) { done(result) }
         }
+    }
+
+    /// Refuses a change that writes a sealed value: it would not open as the item it
+    /// becomes.
+    static func refuseSealedWrites(_ plan: ImportResult, config: ConfigName) throws {
+        let sealed = plan.events.filter { $0.kind == .put && $0.item?.contentType == SecretMarker.contentType }.map(\.key)
+        guard let first = sealed.first else { return }
+        let named = sealed.count == 1 ? "the secret \(first)" : "\(sealed.count) secrets (\(first), …)"
+        throw DiscfgError.invalid(
+            "secret",
+            "this change would write \(named) of config \"\(config)\" as sealed bytes, which open only for the item they were sealed for; set \(sealed.count == 1 ? "it" : "them") with 'discfg set --secret', or leave \(sealed.count == 1 ? "it" : "them") out (--prefix); nothing changed"
+        )
     }
 }
 

@@ -100,3 +100,32 @@ struct RollbackCommandTests {
         #expect(schemas.stdout.contains("/db/port"), "a replace removed a schema: \(schemas.stdout)")
     }
 }
+
+@Suite("CLI: rollback over secrets")
+struct RollbackSecretTests {
+    @Test("a rollback that would write a secret's old sealed value is refused naming it, nothing changed; one that leaves it passes")
+    func sealedValues() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        let keyFile = try #require(try await cli.run("key", "init", "-f", "json").envelope().encryptionKey)
+        #expect(try await cli.run("create", "app", "--encryption", keyFile).status == 0)
+        #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("old-password-1".utf8)).status == 0) // 1
+        #expect(try await cli.run("set", "app", "db/host", "db1").status == 0) // 2
+        #expect(try await cli.run(["set", "app", "db/password", "--secret", "-d", "-"], stdin: Data("new-password-2".utf8)).status == 0) // 3
+        #expect(try await cli.run("set", "app", "db/host", "db2").status == 0) // 4
+
+        for flags in [[String](), ["--dry-run"]] {
+            let refused = try await cli.run(["rollback", "app", "--to-revision", "2"] + flags)
+            #expect(refused.status == 2, "\(flags): \(refused.stderr)")
+            #expect(refused.stderr.contains("/db/password") && refused.stderr.contains("set --secret"), "\(refused.stderr)")
+        }
+        #expect(try await cli.run("get", "app", "db/host").stdout == "db2\n")
+        #expect(try await cli.run("get", "app", "db/password").stdout == "new-password-2\n")
+
+        // Back to revision 3: the secret is as it is now, so only /db/host changes.
+        let back = try await cli.run("rollback", "app", "--to-revision", "3", "-m", "host only")
+        #expect(back.status == 0, "\(back.stderr)")
+        #expect(try await cli.run("get", "app", "db/host").stdout == "db1\n")
+        #expect(try await cli.run("get", "app", "db/password").stdout == "new-password-2\n")
+    }
+}
