@@ -1,5 +1,6 @@
 import ArgumentParser
 import DiscfgCore
+import DiscfgSecrets
 import DiscfgWire
 import Foundation
 
@@ -21,20 +22,30 @@ struct PlanOptions: ParsableArguments {
     /// line that applies it.
     ///
     /// A snapshot holding secrets is planned first, whatever the flags: a sealed value
-    /// opens only for the item it was sealed for (its key's create revision and version),
-    /// so a change that would write one as it was is refused, naming the keys, before
-    /// anything is written; the change then applies at the planned revision only.
+    /// opens only for the item it was sealed for (its config, key, create revision and
+    /// version), so each secret the change writes is opened where it came from
+    /// (`sealedFrom`: a config at a revision) and sealed again for the item the plan says
+    /// it becomes; the change then applies at the planned revision only, so those items
+    /// are what it makes. Without a source to open them from, a change that writes a
+    /// secret is refused, naming it, before anything is written.
     func run(
         _ snapshot: ConfigSnapshot, into config: ConfigName, _ options: ImportOptions, store: any ConfigStore, output: Output,
+        sealedFrom source: (config: ConfigName, revision: Revision, global: GlobalOptions)? = nil,
         what: String, apply: String, action: String, done: @escaping @Sendable (ImportResult) -> String
     ) async throws {
         var options = options
+        var snapshot = snapshot
         options.ifRevision = ifRevision
         if snapshot.items.contains(where: { $0.contentType == SecretMarker.contentType }) {
             var planned = options
             planned.dryRun = true
             let base = try await planned.bindDryRun(store, config)
-            try Self.refuseSealedWrites(try await store.importSnapshot(snapshot, into: config, options: planned), config: config)
+            let plan = try await store.importSnapshot(snapshot, into: config, options: planned)
+            if let source {
+                snapshot = try await Self.resealed(snapshot, as: plan, into: config, store: store, output: output, from: source)
+            } else {
+                try Self.refuseSealedWrites(plan, config: config)
+            }
             options.ifRevision = base
         }
         options.dryRun = dryRun
@@ -46,6 +57,35 @@ struct PlanOptions: ParsableArguments {
         } else {
             output.emit(Envelope(action: action, config: config, changes: result)) { done(result) }
         }
+    }
+
+    /// `snapshot` with each secret that `plan` writes opened from `source` and sealed
+    /// again for the item the plan makes of it in `config`.
+    static func resealed(
+        _ snapshot: ConfigSnapshot, as plan: ImportResult, into config: ConfigName, store: any ConfigStore, output: Output,
+        from source: (config: ConfigName, revision: Revision, global: GlobalOptions)
+    ) async throws -> ConfigSnapshot {
+        let written = Dictionary(plan.events.compactMap { event in
+            event.item.flatMap { $0.contentType == SecretMarker.contentType ? (event.key, $0) : nil }
+        }) { first, _ in first }
+        guard !written.isEmpty else { return snapshot }
+        guard let encryption = try await store.configInfo(config).settings.encryption else {
+            throw DiscfgError.invalid(
+                "secret",
+                "config \"\(config)\" has no encryption key, so the secrets this change writes cannot be sealed for it: give it one with discfg update \(config) --encryption …; nothing changed"
+            )
+        }
+        let reader = try source.global.secretReader(store, source.config, output: output)
+        let opened = try await reader.revealed(snapshot.items.filter { written[$0.key] != nil }, at: source.revision)
+        let plain = Dictionary(opened.map { ($0.key, $0) }) { first, _ in first }
+        let keyring = try source.global.keyring()
+        var resealed = snapshot
+        for index in resealed.items.indices {
+            guard let item = written[resealed.items[index].key], let open = plain[item.key] else { continue }
+            let binding = SecretBinding(config: config, key: item.key, createRevision: item.createRevision, version: item.version)
+            resealed.items[index].value = try await keyring.seal(open.value, contentType: open.contentType, binding: binding, encryption: encryption)
+        }
+        return resealed
     }
 
     /// Refuses a change that writes a sealed value: it would not open as the item it

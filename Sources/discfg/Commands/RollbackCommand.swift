@@ -48,6 +48,7 @@ struct RollbackCommand: AsyncParsableCommand {
                 let described = prefix.map { " \($0)" } ?? ""
                 try await plan.run(
                     snapshot, into: config, ImportOptions(replace: true, prefix: scope, replaceSchemas: scope == .root), store: store, output: output,
+                    sealedFrom: (config, target, global),
                     what: "roll\(described) back to revision \(target)",
                     apply: "discfg rollback \(config) --to-revision \(target)" + (prefix.map { " --prefix \($0)" } ?? ""),
                     action: "rollback"
