@@ -71,7 +71,7 @@ struct RollbackCommand: AsyncParsableCommand {
         } catch let error as DiscfgError where error.code == .compacted {
             throw DiscfgError(
                 .compacted,
-                "config \"\(config)\" no longer keeps revision \(revision) (its history was compacted), so it cannot be rolled back to it: \(error.message)",
+                "config \"\(config)\" no longer keeps revision \(revision) (its history was compacted), so it cannot be read as it was then: \(error.message)",
                 field: "--to-revision"
             )
         }
