@@ -101,6 +101,26 @@ struct RollbackCommandTests {
     }
 }
 
+extension RollbackCommandTests {
+    @Test("delete --prefix --dry-run plans the delete and changes nothing; --if-revision deletes the prefix as one change only at that revision")
+    func deletePrefixPlan() async throws {
+        let cli = try await Self.prepared()
+        defer { cli.cleanUp() }
+        let before = try await Self.keys(cli)
+        let plan = try await cli.run("delete", "app", "/db/", "--prefix", "--dry-run")
+        #expect(plan.status == 0, "\(plan.stderr)")
+        #expect(plan.stdout.contains("- /db/host") && plan.stdout.contains("- /db/port") && plan.stdout.contains("--if-revision 6"), "\(plan.stdout)")
+        #expect(try await Self.keys(cli) == before)
+        #expect(try await cli.run("delete", "app", "/db/", "--prefix", "--if-revision", "5", "--yes").status == 4)
+        #expect(try await cli.run("delete", "app", "/new", "--dry-run").status == 2)
+        #expect(try await Self.keys(cli) == before)
+        let deleted = try await cli.run("delete", "app", "/db/", "--prefix", "--if-revision", "6", "--yes", "-f", "json")
+        #expect(deleted.status == 0, "\(deleted.stderr)")
+        #expect(Set(try deleted.envelope().events?.map(\.revision) ?? []) == [Revision(7)])
+        #expect(try await Self.keys(cli) == ["/new": "y"])
+    }
+}
+
 @Suite("CLI: rollback over secrets")
 struct RollbackSecretTests {
     @Test("a rollback opens each secret it writes as it was and seals it again for the item it becomes; an import of sealed bytes from a file is refused naming the key")
