@@ -29,6 +29,13 @@ struct GlobalOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Store URL (sqlite:///path.db, dynamodb://REGION/TABLE, memory:). Env: DISCFG_STORE.", valueName: "url"))
     var store: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp("A context saved with 'discfg context add': its store, config, token file and TLS files. Flags and variables for each part win. Env: DISCFG_CONTEXT.", valueName: "name"),
+        completion: ShellCompletion.contexts
+    )
+    var context: String?
+
     @Option(name: .long, help: ArgumentHelp("Bearer token for an http(s) store. Prefer the env DISCFG_TOKEN: any user of the machine can read a command line.", valueName: "token"))
     var token: String?
 
@@ -56,10 +63,18 @@ struct GlobalOptions: ParsableArguments {
     /// The environment, read once.
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
-    /// Where the options say the store is.
+    /// Where the options say the store is: `--store`, `DISCFG_STORE`, the context in
+    /// effect (``chosenContext()``), then the default file.
     func storeLocation() throws -> StoreLocation {
         if let url = store ?? environment["DISCFG_STORE"], !url.isEmpty {
             return try StoreLocation(parsing: url)
+        }
+        if let choice = try chosenContext() {
+            do {
+                return try StoreLocation(parsing: choice.context.store)
+            } catch let error as DiscfgError {
+                throw DiscfgError.invalid("context", "context \(choice.name): \(error.message)")
+            }
         }
         return StoreLocation.defaultLocation(environment: environment)
     }
@@ -87,8 +102,8 @@ struct GlobalOptions: ParsableArguments {
         opener.region = aws.region
         opener.profile = aws.credProfile
         opener.credentials = try aws.explicitCredentials()
-        opener.token = token
-        opener.tls = ClientTLS(caCertificate: cacert, certificate: cert, key: key)
+        opener.token = try resolvedToken()
+        opener.tls = try resolvedTLS()
         opener.tableCapacity = capacity
         if format.normalized == .human {
             opener.progress = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
@@ -143,7 +158,7 @@ struct GlobalOptions: ParsableArguments {
     /// `--config` names one config for every command but `discfg agent`.
     func selectedConfig() throws -> ConfigSelection? {
         guard configs.count <= 1 else { throw usage("--config is given \(configs.count) times; name one config", field: "--config") }
-        return try ConfigSelection.find(explicit: configs.last, environment: environment)
+        return try ConfigSelection.find(explicit: configs.last, environment: environment, context: chosenContext())
     }
 
     /// Runs a command body, printing its failure in the chosen format and exiting with
