@@ -90,10 +90,11 @@ extension ConfigAPI {
             let type = request.headers[.contentType] ?? ""
             format = type.contains("yaml") ? .yaml : type.hasPrefix("text/plain") ? .env : .json
         }
-        let snapshot = try format.decode(try await request.bodyData(limit: options.maxImportBytes))
+        // The query first: a bad parameter is named before the body is read.
         var options = ImportOptions(replace: try request.flag("replace"), replaceSchemas: try request.flag("replaceSchemas"), dryRun: try request.flag("dryRun"))
         if let prefix = request.query("prefix") { options.prefix = try KeyPrefix(prefix) }
         options.ifRevision = try request.revision("ifRevision")
+        let snapshot = try format.decode(try await request.bodyData(limit: self.options.maxImportBytes))
         let chosen = options
         let result = try await perform(.importing(snapshot, options, on: config), message: snapshot.message) {
             try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, options: chosen) }
