@@ -37,7 +37,7 @@ extension GlobalOptions {
         guard let (text, source, isExplicit) = named else {
             guard let file = try ContextFile.load(from: path), let current = file.current else { return nil }
             let name = try ContextName(current)
-            return ContextChoice(name: name, context: try file.context(name, path: path), source: "current context", isExplicit: false)
+            return ContextChoice(name: name, context: try file.context(name, path: path, source: "the current context"), source: "current context", isExplicit: false)
         }
         let name: ContextName
         do {
@@ -46,7 +46,7 @@ extension GlobalOptions {
             throw DiscfgError.invalid("context", "\(source): \(error.message)")
         }
         let file = try ContextFile.load(from: path) ?? ContextFile()
-        return ContextChoice(name: name, context: try file.context(name, path: path), source: source, isExplicit: isExplicit)
+        return ContextChoice(name: name, context: try file.context(name, path: path, source: source), source: source, isExplicit: isExplicit)
     }
 
     /// The context whose store the command uses: the chosen one, unless `--store` or

@@ -102,11 +102,13 @@ struct ContextFile: Codable, Equatable, Sendable {
         try FilePermissions.writePrivately(data, to: path)
     }
 
-    /// The context called `name`, or a sentence saying there is none.
-    func context(_ name: ContextName, path: String) throws -> StoreContext {
+    /// The context called `name`, or a sentence saying there is none (and, given
+    /// `source`, what named it).
+    func context(_ name: ContextName, path: String, source: String? = nil) throws -> StoreContext {
         guard let context = contexts[name.rawValue] else {
             let known = contexts.isEmpty ? "there are none ('discfg context add' saves one)" : "'discfg context ls' lists them"
-            throw DiscfgError.invalid("context", "no context named \(name) in \(path); \(known)")
+            let named = source.map { " (named by \($0))" } ?? ""
+            throw DiscfgError.invalid("context", "no context named \(name)\(named) in \(path); \(known)")
         }
         return context
     }

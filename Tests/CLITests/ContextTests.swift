@@ -124,7 +124,7 @@ struct ContextTests {
     }
 
     @Test("bad input: one sentence, exit 2, the contexts file unchanged", arguments: [
-        (["--context", "nope", "get", "web", "k"], "no context named nope"),
+        (["--context", "nope", "get", "web", "k"], "no context named nope (named by --context)"),
         (["context", "use", "nope"], "no context named nope"),
         (["context", "rm", "nope"], "no context named nope"),
         (["context", "add", "bad name", "--store", "memory:"], "context name"),
