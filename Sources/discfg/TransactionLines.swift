@@ -118,11 +118,11 @@ enum TransactionLines {
                 switch parts[0] {
                 case "--ttl": ttl = try TTLParser.seconds(value)
                 case "--content-type":
-                    try Limits.validateContentType(value)
-                    guard value != SecretMarker.contentType else {
+                    let media = try MediaTypeArgument.resolve(value, field: "success")
+                    guard media != SecretMarker.contentType else {
                         throw usage("\(SecretMarker.contentType) marks sealed values; a transaction cannot seal values (use discfg set --secret)", field: "success")
                     }
-                    contentType = value
+                    contentType = media
                 default: throw usage("unknown option \(parts[0].debugEscaped); a put takes --ttl and --content-type", field: "success")
                 }
                 continue

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import Foundation
 
 /// Where `set` and `import` read their bytes from.
@@ -114,6 +115,59 @@ enum ArgumentSecrets {
         }
         if options.aws.secretKey != nil {
             warn("--secret-key", instead: "use AWS_SECRET_ACCESS_KEY, a profile (--cred-profile) or an instance role instead", output: output)
+        }
+    }
+}
+
+/// A content type as given on the command line: a media type such as
+/// `application/json`, or one of the short names `json`, `yaml`, `text` and `binary`.
+enum MediaTypeArgument {
+    /// The short names and the media types they stand for, in the order messages list them.
+    static let shortNames: KeyValuePairs<String, String> = [
+        "json": "application/json", "yaml": "application/yaml", "text": "text/plain", "binary": "application/octet-stream",
+    ]
+
+    /// The media type `text` names: a short name's media type, or `text` itself when it
+    /// is a media type (`type/subtype`, optionally with parameters).
+    static func resolve(_ text: String, field: String = "--content-type") throws -> String {
+        let lowered = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let media = shortNames.first(where: { $0.key == lowered })?.value { return media }
+        guard text.contains("/") else {
+            let names = shortNames.map(\.key).joined(separator: ", ")
+            throw usage("content type \"\(text.debugEscaped)\" is neither a media type such as application/json nor one of the short names \(names)", field: field)
+        }
+        do {
+            try Limits.validateContentType(text)
+        } catch let error as DiscfgError {
+            throw usage(error.message, field: field)
+        }
+        return text
+    }
+
+    /// The media type a file's extension implies for `set -d FILE`: `.json` is JSON,
+    /// `.yaml` and `.yml` YAML; anything else implies nothing.
+    static func implied(byFile path: String) -> String? {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "json": "application/json"
+        case "yaml", "yml": "application/yaml"
+        default: nil
+        }
+    }
+
+    /// A note for a value given with no content type that looks like JSON (its first
+    /// byte after white space is `{` or `[`) but does not parse, or nil. Such a value
+    /// is stored as text, as any untyped value is; the note says so and how to refuse it.
+    static func brokenJSONNote(_ value: Data) -> String? {
+        guard let first = value.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+            return nil
+        }
+        do {
+            _ = try JSONParser.parse(Array(value))
+            return nil
+        } catch let error as JSONParseError {
+            return "stored as text: it is not valid JSON (\(error.message) at byte \(error.offset), line \(error.line), column \(error.column)); pass --content-type json to refuse it instead"
+        } catch {
+            return "stored as text: it is not valid JSON; pass --content-type json to refuse it instead"
         }
     }
 }

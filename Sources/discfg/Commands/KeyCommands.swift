@@ -58,7 +58,8 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
 
         Examples:
           discfg set mykey '{"json": "works"}'
-          discfg set mykey -d file.json --content-type application/json
+          discfg set mykey -d file.json                # stored as application/json
+          discfg set mykey -d notes.txt --content-type text
           discfg set mycfg mykey VALUE                 # name the config explicitly
           discfg set session/token abc --ttl 15m       # expires in 15 minutes
           discfg set counter 2 --if-version 1          # compare-and-swap
@@ -75,7 +76,13 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
         an argument: any user of this machine can read a command line while it \
         runs (ps, /proc/PID/cmdline); discfg warns when one is.
 
-        A value whose content type is JSON (application/json, or any +json) must \
+        --content-type takes a media type or a short name: json \
+        (application/json), yaml (application/yaml), text (text/plain) or binary \
+        (application/octet-stream). Without it, -d FILE.json is stored as \
+        application/json and FILE.yaml or FILE.yml as application/yaml; any other \
+        value has no content type, and one that looks like JSON (it starts with { \
+        or [) but does not parse is stored as text with a note saying where it \
+        breaks. A value whose content type is JSON (application/json, or any +json) must \
         be valid JSON: one that is not is refused, naming its line and column. A \
         value that breaks the JSON Schema of its key or prefix (discfg schema) is \
         refused with one line per violation (KEY: POINTER: message (keyword)).
@@ -104,7 +111,7 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
     @Option(name: [.customShort("t"), .long], help: ArgumentHelp("Expire the key after this long: seconds, or 30s, 5m, 2h, 7d.", valueName: "duration"))
     var ttl: String?
 
-    @Option(name: .customLong("content-type"), help: ArgumentHelp("The value's media type, e.g. application/json.", valueName: "type"))
+    @Option(name: .customLong("content-type"), help: ArgumentHelp("The value's media type, e.g. application/json, or json, yaml, text or binary.", valueName: "type"))
     var contentType: String?
 
     @Flag(name: .long, help: "Seal the value with the config's encryption key before it is stored.")
@@ -129,13 +136,14 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
                 }
                 if replace { throw usage("--replace applies to --document", field: "--replace") }
                 let key = try Key(rawKey)
+                let given = try contentType.map { try MediaTypeArgument.resolve($0) }
                 let options = SetOptions(
                     conditions: try condition.conditions(),
                     ttlSeconds: try ttl.map(TTLParser.seconds),
-                    contentType: contentType
+                    contentType: given ?? dataFile.flatMap(MediaTypeArgument.implied(byFile:))
                 )
                 try options.validate()
-                if contentType == SecretMarker.contentType {
+                if given == SecretMarker.contentType {
                     throw usage("\(SecretMarker.contentType) marks sealed values; use --secret", field: "--content-type")
                 }
                 let value = try Self.readValue(argumentValue, dataFile: dataFile, limit: Limits.maxValueBytes)
@@ -143,6 +151,7 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
                     ArgumentSecrets.warn("a secret value", instead: "give it with -d FILE, or on standard input (-d - or a pipe)", output: output)
                 }
                 try Limits.validateValue(value)
+                if options.contentType == nil, !secret, let note = MediaTypeArgument.brokenJSONNote(value) { output.warn(note) }
                 let store = try global.openStore()
                 let change = secret
                     ? try await global.secrets(store, config).set(key, to: value, options: options)

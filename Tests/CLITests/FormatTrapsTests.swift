@@ -1,0 +1,64 @@
+import DiscfgCore
+import DiscfgTestSupport
+import Foundation
+import Testing
+
+/// Value and file formats in the everyday CLI: what a command takes for a content type,
+/// what it makes of a value that looks like JSON, and how files map to keys.
+@Suite("CLI: value and file formats")
+struct FormatTrapsTests {
+    @Test("--content-type takes json, yaml, text and binary as well as media types, in set and txn")
+    func shortContentTypes() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "c")
+        let expected = ["json": "application/json", "yaml": "application/yaml", "text": "text/plain", "binary": "application/octet-stream"]
+        for (name, media) in expected {
+            let value = name == "json" ? #"{"a": 1}"# : "v"
+            #expect(try await cli.run("set", "c", "/\(name)", value, "--content-type", name).status == 0)
+            #expect(try await cli.run("get", "c", "/\(name)", "-f", "json").envelope().item?.contentType == media)
+        }
+        #expect(try await cli.run("set", "c", "/full", "v", "--content-type", "text/csv").status == 0)
+        #expect(try await cli.run("get", "c", "/full", "-f", "json").envelope().item?.contentType == "text/csv")
+
+        let txn = try await cli.run(["txn", "c", "-i"], stdin: Data("\nput /t 1 --content-type json\n\n".utf8))
+        #expect(txn.status == 0, "stderr: \(txn.stderr)")
+        #expect(try await cli.run("get", "c", "/t", "-f", "json").envelope().item?.contentType == "application/json")
+
+        let unknown = try await cli.run("set", "c", "/u", "v", "--content-type", "jsn")
+        #expect(unknown.status == 2)
+        #expect(unknown.stderr.contains("json, yaml, text, binary"), "stderr: \(unknown.stderr)")
+        #expect(unknown.stderr.split(separator: "\n").count == 1)
+        #expect(try await cli.run("get", "c", "/u").status == 3)
+    }
+
+    @Test("a value that looks like JSON but is not is stored as text with a note naming the byte; -d FILE.json is JSON")
+    func brokenJSON() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "c")
+        let broken = try await cli.run("set", "c", "/k", #"{"db": }"#)
+        #expect(broken.status == 0)
+        #expect(broken.stderr.contains("stored as text: it is not valid JSON"), "stderr: \(broken.stderr)")
+        #expect(broken.stderr.contains("at byte 7"), "stderr: \(broken.stderr)")
+        #expect(try await cli.run("get", "c", "/k").stdout == "{\"db\": }\n")
+        let fine = try await cli.run("set", "c", "/ok", #"{"db": 1}"#)
+        #expect(fine.stderr.isEmpty, "stderr: \(fine.stderr)")
+        #expect(try await cli.run("set", "c", "/plain", "hello").stderr.isEmpty)
+
+        let good = try cli.write("good.json", Data(#"{"port": 5432}"#.utf8))
+        #expect(try await cli.run("set", "c", "/good", "-d", good).status == 0)
+        #expect(try await cli.run("get", "c", "/good", "-f", "json").envelope().item?.contentType == "application/json")
+        let yaml = try cli.write("conf.yml", Data("port: 5432\n".utf8))
+        #expect(try await cli.run("set", "c", "/yaml", "-d", yaml).status == 0)
+        #expect(try await cli.run("get", "c", "/yaml", "-f", "json").envelope().item?.contentType == "application/yaml")
+
+        let bad = try cli.write("bad.json", Data(#"{"port": }"#.utf8))
+        let refused = try await cli.run("set", "c", "/bad", "-d", bad)
+        #expect(refused.status == 2, "stderr: \(refused.stderr)")
+        #expect(try await cli.run("get", "c", "/bad").status == 3)
+        let text = try await cli.run("set", "c", "/bad", "-d", bad, "--content-type", "text")
+        #expect(text.status == 0)
+        #expect(try await cli.run("get", "c", "/bad", "-f", "json").envelope().item?.contentType == "text/plain")
+    }
+}
