@@ -61,4 +61,27 @@ struct FormatTrapsTests {
         #expect(text.status == 0)
         #expect(try await cli.run("get", "c", "/bad", "-f", "json").envelope().item?.contentType == "text/plain")
     }
+
+    @Test("export --prefix writes only the keys under it, in every format", arguments: ["json", "yaml", "env"])
+    func exportPrefix(format: String) async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "app")
+        try await cli.run("create", "copy")
+        try await cli.run("set", "app", "/db/host", "db1")
+        try await cli.run("set", "app", "/db/port", "5432")
+        try await cli.run("set", "app", "/dbx", "outside")
+        try await cli.run("set", "app", "/web/port", "80")
+        let file = cli.directory.appendingPathComponent("db.\(format)").path
+        let export = try await cli.run("export", "app", "--prefix", "/db/", "--to", format, "-o", file)
+        #expect(export.status == 0, "stderr: \(export.stderr)")
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(!written.contains("outside") && !written.contains("80"), "\(written)")
+        if format == "env" {
+            #expect(written == "DB_HOST=db1\nDB_PORT=5432\n")
+            return
+        }
+        #expect(try await cli.run("import", "copy", file).status == 0)
+        #expect(try await cli.run("ls", "copy", "-r", "-f", "json").envelope().items?.map(\.key) == ["/db/host", "/db/port"])
+    }
 }

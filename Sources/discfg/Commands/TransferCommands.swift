@@ -26,6 +26,7 @@ struct ExportCommand: AsyncParsableCommand {
           discfg export --to env > .env
           discfg export --to env --reveal > .env       # secrets opened
           discfg export --revision 42 -o before.json   # as it was at revision 42
+          discfg export myapp --prefix /db/ --to env   # only the keys under /db/
 
         Secrets are exported sealed, as stored, unless --reveal opens them (the \
         file then holds them in the clear, and -o writes it readable by you alone: \
@@ -57,6 +58,10 @@ struct ExportCommand: AsyncParsableCommand {
             transform: { UInt64(try NumberField.revision("--revision").parse($0)) })
     var revision: UInt64?
 
+    @Option(name: .long, help: ArgumentHelp("Export only the keys under this prefix, such as /db/.", valueName: "prefix"),
+            transform: { try KeyPrefix($0) })
+    var prefix: KeyPrefix?
+
     @Argument(help: PositionalArguments.help("[CONFIG]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
     func run() async throws {
@@ -64,7 +69,8 @@ struct ExportCommand: AsyncParsableCommand {
             let config = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configOnly()
             let format = to ?? output.flatMap(SnapshotFormat.init(fileExtension:)) ?? .json
             let store = try global.openStore()
-            let stored = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: revision.map { Revision($0) })
+            let all = try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: revision.map { Revision($0) })
+            let stored = prefix.map { prefix in all.mapPages { $0.filter { prefix.contains($0.key) } } } ?? all
             if format != .env, !allowEnv.isEmpty { throw usage("--allow-env applies to --to env", field: "--allow-env") }
             let pages = try secretsHandled(stored, config: config, format: format, store: store, printer: printer)
             guard let output else {
