@@ -84,4 +84,25 @@ struct FormatTrapsTests {
         #expect(try await cli.run("import", "copy", file).status == 0)
         #expect(try await cli.run("ls", "copy", "-r", "-f", "json").envelope().items?.map(\.key) == ["/db/host", "/db/port"])
     }
+
+    @Test("an env file imports as the keys export --to env named: DB_HOST is /db/host, and diff sees no difference")
+    func envRoundTrip() async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "app")
+        try await cli.run("create", "copy")
+        try await cli.run("set", "app", "/db/host", "db1")
+        try await cli.run("set", "app", "/greeting", "hello world")
+        let file = cli.directory.appendingPathComponent("app.env").path
+        #expect(try await cli.run("export", "app", "--to", "env", "-o", file).status == 0)
+        let imported = try await cli.run("import", "copy", file)
+        #expect(imported.status == 0, "stderr: \(imported.stderr)")
+        #expect(try await cli.run("ls", "copy", "-r", "-f", "json").envelope().items?.map(\.key) == ["/db/host", "/greeting"])
+        #expect(try await cli.run("diff", "copy", file).status == 0)
+        #expect(try await cli.run("diff", "app", "copy").status == 0)
+
+        let clash = try cli.write("clash.env", Data("A_B=1\nA__B=2\n".utf8))
+        let refused = try await cli.run("import", "copy", clash)
+        #expect(refused.status == 2 && refused.stderr.contains("both become key /a/b"), "stderr: \(refused.stderr)")
+    }
 }

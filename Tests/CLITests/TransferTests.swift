@@ -49,8 +49,8 @@ struct TransferTests {
 
         let env = try cli.write("vars.env", Data("# comment\nexport PORT=5432\nNAME='single quoted'\n".utf8))
         #expect(try await cli.run("import", env).status == 0)
-        #expect(try await cli.run("get", "PORT").stdout == "5432\n")
-        #expect(try await cli.run("get", "NAME").stdout == "single quoted\n")
+        #expect(try await cli.run("get", "/port").stdout == "5432\n")
+        #expect(try await cli.run("get", "/name").stdout == "single quoted\n")
 
         let plain = try cli.write("plain.json", Data(#"{"/db/host": "db2", "/db/port": 5432}"#.utf8))
         #expect(try await cli.run("import", plain, "--replace").status == 0)

@@ -21,6 +21,36 @@ public enum EnvFile {
         return lines.map { $0 + "\n" }.joined()
     }
 
+    /// The key an env import gives a variable, the inverse of ``variableName(for:)``:
+    /// lower-cased, each run of `_` a `/` (`DB_HOST` is `/db/host`). Keys with `_`,
+    /// upper case or other punctuation do not come back as they were (`/db_host` is
+    /// written `DB_HOST`, which imports as `/db/host`).
+    /// - Throws: `invalidArgument` for a name with no letter or digit, such as `_`.
+    public static func key(forVariable name: String) throws -> Key {
+        let parts = name.lowercased().split(separator: "_")
+        guard !parts.isEmpty else {
+            throw DiscfgError.invalid("file", "variable \(name.debugEscaped) names no key: it has no letter or digit")
+        }
+        return try Key("/" + parts.joined(separator: "/"))
+    }
+
+    /// A decoded env file's variables as the keys an import writes (``key(forVariable:)``).
+    /// - Throws: `invalidArgument` when two variables name the same key.
+    public static func keyed(_ snapshot: ConfigSnapshot) throws -> ConfigSnapshot {
+        var keyed = snapshot
+        var owners: [Key: String] = [:]
+        for index in keyed.items.indices {
+            let name = String(keyed.items[index].key.path.dropFirst())
+            let key = try key(forVariable: name)
+            if let other = owners[key] {
+                throw DiscfgError.invalid("file", "variables \(other) and \(name) both become key \(key)")
+            }
+            owners[key] = name
+            keyed.items[index].key = key
+        }
+        return keyed
+    }
+
     /// The variable name for a key: letters and digits upper-cased, everything else `_`.
     public static func variableName(for key: Key) -> String {
         var name = String(key.path.dropFirst().unicodeScalars.map { scalar -> Character in

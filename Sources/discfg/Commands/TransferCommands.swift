@@ -152,7 +152,7 @@ struct ImportCommand: AsyncParsableCommand {
           discfg import myapp settings.yaml --replace  # and delete keys not in it
           discfg import myapp db.yaml --prefix /db/ --replace --dry-run
           discfg import myapp db.yaml --prefix /db/ --replace --if-revision 41
-          discfg import --from env .env
+          discfg import --from env .env                # DB_HOST is /db/host
           cat snapshot.json | discfg import -
 
         --replace never removes a schema; --dry-run prints each key the import \
@@ -187,7 +187,9 @@ struct ImportCommand: AsyncParsableCommand {
                 let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
                 let snapshot: ConfigSnapshot
                 do {
-                    snapshot = try format.decode(data)
+                    let decoded = try format.decode(data)
+                    // An env file names variables: DB_HOST is /db/host, as export --to env wrote it.
+                    snapshot = format == .env ? try EnvFile.keyed(decoded) : decoded
                 } catch let error as DiscfgError {
                     throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
                 }
