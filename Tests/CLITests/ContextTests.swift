@@ -56,6 +56,10 @@ struct ContextTests {
         #expect(try await cli.run("get", "web", "k", "--store", a).stdout == "from-alpha\n")
         #expect(try await cli.run("get", "web", "k", "--store", b).stdout == "from-beta\n")
         #expect(try await cli.run("get", "k", "--context", "beta").stdout == "from-beta\n")
+        // doctor and which say the context chose the store and the config.
+        let doctor = try await cli.run("doctor")
+        #expect(doctor.stdout.contains("(from context alpha (current context))"), "\(doctor.stdout)")
+        #expect(try await cli.run("which").stdout == "web (from context alpha (current context))\n")
 
         #expect(try await cli.run("context", "rm", "beta").status == 0)
         #expect(try await cli.run("context", "rm", "alpha").status == 0)

@@ -130,7 +130,7 @@ struct WhichCommand: AsyncParsableCommand {
         commandName: "which",
         abstract: "Show which config commands here use, and why.",
         usage: "discfg which [<options>]",
-        discussion: "--config, then DISCFG_CONFIG, then the nearest .discfg file ('discfg use') in this directory or a parent."
+        discussion: "--config, then DISCFG_CONFIG, then the nearest .discfg file ('discfg use') in this directory or a parent; a context's config comes before .discfg when --context or DISCFG_CONTEXT names it, after it otherwise ('discfg context show')."
     )
 
     @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions

@@ -62,6 +62,7 @@ struct Doctor {
     var storeSource: String {
         if global.store != nil { return "--store" }
         if let url = global.environment["DISCFG_STORE"], !url.isEmpty { return "DISCFG_STORE" }
+        if let choice = try? global.chosenContext() { return "context \(choice.name) (\(choice.source))" }
         return "the default"
     }
 
