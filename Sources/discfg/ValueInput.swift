@@ -164,10 +164,8 @@ enum MediaTypeArgument {
         do {
             _ = try JSONParser.parse(Array(value))
             return nil
-        } catch let error as JSONParseError {
-            return "stored as text: it is not valid JSON (\(error.message) at byte \(error.offset), line \(error.line), column \(error.column)); pass --content-type json to refuse it instead"
         } catch {
-            return "stored as text: it is not valid JSON; pass --content-type json to refuse it instead"
+            return "stored as text: it is not valid JSON (\(error.message) at byte \(error.offset), line \(error.line), column \(error.column)); pass --content-type json to refuse it instead"
         }
     }
 }
