@@ -1,4 +1,3 @@
-import DiscfgJSON
 import Foundation
 import Yams
 
@@ -179,10 +178,6 @@ struct SnapshotDocument: Codable {
     }
 
     private static func plainMapping(_ root: [String: Any]) throws -> ConfigSnapshot {
-        // Member names that are all plain words make a nested document: {"db": {"host":
-        // "x"}} is /db/host, as `set / --document` writes it. A name with a `/` keeps
-        // the mapping of key paths to values.
-        if !root.isEmpty, !root.keys.contains(where: { $0.contains("/") }) { return try nestedMapping(root) }
         var entries: [ConfigSnapshot.Entry] = []
         for (rawKey, value) in root.sorted(by: { $0.key < $1.key }) {
             let key = try Key(rawKey)
@@ -192,21 +187,6 @@ struct SnapshotDocument: Codable {
                 let json = try JSONSerialization.data(withJSONObject: jsonCompatible(value, key: key), options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
                 entries.append(ConfigSnapshot.Entry(key: key, value: json, contentType: "application/json"))
             }
-        }
-        return ConfigSnapshot(items: entries)
-    }
-
-    /// A nested mapping as the keys ``KeyDocument`` makes of it under the root: an object
-    /// member is a directory, a string a text value, any other value JSON.
-    private static func nestedMapping(_ root: [String: Any]) throws -> ConfigSnapshot {
-        var safe: [String: Any] = [:]
-        for (name, value) in root { safe[name] = try jsonCompatible(value, key: (try? Key(name)) ?? Key(stored: "/" + name)) }
-        let json = try JSONSerialization.data(withJSONObject: safe, options: [.sortedKeys, .withoutEscapingSlashes])
-        let document = try JSONParser.parse(Array(json))
-        let (changes, _) = try KeyDocument.changes(document, under: .root, current: [], replace: false)
-        let entries = changes.compactMap { change -> ConfigSnapshot.Entry? in
-            guard case .put(let key, let value, let contentType, _) = change else { return nil }
-            return ConfigSnapshot.Entry(key: key, value: value, contentType: contentType)
         }
         return ConfigSnapshot(items: entries)
     }

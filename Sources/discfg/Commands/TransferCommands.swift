@@ -144,10 +144,8 @@ struct ImportCommand: AsyncParsableCommand {
         The import is one change: one transaction, one revision that every \
         changed key carries, one 'discfg log' entry with its message; keys whose \
         value is already the same are left alone. The file may be what \
-        'discfg export' wrote, a mapping of key paths such as \
-        {"/db/host": "db1", "/db/port": 5432}, or a nested mapping such as \
-        {"db": {"host": "db1", "port": 5432}}, which is the same keys (as 'set / \
-        --document' writes it).
+        'discfg export' wrote, or a plain mapping such as \
+        {"/db/host": "db1", "/db/port": 5432}.
 
         Examples:
           discfg import myapp.json
