@@ -132,6 +132,13 @@ struct ChangePlan {
         return lines.joined(separator: "\n")
     }
 
+    /// What a change made, as the commands' last line says it: `2 set, 1 deleted, 4
+    /// unchanged (revision 58)`.
+    static func tally(_ result: ImportResult) -> String {
+        let deleted = result.events.filter { $0.kind != .put }.count
+        return "\(result.events.count - deleted) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
+    }
+
     /// The plan as JSON: the envelope a change would answer, with action `plan`.
     var envelope: Envelope { Envelope(action: "plan", config: config, changes: result) }
 }

@@ -54,10 +54,7 @@ struct PromoteCommand: AsyncParsableCommand {
                     what: "promote \(from)\(described) at revision \(revision)",
                     apply: "discfg promote \(from) \(to)" + (prefix.map { " --prefix \($0)" } ?? ""),
                     action: "promote"
-                ) { result in
-                    let deleted = result.events.filter { $0.kind != .put }.count
-                    return "promoted \(from)\(described) (revision \(revision)) into \(to): \(result.events.count - deleted) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
-                }
+                ) { "promoted \(from)\(described) (revision \(revision)) into \(to): " + ChangePlan.tally($0) }
             }
         }
     }

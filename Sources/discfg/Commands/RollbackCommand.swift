@@ -52,10 +52,7 @@ struct RollbackCommand: AsyncParsableCommand {
                     what: "roll\(described) back to revision \(target)",
                     apply: "discfg rollback \(config) --to-revision \(target)" + (prefix.map { " --prefix \($0)" } ?? ""),
                     action: "rollback"
-                ) { result in
-                    let deleted = result.events.filter { $0.kind != .put }.count
-                    return "rolled \(config)\(described) back to revision \(target): \(result.events.count - deleted) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
-                }
+                ) { "rolled \(config)\(described) back to revision \(target): " + ChangePlan.tally($0) }
             }
         }
     }

@@ -200,11 +200,7 @@ struct ImportCommand: AsyncParsableCommand {
                     try await plan.run(
                         snapshot, into: config, options, store: store, output: output,
                         what: "import \(file)", apply: "discfg import \(config) \(file)" + flags, action: "import"
-                    ) { result in
-                        let deleted = result.events.filter { $0.kind == .delete }.count
-                        let written = result.events.count - deleted
-                        return "imported \(file) into \(config): \(written) set, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
-                    }
+                    ) { "imported \(file) into \(config): " + ChangePlan.tally($0) }
                 }
             }
         }
