@@ -57,6 +57,14 @@ def main():
         except TimeoutException:
             check(what, False, "(timed out)")
 
+    def click(selector):
+        # Found and clicked in one step, asked again when a redraw replaced the element
+        # between finding and clicking it.
+        def attempt():
+            driver.find_element(By.CSS_SELECTOR, selector).click()
+            return True
+        until(f"{selector} can be clicked", attempt)
+
     def shot(name):
         driver.save_screenshot(os.path.join(SCREENSHOTS, name))
 
@@ -83,7 +91,7 @@ def main():
         by_id("new-config-submit").click()
         until("a config created in the console is listed", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="web"]'))
         cli("set", "web", "/db/port", "5432")
-        driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').click()
+        click('[data-config="web"]')
         until("opening it shows its keys", lambda: by_id("config-title").text == "web" and driver.find_elements(By.CSS_SELECTOR, '[data-key="/db/port"]'))
         until("and follows it live", lambda: by_id("live-status").text == "Live")
 
@@ -122,15 +130,15 @@ def main():
         until("the XSS key arrives", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/xss"]'))
         # The refused JSON is still unsaved in the editor: the console asks before
         # dropping it, and a second click on the key discards it.
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/xss"]').click()
+        click('[data-key="/xss"]')
         until("leaving unsaved changes asks first", lambda: "unsaved" in by_id("editor-message").text)
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/xss"]').click()
+        click('[data-key="/xss"]')
         until("a value of markup shows as its text", lambda: by_id("value").get_attribute("value") == attack)
         check("and nothing of it ran or became an element",
               driver.execute_script("return window.__xss === undefined && document.querySelectorAll('img[src=x]').length === 0"))
 
         # Editing while someone else changes the key: shown at once, then both values.
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/host"]').click()
+        click('[data-key="/db/host"]')
         until("the key opens in the editor", lambda: by_id("value").get_attribute("value") == "h1" and by_id("key-path").get_attribute("value") == "/db/host")
         shot("config.png")
         by_id("value").clear()
@@ -156,10 +164,10 @@ def main():
         revisions = [int(entry.get_attribute("data-revision")) for entry in entries()]
         check("newest first, every value it had", values == ["mine", "theirs", "h1"] and revisions == sorted(revisions, reverse=True), repr((values, revisions)))
         first = revisions[2]
-        driver.find_element(By.CSS_SELECTOR, f'input[data-side="a"][value="{first}"]').click()
+        click(f'input[data-side="a"][value="{first}"]')
         until("any two revisions are compared line by line",
               lambda: diff_lines() == ["- removed: h1", "+ added: mine"])
-        driver.find_element(By.CSS_SELECTOR, f'button[data-restore="{first}"]').click()
+        click(f'button[data-restore="{first}"]')
         until("restoring a past value shows it in the editor", lambda: by_id("value").get_attribute("value") == "h1")
         check("and saves it as a new change, history kept", cli("get", "web", "/db/host") == "h1\n")
         check("the change says it restored that revision", f"restore /db/host to revision {first}" in cli("history", "web", "/db/host"), cli("history", "web", "/db/host"))
@@ -196,7 +204,7 @@ def main():
         cli("set", "web", "/app/conf", "host=a\nport=1\nmode=x\nend")
         cli("set", "web", "/app/conf", "host=a\nport=2\nmode=x\nend\nextra=y")
         until("a new key arrives", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/app/conf"]'))
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/app/conf"]').click()
+        click('[data-key="/app/conf"]')
         until("another key's history follows the editor", lambda: len(entries()) == 2)
         until("the newest change is compared with the one before it by default",
               lambda: diff_lines()
@@ -250,7 +258,7 @@ def main():
             file.write('{"items": [')
         by_id("back").click()
         until("the new config is listed", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
-        driver.find_element(By.CSS_SELECTOR, '[data-config="copy"]').click()
+        click('[data-config="copy"]')
         until("it opens", lambda: by_id("config-title").text == "copy" and driver.find_elements(By.CSS_SELECTOR, '[data-key="/extra"]'))
         by_id("transfer-toggle").click()
         by_id("import-file").send_keys(bad_file)
@@ -289,9 +297,9 @@ def main():
         cli("set", "web", "/db/password", "s3cret pass", "--secret")
         by_id("back").click()
         until("back to the configs", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="web"]'))
-        driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').click()
+        click('[data-config="web"]')
         until("the secret is in the tree", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/db/password"]'))
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/password"]').click()
+        click('[data-key="/db/password"]')
         until("a secret shows masked and explained", lambda: by_id("secret").is_displayed() and "key file" in by_id("secret-note").text and by_id("secret-key-field").is_displayed())
         check("never as its value, and not editable", "s3cret" not in driver.page_source and not by_id("value").is_displayed() and not by_id("save").is_displayed())
         shot("secret.png")
@@ -308,11 +316,11 @@ def main():
         cli("key", "rotate", "web")
         cli("set", "web", "/db/token", "t0ken", "--secret")
         until("a secret sealed under a newer data key arrives", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/db/token"]'))
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/token"]').click()
+        click('[data-key="/db/token"]')
         until("with the key file given, another secret reveals with one button", lambda: by_id("secret-reveal").is_displayed())
         by_id("secret-reveal").click()
         until("even under a data key made after the console read the config", lambda: by_id("secret-value").text == "t0ken")
-        driver.find_element(By.CSS_SELECTOR, '[data-key="/db/password"]').click()
+        click('[data-key="/db/password"]')
         until("the next secret opens masked again", lambda: by_id("secret-reveal").is_displayed() and not by_id("secret-value").is_displayed())
         by_id("history-toggle").click()
         until("a secret's history is masked too", lambda: entries() and entries()[0].find_element(By.CSS_SELECTOR, "pre").text == "(secret)")
@@ -360,17 +368,17 @@ def main():
         until("the admin signs in again", lambda: by_id("configs").is_displayed())
         by_id("tokens-nav").click()
         until("the tokens list again", lambda: len(rows()) == 2)
-        driver.find_element(By.CSS_SELECTOR, f'button[data-revoke="{issued_id}"]').click()
+        click(f'button[data-revoke="{issued_id}"]')
         until("revoking asks first", lambda: driver.find_elements(By.CSS_SELECTOR, f'button[data-revoke-confirm="{issued_id}"]'))
         check("and nothing is revoked yet", cli_as(issued, "get", "web", "/db/host")[0] == 0)
-        driver.find_element(By.CSS_SELECTOR, f'button[data-revoke-confirm="{issued_id}"]').click()
+        click(f'button[data-revoke-confirm="{issued_id}"]')
         until("a revoked token leaves the list", lambda: len(rows()) == 1)
         status, _, err = cli_as(issued, "get", "web", "/db/host")
         check("and is refused at once", status != 0, err)
         by_id("configs-nav").click()
         until("back to the configs from the tokens", lambda: by_id("configs").is_displayed())
         driver.set_window_size(360, 800)
-        driver.find_element(By.CSS_SELECTOR, '[data-config="web"]').click()
+        click('[data-config="web"]')
         until("the config opens at 360 px wide", lambda: by_id("config-title").text == "web")
         check("with nothing wider than the screen", driver.execute_script("return document.documentElement.scrollWidth <= 360"))
         shot("narrow.png")
@@ -378,7 +386,7 @@ def main():
         # Deleting a config asks for its name, typed exactly.
         by_id("back").click()
         until("the configs again", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
-        driver.find_element(By.CSS_SELECTOR, '[data-config="copy"]').click()
+        click('[data-config="copy"]')
         until("the config to delete opens", lambda: by_id("config-title").text == "copy")
         by_id("delete-config").click()
         check("its panel says it is open", by_id("delete-config").get_attribute("aria-expanded") == "true")
