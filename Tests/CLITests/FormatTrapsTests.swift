@@ -105,4 +105,24 @@ struct FormatTrapsTests {
         let refused = try await cli.run("import", "copy", clash)
         #expect(refused.status == 2 && refused.stderr.contains("both become key /a/b"), "stderr: \(refused.stderr)")
     }
+
+    @Test("a nested mapping imports as key paths, as set --document writes it; a mapping of /paths keeps its meaning", arguments: ["json", "yaml"])
+    func nestedImport(format: String) async throws {
+        let cli = try CLIRunner()
+        defer { cli.cleanUp() }
+        try await cli.run("create", "c")
+        let text = format == "json" ? #"{"db": {"host": "x", "port": 5432}, "debug": false}"# : "db:\n  host: x\n  port: 5432\ndebug: false\n"
+        let file = try cli.write("nested.\(format)", Data(text.utf8))
+        let imported = try await cli.run("import", "c", file)
+        #expect(imported.status == 0, "stderr: \(imported.stderr)")
+        let items = try await cli.run("ls", "c", "-r", "-f", "json").envelope().items ?? []
+        #expect(items.map(\.key) == ["/db/host", "/db/port", "/debug"])
+        #expect(try await cli.run("get", "c", "/db/port", "-f", "json").envelope().item?.contentType == "application/json")
+        #expect(try await cli.run("get", "c", "/db/host").stdout == "x\n")
+        #expect(try await cli.run("diff", "c", file).status == 0, "diff reads the nested file as import does")
+
+        let paths = try cli.write("paths.json", Data(#"{"/svc/cfg": {"a": 1}}"#.utf8))
+        #expect(try await cli.run("import", "c", paths).status == 0)
+        #expect(try await cli.run("get", "c", "/svc/cfg").stdout == #"{"a":1}"# + "\n")
+    }
 }

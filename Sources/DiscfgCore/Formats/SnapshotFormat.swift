@@ -1,3 +1,4 @@
+import DiscfgJSON
 import Foundation
 import Yams
 
@@ -64,8 +65,13 @@ public enum SnapshotFormat: String, CaseIterable, Sendable {
     }
 
     /// Reads a snapshot in this format.
+    /// - Parameter nested: whether a JSON or YAML mapping whose member names are all plain
+    ///   words (none holds a `/`) is a nested document, imported as key paths the way
+    ///   `set / --document` writes it (`{"db": {"host": "x"}}` is `/db/host`). A file the
+    ///   CLI imports is read so; the REST API's import body keeps one meaning per shape, as
+    ///   its OpenAPI document describes it.
     /// - Throws: `invalidArgument` naming what in the file is wrong.
-    public func decode(_ data: Data) throws -> ConfigSnapshot {
+    public func decode(_ data: Data, nested: Bool = false) throws -> ConfigSnapshot {
         switch self {
         case .json:
             let object: Any
@@ -74,12 +80,12 @@ public enum SnapshotFormat: String, CaseIterable, Sendable {
             } catch {
                 throw DiscfgError.invalid("file", "the file is not valid JSON (\(Self.reason(error)))")
             }
-            return try SnapshotDocument.snapshot(from: object)
+            return try SnapshotDocument.snapshot(from: object, nested: nested)
         case .yaml:
             guard let text = String(validating: data, as: UTF8.self) else {
                 throw DiscfgError.invalid("file", "the file is not UTF-8 text")
             }
-            return try SnapshotDocument.snapshot(from: try BoundedYAML.load(text) as Any)
+            return try SnapshotDocument.snapshot(from: try BoundedYAML.load(text) as Any, nested: nested)
         case .env:
             guard let text = String(validating: data, as: UTF8.self) else {
                 throw DiscfgError.invalid("file", "the file is not UTF-8 text")
@@ -116,12 +122,16 @@ struct SnapshotDocument: Codable {
         items = snapshot.items.map(Entry.init)
     }
 
-    /// Reads either the full document (with `items`) or a plain key → value mapping.
-    static func snapshot(from object: Any) throws -> ConfigSnapshot {
+    /// Reads either the full document (with `items`) or a plain key → value mapping (a
+    /// nested document when `nested` and no member name holds a `/`).
+    static func snapshot(from object: Any, nested: Bool = false) throws -> ConfigSnapshot {
         guard let root = object as? [String: Any] else {
             throw DiscfgError.invalid("file", "the file must hold a mapping: either {\"items\": [...]} as export writes it, or {\"/key\": value, ...}")
         }
-        guard let rawItems = root["items"] else { return try plainMapping(root) }
+        guard let rawItems = root["items"] else {
+            if nested, !root.isEmpty, !root.keys.contains(where: { $0.contains("/") }) { return try nestedMapping(root) }
+            return try plainMapping(root)
+        }
         guard let list = rawItems as? [Any] else {
             throw DiscfgError.invalid("items", "\"items\" must be a list of {key, value} entries")
         }
@@ -187,6 +197,21 @@ struct SnapshotDocument: Codable {
                 let json = try JSONSerialization.data(withJSONObject: jsonCompatible(value, key: key), options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
                 entries.append(ConfigSnapshot.Entry(key: key, value: json, contentType: "application/json"))
             }
+        }
+        return ConfigSnapshot(items: entries)
+    }
+
+    /// A nested mapping as the keys ``KeyDocument`` makes of it under the root: an object
+    /// member is a directory, a string a text value, any other value JSON.
+    private static func nestedMapping(_ root: [String: Any]) throws -> ConfigSnapshot {
+        var safe: [String: Any] = [:]
+        for (name, value) in root { safe[name] = try jsonCompatible(value, key: Key(stored: "/" + name)) }
+        let json = try JSONSerialization.data(withJSONObject: safe, options: [.sortedKeys, .withoutEscapingSlashes])
+        let document = try JSONParser.parse(Array(json))
+        let (changes, _) = try KeyDocument.changes(document, under: .root, current: [], replace: false)
+        let entries = changes.compactMap { change -> ConfigSnapshot.Entry? in
+            guard case .put(let key, let value, let contentType, _) = change else { return nil }
+            return ConfigSnapshot.Entry(key: key, value: value, contentType: contentType)
         }
         return ConfigSnapshot(items: entries)
     }

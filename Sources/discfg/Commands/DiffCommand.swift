@@ -146,7 +146,7 @@ enum DiffSide {
         case .file(let path, let format):
             let snapshot: ConfigSnapshot
             do {
-                snapshot = try format.decode(ValueInput.readFile(path, field: "file", limit: Limits.maxSnapshotBytes))
+                snapshot = try format.decode(ValueInput.readFile(path, field: "file", limit: Limits.maxSnapshotBytes), nested: true)
                 try snapshot.validate()
             } catch let error as DiscfgError where !error.message.contains(path) {
                 throw DiscfgError(error.code, "\(path): \(error.message)", field: error.field)

@@ -144,8 +144,10 @@ struct ImportCommand: AsyncParsableCommand {
         The import is one change: one transaction, one revision that every \
         changed key carries, one 'discfg log' entry with its message; keys whose \
         value is already the same are left alone. The file may be what \
-        'discfg export' wrote, or a plain mapping such as \
-        {"/db/host": "db1", "/db/port": 5432}.
+        'discfg export' wrote, a mapping of key paths such as \
+        {"/db/host": "db1", "/db/port": 5432}, or a nested mapping such as \
+        {"db": {"host": "db1", "port": 5432}}, which is the same keys (as 'set / \
+        --document' writes it).
 
         Examples:
           discfg import myapp.json
@@ -187,7 +189,7 @@ struct ImportCommand: AsyncParsableCommand {
                 let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
                 let snapshot: ConfigSnapshot
                 do {
-                    let decoded = try format.decode(data)
+                    let decoded = try format.decode(data, nested: true)
                     // An env file names variables: DB_HOST is /db/host, as export --to env wrote it.
                     snapshot = format == .env ? try EnvFile.keyed(decoded) : decoded
                 } catch let error as DiscfgError {
