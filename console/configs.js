@@ -22,16 +22,31 @@ export async function showConfigs(configs) {
   showView('configs');
   clearErrors();
   ui.configsHeading.focus();
-  if (configs) {
-    renderConfigs(configs);
-    return;
-  }
   try {
-    const envelope = await api('GET', `${API}/configs`);
-    if (state.signedIn && !state.session) renderConfigs(envelope.configs || []);
+    const listed = await ownKeyCounts(configs || (await api('GET', `${API}/configs`)).configs || []);
+    if (state.signedIn && !state.session && !ui.configsView.hidden) renderConfigs(listed);
   } catch (error) {
     showFailure(error, ui.configsError);
   }
+}
+
+/**
+ * The configs with their key counts less discfg's own records: a config keeps each of
+ * its schemas as a key under /.discfg/, which the store counts and the console does not
+ * show. A config whose schemas cannot be read (a token that may not) keeps its count.
+ */
+export function ownKeyCounts(configs) {
+  return Promise.all(configs.map(async (config) => {
+    if (typeof config.keyCount !== 'number' || config.keyCount === 0) return config;
+    try {
+      const envelope = await api('GET', `${configUrl(config.name)}/schemas`);
+      const schemas = Array.isArray(envelope.schemas) ? envelope.schemas.length : 0;
+      return { ...config, keyCount: Math.max(0, config.keyCount - schemas) };
+    } catch (error) {
+      if (error.status === 401) throw error;
+      return config;
+    }
+  }));
 }
 
 export function renderConfigs(configs) {
@@ -75,8 +90,8 @@ export async function onCreateConfig(event) {
     await api('PUT', configUrl(name));
     ui.newConfigName.value = '';
     flash(`Created config ${name}`);
-    const envelope = await api('GET', `${API}/configs`);
-    if (state.signedIn && !state.session) renderConfigs(envelope.configs || []);
+    const listed = await ownKeyCounts((await api('GET', `${API}/configs`)).configs || []);
+    if (state.signedIn && !state.session) renderConfigs(listed);
   } catch (error) {
     showFailure(error, ui.configsError);
   } finally {

@@ -3,7 +3,7 @@
 
 import { api, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { renderRevision, renderTree } from './tree.js?v={{version}}';
+import { renderRevision, renderTree, scheduleTreeRender } from './tree.js?v={{version}}';
 import { renderSchemaInfo } from './editor-schema.js?v={{version}}';
 import { syncEditorWithTree } from './editor-changes.js?v={{version}}';
 
@@ -42,7 +42,9 @@ export async function loadSchemas(current) {
     if (isAbort(error)) return;
     current.schemasError = error.message || String(error);
   }
-  if (current === state.session) renderSchemaInfo();
+  if (current !== state.session) return;
+  renderSchemaInfo();
+  scheduleTreeRender(current); // the keys' schema badges
 }
 
 /** A schema changed: reads them again, once for a burst of changes. */

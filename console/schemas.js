@@ -7,13 +7,16 @@
 /** The keys a config keeps its schemas under: a change there may change its schemas. */
 export const SCHEMA_NAMESPACE = '/.discfg/schema/';
 
+/** Whether a key is discfg's own record (under /.discfg/), kept out of the tree and its counts. */
+export const isInternalKey = (key) => key === '/.discfg' || key.startsWith('/.discfg/');
+
 /**
  * The schemas that check `key`, from the targets of a config's schemas: its own, then
  * the one of the nearest prefix holding it, each as { target, prefix }. Keys under
  * /.discfg/ are discfg's own records, which no prefix schema checks.
  */
 export function schemasFor(targets, key) {
-  if (key.startsWith('/.discfg/')) return [];
+  if (isInternalKey(key)) return [];
   let own = null;
   let nearest = null;
   for (const target of targets) {

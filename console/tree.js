@@ -1,9 +1,11 @@
 // The open config's keys as a tree of folders, filtered as the user types, and its
-// revision. A click on a key goes to the function the caller passes (the editor's), so
-// the tree imports nothing above it.
+// revision. discfg's own records (the schemas under /.discfg/) are not shown or counted;
+// a key a schema checks carries a badge naming it. A click on a key goes to the function
+// the caller passes (the editor's), so the tree imports nothing above it.
 
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
+import { isInternalKey, schemasFor } from './schemas.js?v={{version}}';
 
 export function renderRevision() {
   if (state.session) ui.configRevision.textContent = `Revision ${state.session.revision}`;
@@ -44,16 +46,15 @@ export const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 export function renderTree() {
   if (!state.session) return;
   const filter = ui.keyFilter.value.trim().toLowerCase();
-  const keys = [...state.session.items.keys()]
-    .filter((key) => !filter || key.toLowerCase().includes(filter))
-    .sort(byText);
+  const own = [...state.session.items.keys()].filter((key) => !isInternalKey(key));
+  const keys = own.filter((key) => !filter || key.toLowerCase().includes(filter)).sort(byText);
 
   const focused = ui.keys.contains(document.activeElement) ? document.activeElement : null;
   const focusKey = focused && focused.dataset.key;
   const focusFolder = focused && focused.dataset.folder;
 
   ui.keys.replaceChildren();
-  const total = state.session.items.size;
+  const total = own.length;
   ui.keyCount.textContent = filter ? `${keys.length} of ${total} keys match` : `${total} ${total === 1 ? 'key' : 'keys'}`;
   if (!keys.length) {
     ui.keys.append(el('p', { className: 'empty' }, total ? 'No key matches the filter.' : 'No keys yet. Use “New key” to add one.'));
@@ -98,6 +99,12 @@ export function keyButton({ name, key }) {
     type: 'button', className: changed ? 'key changed' : 'key', 'data-key': key, title: key,
     'aria-current': state.editor && !state.editor.isNew && state.editor.key === key ? 'true' : null,
   }, name);
+  for (const schema of schemasFor(state.session.schemas || [], key)) {
+    button.append(' ', el('span', {
+      className: 'badge schema-badge', 'data-schema-badge': schema.target,
+      title: schema.prefix ? `Checked by the schema of ${schema.target}` : 'Checked by its own schema',
+    }, schema.prefix ? `schema ${schema.target}` : 'schema'));
+  }
   if (changed) {
     button.append(
       el('span', { className: 'marker', 'aria-hidden': 'true' }, '●'),

@@ -148,16 +148,31 @@ export async function showConfigs(configs) {
   showView('configs');
   clearErrors();
   ui.configsHeading.focus();
-  if (configs) {
-    renderConfigs(configs);
-    return;
-  }
   try {
-    const envelope = await api('GET', `${API}/configs`);
-    if (state.signedIn && !state.session) renderConfigs(envelope.configs || []);
+    const listed = await ownKeyCounts(configs || (await api('GET', `${API}/configs`)).configs || []);
+    if (state.signedIn && !state.session && !ui.configsView.hidden) renderConfigs(listed);
   } catch (error) {
     showFailure(error, ui.configsError);
   }
+}
+
+/**
+ * The configs with their key counts less discfg's own records: a config keeps each of
+ * its schemas as a key under /.discfg/, which the store counts and the console does not
+ * show. A config whose schemas cannot be read (a token that may not) keeps its count.
+ */
+export function ownKeyCounts(configs) {
+  return Promise.all(configs.map(async (config) => {
+    if (typeof config.keyCount !== 'number' || config.keyCount === 0) return config;
+    try {
+      const envelope = await api('GET', `${configUrl(config.name)}/schemas`);
+      const schemas = Array.isArray(envelope.schemas) ? envelope.schemas.length : 0;
+      return { ...config, keyCount: Math.max(0, config.keyCount - schemas) };
+    } catch (error) {
+      if (error.status === 401) throw error;
+      return config;
+    }
+  }));
 }
 
 export function renderConfigs(configs) {
@@ -201,8 +216,8 @@ export async function onCreateConfig(event) {
     await api('PUT', configUrl(name));
     ui.newConfigName.value = '';
     flash(`Created config ${name}`);
-    const envelope = await api('GET', `${API}/configs`);
-    if (state.signedIn && !state.session) renderConfigs(envelope.configs || []);
+    const listed = await ownKeyCounts((await api('GET', `${API}/configs`)).configs || []);
+    if (state.signedIn && !state.session) renderConfigs(listed);
   } catch (error) {
     showFailure(error, ui.configsError);
   } finally {
@@ -2947,7 +2962,7 @@ export function prettyJson(text) {
 
 import { api, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
-import { renderRevision, renderTree } from './tree.js?v={{version}}';
+import { renderRevision, renderTree, scheduleTreeRender } from './tree.js?v={{version}}';
 import { renderSchemaInfo } from './editor-schema.js?v={{version}}';
 import { syncEditorWithTree } from './editor-changes.js?v={{version}}';
 
@@ -2986,7 +3001,9 @@ export async function loadSchemas(current) {
     if (isAbort(error)) return;
     current.schemasError = error.message || String(error);
   }
-  if (current === state.session) renderSchemaInfo();
+  if (current !== state.session) return;
+  renderSchemaInfo();
+  scheduleTreeRender(current); // the keys' schema badges
 }
 
 /** A schema changed: reads them again, once for a burst of changes. */
@@ -3156,13 +3173,16 @@ export function route(configs) {
 /** The keys a config keeps its schemas under: a change there may change its schemas. */
 export const SCHEMA_NAMESPACE = '/.discfg/schema/';
 
+/** Whether a key is discfg's own record (under /.discfg/), kept out of the tree and its counts. */
+export const isInternalKey = (key) => key === '/.discfg' || key.startsWith('/.discfg/');
+
 /**
  * The schemas that check `key`, from the targets of a config's schemas: its own, then
  * the one of the nearest prefix holding it, each as { target, prefix }. Keys under
  * /.discfg/ are discfg's own records, which no prefix schema checks.
  */
 export function schemasFor(targets, key) {
-  if (key.startsWith('/.discfg/')) return [];
+  if (isInternalKey(key)) return [];
   let own = null;
   let nearest = null;
   for (const target of targets) {
@@ -4018,11 +4038,13 @@ export async function onImport(event) {
 """##),
         ("tree.js", ##"""
 // The open config's keys as a tree of folders, filtered as the user types, and its
-// revision. A click on a key goes to the function the caller passes (the editor's), so
-// the tree imports nothing above it.
+// revision. discfg's own records (the schemas under /.discfg/) are not shown or counted;
+// a key a schema checks carries a badge naming it. A click on a key goes to the function
+// the caller passes (the editor's), so the tree imports nothing above it.
 
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
+import { isInternalKey, schemasFor } from './schemas.js?v={{version}}';
 
 export function renderRevision() {
   if (state.session) ui.configRevision.textContent = `Revision ${state.session.revision}`;
@@ -4063,16 +4085,15 @@ export const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 export function renderTree() {
   if (!state.session) return;
   const filter = ui.keyFilter.value.trim().toLowerCase();
-  const keys = [...state.session.items.keys()]
-    .filter((key) => !filter || key.toLowerCase().includes(filter))
-    .sort(byText);
+  const own = [...state.session.items.keys()].filter((key) => !isInternalKey(key));
+  const keys = own.filter((key) => !filter || key.toLowerCase().includes(filter)).sort(byText);
 
   const focused = ui.keys.contains(document.activeElement) ? document.activeElement : null;
   const focusKey = focused && focused.dataset.key;
   const focusFolder = focused && focused.dataset.folder;
 
   ui.keys.replaceChildren();
-  const total = state.session.items.size;
+  const total = own.length;
   ui.keyCount.textContent = filter ? `${keys.length} of ${total} keys match` : `${total} ${total === 1 ? 'key' : 'keys'}`;
   if (!keys.length) {
     ui.keys.append(el('p', { className: 'empty' }, total ? 'No key matches the filter.' : 'No keys yet. Use “New key” to add one.'));
@@ -4117,6 +4138,12 @@ export function keyButton({ name, key }) {
     type: 'button', className: changed ? 'key changed' : 'key', 'data-key': key, title: key,
     'aria-current': state.editor && !state.editor.isNew && state.editor.key === key ? 'true' : null,
   }, name);
+  for (const schema of schemasFor(state.session.schemas || [], key)) {
+    button.append(' ', el('span', {
+      className: 'badge schema-badge', 'data-schema-badge': schema.target,
+      title: schema.prefix ? `Checked by the schema of ${schema.target}` : 'Checked by its own schema',
+    }, schema.prefix ? `schema ${schema.target}` : 'schema'));
+  }
   if (changed) {
     button.append(
       el('span', { className: 'marker', 'aria-hidden': 'true' }, '●'),
