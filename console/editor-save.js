@@ -1,9 +1,10 @@
 // Saving the editor's value with compare-and-swap: a PUT with If-Match (If-None-Match
 // for a new key), or a JSON object's edit as a merge patch, sent again over changes to
-// other members. A refusal opens the conflict view or lists the schema's violations.
+// other members; the change message field's text as the change's message. A refusal opens the conflict view or lists the schema's violations.
 
 import { api, etag, isAbort, keyUrl } from './api.js?v={{version}}';
 import { editsApart, isJsonType, jsonObject, jsonProblem, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { changeMessageHeaders, changeMessageProblem } from './change-message.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { isBinary } from './format.js?v={{version}}';
@@ -46,7 +47,16 @@ export async function onSave(event) {
       return;
     }
   }
-  const value = ui.value.value;
+  const messageProblem = changeMessageProblem(ui.changeMessage.value);
+  if (messageProblem) {
+    ui.editorMessage.textContent = `Not saved: ${messageProblem}`;
+    ui.changeMessage.focus();
+    return;
+  }
+  // The value as shown, or as stored when it was left as shown (a JSON value is shown
+  // indented: saving it untouched keeps its stored text).
+  const shown = ui.value.value;
+  const value = !state.editor.isNew && shown === state.editor.originalValue ? state.editor.storedValue : shown;
   const contentType = ui.contentType.value.trim() || 'text/plain';
   if (isJsonType(contentType)) {
     const problem = jsonProblem(value);
@@ -93,16 +103,18 @@ export function patchStillApplies(patch, contentType, item) {
  */
 export async function sendWrite(current, key, value, contentType, condition, patch) {
   const { signal } = current.controller;
+  // The change message field's text goes with every attempt, a re-applied one too.
+  const message = changeMessageHeaders(ui.changeMessage.value);
   if (!patch) {
     const body = value;
-    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...condition }, signal }) };
+    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...message, ...condition }, signal }) };
   }
   const body = writeJson(patch.document);
   let ifMatch = condition;
   let mergedOver = null;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...ifMatch }, signal });
+      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...message, ...ifMatch }, signal });
       return { envelope, mergedOver };
     } catch (error) {
       if (error.status === 404) return { conflictWith: null }; // deleted meanwhile

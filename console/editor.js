@@ -8,7 +8,7 @@ import { api, isAbort, keyUrl } from './api.js?v={{version}}';
 import { isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, prettyJson } from './json.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, base64Length, expiryOf, isBinary, isSecret } from './format.js?v={{version}}';
+import { ageElement, base64Length, expiryOf, isBinary, isSecret, readableValue } from './format.js?v={{version}}';
 import { showFailure } from './page.js?v={{version}}';
 import { markCurrentInTree, scheduleTreeRender } from './tree.js?v={{version}}';
 import { closeHistory, openHistory } from './history.js?v={{version}}';
@@ -82,7 +82,10 @@ export function loadEditor({ key, isNew, item }) {
     isNew,
     item,
     baseRevision: item ? item.modRevision : null,
-    originalValue: item && !readOnly ? item.value : '',
+    // A JSON value is shown indented; storedValue is its text as stored, which a save
+    // of the value left as shown sends back, so opening and saving changes no layout.
+    originalValue: item && !readOnly ? readableValue(item) : '',
+    storedValue: item && !readOnly ? item.value : '',
     originalContentType,
     originalJson: item && !readOnly && isJsonType(originalContentType) ? jsonObject(item.value) : null,
     readOnly,
@@ -108,6 +111,7 @@ export function loadEditor({ key, isNew, item }) {
     : '';
   ui.valueField.hidden = readOnly;
   ui.value.value = state.editor.originalValue;
+  ui.changeMessage.value = '';
   ui.contentType.value = state.editor.originalContentType;
   ui.mergeField.hidden = !state.editor.originalJson;
   ui.mergePatch.checked = true;
@@ -118,6 +122,7 @@ export function loadEditor({ key, isNew, item }) {
   hideSchema();
   renderSchemaInfo();
   ui.save.hidden = readOnly;
+  ui.changeMessageField.hidden = readOnly;
   ui.historyToggle.hidden = isNew;
   renderSecret(secret ? item : null);
   // An open history follows the editor from key to key, and shows each new change.

@@ -133,6 +133,8 @@ export const ui = {
   schemaView: $('schema-view'),
   schemaViewHeading: $('schema-view-heading'),
   schemaText: $('schema-text'),
+  changeMessageField: $('change-message-field'),
+  changeMessage: $('change-message'),
   save: $('save'),
   formatJson: $('format-json'),
   deleteKey: $('delete'),

@@ -2,6 +2,7 @@
 // the page stays open), who made a change, sizes, and items that are binary or secret.
 
 import { el } from './elements.js?v={{version}}';
+import { isJsonType, jsonProblem, prettyJson } from './json.js?v={{version}}';
 
 /** How often the relative times on the page are brought up to date. */
 export const AGE_REFRESH_MS = 30000;
@@ -69,4 +70,15 @@ export function displayValue(item) {
   if (isSecret(item)) return SECRET_MASK;
   if (isBinary(item)) return `binary value, ${base64Length(item.value)} bytes`;
   return item.value;
+}
+
+/**
+ * How a value is shown to be read (the editor, history, the config at a revision): as
+ * displayValue, and a JSON value indented. Only the layout changes: numbers, escapes and
+ * member order stay as stored.
+ */
+export function readableValue(item) {
+  const text = displayValue(item);
+  if (isSecret(item) || isBinary(item) || !isJsonType(item.contentType || '') || jsonProblem(text) !== null) return text;
+  return prettyJson(text);
 }

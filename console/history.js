@@ -1,11 +1,13 @@
-// A key's history: its changes, newest first, and the difference between two of them.
+// A key's history: its changes, newest first, and the difference between two of them:
+// member by member (JSON Pointers) for JSON values, line by line for the rest.
 // Restoring one is history-restore.js; the whole config at a revision, snapshot.js.
 
 import { api, historyUrl, isAbort } from './api.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
+import { describeJsonChange, jsonChanges, jsonValueOf } from './json-diff.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, displayValue, isSecret, whoMadeIt } from './format.js?v={{version}}';
+import { ageElement, displayValue, isSecret, readableValue, whoMadeIt } from './format.js?v={{version}}';
 import { showFailure } from './page.js?v={{version}}';
 
 export const HISTORY_PAGE = 50;
@@ -93,7 +95,7 @@ export function renderHistory() {
     const why = event.message ? el('p', { className: 'change-message' }, event.message) : '';
     const value = removed
       ? el('p', { className: 'hint' }, event.type === 'expire' ? 'The key expired (its TTL ran out).' : 'The key was deleted.')
-      : el('pre', { className: 'value-text' }, displayValue(event.item));
+      : el('pre', { className: 'value-text' }, readableValue(event.item));
     const pick = (side, label) => el('label', {},
       el('input', {
         type: 'radio', name: `diff-${side}`, value: String(revision), 'data-side': side,
@@ -147,6 +149,12 @@ export function renderDiff() {
     ui.diffLines.replaceChildren();
     return;
   }
+  const before = a.type === 'put' ? jsonValueOf(a.item) : undefined;
+  const after = b.type === 'put' ? jsonValueOf(b.item) : undefined;
+  if (before !== undefined && after !== undefined) {
+    renderJsonDiff(jsonChanges(before, after));
+    return;
+  }
   const ops = diffLines(comparedText(a), comparedText(b));
   if (!ops) {
     ui.diffSummary.textContent = 'These values are too far apart to compare line by line.';
@@ -159,6 +167,22 @@ export function renderDiff() {
     ? `${added} ${added === 1 ? 'line' : 'lines'} added, ${removed} removed.`
     : 'The two values are the same.';
   ui.diffLines.replaceChildren(...renderDiffLines(ops));
+}
+
+/** Two JSON values compared: each member changed, added or removed, by its JSON Pointer. */
+export function renderJsonDiff(changes) {
+  const count = (type) => changes.filter((change) => change.type === type).length;
+  const [changed, added, removed] = [count('change'), count('add'), count('remove')];
+  ui.diffSummary.textContent = changes.length
+    ? `${changed} changed, ${added} added, ${removed} removed (JSON members, by their JSON Pointer).`
+    : 'The two values are the same JSON.';
+  ui.diffLines.replaceChildren(...jsonDiffLines(changes));
+}
+
+/** JSON changes as diff lines, each with its pointer in data-pointer. */
+export function jsonDiffLines(changes) {
+  const kind = { change: 'change', add: 'add', remove: 'del' };
+  return changes.map((change) => el('div', { className: `diff-line ${kind[change.type]}`, 'data-pointer': change.pointer }, describeJsonChange(change)));
 }
 
 export const DIFF_CONTEXT = 3;

@@ -14,9 +14,10 @@ export const state = {
   session: null,
   /**
    * The key in the editor, or null:
-   * { key, isNew, item, baseRevision, originalValue, originalContentType, originalJson,
-   *   readOnly, busy, pending, latest, schemaShown }
+   * { key, isNew, item, baseRevision, originalValue, storedValue, originalContentType,
+   *   originalJson, readOnly, busy, pending, latest, schemaShown }
    * baseRevision is the modRevision the edit started from (sent as If-Match);
+   * originalValue the value as shown (a JSON value indented), storedValue as stored;
    * originalJson the loaded value parsed, when it is a JSON object (its edits are saved
    * as a merge patch); pending holds a live change that arrived during a save; latest
    * the change behind the changed-underneath notice; schemaShown the target of the

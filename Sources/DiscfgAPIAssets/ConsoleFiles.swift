@@ -123,6 +123,28 @@ export function signInNeeded(message) {
   signInHandler(message);
 }
 """##),
+        ("change-message.js", ##"""
+// The message a change carries (why it was made), as history, `discfg log` and watch
+// events show it: sent in the Discfg-Message header, percent-encoded UTF-8.
+
+/** The most bytes a change message may have once decoded, as the API takes it. */
+export const MAX_MESSAGE_BYTES = 1024;
+
+/** Why a change message cannot be sent, or null. */
+export function changeMessageProblem(text) {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return 'A change message cannot contain control characters.';
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes > MAX_MESSAGE_BYTES) return `A change message is at most ${MAX_MESSAGE_BYTES} bytes; this one is ${bytes}.`;
+  return null;
+}
+
+/** The headers that send `text` as the change's message: none for an empty one. */
+export function changeMessageHeaders(text) {
+  const message = text.trim();
+  return message ? { 'Discfg-Message': encodeURIComponent(message) } : {};
+}
+"""##),
         ("configs.js", ##"""
 // The list of configs: creating one, opening one (its keys, then its changes live), and
 // deleting the open one.
@@ -739,6 +761,7 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 .diff-line { white-space: pre-wrap; overflow-wrap: anywhere; padding: 0 .5rem; }
 .diff-line.add { background: color-mix(in srgb, var(--ok) 16%, transparent); }
 .diff-line.del { background: color-mix(in srgb, var(--danger) 16%, transparent); }
+.diff-line.change { background: color-mix(in srgb, var(--changed) 14%, transparent); }
 .diff-line.skip { color: var(--muted); background: var(--surface); font-style: italic; }
 
 /* ---- Tokens ---- */
@@ -1259,10 +1282,11 @@ export async function refuseStaleDelete(current, editing) {
         ("editor-save.js", ##"""
 // Saving the editor's value with compare-and-swap: a PUT with If-Match (If-None-Match
 // for a new key), or a JSON object's edit as a merge patch, sent again over changes to
-// other members. A refusal opens the conflict view or lists the schema's violations.
+// other members; the change message field's text as the change's message. A refusal opens the conflict view or lists the schema's violations.
 
 import { api, etag, isAbort, keyUrl } from './api.js?v={{version}}';
 import { editsApart, isJsonType, jsonObject, jsonProblem, mergePatch, parseJson, writeJson } from './json.js?v={{version}}';
+import { changeMessageHeaders, changeMessageProblem } from './change-message.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { isBinary } from './format.js?v={{version}}';
@@ -1305,7 +1329,16 @@ export async function onSave(event) {
       return;
     }
   }
-  const value = ui.value.value;
+  const messageProblem = changeMessageProblem(ui.changeMessage.value);
+  if (messageProblem) {
+    ui.editorMessage.textContent = `Not saved: ${messageProblem}`;
+    ui.changeMessage.focus();
+    return;
+  }
+  // The value as shown, or as stored when it was left as shown (a JSON value is shown
+  // indented: saving it untouched keeps its stored text).
+  const shown = ui.value.value;
+  const value = !state.editor.isNew && shown === state.editor.originalValue ? state.editor.storedValue : shown;
   const contentType = ui.contentType.value.trim() || 'text/plain';
   if (isJsonType(contentType)) {
     const problem = jsonProblem(value);
@@ -1352,16 +1385,18 @@ export function patchStillApplies(patch, contentType, item) {
  */
 export async function sendWrite(current, key, value, contentType, condition, patch) {
   const { signal } = current.controller;
+  // The change message field's text goes with every attempt, a re-applied one too.
+  const message = changeMessageHeaders(ui.changeMessage.value);
   if (!patch) {
     const body = value;
-    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...condition }, signal }) };
+    return { envelope: await api('PUT', keyUrl(current.name, key), { body, headers: { 'Content-Type': contentType, ...message, ...condition }, signal }) };
   }
   const body = writeJson(patch.document);
   let ifMatch = condition;
   let mergedOver = null;
   for (let attempt = 1; ; attempt += 1) {
     try {
-      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...ifMatch }, signal });
+      const envelope = await api('PATCH', keyUrl(current.name, key), { body, headers: { 'Content-Type': MERGE_PATCH_TYPE, ...message, ...ifMatch }, signal });
       return { envelope, mergedOver };
     } catch (error) {
       if (error.status === 404) return { conflictWith: null }; // deleted meanwhile
@@ -1510,7 +1545,7 @@ import { api, isAbort, keyUrl } from './api.js?v={{version}}';
 import { isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, prettyJson } from './json.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, base64Length, expiryOf, isBinary, isSecret } from './format.js?v={{version}}';
+import { ageElement, base64Length, expiryOf, isBinary, isSecret, readableValue } from './format.js?v={{version}}';
 import { showFailure } from './page.js?v={{version}}';
 import { markCurrentInTree, scheduleTreeRender } from './tree.js?v={{version}}';
 import { closeHistory, openHistory } from './history.js?v={{version}}';
@@ -1584,7 +1619,10 @@ export function loadEditor({ key, isNew, item }) {
     isNew,
     item,
     baseRevision: item ? item.modRevision : null,
-    originalValue: item && !readOnly ? item.value : '',
+    // A JSON value is shown indented; storedValue is its text as stored, which a save
+    // of the value left as shown sends back, so opening and saving changes no layout.
+    originalValue: item && !readOnly ? readableValue(item) : '',
+    storedValue: item && !readOnly ? item.value : '',
     originalContentType,
     originalJson: item && !readOnly && isJsonType(originalContentType) ? jsonObject(item.value) : null,
     readOnly,
@@ -1610,6 +1648,7 @@ export function loadEditor({ key, isNew, item }) {
     : '';
   ui.valueField.hidden = readOnly;
   ui.value.value = state.editor.originalValue;
+  ui.changeMessage.value = '';
   ui.contentType.value = state.editor.originalContentType;
   ui.mergeField.hidden = !state.editor.originalJson;
   ui.mergePatch.checked = true;
@@ -1620,6 +1659,7 @@ export function loadEditor({ key, isNew, item }) {
   hideSchema();
   renderSchemaInfo();
   ui.save.hidden = readOnly;
+  ui.changeMessageField.hidden = readOnly;
   ui.historyToggle.hidden = isNew;
   renderSecret(secret ? item : null);
   // An open history follows the editor from key to key, and shows each new change.
@@ -1854,6 +1894,8 @@ export const ui = {
   schemaView: $('schema-view'),
   schemaViewHeading: $('schema-view-heading'),
   schemaText: $('schema-text'),
+  changeMessageField: $('change-message-field'),
+  changeMessage: $('change-message'),
   save: $('save'),
   formatJson: $('format-json'),
   deleteKey: $('delete'),
@@ -1893,6 +1935,7 @@ export const ui = {
 // the page stays open), who made a change, sizes, and items that are binary or secret.
 
 import { el } from './elements.js?v={{version}}';
+import { isJsonType, jsonProblem, prettyJson } from './json.js?v={{version}}';
 
 /** How often the relative times on the page are brought up to date. */
 export const AGE_REFRESH_MS = 30000;
@@ -1960,6 +2003,17 @@ export function displayValue(item) {
   if (isSecret(item)) return SECRET_MASK;
   if (isBinary(item)) return `binary value, ${base64Length(item.value)} bytes`;
   return item.value;
+}
+
+/**
+ * How a value is shown to be read (the editor, history, the config at a revision): as
+ * displayValue, and a JSON value indented. Only the layout changes: numbers, escapes and
+ * member order stay as stored.
+ */
+export function readableValue(item) {
+  const text = displayValue(item);
+  if (isSecret(item) || isBinary(item) || !isJsonType(item.contentType || '') || jsonProblem(text) !== null) return text;
+  return prettyJson(text);
 }
 """##),
         ("history-restore.js", ##"""
@@ -2047,14 +2101,16 @@ export async function restoreRevision(revision) {
 }
 """##),
         ("history.js", ##"""
-// A key's history: its changes, newest first, and the difference between two of them.
+// A key's history: its changes, newest first, and the difference between two of them:
+// member by member (JSON Pointers) for JSON values, line by line for the rest.
 // Restoring one is history-restore.js; the whole config at a revision, snapshot.js.
 
 import { api, historyUrl, isAbort } from './api.js?v={{version}}';
 import { diffLines } from './diff.js?v={{version}}';
+import { describeJsonChange, jsonChanges, jsonValueOf } from './json-diff.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { ageElement, displayValue, isSecret, whoMadeIt } from './format.js?v={{version}}';
+import { ageElement, displayValue, isSecret, readableValue, whoMadeIt } from './format.js?v={{version}}';
 import { showFailure } from './page.js?v={{version}}';
 
 export const HISTORY_PAGE = 50;
@@ -2142,7 +2198,7 @@ export function renderHistory() {
     const why = event.message ? el('p', { className: 'change-message' }, event.message) : '';
     const value = removed
       ? el('p', { className: 'hint' }, event.type === 'expire' ? 'The key expired (its TTL ran out).' : 'The key was deleted.')
-      : el('pre', { className: 'value-text' }, displayValue(event.item));
+      : el('pre', { className: 'value-text' }, readableValue(event.item));
     const pick = (side, label) => el('label', {},
       el('input', {
         type: 'radio', name: `diff-${side}`, value: String(revision), 'data-side': side,
@@ -2196,6 +2252,12 @@ export function renderDiff() {
     ui.diffLines.replaceChildren();
     return;
   }
+  const before = a.type === 'put' ? jsonValueOf(a.item) : undefined;
+  const after = b.type === 'put' ? jsonValueOf(b.item) : undefined;
+  if (before !== undefined && after !== undefined) {
+    renderJsonDiff(jsonChanges(before, after));
+    return;
+  }
   const ops = diffLines(comparedText(a), comparedText(b));
   if (!ops) {
     ui.diffSummary.textContent = 'These values are too far apart to compare line by line.';
@@ -2208,6 +2270,22 @@ export function renderDiff() {
     ? `${added} ${added === 1 ? 'line' : 'lines'} added, ${removed} removed.`
     : 'The two values are the same.';
   ui.diffLines.replaceChildren(...renderDiffLines(ops));
+}
+
+/** Two JSON values compared: each member changed, added or removed, by its JSON Pointer. */
+export function renderJsonDiff(changes) {
+  const count = (type) => changes.filter((change) => change.type === type).length;
+  const [changed, added, removed] = [count('change'), count('add'), count('remove')];
+  ui.diffSummary.textContent = changes.length
+    ? `${changed} changed, ${added} added, ${removed} removed (JSON members, by their JSON Pointer).`
+    : 'The two values are the same JSON.';
+  ui.diffLines.replaceChildren(...jsonDiffLines(changes));
+}
+
+/** JSON changes as diff lines, each with its pointer in data-pointer. */
+export function jsonDiffLines(changes) {
+  const kind = { change: 'change', add: 'add', remove: 'del' };
+  return changes.map((change) => el('div', { className: `diff-line ${kind[change.type]}`, 'data-pointer': change.pointer }, describeJsonChange(change)));
 }
 
 export const DIFF_CONTEXT = 3;
@@ -2538,6 +2616,11 @@ export function renderDiffLines(ops) {
               <label id="merge-field" class="check" hidden><input id="merge-patch" type="checkbox" checked> Save only the members I changed (JSON merge patch): changes others make meanwhile to other members are kept, and the value is stored compact</label>
             </div>
 
+            <div id="change-message-field" class="stack">
+              <label for="change-message">Change message <span class="hint">(optional: why, shown in history and <code>discfg log</code>)</span></label>
+              <input id="change-message" name="message" type="text" maxlength="1024" autocomplete="off" placeholder="why this change">
+            </div>
+
             <div class="actions">
               <button type="submit" id="save" class="primary">Save</button>
               <button type="button" id="format-json" hidden>Format JSON</button>
@@ -2579,6 +2662,66 @@ export function renderDiffLines(ops) {
 <div id="flash" class="flash" role="status" aria-live="polite"></div>
 </body>
 </html>
+"""##),
+        ("json-diff.js", ##"""
+// What changed inside a JSON value, member by member: each change named by its JSON
+// Pointer (RFC 6901) with the value before and after, as `discfg diff` prints it
+// (`/db/host: "db1" → "db2"`), for history and for comparing two revisions of a config.
+
+import { isJsonType, parseJson, sameJson, writeJson } from './json.js?v={{version}}';
+
+/** A member name as a JSON Pointer segment: "~" as "~0", "/" as "~1". */
+export const pointerSegment = (name) => String(name).replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * The changes that turn `before` into `after` (parsed by json.js), in document order:
+ * { pointer, type: 'add' | 'remove' | 'change', before, after }. Objects are compared
+ * member by member and arrays item by item; anything else changes whole. Equal values
+ * give no change.
+ */
+export function jsonChanges(before, after, pointer = '', out = []) {
+  if (before instanceof Map && after instanceof Map) {
+    for (const [name, value] of before) {
+      const at = `${pointer}/${pointerSegment(name)}`;
+      if (after.has(name)) jsonChanges(value, after.get(name), at, out);
+      else out.push({ pointer: at, type: 'remove', before: value });
+    }
+    for (const [name, value] of after) {
+      if (!before.has(name)) out.push({ pointer: `${pointer}/${pointerSegment(name)}`, type: 'add', after: value });
+    }
+    return out;
+  }
+  if (Array.isArray(before) && Array.isArray(after)) {
+    const common = Math.min(before.length, after.length);
+    for (let index = 0; index < common; index += 1) jsonChanges(before[index], after[index], `${pointer}/${index}`, out);
+    for (let index = common; index < before.length; index += 1) out.push({ pointer: `${pointer}/${index}`, type: 'remove', before: before[index] });
+    for (let index = common; index < after.length; index += 1) out.push({ pointer: `${pointer}/${index}`, type: 'add', after: after[index] });
+    return out;
+  }
+  if (!sameJson(before, after)) out.push({ pointer, type: 'change', before, after });
+  return out;
+}
+
+/** One change as a line: `/db/host: "a" → "b"`, `/db/user: added "x"`, `/old: removed (was 1)`. */
+export function describeJsonChange(change) {
+  const where = change.pointer || '(the whole value)';
+  if (change.type === 'add') return `${where}: added ${writeJson(change.after)}`;
+  if (change.type === 'remove') return `${where}: removed (was ${writeJson(change.before)})`;
+  return `${where}: ${writeJson(change.before)} → ${writeJson(change.after)}`;
+}
+
+/**
+ * An item's value parsed, when it is JSON (by its content type) and parses; undefined
+ * otherwise (text, binary, a secret, a deleted key), so the caller compares it by lines.
+ */
+export function jsonValueOf(item) {
+  if (!item || item.encoding === 'base64' || !isJsonType(item.contentType || '')) return undefined;
+  try {
+    return parseJson(item.value);
+  } catch {
+    return undefined;
+  }
+}
 """##),
         ("json.js", ##"""
 // JSON for the console's editor: a parser that reports where a text stops being JSON
@@ -3665,9 +3808,10 @@ export const state = {
   session: null,
   /**
    * The key in the editor, or null:
-   * { key, isNew, item, baseRevision, originalValue, originalContentType, originalJson,
-   *   readOnly, busy, pending, latest, schemaShown }
+   * { key, isNew, item, baseRevision, originalValue, storedValue, originalContentType,
+   *   originalJson, readOnly, busy, pending, latest, schemaShown }
    * baseRevision is the modRevision the edit started from (sent as If-Match);
+   * originalValue the value as shown (a JSON value indented), storedValue as stored;
    * originalJson the loaded value parsed, when it is a JSON object (its edits are saved
    * as a merge patch); pending holds a live change that arrived during a save; latest
    * the change behind the changed-underneath notice; schemaShown the target of the

@@ -168,7 +168,8 @@ def main():
 
         # An edit of a JSON object goes as a merge patch; a change made meanwhile to
         # another member by the API is kept.
-        open_key("/app/settings", '{"host":"a","port":1,"debug":false,"tags":["x"]}')
+        # Shown indented, as JSON.stringify(value, null, 2) (and Python's indent=2) lay it out.
+        open_key("/app/settings", json.dumps(json.loads('{"host":"a","port":1,"debug":false,"tags":["x"]}'), indent=2))
         check("a JSON object offers saving only the members changed, chosen by default",
               by_id("merge-field").is_displayed() and by_id("merge-patch").is_selected())
         until("with no schema on it", lambda: by_id("schema-info").text == "none")
@@ -198,7 +199,7 @@ def main():
         shot = lambda name: driver.save_screenshot(os.path.join(SCREENSHOTS, name))
         shot("json-conflict.png")
         by_id("conflict-discard").click()
-        until("discarding loads the current value", lambda: '"port":4' in by_id("value").get_attribute("value") and not by_id("conflict").is_displayed())
+        until("discarding loads the current value", lambda: '"port": 4' in by_id("value").get_attribute("value") and not by_id("conflict").is_displayed())
 
         # JSON that does not parse: its line and column, nothing sent.
         driver.execute_script(RECORD_REQUESTS)
