@@ -5,9 +5,9 @@ import { api, API, configUrl, isAbort } from './api.js?v={{version}}';
 import { closeConfig, newSession, state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement } from './format.js?v={{version}}';
-import { clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
+import { addressed, clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
 import { closeSnapshot, hideAtRevision } from './snapshot.js?v={{version}}';
-import { closeEditor } from './editor.js?v={{version}}';
+import { closeEditor, followAddress } from './editor.js?v={{version}}';
 import { loadKeys } from './keys.js?v={{version}}';
 import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
@@ -104,6 +104,9 @@ export async function onCreateConfig(event) {
 // ---------------------------------------------------------------------------
 
 export async function openConfig(name) {
+  // The key the address names (a reload, a shared link), opened once the keys are read.
+  const address = addressed();
+  const wanted = address && address.config === name ? address.key : null;
   closeConfig();
   const current = newSession(name);
   state.session = current;
@@ -132,6 +135,7 @@ export async function openConfig(name) {
     if (error.status === 404) setLive(current, false, 'Not live');
     return;
   }
+  if (wanted && current === state.session) followAddress(wanted);
   watch(current);
 }
 

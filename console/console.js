@@ -19,13 +19,13 @@ import { storedToken, whenSignInNeeded } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
-import { navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
+import { clearErrors, navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
 import { onFilterInput, onTreeClick } from './tree.js?v={{version}}';
 import { loadHistory, onHistoryChange, onHistoryToggle } from './history.js?v={{version}}';
 import { closeSnapshot, hideAtRevision, onAtRevisionSubmit, onAtRevisionToggle } from './snapshot.js?v={{version}}';
 import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
 import { onSchemaClick } from './editor-schema.js?v={{version}}';
-import { newKey, onEditorInput, onFormatJson, requestKey } from './editor.js?v={{version}}';
+import { followAddress, newKey, onEditorInput, onFormatJson, requestKey } from './editor.js?v={{version}}';
 import { onConflictDiscard } from './editor-conflict.js?v={{version}}';
 import { onLoadCurrent } from './editor-changes.js?v={{version}}';
 import { onConflictReapply, onSave } from './editor-save.js?v={{version}}';
@@ -43,8 +43,17 @@ import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 function start() {
   // What each address shows, and what a request refused for its token does: given here,
   // so that page.js and api.js import no view.
-  registerRoutes({ configs: showConfigs, config: openConfig, tokens: showTokens });
+  registerRoutes({ configs: showConfigs, config: openConfig, key: followAddress, tokens: showTokens });
   whenSignInNeeded(signOut);
+
+  // Each thing the user does starts with no error from an earlier one on the page: the
+  // boxes are cleared before the control's own handler runs (capture phase), so what it
+  // reports stays.
+  const acting = (event) => {
+    if (event.type === 'submit' || event.target.closest('button, input[type="radio"], input[type="checkbox"]')) clearErrors();
+  };
+  document.addEventListener('click', acting, true);
+  document.addEventListener('submit', acting, true);
 
   ui.signin.addEventListener('submit', onSignIn);
   ui.signout.addEventListener('click', () => signOut());
@@ -104,7 +113,10 @@ function start() {
   ui.conflictReapply.addEventListener('click', onConflictReapply);
   ui.conflictDiscard.addEventListener('click', onConflictDiscard);
 
-  window.addEventListener('popstate', () => route());
+  window.addEventListener('popstate', () => {
+    clearErrors();
+    route();
+  });
   setInterval(refreshAges, AGE_REFRESH_MS);
 
   // A token from earlier in this tab (a reload): try it. Otherwise try without one: a

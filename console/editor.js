@@ -9,7 +9,7 @@ import { isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, prettyJson
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement, base64Length, expiryOf, isBinary, isSecret, readableValue } from './format.js?v={{version}}';
-import { showFailure } from './page.js?v={{version}}';
+import { showFailure, showKeyInAddress } from './page.js?v={{version}}';
 import { markCurrentInTree, scheduleTreeRender } from './tree.js?v={{version}}';
 import { closeHistory, openHistory } from './history.js?v={{version}}';
 import { renderSecret } from './secrets.js?v={{version}}';
@@ -58,6 +58,25 @@ export async function openKey(key) {
     if (error.status === 404 && current.items.delete(key)) scheduleTreeRender(current);
     showFailure(error, state.editor ? ui.editorMessage : ui.configError);
   }
+}
+
+/**
+ * The address names `key` in the open config (null: the config alone), after Back or
+ * Forward or an address typed: opens that key, or closes a key without unsaved edits.
+ */
+export function followAddress(key) {
+  if (!state.session) return;
+  if (!key) {
+    if (state.editor && !state.editor.isNew && !isDirty()) closeEditor();
+    return;
+  }
+  if (state.editor && !state.editor.isNew && state.editor.key === key) return;
+  if (!state.session.items.has(key)) {
+    ui.configError.textContent = `The address names the key ${key}, which ${state.session.name} does not have (it may have been deleted).`;
+    showKeyInAddress(state.editor && !state.editor.isNew ? state.editor.key : null);
+    return;
+  }
+  requestKey(key);
 }
 
 /** Starts a new key, its path prefilled with the folder of the key open now. */
@@ -137,6 +156,7 @@ export function loadEditor({ key, isNew, item }) {
   syncEditorButtons();
   onEditorInput();
   markCurrentInTree();
+  showKeyInAddress(isNew ? null : key);
 }
 
 export function closeEditor() {
@@ -150,6 +170,7 @@ export function closeEditor() {
   ui.editorEmpty.hidden = false;
   ui.conflict.hidden = true;
   markCurrentInTree();
+  showKeyInAddress(null);
 }
 
 /** Fills the metadata list; hidden for a new key. */

@@ -2,7 +2,7 @@
 // is shown, and navigation between views by the address. The views register what each
 // address shows (registerRoutes, from console.js), so this module imports none of them.
 
-import { isAbort, signInNeeded, storedToken } from './api.js?v={{version}}';
+import { isAbort, keySegments, signInNeeded, storedToken } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 
@@ -23,6 +23,11 @@ export function flash(message) {
   flashTimer = setTimeout(() => { ui.flash.textContent = ''; }, FLASH_MS);
 }
 
+/**
+ * Clears every error and status box: on navigating, and before each thing the user does
+ * (console.js calls it ahead of every click on a control and every submit), so what a
+ * box says is about the last action, never an earlier one.
+ */
 export function clearErrors() {
   for (const area of [
     ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
@@ -93,28 +98,55 @@ export function setCurrentNav(button, current) {
   else button.removeAttribute('aria-current');
 }
 
-/** The config named in the address (#/name), or null. */
-export function configFromHash() {
+/**
+ * What the address names: #/CONFIG, or #/CONFIG/KEY/PATH for a key open in it (each
+ * segment percent-encoded), so a reload or a shared link opens the same config and key.
+ * { config, key } (key null for the config alone), or null when it names no config.
+ */
+export function addressed() {
   const hash = window.location.hash;
   if (!hash.startsWith('#/')) return null;
   try {
-    const name = decodeURIComponent(hash.slice(2));
-    return CONFIG_NAME.test(name) ? name : null;
+    const [first, ...rest] = hash.slice(2).split('/');
+    const config = decodeURIComponent(first);
+    if (!CONFIG_NAME.test(config)) return null;
+    const key = rest.length && rest.join('') !== '' ? `/${rest.map(decodeURIComponent).join('/')}` : null;
+    return { config, key };
   } catch {
     return null;
   }
 }
 
+/** The config named in the address, or null. */
+export function configFromHash() {
+  const address = addressed();
+  return address ? address.config : null;
+}
+
+/** The address of a config, and of a key open in it. */
+export const configHash = (config, key = null) => `#/${encodeURIComponent(config)}${key ? `/${keySegments(key)}` : ''}`;
+
+/**
+ * Puts the key open in the editor (or none) in the address, replacing the entry rather
+ * than adding one per key, so Back still leaves the config.
+ */
+export function showKeyInAddress(key) {
+  if (!state.session || configFromHash() !== state.session.name) return;
+  const hash = configHash(state.session.name, key);
+  if (window.location.hash !== hash) window.history.replaceState(null, '', hash);
+}
+
 /**
  * What each address shows, set once by console.js (registerRoutes), so this module
  * imports none of the views: `configs(listing)` the list of configs (with a listing
- * already fetched, if any), `config(name)` one config, `tokens()` the tokens.
+ * already fetched, if any), `config(name)` one config (which opens the key the address
+ * names), `key(key)` a key of the config open now (null: none), `tokens()` the tokens.
  */
 let routes = null;
 
 /** Sets the views `route` shows; console.js calls it before the first route. */
-export function registerRoutes({ configs, config, tokens }) {
-  routes = { configs, config, tokens };
+export function registerRoutes({ configs, config, key, tokens }) {
+  routes = { configs, config, key, tokens };
 }
 
 /**
@@ -122,7 +154,7 @@ export function registerRoutes({ configs, config, tokens }) {
  * the address and history.
  */
 export function navigate(config) {
-  const hash = config === TOKENS_HASH ? TOKENS_HASH : config ? `#/${encodeURIComponent(config)}` : '';
+  const hash = config === TOKENS_HASH ? TOKENS_HASH : config ? configHash(config) : '';
   if (window.location.hash !== hash) {
     window.history.pushState(null, '', hash || window.location.pathname + window.location.search);
   }
@@ -136,9 +168,10 @@ export function route(configs) {
     routes.tokens();
     return;
   }
-  const name = configFromHash();
-  if (name) {
-    if (!state.session || state.session.name !== name) routes.config(name);
+  const address = addressed();
+  if (address) {
+    if (!state.session || state.session.name !== address.config) routes.config(address.config);
+    else routes.key(address.key);
   } else {
     routes.configs(configs);
   }

@@ -153,9 +153,9 @@ import { api, API, configUrl, isAbort } from './api.js?v={{version}}';
 import { closeConfig, newSession, state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement } from './format.js?v={{version}}';
-import { clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
+import { addressed, clearErrors, CONFIG_NAME, flash, navigate, setPanel, showFailure, showView, togglePanel } from './page.js?v={{version}}';
 import { closeSnapshot, hideAtRevision } from './snapshot.js?v={{version}}';
-import { closeEditor } from './editor.js?v={{version}}';
+import { closeEditor, followAddress } from './editor.js?v={{version}}';
 import { loadKeys } from './keys.js?v={{version}}';
 import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
@@ -252,6 +252,9 @@ export async function onCreateConfig(event) {
 // ---------------------------------------------------------------------------
 
 export async function openConfig(name) {
+  // The key the address names (a reload, a shared link), opened once the keys are read.
+  const address = addressed();
+  const wanted = address && address.config === name ? address.key : null;
   closeConfig();
   const current = newSession(name);
   state.session = current;
@@ -280,6 +283,7 @@ export async function openConfig(name) {
     if (error.status === 404) setLive(current, false, 'Not live');
     return;
   }
+  if (wanted && current === state.session) followAddress(wanted);
   watch(current);
 }
 
@@ -841,13 +845,13 @@ import { storedToken, whenSignInNeeded } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
-import { navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
+import { clearErrors, navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
 import { onFilterInput, onTreeClick } from './tree.js?v={{version}}';
 import { loadHistory, onHistoryChange, onHistoryToggle } from './history.js?v={{version}}';
 import { closeSnapshot, hideAtRevision, onAtRevisionSubmit, onAtRevisionToggle } from './snapshot.js?v={{version}}';
 import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
 import { onSchemaClick } from './editor-schema.js?v={{version}}';
-import { newKey, onEditorInput, onFormatJson, requestKey } from './editor.js?v={{version}}';
+import { followAddress, newKey, onEditorInput, onFormatJson, requestKey } from './editor.js?v={{version}}';
 import { onConflictDiscard } from './editor-conflict.js?v={{version}}';
 import { onLoadCurrent } from './editor-changes.js?v={{version}}';
 import { onConflictReapply, onSave } from './editor-save.js?v={{version}}';
@@ -865,8 +869,17 @@ import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 function start() {
   // What each address shows, and what a request refused for its token does: given here,
   // so that page.js and api.js import no view.
-  registerRoutes({ configs: showConfigs, config: openConfig, tokens: showTokens });
+  registerRoutes({ configs: showConfigs, config: openConfig, key: followAddress, tokens: showTokens });
   whenSignInNeeded(signOut);
+
+  // Each thing the user does starts with no error from an earlier one on the page: the
+  // boxes are cleared before the control's own handler runs (capture phase), so what it
+  // reports stays.
+  const acting = (event) => {
+    if (event.type === 'submit' || event.target.closest('button, input[type="radio"], input[type="checkbox"]')) clearErrors();
+  };
+  document.addEventListener('click', acting, true);
+  document.addEventListener('submit', acting, true);
 
   ui.signin.addEventListener('submit', onSignIn);
   ui.signout.addEventListener('click', () => signOut());
@@ -926,7 +939,10 @@ function start() {
   ui.conflictReapply.addEventListener('click', onConflictReapply);
   ui.conflictDiscard.addEventListener('click', onConflictDiscard);
 
-  window.addEventListener('popstate', () => route());
+  window.addEventListener('popstate', () => {
+    clearErrors();
+    route();
+  });
   setInterval(refreshAges, AGE_REFRESH_MS);
 
   // A token from earlier in this tab (a reload): try it. Otherwise try without one: a
@@ -1546,7 +1562,7 @@ import { isJsonType, jsonObject, jsonProblem, looksLikeJsonContainer, prettyJson
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
 import { ageElement, base64Length, expiryOf, isBinary, isSecret, readableValue } from './format.js?v={{version}}';
-import { showFailure } from './page.js?v={{version}}';
+import { showFailure, showKeyInAddress } from './page.js?v={{version}}';
 import { markCurrentInTree, scheduleTreeRender } from './tree.js?v={{version}}';
 import { closeHistory, openHistory } from './history.js?v={{version}}';
 import { renderSecret } from './secrets.js?v={{version}}';
@@ -1595,6 +1611,25 @@ export async function openKey(key) {
     if (error.status === 404 && current.items.delete(key)) scheduleTreeRender(current);
     showFailure(error, state.editor ? ui.editorMessage : ui.configError);
   }
+}
+
+/**
+ * The address names `key` in the open config (null: the config alone), after Back or
+ * Forward or an address typed: opens that key, or closes a key without unsaved edits.
+ */
+export function followAddress(key) {
+  if (!state.session) return;
+  if (!key) {
+    if (state.editor && !state.editor.isNew && !isDirty()) closeEditor();
+    return;
+  }
+  if (state.editor && !state.editor.isNew && state.editor.key === key) return;
+  if (!state.session.items.has(key)) {
+    ui.configError.textContent = `The address names the key ${key}, which ${state.session.name} does not have (it may have been deleted).`;
+    showKeyInAddress(state.editor && !state.editor.isNew ? state.editor.key : null);
+    return;
+  }
+  requestKey(key);
 }
 
 /** Starts a new key, its path prefilled with the folder of the key open now. */
@@ -1674,6 +1709,7 @@ export function loadEditor({ key, isNew, item }) {
   syncEditorButtons();
   onEditorInput();
   markCurrentInTree();
+  showKeyInAddress(isNew ? null : key);
 }
 
 export function closeEditor() {
@@ -1687,6 +1723,7 @@ export function closeEditor() {
   ui.editorEmpty.hidden = false;
   ui.conflict.hidden = true;
   markCurrentInTree();
+  showKeyInAddress(null);
 }
 
 /** Fills the metadata list; hidden for a new key. */
@@ -3164,7 +3201,7 @@ export function scheduleSchemaLoad(current) {
 // is shown, and navigation between views by the address. The views register what each
 // address shows (registerRoutes, from console.js), so this module imports none of them.
 
-import { isAbort, signInNeeded, storedToken } from './api.js?v={{version}}';
+import { isAbort, keySegments, signInNeeded, storedToken } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 
@@ -3185,6 +3222,11 @@ export function flash(message) {
   flashTimer = setTimeout(() => { ui.flash.textContent = ''; }, FLASH_MS);
 }
 
+/**
+ * Clears every error and status box: on navigating, and before each thing the user does
+ * (console.js calls it ahead of every click on a control and every submit), so what a
+ * box says is about the last action, never an earlier one.
+ */
 export function clearErrors() {
   for (const area of [
     ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
@@ -3255,28 +3297,55 @@ export function setCurrentNav(button, current) {
   else button.removeAttribute('aria-current');
 }
 
-/** The config named in the address (#/name), or null. */
-export function configFromHash() {
+/**
+ * What the address names: #/CONFIG, or #/CONFIG/KEY/PATH for a key open in it (each
+ * segment percent-encoded), so a reload or a shared link opens the same config and key.
+ * { config, key } (key null for the config alone), or null when it names no config.
+ */
+export function addressed() {
   const hash = window.location.hash;
   if (!hash.startsWith('#/')) return null;
   try {
-    const name = decodeURIComponent(hash.slice(2));
-    return CONFIG_NAME.test(name) ? name : null;
+    const [first, ...rest] = hash.slice(2).split('/');
+    const config = decodeURIComponent(first);
+    if (!CONFIG_NAME.test(config)) return null;
+    const key = rest.length && rest.join('') !== '' ? `/${rest.map(decodeURIComponent).join('/')}` : null;
+    return { config, key };
   } catch {
     return null;
   }
 }
 
+/** The config named in the address, or null. */
+export function configFromHash() {
+  const address = addressed();
+  return address ? address.config : null;
+}
+
+/** The address of a config, and of a key open in it. */
+export const configHash = (config, key = null) => `#/${encodeURIComponent(config)}${key ? `/${keySegments(key)}` : ''}`;
+
+/**
+ * Puts the key open in the editor (or none) in the address, replacing the entry rather
+ * than adding one per key, so Back still leaves the config.
+ */
+export function showKeyInAddress(key) {
+  if (!state.session || configFromHash() !== state.session.name) return;
+  const hash = configHash(state.session.name, key);
+  if (window.location.hash !== hash) window.history.replaceState(null, '', hash);
+}
+
 /**
  * What each address shows, set once by console.js (registerRoutes), so this module
  * imports none of the views: `configs(listing)` the list of configs (with a listing
- * already fetched, if any), `config(name)` one config, `tokens()` the tokens.
+ * already fetched, if any), `config(name)` one config (which opens the key the address
+ * names), `key(key)` a key of the config open now (null: none), `tokens()` the tokens.
  */
 let routes = null;
 
 /** Sets the views `route` shows; console.js calls it before the first route. */
-export function registerRoutes({ configs, config, tokens }) {
-  routes = { configs, config, tokens };
+export function registerRoutes({ configs, config, key, tokens }) {
+  routes = { configs, config, key, tokens };
 }
 
 /**
@@ -3284,7 +3353,7 @@ export function registerRoutes({ configs, config, tokens }) {
  * the address and history.
  */
 export function navigate(config) {
-  const hash = config === TOKENS_HASH ? TOKENS_HASH : config ? `#/${encodeURIComponent(config)}` : '';
+  const hash = config === TOKENS_HASH ? TOKENS_HASH : config ? configHash(config) : '';
   if (window.location.hash !== hash) {
     window.history.pushState(null, '', hash || window.location.pathname + window.location.search);
   }
@@ -3298,9 +3367,10 @@ export function route(configs) {
     routes.tokens();
     return;
   }
-  const name = configFromHash();
-  if (name) {
-    if (!state.session || state.session.name !== name) routes.config(name);
+  const address = addressed();
+  if (address) {
+    if (!state.session || state.session.name !== address.config) routes.config(address.config);
+    else routes.key(address.key);
   } else {
     routes.configs(configs);
   }
