@@ -11,6 +11,7 @@ import { closeEditor, followAddress } from './editor.js?v={{version}}';
 import { loadKeys } from './keys.js?v={{version}}';
 import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
+import { hideRevisions } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -121,6 +122,7 @@ export async function openConfig(name) {
   hideDeleteConfig();
   hideAtRevision();
   hideTransfer();
+  hideRevisions();
   closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');

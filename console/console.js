@@ -35,6 +35,7 @@ import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransf
 import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, openConfig, showConfigs } from './configs.js?v={{version}}';
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
+import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollbackConfirmed, onRollbackReview } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Wiring
@@ -77,6 +78,12 @@ function start() {
   ui.snapshotDownload.addEventListener('click', () => {
     if (state.session && state.session.snapshotRevision) downloadExport('json', state.session.snapshotRevision, ui.configError);
   });
+  ui.revisionsToggle.addEventListener('click', onRevisionsToggle);
+  ui.compareForm.addEventListener('submit', onCompare);
+  ui.rollbackForm.addEventListener('submit', onRollbackReview);
+  ui.rollbackYes.addEventListener('click', onRollbackConfirmed);
+  ui.rollbackNo.addEventListener('click', onRollbackCancel);
+  ui.revisionsClose.addEventListener('click', () => { hideRevisions(); ui.revisionsToggle.focus(); });
   ui.transferToggle.addEventListener('click', onTransferToggle);
   ui.transferClose.addEventListener('click', () => { hideTransfer(); ui.transferToggle.focus(); });
   ui.exportDownload.addEventListener('click', () => downloadExport(ui.exportFormat.value, null, ui.transferError));

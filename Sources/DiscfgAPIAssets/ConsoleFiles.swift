@@ -159,6 +159,7 @@ import { closeEditor, followAddress } from './editor.js?v={{version}}';
 import { loadKeys } from './keys.js?v={{version}}';
 import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
+import { hideRevisions } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -269,6 +270,7 @@ export async function openConfig(name) {
   hideDeleteConfig();
   hideAtRevision();
   hideTransfer();
+  hideRevisions();
   closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');
@@ -822,6 +824,21 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
   .tree button.key.changed .marker { animation: pulse 1.2s ease-in-out 2; }
   @keyframes pulse { 50% { opacity: .2; } }
 }
+
+/* A key a schema checks: a small badge naming the schema. */
+.key .schema-badge { margin-left: .35rem; padding: 0 .35rem; font-size: .7rem; }
+
+/* The whole config across revisions: each key that differs, with what changed in it. */
+.revisions { border-color: var(--border); background: var(--surface); }
+.revisions form { flex-wrap: wrap; margin-bottom: .5rem; }
+.revisions .row > input { flex: 0 1 8rem; }
+.revisions .row > #rollback-message { flex: 1 1 12rem; }
+.revisions .row label { display: inline; margin: 0; font-weight: 600; }
+.revisions > .hint, .revisions > .error { font-weight: 400; }
+.revisions .notice { margin: .5rem 0; }
+.compare-changes { list-style: none; margin: .5rem 0; padding: 0; display: grid; gap: .5rem; }
+.compare-changes p { margin: 0 0 .25rem; font-weight: 400; overflow-wrap: anywhere; }
+.compare-changes code { font-family: var(--mono); }
 """##),
         ("console.js", ##"""
 // discfg web console: ES modules, loaded by the page without a build step, in layers
@@ -861,6 +878,7 @@ import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransf
 import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, openConfig, showConfigs } from './configs.js?v={{version}}';
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
+import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollbackConfirmed, onRollbackReview } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Wiring
@@ -903,6 +921,12 @@ function start() {
   ui.snapshotDownload.addEventListener('click', () => {
     if (state.session && state.session.snapshotRevision) downloadExport('json', state.session.snapshotRevision, ui.configError);
   });
+  ui.revisionsToggle.addEventListener('click', onRevisionsToggle);
+  ui.compareForm.addEventListener('submit', onCompare);
+  ui.rollbackForm.addEventListener('submit', onRollbackReview);
+  ui.rollbackYes.addEventListener('click', onRollbackConfirmed);
+  ui.rollbackNo.addEventListener('click', onRollbackCancel);
+  ui.revisionsClose.addEventListener('click', () => { hideRevisions(); ui.revisionsToggle.focus(); });
   ui.transferToggle.addEventListener('click', onTransferToggle);
   ui.transferClose.addEventListener('click', () => { hideTransfer(); ui.transferToggle.focus(); });
   ui.exportDownload.addEventListener('click', () => downloadExport(ui.exportFormat.value, null, ui.transferError));
@@ -1881,6 +1905,25 @@ export const ui = {
   snapshotCount: $('snapshot-count'),
   snapshotKeys: $('snapshot-keys'),
 
+  revisionsToggle: $('revisions-toggle'),
+  revisions: $('revisions'),
+  compareForm: $('compare-form'),
+  compareFrom: $('compare-from'),
+  compareTo: $('compare-to'),
+  compareSubmit: $('compare-submit'),
+  rollbackForm: $('rollback-form'),
+  rollbackTo: $('rollback-to'),
+  rollbackMessage: $('rollback-message'),
+  rollbackReview: $('rollback-review'),
+  rollbackConfirm: $('rollback-confirm'),
+  rollbackConfirmText: $('rollback-confirm-text'),
+  rollbackYes: $('rollback-yes'),
+  rollbackNo: $('rollback-no'),
+  compareSummary: $('compare-summary'),
+  compareChanges: $('compare-changes'),
+  revisionsError: $('revisions-error'),
+  revisionsClose: $('revisions-close'),
+
   transferToggle: $('transfer-toggle'),
   transfer: $('transfer'),
   exportFormat: $('export-format'),
@@ -2473,6 +2516,7 @@ export function renderDiffLines(ops) {
       <span id="live-status" class="live" role="status">Connecting…</span>
       <div class="config-tools">
         <button type="button" id="at-revision-toggle" class="quiet" aria-expanded="false" aria-controls="at-revision-form">At revision…</button>
+        <button type="button" id="revisions-toggle" class="quiet" aria-expanded="false" aria-controls="revisions">Compare / roll back…</button>
         <button type="button" id="transfer-toggle" class="quiet" aria-expanded="false" aria-controls="transfer">Export / import…</button>
         <button type="button" id="delete-config" class="quiet danger-text" aria-expanded="false" aria-controls="delete-config-form">Delete config…</button>
       </div>
@@ -2487,6 +2531,39 @@ export function renderDiffLines(ops) {
       </div>
       <p id="at-revision-error" class="error" role="alert"></p>
     </form>
+
+    <!-- The whole config across revisions: a diff between two, a rollback to one. -->
+    <section id="revisions" class="confirm-box revisions" aria-labelledby="revisions-heading" hidden>
+      <h2 id="revisions-heading" class="sr-only">Compare revisions and roll back</h2>
+      <form id="compare-form" class="row" novalidate>
+        <label for="compare-from">Compare revision</label>
+        <input id="compare-from" type="text" inputmode="numeric" autocomplete="off" spellcheck="false">
+        <label for="compare-to">with revision</label>
+        <input id="compare-to" type="text" inputmode="numeric" autocomplete="off" spellcheck="false">
+        <button type="submit" id="compare-submit">Compare</button>
+      </form>
+      <form id="rollback-form" class="row" novalidate>
+        <label for="rollback-to">Roll the whole config back to revision</label>
+        <input id="rollback-to" type="text" inputmode="numeric" autocomplete="off" spellcheck="false">
+        <label for="rollback-message">Change message</label>
+        <input id="rollback-message" type="text" maxlength="1024" autocomplete="off" placeholder="why (optional)">
+        <button type="submit" id="rollback-review">Review rollback…</button>
+      </form>
+      <p class="hint">A rollback is one new change: the keys (and schemas) as they were, the keys made since deleted. History is kept, so it can be rolled back too.</p>
+      <div id="rollback-confirm" class="notice" hidden>
+        <p id="rollback-confirm-text"></p>
+        <div class="actions">
+          <button type="button" id="rollback-yes" class="danger">Roll back</button>
+          <button type="button" id="rollback-no">Cancel</button>
+        </div>
+      </div>
+      <p id="compare-summary" class="hint" role="status"></p>
+      <ul id="compare-changes" class="compare-changes"></ul>
+      <p id="revisions-error" class="error" role="alert"></p>
+      <div class="actions">
+        <button type="button" id="revisions-close">Close</button>
+      </div>
+    </section>
 
     <!-- Export and import: files by download and upload. -->
     <section id="transfer" class="confirm-box transfer" aria-labelledby="transfer-heading" hidden>
@@ -3230,7 +3307,7 @@ export function flash(message) {
 export function clearErrors() {
   for (const area of [
     ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
-    ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError,
+    ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError, ui.revisionsError,
   ]) {
     area.textContent = '';
   }
@@ -3373,6 +3450,247 @@ export function route(configs) {
     else routes.key(address.key);
   } else {
     routes.configs(configs);
+  }
+}
+"""##),
+        ("revisions.js", ##"""
+// The whole config across revisions: what changed between two of them (each key added,
+// deleted or changed, and inside a JSON value each member by its JSON Pointer), and a
+// rollback of the whole config to a past revision as one new change, reviewed first.
+//
+// A rollback makes the same REST calls as `discfg rollback` through a server: the
+// config's export at the revision, imported with replace and replaceSchemas, first as
+// a dry run bound to the revision the config is at (ifRevision), then, once confirmed,
+// for real under the same ifRevision, so the change that lands is the one reviewed.
+
+import { api, configUrl, isAbort } from './api.js?v={{version}}';
+import { changeMessageHeaders, changeMessageProblem } from './change-message.js?v={{version}}';
+import { diffLines } from './diff.js?v={{version}}';
+import { describeJsonChange, jsonChanges, jsonValueOf } from './json-diff.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { displayValue, isSecret, SECRET_TYPE } from './format.js?v={{version}}';
+import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
+import { byText } from './tree.js?v={{version}}';
+import { parseRevision } from './snapshot.js?v={{version}}';
+import { renderDiffLines } from './history.js?v={{version}}';
+import { applyChange } from './watch.js?v={{version}}';
+
+export function onRevisionsToggle() {
+  togglePanel(ui.revisionsToggle, ui.revisions, () => {
+    const now = state.session ? state.session.revision : 0;
+    if (!ui.compareTo.value) ui.compareTo.value = String(now);
+    if (!ui.compareFrom.value) ui.compareFrom.value = String(Math.max(0, now - 1));
+    ui.compareFrom.focus();
+  }, hideRevisions);
+}
+
+export function hideRevisions() {
+  setPanel(ui.revisionsToggle, ui.revisions, false);
+  ui.compareFrom.value = '';
+  ui.compareTo.value = '';
+  ui.compareSummary.textContent = '';
+  ui.compareChanges.replaceChildren();
+  ui.rollbackTo.value = '';
+  ui.rollbackMessage.value = '';
+  hideRollbackConfirm();
+}
+
+/** The config's export (at `revision`, or now) as { revision, items: Map(key → item) }. */
+async function exportAt(current, revision) {
+  const at = revision === null ? '' : `&revision=${revision}`;
+  const snapshot = await api('GET', `${configUrl(current.name)}/export?format=json${at}`, { signal: current.controller.signal });
+  return { revision: snapshot.revision ?? 0, items: new Map((snapshot.items || []).map((item) => [item.key, item])), snapshot };
+}
+
+/** The revisions typed in two fields, or null after saying which is not one. */
+function revisionsFrom(fields) {
+  const revisions = [];
+  for (const field of fields) {
+    const revision = parseRevision(field.value);
+    if (revision === null) {
+      ui.revisionsError.textContent = 'A revision is a whole number from 0 to 9223372036854775807.';
+      field.focus();
+      return null;
+    }
+    revisions.push(revision);
+  }
+  return revisions;
+}
+
+export async function onCompare(event) {
+  event.preventDefault();
+  const current = state.session;
+  if (!current) return;
+  hideRollbackConfirm();
+  const revisions = revisionsFrom([ui.compareFrom, ui.compareTo]);
+  if (!revisions) return;
+  const [from, to] = revisions;
+  ui.compareSubmit.disabled = true;
+  try {
+    const [a, b] = await Promise.all([exportAt(current, from), exportAt(current, to)]);
+    if (current !== state.session) return;
+    renderComparison(compareConfigs(a.items, b.items), `revision ${from}`, `revision ${to}`);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    ui.compareChanges.replaceChildren();
+    showFailure(error, ui.revisionsError);
+  } finally {
+    ui.compareSubmit.disabled = false;
+  }
+}
+
+/** The keys that differ between two exports: { key, type: 'add' | 'delete' | 'change', before, after }. */
+export function compareConfigs(before, after) {
+  const keys = [...new Set([...before.keys(), ...after.keys()])].sort(byText);
+  const changes = [];
+  for (const key of keys) {
+    const a = before.get(key);
+    const b = after.get(key);
+    if (!a) changes.push({ key, type: 'add', after: b });
+    else if (!b) changes.push({ key, type: 'delete', before: a });
+    else if (a.value !== b.value || (a.contentType || 'text/plain') !== (b.contentType || 'text/plain') || a.encoding !== b.encoding) {
+      changes.push({ key, type: 'change', before: a, after: b });
+    }
+  }
+  return changes;
+}
+
+/** What changed inside one key's value, as diff lines. */
+function valueChangeLines(change) {
+  if (isSecret(change.before) || isSecret(change.after)) {
+    return [el('div', { className: 'diff-line change' }, 'secret value changed (compared only where it can be opened: discfg diff)')];
+  }
+  const x = jsonValueOf(change.before);
+  const y = jsonValueOf(change.after);
+  if (x !== undefined && y !== undefined) {
+    const inner = jsonChanges(x, y);
+    if (!inner.length) return [el('div', { className: 'diff-line skip' }, 'the same JSON, written differently')];
+    const kind = { change: 'change', add: 'add', remove: 'del' };
+    return inner.map((item) => el('div', { className: `diff-line ${kind[item.type]}`, 'data-pointer': item.pointer }, describeJsonChange(item)));
+  }
+  const ops = diffLines(displayValue(change.before), displayValue(change.after));
+  if (!ops) return [el('div', { className: 'diff-line skip' }, 'too far apart to compare line by line')];
+  return renderDiffLines(ops);
+}
+
+/** Shows each key that differs, with what changed in it; returns how many. */
+export function renderComparison(changes, fromName, toName) {
+  const count = (type) => changes.filter((change) => change.type === type).length;
+  ui.compareSummary.textContent = changes.length
+    ? `From ${fromName} to ${toName}: ${count('change')} changed, ${count('add')} added, ${count('delete')} deleted.`
+    : `${fromName} and ${toName} hold the same keys and values.`;
+  const words = { add: 'added', delete: 'deleted', change: 'changed' };
+  ui.compareChanges.replaceChildren(...changes.map((change) => {
+    const value = change.after || change.before;
+    const detail = change.type === 'change'
+      ? valueChangeLines(change)
+      : [el('div', { className: `diff-line ${change.type === 'add' ? 'add' : 'del'}` }, isSecret(value) ? '(secret)' : displayValue(value))];
+    return el('li', { className: `compare-${change.type}`, 'data-compare-key': change.key },
+      el('p', {}, el('code', {}, change.key), ' ', el('span', { className: 'badge' }, words[change.type])),
+      el('div', { className: 'diff-lines' }, ...detail));
+  }));
+  return changes.length;
+}
+
+// ---------------------------------------------------------------------------
+// Rollback of the whole config
+// ---------------------------------------------------------------------------
+
+/** The rollback reviewed and waiting for confirmation: { current, revision, base, body, message }. */
+let reviewed = null;
+
+function hideRollbackConfirm() {
+  reviewed = null;
+  ui.rollbackConfirm.hidden = true;
+}
+
+/** Review: what rolling back to the revision would change, checked by a dry run. */
+export async function onRollbackReview(event) {
+  event.preventDefault();
+  const current = state.session;
+  if (!current) return;
+  hideRollbackConfirm();
+  const revisions = revisionsFrom([ui.rollbackTo]);
+  if (!revisions) return;
+  const [revision] = revisions;
+  const problem = changeMessageProblem(ui.rollbackMessage.value);
+  if (problem) {
+    ui.revisionsError.textContent = problem;
+    ui.rollbackMessage.focus();
+    return;
+  }
+  ui.rollbackReview.disabled = true;
+  try {
+    const [now, then] = await Promise.all([exportAt(current, null), exportAt(current, revision)]);
+    const body = JSON.stringify({ items: then.snapshot.items || [] });
+    const plan = await api('POST', importUrl(current, now.revision, true), {
+      body, headers: { 'Content-Type': 'application/json' }, signal: current.controller.signal,
+    });
+    if (current !== state.session) return;
+    const changes = compareConfigs(now.items, then.items);
+    renderComparison(changes, `now (revision ${now.revision})`, `revision ${revision}`);
+    const sealed = (plan.events || []).filter((change) => change.type === 'put' && change.item && change.item.contentType === SECRET_TYPE).map((change) => change.key);
+    if (sealed.length) {
+      ui.revisionsError.textContent = `Not offered: this rollback would write the secrets ${sealed.join(', ')} as they were sealed, and a sealed value opens only for the item it was sealed for. Roll back with discfg rollback ${current.name} --to-revision ${revision}, which seals them again.`;
+      return;
+    }
+    if (!changes.length) {
+      ui.compareSummary.textContent = `${current.name} is already as it was at revision ${revision}: nothing to roll back.`;
+      return;
+    }
+    const message = ui.rollbackMessage.value.trim() || `roll back to revision ${revision}`;
+    reviewed = { current, revision, base: now.revision, body, message };
+    ui.rollbackConfirmText.textContent = `Roll ${current.name} back to revision ${revision}? ${changes.length} ${changes.length === 1 ? 'key changes' : 'keys change'} (listed above) as one new change, “${message}”, applied only while the config is still at revision ${now.revision}.`;
+    ui.rollbackConfirm.hidden = false;
+    ui.rollbackNo.focus();
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    showFailure(error, ui.revisionsError);
+  } finally {
+    ui.rollbackReview.disabled = false;
+  }
+}
+
+/** The import a rollback sends: replace (schemas too), bound to `base`, or its dry run. */
+function importUrl(current, base, dryRun) {
+  return `${configUrl(current.name)}/import?format=json&replace=true&replaceSchemas=true&ifRevision=${base}${dryRun ? '&dryRun=true' : ''}`;
+}
+
+export function onRollbackCancel() {
+  hideRollbackConfirm();
+  ui.rollbackReview.focus();
+}
+
+/** Confirmed: the reviewed rollback, applied only while the config is at its base revision. */
+export async function onRollbackConfirmed() {
+  const plan = reviewed;
+  if (!plan || plan.current !== state.session) return;
+  const { current } = plan;
+  ui.rollbackYes.disabled = true;
+  try {
+    const envelope = await api('POST', importUrl(current, plan.base, false), {
+      body: plan.body, headers: { 'Content-Type': 'application/json', ...changeMessageHeaders(plan.message) }, signal: current.controller.signal,
+    });
+    if (current !== state.session) return;
+    hideRollbackConfirm();
+    const changed = (envelope.events || []).length;
+    const text = `Rolled ${current.name} back to revision ${plan.revision}: ${changed} ${changed === 1 ? 'key' : 'keys'} changed, now at revision ${envelope.revision}.`;
+    ui.compareSummary.textContent = text;
+    ui.compareChanges.replaceChildren();
+    flash(text);
+    // The watch brings the changes; applying them here too shows them at once.
+    for (const change of envelope.events || []) applyChange(current, change);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    hideRollbackConfirm();
+    if (error.status === 412) {
+      ui.revisionsError.textContent = `Not rolled back: ${current.name} changed after you reviewed this rollback. Review it again.`;
+    } else {
+      showFailure(error, ui.revisionsError);
+    }
+  } finally {
+    ui.rollbackYes.disabled = false;
   }
 }
 """##),
