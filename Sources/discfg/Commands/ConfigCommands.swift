@@ -15,10 +15,20 @@ struct CreateCommand: AsyncParsableCommand {
         On a dynamodb:// store the table is created first if it is missing \
         (on-demand, or provisioned with --read-capacity and --write-capacity).
 
+        --from SOURCE fills the new config with SOURCE's keys (or those under \
+        --prefix) as they are now, as 'discfg promote' copies them: one change, \
+        with its -m message; a whole config brings its schemas. Secrets are opened \
+        from SOURCE and sealed again for the new config, which needs --encryption \
+        for them. If the copy fails the new config is deleted again, so nothing is \
+        left half made; a name already taken, or a SOURCE that does not exist, is \
+        refused before anything is created.
+
         Examples:
           discfg create myapp-prod
           discfg create myapp-dev --history 7d --description "dev settings"
           discfg create myapp '{"history": "1000"}'
+          discfg create myapp-prod --from myapp-staging -m "first release"
+          discfg create features-copy --from myapp --prefix /features/
           discfg create myapp --store dynamodb://us-east-1/discfg \\
               --read-capacity 5 --write-capacity 5
         """
@@ -27,25 +37,78 @@ struct CreateCommand: AsyncParsableCommand {
     @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var settings: SettingsOptions
     @OptionGroup var capacity: CapacityOptions
+    @OptionGroup var reason: ChangeOptions
+    @Option(name: .long, help: ArgumentHelp("Fill the new config with this config's keys, as one change (see above).", valueName: "source"),
+            completion: ShellCompletion.configs)
+    var from: String?
+    @Option(name: .long, help: ArgumentHelp("With --from: copy only the keys under this prefix.", valueName: "prefix"),
+            transform: { try KeyPrefix($0) })
+    var prefix: KeyPrefix?
     @Argument(help: "The config's name: letters, digits, '_', '.', '-'.") var name: String
     @Argument(help: "Settings as JSON, as the original discfg took them.") var settingsJSON: String?
 
     func run() async throws {
-        try await global.run("create") { output in
-            let name = try ConfigName(name)
-            var patch = try settings.patch(json: settingsJSON)
-            settings.warnOfArgumentSecret(output)
-            if let key = settings.encryption {
-                patch.encryption = try await global.keyring().newEncryption(keyName: KeyName.normalized(key), config: name)
+        try await reason.attributed {
+            try await global.run("create") { output in
+                let name = try ConfigName(name)
+                if prefix != nil, from == nil { throw usage("--prefix applies to --from: it bounds the keys copied from the source", field: "--prefix") }
+                if from == nil, reason.message != nil { throw usage("-m applies to --from: a config made empty records no change", field: "--message") }
+                // Reads do not create a store: one made by create is one with no source in it.
+                let store = try from == nil ? global.makeStore(tableCapacity: capacity.capacity()) : global.openStore()
+                // The source is read, and what it needs checked, before anything is created.
+                var source: PromoteCommand.Source?
+                if let from { source = try await readSource(ConfigName(from), for: name, in: store) }
+                var patch = try settings.patch(json: settingsJSON)
+                settings.warnOfArgumentSecret(output)
+                if let key = settings.encryption {
+                    patch.encryption = try await global.keyring().newEncryption(keyName: KeyName.normalized(key), config: name)
+                }
+                if let source, source.holdsSecrets, patch.encryption == nil {
+                    throw DiscfgError.invalid(
+                        "--encryption",
+                        "\(source.config)\(prefix.map { " \($0)" } ?? "") holds secrets, and config \(name) would have no encryption key to seal them with: add --encryption (the key \(source.config) uses, or another); nothing was created"
+                    )
+                }
+                patch = try await global.sealingWebhookSecrets(patch, config: name, current: nil, output: output)
+                let info = try await store.createConfig(name, settings: patch.applied(to: ConfigSettings()))
+                let created = "created config \(name) (history: \(info.settings.history.text)" + (info.settings.quotaBytes.map { ", quota: \(ByteSize.text($0))" } ?? "") + ")"
+                if let source {
+                    try await copy(source, into: name, store: store, output: output, created: created)
+                    return
+                }
+                var envelope = Envelope(action: "create")
+                envelope.config = name.rawValue
+                envelope.configInfo = ConfigDocument(info.redacted)
+                output.emit(envelope) { created }
             }
-            patch = try await global.sealingWebhookSecrets(patch, config: name, current: nil, output: output)
-            let info = try await global.makeStore(tableCapacity: capacity.capacity()).createConfig(name, settings: patch.applied(to: ConfigSettings()))
-            var envelope = Envelope(action: "create")
-            envelope.config = name.rawValue
-            envelope.configInfo = ConfigDocument(info.redacted)
-            output.emit(envelope) {
-                "created config \(name) (history: \(info.settings.history.text)" + (info.settings.quotaBytes.map { ", quota: \(ByteSize.text($0))" } ?? "") + ")"
+        }
+    }
+
+    /// The source of `--from`, read now: refused when it names the config being made.
+    private func readSource(_ source: ConfigName, for name: ConfigName, in store: any ConfigStore) async throws -> PromoteCommand.Source {
+        guard source != name else { throw usage("create --from copies another config into the new one; \(name) was named twice", field: "--from") }
+        return try await PromoteCommand.Source.read(source, prefix: prefix, in: store)
+    }
+
+    /// Copies `source` into the config just created, as `promote` does; when the copy
+    /// fails, deletes the config again, so a failed `create --from` leaves nothing.
+    private func copy(_ source: PromoteCommand.Source, into name: ConfigName, store: any ConfigStore, output: Output, created: String) async throws {
+        do {
+            try await source.promote(
+                into: name, store: store, global: global, plan: PlanOptions.parse([]), output: output,
+                apply: "discfg create \(name) --from \(source.config)", action: "create"
+            ) { "\(created) from \(source.described): " + ChangePlan.tally($0) }
+        } catch {
+            let removed: Bool
+            do {
+                try await store.deleteConfig(name)
+                removed = true
+            } catch {
+                removed = false
             }
+            let failure = error as? DiscfgError ?? DiscfgError(.internal, String(describing: error))
+            let outcome = removed ? "so it was deleted again; nothing was created" : "and deleting it again failed too: delete it with 'discfg delete-config \(name)'"
+            throw DiscfgError(failure.code, "config \(name) was created, but copying \(source.config) into it failed (\(failure.message)), \(outcome)", field: failure.field)
         }
     }
 }

@@ -15,7 +15,8 @@ struct PromoteCommand: AsyncParsableCommand {
         revision, one 'discfg log' entry with its message). Schemas come along with \
         a whole config, and the destination's own are kept. Secrets are opened from \
         the source and sealed again for the destination, so this needs the keys of \
-        both; the destination must have an encryption key of its own.
+        both; the destination must have an encryption key of its own. To make a new \
+        config from another, use 'discfg create NEW --from SOURCE'.
 
         Examples:
           discfg promote staging prod --dry-run
@@ -42,20 +43,53 @@ struct PromoteCommand: AsyncParsableCommand {
                 let to = try ConfigName(destination)
                 guard from != to else { throw usage("promote copies one config into another; \(from) was named twice", field: "destination") }
                 let store = try global.openStore()
-                let scope = prefix ?? .root
-                // The source as it is now, read at one revision.
-                let revision = try await store.configInfo(from).revision
-                let snapshot = try await RollbackCommand.snapshot(of: from, at: revision, under: scope, in: store)
+                let read = try await Self.Source.read(from, prefix: prefix, in: store)
                 _ = try await store.configInfo(to)
-                let described = prefix.map { " \($0)" } ?? ""
-                try await plan.run(
-                    snapshot, into: to, ImportOptions(replace: true, prefix: scope), store: store, output: output,
-                    sealedFrom: (from, revision, global),
-                    what: "promote \(from)\(described) at revision \(revision)",
-                    apply: "discfg promote \(from) \(to)" + (prefix.map { " --prefix \($0)" } ?? ""),
-                    action: "promote"
-                ) { "promoted \(from)\(described) (revision \(revision)) into \(to): " + ChangePlan.tally($0) }
+                try await read.promote(
+                    into: to, store: store, global: global, plan: plan, output: output,
+                    apply: "discfg promote \(from) \(to)" + (prefix.map { " --prefix \($0)" } ?? ""), action: "promote"
+                ) { "promoted \(read.described) into \(to): " + ChangePlan.tally($0) }
             }
+        }
+    }
+}
+
+extension PromoteCommand {
+    /// The keys a promotion copies: a config's keys under a prefix, read at one revision.
+    /// `promote` and `create --from` both copy through it.
+    struct Source {
+        let config: ConfigName
+        let revision: Revision
+        let prefix: KeyPrefix?
+        let snapshot: ConfigSnapshot
+
+        /// `config`'s keys under `prefix` (all of them for nil) as they are now.
+        /// - Throws: `configNotFound` when there is no such config.
+        static func read(_ config: ConfigName, prefix: KeyPrefix?, in store: any ConfigStore) async throws -> Source {
+            let revision = try await store.configInfo(config).revision
+            let snapshot = try await RollbackCommand.snapshot(of: config, at: revision, under: prefix ?? .root, in: store)
+            return Source(config: config, revision: revision, prefix: prefix, snapshot: snapshot)
+        }
+
+        /// `staging /features/ at revision 12`, for plans and the line a change prints.
+        var described: String { "\(config)\(prefix.map { " \($0)" } ?? "") (revision \(revision))" }
+
+        /// Whether the copy holds a secret, which the destination needs a key of its own to take.
+        var holdsSecrets: Bool { snapshot.items.contains { $0.contentType == SecretMarker.contentType } }
+
+        /// Makes `destination`'s keys under the prefix these, as one change of it (or
+        /// prints the plan, with `plan`'s --dry-run); secrets are opened from the source and
+        /// sealed again for the destination.
+        func promote(
+            into destination: ConfigName, store: any ConfigStore, global: GlobalOptions, plan: PlanOptions, output: Output,
+            apply: String, action: String, done: @escaping @Sendable (ImportResult) -> String
+        ) async throws {
+            try await plan.run(
+                snapshot, into: destination, ImportOptions(replace: true, prefix: prefix ?? .root), store: store, output: output,
+                sealedFrom: (config, revision, global),
+                what: "promote \(config)\(prefix.map { " \($0)" } ?? "") at revision \(revision)",
+                apply: apply, action: action, done: done
+            )
         }
     }
 }
