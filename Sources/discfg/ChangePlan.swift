@@ -19,7 +19,9 @@ struct PlanOptions: ParsableArguments {
 
     /// Runs an import with these options, then prints the plan of a dry run, or `done`'s
     /// line for a change made. `what` says what the plan is of; `apply` is the command
-    /// line that applies it.
+    /// line that applies it. `read` is the revision the snapshot was worked out from,
+    /// when it depends on the config as it was (a document's keys): the change applies
+    /// only there, and --if-revision must name it.
     ///
     /// A snapshot holding secrets is planned first, whatever the flags: a sealed value
     /// opens only for the item it was sealed for (its config, key, create revision and
@@ -30,12 +32,16 @@ struct PlanOptions: ParsableArguments {
     /// secret is refused, naming it, before anything is written.
     func run(
         _ snapshot: ConfigSnapshot, into config: ConfigName, _ options: ImportOptions, store: any ConfigStore, output: Output,
-        sealedFrom source: (config: ConfigName, revision: Revision, global: GlobalOptions)? = nil,
+        sealedFrom source: (config: ConfigName, revision: Revision, global: GlobalOptions)? = nil, read: Revision? = nil,
         what: String, apply: String, action: String, done: @escaping @Sendable (ImportResult) -> String
     ) async throws {
         var options = options
         var snapshot = snapshot
         options.ifRevision = ifRevision
+        if let read {
+            try options.checkRevision(read, of: config)
+            options.ifRevision = read
+        }
         if snapshot.items.contains(where: { $0.contentType == SecretMarker.contentType }) {
             var planned = options
             planned.dryRun = true

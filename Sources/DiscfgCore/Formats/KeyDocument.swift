@@ -53,6 +53,37 @@ public enum KeyDocument {
     /// - Throws: `invalidArgument` for a document that is not an object, a member that is
     ///   not a key segment, or a member that would be both a key and a directory.
     public static func changes(_ document: JSONValue, under prefix: KeyPrefix, current: [Item], replace: Bool) throws -> (changes: [Change], unchanged: Int) {
+        let (writer, live) = try written(document, under: prefix, current: current, replace: replace)
+        var changes = writer.changes
+        if replace {
+            changes += live.filter { !writer.named.contains($0.key) }.map { .delete($0) }
+        }
+        return (changes.sorted { key(of: $0) < key(of: $1) }, writer.unchanged)
+    }
+
+    /// `document` as an import that makes the same change as
+    /// ``changes(_:under:current:replace:)``: a snapshot of each key the document names as
+    /// the document makes it (one it leaves alone as it is, so it counts as unchanged),
+    /// and options bound to `prefix` that, with `replace`, delete the keys under it the
+    /// document lacks (never a schema). A document write can then be planned
+    /// (``ImportOptions/dryRun``) and bound to the revision `current` was read at
+    /// (``ImportOptions/ifRevision``) as any import can.
+    public static func importable(_ document: JSONValue, under prefix: KeyPrefix, current: [Item], replace: Bool) throws -> (snapshot: ConfigSnapshot, options: ImportOptions) {
+        let (writer, _) = try written(document, under: prefix, current: current, replace: replace)
+        var entries: [Key: ConfigSnapshot.Entry] = [:]
+        for key in writer.named {
+            if let item = writer.byKey[key] { entries[key] = ConfigSnapshot.Entry(item) }
+        }
+        for case .put(let key, let value, let contentType, let over) in writer.changes {
+            entries[key] = ConfigSnapshot.Entry(key: key, value: value, contentType: contentType, expiresAt: over?.expiresAt)
+        }
+        let snapshot = ConfigSnapshot(items: entries.values.sorted { $0.key < $1.key })
+        return (snapshot, ImportOptions(replace: replace, prefix: prefix))
+    }
+
+    /// The document walked over the live items under `prefix`; without `replace`, a
+    /// member that would be a key where a directory is live is refused.
+    private static func written(_ document: JSONValue, under prefix: KeyPrefix, current: [Item], replace: Bool) throws -> (Writer, live: [Item]) {
         guard case .object(let members) = document else {
             throw DiscfgError.invalid("document", "a document for \(prefix) must be a JSON object, not \(document.typeName)")
         }
@@ -60,13 +91,10 @@ public enum KeyDocument {
         let byKey = Dictionary(live.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         var writer = Writer(byKey: byKey, live: live)
         try writer.walk(members, at: prefix.path)
-        var changes = writer.changes
-        if replace {
-            changes += live.filter { !writer.named.contains($0.key) }.map { .delete($0) }
-        } else if let clash = writer.leaves.first(where: { leaf in live.contains { $0.key.path.hasPrefix(leaf.path + "/") } }) {
+        if !replace, let clash = writer.leaves.first(where: { leaf in live.contains { $0.key.path.hasPrefix(leaf.path + "/") } }) {
             throw conflict(clash.path)
         }
-        return (changes.sorted { key(of: $0) < key(of: $1) }, writer.unchanged)
+        return (writer, live)
     }
 
     private static func key(of change: Change) -> Key {

@@ -96,6 +96,12 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
           discfg get /app/ --document > app.json
           discfg set /app/ --document -d app.json      # what changed, and the revision
           discfg set /app/ --document -d app.json --replace
+          discfg set /app/ --document -d app.json --replace --dry-run
+          discfg set /app/ --document -d app.json --replace --if-revision 41
+        --dry-run prints the plan (each key the document would set or delete, \
+        and the revision it is based on) and changes nothing; --if-revision N \
+        writes the document only while the config is at N, so the plan reviewed \
+        is the change that lands (exit 4 and nothing changed otherwise).
 
         \(ExitStatus.help)
         """
@@ -104,6 +110,7 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
     @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
     @OptionGroup var reason: ChangeOptions
     @OptionGroup var condition: ConditionOptions
+    @OptionGroup var plan: PlanOptions
 
     @Option(name: [.customShort("d"), .customLong("data")], help: ArgumentHelp("Read the value from FILE ('-' for standard input).", valueName: "file"))
     var dataFile: String?
@@ -135,6 +142,9 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
                     return
                 }
                 if replace { throw usage("--replace applies to --document", field: "--replace") }
+                if plan.dryRun || plan.ifRevision != nil {
+                    throw usage("\(plan.dryRun ? "--dry-run" : "--if-revision") applies to --document; for one key use --if-mod-revision", field: plan.dryRun ? "--dry-run" : "--if-revision")
+                }
                 let key = try Key(rawKey)
                 let given = try contentType.map { try MediaTypeArgument.resolve($0) }
                 let options = SetOptions(
@@ -189,29 +199,6 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
         if argument != nil { return "the argument" }
         if let dataFile, dataFile != "-" { return dataFile }
         return "standard input"
-    }
-
-    /// `--document`: the object as the keys under `prefix`, one transaction.
-    private func setDocument(config: ConfigName, prefix rawPrefix: String, argument: String?, output: Output) async throws {
-        let conditions = try condition.conditions()
-        for (given, flag) in [(!conditions.isEmpty, "conditions"), (ttl != nil, "--ttl"), (contentType != nil, "--content-type"), (secret, "--secret")] where given {
-            throw usage("\(flag) cannot be used with --document: a document is written as its keys, each keeping its own", field: "--document")
-        }
-        let prefix = try KeyPrefix(rawPrefix)
-        let data = try Self.readValue(argument, dataFile: dataFile, limit: Limits.maxSnapshotBytes, what: "document")
-        let value: JSONValue
-        do {
-            value = try JSONParser.parse(Array(data))
-        } catch {
-            throw usage("\(Self.source(argument, dataFile: dataFile)) is not valid JSON: \(error)", field: "document")
-        }
-        let result = try await global.openStore().putDocument(value, under: prefix, in: config, replace: replace)
-        output.emit(Envelope(action: "document", config: config, changes: result)) {
-            let deleted = result.events.filter { $0.kind == .delete }.count
-            let written = result.events.count - deleted
-            let keys = written == 1 ? "key" : "keys"
-            return "set the document under \(prefix): \(written) \(keys) written, \(deleted) deleted, \(result.unchanged) unchanged (revision \(result.revision))"
-        }
     }
 }
 
