@@ -5,7 +5,7 @@
 import { api, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
-import { displayValue, relativeTime, whoMadeIt } from './format.js?v={{version}}';
+import { readableValue, relativeTime, whoMadeIt } from './format.js?v={{version}}';
 import { flash, showFailure } from './page.js?v={{version}}';
 import { closeEditor, loadEditor, syncEditorButtons } from './editor.js?v={{version}}';
 
@@ -54,12 +54,13 @@ export function renderConflict() {
   ui.conflict.hidden = !state.conflict;
   syncEditorButtons();
   if (!state.conflict) return;
-  ui.conflictMine.textContent = state.conflict.value;
+  // Both sides as the editor shows values: JSON indented, so they read line by line alike.
+  ui.conflictMine.textContent = readableValue({ value: state.conflict.value, contentType: state.conflict.contentType });
   const theirs = state.conflict.current;
   const change = state.conflict.change;
   if (theirs) {
     ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, ${conflictChange(change, theirs.modRevision, 'changed')})`;
-    ui.conflictTheirs.textContent = displayValue(theirs);
+    ui.conflictTheirs.textContent = readableValue(theirs);
   } else {
     ui.conflictTheirsHeading.textContent = `Current value (${conflictChange(change && change.type !== 'put' ? change : null, undefined, 'deleted')})`;
     ui.conflictTheirs.textContent = '';

@@ -1,9 +1,11 @@
-// The whole config at a past revision (its export at that revision), read-only.
+// The whole config at a past revision (its export at that revision), read-only: its keys
+// without discfg's own records, JSON values indented.
 
 import { api, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { displayValue, isSecret } from './format.js?v={{version}}';
+import { isSecret, readableValue } from './format.js?v={{version}}';
+import { isInternalKey } from './schemas.js?v={{version}}';
 import { setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
 import { byText } from './tree.js?v={{version}}';
 
@@ -58,7 +60,8 @@ export async function readAtRevision(revision) {
   if (current !== state.session) return;
   hideAtRevision();
   current.snapshotRevision = revision;
-  const items = [...(snapshot.items || [])].sort((a, b) => byText(a.key, b.key));
+  // discfg's own records (the schemas) are left out, as in the tree.
+  const items = (snapshot.items || []).filter((item) => !isInternalKey(item.key)).sort((a, b) => byText(a.key, b.key));
   ui.snapshotHeading.textContent = `${current.name} at revision ${snapshot.revision ?? revision}`;
   ui.snapshotCount.textContent = `${items.length} ${items.length === 1 ? 'key' : 'keys'}, read-only. The config is at revision ${current.revision} now; restore a value from its key's history.`;
   const rows = [];
@@ -66,7 +69,7 @@ export async function readAtRevision(revision) {
     const type = isSecret(item) ? 'secret' : item.contentType || 'text/plain';
     rows.push(
       el('dt', {}, item.key, ' ', el('span', { className: 'badge' }, type)),
-      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, displayValue(item))),
+      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, readableValue(item))),
     );
   }
   if (!rows.length) rows.push(el('dd', { className: 'empty' }, 'The config had no keys at that revision.'));

@@ -1155,7 +1155,7 @@ export function onLoadCurrent() {
 import { api, historyUrl, isAbort, keyUrl } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
-import { displayValue, relativeTime, whoMadeIt } from './format.js?v={{version}}';
+import { readableValue, relativeTime, whoMadeIt } from './format.js?v={{version}}';
 import { flash, showFailure } from './page.js?v={{version}}';
 import { closeEditor, loadEditor, syncEditorButtons } from './editor.js?v={{version}}';
 
@@ -1204,12 +1204,13 @@ export function renderConflict() {
   ui.conflict.hidden = !state.conflict;
   syncEditorButtons();
   if (!state.conflict) return;
-  ui.conflictMine.textContent = state.conflict.value;
+  // Both sides as the editor shows values: JSON indented, so they read line by line alike.
+  ui.conflictMine.textContent = readableValue({ value: state.conflict.value, contentType: state.conflict.contentType });
   const theirs = state.conflict.current;
   const change = state.conflict.change;
   if (theirs) {
     ui.conflictTheirsHeading.textContent = `Current value (revision ${theirs.modRevision}, ${conflictChange(change, theirs.modRevision, 'changed')})`;
-    ui.conflictTheirs.textContent = displayValue(theirs);
+    ui.conflictTheirs.textContent = readableValue(theirs);
   } else {
     ui.conflictTheirsHeading.textContent = `Current value (${conflictChange(change && change.type !== 'put' ? change : null, undefined, 'deleted')})`;
     ui.conflictTheirs.textContent = '';
@@ -4093,12 +4094,14 @@ export function signOut(message = '') {
 }
 """##),
         ("snapshot.js", ##"""
-// The whole config at a past revision (its export at that revision), read-only.
+// The whole config at a past revision (its export at that revision), read-only: its keys
+// without discfg's own records, JSON values indented.
 
 import { api, configUrl, isAbort } from './api.js?v={{version}}';
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
-import { displayValue, isSecret } from './format.js?v={{version}}';
+import { isSecret, readableValue } from './format.js?v={{version}}';
+import { isInternalKey } from './schemas.js?v={{version}}';
 import { setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
 import { byText } from './tree.js?v={{version}}';
 
@@ -4153,7 +4156,8 @@ export async function readAtRevision(revision) {
   if (current !== state.session) return;
   hideAtRevision();
   current.snapshotRevision = revision;
-  const items = [...(snapshot.items || [])].sort((a, b) => byText(a.key, b.key));
+  // discfg's own records (the schemas) are left out, as in the tree.
+  const items = (snapshot.items || []).filter((item) => !isInternalKey(item.key)).sort((a, b) => byText(a.key, b.key));
   ui.snapshotHeading.textContent = `${current.name} at revision ${snapshot.revision ?? revision}`;
   ui.snapshotCount.textContent = `${items.length} ${items.length === 1 ? 'key' : 'keys'}, read-only. The config is at revision ${current.revision} now; restore a value from its key's history.`;
   const rows = [];
@@ -4161,7 +4165,7 @@ export async function readAtRevision(revision) {
     const type = isSecret(item) ? 'secret' : item.contentType || 'text/plain';
     rows.push(
       el('dt', {}, item.key, ' ', el('span', { className: 'badge' }, type)),
-      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, displayValue(item))),
+      el('dd', {}, el('pre', { className: 'value-text', 'data-snapshot-key': item.key }, readableValue(item))),
     );
   }
   if (!rows.length) rows.push(el('dd', { className: 'empty' }, 'The config had no keys at that revision.'));

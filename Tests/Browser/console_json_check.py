@@ -193,8 +193,9 @@ def main():
         api("PATCH", key_path("/app/settings"), '{"port":4}', "application/merge-patch+json")
         until("the second change shows while editing", lambda: by_id("changed-notice").is_displayed())
         by_id("save").click()
+        # Both sides indented, as the editor shows JSON.
         until("a change to the same member opens the conflict view",
-              lambda: by_id("conflict").is_displayed() and '"port":4' in by_id("conflict-theirs").text and '"port":3' in by_id("conflict-mine").text)
+              lambda: by_id("conflict").is_displayed() and '"port": 4' in by_id("conflict-theirs").text and '"port": 3' in by_id("conflict-mine").text)
         check("and nothing of the edit was saved", json.loads(stored("/app/settings")["value"])["port"] == 4)
         shot = lambda name: driver.save_screenshot(os.path.join(SCREENSHOTS, name))
         shot("json-conflict.png")

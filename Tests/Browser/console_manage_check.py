@@ -224,6 +224,18 @@ def main():
         click('[data-key="/notes"]')
         until("asking again leaves, the question cleared", lambda: value() == "second" and by_id("editor-message").text == "")
 
+        # The config at a revision: its own keys only, JSON indented.
+        by_id("at-revision-toggle").click()
+        type_into("at-revision", str(base))
+        by_id("at-revision-submit").click()
+        until("the config at a revision opens", lambda: by_id("snapshot").is_displayed())
+        at = lambda key: [pre.text for pre in driver.find_elements(By.CSS_SELECTOR, f'#snapshot-keys pre[data-snapshot-key="{key}"]')]
+        check("with JSON values indented", at("/app/settings") == [SETTINGS_SHOWN], repr(at("/app/settings")))
+        check("and no record of discfg's own", not driver.find_elements(By.CSS_SELECTOR, '#snapshot-keys pre[data-snapshot-key^="/.discfg"]') and by_id("snapshot-count").text.startswith("3 keys"),
+              by_id("snapshot-count").text)
+        by_id("snapshot-close").click()
+        until("closing it returns to the keys", lambda: by_id("keys").is_displayed())
+
         # The whole config: two revisions compared, then rolled back to one as one change.
         put("/added", "later")
         api("DELETE", key_path("/odd key/100%"))
