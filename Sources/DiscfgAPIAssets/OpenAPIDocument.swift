@@ -1175,6 +1175,7 @@ components:
         pointer: { type: string, description: "Where in that key's value (RFC 6901); empty for the whole value." }
         keyword: { type: string, description: "The schema keyword that failed, such as maximum or required." }
         message: { type: string }
+        schema: { type: string, description: "The key or prefix whose schema refused the value (/app/); absent for the entry that counts violations outside the caller's scopes." }
     SchemaDocument:
       type: object
       required: [target, revision, version, modified, schema]

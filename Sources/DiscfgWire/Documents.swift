@@ -133,7 +133,7 @@ public struct ErrorDocument: Codable, Hashable, Sendable {
     public var code: DiscfgError.Code
     public var message: String
     public var field: String?
-    /// For `schemaViolation`: every violation, `{key, pointer, keyword, message}`.
+    /// For `schemaViolation`: every violation, `{key, pointer, keyword, message, schema}`.
     public var violations: [SchemaViolation]?
     /// For a failure of the server or its store: the id under which its log has the details.
     public var correlationId: String?

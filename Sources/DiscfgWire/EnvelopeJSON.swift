@@ -133,6 +133,7 @@ public enum EnvelopeJSON {
         object.key("keyword", &buffer); buffer.writeJSONString(violation.keyword)
         object.key("message", &buffer); buffer.writeJSONString(violation.message)
         object.key("pointer", &buffer); buffer.writeJSONString(violation.pointer)
+        if let schema = violation.schema { object.key("schema", &buffer); buffer.writeJSONString(schema) }
         object.close(&buffer)
     }
 

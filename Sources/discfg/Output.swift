@@ -50,7 +50,12 @@ struct Output {
         case .json: writeJSON(Envelope(action: action, error: error), pretty: true)
         case .silent, .slient: break
         case .human:
-            // A schema's refusal: one line per violation, `KEY: POINTER: message (keyword)`.
+            // A schema's refusal: one sentence naming the schema, where and why.
+            if error.violations.contains(where: { $0.schema != nil }) {
+                FileHandle.standardError.write(Data("discfg: \(SchemaViolation.refusal(error.violations))\n".utf8))
+                return
+            }
+            // Documents checked against a schema file: one line per violation, `FILE: POINTER: message (keyword)`.
             if !error.violations.isEmpty {
                 FileHandle.standardError.write(Data(error.violations.map { "\($0)\n" }.joined().utf8))
                 return

@@ -79,7 +79,7 @@ struct SchemaRoutesTests {
             #expect(put.status == 422, "\(put.text)")
             let error = try #require(try put.envelope().error)
             #expect(try error.code == .schemaViolation && (put.envelope().action) == "set")
-            #expect(error.violations == [SchemaViolation(key: "/app/settings", pointer: "/port", keyword: "maximum", message: error.violations?.first?.message ?? "")])
+            #expect(error.violations == [SchemaViolation(key: "/app/settings", pointer: "/port", keyword: "maximum", message: error.violations?.first?.message ?? "", schema: "/app/settings")])
             #expect(error.violations?.first?.message.contains("65535") == true)
             #expect(put.text.contains(#""violations":[{"key":"/app/settings","keyword":"maximum","message":"#), "\(put.text)")
 

@@ -10,12 +10,14 @@ whole config is compared between two revisions and rolled back to one as one cha
 after a review and a confirmation. Prints one line per scenario; exits non-zero on the
 first that fails. Screenshots go to SCREENSHOTS.
 
-usage: console_manage_check.py URL TOKEN SCREENSHOTS
+usage: console_manage_check.py URL TOKEN DISCFG SCREENSHOTS
 """
 
 import json
 import os
+import subprocess
 import sys
+import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,7 +28,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
-URL, TOKEN, SCREENSHOTS = sys.argv[1:4]
+URL, TOKEN, DISCFG, SCREENSHOTS = sys.argv[1:5]
 CONFIG = "ops"
 SETTINGS = '{"db":{"host":"a","port":5432},"debug":false,"tags":["x"]}'
 # SETTINGS as the console shows it: indented by two spaces, numbers and order as stored.
@@ -56,6 +58,16 @@ def api(method, path, body=None, content_type=None, expect=(200, 201)):
         print(f"FAIL {method} {path}: {status} {answer}", flush=True)
         sys.exit(1)
     return answer
+
+
+def cli(*arguments):
+    """Runs the discfg CLI against the server, as someone else at a terminal."""
+    environment = dict(os.environ, DISCFG_STORE=URL, DISCFG_TOKEN=TOKEN)
+    done = subprocess.run([DISCFG, *arguments], env=environment, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        print(f"FAIL discfg {' '.join(arguments)}: {done.stderr}", flush=True)
+        sys.exit(1)
+    return done.stdout
 
 
 def key_path(key, kind="keys"):
@@ -287,6 +299,21 @@ def main():
         check("carrying its message", newest_event("/notes").get("message") == "undo the day" and newest_event("/app/settings").get("message") == "undo the day")
         until("the tree follows", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/odd key/100%"]') and not driver.find_elements(By.CSS_SELECTOR, '[data-key="/added"]'))
         until("and the open key with it", lambda: value() == "first")
+
+        # A rollback that would write a secret as it was sealed (it would no longer open)
+        # is not offered: discfg rollback seals it again.
+        key_file = os.path.join(tempfile.mkdtemp(prefix="discfg-keys-"), "ops.key")
+        cli("key", "init", key_file)
+        cli("update", CONFIG, "--encryption", f"file://{key_file}")
+        cli("set", CONFIG, "/secret", "one", "--secret")
+        sealed_at = revision()
+        cli("set", CONFIG, "/secret", "two", "--secret")
+        type_into("rollback-to", str(sealed_at))
+        by_id("rollback-review").click()
+        until("a rollback that would write a sealed secret as it was is refused, naming it",
+              lambda: "/secret" in by_id("revisions-error").text and "discfg rollback" in by_id("revisions-error").text)
+        check("with nothing to confirm", not by_id("rollback-confirm").is_displayed())
+        check("and nothing changed", revision() == sealed_at + 1)
 
         errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and "Content Security Policy" in entry["message"]]
         check("the page broke no rule of its Content-Security-Policy", errors == [], repr(errors))

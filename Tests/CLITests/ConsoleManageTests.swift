@@ -7,7 +7,7 @@ import Testing
 /// tokens, while the REST API changes the same config.
 @Suite("Web console: internals hidden, schema badges, JSON indented and diffed by pointer, change messages, the key in the address, stale errors cleared, revisions compared and rolled back")
 struct ConsoleManageTests {
-    @Test("in headless Chromium: /.discfg/ out of the tree and counts with a badge for a schema's keys; JSON indented and saved as stored; history by JSON Pointer and by line; a change message sent and shown; a link and a reload open the key; an error box cleared by the next action; two revisions compared; a reviewed rollback refused after a change and applied as one revision")
+    @Test("in headless Chromium: /.discfg/ out of the tree and counts with a badge for a schema's keys; JSON indented and saved as stored; history by JSON Pointer and by line; a change message sent and shown; a link and a reload open the key; an error box cleared by the next action; two revisions compared; a reviewed rollback refused after a change and applied as one revision, and not offered where it would write a sealed secret as it was")
     func manage() async throws {
         var cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -21,7 +21,7 @@ struct ConsoleManageTests {
         do {
             let run = try await ChildProcess.run(
                 "python3",
-                [ConsoleTests.root.appendingPathComponent("Tests/Browser/console_manage_check.py").path, "http://127.0.0.1:\(port)", token, screenshots.path],
+                [ConsoleTests.root.appendingPathComponent("Tests/Browser/console_manage_check.py").path, "http://127.0.0.1:\(port)", token, CLIRunner.executable.path, screenshots.path],
                 environment: ChildProcess.environment(["HOME": cli.directory.path]), timeout: .seconds(240)
             )
             #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")

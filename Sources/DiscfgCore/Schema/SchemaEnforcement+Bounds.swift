@@ -63,7 +63,7 @@ extension ChangeTransaction {
             let document = try KeyDocument.read(lasting, under: prefix, parsed: parsed)
             broken = SchemaBook.violations(of: document, against: validator, target: .prefix(prefix), keys: Set(lasting.map(\.key)))
         } catch let error as DiscfgError {
-            broken = [SchemaViolation(key: prefix.path, pointer: "", keyword: "document", message: error.message)]
+            broken = [SchemaViolation(key: prefix.path, pointer: "", keyword: "document", message: error.message, schema: prefix.path)]
         } catch {
             return []
         }

@@ -68,7 +68,7 @@ public enum SchemaBook {
         return result.errors.map { error in
             let (key, pointer) = place(error.instanceLocation, target: target, keys: keys)
             // A validation stopped by its budget names no keyword: it is the schema's limit.
-            return SchemaViolation(key: key, pointer: pointer, keyword: error.keyword.isEmpty ? "limit" : error.keyword, message: error.message)
+            return SchemaViolation(key: key, pointer: pointer, keyword: error.keyword.isEmpty ? "limit" : error.keyword, message: error.message, schema: target.path)
         }
     }
 
@@ -167,7 +167,7 @@ extension ChangeTransaction {
             case .key(let key):
                 guard let item = try written[key] ?? storedItem(key), !item.isExpired(at: now) else { continue }
                 guard let value = parsed[key] ?? (try? JSONParser.parse(Array(item.value))) else {
-                    found.append(SchemaViolation(key: key.path, pointer: "", keyword: "type", message: "value is not JSON, and its schema requires JSON"))
+                    found.append(SchemaViolation(key: key.path, pointer: "", keyword: "type", message: "value is not JSON, and its schema requires JSON", schema: key.path))
                     continue
                 }
                 found += SchemaBook.violations(of: value, against: validator, target: target)
@@ -178,7 +178,7 @@ extension ChangeTransaction {
                 do {
                     document = try KeyDocument.read(items, under: prefix, parsed: parsed)
                 } catch let error as DiscfgError {
-                    found.append(SchemaViolation(key: prefix.path, pointer: "", keyword: "document", message: error.message))
+                    found.append(SchemaViolation(key: prefix.path, pointer: "", keyword: "document", message: error.message, schema: prefix.path))
                     continue
                 }
                 let broken = SchemaBook.violations(of: document, against: validator, target: target, keys: Set(items.map(\.key)))

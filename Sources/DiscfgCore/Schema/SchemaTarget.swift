@@ -136,13 +136,18 @@ public struct SchemaViolation: Hashable, Sendable, Codable, CustomStringConverti
     public var keyword: String
     /// What is wrong, e.g. `must be ≤ 65535`.
     public var message: String
+    /// The key or prefix whose schema refused the value (`/app/`), so a refusal can name
+    /// it; nil where no one schema of the config did (the count of violations outside a
+    /// caller's scopes, a document checked against a schema file).
+    public var schema: String?
 
     /// Creates a violation.
-    public init(key: String, pointer: String, keyword: String, message: String) {
+    public init(key: String, pointer: String, keyword: String, message: String, schema: String? = nil) {
         self.key = key
         self.pointer = pointer
         self.keyword = keyword
         self.message = message
+        self.schema = schema
     }
 
     /// `KEY: POINTER: message (keyword)`, the pointer left out when it is the whole value,
