@@ -77,6 +77,8 @@ export function followAddress(key) {
     return;
   }
   requestKey(key);
+  // Kept by unsaved edits (the editor asks first): the address names what is open.
+  if (state.editor && isDirty()) showKeyInAddress(state.editor.isNew ? null : state.editor.key);
 }
 
 /** Starts a new key, its path prefilled with the folder of the key open now. */

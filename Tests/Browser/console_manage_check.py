@@ -231,10 +231,11 @@ def main():
         by_id("save").click()
         until("a change message with a control character is refused before sending", lambda: "control characters" in by_id("editor-message").text)
         check("and nothing is saved", '"new"' in stored("/app/settings")["value"])
+        driver.get(URL + "/ui/#/ops/notes")
+        until("a link to another key while edits are unsaved asks first", lambda: "unsaved" in by_id("editor-message").text)
+        check("and the address keeps naming the key still open", hash_now() == "#/ops/app/settings", hash_now())
         click('[data-key="/notes"]')
-        until("leaving with unsaved edits asks first", lambda: "unsaved" in by_id("editor-message").text)
-        click('[data-key="/notes"]')
-        until("asking again leaves, the question cleared", lambda: value() == "second" and by_id("editor-message").text == "")
+        until("asking again leaves, the question cleared", lambda: value() == "second" and by_id("editor-message").text == "" and hash_now() == "#/ops/notes")
 
         # The config at a revision: its own keys only, JSON indented.
         by_id("at-revision-toggle").click()
