@@ -85,7 +85,8 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
         breaks. A value whose content type is JSON (application/json, or any +json) must \
         be valid JSON: one that is not is refused, naming its line and column. A \
         value that breaks the JSON Schema of its key or prefix (discfg schema) is \
-        refused with one line per violation (KEY: POINTER: message (keyword)).
+        refused in one sentence naming the schema, where and why: "refused by the \
+        schema on /app/: /db/port must be ≤ 65535; nothing changed".
 
         --document writes a JSON object as the keys under a prefix, in one \
         transaction at one revision, as 'get PREFIX --document' prints it: only \
@@ -98,6 +99,7 @@ struct SetCommand: AsyncParsableCommand, SecretFlagCommand {
           discfg set /app/ --document -d app.json --replace
           discfg set /app/ --document -d app.json --replace --dry-run
           discfg set /app/ --document -d app.json --replace --if-revision 41
+
         --dry-run prints the plan (each key the document would set or delete, \
         and the revision it is based on) and changes nothing; --if-revision N \
         writes the document only while the config is at N, so the plan reviewed \

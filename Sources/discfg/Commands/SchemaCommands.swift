@@ -14,8 +14,9 @@ struct SchemaCommand: AsyncParsableCommand {
         prefix such as /app/ (a trailing slash), where it checks the keys under \
         it as one document, as 'discfg get /app/ --document' prints it. Every \
         change is checked before it is made (set, patch, delete, txn, import, \
-        set --document), and one that breaks a schema is refused with one line \
-        per violation (KEY: POINTER: message (keyword)), exit 2, nothing changed.
+        set --document), and one that breaks a schema is refused in one sentence \
+        naming the schema, where and why ("refused by the schema on /app/: \
+        /db/port must be ≤ 65535; nothing changed"), exit 2, nothing changed.
 
         Schemas are part of their config: each is kept at a revision under \
         /.discfg/schema/, has history, and is exported and imported with the keys.

@@ -57,7 +57,7 @@ struct TxnCommand: AsyncParsableCommand {
            "patch": [{"op": "replace", "path": "/port", "value": 5433}]}
 
         Every key written must meet its schema (discfg schema); a transaction \
-        that breaks one is refused whole, with one line per violation.
+        that breaks one is refused whole, in one sentence naming the schema, where and why.
 
         Output: SUCCESS or FAILURE, then a line per request ("put /a  version 2 \
         revision 7", "delete /tmp/x", "get /a = value"); -f json prints the \
