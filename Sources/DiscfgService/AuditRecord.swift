@@ -121,6 +121,14 @@ public struct AuditRecord: Sendable {
         Self.literal("}\n", &line)
     }
 
+    /// `2026-11-26T18:52:13.123Z`, the time as an audit line writes it: for the lines
+    /// written beside audit lines in one format (`serve --log-format`).
+    public static func timestamp(_ time: (seconds: Int, nanoseconds: Int) = now()) -> String {
+        var text: [UInt8] = []
+        appendTime(time, to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The record's line, with its newline.
     public var line: String {
         var bytes: [UInt8] = []

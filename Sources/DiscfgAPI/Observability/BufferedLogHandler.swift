@@ -20,14 +20,16 @@ import Synchronization
 public struct BufferedLogHandler: LogHandler {
     private let label: String
     private let sink: LogSink
+    private let format: LogFormat
     public var logLevel: Logger.Level = .info
     public var metadata = Logger.Metadata()
     public var metadataProvider: Logger.MetadataProvider?
 
-    /// Creates a handler writing to `sink`.
-    public init(label: String, sink: LogSink, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
+    /// Creates a handler writing to `sink`, in `format` (``LogFormat/text`` by default).
+    public init(label: String, sink: LogSink, format: LogFormat = .text, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
         self.label = label
         self.sink = sink
+        self.format = format
         self.metadataProvider = metadataProvider
     }
 
@@ -47,6 +49,11 @@ public struct BufferedLogHandler: LogHandler {
         if let error = event.error {
             effective["error.message"] = "\(error)"
             effective["error.type"] = "\(String(reflecting: type(of: error)))"
+        }
+        guard format == .text else {
+            let fields = effective.sorted(by: { $0.key < $1.key }).map { ($0.key, "\($0.value)") } + [("source", event.source)]
+            sink.append(format.line(time: LogFormat.now(), level: event.level, label: label, message: "\(event.message)", fields: fields), urgent: event.level >= .warning)
+            return
         }
         var line = sink.timestamp()
         line += " \(event.level)"
@@ -120,7 +127,7 @@ public final class LogSink: Sendable {
     }
 
     /// The local time to the second, `%Y-%m-%dT%H:%M:%S%z`, formatted once a second.
-    func timestamp() -> String {
+    public func timestamp() -> String {
         let now = time(nil)
         if let cached = state.withLock({ $0.second == now ? $0.secondText : nil }) { return cached }
         var seconds = now

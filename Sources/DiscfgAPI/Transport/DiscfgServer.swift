@@ -50,6 +50,10 @@ public enum DiscfgServer {
         /// refusal, the router's and the event loops' alike (`serve --audit-log`, else
         /// standard error); nil to log each line through the server's logger, at info.
         public var auditLog: LogSink?
+        /// How the audit lines are written to ``auditLog``: JSON (the audit log file's
+        /// format), or the format of the server's other lines when they share standard
+        /// error (`serve --log-format`).
+        public var auditFormat: LogFormat = .json
         /// The clock the views judge TTLs by: the store's.
         public var clock: any WallClock = SystemClock()
         /// Where spans of requests and their store calls go; nil for the tracer
@@ -87,7 +91,7 @@ public enum DiscfgServer {
             store: store, apiStore: InstrumentedStore(store, metrics: metrics, tracer: RequestTracing.tracer(configuration.tracer)),
             authenticator: authenticator, metrics: metrics, configuration: configuration,
             metricsText: metricsText(store: store, metrics: metrics, configuration: configuration, accessLog: nil),
-            auditLog: configuration.auditLog.map { AuditTrail(sink: $0) }
+            auditLog: configuration.auditLog.map { AuditTrail(sink: $0, format: configuration.auditFormat) }
         )
     }
 
@@ -152,7 +156,7 @@ public enum DiscfgServer {
         let views = configuration.readViews ? ConfigViews(store: store, clock: configuration.clock) : nil
         // One trail over the audit log for the router and the event loops. Without one,
         // lines a silenced logger would drop are not made.
-        let auditLog = configuration.auditLog.map { AuditTrail(sink: $0) }
+        let auditLog = configuration.auditLog.map { AuditTrail(sink: $0, format: configuration.auditFormat) }
         let trail = auditLog ?? (logger.logLevel <= .info ? .logging(to: logger) : nil)
         let accessLog = views.map { _ in AccessLog(metrics: metrics, trail: trail, route: KeyReads.route) }
         // One view of the store for the router and the event loops: timed, and telling

@@ -20,7 +20,10 @@ struct ServeCommand: AsyncParsableCommand {
         Listens on 127.0.0.1:8899 by default, as the original did. Routes are \
         described at /openapi.yaml; /healthz and /metrics (Prometheus) are there \
         for operators. SIGTERM or Ctrl-C stops it gracefully, finishing requests \
-        in flight.
+        in flight. Once everything listens it writes one line naming each URL it \
+        serves (the REST API, the console, /metrics, the etcd API); --log-format \
+        json or logfmt makes that line, its other lines and the audit lines on \
+        standard error one format for a log collector.
 
         Authentication uses bearer tokens ('discfg token create'):
           --auth auto    (default) open until the first token is created, then
@@ -116,6 +119,10 @@ struct ServeCommand: AsyncParsableCommand {
             transform: { Int(try NumberField("--stream-backlog", 1...1_048_576).parse($0)) })
     var streamBacklog: Int = 1024
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
+    @Option(name: .customLong("log-format"), help: ArgumentHelp(
+        "How the lines on standard error are written, the server's own and the audit lines alike: text, json (an object a line) or logfmt (key=value pairs). An --audit-log file keeps JSON lines. Default: text.",
+        valueName: "format"
+    )) var logFormat: LogFormat = .text
     @Option(name: .customLong("audit-log"), help: ArgumentHelp(
         "Append the audit log (a JSON line per request and per refusal, on both APIs: who, what, which config and keys, the outcome, the revision of a change; never values, tokens or messages) to this file rather than standard error. SIGHUP opens it again, for rotation.",
         valueName: "file"
@@ -194,7 +201,9 @@ struct ServeCommand: AsyncParsableCommand {
             // Buffered: a line per request written one at a time would cost more than the request.
             let logSink = LogSink.standardError
             defer { logSink.flush() }
-            var logger = Logger(label: "discfg") { BufferedLogHandler(label: $0, sink: logSink) }
+            let format = logFormat
+            var logger = Logger(label: "discfg") { BufferedLogHandler(label: $0, sink: logSink, format: format) }
+            let serveLog = ServeLog(sink: logSink, format: logFormat)
             logger.logLevel = level
             let auditSink: LogSink
             do { auditSink = try auditLog.map(LogSink.init(appendingTo:)) ?? logSink } catch let error as DiscfgError { throw usage("--audit-log: \(error.message)", field: "--audit-log") }
@@ -209,7 +218,7 @@ struct ServeCommand: AsyncParsableCommand {
             let descriptors = DescriptorBudget(descriptors: DescriptorBudget.raisedLimit(), requested: maxConnections, servesEtcd: etcd != nil)
             if descriptors.lowered {
                 let etcdPart = etcd == nil ? "" : " and \(descriptors.etcd) etcd API connections"
-                FileHandle.standardError.write(Data("discfg: the descriptor limit (ulimit -n \(descriptors.descriptors)) allows \(descriptors.rest) REST connections\(etcdPart) at once, fewer than --max-connections \(maxConnections); raise the limit for more\n".utf8))
+                serveLog.write(.warning, "the descriptor limit (ulimit -n \(descriptors.descriptors)) allows \(descriptors.rest) REST connections\(etcdPart) at once, fewer than --max-connections \(maxConnections); raise the limit for more")
             }
             configuration.maxConnections = descriptors.rest
             configuration.writeTimeout = .seconds(writeTimeout)
@@ -221,6 +230,8 @@ struct ServeCommand: AsyncParsableCommand {
             // info silences them (through the logger); a file gets every line.
             let audits = auditLog != nil || level <= .info ? auditSink : nil
             configuration.auditLog = audits
+            // On standard error the audit lines share the log's format; a file keeps JSON.
+            configuration.auditFormat = auditLog == nil ? logFormat : .json
             configuration.readViews = switch readViews {
             case .on: true
             case .off: false
@@ -234,18 +245,23 @@ struct ServeCommand: AsyncParsableCommand {
             }
             let storeName = global.storeDescription
             if insecure {
-                ServeTLSOptions.warnInsecure(host: host, tls: serverTLS, answersWithoutCredentials: try await authenticator.answersWithoutToken())
+                if let warning = ServeTLSOptions.insecureWarning(host: host, tls: serverTLS, answersWithoutCredentials: try await authenticator.answersWithoutToken()) {
+                    serveLog.write(.warning, warning)
+                }
             }
             let scheme = serverTLS == nil ? "http" : "https"
             if let serverTLS {
                 let clients = serverTLS.files.clientCA.map { ", client certificates of \($0) required" } ?? ""
-                FileHandle.standardError.write(Data("discfg: TLS with \(ServerTLS.describe(serverTLS.loaded))\(clients); SIGHUP reads the files again\n".utf8))
+                serveLog.write(.notice, "TLS with \(ServerTLS.describe(serverTLS.loaded))\(clients); SIGHUP reads the files again")
             }
+            let startLine = StartLine(
+                log: serveLog, store: storeName, scheme: scheme, host: host, console: !noUI,
+                etcd: etcd.map { (host: $0.host, config: $0.config) }, auth: authText
+            )
+            let auditFormat = configuration.auditFormat
             let app = DiscfgServer.makeApplication(
                 store: store, authenticator: authenticator, configuration: configuration, logger: logger,
-                onServerRunning: { port in
-                    FileHandle.standardError.write(Data("discfg: serving \(storeName) on \(scheme)://\(host):\(port) (auth: \(authText))\n".utf8))
-                },
+                onServerRunning: { startLine.restListening($0) },
                 services: { apiStore, metricsText in
                     let exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
                     guard let etcd else { return exporters }
@@ -253,9 +269,7 @@ struct ServeCommand: AsyncParsableCommand {
                         store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
                         watchBacklogBytes: streamBacklog * 1024, idleTimeout: .seconds(idleTimeout), writeTimeout: .seconds(writeTimeout),
                         maxConnections: descriptors.etcd, maxWatchers: maxWatches
-                    ) { port in
-                        FileHandle.standardError.write(Data("discfg: serving the etcd API over config \(etcd.config) on \(etcd.host):\(port)\n".utf8))
-                    }
+                    ) { startLine.etcdListening($0) }
                     // While tokens are required (followed live), etcd calls need an etcd token
                     // from Auth.Authenticate with a discfg token, as the REST API needs the
                     // token itself; a call without one runs as its connection's client
@@ -270,7 +284,7 @@ struct ServeCommand: AsyncParsableCommand {
                     server.leaseStore = store as? any LeaseStore
                     server.history = etcdHistory
                     server.quotaBytes = etcdQuota
-                    server.notice = { FileHandle.standardError.write(Data("discfg: \($0)\n".utf8)) }
+                    server.notice = { serveLog.write(.notice, $0) }
                     if server.leaseStore == nil {
                         server.notice("etcd leases are kept in this process: store \(storeName) keeps none, so another serve --etcd on it neither renews nor expires them (a dead server's leases and their keys stay); serve the etcd API over SQLite or DynamoDB directly to share them")
                     }
@@ -283,7 +297,7 @@ struct ServeCommand: AsyncParsableCommand {
                     server.logger = logger
                     // The etcd port's /metrics serves the REST API's text, with etcd's series.
                     server.metricsText = metricsText
-                    let trail = audits.map { sink in AuditTrail { sink.append(bytes: $0, urgent: false) } }
+                    let trail = audits.map { AuditTrail(sink: $0, format: auditFormat) }
                     server.auditTrail = trail
                     return exporters + [ListeningService(server, host: etcd.host, port: etcd.port, field: "--etcd")]
                         + (trail.map { [AuditTrailService(trail: $0)] } ?? [])

@@ -56,17 +56,17 @@ struct ServeTLSOptions: ParsableArguments {
         do { return try ClientCertificateRoles(parsing: clientRoles) } catch let error as DiscfgError { throw usage(error.message, field: "--tls-client-roles") }
     }
 
-    /// Says on standard error what `--insecure` lets happen on `host`, where it does:
+    /// What `--insecure` lets happen on `host`, where it does (nil elsewhere), for `serve` to warn of:
     /// plain HTTP off loopback, and callers from other machines without a credential.
-    static func warnInsecure(host: String, tls: ServerTLS?, answersWithoutCredentials: Bool) {
-        guard !Loopback.contains(host: host) else { return }
+    static func insecureWarning(host: String, tls: ServerTLS?, answersWithoutCredentials: Bool) -> String? {
+        guard !Loopback.contains(host: host) else { return nil }
         var risks: [String] = []
         if tls == nil { risks.append("without TLS, so bearer tokens, values and secrets cross the network in clear for anyone on the path to read") }
         if answersWithoutCredentials, tls?.requiresClientCertificates != true {
             risks.append("and any machine that reaches \(host) may read and change every config without a token")
         }
-        guard !risks.isEmpty else { return }
-        FileHandle.standardError.write(Data("discfg: WARNING (--insecure): serving on \(host) \(risks.joined(separator: ", "))\n".utf8))
+        guard !risks.isEmpty else { return nil }
+        return "WARNING (--insecure): serving on \(host) \(risks.joined(separator: ", "))"
     }
 
     /// The command's words for a server's refusal to listen on `host`.
