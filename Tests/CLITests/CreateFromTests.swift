@@ -44,33 +44,9 @@ struct CreateFromTests {
         #expect(try await configs(cli) == ["staging", "prod", "copy", "features"])
     }
 
-    @Test("SQLite: a whole config and a prefix, each one change; a taken name, a missing source and a self-copy create nothing")
-    func sqlite() async throws {
-        let cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        try await Self.exercise(cli)
-    }
-
-    @Test("DynamoDB (moto): the same")
-    func dynamoDB() async throws {
-        var (cli, store) = try await CLIRunner.onDynamoDB()
-        defer { cli.cleanUp() }
-        #expect(try await cli.run("init", "--store", store, "-f", "silent").status == 0)
-        cli.environment["DISCFG_STORE"] = store
-        try await Self.exercise(cli)
-    }
-
-    @Test("discfg serve (http store): the same")
-    func server() async throws {
-        let cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        #expect(try await cli.run("init", "-f", "silent").status == 0)
-        let (server, port) = try await cli.serve()
-        try await withServer(server) { _ in
-            var remote = cli
-            remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
-            try await Self.exercise(remote)
-        }
+    @Test("a whole config and a prefix, each one change; a taken name, a missing source and a self-copy create nothing, on every store", arguments: CLIStoreKind.allCases)
+    func stores(_ kind: CLIStoreKind) async throws {
+        try await CLIRunner.on(kind, Self.exercise)
     }
 
     @Test("secrets are sealed again for the new config, which needs a key: refused before anything is created without one")

@@ -52,32 +52,8 @@ struct DocumentPlanTests {
         #expect(single.status == 2 && single.stderr.contains("--document"), "\(single.stderr)")
     }
 
-    @Test("SQLite: the plan names each key set and deleted and its revision, changes nothing; a stale --if-revision is refused; the reviewed one applies as one change")
-    func sqlite() async throws {
-        let cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        try await Self.exercise(cli)
-    }
-
-    @Test("DynamoDB (moto): the same")
-    func dynamoDB() async throws {
-        var (cli, store) = try await CLIRunner.onDynamoDB()
-        defer { cli.cleanUp() }
-        #expect(try await cli.run("init", "--store", store, "-f", "silent").status == 0)
-        cli.environment["DISCFG_STORE"] = store
-        try await Self.exercise(cli)
-    }
-
-    @Test("discfg serve (http store): the same")
-    func server() async throws {
-        let cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        #expect(try await cli.run("init", "-f", "silent").status == 0)
-        let (server, port) = try await cli.serve()
-        try await withServer(server) { _ in
-            var remote = cli
-            remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
-            try await Self.exercise(remote)
-        }
+    @Test("the plan names each key set and deleted and its revision, changes nothing; a stale --if-revision is refused; the reviewed one applies as one change, on every store", arguments: CLIStoreKind.allCases)
+    func stores(_ kind: CLIStoreKind) async throws {
+        try await CLIRunner.on(kind, Self.exercise)
     }
 }

@@ -54,33 +54,9 @@ struct PromoteCommandTests {
         #expect(try await cli.run("promote", "staging", "nope").status == 3)
     }
 
-    @Test("SQLite: a prefix, then the whole config, each one change; plans change nothing; a stale plan, a self-promotion and a missing config are refused")
-    func sqlite() async throws {
-        let cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        try await Self.exercise(cli)
-    }
-
-    @Test("DynamoDB (moto): the same")
-    func dynamoDB() async throws {
-        var (cli, store) = try await CLIRunner.onDynamoDB()
-        defer { cli.cleanUp() }
-        #expect(try await cli.run("init", "--store", store, "-f", "silent").status == 0)
-        cli.environment["DISCFG_STORE"] = store
-        try await Self.exercise(cli)
-    }
-
-    @Test("discfg serve (http store): the same")
-    func server() async throws {
-        let cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        #expect(try await cli.run("init", "-f", "silent").status == 0)
-        let (server, port) = try await cli.serve()
-        try await withServer(server) { _ in
-            var remote = cli
-            remote.environment["DISCFG_STORE"] = "http://127.0.0.1:\(port)"
-            try await Self.exercise(remote)
-        }
+    @Test("a prefix, then the whole config, each one change; plans change nothing; a stale plan, a self-promotion and a missing config are refused, on every store", arguments: CLIStoreKind.allCases)
+    func stores(_ kind: CLIStoreKind) async throws {
+        try await CLIRunner.on(kind, Self.exercise)
     }
 
     @Test("a secret is opened from the source and sealed again for the destination")
