@@ -188,6 +188,7 @@ public struct EtcdServer: Service {
         let heldBytes = Budget(limit: Self.maxHeldBytes, reserve: Self.reservedHeldBytes)
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(ChannelOptions.backlog, value: Int32(ConnectionCap.listenBacklog))
             .serverChannelInitializer { channel in
                 // An accept that fails for want of descriptors (EMFILE, ENFILE) waits a
                 // second before the next, as NIO's async bootstrap and so the REST API's

@@ -94,4 +94,12 @@ public final class ConnectionCap: Sendable {
 
     /// The accept limit of a server serving `limit` connections at once.
     public static func acceptLimit(for limit: Int) -> Int { limit + max(64, limit / 8) }
+
+    /// The queue of connections the kernel completes before the server accepts them, on
+    /// both APIs' listeners: as long as Go's listeners ask for (etcd's, the kernel's
+    /// `somaxconn`, which caps it). A burst of connects while the event loops are busy
+    /// then waits its turn; with NIO's 128 the kernel dropped the excess SYNs, and each
+    /// dropped client waited out its SYN retries (1 s, 3 s, 7 s, …) before getting in.
+    /// The cap still turns away what is over ``limit`` once accepted.
+    public static let listenBacklog = 4096
 }

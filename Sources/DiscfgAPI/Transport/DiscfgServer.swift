@@ -191,6 +191,7 @@ public enum DiscfgServer {
             configuration: ApplicationConfiguration(
                 address: configuration.unixSocketPath.map { .unixDomainSocket(path: $0) } ?? .hostname(configuration.host, port: configuration.port),
                 serverName: serverName,
+                backlog: ConnectionCap.listenBacklog,
                 availableConnectionsDelegate: .maximum(connections.acceptLimit, logger: logger)
             ),
             services: services,
