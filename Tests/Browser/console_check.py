@@ -2,40 +2,23 @@
 `discfg serve` the Swift test started with tokens required. The CLI changes keys
 through the same server meanwhile, as another person would. Prints one line per
 scenario; exits non-zero on the first that fails. Screenshots of each main view go to
-SCREENSHOTS.
+the screenshots folder.
 
-usage: console_check.py URL TOKEN DISCFG SCREENSHOTS
+usage: console_check.py --url URL --token TOKEN --discfg DISCFG --screenshots SCREENSHOTS
 """
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
-from headless import check, chromium
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from headless import Console, DiscfgCLI, check, command_line
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
-URL, TOKEN, DISCFG, SCREENSHOTS = sys.argv[1:5]
-
-
-def cli_as(token, *arguments):
-    """Runs the discfg CLI against the server with `token`: (exit status, stdout, stderr)."""
-    environment = dict(os.environ, DISCFG_STORE=URL, DISCFG_TOKEN=token)
-    done = subprocess.run([DISCFG, *arguments], env=environment, capture_output=True, text=True, timeout=60)
-    return done.returncode, done.stdout, done.stderr
-
-
-def cli(*arguments):
-    """Runs the discfg CLI against the server, as someone else at a terminal."""
-    status, stdout, stderr = cli_as(TOKEN, *arguments)
-    if status != 0:
-        print(f"FAIL discfg {' '.join(arguments)}: {stderr}", flush=True)
-        sys.exit(1)
-    return stdout
+ARGUMENTS = command_line()
+URL, TOKEN = ARGUMENTS.url, ARGUMENTS.token
+cli = DiscfgCLI(ARGUMENTS.discfg, URL, TOKEN)
 
 
 def exported(config):
@@ -45,47 +28,21 @@ def exported(config):
 
 
 def main():
-    driver = chromium()
-    wait = WebDriverWait(driver, 10, poll_frequency=0.05)
-    by_id = lambda name: driver.find_element(By.ID, name)
-
-    def until(what, condition, seconds=10):
-        # The console redraws lists as changes arrive: an element found a moment ago may
-        # be gone, and the condition is simply asked again.
-        try:
-            return WebDriverWait(driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda _: condition())
-        except TimeoutException:
-            check(what, False, "(timed out)")
-
-    def click(selector):
-        # Found and clicked in one step, asked again when a redraw replaced the element
-        # between finding and clicking it.
-        def attempt():
-            driver.find_element(By.CSS_SELECTOR, selector).click()
-            return True
-        until(f"{selector} can be clicked", attempt)
-
-    def shot(name):
-        driver.save_screenshot(os.path.join(SCREENSHOTS, name))
-
-    def sign_in(token):
-        by_id("token").clear()
-        by_id("token").send_keys(token)
-        by_id("signin-submit").click()
+    console = Console(URL, ARGUMENTS.screenshots)
+    driver, by_id, until, click, shot, type_into = console.driver, console.by_id, console.until, console.click, console.shot, console.type_into
 
     try:
-        driver.get(URL + "/ui/")
-        until("the sign-in form shows", lambda: by_id("signin").is_displayed())
-        sign_in("wrong-token")
+        console.open_at_sign_in()
+        console.sign_in("wrong-token")
         until("a wrong token is refused with the API's message", lambda: by_id("signin-error").text.strip() != "")
         check("after a refusal the console stays at sign-in and keeps no token",
-              by_id("signin").is_displayed() and driver.execute_script("return sessionStorage.getItem('discfg.token')") is None)
+              by_id("signin").is_displayed() and console.kept_token() is None)
         shot("signin-refused.png")
 
-        sign_in(TOKEN)
+        console.sign_in(TOKEN)
         until("the right token opens the list of configs", lambda: by_id("configs").is_displayed())
         check("the token is kept in sessionStorage, not a cookie",
-              driver.execute_script("return sessionStorage.getItem('discfg.token')") == TOKEN and driver.get_cookies() == [])
+              console.kept_token() == TOKEN and driver.get_cookies() == [])
 
         by_id("new-config-name").send_keys("web")
         by_id("new-config-submit").click()
@@ -97,8 +54,7 @@ def main():
 
         by_id("new-key").click()
         until("New key opens an editor", lambda: by_id("editor").is_displayed())
-        by_id("key-path").clear()
-        by_id("key-path").send_keys("/db/host")
+        type_into("key-path", "/db/host")
         by_id("value").send_keys("h1")
         by_id("save").click()
         until("a key created in the console is in the tree", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-key="/db/host"]'))
@@ -106,14 +62,12 @@ def main():
 
         # JSON is checked before it is sent.
         by_id("new-key").click()
-        by_id("key-path").clear()
-        by_id("key-path").send_keys("/app.json")
-        by_id("content-type").clear()
-        by_id("content-type").send_keys("application/json")
+        type_into("key-path", "/app.json")
+        type_into("content-type", "application/json")
         by_id("value").send_keys('{"broken": ')
         by_id("save").click()
         until("JSON that does not parse is refused before saving", lambda: by_id("editor-message").text.strip() != "")
-        check("and nothing was saved", "not found" in subprocess.run([DISCFG, "get", "web", "/app.json"], env=dict(os.environ, DISCFG_STORE=URL, DISCFG_TOKEN=TOKEN), capture_output=True, text=True).stderr.lower())
+        check("and nothing was saved", "not found" in cli.run("get", "web", "/app.json")[2].lower())
 
         # A change by someone else shows within a second.
         started = time.monotonic()
@@ -141,8 +95,7 @@ def main():
         click('[data-key="/db/host"]')
         until("the key opens in the editor", lambda: by_id("value").get_attribute("value") == "h1" and by_id("key-path").get_attribute("value") == "/db/host")
         shot("config.png")
-        by_id("value").clear()
-        by_id("value").send_keys("mine")
+        type_into("value", "mine")
         cli("set", "web", "/db/host", "theirs")
         until("a key being edited that changes underneath is flagged", lambda: by_id("changed-notice").is_displayed())
         by_id("save").click()
@@ -216,16 +169,13 @@ def main():
         # The whole config as it was at a revision, read-only.
         by_id("at-revision-toggle").click()
         for bad, why in (("-1", "a negative revision"), ("18446744073709551616", "2^64"), ("1.5", "a fraction")):
-            by_id("at-revision").clear()
-            by_id("at-revision").send_keys(bad)
+            type_into("at-revision", bad)
             by_id("at-revision-submit").click()
             until(f"{why} is refused before it is sent", lambda: "whole number" in by_id("at-revision-error").text)
-        by_id("at-revision").clear()
-        by_id("at-revision").send_keys("9223372036854775807")
+        type_into("at-revision", "9223372036854775807")
         by_id("at-revision-submit").click()
         until("a revision past the config's is refused with the API's message", lambda: by_id("at-revision-error").text.strip() != "" and "whole number" not in by_id("at-revision-error").text)
-        by_id("at-revision").clear()
-        by_id("at-revision").send_keys(str(first))
+        type_into("at-revision", str(first))
         by_id("at-revision-submit").click()
         until("the config at a past revision opens", lambda: by_id("snapshot").is_displayed())
         at = lambda key: [pre.text for pre in driver.find_elements(By.CSS_SELECTOR, f'#snapshot-keys pre[data-snapshot-key="{key}"]')]
@@ -281,8 +231,7 @@ def main():
         by_id("import-submit").click()
         until("replacing needs the config's name typed exactly", lambda: "exactly" in by_id("transfer-error").text)
         check("and nothing was deleted before it", "/extra" in exported("copy"))
-        by_id("import-replace-confirm").clear()
-        by_id("import-replace-confirm").send_keys("copy")
+        type_into("import-replace-confirm", "copy")
         by_id("import-submit").click()
         until("replacing deletes the keys the file lacks", lambda: "/extra" not in exported("copy") and "/DB_HOST" not in exported("copy"))
         check("and leaves the config equal to the file", exported("copy") == exported("web"))
@@ -349,31 +298,31 @@ def main():
         check("its description as text", driver.find_element(By.CSS_SELECTOR, f'li[data-token="{issued_id}"]').text.count("console <b>test</b>") == 1)
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", by_id("issued"))
         shot("tokens.png")
-        status, out, _ = cli_as(issued, "get", "web", "/db/host")
+        status, out, _ = cli.run("get", "web", "/db/host", token=issued)
         check("the new token works with its role", status == 0 and out == "h1\n")
-        status, _, err = cli_as(issued, "set", "web", "/db/host", "nope")
+        status, _, err = cli.run("set", "web", "/db/host", "nope", token=issued)
         check("and no further", status != 0 and cli("get", "web", "/db/host") == "h1\n", err)
         by_id("issued-done").click()
         check("Done takes it off the page", issued not in driver.page_source)
 
         by_id("signout").click()
-        sign_in(issued)
+        console.sign_in(issued)
         until("the read token signs in", lambda: by_id("configs").is_displayed() and driver.find_elements(By.CSS_SELECTOR, '[data-config="web"]'))
         check("and sees only its config", not driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
         by_id("tokens-nav").click()
         until("managing tokens is explained, not offered, to a token that may not", lambda: by_id("tokens-refused").is_displayed() and "admin" in by_id("tokens-refused").text)
         check("with no list or form", not by_id("new-token").is_displayed())
         by_id("signout").click()
-        sign_in(TOKEN)
+        console.sign_in(TOKEN)
         until("the admin signs in again", lambda: by_id("configs").is_displayed())
         by_id("tokens-nav").click()
         until("the tokens list again", lambda: len(rows()) == 2)
         click(f'button[data-revoke="{issued_id}"]')
         until("revoking asks first", lambda: driver.find_elements(By.CSS_SELECTOR, f'button[data-revoke-confirm="{issued_id}"]'))
-        check("and nothing is revoked yet", cli_as(issued, "get", "web", "/db/host")[0] == 0)
+        check("and nothing is revoked yet", cli.run("get", "web", "/db/host", token=issued)[0] == 0)
         click(f'button[data-revoke-confirm="{issued_id}"]')
         until("a revoked token leaves the list", lambda: len(rows()) == 1)
-        status, _, err = cli_as(issued, "get", "web", "/db/host")
+        status, _, err = cli.run("get", "web", "/db/host", token=issued)
         check("and is refused at once", status != 0, err)
         by_id("configs-nav").click()
         until("back to the configs from the tokens", lambda: by_id("configs").is_displayed())
@@ -394,16 +343,14 @@ def main():
         by_id("delete-config-submit").click()
         until("another name deletes nothing", lambda: by_id("delete-config-error").text.strip() != "")
         check("and the config is still there", "copy" in cli("configs"))
-        by_id("delete-config-confirm").clear()
-        by_id("delete-config-confirm").send_keys("copy")
+        type_into("delete-config-confirm", "copy")
         by_id("delete-config-submit").click()
         until("its own name deletes it", lambda: by_id("configs").is_displayed() and not driver.find_elements(By.CSS_SELECTOR, '[data-config="copy"]'))
         check("from the store", "copy" not in cli("configs").split())
 
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and "Content Security Policy" in entry["message"]]
-        check("the page broke no rule of its Content-Security-Policy", errors == [], repr(errors))
+        console.check_kept_to_policy()
     finally:
-        driver.quit()
+        console.quit()
 
 
 main()

@@ -2,22 +2,17 @@
 test started (ConsoleEntryTests). Prints one line per check; exits non-zero on the
 first that fails.
 
-usage: console_entry_check.py open URL DISCFG
+usage: console_entry_check.py --url URL --discfg DISCFG --screenshots SCREENSHOTS open
          the server needs no token (serve on loopback before any token exists): the
          console goes straight to the configs, never showing the sign-in form; the
          first token issued in it closes the server, and then it asks for a token.
-       console_entry_check.py tokens URL DISCFG TOKEN
+       console_entry_check.py --url URL --discfg DISCFG --screenshots SCREENSHOTS --token TOKEN tokens
          the server requires tokens: the console asks for one, as before.
 """
 
-import os
-import subprocess
-import sys
-
-from headless import check, chromium
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from headless import Console, DiscfgCLI, check, command_line
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
 
 # Runs in the page before its own script, at every load: notes whether the sign-in form
 # was ever shown, however briefly, and what the console asked for.
@@ -37,39 +32,12 @@ new MutationObserver(() => {
 """
 
 
-def browser():
-    driver = chromium()
-    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH_SIGNIN})
-    return driver
-
-
 def main():
-    mode, url, discfg = sys.argv[1:4]
-    driver = browser()
-    by_id = lambda name: driver.find_element(By.ID, name)
-    script = driver.execute_script
-
-    def until(what, condition, seconds=10):
-        try:
-            return WebDriverWait(driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda _: condition())
-        except TimeoutException:
-            check(what, False, "(timed out)")
-
-    def cli(*arguments, token=None):
-        environment = dict(os.environ, DISCFG_STORE=url)
-        if token:
-            environment["DISCFG_TOKEN"] = token
-        done = subprocess.run([discfg, *arguments], env=environment, capture_output=True, text=True, timeout=60)
-        check(f"discfg {' '.join(arguments)}", done.returncode == 0, done.stderr)
-        return done.stdout
-
-    def sign_in(token):
-        by_id("token").clear()
-        by_id("token").send_keys(token)
-        by_id("signin-submit").click()
-
-    def stored_token():
-        return script("return sessionStorage.getItem('discfg.token')")
+    arguments = command_line("mode")
+    mode, url = arguments.mode, arguments.url
+    console = Console(url, arguments.screenshots, before_each_load=WATCH_SIGNIN)
+    driver, by_id, until, sign_in, script = console.driver, console.by_id, console.until, console.sign_in, console.driver.execute_script
+    cli = DiscfgCLI(arguments.discfg, url)
 
     try:
         if mode == "open":
@@ -79,7 +47,7 @@ def main():
             until("listing the config that was there", lambda: driver.find_elements(By.CSS_SELECTOR, '[data-config="before"]'))
             check("without ever showing the sign-in form", script("return window.__signinShown") is False)
             check("having asked once, without a token", [r["authorization"] for r in script("return window.__requests")][:1] == [None])
-            check("keeping no token", stored_token() is None)
+            check("keeping no token", console.kept_token() is None)
             check("and offering no sign-out, having nothing to sign out of", not by_id("signout").is_displayed())
 
             by_id("new-config-name").send_keys("web")
@@ -114,29 +82,28 @@ def main():
             check("and shows no configs", not by_id("configs-view").is_displayed())
 
         elif mode == "tokens":
-            token = sys.argv[4]
+            token = arguments.token
             driver.get(url + "/ui/")
             until("on a server that requires tokens the console asks for one", lambda: by_id("signin").is_displayed())
             check("with no error before anything is typed", by_id("signin-error").text.strip() == "", by_id("signin-error").text)
             check("showing no configs", not by_id("configs-view").is_displayed() and script("return window.__signinShown") is True)
             check("the hint says the server needs a token, not to leave it empty", "only with a token" in by_id("signin-view").text and "empty" not in by_id("signin-view").text)
-            check("keeping no token", stored_token() is None)
+            check("keeping no token", console.kept_token() is None)
             sign_in("")
             until("an empty token is refused with the server's reason", lambda: "bearer token" in by_id("signin-error").text)
             check("and the form stays", by_id("signin").is_displayed() and not by_id("configs-view").is_displayed())
             sign_in(token)
             until("the token opens the configs", lambda: by_id("configs").is_displayed())
-            check("and is kept for this tab", stored_token() == token)
+            check("and is kept for this tab", console.kept_token() == token)
             check("with a sign-out", by_id("signout").is_displayed())
             driver.refresh()
             until("a reload signs in with the kept token", lambda: by_id("configs").is_displayed())
         else:
             check(f"mode {mode} is open or tokens", False)
 
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and "Content Security Policy" in entry["message"]]
-        check("the page broke no rule of its Content-Security-Policy", not errors, str(errors))
+        console.check_kept_to_policy()
     finally:
-        driver.quit()
+        console.quit()
 
 
 if __name__ == "__main__":

@@ -6,65 +6,21 @@ change to the same member opens the conflict view; a value a schema refuses (422
 each violation beside the editor; a key shows the schemas that check it; JSON that does
 not parse is refused with its line and column before anything is sent; and a value that
 is not JSON is saved by PUT with If-Match as before. Prints one line per scenario; exits
-non-zero on the first that fails. Screenshots go to SCREENSHOTS.
+non-zero on the first that fails. Screenshots go to the screenshots folder.
 
-usage: console_json_check.py URL TOKEN SCREENSHOTS
+usage: console_json_check.py --url URL --token TOKEN --discfg DISCFG --screenshots SCREENSHOTS
 """
 
 import json
-import os
-import sys
-import urllib.error
-import urllib.parse
-import urllib.request
 
-from headless import check, chromium
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from headless import Console, RestAPI, check, command_line
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
-URL, TOKEN, SCREENSHOTS = sys.argv[1:4]
+ARGUMENTS = command_line()
+URL, TOKEN = ARGUMENTS.url, ARGUMENTS.token
 CONFIG = "json"
-
-
-def call(method, path, body=None, content_type=None, headers=None):
-    """One request to the REST API as another client: (status, parsed JSON or text)."""
-    request = urllib.request.Request(URL + path, method=method, data=body.encode() if isinstance(body, str) else body)
-    request.add_header("Authorization", f"Bearer {TOKEN}")
-    if content_type:
-        request.add_header("Content-Type", content_type)
-    for name, value in (headers or {}).items():
-        request.add_header(name, value)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, text = response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        status, text = error.code, error.read().decode()
-    try:
-        return status, json.loads(text)
-    except ValueError:
-        return status, text
-
-
-def api(method, path, body=None, content_type=None, expect=(200, 201)):
-    status, answer = call(method, path, body, content_type)
-    if status not in expect:
-        print(f"FAIL {method} {path}: {status} {answer}", flush=True)
-        sys.exit(1)
-    return answer
-
-
-def key_path(key):
-    return f"/v1/{CONFIG}/keys/{urllib.parse.quote(key.lstrip('/'))}"
-
-
-def stored(key):
-    """The key's item as the API has it now."""
-    return api("GET", key_path(key))["item"]
-
-
-def put(key, value, content_type):
-    return api("PUT", key_path(key), value, content_type)["item"]
+rest = RestAPI(URL, TOKEN, CONFIG)
+api, key_path, stored, put = rest.request, rest.key_path, rest.stored, rest.put
 
 
 # Records what the page sends (method, path, the headers that matter, body), so a check
@@ -85,14 +41,8 @@ RECORD_REQUESTS = """
 
 
 def main():
-    driver = chromium()
-    by_id = lambda name: driver.find_element(By.ID, name)
-
-    def until(what, condition, seconds=10):
-        try:
-            return WebDriverWait(driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda _: condition())
-        except TimeoutException:
-            check(what, False, "(timed out)")
+    console = Console(URL, ARGUMENTS.screenshots)
+    driver, by_id, until, shot, type_into = console.driver, console.by_id, console.until, console.shot, console.type_into
 
     def sent(path_end):
         """The writes the page sent to a key since recording began: (method, ifMatch, contentType, body)."""
@@ -106,19 +56,13 @@ def main():
         driver.find_element(By.CSS_SELECTOR, f'[data-key="{key}"]').click()
         until(f"{key} opens in the editor", lambda: by_id("key-path").get_attribute("value") == key and by_id("value").get_attribute("value") == value)
 
-    def type_value(text):
-        by_id("value").clear()
-        by_id("value").send_keys(text)
-
     try:
         api("PUT", f"/v1/{CONFIG}", b"", expect=(200, 201))
         settings = put("/app/settings", '{"host":"a","port":1,"debug":false,"tags":["x"]}', "application/json")
         put("/notes", "first", "text/plain")
 
-        driver.get(URL + "/ui/")
-        until("the sign-in form shows", lambda: by_id("signin").is_displayed())
-        by_id("token").send_keys(TOKEN)
-        by_id("signin-submit").click()
+        console.open_at_sign_in()
+        console.sign_in(TOKEN)
         until("signed in", lambda: driver.find_elements(By.CSS_SELECTOR, f'[data-config="{CONFIG}"]'))
         driver.find_element(By.CSS_SELECTOR, f'[data-config="{CONFIG}"]').click()
         until("the config opens live", lambda: by_id("live-status").text == "Live" and driver.find_elements(By.CSS_SELECTOR, '[data-key="/app/settings"]'))
@@ -173,7 +117,7 @@ def main():
         check("a JSON object offers saving only the members changed, chosen by default",
               by_id("merge-field").is_displayed() and by_id("merge-patch").is_selected())
         until("with no schema on it", lambda: by_id("schema-info").text == "none")
-        type_value('{"host":"a","port":2,"debug":false,"tags":["x"]}')
+        type_into("value", '{"host":"a","port":2,"debug":false,"tags":["x"]}')
         api("PATCH", key_path("/app/settings"), '{"debug":true}', "application/merge-patch+json")
         until("the API's change shows while editing", lambda: by_id("changed-notice").is_displayed())
         driver.execute_script(RECORD_REQUESTS)
@@ -189,7 +133,7 @@ def main():
         check("and no conflict", not by_id("conflict").is_displayed())
 
         # A change to the same member is not merged over: the conflict view shows both.
-        type_value('{"host":"a","port":3,"debug":true,"tags":["x"]}')
+        type_into("value", '{"host":"a","port":3,"debug":true,"tags":["x"]}')
         api("PATCH", key_path("/app/settings"), '{"port":4}', "application/merge-patch+json")
         until("the second change shows while editing", lambda: by_id("changed-notice").is_displayed())
         by_id("save").click()
@@ -197,14 +141,13 @@ def main():
         until("a change to the same member opens the conflict view",
               lambda: by_id("conflict").is_displayed() and '"port": 4' in by_id("conflict-theirs").text and '"port": 3' in by_id("conflict-mine").text)
         check("and nothing of the edit was saved", json.loads(stored("/app/settings")["value"])["port"] == 4)
-        shot = lambda name: driver.save_screenshot(os.path.join(SCREENSHOTS, name))
         shot("json-conflict.png")
         by_id("conflict-discard").click()
         until("discarding loads the current value", lambda: '"port": 4' in by_id("value").get_attribute("value") and not by_id("conflict").is_displayed())
 
         # JSON that does not parse: its line and column, nothing sent.
         driver.execute_script(RECORD_REQUESTS)
-        type_value('{\n  "host": "a",\n  "port": }')
+        type_into("value", '{\n  "host": "a",\n  "port": }')
         by_id("save").click()
         until("JSON that does not parse is refused with its line and column", lambda: "line 3, column 11" in by_id("editor-message").text, seconds=5)
         check("before anything is sent", sent("/keys/app/settings") == [], repr(sent("/keys/app/settings")))
@@ -217,7 +160,7 @@ def main():
         by_id("schema-info").find_element(By.CSS_SELECTOR, "button[data-schema]").click()
         until("and shows the schema as text", lambda: by_id("schema-view").is_displayed() and '"maximum": 65535' in by_id("schema-text").text)
         before = stored("/app/settings")
-        type_value('{"host":"","port":70000,"debug":true,"tags":["x"]}')
+        type_into("value", '{"host":"","port":70000,"debug":true,"tags":["x"]}')
         by_id("save").click()
         violations = lambda: [item.text for item in driver.find_elements(By.CSS_SELECTOR, "#violations li")]
         until("a value the schema refuses shows each violation beside the editor", lambda: by_id("violations").is_displayed() and len(violations()) == 2)
@@ -227,7 +170,7 @@ def main():
         check("nothing was saved", stored("/app/settings")["modRevision"] == before["modRevision"])
         check("and the edit stays in the editor", '"port":70000' in by_id("value").get_attribute("value") and by_id("dirty").is_displayed())
         shot("json-violations.png")
-        type_value('{"host":"b","port":8080,"debug":true,"tags":["x"]}')
+        type_into("value", '{"host":"b","port":8080,"debug":true,"tags":["x"]}')
         by_id("save").click()
         until("a value it accepts saves", lambda: json.loads(stored("/app/settings")["value"])["port"] == 8080)
         check("and the violations go", not by_id("violations").is_displayed())
@@ -245,23 +188,22 @@ def main():
         open_key("/notes", "first")
         check("a text value offers no merge patch", not by_id("merge-field").is_displayed())
         driver.execute_script(RECORD_REQUESTS)
-        type_value("second")
+        type_into("value", "second")
         by_id("save").click()
         until("a text value saves", lambda: stored("/notes")["value"] == "second")
         check("by PUT with If-Match of the revision it was opened at", sent("/keys/notes") == [("PUT", f'"{notes["modRevision"]}"', "text/plain", "second")], repr(sent("/keys/notes")))
         put("/notes", "theirs", "text/plain")
         until("a change to it shows", lambda: by_id("value").get_attribute("value") == "theirs")
-        type_value("mine")
+        type_into("value", "mine")
         put("/notes", "theirs again", "text/plain")
         until("a change while editing is flagged", lambda: by_id("changed-notice").is_displayed())
         by_id("save").click()
         until("and a stale save of it still opens the conflict view", lambda: by_id("conflict").is_displayed() and by_id("conflict-theirs").text == "theirs again")
         check("overwriting nothing", stored("/notes")["value"] == "theirs again")
 
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and "Content Security Policy" in entry["message"]]
-        check("the page broke no rule of its Content-Security-Policy", errors == [], repr(errors))
+        console.check_kept_to_policy()
     finally:
-        driver.quit()
+        console.quit()
 
 
 main()

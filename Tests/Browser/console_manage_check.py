@@ -8,78 +8,27 @@ carries the change message typed beside it; the open key is in the address (a re
 and a shared link open it); an error box is cleared when the user acts again; and the
 whole config is compared between two revisions and rolled back to one as one change,
 after a review and a confirmation. Prints one line per scenario; exits non-zero on the
-first that fails. Screenshots go to SCREENSHOTS.
+first that fails. Screenshots go to the screenshots folder.
 
-usage: console_manage_check.py URL TOKEN DISCFG SCREENSHOTS
+usage: console_manage_check.py --url URL --token TOKEN --discfg DISCFG --screenshots SCREENSHOTS
 """
 
 import json
 import os
-import subprocess
-import sys
 import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
 
-from headless import check, chromium
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from headless import Console, DiscfgCLI, RestAPI, check, command_line
 from selenium.webdriver.common.by import By
-from selenium.webdriver.common.keys import Keys
-from selenium.webdriver.support.ui import WebDriverWait
 
-URL, TOKEN, DISCFG, SCREENSHOTS = sys.argv[1:5]
+ARGUMENTS = command_line()
+URL, TOKEN = ARGUMENTS.url, ARGUMENTS.token
 CONFIG = "ops"
 SETTINGS = '{"db":{"host":"a","port":5432},"debug":false,"tags":["x"]}'
 # SETTINGS as the console shows it: indented by two spaces, numbers and order as stored.
 SETTINGS_SHOWN = '{\n  "db": {\n    "host": "a",\n    "port": 5432\n  },\n  "debug": false,\n  "tags": [\n    "x"\n  ]\n}'
-
-
-def call(method, path, body=None, content_type=None):
-    """One request to the REST API as another client: (status, parsed JSON or text)."""
-    request = urllib.request.Request(URL + path, method=method, data=body.encode() if isinstance(body, str) else body)
-    request.add_header("Authorization", f"Bearer {TOKEN}")
-    if content_type:
-        request.add_header("Content-Type", content_type)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, text = response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        status, text = error.code, error.read().decode()
-    try:
-        return status, json.loads(text)
-    except ValueError:
-        return status, text
-
-
-def api(method, path, body=None, content_type=None, expect=(200, 201)):
-    status, answer = call(method, path, body, content_type)
-    if status not in expect:
-        print(f"FAIL {method} {path}: {status} {answer}", flush=True)
-        sys.exit(1)
-    return answer
-
-
-def cli(*arguments):
-    """Runs the discfg CLI against the server, as someone else at a terminal."""
-    environment = dict(os.environ, DISCFG_STORE=URL, DISCFG_TOKEN=TOKEN)
-    done = subprocess.run([DISCFG, *arguments], env=environment, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        print(f"FAIL discfg {' '.join(arguments)}: {done.stderr}", flush=True)
-        sys.exit(1)
-    return done.stdout
-
-
-def key_path(key, kind="keys"):
-    return f"/v1/{CONFIG}/{kind}/{urllib.parse.quote(key.lstrip('/'))}"
-
-
-def put(key, value, content_type="text/plain"):
-    return api("PUT", key_path(key), value, content_type)
-
-
-def stored(key):
-    return api("GET", key_path(key))["item"]
+rest = RestAPI(URL, TOKEN, CONFIG)
+api, key_path, stored, put = rest.request, rest.key_path, rest.stored, rest.put
+cli = DiscfgCLI(ARGUMENTS.discfg, URL, TOKEN)
 
 
 def revision():
@@ -97,29 +46,8 @@ def newest_event(key):
 
 
 def main():
-    driver = chromium()
-    by_id = lambda name: driver.find_element(By.ID, name)
-    shot = lambda name: driver.save_screenshot(os.path.join(SCREENSHOTS, name))
-
-    def until(what, condition, seconds=10):
-        # The console redraws lists as changes arrive: an element found a moment ago may
-        # be gone, and the condition is simply asked again.
-        try:
-            return WebDriverWait(driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]).until(lambda _: condition())
-        except TimeoutException:
-            check(what, False, "(timed out)")
-
-    def click(selector):
-        # Found and clicked in one step, asked again when a redraw replaced the element.
-        def attempt():
-            driver.find_element(By.CSS_SELECTOR, selector).click()
-            return True
-        until(f"{selector} can be clicked", attempt)
-
-    def type_into(name, text):
-        by_id(name).clear()
-        by_id(name).send_keys(text)
-
+    console = Console(URL, ARGUMENTS.screenshots)
+    driver, by_id, until, click, shot, type_into = console.driver, console.by_id, console.until, console.click, console.shot, console.type_into
     value = lambda: by_id("value").get_attribute("value")
     hash_now = lambda: driver.execute_script("return window.location.hash")
     diff_lines = lambda: [line.get_attribute("textContent") for line in driver.find_elements(By.CSS_SELECTOR, "#diff-lines .diff-line")]
@@ -133,10 +61,8 @@ def main():
         base = revision()
         check("the store counts the schema's record as a key", api("GET", f"/v1/{CONFIG}")["info"].get("keyCount") == 4, repr(api("GET", f"/v1/{CONFIG}")))
 
-        driver.get(URL + "/ui/")
-        until("the sign-in form shows", lambda: by_id("signin").is_displayed())
-        by_id("token").send_keys(TOKEN)
-        by_id("signin-submit").click()
+        console.open_at_sign_in()
+        console.sign_in(TOKEN)
         until("signed in", lambda: driver.find_elements(By.CSS_SELECTOR, f'[data-config="{CONFIG}"]'))
 
         # discfg's own records: not in the tree, not counted; a schema's keys are badged.
@@ -316,10 +242,9 @@ def main():
         check("with nothing to confirm", not by_id("rollback-confirm").is_displayed())
         check("and nothing changed", revision() == sealed_at + 1)
 
-        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE" and "Content Security Policy" in entry["message"]]
-        check("the page broke no rule of its Content-Security-Policy", errors == [], repr(errors))
+        console.check_kept_to_policy()
     finally:
-        driver.quit()
+        console.quit()
 
 
 main()

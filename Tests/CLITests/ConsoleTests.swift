@@ -148,33 +148,14 @@ struct ConsoleTests {
 
     @Test("in headless Chromium: sign-in refused and accepted, configs and keys created, JSON checked, CLI changes live within 1 s, XSS stays text, the conflict view loses nothing, history diff and restore, the config at a revision, export and import round trip, secrets masked and revealed only with their key file, tokens issued once and revoked, 360 px wide")
     func inABrowser() async throws {
-        var cli = try CLIRunner()
-        defer { cli.cleanUp() }
-        cli.environment["DISCFG_STORE"] = "sqlite://\(cli.directory.path)/store.db"
-        let created = try await cli.run("token", "create", "--role", "admin")
-        #expect(created.status == 0)
-        let token = try #require(created.stdout.split(separator: "\n").first.map(String.init))
-        let (server, port) = try await cli.serve(["--auth", "token"])
-        let screenshots = Self.root.appendingPathComponent(".build/console-screenshots")
-        try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
-        do {
-            let run = try await ChildProcess.run(
-                "python3",
-                [Self.root.appendingPathComponent("Tests/Browser/console_check.py").path, "http://127.0.0.1:\(port)", token, CLIRunner.executable.path, screenshots.path],
-                environment: ChildProcess.environment(["HOME": cli.directory.path]), timeout: .seconds(300)
-            )
-            #expect(run.termination == .exited(0), "\(run.stdout)\(run.stderr)")
-            #expect(run.stdout.contains("ok the page broke no rule of its Content-Security-Policy"), "\(run.stdout)\(run.stderr)")
-            for name in [
+        let check = try await BrowserCheck.run(
+            "console_check.py",
+            screenshots: [
                 "signin-refused.png", "config.png", "conflict.png", "history.png", "revision.png", "transfer.png",
                 "secret.png", "configs.png", "tokens.png", "narrow.png",
-            ] {
-                #expect(FileManager.default.fileExists(atPath: screenshots.appendingPathComponent(name).path), "screenshot \(name)")
-            }
-        } catch {
-            await server.kill()
-            throw error
-        }
-        await server.kill()
+            ],
+            timeout: .seconds(300)
+        )
+        #expect(check.failures.isEmpty, "\(check)")
     }
 }
