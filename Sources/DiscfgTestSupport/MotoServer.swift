@@ -73,14 +73,21 @@ public final class MotoServer: TestServer {
         throw StartError(description: "moto_server did not answer on port \(port) within \(timeout); \(installHint)\n\(server.logTail())")
     }
 
-    /// `moto_server`, with one change: requests are handled one at a time.
+    /// `moto_server`, with two changes: requests are handled one at a time, and a
+    /// `TransactWriteItems` copies each table it writes once.
     ///
     /// moto's server is threaded and its DynamoDB backend takes no lock, so two concurrent
     /// `TransactWriteItems` can both pass their conditions — the atomicity real DynamoDB
     /// guarantees and discfg's optimistic locking relies on. Serializing requests gives
     /// moto DynamoDB's semantics; connections are still accepted concurrently.
+    ///
+    /// To undo a failed transaction, moto deep-copies the table once per action, before
+    /// any action runs: 100 copies of the same table, a cost that grows with the table, so
+    /// a change staged in many full transactions took minutes and held every other request
+    /// back. The copies are all alike; the first one is kept and handed out again (where
+    /// moto's code differs from what this expects, it is left as it is).
     static let serializedServer = """
-        import sys, threading
+        import copy, sys, threading, types
         from moto.moto_server import werkzeug_app
         lock = threading.Lock()
         handle = werkzeug_app.DomainDispatcherApplication.__call__
@@ -88,6 +95,26 @@ public final class MotoServer: TestServer {
             with lock:
                 return handle(self, environ, start_response)
         werkzeug_app.DomainDispatcherApplication.__call__ = serialized
+        try:
+            import moto.dynamodb.models as backend
+            transact = backend.DynamoDBBackend.transact_write_items
+            def copying_each_table_once(self, transact_items):
+                copies = {}
+                def deepcopy(value, memo=None):
+                    if isinstance(value, backend.Table):
+                        if id(value) not in copies:
+                            copies[id(value)] = copy.deepcopy(value)
+                        return copies[id(value)]
+                    return copy.deepcopy(value, memo)
+                backend.copy = types.SimpleNamespace(deepcopy=deepcopy)
+                try:
+                    return transact(self, transact_items)
+                finally:
+                    backend.copy = copy
+            if backend.copy is copy and isinstance(backend.Table, type):
+                backend.DynamoDBBackend.transact_write_items = copying_each_table_once
+        except (ImportError, AttributeError):
+            pass
         from moto.server import main
         main(sys.argv[1:])
         """
