@@ -74,13 +74,15 @@ public struct LoopbackHTTP: Sendable {
 
     /// `requestLine` (`"PUT /path"`) with `body` on a new connection; the whole reply.
     /// `host` is its `Host` header, `127.0.0.1:PORT` unless given.
-    public static func exchange(port: Int, _ requestLine: String, body: Data, headers: [String] = [], host: String? = nil) async throws -> String {
+    /// - Parameter waiting: how long the server may be silent, in seconds, before what
+    ///   arrived is taken as the whole answer.
+    public static func exchange(port: Int, _ requestLine: String, body: Data, headers: [String] = [], host: String? = nil, waiting: Int = 60) async throws -> String {
         try await BlockingCall.run {
             let connection = try LoopbackHTTP(port: port)
             defer { connection.close() }
             let extra = headers.map { $0 + "\r\n" }.joined()
             try connection.send(Data("\(requestLine) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(port)")\r\n\(extra)Content-Length: \(body.count)\r\nConnection: close\r\n\r\n".utf8) + body)
-            return connection.blockingReadToEnd(waiting: 60)
+            return connection.blockingReadToEnd(waiting: waiting)
         }
     }
 }

@@ -97,7 +97,9 @@ struct TLSTests {
     func stalledHandshake() async throws {
         let pki = try await TestCertificates.make()
         defer { pki.remove() }
-        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")), handshakeTimeout: .seconds(5))
+        // Long enough that a loaded machine sees the slot held before the server gives up on
+        // the handshake and frees it.
+        let tls = try ServerTLS(files: .init(certificate: pki.path("server.pem"), key: pki.path("server.key")), handshakeTimeout: .seconds(20))
         let started = try await LiveServer.start {
             $0.tls = tls
             $0.maxConnections = 1
@@ -108,7 +110,7 @@ struct TLSTests {
             let store = try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem")))
             // Once the server has taken the stalled connection in (the two may land on two
             // event loops, in either order), it holds the only slot: a request is turned away.
-            try await eventually("a request is turned away while the stalled connection holds the slot", timeout: .seconds(5), interval: .milliseconds(50)) {
+            try await eventually("a request is turned away while the stalled connection holds the slot", timeout: .seconds(15), interval: .milliseconds(50)) {
                 do {
                     _ = try await store.listConfigs()
                     return false
@@ -117,9 +119,9 @@ struct TLSTests {
                 }
             }
             // The server closes it; the test waits as long as it may take on a busy machine.
-            let closed = try await Self.within(.seconds(30)) { try await stalled.closeFuture.get() }
+            let closed = try await Self.within(.seconds(60)) { try await stalled.closeFuture.get() }
             #expect(closed, "the server kept a connection that never began its handshake")
-            try await eventually("the slot is given back when the stalled connection closed", timeout: .seconds(5), interval: .milliseconds(100)) {
+            try await eventually("the slot is given back when the stalled connection closed", timeout: .seconds(15), interval: .milliseconds(100)) {
                 (try? await store.listConfigs()) != nil
             }
         }
