@@ -89,8 +89,7 @@ public struct StoreConformance: Sendable {
         public static let nestedTransactions = Capabilities(rawValue: 1 << 3)
 
         /// The store commits a change of any number of keys as one change (an import, a
-        /// prefix delete). (DynamoDB holds 100 writes in one transaction, and refuses a
-        /// change past that whole.)
+        /// prefix delete), not only as many as one transaction of its database holds.
         public static let largeChanges = Capabilities(rawValue: 1 << 4)
 
         public static let all: Capabilities = [.tokens, .exportPagesReadHistory, .leases, .nestedTransactions, .largeChanges]

@@ -57,6 +57,9 @@ public final class CapacityEstimate: Sendable {
             return units
         case .delete: return 2
         case .check: return 2 * 0.5
+        // Billed on the item's size after the update; the small marks of a staged change
+        // are taken as one unit.
+        case .update: return 2
         }
     }
 }

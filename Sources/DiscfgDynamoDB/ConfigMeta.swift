@@ -29,6 +29,11 @@ struct ConfigMeta: Sendable, Equatable {
     /// How many schemas the config holds; nil when not known yet (a config from before
     /// schemas were counted).
     var schemaCount: Int?
+    /// The change past one transaction being staged or folded, if any: while it is
+    /// there, no other change commits.
+    var bulk: BulkChange?
+    /// The revision of the newest ``BulkChange`` committed (zero: none).
+    var lastBulkRevision: Revision
 
     init(info: ConfigInfo) {
         self.info = info
@@ -40,6 +45,8 @@ struct ConfigMeta: Sendable, Equatable {
         sharedRevisions = [:]
         deleting = false
         schemaCount = 0
+        bulk = nil
+        lastBulkRevision = .zero
     }
 
     init?(_ attributes: Attributes) {
@@ -70,6 +77,8 @@ struct ConfigMeta: Sendable, Equatable {
         sharedRevisions = shared
         deleting = attributes[.deleting]?.boolValue == true
         schemaCount = attributes[.schemaCount]?.int64.map { Int(clamping: $0) }
+        bulk = BulkChange(attributes)
+        lastBulkRevision = Revision(attributes[.lastBulkRevision]?.uint64 ?? 0)
     }
 
     /// The whole meta item, with `lock` as stored.
@@ -93,6 +102,8 @@ struct ConfigMeta: Sendable, Equatable {
         }
         if deleting { attributes[.deleting] = .bool(true) }
         if let schemaCount { attributes[.schemaCount] = .number(Int64(schemaCount)) }
+        if let bulk { attributes.merge(bulk.attributes) { $1 } }
+        if lastBulkRevision > .zero { attributes[.lastBulkRevision] = .number(lastBulkRevision.rawValue) }
         return attributes
     }
 }

@@ -9,22 +9,20 @@ import Foundation
 /// then evaluated on what was read, as the rules will evaluate them, which names the
 /// branch that runs: only its reads' ranges are read, page by page, until what they hold
 /// (live keys the transaction's ``KeyFilter`` admits, costed as the budget costs them)
-/// passes the budget plus ``slack``. A range read only in part is a ``PartialRange``.
+/// passes the budget plus the branch's ``slack(succeeded:stored:now:)``. A range read only
+/// in part is a ``PartialRange``.
 ///
 /// Why stopping there is exact: the branch runs every one of its reads, and each range
 /// read here is read by at least one of them, so they return at least what was read,
-/// less what the branch's own changes remove first. One DynamoDB transaction changes at
-/// most ``DynamoDBChange/maxActions``/2 keys, each of at most ``slack``/that many bytes,
-/// so past budget + slack the reads are sure to pass the budget: the transaction is
-/// refused, whether the rules get there first or a read runs off the part that was read.
+/// less what the branch's own changes remove first: at most a key and a value per put,
+/// patch or delete of a key, and what a prefix or range delete's range holds, which is read
+/// whole. Past budget + that slack the reads are sure to pass the budget: the transaction
+/// is refused, whether the rules get there first or a read runs off the part that was read.
 struct BudgetedReads: Sendable {
     /// The transaction, with a budget of ``ReadBudget/Past/refuse``.
     let transaction: Transaction
     let budget: ReadBudget
 
-    /// The bytes past the budget to read before a transaction is sure to be refused:
-    /// what the most keys one DynamoDB transaction may change can remove.
-    static let slack = DynamoDBChange.maxActions / 2 * (Key.maxBytes + Limits.maxValueBytes)
 
     /// The budgeted reads of `transaction`; nil when it has no budget that refuses, or
     /// nests transactions (whose ranges are then read whole: which branch of each runs is
@@ -88,6 +86,26 @@ struct BudgetedReads: Sendable {
         }
     }
 
+    /// The bytes past the budget to read before the branch is sure to be refused: what its
+    /// own changes can take out of what its reads return — a key and a value per key it
+    /// writes, and the keys (read whole in `stored`) of the ranges it deletes.
+    func slack(succeeded: Bool, stored: [Key: Item?], now: Date) -> Int {
+        var slack = 0
+        var deleted: [KeyRange] = []
+        for operation in succeeded ? transaction.success : transaction.failure {
+            switch operation {
+            case .put, .patch, .delete: slack += Key.maxBytes + Limits.maxValueBytes
+            case .deletePrefix(let prefix): deleted.append(prefix.range)
+            case .deleteRange(let range): deleted.append(range)
+            case .get, .getPrefix, .getRange, .nested: break
+            }
+        }
+        for case let item? in stored.values where deleted.contains(where: { $0.contains(item.key) }) {
+            slack += cost(item, now: now)
+        }
+        return slack
+    }
+
     /// What an item read for the branch's reads costs toward budget + slack: nothing for
     /// a key the reads will not return.
     func cost(_ item: Item, now: Date) -> Int {
@@ -118,10 +136,11 @@ extension DynamoDBStore {
     func readBudgeted(
         _ reads: BudgetedReads, _ config: ConfigName, whole: [KeyRange], into stored: inout [Key: Item?], now: Date
     ) async throws -> (whole: [KeyRange], partial: [PartialRange]) {
-        var left = reads.budget.bytes + BudgetedReads.slack
+        let succeeded = reads.succeeds(stored, now: now)
+        var left = reads.budget.bytes + reads.slack(succeeded: succeeded, stored: stored, now: now)
         var complete: [KeyRange] = []
         var partial: [PartialRange] = []
-        for range in reads.readRanges(succeeded: reads.succeeds(stored, now: now), outside: whole) {
+        for range in reads.readRanges(succeeded: succeeded, outside: whole) {
             var query = keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)
             var through: Key?
             var done = false

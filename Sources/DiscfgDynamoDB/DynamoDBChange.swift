@@ -34,6 +34,9 @@ struct DynamoDBChange: ChangeTransaction {
     var chains: [Key: DynamoDBKeyChain] = [:]
     /// Keys without an item whose tombstone was read with them (``chains`` has what it named).
     var tombstonesRead: Set<Key> = []
+    /// Dropped revisions whose history items were deleted before this change, being too
+    /// many for one transaction (a ``BulkChange``'s); its commit only records them purged.
+    var purgedAhead: Set<UInt64> = []
     private(set) var overlay: [Key: Item?] = [:]
     private(set) var recorded: [Event] = []
     private var revision: Revision
@@ -132,9 +135,29 @@ struct DynamoDBChange: ChangeTransaction {
     /// - Parameters:
     ///   - compacted: `meta` with its retention applied (see `compact`).
     ///   - token: the `ClientRequestToken` the transaction is sent with.
-    /// - Throws: `tooLarge` when the change needs more than DynamoDB's 100 actions or
-    ///   4 MB in one transaction (it is refused, never split: a change is all or nothing).
-    func plan(compacted: ConfigMeta, token: String) throws -> (actions: [WriteAction], meta: ConfigMeta) {
+    /// - Returns: nil when the change needs more than DynamoDB's 100 actions or 4 MB in
+    ///   one transaction: the store then commits it as a ``BulkChange``.
+    func plan(compacted: ConfigMeta, token: String) throws -> (actions: [WriteAction], meta: ConfigMeta)? {
+        var planned = try self.planned(compacted: compacted)
+        if !planned.history.isEmpty, case .put(var first, let condition) = planned.history[0] {
+            first[.transactionToken] = .s(token)
+            planned.history[0] = .put(first, condition: condition)
+        }
+        var meta = planned.meta
+        var actions: [WriteAction] = [.put(meta.attributes, condition: nil)]
+        actions += planned.keys.flatMap(\.actions) + planned.history
+        actions += purgeActions(&meta, room: Self.maxActions - actions.count)
+        actions[0] = .put(meta.attributes, condition: Self.lockCondition(self.meta))
+
+        let bytes = actions.reduce(0) { $0 + $1.itemSize }
+        guard actions.count <= Self.maxActions, bytes <= Self.maxTransactionBytes else { return nil }
+        return (actions, meta)
+    }
+
+    /// What committing this change writes, however many transactions it takes: the meta
+    /// item as it will be (its lock one past the one read), each key's final state and
+    /// the history items.
+    func planned(compacted: ConfigMeta) throws -> PlannedChange {
         var meta = compacted
         meta.lock = self.meta.lock + 1
         meta.info.revision = revision
@@ -167,38 +190,31 @@ struct DynamoDBChange: ChangeTransaction {
             links.append(chain.eventLinks)
         }
 
-        var keyActions: [WriteAction] = []
+        var keys: [KeyWrite] = []
         var written = Set<Key>()
-        for event in recorded where !written.contains(event.key) {
+        for event in recorded.reversed() where !written.contains(event.key) {
             written.insert(event.key)
-            let final = overlay[event.key] ?? nil
             let condition = original(event.key).map { old in
                 Expression("\(.modRevision) = :mr", values: [":mr": .number(old.modRevision.rawValue)])
             } ?? .itemAbsent
-            let chain = chains[event.key]?.headAttributes ?? [:]
-            if let final {
-                keyActions.append(.put(ItemCodec.attributes(final, in: config).merging(chain) { $1 }, condition: condition))
-            } else {
-                keyActions.append(.delete(key: DynamoDBLayout.itemKey(config, event.key), condition: condition))
-                if let head = chains[event.key] {
-                    var tombstone = DynamoDBLayout.tombstoneKey(config, event.key).merging(chain) { $1 }
-                    tombstone[.modRevision] = .number(head.place.revision.rawValue)
-                    keyActions.append(.put(tombstone, condition: nil))
-                }
-            }
+            let chain = chains[event.key]
+            keys.append(KeyWrite(
+                config: config, key: event.key, final: overlay[event.key] ?? nil, head: chain?.headAttributes ?? [:],
+                place: chain?.place ?? EventPlace(revision: event.revision, position: 0), original: original(event.key) != nil, condition: condition
+            ))
         }
+        keys.reverse()
 
-        var historyActions: [WriteAction] = []
+        var history: [WriteAction] = []
         let ttl = retention.historyTTL(at: now)
         for (index, event) in recorded.enumerated() {
             let position = positions[index]
-            var (item, overflow) = EventCodec.attributes(
+            let (item, overflow) = EventCodec.attributes(
                 event, in: config, position: position, revisionEvents: sharing[event.revision] ?? 1, links: links[index], ttl: ttl
             )
-            if historyActions.isEmpty { item[.transactionToken] = .s(token) }
-            historyActions.append(.put(item, condition: nil))
+            history.append(.put(item, condition: nil))
             if let overflow {
-                historyActions.append(.put(overflow, condition: nil))
+                history.append(.put(overflow, condition: nil))
                 if ttl == nil { meta.overflowRevisions.insert(event.revision.rawValue) }
             }
             if position > 0, ttl == nil { meta.sharedRevisions[event.revision.rawValue] = position + 1 }
@@ -211,28 +227,7 @@ struct DynamoDBChange: ChangeTransaction {
             if let expiresAt = item.expiresAt { bound = min(bound ?? expiresAt, expiresAt) }
         }
         meta.expiryCheckAt = bound
-
-        var actions: [WriteAction] = [.put(meta.attributes, condition: nil)]
-        actions += keyActions + historyActions
-        actions += purgeActions(&meta, room: Self.maxActions - actions.count)
-        actions[0] = .put(meta.attributes, condition: Self.lockCondition(self.meta))
-
-        guard actions.count <= Self.maxActions else {
-            throw DiscfgError(
-                .tooLarge,
-                "this change makes \(recorded.count) changes to config \"\(config)\" (\(actions.count) DynamoDB writes), more than one DynamoDB transaction holds (\(Self.maxActions) writes: about \(Self.maxActions / 2 - 1) keys set, or \(Self.maxActions / 3 - 1) deleted); it was refused, not split, so nothing was written: delete a narrower prefix or import in parts",
-                field: "change"
-            )
-        }
-        let bytes = actions.reduce(0) { $0 + $1.itemSize }
-        guard bytes <= Self.maxTransactionBytes else {
-            throw DiscfgError(
-                .tooLarge,
-                "this change to config \"\(config)\" writes about \(bytes) bytes, more than one DynamoDB transaction holds (4 MB); it was refused, so nothing was written: import in parts",
-                field: "change"
-            )
-        }
-        return (actions, meta)
+        return PlannedChange(meta: meta, keys: keys, history: history, events: recorded.count)
     }
 
     /// Deletes of events that `.last(N)` retention dropped, as many as fit in `room`.
@@ -243,6 +238,14 @@ struct DynamoDBChange: ChangeTransaction {
         while next <= meta.info.compactedRevision {
             let overflow = meta.overflowRevisions.contains(next.rawValue)
             let events = meta.sharedRevisions[next.rawValue] ?? 1
+            if purgedAhead.contains(next.rawValue) {
+                // Deleted before this change (see ``purgeAhead``): only the bookkeeping.
+                meta.overflowRevisions.remove(next.rawValue)
+                meta.sharedRevisions[next.rawValue] = nil
+                meta.purgedRevision = next
+                next = next.next
+                continue
+            }
             let needed = events * (overflow ? 2 : 1)
             // A revision is purged whole; one with more items than a purge usually takes
             // goes alone when the change leaves room for it.
@@ -272,4 +275,81 @@ struct DynamoDBChange: ChangeTransaction {
     static let maxTransactionBytes = 4_000_000
     /// At most this many purge deletes ride along with one change.
     static let maxPurgePerChange = 40
+
+    /// The next dropped revisions to purge whose history items are more than a change's
+    /// transaction can take along: a ``BulkChange``'s. Deleting them ahead of the change that
+    /// records them purged is safe, as no reader reads history at or below the compacted
+    /// revision.
+    func revisionsToPurgeAhead(_ meta: ConfigMeta) -> [(revision: Revision, items: [Attributes])] {
+        guard case .last = meta.info.settings.history else { return [] }
+        var ahead: [(revision: Revision, items: [Attributes])] = []
+        var next = meta.purgedRevision.next
+        while next <= meta.info.compactedRevision, ahead.count < 2 {
+            let events = meta.sharedRevisions[next.rawValue] ?? 1
+            guard events > Self.maxPurgePerChange / 2 else { break }
+            let overflow = meta.overflowRevisions.contains(next.rawValue)
+            var keys: [Attributes] = []
+            for position in 0..<events {
+                keys.append(DynamoDBLayout.eventKey(config, next, position: position))
+                if overflow { keys.append(DynamoDBLayout.key(DynamoDBLayout.historyPK(config), DynamoDBLayout.overflowSK(next, position: position))) }
+            }
+            ahead.append((next, keys))
+            next = next.next
+        }
+        return ahead
+    }
+}
+
+/// What committing a change writes (``DynamoDBChange/planned(compacted:)``).
+struct PlannedChange: Sendable {
+    /// The meta item once committed.
+    var meta: ConfigMeta
+    /// Each key the change writes, once, in the order of its first event.
+    var keys: [KeyWrite]
+    /// The history items: every event, and the overflow items of large previous values.
+    var history: [WriteAction]
+    /// How many events the change records.
+    var events: Int
+}
+
+/// One key's write in a change: its final state, the chain head its item or tombstone
+/// records, and the condition on its state as read.
+struct KeyWrite: Sendable {
+    let config: ConfigName
+    let key: Key
+    /// The key's item once the change is applied; nil when the change deletes it.
+    let final: Item?
+    /// The chain head the key item or tombstone records after the change.
+    let head: Attributes
+    /// The place of the key's newest event.
+    let place: EventPlace
+    /// Whether the key had an item when the change read it.
+    let original: Bool
+    /// The key's state as read: `mr` as read, or absent.
+    let condition: Expression
+
+    /// What the key item (nil: deleted) and its tombstone (nil: left as it is) become.
+    var folded: (item: Attributes?, tombstone: Attributes?) {
+        Self.folded(config, key, final: final, head: head, place: place)
+    }
+
+    /// The key item and tombstone a change writes for a key whose final state is `final`
+    /// and whose chain head is `head` at `place`: one rule for a change in one
+    /// transaction, the fold of a ``BulkChange`` and a read that meets one unfolded.
+    static func folded(_ config: ConfigName, _ key: Key, final: Item?, head: Attributes, place: EventPlace?) -> (item: Attributes?, tombstone: Attributes?) {
+        if let final { return (ItemCodec.attributes(final, in: config).merging(head) { $1 }, nil) }
+        guard let place else { return (nil, nil) }
+        var tombstone = DynamoDBLayout.tombstoneKey(config, key).merging(head) { $1 }
+        tombstone[.modRevision] = .number(place.revision.rawValue)
+        return (nil, tombstone)
+    }
+
+    /// The actions that write it in one transaction.
+    var actions: [WriteAction] {
+        let (item, tombstone) = folded
+        if let item { return [.put(item, condition: condition)] }
+        var actions: [WriteAction] = [.delete(key: DynamoDBLayout.itemKey(config, key), condition: condition)]
+        if let tombstone { actions.append(.put(tombstone, condition: nil)) }
+        return actions
+    }
 }

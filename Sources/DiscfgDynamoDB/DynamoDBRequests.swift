@@ -26,13 +26,16 @@ enum WriteAction: Sendable, Encodable {
     case delete(key: Attributes, condition: Expression?)
     /// Fails the transaction unless `condition` holds for the item.
     case check(key: Attributes, condition: Expression)
+    /// Changes some attributes of an item (`update`, an update expression whose names and
+    /// values are merged with the condition's), if `condition` holds.
+    case update(key: Attributes, update: Expression, condition: Expression?)
 
     /// The encoder's `userInfo` key holding the table name.
     static let tableNameKey = CodingUserInfoKey(rawValue: "tableName")!
 
-    private enum CodingKeys: String, CodingKey { case Put, Delete, ConditionCheck }
+    private enum CodingKeys: String, CodingKey { case Put, Delete, ConditionCheck, Update }
     private enum BodyKeys: String, CodingKey {
-        case TableName, Item, Key, ConditionExpression, ExpressionAttributeNames, ExpressionAttributeValues
+        case TableName, Item, Key, ConditionExpression, UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -42,15 +45,21 @@ enum WriteAction: Sendable, Encodable {
         case .put(let item, let condition): (.Put, .Item, item, condition)
         case .delete(let key, let condition): (.Delete, .Key, key, condition)
         case .check(let key, let condition): (.ConditionCheck, .Key, key, condition)
+        case .update(let key, _, let condition): (.Update, .Key, key, condition)
         }
         var body = container.nestedContainer(keyedBy: BodyKeys.self, forKey: kind)
         try body.encode(table, forKey: .TableName)
         try body.encode(attributes, forKey: itemKey)
-        if let condition {
-            try body.encode(condition.text, forKey: .ConditionExpression)
-            if !condition.names.isEmpty { try body.encode(condition.names, forKey: .ExpressionAttributeNames) }
-            if !condition.values.isEmpty { try body.encode(condition.values, forKey: .ExpressionAttributeValues) }
+        var names = condition?.names ?? [:]
+        var values = condition?.values ?? [:]
+        if case .update(_, let update, _) = self {
+            try body.encode(update.text, forKey: .UpdateExpression)
+            names.merge(update.names) { $1 }
+            values.merge(update.values) { $1 }
         }
+        if let condition { try body.encode(condition.text, forKey: .ConditionExpression) }
+        if !names.isEmpty { try body.encode(names, forKey: .ExpressionAttributeNames) }
+        if !values.isEmpty { try body.encode(values, forKey: .ExpressionAttributeValues) }
     }
 
     /// The bytes this action sends, for DynamoDB's 4 MB transaction limit.
@@ -58,6 +67,7 @@ enum WriteAction: Sendable, Encodable {
         switch self {
         case .put(let item, _): item.estimatedSize
         case .delete(let key, _), .check(let key, _): key.estimatedSize
+        case .update(let key, let update, _): key.estimatedSize + update.values.estimatedSize
         }
     }
 }

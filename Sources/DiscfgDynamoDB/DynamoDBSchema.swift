@@ -184,6 +184,26 @@ enum Attribute: String, CaseIterable, Sendable {
     /// change reads them once and writes the count.
     case schemaCount = "schemas"
 
+    // A change past one transaction (``BulkChange``): on the meta item while it is staged
+    // and folded, on each key item it stages (a placeholder item for a key that has none).
+    /// Meta item: the id of the change in progress.
+    case bulkID = "bulk"
+    /// Meta item: its first revision.
+    case bulkRevision = "bulkrev"
+    /// Meta item: `staging`, `committed` or `undoing`.
+    case bulkState = "bulkstate"
+    /// Meta item: until when its writer holds the config while staging (milliseconds).
+    case bulkUntil = "bulkuntil"
+    /// Meta item: the revision of the newest such change committed, so a listing that
+    /// spans its commit can tell and read again.
+    case lastBulkRevision = "lastbulk"
+    /// Key item: the id of the staged change it takes part in.
+    case pending = "pend"
+    /// Key item: the place of the key's last event in that change.
+    case pendingPlace = "pat"
+    /// Key item: the chain head the key item or tombstone carries once folded (a map).
+    case pendingHead = "phd"
+
     // Tokens.
     case tokenHash = "hash"
     case role

@@ -67,8 +67,7 @@ extension DynamoDBStore {
         try await change(config, ChangeReads(keys: [key])) { try $0.delete(key, conditions: conditions) }
     }
 
-    /// Writes a prefix's document in one transaction; like ``deletePrefix(_:in:)`` it is
-    /// refused with `tooLarge` when it changes more keys than one DynamoDB transaction holds.
+    /// Writes a prefix's document as one change (see ``deletePrefix(_:in:)``).
     public func putDocument(_ document: JSONValue, under prefix: KeyPrefix, in config: ConfigName, replace: Bool) async throws -> ImportResult {
         try await change(config, ChangeReads(prefix: prefix)) { try $0.putDocument(document, under: prefix, replace: replace) }
     }
@@ -82,10 +81,9 @@ extension DynamoDBStore {
         return try await change(config, reads) { try $0.setSchema(target, to: schema, force: force) }
     }
 
-    /// Deletes every key under a prefix in one transaction. DynamoDB holds at most 100
-    /// writes in a transaction (two per key: the key and its history event), so a prefix
-    /// with more than about 33 live keys (each delete writes the key, its tombstone and its event) is refused with `tooLarge` — never split into
-    /// several transactions, which could leave it half-deleted.
+    /// Deletes every key under a prefix as one change: one transaction while it fits
+    /// (DynamoDB holds 100 writes in one, and each delete writes the key, its tombstone and
+    /// its event: about 33 keys), else a ``BulkChange``, still all or nothing for readers.
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
         try await change(config, ChangeReads(prefix: prefix)) { try $0.deletePrefix(prefix) }
     }
@@ -94,8 +92,8 @@ extension DynamoDBStore {
     /// key, so the commit's condition on the meta item's lock also guards every key and
     /// prefix the comparisons read; a transaction that writes nothing reads the meta item
     /// again afterwards and starts over when another change committed meanwhile, so its
-    /// reads are one consistent view. Refused with `tooLarge` when its changes need more
-    /// than one DynamoDB transaction holds (about 49 keys set, 33 deleted).
+    /// reads are one consistent view. Past one DynamoDB transaction (about 49 keys set, 33
+    /// deleted) it is a ``BulkChange``.
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult {
         try transaction.validate()
         let (keys, ranges) = transaction.reads
@@ -107,8 +105,7 @@ extension DynamoDBStore {
         return try await change(config, reads, by: transaction.attribution) { try $0.apply(transaction) }
     }
 
-    /// Imports a snapshot in one transaction; like ``deletePrefix(_:in:)`` it is refused
-    /// with `tooLarge` when it needs more than one DynamoDB transaction holds.
+    /// Imports a snapshot as one change (see ``deletePrefix(_:in:)``).
     public func importSnapshot(_ snapshot: ConfigSnapshot, into config: ConfigName, options: ImportOptions) async throws -> ImportResult {
         try snapshot.validate()
         try options.check(snapshot)
@@ -144,7 +141,9 @@ extension DynamoDBStore {
     }
 
     /// Runs one change: read (strongly consistent), apply the shared rules, commit with one
-    /// `TransactWriteItems`; a lost race starts over after a jittered pause.
+    /// `TransactWriteItems` (or, past one, as a ``BulkChange``); a lost race starts over
+    /// after a jittered pause. A change that meets a ``BulkChange`` in progress settles it
+    /// first.
     ///
     /// When an attempt may have committed without the answer arriving (a connection lost
     /// after sending, a 5xx), the client's retries reuse the token, which DynamoDB
@@ -163,6 +162,11 @@ extension DynamoDBStore {
             let now = clock.now()
             var transaction = try await prepare(config, reads, now: now)
             transaction.attribution = attribution
+            if transaction.meta.bulk != nil {
+                // A change of many keys holds the config: see it through (or out), then read again.
+                try await settle(config, transaction.meta)
+                continue
+            }
             if transaction.meta.info.settings.quotaBytes != nil, transaction.meta.info.byteCount == nil {
                 // A config from before bytes were counted: count them once, then start over.
                 try await countKeysAndBytes(config)
@@ -193,9 +197,17 @@ extension DynamoDBStore {
             }
             try await compact(&target, now: now, exact: false, committed: transaction.meta.info.revision)
             try await linkChains(config, &transaction)
+            try await purgeAhead(&transaction, compacted: target)
             let token = UUID().uuidString
-            let (actions, committed) = try transaction.plan(compacted: target, token: token)
+            let plan = try transaction.plan(compacted: target, token: token)
             if let hook = beforeCommit.withLock({ hook in defer { hook = nil }; return hook }) { try await hook() }
+            guard let (actions, committed) = plan else {
+                // Past one transaction: staged, then committed with one write of the meta item.
+                if try await commitBulk(transaction, compacted: target) { return result }
+                attempt += 1
+                try await raceBackoff(attempt, config: config)
+                continue
+            }
             let first = transaction.recorded[0].revision
             do {
                 try await transactWrite(actions, token: token)

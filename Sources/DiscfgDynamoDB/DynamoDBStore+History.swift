@@ -14,9 +14,9 @@ struct ChainedEvent: Sendable {
 }
 
 extension DynamoDBStore {
-    /// The key item and tombstone of `key`, strongly consistent, with the meta item
-    /// when `meta` (one `BatchGetItem`).
-    func keyHeads(_ key: Key, in config: ConfigName, meta: Bool) async throws -> (meta: ConfigMeta?, item: Attributes?, tombstone: Attributes?) {
+    /// The key item and tombstone of `key` as stored, strongly consistent, with the meta
+    /// item when `meta` (one `BatchGetItem`).
+    func storedKeyHeads(_ key: Key, in config: ConfigName, meta: Bool) async throws -> (meta: ConfigMeta?, item: Attributes?, tombstone: Attributes?) {
         let itemKey = DynamoDBLayout.itemKey(config, key)
         let tombstoneKey = DynamoDBLayout.tombstoneKey(config, key)
         let found = try await connection.batchGet((meta ? [DynamoDBLayout.metaKey(config)] : []) + [itemKey, tombstoneKey], consistent: true)

@@ -10,7 +10,11 @@ extension DynamoDBStore {
     public func get(_ key: Key, in config: ConfigName, atRevision revision: Revision?) async throws -> Item? {
         let now = clock.now()
         guard let revision else {
-            let attributes = try await connection.getItem(DynamoDBLayout.itemKey(config, key), consistent: configuration.consistentReads)
+            let attributes = try await readingPastMarks { lastTry in
+                let stored = try await connection.getItem(DynamoDBLayout.itemKey(config, key), consistent: configuration.consistentReads)
+                guard let stored else { return stored }
+                return try await (lastTry ? Self.ignoringMarks([stored]) : resolvingMarks([stored], in: config)).first
+            }
             if let item = attributes.flatMap(ItemCodec.item) {
                 return item.isExpired(at: now) ? nil : item
             }
@@ -77,18 +81,36 @@ extension DynamoDBStore {
     }
 
     /// A listing, strongly consistent when asked (an export's pages must not be stale).
+    ///
+    /// A listing is not isolated from changes (DynamoDB's `Query` is not), except from a
+    /// ``BulkChange``: one that commits while a listing reads makes it read again, so a
+    /// listing shows all of it or none.
     func list(in config: ConfigName, _ query: ListQuery, consistent: Bool) async throws -> ListPage {
+        for attempt in 1...Self.markRereads {
+            do {
+                return try await listOnce(in: config, query, consistent: consistent, lastTry: attempt == Self.markRereads)
+            } catch is MarkOutdated {
+                continue
+            }
+        }
+        throw MarkOutdated()
+    }
+
+    private func listOnce(in config: ConfigName, _ query: ListQuery, consistent: Bool, lastTry: Bool) async throws -> ListPage {
         var folder = try ListingFolder(query)
         let now = clock.now()
         guard let meta = try await meta(config, consistent: consistent) else { throw DiscfgError.configNotFound(config) }
         let end = query.prefix.upperBound
         var start = folder.scanStart
         let batch = query.recursive ? query.limit + 1 : 64
+        var newest = meta.info.revision
         scan: while !folder.isDone, start.utf8.lexicographicallyPrecedes(end.utf8) {
             var input = keyRange(config, from: start, to: end, consistent: consistent, limit: batch)
             while true {
                 let page = try await connection.queryPage(input)
-                for item in (page.Items ?? []).compactMap(ItemCodec.item) where query.prefix.contains(item.key) && !item.isExpired(at: now) {
+                let items = try await lastTry ? Self.ignoringMarks(page.Items ?? []) : resolvingMarks(page.Items ?? [], in: config)
+                for item in items.compactMap(ItemCodec.item) where query.prefix.contains(item.key) && !item.isExpired(at: now) {
+                    newest = max(newest, item.modRevision)
                     if let jump = folder.offer(item) {
                         start = jump
                         continue scan
@@ -98,6 +120,10 @@ extension DynamoDBStore {
                 guard let next = page.LastEvaluatedKey else { break scan }
                 input.ExclusiveStartKey = next
             }
+        }
+        if !lastTry, newest > meta.info.revision, let after = try await self.meta(config, consistent: true), after.lastBulkRevision > meta.info.revision {
+            // A change of many keys committed while this listing read: read again.
+            throw MarkOutdated()
         }
         return folder.page(revision: meta.info.revision)
     }

@@ -79,6 +79,9 @@ public final class DynamoDBStore: ConfigStore {
     let keyIndex = Mutex<Bool?>(nil)
     /// Runs (once) between a change's reads and its commit; lets tests lose a race on purpose.
     let beforeCommit = Mutex<(@Sendable () async throws -> Void)?>(nil)
+    /// Runs (once) when a ``BulkChange`` is staged and again when it is committed; a test's
+    /// hook that throws stops the change there, as a writer that stops would.
+    let afterBulkStep = Mutex<(@Sendable (BulkChange.State) async throws -> Void)?>(nil)
 
     /// Creates a store on `client`'s region and endpoint. The caller owns the client and
     /// shuts it down.

@@ -84,20 +84,22 @@ struct DynamoDBStoreTests {
         #expect(try await store.events(in: config, scope: .prefix(.root), from: 1, limit: 10).events.map(\.key.path) == ["/rival", "/mine"])
     }
 
-    @Test func aDeletePrefixTooLargeForOneTransactionIsRefusedAndChangesNothing() async throws {
+    @Test func aDeletePrefixPastOneTransactionIsOneRevision() async throws {
         let store = try await makeStore()
         let config = try await store.makeConfig()
         for index in 0..<60 { _ = try await store.set(Key("/many/\(index < 30 ? "a" : "b")/k\(index)"), to: Data("v".utf8), in: config) }
-        do {
-            _ = try await store.deletePrefix(KeyPrefix("/many/"), in: config)
-            Issue.record("a 60-key deletePrefix fitted in one transaction")
-        } catch let error as DiscfgError {
-            #expect(error.code == .tooLarge)
-            #expect(error.message.contains("100"))
-        }
-        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.count == 60)
-        #expect(try await store.revision(of: config) == 60)
-        #expect(try await store.deletePrefix(KeyPrefix("/many/a/"), in: config).count == 30, "a smaller prefix fits")
+        await store.metrics.reset()
+        let removed = try await store.deletePrefix(KeyPrefix("/many/"), in: config)
+        #expect(removed.count == 60)
+        #expect(Set(removed.map(\.revision)) == [61])
+        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.isEmpty)
+        #expect(try await store.revision(of: config) == 61)
+        #expect(try await store.get(Key("/many/a/k0"), in: config, atRevision: 60)?.text == "v")
+        let metrics = await store.metrics.snapshot()
+        #expect((metrics["TransactWriteItems"]?.calls ?? 0) >= 3, "staged, then folded, in several transactions")
+        let tombstones = try await store.connection.queryAll(QueryInput(table: store.connection.table, key: .partition(DynamoDBLayout.tombstonePK(config)), consistent: true))
+        #expect(tombstones.count == 60, "each deleted key's chain kept in its tombstone")
+        try await expectSettled(store, config)
     }
 
     @Test func keepLastNDeletesDroppedHistoryItems() async throws {
@@ -108,21 +110,18 @@ struct DynamoDBStoreTests {
         #expect(raw.compactMap { $0["sk"]?.string } == ["00000000000000000004", "00000000000000000005"])
     }
 
-    @Test func aTransactionTooLargeForOneDynamoDBTransactionIsRefusedAndChangesNothing() async throws {
+    @Test func aTransactionPastOneDynamoDBTransactionIsOneRevision() async throws {
         let store = try await makeStore()
         let config = try await store.makeConfig()
         _ = try await store.set(Key("/k0"), to: Data("v".utf8), in: config)
         let puts = try (0..<60).map { TransactionOperation.put(try Key("/k\($0)"), Data("w".utf8)) }
-        do {
-            _ = try await store.transact(Transaction(success: puts), in: config)
-            Issue.record("a 60-key transaction fitted in one DynamoDB transaction")
-        } catch let error as DiscfgError {
-            #expect(error.code == .tooLarge)
-            #expect(error.message.contains("100"))
-        }
-        #expect(try await store.revision(of: config) == 1)
-        #expect(try await store.get(Key("/k0"), in: config)?.text == "v")
-        #expect(try await store.transact(Transaction(success: Array(puts.prefix(40))), in: config).revision == 2, "a smaller one fits")
+        #expect(try await store.transact(Transaction(success: puts), in: config).revision == 2)
+        #expect(try await store.revision(of: config) == 2)
+        #expect(try await store.get(Key("/k0"), in: config)?.text == "w")
+        #expect(try await store.get(Key("/k0"), in: config, atRevision: 1)?.text == "v")
+        #expect(try await store.get(Key("/k59"), in: config)?.version == 1)
+        #expect(try await store.history(of: Key("/k0"), in: config, HistoryQuery()).events.map(\.revision) == [2, 1])
+        try await expectSettled(store, config)
     }
 
     @Test func aTransactionsEventsShareItsRevisionAndArePurgedTogether() async throws {

@@ -26,7 +26,6 @@ enum StoreKind: String, CaseIterable, CustomStringConvertible, Sendable {
         switch self {
         // The REST API takes a change of any size the store behind it holds.
         case .remote: [.largeChanges]
-        case .dynamodb: StoreConformance.Capabilities.all.subtracting(.largeChanges)
         default: .all
         }
     }

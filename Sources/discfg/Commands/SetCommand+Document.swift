@@ -4,7 +4,7 @@ import DiscfgWire
 import Foundation
 
 extension SetCommand {
-    /// `--document`: the object as the keys under `prefix`, one transaction. With
+    /// `--document`: the object as the keys under `prefix`, one change. With
     /// --dry-run or --if-revision the document is worked out against the keys as they are
     /// at one revision and written as an import bound to it, so the plan printed is the
     /// change that lands.

@@ -141,7 +141,7 @@ struct ImportCommand: AsyncParsableCommand {
         abstract: "Set keys from a JSON, YAML or env file.",
         usage: "discfg import [<options>] [<config>] <file>",
         discussion: """
-        The import is one change: one transaction, one revision that every \
+        The import is one change: one revision that every \
         changed key carries, one 'discfg log' entry with its message; keys whose \
         value is already the same are left alone. The file may be what \
         'discfg export' wrote, a mapping of key paths such as \

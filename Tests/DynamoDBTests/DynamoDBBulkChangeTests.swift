@@ -1,0 +1,142 @@
+import DiscfgAWS
+import DiscfgConformance
+import DiscfgCore
+@testable import DiscfgDynamoDB
+import Foundation
+import Synchronization
+import Testing
+
+/// A change past one DynamoDB transaction, caught between its steps: readers see it whole
+/// or not at all, and the next writer finishes what a stopped writer left.
+@Suite("DynamoDB: a change past one transaction, between its steps")
+struct DynamoDBBulkChangeTests {
+    struct Stopped: Error {}
+
+    /// A config with `/app/old0`…`/app/old9`, and a replacing import of `/app/` that keeps
+    /// old0…old4 with new values, drops old5…old9 and adds 120 keys.
+    static func prepared(_ store: DynamoDBStore) async throws -> (ConfigName, ConfigSnapshot) {
+        let config = try await store.makeConfig()
+        for index in 0..<10 { _ = try await store.set(Key("/app/old\(index)"), to: Data("before".utf8), in: config) }
+        _ = try await store.set(Key("/other"), to: Data("o".utf8), in: config)
+        var entries = try (0..<5).map { ConfigSnapshot.Entry(key: try Key("/app/old\($0)"), value: Data("after".utf8)) }
+        entries += try (0..<120).map { ConfigSnapshot.Entry(key: try Key(String(format: "/app/new%03d", $0)), value: Data("new".utf8)) }
+        return (config, ConfigSnapshot(items: entries))
+    }
+
+    /// What every reader sees of the config before the import (revision 11).
+    static func expectBefore(_ store: DynamoDBStore, _ config: ConfigName) async throws {
+        #expect(try await store.revision(of: config) == 11)
+        #expect(try await store.get(Key("/app/old0"), in: config)?.text == "before")
+        #expect(try await store.get(Key("/app/old9"), in: config)?.text == "before")
+        #expect(try await store.get(Key("/app/new000"), in: config) == nil)
+        #expect(try await store.get(Key("/app/new000"), in: config, atRevision: 11) == nil)
+        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.count == 11)
+        #expect(try await store.events(in: config, scope: .prefix(.root), from: 12, limit: 1000).events.isEmpty)
+    }
+
+    /// What every reader sees of the config once the import committed (revision 12).
+    static func expectAfter(_ store: DynamoDBStore, _ config: ConfigName) async throws {
+        #expect(try await store.revision(of: config) == 12)
+        #expect(try await store.get(Key("/app/old0"), in: config)?.text == "after")
+        #expect(try await store.get(Key("/app/old0"), in: config)?.version == 2)
+        #expect(try await store.get(Key("/app/old9"), in: config) == nil)
+        #expect(try await store.get(Key("/app/new119"), in: config)?.modRevision == 12)
+        #expect(try await store.get(Key("/app/old9"), in: config, atRevision: 11)?.text == "before")
+        #expect(try await store.get(Key("/app/old0"), in: config, atRevision: 11)?.text == "before")
+        #expect(try await store.get(Key("/app/new000"), in: config, atRevision: 12)?.text == "new")
+        let listed = try await store.list(in: config, ListQuery(limit: 1000)).items
+        #expect(listed.count == 126, "old0…4, 120 new keys and /other")
+        #expect(listed.filter { $0.modRevision == 12 }.count == 125)
+        let events = try await store.events(in: config, scope: .prefix(.root), from: 12, limit: 1000).events
+        #expect(events.count == 130 && Set(events.map(\.revision)) == [12])
+        #expect(try await store.history(of: Key("/app/old0"), in: config, HistoryQuery()).events.map(\.revision) == [12, 1])
+        #expect(try await store.history(of: Key("/app/old9"), in: config, HistoryQuery()).events.map(\.revision) == [12, 10])
+        #expect(try await store.changeLog(in: config, ChangeLogQuery(revision: 12)).first?.events.count == 130)
+        var exported = 0
+        for try await page in try await store.exportPages(config, maxBytes: Limits.maxPageBytes, atRevision: 11) { exported += page.count }
+        #expect(exported == 11, "the config as it was before, exported")
+    }
+
+    @Test func readersSeeNothingOfAStagedChange() async throws {
+        let store = try await makeStore()
+        let (config, snapshot) = try await Self.prepared(store)
+        let checked = Mutex(false)
+        store.afterBulkStep.withLock {
+            $0 = { step in
+                guard step == .staging else { return }
+                try await Self.expectBefore(store, config)
+                checked.withLock { $0 = true }
+            }
+        }
+        _ = try await store.importSnapshot(snapshot, into: config, options: ImportOptions(replace: true, prefix: KeyPrefix("/app/")))
+        #expect(checked.withLock { $0 })
+        try await Self.expectAfter(store, config)
+        try await expectSettled(store, config)
+    }
+
+    @Test func aChangeWhoseWriterStoppedWhileStagingIsUndoneOnceItsHoldRunsOut() async throws {
+        let clock = ManualClock()
+        let store = try await makeStore(clock: clock)
+        let (config, snapshot) = try await Self.prepared(store)
+        store.afterBulkStep.withLock { $0 = { _ in throw Stopped() } }
+        await #expect(throws: Stopped.self) { try await store.importSnapshot(snapshot, into: config, options: ImportOptions(replace: true, prefix: KeyPrefix("/app/"))) }
+        store.afterBulkStep.withLock { $0 = nil }
+        let marked = try await store.connection.queryAll(store.keyRange(config, from: "/", to: "/\u{10FFFF}", consistent: true)).filter { $0[.pending] != nil }
+        #expect(marked.count == 130, "staged: every key the import changes is marked")
+        try await Self.expectBefore(store, config)
+
+        // The next change waits for the hold, then undoes the change and is made.
+        clock.advance(seconds: BulkChange.lease + 1)
+        #expect(try await store.set(Key("/next"), to: Data("n".utf8), in: config).revision == 12)
+        #expect(try await store.get(Key("/app/old0"), in: config)?.text == "before")
+        #expect(try await store.get(Key("/app/new000"), in: config) == nil)
+        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.count == 12)
+        #expect(try await store.events(in: config, scope: .prefix(.root), from: 12, limit: 1000).events.map(\.key.path) == ["/next"])
+        try await expectSettled(store, config)
+    }
+
+    @Test func aChangeWhoseWriterStoppedAfterCommittingIsWholeForReadersAndFoldedByTheNextWriter() async throws {
+        let store = try await makeStore()
+        let (config, snapshot) = try await Self.prepared(store)
+        store.afterBulkStep.withLock { $0 = { step in if step == .committed { throw Stopped() } } }
+        await #expect(throws: Stopped.self) { try await store.importSnapshot(snapshot, into: config, options: ImportOptions(replace: true, prefix: KeyPrefix("/app/"))) }
+        store.afterBulkStep.withLock { $0 = nil }
+        let marked = try await store.connection.queryAll(store.keyRange(config, from: "/", to: "/\u{10FFFF}", consistent: true)).filter { $0[.pending] != nil }
+        #expect(marked.count == 130, "committed but not folded")
+        try await Self.expectAfter(store, config)
+
+        #expect(try await store.set(Key("/next"), to: Data("n".utf8), in: config).revision == 13)
+        #expect(try await store.get(Key("/app/old0"), in: config)?.text == "after")
+        #expect(try await store.get(Key("/app/old9"), in: config) == nil)
+        #expect(try await store.get(Key("/app/old9"), in: config, atRevision: 11)?.text == "before")
+        #expect(try await store.get(Key("/app/new119"), in: config)?.modRevision == 12)
+        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.count == 127)
+        #expect(try await store.history(of: Key("/app/old9"), in: config, HistoryQuery()).events.map(\.revision) == [12, 10])
+        try await expectSettled(store, config)
+    }
+
+    @Test func keepingTheLastNChangesDeletesADroppedChangeOfManyKeys() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig("app", settings: ConfigSettings(history: .last(2)))
+        let snapshot = try ConfigSnapshot(items: (0..<60).map { ConfigSnapshot.Entry(key: try Key("/k\($0)"), value: Data("v".utf8)) })
+        #expect(try await store.importSnapshot(snapshot, into: config, replace: false).revision == 1)
+        for value in 0..<3 { _ = try await store.set(Key("/k0"), to: Data("\(value)".utf8), in: config) }
+        let raw = try await store.connection.queryAll(store.historyRange(config, from: 1, through: 4))
+        #expect(raw.compactMap { $0["sk"]?.string.flatMap(DynamoDBLayout.revision(ofHistorySK:)) } == [3, 4], "the import's 60 events are gone")
+        let meta = try await store.meta(config, consistent: true)
+        #expect(meta?.purgedRevision == 2)
+        #expect(meta?.sharedRevisions.isEmpty == true)
+    }
+}
+
+/// Expects no change in progress on `config`: no record on its meta item, no marked key
+/// item, and no history past its revision.
+func expectSettled(_ store: DynamoDBStore, _ config: ConfigName, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    let meta = try await store.meta(config, consistent: true)
+    #expect(meta?.bulk == nil, "the change's record is gone", sourceLocation: sourceLocation)
+    let items = try await store.connection.queryAll(store.keyRange(config, from: "/", to: "/\u{10FFFF}", consistent: true))
+    #expect(items.filter { $0[.pending] != nil }.isEmpty, "no key item is marked", sourceLocation: sourceLocation)
+    let revision = meta?.info.revision ?? .zero
+    let beyond = try await store.connection.queryAll(store.historyRange(config, from: revision.next, through: Revision(UInt64.max)))
+    #expect(beyond.isEmpty, "no history past the config's revision", sourceLocation: sourceLocation)
+}
