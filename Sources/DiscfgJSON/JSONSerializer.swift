@@ -15,11 +15,16 @@ public enum JSONSerializer {
         public var sortKeys: Bool
         /// Deepest nesting written; deeper values are an error rather than a stack overflow.
         public var maxDepth: Int
+        /// Write each number as it was written (``JSONNumber/text``) instead of canonically, so a
+        /// float written `10.0` stays `10.0` for readers that tell floats from integers by the
+        /// spelling (OpenFeature SDKs reading a flag's value do).
+        public var numbersAsWritten: Bool
 
-        /// Document order, depth 512, unless told otherwise.
-        public init(sortKeys: Bool = false, maxDepth: Int = 512) {
+        /// Document order, depth 512, canonical numbers, unless told otherwise.
+        public init(sortKeys: Bool = false, maxDepth: Int = 512, numbersAsWritten: Bool = false) {
             self.sortKeys = sortKeys
             self.maxDepth = maxDepth
+            self.numbersAsWritten = numbersAsWritten
         }
     }
 
@@ -46,7 +51,7 @@ public enum JSONSerializer {
         switch value {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .number(let n): out.append(contentsOf: canonical(n).utf8)
+        case .number(let n): out.append(contentsOf: (options.numbersAsWritten ? n.text : canonical(n)).utf8)
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             guard depth < options.maxDepth else { throw DepthError(maxDepth: options.maxDepth) }
