@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "DiscfgConfiguration", targets: ["DiscfgConfiguration"]),
         .library(name: "DiscfgJSON", targets: ["DiscfgJSON"]),
         .library(name: "JSONSchema", targets: ["JSONSchema"]),
+        .library(name: "DiscfgFlags", targets: ["DiscfgFlags"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -55,6 +56,11 @@ let package = Package(
         ),
         .target(
             name: "JSONSchema",
+            dependencies: ["DiscfgJSON"],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "DiscfgFlags",
             dependencies: ["DiscfgJSON"],
             swiftSettings: strict
         ),
@@ -351,6 +357,11 @@ let package = Package(
                 .copy("Resources/json-schema-test-suite"),
                 .copy("Resources/known-failures.json"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "FlagsTests",
+            dependencies: ["DiscfgFlags", "DiscfgJSON", "DiscfgTestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
