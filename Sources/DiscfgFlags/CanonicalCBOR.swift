@@ -26,7 +26,7 @@ enum CanonicalCBOR {
         case .float(let d):
             if d.isFinite, d == d.rounded(.towardZero), d >= -9_223_372_036_854_775_808.0, d < 18_446_744_073_709_551_616.0 {
                 if d < 0 {
-                    writeHead(1, UInt64(-(d + 1)), into: &out)
+                    writeHead(1, UInt64(-d) - 1, into: &out)  // -d is exact; d + 1 would round near -2^63
                 } else {
                     writeHead(0, UInt64(d), into: &out)
                 }

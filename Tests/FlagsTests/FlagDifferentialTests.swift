@@ -25,6 +25,9 @@ struct FlagDifferentialTests {
             let expected = try JSONParser.parse(answers[index])
             let ours = Self.evaluate(flagCase)
             tally[ours.outcome, default: 0] += 1
+            if ours.evaluation?.reason == .targetingMatch, lines[index].contains(#""fractional""#) {
+                tally[lines[index].contains(#""fractionalGeneration":"utf8""#) ? "fractional utf8" : "fractional cbor", default: 0] += 1
+            }
             if let difference = Self.difference(ours, expected), !Self.isBooleanAskedAsFloat(flagCase, ours, expected) {
                 disagreements.append("case \(index): \(difference)\n  \(lines[index])\n  reference: \(answers[index])")
             }
@@ -32,7 +35,7 @@ struct FlagDifferentialTests {
         let summary = tally.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         #expect(disagreements.isEmpty, "\(disagreements.count) of \(cases.count) cases disagree (\(summary)):\n\(disagreements.prefix(15).joined(separator: "\n"))")
         // The generator must reach every outcome, or agreement proves little.
-        for outcome in ["setError", "STATIC", "DEFAULT", "TARGETING_MATCH", "DISABLED", "ERROR FLAG_NOT_FOUND", "ERROR PARSE_ERROR", "ERROR GENERAL", "ERROR TYPE_MISMATCH"] {
+        for outcome in ["fractional utf8", "fractional cbor", "setError", "STATIC", "DEFAULT", "TARGETING_MATCH", "DISABLED", "ERROR FLAG_NOT_FOUND", "ERROR PARSE_ERROR", "ERROR GENERAL", "ERROR TYPE_MISMATCH"] {
             #expect(tally[outcome, default: 0] > 0, "no generated case gave \(outcome) (\(summary))")
         }
     }
