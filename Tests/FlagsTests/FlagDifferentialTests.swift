@@ -9,7 +9,7 @@ import Testing
 @Suite("FlagsTests.Differential")
 struct FlagDifferentialTests {
     /// Cases per run; the seed is fixed, so a failure is the same on every run.
-    static let caseCount = 6000
+    static let caseCount = 10000
     static let seed: UInt64 = 0x00f1_a9d5
 
     @Test("every generated case evaluates as flagd's reference evaluates it")
