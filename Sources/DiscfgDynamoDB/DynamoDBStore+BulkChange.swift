@@ -11,6 +11,13 @@ extension DynamoDBStore {
     ///   outcome of the commit cannot be told.
     func commitBulk(_ change: DynamoDBChange, compacted: ConfigMeta) async throws -> Bool {
         let config = change.config
+        guard change.recorded.count <= BulkChange.maxEvents else {
+            throw DiscfgError(
+                .tooLarge,
+                "this change makes \(change.recorded.count) changes to config \"\(config)\", more than one change holds on DynamoDB (\(BulkChange.maxEvents)); it was refused, so nothing was written: import in parts",
+                field: "change"
+            )
+        }
         let planned = try change.planned(compacted: compacted)
         var bulk = BulkChange(id: UUID().uuidString, revision: change.recorded[0].revision, state: .staging, until: clock.now().addingTimeInterval(BulkChange.lease))
         var held = change.meta

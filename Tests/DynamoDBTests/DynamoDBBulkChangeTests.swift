@@ -115,6 +115,22 @@ struct DynamoDBBulkChangeTests {
         try await expectSettled(store, config)
     }
 
+    @Test func aChangePastTheLimitIsRefusedWholeAndWritesNothing() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        let count = BulkChange.maxEvents + 1
+        let snapshot = try ConfigSnapshot(items: (0..<count).map { ConfigSnapshot.Entry(key: try Key("/k\($0)"), value: Data("v".utf8)) })
+        do {
+            _ = try await store.importSnapshot(snapshot, into: config, replace: false)
+            Issue.record("a \(count)-key import was taken")
+        } catch let error as DiscfgError {
+            #expect(error.code == .tooLarge)
+            #expect(error.message.contains("\(count) changes") && error.message.contains("in parts"), "\(error.message)")
+        }
+        #expect(try await store.revision(of: config) == 0)
+        try await expectSettled(store, config)
+    }
+
     @Test func keepingTheLastNChangesDeletesADroppedChangeOfManyKeys() async throws {
         let store = try await makeStore()
         let config = try await store.makeConfig("app", settings: ConfigSettings(history: .last(2)))
