@@ -192,18 +192,18 @@ struct DynamoDBChange: ChangeTransaction {
 
         var keys: [KeyWrite] = []
         var written = Set<Key>()
-        for event in recorded.reversed() where !written.contains(event.key) {
+        for event in recorded where !written.contains(event.key) {
             written.insert(event.key)
-            let condition = original(event.key).map { old in
+            let old = original(event.key)
+            let condition = old.map { old in
                 Expression("\(.modRevision) = :mr", values: [":mr": .number(old.modRevision.rawValue)])
             } ?? .itemAbsent
             let chain = chains[event.key]
             keys.append(KeyWrite(
                 config: config, key: event.key, final: overlay[event.key] ?? nil, head: chain?.headAttributes ?? [:],
-                place: chain?.place ?? EventPlace(revision: event.revision, position: 0), original: original(event.key) != nil, condition: condition
+                place: chain?.place ?? EventPlace(revision: event.revision, position: 0), original: old != nil, condition: condition
             ))
         }
-        keys.reverse()
 
         var history: [WriteAction] = []
         let ttl = retention.historyTTL(at: now)

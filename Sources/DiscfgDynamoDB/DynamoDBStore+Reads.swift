@@ -86,14 +86,7 @@ extension DynamoDBStore {
     /// ``BulkChange``: one that commits while a listing reads makes it read again, so a
     /// listing shows all of it or none.
     func list(in config: ConfigName, _ query: ListQuery, consistent: Bool) async throws -> ListPage {
-        for attempt in 1...Self.markRereads {
-            do {
-                return try await listOnce(in: config, query, consistent: consistent, lastTry: attempt == Self.markRereads)
-            } catch is MarkOutdated {
-                continue
-            }
-        }
-        throw MarkOutdated()
+        try await readingPastMarks { lastTry in try await listOnce(in: config, query, consistent: consistent, lastTry: lastTry) }
     }
 
     private func listOnce(in config: ConfigName, _ query: ListQuery, consistent: Bool, lastTry: Bool) async throws -> ListPage {
