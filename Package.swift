@@ -66,7 +66,7 @@ let package = Package(
         ),
         .target(
             name: "DiscfgCore",
-            dependencies: ["DiscfgJSON", "JSONSchema", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["DiscfgJSON", "JSONSchema", "DiscfgFlags", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),

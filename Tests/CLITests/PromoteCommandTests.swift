@@ -21,7 +21,7 @@ struct PromoteCommandTests {
 
     static func keys(_ cli: CLIRunner, _ config: String) async throws -> [String: String] {
         let items = try await cli.run("ls", config, "-r", "-f", "json").envelope().items ?? []
-        return Dictionary(uniqueKeysWithValues: items.filter { !$0.key.hasPrefix("/.discfg/") }.map { ($0.key, $0.value ?? "") })
+        return Dictionary(uniqueKeysWithValues: items.filter { !$0.key.hasPrefix("/.discfg/") }.map { ($0.key, $0.value) })
     }
 
     /// Promotes a prefix, then the whole config, then rolls prod back: each one change.

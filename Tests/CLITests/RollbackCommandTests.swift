@@ -22,7 +22,7 @@ struct RollbackCommandTests {
     static func keys(_ cli: CLIRunner) async throws -> [String: String] {
         let items = try await cli.run("ls", "app", "-r", "-f", "json").envelope().items ?? []
         // discfg's own records (a schema) aside.
-        return Dictionary(uniqueKeysWithValues: items.filter { !$0.key.hasPrefix("/.discfg/") }.map { ($0.key, $0.value ?? "") })
+        return Dictionary(uniqueKeysWithValues: items.filter { !$0.key.hasPrefix("/.discfg/") }.map { ($0.key, $0.value) })
     }
 
     @Test("a rollback is one change that makes the config what it was, with its message; the plan first changes nothing")
