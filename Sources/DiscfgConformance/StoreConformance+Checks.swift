@@ -224,6 +224,12 @@ extension StoreConformance {
         }
         all.append(Check(name: "SchemaChecks.aSchemaIsRemovedOnlyAsASchema()") { try await self.schema.aSchemaIsRemovedOnlyAsASchema() })
         all.append(Check(name: "SchemaChecks.expiryIsNeverRefusedByASchema()") { try await self.schema.expiryIsNeverRefusedByASchema() })
+        for argument in FlagSetChecks.aFlagSetFlagdRefusesIsRefusedArguments {
+            all.append(Check(name: "FlagSetChecks.aFlagSetFlagdRefusesIsRefused(flagSet: \(argument))") { try await self.flagSets.aFlagSetFlagdRefusesIsRefused(flagSet: argument) })
+        }
+        all.append(Check(name: "FlagSetChecks.aJSONPatchThatBreaksAFlagSetIsRefused()") { try await self.flagSets.aJSONPatchThatBreaksAFlagSetIsRefused() })
+        all.append(Check(name: "FlagSetChecks.flagSetsShareNoFlagKey()") { try await self.flagSets.flagSetsShareNoFlagKey() })
+        all.append(Check(name: "FlagSetChecks.aFlagSetThatExpiredNoLongerClaimsItsKeys()") { try await self.flagSets.aFlagSetThatExpiredNoLongerClaimsItsKeys() })
         return all
     }
 }

@@ -17,8 +17,8 @@ struct AttributionCommandTests {
         #expect(try await cli.run("set", "app", "/db/port", "5432").status == 0)
         let txn = Data(#"{"success": [{"op": "put", "key": "/db/host", "value": "db2"}, {"op": "delete", "key": "/db/port"}], "message": "move to the new primary"}"#.utf8)
         #expect(try await cli.run(["txn", "app"], stdin: txn).status == 0)
-        #expect(try await cli.run(["import", "app", "-", "-m", "seed flags"], stdin: Data(#"{"/flags/a": "on"}"#.utf8)).status == 0)
-        #expect(try await cli.run("delete", "app", "/flags/a", "--message", "flag retired").status == 0)
+        #expect(try await cli.run(["import", "app", "-", "-m", "seed flags"], stdin: Data(#"{"/features/a": "on"}"#.utf8)).status == 0)
+        #expect(try await cli.run("delete", "app", "/features/a", "--message", "flag retired").status == 0)
 
         let log = try await cli.run("log", "app", "-f", "json")
         #expect(log.status == 0, "\(log.stderr)")

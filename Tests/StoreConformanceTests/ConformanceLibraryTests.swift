@@ -16,7 +16,7 @@ struct ConformanceLibraryTests {
         #expect(ran == suite.checks.count)
         #expect(Set(suite.checks.map(\.name)).count == suite.checks.count, "two checks share a name")
         // Every area of store behaviour is in it, parameterized checks once per argument.
-        for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "LeaseStore", "Transaction", "NestedTransaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema", "BulkChange", "ImportOption"] {
+        for area in ["Attribution", "Concurrency", "Condition", "ConfigLifecycle", "ExportPages", "History", "ImportExport", "Item", "List", "PageBudget", "Quota", "TTL", "TokenStore", "LeaseStore", "Transaction", "NestedTransaction", "Validation", "Watch", "JSONValue", "Patch", "Document", "Schema", "BulkChange", "ImportOption", "FlagSet"] {
             #expect(suite.checks.contains { $0.name.hasPrefix(area + "Checks.") }, "no \(area) checks")
         }
         // A store without a capability is not checked for it.

@@ -25,8 +25,62 @@ public enum ConfigFlags {
             guard let text = item.text else { throw FlagSetError(pointer: "", message: "a flag set must be UTF-8 JSON text") }
             return try FlagSet(parsing: text)
         } catch {
-            throw DiscfgError.invalid("value", "\(item.key.path) is not a flag set: \(error)")
+            throw refusal(item.key, error)
         }
+    }
+
+    /// The flag set stored at `item`, held to what a write must meet: besides what
+    /// ``flagSet(_:)`` checks, flagd's schema v0 asks that each flag's `defaultVariant`
+    /// name one of its variants, that its variants be all booleans, all strings, all
+    /// numbers or all objects, and that flag keys and variant names be non-empty.
+    ///
+    /// - Throws: ``DiscfgError`` (`invalidArgument`) naming the key and the JSON Pointer of
+    ///   the member refused.
+    public static func writableFlagSet(_ item: Item) throws -> FlagSet {
+        let set = try flagSet(item)
+        for key in set.keys {
+            guard let flag = set.flags[key] else { continue }
+            if let problem = problem(of: flag) {
+                throw refusal(item.key, FlagSetError(pointer: JSONPointer(tokens: ["flags", key] + problem.path).description, message: problem.message))
+            }
+        }
+        return set
+    }
+
+    /// The flag keys `item` defines, read leniently: a set stored before its rules were
+    /// checked still claims its keys; a value that is no set claims none.
+    static func definedKeys(_ item: Item) -> [String] {
+        guard case .object(let root)? = try? JSONParser.parse(Array(item.value)), case .object(let flags)? = root["flags"] else { return [] }
+        return flags.keys
+    }
+
+    /// What flagd's schema v0 refuses in `flag` that evaluation itself tolerates.
+    private static func problem(of flag: Flag) -> (path: [String], message: String)? {
+        if flag.key.isEmpty { return ([], "a flag key must not be empty") }
+        if let name = flag.variants.keys.first(where: \.isEmpty) { return (["variants", name], "variant names must not be empty") }
+        let kinds = Set(flag.variants.map { variantKind($0.value) })
+        if kinds.count != 1 || kinds.contains(nil) {
+            return (["variants"], "variants must be all booleans, all strings, all numbers or all objects")
+        }
+        if let name = flag.defaultVariant, flag.variants[name] == nil {
+            return (["defaultVariant"], "defaultVariant \"\(name)\" is not one of the flag's variants (\(flag.variants.keys.joined(separator: ", ")))")
+        }
+        return nil
+    }
+
+    private static func variantKind(_ value: JSONValue) -> String? {
+        switch value {
+        case .bool: "boolean"
+        case .string: "string"
+        case .number: "number"
+        case .object: "object"
+        default: nil
+        }
+    }
+
+    /// The error for a flag set refused at `key`.
+    static func refusal(_ key: Key, _ error: any Error) -> DiscfgError {
+        DiscfgError.invalid("value", "\(key.path) is not a flag set: \(error)")
     }
 
     /// The union of the flag sets in `items` (keys outside ``prefix`` are ignored), each set

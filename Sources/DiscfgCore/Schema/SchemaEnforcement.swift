@@ -117,7 +117,8 @@ extension ChangeTransaction {
         }
     }
 
-    /// Checks a change before it commits: a key whose content type is JSON holds JSON;
+    /// Checks a change before it commits: flag sets under `/flags/` are ones flagd accepts and
+    /// share no flag key (``enforceFlagSets(_:)``); a key whose content type is JSON holds JSON;
     /// `/.discfg/` holds only valid schemas; and every value and prefix document the change
     /// touches (or a schema it writes now covers) meets its schema.
     /// - Parameters:
@@ -127,6 +128,7 @@ extension ChangeTransaction {
     ///   prefix document past ``Limits/maxSchemaDocumentBytes``, and `schemaViolation`
     ///   listing every violation.
     mutating func enforce(_ events: [Event], forcing: Key? = nil, parsed known: [Key: JSONValue] = [:]) throws {
+        try enforceFlagSets(events)
         // Values the change already parsed (`known`: a patch's results) or parsed here are
         // not parsed again for their schemas.
         var parsed = known
