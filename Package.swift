@@ -238,6 +238,7 @@ let package = Package(
                 "DiscfgService",
                 "DiscfgNetwork",
                 "DiscfgAPIAssets",
+                "DiscfgFlags",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -713,6 +713,102 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+  /v1/{config}/ofrep/v1/evaluate/flags/{flag}:
+    parameters:
+      - $ref: "#/components/parameters/config"
+      - { name: flag, in: path, required: true, schema: { type: string, minLength: 1, pattern: '^[^/]+$' }, description: "The flag's key." }
+    post:
+      summary: Evaluate one feature flag (OFREP, the OpenFeature Remote Evaluation Protocol).
+      description: |
+        The config's flags are the flagd flag sets kept at its keys under /flags/; with
+        base URL /v1/{config}, any OpenFeature SDK's OFREP provider reads them. The body is
+        {"context": {...}} (an empty body or one without context is the empty context).
+        200 answers {key, reason, variant, value, metadata}; value and variant are left
+        out when the answer is the caller's own default (reason DISABLED, or DEFAULT
+        with no default variant). An evaluation that fails is 400 {key, errorCode,
+        errorDetails} (PARSE_ERROR for targeting that is no rule or a body that is not
+        JSON, INVALID_CONTEXT for a context that is not an object or a targetingKey that
+        is not a string, GENERAL for targeting that names no variant); a flag the config
+        does not define is 404 FLAG_NOT_FOUND. Values are written as the flag set spells
+        them (10.0 stays 10.0). An evaluation reads the keys under /flags/: a caller
+        scoped away from them is refused with 403. Bodies are at most 256 KiB and nest at
+        most 32 deep (400 otherwise). A throttled store answers 429 with Retry-After.
+      requestBody:
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OFREPRequest" }
+            example: { context: { targetingKey: user-123, plan: pro } }
+      responses:
+        "200":
+          description: The flag's value for the context.
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/OFREPEvaluation" }
+        "400": { $ref: "#/components/responses/OFREPError" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/OFREPError" }
+        "429": { $ref: "#/components/responses/Throttled" }
+  /v1/{config}/ofrep/v1/evaluate/flags:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    post:
+      summary: Evaluate every feature flag of the config (OFREP bulk evaluation).
+      description: |
+        Every flag of the config for the body's context, in key order, each an
+        evaluation or {key, errorCode, errorDetails}. The ETag is a digest of the answer
+        (it depends on the context as much as on the flags): with If-None-Match naming it
+        (a list, weak tags and * too) the answer is 304 with no body. eventStreams names
+        a Server-Sent Events endpoint on the same server (GET /v1/{config}/ofrep/v1/events,
+        as endpoint.requestUri) that sends refetchEvaluation when a flag set changes;
+        behind API Gateway, which cannot stream, it is left out and providers poll. A
+        flag set that does not parse makes the whole answer 400 PARSE_ERROR.
+      parameters:
+        - { name: If-None-Match, in: header, schema: { type: string }, description: "ETags of earlier answers: 304 when one names this answer." }
+      requestBody:
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/OFREPRequest" }
+      responses:
+        "200":
+          description: Every flag's answer.
+          headers:
+            ETag: { schema: { type: string }, description: "A digest of the answer." }
+          content:
+            application/json:
+              schema: { $ref: "#/components/schemas/OFREPBulkEvaluation" }
+        "304": { description: "Not modified: the answer is the one If-None-Match names." }
+        "400": { $ref: "#/components/responses/OFREPError" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "429": { $ref: "#/components/responses/Throttled" }
+  /v1/{config}/ofrep/v1/events:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    get:
+      summary: OFREP's change notifications, as Server-Sent Events.
+      description: |
+        A stream that sends, once per revision that changes a key under /flags/, an
+        event "message" with id = the revision and data {"type":"refetchEvaluation"}
+        (OFREP's event stream); comment lines are heartbeats. Reconnecting with
+        Last-Event-ID resumes after that revision. It needs the read role on /flags/ and
+        holds one of the server's watch slots (503 with Retry-After over the cap); behind
+        API Gateway it is refused with 406.
+      parameters:
+        - { name: Last-Event-ID, in: header, schema: { type: string, pattern: '^[0-9]{1,19}$' }, description: "The id of the last event received: its revision." }
+      responses:
+        "200":
+          description: The stream.
+          content:
+            text/event-stream: {}
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "406": { $ref: "#/components/responses/Error" }
+        "410": { $ref: "#/components/responses/Error" }
+        "503": { $ref: "#/components/responses/Error" }
 components:
   securitySchemes:
     bearer:
@@ -781,6 +877,21 @@ components:
       description: End the page early, with a cursor to continue, once its keys and values (for history, also previous values) pass this many bytes; always at least one entry. The store stops reading there. The server applies at most its own budget (4 MiB by default), which is also the default.
       schema: { type: integer, minimum: 1, maximum: 2147483647 }
   responses:
+    OFREPError:
+      description: An OFREP failure {key, errorCode, errorDetails}, or an error envelope for the request itself (its config, its credentials).
+      content:
+        application/json:
+          schema:
+            anyOf:
+              - $ref: "#/components/schemas/OFREPFailure"
+              - $ref: "#/components/schemas/Envelope"
+    Throttled:
+      description: The store is throttling requests; retry after Retry-After seconds.
+      headers:
+        Retry-After: { schema: { type: integer }, description: "Seconds to wait before retrying." }
+      content:
+        application/json:
+          schema: { $ref: "#/components/schemas/Envelope" }
     Envelope:
       description: The JSON envelope.
       content:
@@ -792,6 +903,49 @@ components:
         application/json:
           schema: { $ref: "#/components/schemas/Envelope" }
   schemas:
+    OFREPRequest:
+      type: object
+      properties:
+        context: { type: object, description: "The evaluation context: targetingKey and any attributes the flags' targeting reads." }
+    OFREPEvaluation:
+      type: object
+      required: [key, reason]
+      properties:
+        key: { type: string }
+        reason: { type: string, enum: [STATIC, DEFAULT, TARGETING_MATCH, DISABLED] }
+        variant: { type: string }
+        value: { description: "The variant's value as the flag set spells it." }
+        metadata: { type: object }
+    OFREPFailure:
+      type: object
+      required: [errorCode, errorDetails]
+      properties:
+        key: { type: string }
+        errorCode: { type: string, enum: [PARSE_ERROR, TARGETING_KEY_MISSING, INVALID_CONTEXT, GENERAL, FLAG_NOT_FOUND] }
+        errorDetails: { type: string }
+        metadata: { type: object }
+    OFREPBulkEvaluation:
+      type: object
+      required: [flags]
+      properties:
+        flags:
+          type: array
+          items:
+            anyOf:
+              - $ref: "#/components/schemas/OFREPEvaluation"
+              - $ref: "#/components/schemas/OFREPFailure"
+        eventStreams:
+          type: array
+          items:
+            type: object
+            required: [type, endpoint]
+            properties:
+              type: { type: string, enum: [sse] }
+              endpoint:
+                type: object
+                required: [requestUri]
+                properties:
+                  requestUri: { type: string, pattern: "^/" }
     AlarmName:
       type: string
       description: |

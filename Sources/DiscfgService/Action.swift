@@ -88,6 +88,9 @@ extension Action {
         case get, list, history, watch, export
         case documentRead = "document-read"
         case range
+        /// Evaluating feature flags (OFREP): a read of the config's flag sets, the keys
+        /// under `/flags/`, with the caller's context.
+        case flagEvaluate = "flag-eval"
         // Keys: changed.
         case set, patch, delete
         case deletePrefix = "delete-prefix"
@@ -136,7 +139,7 @@ extension Action {
         /// gets a role).
         public var role: Role? {
             switch self {
-            case .get, .list, .history, .watch, .export, .documentRead, .range, .txn, .configInfo, .schemaList, .schemaRead, .status, .configList: .read
+            case .get, .list, .history, .watch, .export, .documentRead, .range, .flagEvaluate, .txn, .configInfo, .schemaList, .schemaRead, .status, .configList: .read
             case .set, .patch, .delete, .deletePrefix, .documentWrite, .importSnapshot,
                  .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .schemaWrite, .schemaDelete, .membership: .write
             case .configCreate, .configUpdate, .configDelete, .compact, .maintenance, .tokenList, .tokenCreate, .tokenRevoke, .sweep: .admin
@@ -147,7 +150,7 @@ extension Action {
         /// What it reaches, and so what a caller's scopes must hold.
         public var reach: Reach {
             switch self {
-            case .get, .list, .history, .watch, .export, .documentRead, .range, .set, .patch, .delete, .deletePrefix, .documentWrite,
+            case .get, .list, .history, .watch, .export, .documentRead, .range, .flagEvaluate, .set, .patch, .delete, .deletePrefix, .documentWrite,
                  .importSnapshot, .txn, .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .status:
                 .keys
             case .configInfo, .configCreate, .configUpdate, .configDelete, .compact, .schemaList, .schemaRead, .schemaWrite, .schemaDelete,

@@ -84,6 +84,10 @@ struct ScopeMatrixTests {
         case .export: return (.GET, config + "/export", nil, .prefix(.root))
         case .importSnapshot: return (.POST, config + "/import", #"{"\#(key.path)": "v"}"#, .key(key))
         case .transaction: return (.POST, config + "/txn", #"{"success": [{"op": "put", "key": "\#(key.path)", "value": "x"}]}"#, .key(key))
+        // Flag evaluations and their events read /flags/ wherever the request points.
+        case .evaluateFlag: return (.POST, config + "/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#, .prefix(ConfigFlags.prefix))
+        case .evaluateFlags: return (.POST, config + "/ofrep/v1/evaluate/flags", #"{"context": {}}"#, .prefix(ConfigFlags.prefix))
+        case .flagEvents: return (.GET, config + "/ofrep/v1/events", nil, .prefix(ConfigFlags.prefix))
         }
     }
 
@@ -130,7 +134,9 @@ struct ScopeMatrixTests {
                         _ = try? await server.store.createConfig(demo, settings: ConfigSettings())
                         _ = try await server.store.set(try Key(target.key), to: Data(#"{"a": 0}"#.utf8), in: demo, options: SetOptions())
                         let (method, path, body, reach) = try Self.request(for: route, at: target)
-                        let reply = try await server.request(method, path, body: body.map { Data($0.utf8) }, headers: [("Authorization", "Bearer \(tokens[kind.description]!)")])
+                        // An event stream let in would not end: a bad Last-Event-ID ends it once the gate has let it in.
+                        let resume = route == .flagEvents ? [("Last-Event-ID", "x")] : []
+                        let reply = try await server.request(method, path, body: body.map { Data($0.utf8) }, headers: [("Authorization", "Bearer \(tokens[kind.description]!)")] + resume)
                         let cell = "\(route) as \(kind) at \(target): \(reply.status) \(reply.text.prefix(300))"
                         if Self.admits(route, kind, reach) {
                             #expect(reply.status != 401 && reply.status != 403 && reply.status < 500, "\(cell)")

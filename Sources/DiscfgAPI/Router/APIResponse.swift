@@ -46,6 +46,8 @@ enum APIResponse {
     static func errorParts(_ error: DiscfgError, action: String) -> (status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer) {
         var headers: HTTPFields = [:]
         if error.code == .unauthenticated { headers[.wwwAuthenticate] = "Bearer realm=\"discfg\"" }
+        // A throttled store asks callers (OpenFeature's OFREP providers among them) to wait.
+        if error.code == .throttled { headers[.retryAfter] = "1" }
         if let current = error.currentItem { headers[.eTag] = ETag.value(current.modRevision) }
         AuditNote.current?.update { $0.error = error.code }
         return (FailurePolicy.httpStatus(for: error.code), headers, jsonBody(Envelope(action: action, error: error)))

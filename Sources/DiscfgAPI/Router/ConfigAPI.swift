@@ -69,6 +69,8 @@ public struct ConfigAPI: Sendable {
     /// The deadline of every request but the streaming ones, for the router and the event
     /// loops alike.
     let deadlines: RequestDeadlines
+    /// Each config's flags, parsed once per change of its flag sets.
+    let flagCatalogs = FlagCatalogCache()
 
     /// Creates the API over a store.
     public init(store: any ConfigStore, authenticator: Authenticator, options: Options = Options()) {
@@ -130,6 +132,7 @@ public struct ConfigAPI: Sendable {
 
     static func hummingbirdPattern(_ path: String) -> String {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**").replacingOccurrences(of: "{id}", with: ":id")
+            .replacingOccurrences(of: "{flag}", with: ":flag")
     }
 
     /// Answers one route: its request admitted (``Admission``), then its handler, whose
@@ -188,6 +191,9 @@ public struct ConfigAPI: Sendable {
         case .getSchema: return try await getSchema(request, context)
         case .setSchema: return try await setSchema(&request, context)
         case .deleteSchema: return try await deleteSchema(request, context)
+        case .evaluateFlag: return try await evaluateFlag(&request, context, perform)
+        case .evaluateFlags: return try await evaluateFlags(&request, context, perform)
+        case .flagEvents: return try await flagEvents(request, context, perform)
         }
     }
 }

@@ -37,12 +37,15 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case getSchema
     case setSchema
     case deleteSchema
+    case evaluateFlag
+    case evaluateFlags
+    case flagEvents
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
-        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema: .get
-        case .sweep, .createToken, .importSnapshot, .transaction, .compact: .post
+        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema, .flagEvents: .get
+        case .sweep, .createToken, .importSnapshot, .transaction, .compact, .evaluateFlag, .evaluateFlags: .post
         case .createConfig, .setKey, .setDocument, .setSchema: .put
         case .updateConfig, .patchKey: .patch
         case .revokeToken, .deleteConfig, .deletePrefix, .deleteKey, .deleteSchema: .delete
@@ -50,7 +53,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// The path in OpenAPI form: `{config}` is a config name, `{key}` the rest of the
-    /// path, `{id}` a token's id.
+    /// path, `{id}` a token's id, `{flag}` a feature flag's key.
     public var path: String {
         switch self {
         case .document: "/openapi.yaml"
@@ -69,6 +72,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .compact: "/v1/{config}/compact"
         case .listSchemas: "/v1/{config}/schemas"
         case .getSchema, .setSchema, .deleteSchema: "/v1/{config}/schema"
+        case .evaluateFlag: "/v1/{config}/ofrep/v1/evaluate/flags/{flag}"
+        case .evaluateFlags: "/v1/{config}/ofrep/v1/evaluate/flags"
+        case .flagEvents: "/v1/{config}/ofrep/v1/events"
         }
     }
 
@@ -105,6 +111,8 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .getSchema: .schemaRead
         case .setSchema: .schemaWrite
         case .deleteSchema: .schemaDelete
+        case .evaluateFlag, .evaluateFlags: .flagEvaluate
+        case .flagEvents: .watch
         }
     }
 
@@ -137,12 +145,15 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .getSchema: "schema"
         case .setSchema: "schema-set"
         case .deleteSchema: "schema-delete"
+        case .evaluateFlag: "flag-eval"
+        case .evaluateFlags: "flag-eval-bulk"
+        case .flagEvents: "flag-events"
         }
     }
 
     /// Whether the route streams or waits for changes, and so keeps its own deadlines
     /// (a long poll's timeout, a stream's life) instead of the request timeout.
-    var streams: Bool { self == .watch }
+    var streams: Bool { self == .watch || self == .flagEvents }
 
     /// Whether its path names a config.
     var namesConfig: Bool { path.contains("{config}") }

@@ -1,0 +1,189 @@
+import DiscfgCore
+import DiscfgFlags
+import DiscfgJSON
+import DiscfgService
+import DiscfgWire
+import Foundation
+import HTTPTypes
+import Hummingbird
+import ServiceLifecycle
+
+/// Feature flags over the OpenFeature Remote Evaluation Protocol (``OFREP``), with base URL
+/// `/v1/{config}`: each evaluation is a read of the config's flag sets (the keys under
+/// ``DiscfgCore/ConfigFlags/prefix``), judged by the gate like any read, so a caller scoped
+/// away from `/flags/` is refused (403).
+extension ConfigAPI {
+    /// `POST ofrep/v1/evaluate/flags/{flag}`: one flag for the body's context.
+    func evaluateFlag(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
+        let config = try request.configName(context)
+        let raw = context.parameters.get("flag") ?? ""
+        let key = raw.removingPercentEncoding ?? raw
+        let evaluationContext: JSONObject
+        do {
+            evaluationContext = try OFREP.context(from: try await Self.evaluationBody(&request))
+        } catch let refusal as OFREP.Refusal {
+            return Self.ofrep(OFREP.document(refusal, key: key), status: .badRequest)
+        }
+        let catalog: FlagCatalog
+        do {
+            catalog = try await flagCatalog(config, perform)
+        } catch let error as DiscfgError where error.field == "value" {
+            return Self.ofrep(OFREP.document(OFREP.Refusal(.parseError, error.message), key: key), status: .badRequest)
+        }
+        let answer = FlagEvaluator().evaluate(key, in: catalog, context: evaluationContext)
+        return Self.ofrep(OFREP.document(answer), status: OFREP.status(of: answer))
+    }
+
+    /// `POST ofrep/v1/evaluate/flags`: every flag for the body's context, with an `ETag`
+    /// over the answer (`If-None-Match` → 304) and the event stream that announces changes.
+    func evaluateFlags(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
+        let config = try request.configName(context)
+        let evaluationContext: JSONObject
+        do {
+            evaluationContext = try OFREP.context(from: try await Self.evaluationBody(&request))
+        } catch let refusal as OFREP.Refusal {
+            return Self.ofrep(OFREP.document(refusal, key: nil), status: .badRequest)
+        }
+        let catalog: FlagCatalog
+        do {
+            catalog = try await flagCatalog(config, perform)
+        } catch let error as DiscfgError where error.field == "value" {
+            return Self.ofrep(OFREP.document(OFREP.Refusal(.parseError, error.message), key: nil), status: .badRequest)
+        }
+        // API Gateway buffers responses, so Lambda names no stream; pollers still get ETags.
+        let stream = context.supportsStreaming ? "/v1/\(config.rawValue)/ofrep/v1/events" : nil
+        let bytes = OFREP.bytes(OFREP.bulkDocument(catalog, context: evaluationContext, evaluator: FlagEvaluator(), eventStream: stream))
+        let tag = OFREP.entityTag(of: bytes)
+        if let list = request.headers[values: .ifNoneMatch].nilIfEmpty?.joined(separator: ","), ETag.listMatches(list, tag) {
+            return Response(status: .notModified, headers: [.eTag: tag])
+        }
+        return APIResponse.bytes(ByteBuffer(bytes: bytes), contentType: APIResponse.jsonContentType, headers: [.eTag: tag])
+    }
+
+    /// The config's flags, read through the pipeline as a read of `/flags/`, parsed once per
+    /// change of its flag sets.
+    private func flagCatalog(_ config: ConfigName, _ perform: Performer) async throws -> FlagCatalog {
+        let items = try await perform(Action(.flagEvaluate, on: config, reaching: .prefix(ConfigFlags.prefix))) {
+            try await store.items(in: config, under: ConfigFlags.prefix).items
+        }
+        return try flagCatalogs.catalog(items, in: config)
+    }
+
+    /// An evaluation request's body, bounded; a larger one is refused as the protocol refuses.
+    private static func evaluationBody(_ request: inout Request) async throws -> Data {
+        do {
+            return try await request.bodyData(limit: OFREP.maxRequestBytes)
+        } catch let error as DiscfgError where error.code == .tooLarge {
+            throw OFREP.Refusal(.invalidContext, "the request body is over the limit of \(OFREP.maxRequestBytes) bytes for an evaluation request")
+        }
+    }
+
+    private static func ofrep(_ document: JSONValue, status: HTTPResponse.Status) -> Response {
+        APIResponse.bytes(ByteBuffer(bytes: OFREP.bytes(document)), contentType: APIResponse.jsonContentType, status: status)
+    }
+
+    /// `GET ofrep/v1/events`: a Server-Sent Events stream that sends OFREP's
+    /// `refetchEvaluation` (an `event: message` whose data's `type` says so) once per revision
+    /// that changes a key under `/flags/`, with the revision as its id, so `Last-Event-ID`
+    /// resumes after the last change seen. Holds one of the server's watch slots.
+    func flagEvents(_ request: Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
+        let config = try request.configName(context)
+        return try await perform(Action(.watch, on: config, reaching: .prefix(ConfigFlags.prefix))) {
+            guard context.supportsStreaming else {
+                var response = APIResponse.error(
+                    DiscfgError(.invalidArgument, "this endpoint cannot stream Server-Sent Events (API Gateway buffers responses); poll the bulk evaluation with If-None-Match instead", field: "accept"),
+                    action: Endpoint.flagEvents.action
+                )
+                response.status = .notAcceptable
+                return response
+            }
+            let lastSeen = try request.headers[.lastEventID].map { text throws -> Revision in
+                guard let point = ResumePoint(eventID: text.trimmingCharacters(in: .whitespaces)) else {
+                    throw DiscfgError.invalid("Last-Event-ID", "Last-Event-ID \"\(String(text.prefix(40)).debugEscaped)\" is not an event id of this stream: a revision such as 12")
+                }
+                return point.revision
+            }
+            let from = if let lastSeen { lastSeen.next } else { try await store.configInfo(config).revision.next }
+            // Fail before the stream starts when the start revision is already gone.
+            _ = try await store.events(in: config, scope: .prefix(ConfigFlags.prefix), from: from, limit: 1)
+            guard watches.acquire() else { return watches.refusal() }
+            return refetchStream(config: config, from: from, caller: perform.caller)
+        }
+    }
+
+    private enum RefetchItem: Sendable {
+        case changed(Revision)
+        case heartbeat
+        case failure(DiscfgError)
+    }
+
+    /// The stream's body: one `refetchEvaluation` per revision that changed a flag set,
+    /// comment lines while idle; it ends when the server shuts down or the caller's token is
+    /// revoked (an `error` event).
+    private func refetchStream(config: ConfigName, from: Revision, caller: Caller) -> Response {
+        let store = store
+        let authenticator = authenticator
+        let watches = watches
+        let heartbeat = options.heartbeat
+        let body = ResponseBody { writer in
+            defer { watches.release() }
+            // Only the newest few matter: a provider refetches everything on any of them.
+            let (items, continuation) = AsyncStream.makeStream(of: RefetchItem.self, bufferingPolicy: .bufferingNewest(16))
+            let events = Task {
+                do {
+                    var last: Revision?
+                    for try await event in await store.watch(config, scope: .prefix(ConfigFlags.prefix), from: from) where event.revision != last {
+                        last = event.revision
+                        continuation.yield(.changed(event.revision))
+                    }
+                } catch let error as DiscfgError {
+                    continuation.yield(.failure(error))
+                } catch {}
+                continuation.finish()
+            }
+            let beats = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: heartbeat)
+                    continuation.yield(.heartbeat)
+                }
+            }
+            let access = authenticator.admissionMayEnd(caller) ? Task {
+                if let refusal = await authenticator.endOfAdmission(caller) {
+                    continuation.yield(.failure(refusal))
+                    continuation.finish()
+                }
+            } : nil
+            let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
+            defer {
+                events.cancel()
+                beats.cancel()
+                access?.cancel()
+                shutdown.cancel()
+            }
+            try await writer.write(ByteBuffer(string: "retry: 1000\n: refetchEvaluation for the flags of \(config) from revision \(from)\n\n"))
+            for await item in items {
+                switch item {
+                case .changed(let revision):
+                    try await writer.write(ByteBuffer(string: OFREP.refetchEvent(revision: revision)))
+                case .heartbeat:
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                case .failure(let error):
+                    let data = EnvelopeJSON.data(Envelope(action: Endpoint.flagEvents.action, error: error))
+                    try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+                    try await writer.finish(nil)
+                    return
+                }
+            }
+            try await writer.finish(nil)
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
+            body: body
+        )
+    }
+}
+
+extension Array {
+    fileprivate var nilIfEmpty: Self? { isEmpty ? nil : self }
+}
