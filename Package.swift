@@ -303,6 +303,7 @@ let package = Package(
             name: "discfg",
             dependencies: [
                 "DiscfgAgent",
+                "DiscfgFlags",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 "DiscfgStores",
                 "DiscfgLambda",

@@ -50,16 +50,10 @@ public struct FlagEvaluator: Sendable {
         if let targetingKey = context["targetingKey"], !targetingKey.isStringOrNull {
             return FlagEvaluation(key: flag.key, error: .invalidContext, message: "targetingKey must be a string", metadata: metadata)
         }
-        var data = LogicObject(context)
-        var flagd = LogicObject()
-        flagd["flagKey"] = .string(flag.key)
-        flagd["timestamp"] = .int(clock())
-        data["$flagd"] = .object(flagd)
-        data["targetingKey"] = context["targetingKey"].map(LogicValue.init) ?? .null
         var run = LogicRun(fractional: entry.fractionalGeneration)
         let result: LogicValue
         do {
-            result = try run.evaluate(targeting, .object(data))
+            result = try run.evaluate(targeting, logicData(flag.key, context: context))
         } catch {
             let code: EvaluationErrorCode = if case .unknownOperator = error { .parseError } else { .general }
             return FlagEvaluation(key: flag.key, error: code, message: "flag \"\(flag.key)\": \(error.message)", metadata: metadata)
@@ -74,6 +68,17 @@ public struct FlagEvaluator: Sendable {
             return FlagEvaluation(key: flag.key, error: .general, message: "targeting of flag \"\(flag.key)\" named a variant it does not define", metadata: metadata)
         }
         return FlagEvaluation(key: flag.key, value: value, variant: name, reason: .targetingMatch, metadata: metadata)
+    }
+
+    /// What a rule of `flagKey` sees: the context with `targetingKey` and `$flagd` set.
+    func logicData(_ flagKey: String, context: JSONObject) -> LogicValue {
+        var data = LogicObject(context)
+        var flagd = LogicObject()
+        flagd["flagKey"] = .string(flagKey)
+        flagd["timestamp"] = .int(clock())
+        data["$flagd"] = .object(flagd)
+        data["targetingKey"] = context["targetingKey"].map(LogicValue.init) ?? .null
+        return .object(data)
     }
 
     /// The default variant with `reason`, or the caller's default (reason DEFAULT) when there is none.

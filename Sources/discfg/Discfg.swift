@@ -38,7 +38,7 @@ struct Discfg: AsyncParsableCommand {
             InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, PatchCommand.self, DeleteCommand.self, TxnCommand.self,
             ListCommand.self, HistoryCommand.self, LogCommand.self, DiffCommand.self, WatchCommand.self, PublishCommand.self, ExportCommand.self, ImportCommand.self, RollbackCommand.self, PromoteCommand.self, ExecCommand.self,
-            SchemaCommand.self, KeyCommand.self, ServeCommand.self, AgentCommand.self, TokenCommand.self, ContextCommand.self, LambdaCommand.self, DoctorCommand.self, VersionCommand.self,
+            SchemaCommand.self, FlagCommand.self, KeyCommand.self, ServeCommand.self, AgentCommand.self, TokenCommand.self, ContextCommand.self, LambdaCommand.self, DoctorCommand.self, VersionCommand.self,
         ]
     )
 }
