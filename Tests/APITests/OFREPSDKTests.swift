@@ -33,6 +33,8 @@ struct OFREPSDKTests {
         Case(input: #"{"type": "boolean", "flag": "broken-rule", "default": false}"#, value: .bool(false), pytype: "bool", reason: "ERROR", variant: .null, errorCode: .string("PARSE_ERROR")),
         Case(input: #"{"type": "boolean", "flag": "bad-variant", "default": false}"#, value: .bool(false), pytype: "bool", reason: "ERROR", variant: .null, errorCode: .string("GENERAL")),
         Case(input: #"{"type": "boolean", "flag": "bool-flag", "default": false, "attributes": {"targetingKey": 7}}"#, value: .bool(false), pytype: "bool", reason: "ERROR", variant: .null, errorCode: .string("INVALID_CONTEXT")),
+        // A DISABLED flag answers no variant; provider 0.3.0 requires one, so it reports GENERAL with the caller's default.
+        Case(input: #"{"type": "boolean", "flag": "off-flag", "default": false}"#, value: .bool(false), pytype: "bool", reason: "ERROR", variant: .null, errorCode: .string("GENERAL")),
         // A type the flag is not: the SDK's own TYPE_MISMATCH, with the caller's default.
         Case(input: #"{"type": "integer", "flag": "float-flag", "default": 4}"#, value: .number(JSONNumber(4)), pytype: "int", reason: "ERROR", variant: .null, errorCode: .string("TYPE_MISMATCH")),
         Case(input: #"{"type": "string", "flag": "bool-flag", "default": "x", "attributes": {"plan": "pro"}}"#, value: .string("x"), pytype: "str", reason: "ERROR", variant: .null, errorCode: .string("TYPE_MISMATCH")),
