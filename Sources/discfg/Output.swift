@@ -29,7 +29,7 @@ struct Output {
 
     /// Writes raw bytes to standard output, whatever the format.
     func raw(_ data: Data) {
-        FileHandle.standardOutput.write(data)
+        StandardOutput.write(data)
     }
 
     /// Tells a human something on standard error (progress, notes); silent otherwise.
@@ -70,13 +70,43 @@ struct Output {
 
     private func line(_ text: String) {
         guard !text.isEmpty else { return }
-        FileHandle.standardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        StandardOutput.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
     }
 
     private func writeJSON(_ envelope: Envelope, pretty: Bool) {
         var data = pretty ? EnvelopeJSON.pretty(envelope) : EnvelopeJSON.data(envelope)
         data.append(UInt8(ascii: "\n"))
-        FileHandle.standardOutput.write(data)
+        StandardOutput.write(data)
+    }
+}
+
+/// Standard output, written straight to its descriptor.
+///
+/// A reader that stops reading (`discfg ls myapp | head -3`) ends the program as it ends
+/// `ls` or `cat`, by SIGPIPE, with no message; any other failure to write (a full disk
+/// under `discfg export myapp > file`) is one sentence on standard error and exit status 74.
+enum StandardOutput {
+    static func write(_ data: Data) {
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            guard let base = buffer.baseAddress else { return }
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if written >= 0 {
+                    offset += written
+                    continue
+                }
+                let code = errno
+                if code == EINTR || code == EAGAIN { continue }
+                if code == EPIPE {
+                    signal(SIGPIPE, SIG_DFL)
+                    raise(SIGPIPE)
+                    exit(128 + SIGPIPE)
+                }
+                FileHandle.standardError.write(Data("discfg: cannot write to standard output: \(String(cString: strerror(code)))\n".utf8))
+                exit(74)
+            }
+        }
     }
 }
 
