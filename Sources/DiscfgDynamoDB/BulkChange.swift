@@ -62,10 +62,10 @@ struct BulkChange: Sendable, Equatable {
         return attributes
     }
 
-    /// The most events one such change holds: what the tests prove (a 1,000-key import and
-    /// prefix delete); a 5,000-key import took minutes and its writer's memory grew far
-    /// past its size, not yet understood, so larger changes are refused whole.
-    static let maxEvents = 1_000
+    /// The most events one change holds on DynamoDB: its events share its revision, and an
+    /// event's place in the history partition gives its position among them
+    /// ``DynamoDBLayout/positionDigits`` (4) digits. Larger changes are refused whole.
+    static let maxEvents = 10_000
 
     /// How long a writer holds the config while it stages; it renews the hold when half is
     /// gone, so only a writer that stopped lets it run out.
@@ -86,20 +86,17 @@ struct BulkChange: Sendable, Equatable {
     }
 
     /// The action that marks `write`'s key item: a placeholder holding the mark where the
-    /// key has no item, else the mark added, conditioned on the key's state as read.
+    /// key has no item, else the mark added, conditioned on the key's state as read (a
+    /// mark left by a change that ended is written over).
     func stage(_ write: KeyWrite) -> WriteAction {
         let itemKey = DynamoDBLayout.itemKey(write.config, write.key)
         let mark = PendingMark(id: id, place: write.place, head: write.head)
         if !write.original {
-            return .put(itemKey.merging(mark.attributes) { $1 }, condition: .itemAbsent)
+            return .put(itemKey.merging(mark.attributes) { $1 }, condition: .keyAbsent)
         }
         var update = Expression("SET \(.pending) = :pend, \(.pendingPlace) = :pat, \(.pendingHead) = :phd")
         update.values = [":pend": .s(id), ":pat": mark.place.attribute, ":phd": .m(mark.head)]
-        var condition = write.condition
-        let unmarked = Expression("attribute_not_exists(\(.pending))")
-        condition.text = "(\(condition.text)) AND \(unmarked.text)"
-        condition.names.merge(unmarked.names) { $1 }
-        return .update(key: itemKey, update: update, condition: condition)
+        return .update(key: itemKey, update: update, condition: write.condition)
     }
 
     /// The actions that fold `write` into its key item and tombstone, each conditioned so

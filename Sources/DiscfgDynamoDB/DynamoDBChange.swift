@@ -197,7 +197,7 @@ struct DynamoDBChange: ChangeTransaction {
             let old = original(event.key)
             let condition = old.map { old in
                 Expression("\(.modRevision) = :mr", values: [":mr": .number(old.modRevision.rawValue)])
-            } ?? .itemAbsent
+            } ?? .keyAbsent
             let chain = chains[event.key]
             keys.append(KeyWrite(
                 config: config, key: event.key, final: overlay[event.key] ?? nil, head: chain?.headAttributes ?? [:],

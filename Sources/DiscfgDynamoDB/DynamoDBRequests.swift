@@ -16,6 +16,10 @@ struct Expression: Sendable {
     static let itemExists = Expression("attribute_exists(\(.pk))")
     /// No item has this key yet.
     static let itemAbsent = Expression("attribute_not_exists(\(.pk))")
+    /// The key has no value: no item, or only the placeholder a ``BulkChange`` stages for a
+    /// new key. A committing writer holds the meta item, so a placeholder it meets is the
+    /// leftover of a change that ended, and is written over.
+    static let keyAbsent = Expression("attribute_not_exists(\(.modRevision))")
 }
 
 /// One action of a `TransactWriteItems` call.

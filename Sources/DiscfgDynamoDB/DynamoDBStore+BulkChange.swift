@@ -29,10 +29,12 @@ extension DynamoDBStore {
             return false
         }
 
-        // Stage: the marks, then the history items, each transaction checking the hold.
-        let groups = planned.keys.map { [bulk.stage($0)] } + planned.history.map { [$0] }
+        // Stage: the history items, then the marks, each transaction checking the hold.
+        // Every mark's event is then written before it, so an undo finds each marked key
+        // from the events past the config's revision, wherever its writer stopped.
+        let groups = planned.history.map { [$0] } + planned.keys.map { [bulk.stage($0)] }
         do {
-            for chunk in Self.transactions(groups, reserving: 1) {
+            for (index, chunk) in Self.transactions(groups, reserving: 1).enumerated() {
                 if bulk.until.timeIntervalSince(clock.now()) < BulkChange.lease / 2 {
                     bulk.until = clock.now().addingTimeInterval(BulkChange.lease)
                     held.bulk = bulk
@@ -40,6 +42,7 @@ extension DynamoDBStore {
                     try await putMeta(held, expectedLock: held.lock - 1)
                 }
                 try await transactWrite([.check(key: DynamoDBLayout.metaKey(config), condition: bulk.stillStaging())] + chunk.flatMap { $0 })
+                if let hook = afterStagingTransaction.withLock({ $0 }) { await hook(index) }
             }
         } catch {
             await abandon(config, bulk)

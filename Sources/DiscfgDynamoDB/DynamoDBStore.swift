@@ -82,6 +82,9 @@ public final class DynamoDBStore: ConfigStore {
     /// Runs (once) when a ``BulkChange`` is staged and again when it is committed; a test's
     /// hook that throws stops the change there, as a writer that stops would.
     let afterBulkStep = Mutex<(@Sendable (BulkChange.State) async throws -> Void)?>(nil)
+    /// Runs after each staging transaction of a ``BulkChange``, with its index; a test's hook
+    /// that waits holds the writer up there.
+    let afterStagingTransaction = Mutex<(@Sendable (Int) async -> Void)?>(nil)
 
     /// Creates a store on `client`'s region and endpoint. The caller owns the client and
     /// shuts it down.

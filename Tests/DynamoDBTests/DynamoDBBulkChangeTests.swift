@@ -115,6 +115,69 @@ struct DynamoDBBulkChangeTests {
         try await expectSettled(store, config)
     }
 
+    @Test func aWriterHeldUpWhileMarkingIsUndoneByTheNextWriterAndLeavesNothing() async throws {
+        let clock = ManualClock()
+        let store = try await makeStore(clock: clock)
+        let (config, snapshot) = try await Self.prepared(store)
+        // 130 events, then 130 marks, 98 writes a transaction: the second one ends with
+        // the first marks.
+        let (reached, reaching) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        store.afterStagingTransaction.withLock {
+            $0 = { index in
+                guard index == 1 else { return }
+                reaching.yield()
+                for await _ in released { break }
+            }
+        }
+        let importing = Task { try await store.importSnapshot(snapshot, into: config, options: ImportOptions(replace: true, prefix: KeyPrefix("/app/"))) }
+        for await _ in reached { break }
+        let marked = try await store.connection.queryAll(store.keyRange(config, from: "/", to: "/\u{10FFFF}", consistent: true)).filter { $0[.pending] != nil }
+        #expect(marked.count > 0 && marked.count < 130, "some keys marked: \(marked.count)")
+        try await Self.expectBefore(store, config)
+
+        // Its hold runs out: the next writer undoes it, then the writer goes on and is refused.
+        clock.advance(seconds: BulkChange.lease + 1)
+        #expect(try await store.set(Key("/next"), to: Data("n".utf8), in: config).revision == 12)
+        release.yield()
+        do {
+            _ = try await importing.value
+            Issue.record("the held-up import was taken")
+        } catch let error as DiscfgError {
+            #expect(error.code == .unavailable && error.message.contains("nothing was changed"), "\(error.message)")
+        }
+        try await expectSettled(store, config)
+        #expect(try await store.list(in: config, ListQuery(limit: 1000)).items.count == 12)
+        #expect(try await store.set(Key("/app/new000"), to: Data("x".utf8), in: config).revision == 13)
+    }
+
+    @Test func marksLeftByAChangeThatEndedAreWrittenOver() async throws {
+        let store = try await makeStore()
+        let config = try await store.makeConfig()
+        _ = try await store.set(Key("/kept"), to: Data("before".utf8), in: config)
+        // What an ended change could leave: a placeholder for a new key, a mark on a key.
+        let mark = PendingMark(id: "ended", place: EventPlace(revision: 99, position: 0), head: [:])
+        try await store.transactWrite([
+            .put(DynamoDBLayout.itemKey(config, Key("/fresh")).merging(mark.attributes) { $1 }, condition: nil),
+            .update(key: DynamoDBLayout.itemKey(config, Key("/kept")), update: {
+                var update = Expression("SET \(.pending) = :pend, \(.pendingPlace) = :pat, \(.pendingHead) = :phd")
+                update.values = [":pend": .s(mark.id), ":pat": mark.place.attribute, ":phd": .m([:])]
+                return update
+            }(), condition: nil),
+        ])
+        #expect(try await store.get(Key("/fresh"), in: config) == nil)
+        #expect(try await store.get(Key("/kept"), in: config)?.text == "before")
+
+        // A change in one transaction over the placeholder, one past it over the marked key.
+        #expect(try await store.set(Key("/fresh"), to: Data("x".utf8), in: config).revision == 2)
+        var entries = try (0..<60).map { ConfigSnapshot.Entry(key: try Key("/k\($0)"), value: Data("v".utf8)) }
+        entries.append(ConfigSnapshot.Entry(key: try Key("/kept"), value: Data("after".utf8)))
+        #expect(try await store.importSnapshot(ConfigSnapshot(items: entries), into: config, replace: false).revision == 3)
+        #expect(try await store.get(Key("/kept"), in: config)?.text == "after")
+        #expect(try await store.get(Key("/fresh"), in: config)?.text == "x")
+        try await expectSettled(store, config)
+    }
+
     @Test func aChangePastTheLimitIsRefusedWholeAndWritesNothing() async throws {
         let store = try await makeStore()
         let config = try await store.makeConfig()
@@ -152,6 +215,8 @@ func expectSettled(_ store: DynamoDBStore, _ config: ConfigName, sourceLocation:
     #expect(meta?.bulk == nil, "the change's record is gone", sourceLocation: sourceLocation)
     let items = try await store.connection.queryAll(store.keyRange(config, from: "/", to: "/\u{10FFFF}", consistent: true))
     #expect(items.filter { $0[.pending] != nil }.isEmpty, "no key item is marked", sourceLocation: sourceLocation)
+    let placeholders = items.filter { $0[.modRevision] == nil && $0[.sk]?.string != DynamoDBLayout.metaSK }
+    #expect(placeholders.isEmpty, "no placeholder of a new key: \(placeholders.compactMap { $0[.sk]?.string })", sourceLocation: sourceLocation)
     let revision = meta?.info.revision ?? .zero
     let beyond = try await store.connection.queryAll(store.historyRange(config, from: revision.next, through: Revision(UInt64.max)))
     #expect(beyond.isEmpty, "no history past the config's revision", sourceLocation: sourceLocation)
