@@ -8,13 +8,15 @@ import Foundation
 /// order, read after R, then the config's events after R are read up to the present, so
 /// every key changed since R is known by the time the page is fixed up:
 /// - a listed key last changed at or before R has its value at R already;
-/// - a listed key changed after R is read as it was at R (`get(atRevision:)`), and
+/// - a listed key changed after R is as it was at R: the previous item of its first
+///   event after R (what `get(atRevision:)` reads, here with no request per key), and
 ///   left out when it did not exist then (created after R);
 /// - a key in the page's range that changed after R but is not listed (deleted since)
 ///   is read as it was at R, and put back when it existed then.
 /// A store whose history after R is gone fails with `compacted` instead of mixing
 /// revisions. Memory holds one page, one batch of events (at most
-/// ``Limits/maxPageBytes``), and the names of the keys changed during the export.
+/// ``Limits/maxPageBytes``), and, for each key ahead of the export changed since R, its
+/// item at R: at most the config as it was at R.
 public actor RevisionExport {
     private let store: any ConfigStore
     private let header: SnapshotHeader
@@ -24,8 +26,9 @@ public actor RevisionExport {
     private var finished = false
     /// Events after R have been read through this revision.
     private var changesThrough: Revision
-    /// Keys ahead of the export with an event after R, as far as read.
-    private var changed: Set<Key> = []
+    /// Keys ahead of the export with an event after R, as far as read, each with its
+    /// item at R (the previous item of its first event after R; nil: absent at R).
+    private var changed: [Key: Item?] = [:]
 
     /// Lists one page of current keys.
     public typealias Lister = @Sendable (ConfigName, ListQuery) async throws -> ListPage
@@ -94,7 +97,7 @@ public actor RevisionExport {
                 items.append(past)
             }
         }
-        let inRange = changed.filter { key in
+        let inRange = changed.keys.filter { key in
             !listed.contains(key) && low.map { $0.utf8.lexicographicallyPrecedes(key.path.utf8) } ?? true
                 && high.map { !$0.utf8.lexicographicallyPrecedes(key.path.utf8) } ?? true
         }
@@ -104,7 +107,7 @@ public actor RevisionExport {
         cursor = high
         finished = high == nil
         // Keys behind the export need no more fixing up.
-        if let high { changed = changed.filter { high.utf8.lexicographicallyPrecedes($0.path.utf8) } }
+        if let high { changed = changed.filter { high.utf8.lexicographicallyPrecedes($0.key.path.utf8) } }
         return items.filter { !hidesExpired || !$0.isExpired(at: header.exportedAt) }.sorted { $0.key < $1.key }.map(ConfigSnapshot.Entry.init)
     }
 
@@ -115,14 +118,18 @@ public actor RevisionExport {
                 // Only the keys are kept; a batch is one page of the usual size.
                 try await store.events(in: config, scope: .prefix(.root), from: changesThrough.next, limit: Limits.maxPageSize)
             }
-            for event in batch.events { changed.insert(event.key) }
+            for event in batch.events where changed.index(forKey: event.key) == nil {
+                changed[event.key] = .some(event.prevItem)
+            }
             changesThrough = max(changesThrough, batch.through)
             guard batch.hasMore else { return }
         }
     }
 
+    /// `key` as it was at R, a key known changed since R (see ``PastRead``).
     private func itemAtRevision(_ key: Key) async throws -> Item? {
-        try await explained { try await store.get(key, in: config, atRevision: revision) }
+        if let known = changed[key] { return known }
+        return try await explained { try await store.get(key, in: config, atRevision: revision) }
     }
 
     /// Says what a `compacted` error means for the export.
