@@ -94,8 +94,8 @@ extension StoreConformance {
         all.append(Check(name: "BulkChangeChecks.anImportAndAPrefixDeleteAreOneChangeEach()") { try await self.bulkChanges.anImportAndAPrefixDeleteAreOneChangeEach() })
         all.append(Check(name: "BulkChangeChecks.readersSeeAnImportWholeOrNotAtAll()") { try await self.bulkChanges.readersSeeAnImportWholeOrNotAtAll() })
         if capabilities.contains(.largeChanges) {
-            all.append(Check(name: "BulkChangeChecks.aThousandKeyImportAndPrefixDeleteAreOneChangeEach()") { try await self.bulkChanges.aThousandKeyImportAndPrefixDeleteAreOneChangeEach() })
-            all.append(Check(name: "BulkChangeChecks.readersSeeAThousandKeyImportWholeOrNotAtAll()") { try await self.bulkChanges.readersSeeAThousandKeyImportWholeOrNotAtAll() })
+            all.append(Check(name: "BulkChangeChecks.aFiveThousandKeyImportAndPrefixDeleteAreOneChangeEach()") { try await self.bulkChanges.aFiveThousandKeyImportAndPrefixDeleteAreOneChangeEach() })
+            all.append(Check(name: "BulkChangeChecks.readersSeeAFiveThousandKeyImportWholeOrNotAtAll()") { try await self.bulkChanges.readersSeeAFiveThousandKeyImportWholeOrNotAtAll() })
         }
         all.append(Check(name: "ItemChecks.firstSetCreatesVersionOneAtRevisionOne()") { try await self.item.firstSetCreatesVersionOneAtRevisionOne() })
         all.append(Check(name: "ItemChecks.secondSetBumpsVersionAndKeepsCreateRevision()") { try await self.item.secondSetBumpsVersionAndKeepsCreateRevision() })

@@ -16,12 +16,12 @@ struct BulkChangeTests {
     }
 
     @Test(arguments: StoreKind.with(.largeChanges))
-    func aThousandKeyImportAndPrefixDeleteAreOneChangeEach(kind: StoreKind) async throws {
-        try await kind.conformance.bulkChanges.aThousandKeyImportAndPrefixDeleteAreOneChangeEach()
+    func aFiveThousandKeyImportAndPrefixDeleteAreOneChangeEach(kind: StoreKind) async throws {
+        try await kind.conformance.bulkChanges.aFiveThousandKeyImportAndPrefixDeleteAreOneChangeEach()
     }
 
     @Test(arguments: StoreKind.with(.largeChanges))
-    func readersSeeAThousandKeyImportWholeOrNotAtAll(kind: StoreKind) async throws {
-        try await kind.conformance.bulkChanges.readersSeeAThousandKeyImportWholeOrNotAtAll()
+    func readersSeeAFiveThousandKeyImportWholeOrNotAtAll(kind: StoreKind) async throws {
+        try await kind.conformance.bulkChanges.readersSeeAFiveThousandKeyImportWholeOrNotAtAll()
     }
 }

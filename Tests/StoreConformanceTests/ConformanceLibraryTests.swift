@@ -24,7 +24,7 @@ struct ConformanceLibraryTests {
         let capabilityChecks = suite.checks.map(\.name).filter {
             $0.hasPrefix("TokenStoreChecks.") || $0.hasPrefix("LeaseStoreChecks.") || $0.hasPrefix("NestedTransactionChecks.")
                 || $0 == "ExportPagesChecks.anExportWhoseHistoryIsCompactedMeanwhileFailsWithCompacted()"
-                || $0.hasPrefix("BulkChangeChecks.aThousand") || $0.hasPrefix("BulkChangeChecks.readersSeeAThousand")
+                || $0.hasPrefix("BulkChangeChecks.aFiveThousand") || $0.hasPrefix("BulkChangeChecks.readersSeeAFiveThousand")
         }
         #expect(Set(suite.checks.map(\.name)).subtracting(plain.checks.map(\.name)) == Set(capabilityChecks))
         #expect(plain.checks.count == suite.checks.count - capabilityChecks.count)
