@@ -177,6 +177,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .executableTarget(
+            name: "flag-eval-bench",
+            dependencies: ["DiscfgFlags", "DiscfgJSON"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
             name: "discfg-write-bench",
             dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgSQLite"],
             swiftSettings: strict

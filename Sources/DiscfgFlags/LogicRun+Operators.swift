@@ -55,6 +55,11 @@ extension LogicRun {
                 return fallback
             }
         }
+        // The common case, a member of the context by a name without dots, without splitting.
+        if case .string(let name) = key, case .object(let object) = data, !name.utf8.contains(UInt8(ascii: ".")) {
+            let value = object[name] ?? .null
+            return value.isNull ? fallback : value
+        }
         var current = data
         for part in key.text.split(separator: ".", omittingEmptySubsequences: false) {
             let segment = String(part)

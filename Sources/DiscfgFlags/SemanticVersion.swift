@@ -5,10 +5,10 @@
 /// or `V` is dropped and a missing minor or patch counts as 0 (`v1.2` is `1.2.0`); a version
 /// that is not semver, or an unknown operator, gives null.
 struct SemanticVersion: Sendable {
-    var major: [UInt8]
-    var minor: [UInt8]
-    var patch: [UInt8]
-    var prerelease: [String]
+    var major: ArraySlice<UInt8>
+    var minor: ArraySlice<UInt8>
+    var patch: ArraySlice<UInt8>
+    var prerelease: [ArraySlice<UInt8>]
 
     static func evaluate(_ args: [LogicValue]) -> LogicValue {
         guard args.count == 3, let lhs = SemanticVersion(loose: args[0].pythonText),
@@ -30,44 +30,44 @@ struct SemanticVersion: Sendable {
 
     /// Reads a version as flagd's reference does: `v` prefix dropped, minor and patch padded.
     init?(loose text: String) {
-        var version = Substring(text)
-        if version.hasPrefix("v") || version.hasPrefix("V") { version = version.dropFirst() }
-        let numericEnd = version.firstIndex { $0 == "-" || $0 == "+" } ?? version.endIndex
-        let numeric = version[..<numericEnd]
-        let dots = numeric.filter { $0 == "." }.count
-        let padded = dots < 2 ? String(numeric) + String(repeating: ".0", count: 2 - dots) + version[numericEnd...] : String(version)
-        self.init(strict: padded)
+        var bytes = Array(text.utf8)[...]
+        if let first = bytes.first, first == UInt8(ascii: "v") || first == UInt8(ascii: "V") { bytes = bytes.dropFirst() }
+        self.init(bytes, padded: true)
     }
 
     /// Reads `MAJOR.MINOR.PATCH[-PRERELEASE][+BUILD]` exactly as semver 2.0.0 spells it.
     init?(strict text: String) {
-        var rest = Substring(text)
-        var build: Substring?
-        if let plus = rest.firstIndex(of: "+") {
-            build = rest[rest.index(after: plus)...]
+        self.init(Array(text.utf8)[...], padded: false)
+    }
+
+    /// Reads the version's bytes; `padded` counts a missing minor or patch as 0.
+    private init?(_ bytes: ArraySlice<UInt8>, padded: Bool) {
+        var rest = bytes
+        if let plus = rest.firstIndex(of: UInt8(ascii: "+")) {
+            let build = rest[(plus + 1)...]
             rest = rest[..<plus]
+            let parts = build.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+            guard parts.allSatisfy({ !$0.isEmpty && $0.allSatisfy(Self.isIdentifierByte) }) else { return nil }
         }
-        var prerelease: Substring?
-        if let dash = rest.firstIndex(of: "-") {
-            prerelease = rest[rest.index(after: dash)...]
+        var prerelease: ArraySlice<UInt8>?
+        if let dash = rest.firstIndex(of: UInt8(ascii: "-")) {
+            prerelease = rest[(dash + 1)...]
             rest = rest[..<dash]
         }
-        let core = rest.split(separator: ".", omittingEmptySubsequences: false)
-        guard core.count == 3, core.allSatisfy(Self.isNumber) else { return nil }
-        major = Array(core[0].utf8)
-        minor = Array(core[1].utf8)
-        patch = Array(core[2].utf8)
-        if let build {
-            let parts = build.split(separator: ".", omittingEmptySubsequences: false)
-            guard parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy(Self.isIdentifierByte) }) else { return nil }
+        var core = rest.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
+        if padded {
+            while core.count < 3 { core.append([UInt8(ascii: "0")][...]) }
         }
+        guard core.count == 3, core.allSatisfy(Self.isNumber) else { return nil }
+        major = core[0]
+        minor = core[1]
+        patch = core[2]
         self.prerelease = []
         if let prerelease {
-            let parts = prerelease.split(separator: ".", omittingEmptySubsequences: false)
-            for part in parts {
-                guard !part.isEmpty, part.utf8.allSatisfy(Self.isIdentifierByte) else { return nil }
-                if part.utf8.allSatisfy(Self.isDigit), !Self.isNumber(part) { return nil }
-                self.prerelease.append(String(part))
+            for part in prerelease.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
+                guard !part.isEmpty, part.allSatisfy(Self.isIdentifierByte) else { return nil }
+                if part.allSatisfy(Self.isDigit), !Self.isNumber(part) { return nil }
+                self.prerelease.append(part)
             }
         }
     }
@@ -79,17 +79,17 @@ struct SemanticVersion: Sendable {
     }
 
     /// Digits with no leading zero (or `0`).
-    private static func isNumber(_ part: Substring) -> Bool {
-        !part.isEmpty && part.utf8.allSatisfy(isDigit) && (part == "0" || part.first != "0")
+    private static func isNumber(_ part: ArraySlice<UInt8>) -> Bool {
+        !part.isEmpty && part.allSatisfy(isDigit) && (part.count == 1 || part.first != UInt8(ascii: "0"))
     }
 
     /// -1, 0 or 1; build metadata does not count, a prerelease comes before its release.
     func compare(_ other: SemanticVersion) -> Int {
         for (a, b) in [(major, other.major), (minor, other.minor), (patch, other.patch)] {
-            let order = Self.compareNumbers(a[...], b[...])
+            let order = Self.compareNumbers(a, b)
             if order != 0 { return order }
         }
-        if prerelease == other.prerelease { return 0 }
+        if prerelease.elementsEqual(other.prerelease, by: { $0.elementsEqual($1) }) { return 0 }
         if prerelease.isEmpty { return 1 }
         if other.prerelease.isEmpty { return -1 }
         for (a, b) in zip(prerelease, other.prerelease) {
@@ -106,13 +106,13 @@ struct SemanticVersion: Sendable {
     }
 
     /// Numeric identifiers come before alphanumeric ones and compare by value; others by ASCII.
-    private static func compareIdentifiers(_ a: String, _ b: String) -> Int {
-        let aNumeric = a.utf8.allSatisfy(isDigit), bNumeric = b.utf8.allSatisfy(isDigit)
+    private static func compareIdentifiers(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Int {
+        let aNumeric = a.allSatisfy(isDigit), bNumeric = b.allSatisfy(isDigit)
         switch (aNumeric, bNumeric) {
-        case (true, true): return compareNumbers(Array(a.utf8)[...], Array(b.utf8)[...])
+        case (true, true): return compareNumbers(a, b)
         case (true, false): return -1
         case (false, true): return 1
-        case (false, false): return a == b ? 0 : (Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8)) ? -1 : 1)
+        case (false, false): return a.elementsEqual(b) ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
         }
     }
 }
