@@ -195,10 +195,13 @@ let package = Package(
                 "DiscfgAWS",
                 "DiscfgSecrets",
                 "DiscfgNetwork",
+                "DiscfgFlags",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
         ),
@@ -394,7 +397,7 @@ let package = Package(
         .testTarget(
             name: "APITests",
             dependencies: [
-                "DiscfgCore", "DiscfgWire", "DiscfgJSON", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork",
+                "DiscfgCore", "DiscfgWire", "DiscfgJSON", "DiscfgService", "DiscfgSQLite", "DiscfgAPI", "DiscfgClient", "DiscfgAWS", "DiscfgTestSupport", "DiscfgSecrets", "DiscfgNetwork", "DiscfgFlags",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -46,11 +46,14 @@ public final class ConfigClient: Sendable {
     }
 
     /// A handle on one config; throws `configNotFound` when the server has no such config.
-    /// - Parameter maxAge: how long a value read once is served from memory before it is
-    ///   read again (ignored while following changes, when the cache is always current).
-    public func config(_ name: String, maxAge: Duration = .seconds(30)) async throws -> RemoteConfig {
+    /// - Parameters:
+    ///   - maxAge: how long a value read once is served from memory before it is read
+    ///     again (ignored while following changes, when the cache is always current).
+    ///   - flagTelemetry: where the config's flag evaluations are counted and traced; by
+    ///     default the bootstrapped swift-metrics and tracing backends.
+    public func config(_ name: String, maxAge: Duration = .seconds(30), flagTelemetry: FlagTelemetry = FlagTelemetry()) async throws -> RemoteConfig {
         let name = try ConfigName(name)
         _ = try await store.configInfo(name)
-        return RemoteConfig(store: store, name: name, maxAge: maxAge, keyring: keyring)
+        return RemoteConfig(store: store, name: name, maxAge: maxAge, keyring: keyring, flagTelemetry: flagTelemetry)
     }
 }

@@ -1,5 +1,6 @@
 import DiscfgAWS
 import DiscfgCore
+import DiscfgFlags
 import DiscfgJSON
 import DiscfgSecrets
 import Foundation
@@ -7,26 +8,32 @@ import Foundation
 /// One config as an application sees it: typed reads through an in-memory cache, and a
 /// live mode that follows the server's changes so reads never wait on the network.
 public actor RemoteConfig {
-    private struct Cached {
+    struct Cached {
         var item: Item?
         var fetchedAt: ContinuousClock.Instant
     }
 
     /// The config's name.
     public nonisolated let name: ConfigName
-    private let store: any ConfigStore
-    private let maxAge: Duration
-    private var cache: [Key: Cached] = [:]
+    let store: any ConfigStore
+    let maxAge: Duration
+    var cache: [Key: Cached] = [:]
     private var live: Task<Void, Never>?
-    private var liveRevision: Revision?
+    var liveRevision: Revision?
     private var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
     /// Opens secrets; nil when the client was made without keys.
     private let secrets: SecretReader?
+    /// The flag sets as one catalog (or why they are not one), and when they were read;
+    /// nil once a `/flags/` key changes, so evaluations parse them once per change.
+    var flagSets: (catalog: Result<FlagCatalog, DiscfgError>, readAt: ContinuousClock.Instant)?
+    /// Where flag evaluations are counted and traced.
+    let flagTelemetry: FlagTelemetry
 
-    init(store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil) {
+    init(store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil, flagTelemetry: FlagTelemetry = FlagTelemetry()) {
         self.store = store
         self.name = name
         self.maxAge = maxAge
+        self.flagTelemetry = flagTelemetry
         secrets = keyring.map { SecretReader(ConfigSecrets(store: store, config: name, keyring: $0)) }
     }
 
@@ -204,6 +211,7 @@ public actor RemoteConfig {
 
     private func apply(_ event: Event) {
         cache[event.key] = Cached(item: event.item, fetchedAt: .now)
+        if ConfigFlags.holdsFlagSet(event.key) { flagSets = nil }
         liveRevision = event.revision
         for continuation in subscribers.values { continuation.yield(event) }
     }
@@ -223,6 +231,7 @@ public actor RemoteConfig {
     private func loadSnapshot() async throws -> Revision {
         let (items, revision) = try await store.items(in: name)
         cache = Dictionary(uniqueKeysWithValues: items.map { ($0.key, Cached(item: $0, fetchedAt: .now)) })
+        flagSets = nil
         return revision
     }
 }
