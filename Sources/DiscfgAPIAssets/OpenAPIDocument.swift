@@ -809,6 +809,38 @@ paths:
         "406": { $ref: "#/components/responses/Error" }
         "410": { $ref: "#/components/responses/Error" }
         "503": { $ref: "#/components/responses/Error" }
+  /applications/{config}/environments/{env}/configurations/{profile}:
+    parameters:
+      - $ref: "#/components/parameters/config"
+      - { name: env, in: path, required: true, schema: { type: string, minLength: 1, pattern: '^[^/]+$' }, description: "AppConfig's environment: accepted as it is." }
+      - { name: profile, in: path, required: true, schema: { type: string, minLength: 1, pattern: '^[A-Za-z0-9_-]+$' }, description: "A flag set: the key /flags/{profile} of the config." }
+    get:
+      summary: AWS AppConfig Agent's route for a feature flag profile, answered from a flag set.
+      description: |
+        For applications that read flags from AppConfig's agent: {config} names the config
+        (AppConfig's application), {profile} the flag set at /flags/{profile}. Each flag
+        is evaluated with the Context headers' name=value pairs (repeated or
+        comma-separated, each a string) and Entity-Id as the targeting key, and answered
+        in AppConfig's retrieval format - {"FLAG": {"enabled": ..., "_variant": ...}} with
+        an object value's members beside them, another value as "value"; a flag that
+        answers the caller's default or fails is {"enabled": false}. flag (repeatable)
+        picks flags; a flag the set does not define is 404. A read of that key for tokens
+        and scopes. Meant for discfg agent, which serves it from its copy. A Context
+        header holds name=value pairs (a pair without = is refused with 400); it is not
+        listed among the parameters, as no schema of a header says "pairs".
+      parameters:
+        - { name: flag, in: query, schema: { type: string }, description: "A flag to answer (repeat for more); every flag of the set without it." }
+        - { name: Entity-Id, in: header, schema: { type: string }, description: "The targeting key." }
+      responses:
+        "200":
+          description: Each flag's answer.
+          content:
+            application/json:
+              schema: { type: object, additionalProperties: { type: object, required: [enabled], properties: { enabled: { type: boolean }, _variant: { type: string } } } }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
 components:
   securitySchemes:
     bearer:

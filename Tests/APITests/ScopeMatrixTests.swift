@@ -88,6 +88,7 @@ struct ScopeMatrixTests {
         case .evaluateFlag: return (.POST, config + "/ofrep/v1/evaluate/flags/f", #"{"context": {}}"#, .prefix(ConfigFlags.prefix))
         case .evaluateFlags: return (.POST, config + "/ofrep/v1/evaluate/flags", #"{"context": {}}"#, .prefix(ConfigFlags.prefix))
         case .flagEvents: return (.GET, config + "/ofrep/v1/events", nil, .prefix(ConfigFlags.prefix))
+        case .appConfigFlags: return (.GET, "/applications/demo/environments/prod/configurations/web", nil, .key(try Key("/flags/web")))
         }
     }
 

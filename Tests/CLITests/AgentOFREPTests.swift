@@ -6,7 +6,8 @@ import Testing
 
 /// OFREP on `discfg agent`: the same routes as serve, evaluated from the agent's copy; a
 /// change of a flag set reaches bulk evaluations and the event stream within an interval;
-/// OpenFeature's Python SDK reads every type through it.
+/// AppConfig's agent route answers a flag set as a profile; OpenFeature's Python SDK reads
+/// every type through it.
 @Suite("CLI: the agent answers OFREP from its copy")
 struct AgentOFREPTests {
     static func post(_ port: Int, _ path: String, _ body: String, headers: [String] = []) async throws -> (status: Int, head: String, body: String) {
@@ -22,7 +23,7 @@ struct AgentOFREPTests {
             .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
     }
 
-    @Test("single and bulk evaluations, 304 until a flag changes, refetchEvaluation on the stream, the Python SDK", .timeLimit(.minutes(2)))
+    @Test("single and bulk evaluations, 304 until a flag changes, refetchEvaluation on the stream, AppConfig's agent route, the Python SDK", .timeLimit(.minutes(2)))
     func agent() async throws {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
@@ -72,6 +73,23 @@ struct AgentOFREPTests {
         let changed = try await Self.post(port, "", #"{"context": {"targetingKey": "u1"}}"#, headers: ["If-None-Match: \(tag)"])
         #expect(changed.status == 200)
         #expect(changed.body.contains(#""value":12.5"#))
+
+        // AppConfig's agent route: the flag set /flags/web as the profile "web".
+        func appConfig(_ query: String, _ headers: [String]) async throws -> (status: Int, body: String) {
+            let reply = try await LoopbackHTTP.exchange(port: port, "GET /applications/demo/environments/prod/configurations/web" + query, body: Data(), headers: headers)
+            let parts = reply.components(separatedBy: "\r\n\r\n")
+            return (Int(parts[0].split(separator: " ").dropFirst().first ?? "") ?? 0, parts.dropFirst().joined(separator: "\r\n\r\n"))
+        }
+        let one = try await appConfig("?flag=string-flag", ["Context: email=jane@example.org"])
+        #expect(one.status == 200 && one.body == ##"{"string-flag":{"enabled":true,"value":"#00f","_variant":"blue"}}"## + "\n", "\(one)")
+        let two = try await appConfig("?flag=bool-flag&flag=object-flag&flag=off-flag", ["Context: plan=pro, country=NZ", "Entity-Id: u1"])
+        #expect(two.body == #"{"bool-flag":{"enabled":true,"_variant":"on"},"object-flag":{"enabled":true,"size":1,"ratio":2.0,"tags":["x"],"_variant":"a"},"off-flag":{"enabled":false}}"# + "\n", "\(two)")
+        let every = try await appConfig("", [])
+        #expect(every.status == 200 && every.body.contains(#""float-flag":{"enabled":true,"value":12.5,"_variant":"ten"}"#), "\(every)")
+        #expect(try await appConfig("?flag=nope", []).status == 404)
+        #expect(try await appConfig("?flag=bool-flag", ["Context: plan"]).status == 400)
+        let otherProfile = try await LoopbackHTTP.exchange(port: port, "GET /applications/demo/environments/prod/configurations/missing", body: Data())
+        #expect(otherProfile.hasPrefix("HTTP/1.1 404"), "\(otherProfile)")
 
         // OpenFeature's Python SDK through the agent.
         let answers = try await OpenFeaturePeer.evaluate(base: "http://127.0.0.1:\(port)/v1/demo", token: nil, [

@@ -132,7 +132,8 @@ public struct ConfigAPI: Sendable {
 
     static func hummingbirdPattern(_ path: String) -> String {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**").replacingOccurrences(of: "{id}", with: ":id")
-            .replacingOccurrences(of: "{flag}", with: ":flag")
+            .replacingOccurrences(of: "{flag}", with: ":flag").replacingOccurrences(of: "{env}", with: ":env")
+            .replacingOccurrences(of: "{profile}", with: ":profile")
     }
 
     /// Answers one route: its request admitted (``Admission``), then its handler, whose
@@ -194,6 +195,7 @@ public struct ConfigAPI: Sendable {
         case .evaluateFlag: return try await evaluateFlag(&request, context, perform)
         case .evaluateFlags: return try await evaluateFlags(&request, context, perform)
         case .flagEvents: return try await flagEvents(request, context, perform)
+        case .appConfigFlags: return try await appConfigFlags(request, context, perform)
         }
     }
 }

@@ -40,11 +40,12 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case evaluateFlag
     case evaluateFlags
     case flagEvents
+    case appConfigFlags
 
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
-        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema, .flagEvents: .get
+        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema, .flagEvents, .appConfigFlags: .get
         case .sweep, .createToken, .importSnapshot, .transaction, .compact, .evaluateFlag, .evaluateFlags: .post
         case .createConfig, .setKey, .setDocument, .setSchema: .put
         case .updateConfig, .patchKey: .patch
@@ -53,7 +54,8 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// The path in OpenAPI form: `{config}` is a config name, `{key}` the rest of the
-    /// path, `{id}` a token's id, `{flag}` a feature flag's key.
+    /// path, `{id}` a token's id, `{flag}` a feature flag's key, `{env}` and `{profile}`
+    /// AppConfig's environment and configuration profile.
     public var path: String {
         switch self {
         case .document: "/openapi.yaml"
@@ -75,6 +77,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .evaluateFlag: "/v1/{config}/ofrep/v1/evaluate/flags/{flag}"
         case .evaluateFlags: "/v1/{config}/ofrep/v1/evaluate/flags"
         case .flagEvents: "/v1/{config}/ofrep/v1/events"
+        case .appConfigFlags: "/applications/{config}/environments/{env}/configurations/{profile}"
         }
     }
 
@@ -111,7 +114,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .getSchema: .schemaRead
         case .setSchema: .schemaWrite
         case .deleteSchema: .schemaDelete
-        case .evaluateFlag, .evaluateFlags: .flagEvaluate
+        case .evaluateFlag, .evaluateFlags, .appConfigFlags: .flagEvaluate
         case .flagEvents: .watch
         }
     }
@@ -148,6 +151,7 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .evaluateFlag: "flag-eval"
         case .evaluateFlags: "flag-eval-bulk"
         case .flagEvents: "flag-events"
+        case .appConfigFlags: "appconfig-flags"
         }
     }
 
