@@ -67,7 +67,7 @@ extension DeadStoreTests {
     @Test("the CLI over a refused or unresolvable DynamoDB endpoint: one sentence naming it, exit 1, at once", .timeLimit(.minutes(2)))
     func refusedAtTheCommandLine() async throws {
         let (runner, _) = try await CLIRunner.onDynamoDB()
-        var cli = runner
+        let cli = runner
         defer { cli.cleanUp() }
         let refused = "http://127.0.0.1:\(try MotoServer.freeLoopbackPort())"
         // `.invalid` never resolves (RFC 6761).

@@ -14,7 +14,7 @@ public enum FlagStateEdit {
     /// - Throws: ``DiscfgError`` (`invalidArgument`) when the document is not JSON or has
     ///   no `flags` member with that flag and its `state`.
     public static func setting(_ state: Flag.State, of key: String, in document: Data) throws -> Data {
-        var scanner = Scanner(bytes: Array(document))
+        let scanner = Scanner(bytes: Array(document))
         guard let flags = try scanner.member("flags", ofObjectAt: scanner.valueStart(0)),
               let flag = try scanner.member(key, ofObjectAt: flags),
               let at = try scanner.member("state", ofObjectAt: flag)
