@@ -180,6 +180,26 @@ struct OFREPTests {
         }
     }
 
+    /// A store that throttles every listing, as DynamoDB does past its capacity.
+    struct ThrottledListings: ForwardingStore {
+        let forwardee: any ConfigStore
+        func list(in config: ConfigName, _ query: ListQuery) async throws -> ListPage {
+            throw DiscfgError(.throttled, "the table's read capacity is exhausted")
+        }
+    }
+
+    @Test("a throttled store answers 429 with Retry-After, which OFREP providers wait out")
+    func throttled() async throws {
+        try await withServer(try await LiveServer.start(serving: { ThrottledListings(forwardee: $0) })) { server in
+            try await OFREPFixtures.seed(server.store)
+            for reply in [try await Self.evaluate(server, "int-flag", "{}"), try await server.request(.POST, Self.base, body: Data("{}".utf8))] {
+                #expect(reply.status == 429, "\(reply.text)")
+                #expect(reply.headers["Retry-After"].first == "1")
+                #expect(!reply.text.contains("capacity"), "the store's words stay in the log: \(reply.text)")
+            }
+        }
+    }
+
     @Test("the catalog is parsed once per change of the flag sets, not per evaluation")
     func catalogCache() async throws {
         let store = MemoryStore()
