@@ -18,18 +18,12 @@ extension ConfigAPI {
         let config = try request.configName(context)
         let raw = context.parameters.get("flag") ?? ""
         let key = raw.removingPercentEncoding ?? raw
-        let evaluationContext: JSONObject
-        do {
-            evaluationContext = try OFREP.context(from: try await Self.evaluationBody(&request))
-        } catch let refusal as OFREP.Refusal {
-            return Self.ofrep(OFREP.document(refusal, key: key), status: .badRequest)
+        let inputs: (context: JSONObject, catalog: FlagCatalog)
+        switch try await evaluationInputs(&request, config, key: key, perform) {
+        case .ready(let evaluation, let flags): inputs = (evaluation, flags)
+        case .refused(let response): return response
         }
-        let catalog: FlagCatalog
-        do {
-            catalog = try await flagCatalog(config, perform)
-        } catch let error as DiscfgError where error.field == "value" {
-            return Self.ofrep(OFREP.document(OFREP.Refusal(.parseError, error.message), key: key), status: .badRequest)
-        }
+        let (evaluationContext, catalog) = inputs
         let answer = FlagEvaluator().evaluate(key, in: catalog, context: evaluationContext)
         return Self.ofrep(OFREP.document(answer), status: OFREP.status(of: answer))
     }
@@ -38,18 +32,12 @@ extension ConfigAPI {
     /// over the answer (`If-None-Match` → 304) and the event stream that announces changes.
     func evaluateFlags(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
-        let evaluationContext: JSONObject
-        do {
-            evaluationContext = try OFREP.context(from: try await Self.evaluationBody(&request))
-        } catch let refusal as OFREP.Refusal {
-            return Self.ofrep(OFREP.document(refusal, key: nil), status: .badRequest)
+        let inputs: (context: JSONObject, catalog: FlagCatalog)
+        switch try await evaluationInputs(&request, config, key: nil, perform) {
+        case .ready(let evaluation, let flags): inputs = (evaluation, flags)
+        case .refused(let response): return response
         }
-        let catalog: FlagCatalog
-        do {
-            catalog = try await flagCatalog(config, perform)
-        } catch let error as DiscfgError where error.field == "value" {
-            return Self.ofrep(OFREP.document(OFREP.Refusal(.parseError, error.message), key: nil), status: .badRequest)
-        }
+        let (evaluationContext, catalog) = inputs
         // API Gateway buffers responses, so Lambda names no stream; pollers still get ETags.
         let stream = context.supportsStreaming ? "/v1/\(config.rawValue)/ofrep/v1/events" : nil
         let bytes = OFREP.bytes(OFREP.bulkDocument(catalog, context: evaluationContext, evaluator: FlagEvaluator(), eventStream: stream))
@@ -58,6 +46,28 @@ extension ConfigAPI {
             return Response(status: .notModified, headers: [.eTag: tag])
         }
         return APIResponse.bytes(ByteBuffer(bytes: bytes), contentType: APIResponse.jsonContentType, headers: [.eTag: tag])
+    }
+
+    /// What an evaluation needs, or the OFREP refusal that answers it instead.
+    private enum EvaluationInputs {
+        case ready(JSONObject, FlagCatalog)
+        case refused(Response)
+    }
+
+    /// The body's evaluation context and the config's flags; a body the protocol refuses, or
+    /// a flag set that does not parse, is a 400 naming `key` (nil for the bulk evaluation).
+    private func evaluationInputs(_ request: inout Request, _ config: ConfigName, key: String?, _ perform: Performer) async throws -> EvaluationInputs {
+        let evaluationContext: JSONObject
+        do {
+            evaluationContext = try OFREP.context(from: try await Self.evaluationBody(&request))
+        } catch let refusal as OFREP.Refusal {
+            return .refused(Self.ofrep(OFREP.document(refusal, key: key), status: .badRequest))
+        }
+        do {
+            return .ready(evaluationContext, try await flagCatalog(config, perform))
+        } catch let error as DiscfgError where error.field == "value" {
+            return .refused(Self.ofrep(OFREP.document(OFREP.Refusal(.parseError, error.message), key: key), status: .badRequest))
+        }
     }
 
     /// The config's flags, read through the pipeline as a read of `/flags/`, parsed once per
