@@ -5,6 +5,8 @@
 // it asserts only that the answer stays what flagd gives.
 //
 //   flag-eval-bench [N]     (default 100000)
+//   flag-eval-bench flag-set | context     (print the flag set or the context, for
+//                                           benchmarks/flags.sh to serve the same flag)
 //
 // Instructions per evaluation, from callgrind, are the difference between N = 1001 and
 // N = 1, divided by 1000:
@@ -20,11 +22,6 @@ import Darwin
 import DiscfgFlags
 import DiscfgJSON
 
-let runs = CommandLine.arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
-guard runs >= 0 else {
-    print("usage: flag-eval-bench [N]")
-    exit(2)
-}
 
 let flagSet = #"""
     {"flags": {"checkout": {
@@ -42,6 +39,23 @@ let flagSet = #"""
     }}}
     """#
 let context = #"{"targetingKey": "user-1234", "email": "jane@acme.io", "appVersion": "2.5.1", "plan": "pro", "seats": 12}"#
+
+let argument = CommandLine.arguments.dropFirst().first
+switch argument {
+case "flag-set":
+    print(flagSet)
+    exit(0)
+case "context":
+    print(context)
+    exit(0)
+default:
+    break
+}
+let runs = argument.map { Int($0) ?? -1 } ?? 100_000
+guard runs >= 0 else {
+    print("usage: flag-eval-bench [N | flag-set | context]")
+    exit(2)
+}
 
 let catalog: FlagCatalog
 let evaluationContext: JSONObject
