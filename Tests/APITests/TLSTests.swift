@@ -105,19 +105,19 @@ struct TLSTests {
             $0.maxConnections = 1
         }
         try await withServer(started) { server in
-            let stalled = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: server.port).get()
             let url = try #require(URL(string: "https://127.0.0.1:\(server.port)"))
             let store = try RemoteStore(url: url, token: nil, tls: ClientTLS(caCertificate: pki.path("ca.pem")))
-            // Once the server has taken the stalled connection in (the two may land on two
-            // event loops, in either order), it holds the only slot: a request is turned away.
-            try await eventually("a request is turned away while the stalled connection holds the slot", timeout: .seconds(15), interval: .milliseconds(50)) {
-                do {
-                    _ = try await store.listConfigs()
-                    return false
-                } catch is DiscfgError {
-                    return true
-                }
+            // The server takes a new connection in on one of its event loops, so a request on
+            // a second connection may be counted in before the stalled one: then the stalled
+            // connection is the one turned away, and the test begins again. Each try asks on a
+            // connection of its own (curl), so no kept-alive connection holds the slot.
+            var held: (any Channel)?
+            for _ in 1...10 where held == nil {
+                let stalled = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: server.port).get()
+                let answer = try await Self.curl(["--cacert", pki.path("ca.pem"), "-o", "/dev/null", "-w", "%{http_code}", "\(url)/v1/configs"])
+                if answer.stdout == "503" { held = stalled } else { try await stalled.close() }
             }
+            let stalled = try #require(held, "a request was never turned away while a stalled connection was open")
             // The server closes it; the test waits as long as it may take on a busy machine.
             let closed = try await Self.within(.seconds(60)) { try await stalled.closeFuture.get() }
             #expect(closed, "the server kept a connection that never began its handshake")
