@@ -145,11 +145,6 @@ public enum OFREP {
 
     /// The data of the event that tells a provider to evaluate again.
     public static let refetchEventData = #"{"type":"refetchEvaluation"}"#
-
-    /// A Server-Sent Events message announcing the flags changed at `revision`.
-    public static func refetchEvent(revision: Revision) -> String {
-        "id: \(revision.rawValue)\nevent: message\ndata: \(refetchEventData)\n\n"
-    }
 }
 
 extension JSONValue {

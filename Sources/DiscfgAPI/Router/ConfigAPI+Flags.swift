@@ -6,7 +6,6 @@ import DiscfgWire
 import Foundation
 import HTTPTypes
 import Hummingbird
-import ServiceLifecycle
 
 /// Feature flags over the OpenFeature Remote Evaluation Protocol (``OFREP``), with base URL
 /// `/v1/{config}`: each evaluation is a read of the config's flag sets (the keys under
@@ -100,12 +99,7 @@ extension ConfigAPI {
         let config = try request.configName(context)
         return try await perform(Action(.watch, on: config, reaching: .prefix(ConfigFlags.prefix))) {
             guard context.supportsStreaming else {
-                var response = APIResponse.error(
-                    DiscfgError(.invalidArgument, "this endpoint cannot stream Server-Sent Events (API Gateway buffers responses); poll the bulk evaluation with If-None-Match instead", field: "accept"),
-                    action: Endpoint.flagEvents.action
-                )
-                response.status = .notAcceptable
-                return response
+                return EventStream.unsupported(action: Endpoint.flagEvents.action, instead: "poll the bulk evaluation with If-None-Match instead")
             }
             let lastSeen = try request.headers[.lastEventID].map { text throws -> Revision in
                 guard let point = ResumePoint(eventID: text.trimmingCharacters(in: .whitespaces)) else {
@@ -121,76 +115,22 @@ extension ConfigAPI {
         }
     }
 
-    private enum RefetchItem: Sendable {
-        case changed(Revision)
-        case heartbeat
-        case failure(DiscfgError)
-    }
-
-    /// The stream's body: one `refetchEvaluation` per revision that changed a flag set,
-    /// comment lines while idle; it ends when the server shuts down or the caller's token is
-    /// revoked (an `error` event).
+    /// The stream's body: one `refetchEvaluation` per revision that changed a flag set, with
+    /// the revision as its id (``EventStream``).
     private func refetchStream(config: ConfigName, from: Revision, caller: Caller) -> Response {
         let store = store
-        let authenticator = authenticator
-        let watches = watches
-        let heartbeat = options.heartbeat
-        let body = ResponseBody { writer in
-            defer { watches.release() }
-            // Only the newest few matter: a provider refetches everything on any of them.
-            let (items, continuation) = AsyncStream.makeStream(of: RefetchItem.self, bufferingPolicy: .bufferingNewest(16))
-            let events = Task {
-                do {
-                    var last: Revision?
-                    for try await event in await store.watch(config, scope: .prefix(ConfigFlags.prefix), from: from) where event.revision != last {
-                        last = event.revision
-                        continuation.yield(.changed(event.revision))
-                    }
-                } catch let error as DiscfgError {
-                    continuation.yield(.failure(error))
-                } catch {}
-                continuation.finish()
-            }
-            let beats = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
-                    continuation.yield(.heartbeat)
-                }
-            }
-            let access = authenticator.admissionMayEnd(caller) ? Task {
-                if let refusal = await authenticator.endOfAdmission(caller) {
-                    continuation.yield(.failure(refusal))
-                    continuation.finish()
-                }
-            } : nil
-            let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
-            defer {
-                events.cancel()
-                beats.cancel()
-                access?.cancel()
-                shutdown.cancel()
-            }
-            try await writer.write(ByteBuffer(string: "retry: 1000\n: refetchEvaluation for the flags of \(config) from revision \(from)\n\n"))
-            for await item in items {
-                switch item {
-                case .changed(let revision):
-                    try await writer.write(ByteBuffer(string: OFREP.refetchEvent(revision: revision)))
-                case .heartbeat:
-                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                case .failure(let error):
-                    let data = EnvelopeJSON.data(Envelope(action: Endpoint.flagEvents.action, error: error))
-                    try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
-                    try await writer.finish(nil)
-                    return
-                }
-            }
-            try await writer.finish(nil)
-        }
-        return Response(
-            status: .ok,
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
-            body: body
+        let stream = EventStream(
+            action: Endpoint.flagEvents.action, opening: "refetchEvaluation for the flags of \(config) from revision \(from)",
+            heartbeat: options.heartbeat, backlogBytes: options.streamBacklogBytes, startID: from.previous.description,
+            caller: caller, authenticator: authenticator, slots: watches
         )
+        return stream.response { sink in
+            var last: Revision?
+            for try await event in await store.watch(config, scope: .prefix(ConfigFlags.prefix), from: from) where event.revision != last {
+                last = event.revision
+                guard sink.send(EventStream.Message(id: event.revision.description, event: "message", data: OFREP.refetchEventData)) else { return }
+            }
+        }
     }
 }
 

@@ -51,16 +51,9 @@ extension ConfigAPI {
         if let from { start = from } else { start = try await store.configInfo(config).revision.next }
         if request.headers[.accept]?.contains("text/event-stream") == true {
             guard context.supportsStreaming else {
-                var response = APIResponse.error(
-                    DiscfgError(
-                        .invalidArgument,
-                        "this endpoint cannot stream Server-Sent Events (API Gateway buffers responses); long-poll instead: drop 'Accept: text/event-stream' and repeat GET …/watch?fromRevision=N",
-                        field: "accept"
-                    ),
-                    action: "watch"
+                return EventStream.unsupported(
+                    action: "watch", instead: "long-poll instead: drop 'Accept: text/event-stream' and repeat GET …/watch?fromRevision=N"
                 )
-                response.status = .notAcceptable
-                return response
             }
             // Fail before the stream starts when the start revision is already gone.
             _ = try await store.events(in: config, scope: scope, from: start, limit: 1)
@@ -124,101 +117,26 @@ extension ConfigAPI {
         return APIResponse.json(envelope)
     }
 
-    private enum StreamItem: Sendable {
-        /// An event, already written as its SSE message.
-        case event(String, String)
-        case heartbeat
-        case failure(DiscfgError)
-    }
-
-    /// The stream's body. The watch writes each event's message into a backlog the
-    /// writer drains at the reader's pace; a reader that falls more than
-    /// ``Options/streamBacklogBytes`` behind is sent what is held, then an `error` event
-    /// (`unavailable`) naming the `Last-Event-ID` to resume from, and the stream ends.
-    /// Holds one of ``watches`` until it ends.
-    /// A caller whose admission ends meanwhile (its token revoked) is sent an `error`
-    /// event (`unauthenticated`) and the stream ends.
+    /// The stream: each event as its message, with its resume point as its id. Holds one of
+    /// ``watches`` until it ends; a reader that falls more than
+    /// ``Options/streamBacklogBytes`` behind is cut off with the id to resume from
+    /// (``EventStream``).
     private func serverSentEvents(config: ConfigName, scope: WatchScope, resume: ResumePoint, heartbeat: Duration, caller: Caller) -> Response {
         let from = resume.revision
         let store = store
-        let authenticator = authenticator
-        let watches = watches
-        let budget = options.streamBacklogBytes
-        let body = ResponseBody { writer in
-            defer { watches.release() }
-            let backlog = StreamBacklog(budget: budget)
-            let (items, continuation) = AsyncStream.makeStream(of: StreamItem.self, bufferingPolicy: .unbounded)
-            let events = Task {
-                do {
-                    var replay = resume.replay()
-                    for try await event in await store.watch(config, scope: scope, from: from) where replay.admit(event) {
-                        var data = ByteBuffer()
-                        data.writeBytes(EnvelopeJSON.bytes(EventDocument(event)))
-                        let id = replay.point.eventID ?? event.revision.description
-                        let message = "id: \(id)\nevent: \(event.kind.rawValue)\ndata: \(String(decoding: data.readableBytesView, as: UTF8.self))\n\n"
-                        guard backlog.admit(message.utf8.count) else { break }
-                        continuation.yield(.event(id, message))
-                    }
-                } catch let error as DiscfgError {
-                    continuation.yield(.failure(error))
-                } catch {}
-                continuation.finish()
-            }
-            let beats = Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: heartbeat)
-                    // A reader with events waiting needs no heartbeat (nor more to hold).
-                    if backlog.isEmpty { continuation.yield(.heartbeat) }
-                }
-            }
-            let access = authenticator.admissionMayEnd(caller) ? Task {
-                if let refusal = await authenticator.endOfAdmission(caller) {
-                    continuation.yield(.failure(refusal))
-                    continuation.finish()
-                }
-            } : nil
-            defer {
-                events.cancel()
-                beats.cancel()
-                access?.cancel()
-            }
-            try await writer.write(ByteBuffer(string: "retry: 1000\n: watching \(scope) in \(config) from revision \(from)\n\n"))
-            // A server shutting down ends streams, so graceful shutdown does not wait on them;
-            // clients reconnect elsewhere with Last-Event-ID.
-            let shutdown = Task { try? await gracefulShutdown(); continuation.finish() }
-            defer { shutdown.cancel() }
-            var lastSent = resume.eventID ?? from.previous.description
-            for await item in items {
-                switch item {
-                case .event(let id, let message):
-                    try await writer.write(ByteBuffer(string: message))
-                    backlog.sent(message.utf8.count)
-                    lastSent = id
-                case .heartbeat:
-                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                case .failure(let error):
-                    let data = EnvelopeJSON.data(Envelope(action: "watch", error: error))
-                    try await writer.write(ByteBuffer(string: "event: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
-                    try await writer.finish(nil)
-                    return
-                }
-            }
-            if backlog.overflowed {
-                let error = DiscfgError(
-                    .unavailable,
-                    "this reader fell more than \(budget) bytes of events behind and was cut off; reconnect with Last-Event-ID: \(lastSent) to resume after the last event sent",
-                    field: "Last-Event-ID"
-                )
-                let data = EnvelopeJSON.data(Envelope(action: "watch", error: error))
-                try await writer.write(ByteBuffer(string: "id: \(lastSent)\nevent: error\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
-            }
-            try await writer.finish(nil)
-        }
-        return Response(
-            status: .ok,
-            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache", HTTPField.Name("X-Accel-Buffering")!: "no"],
-            body: body
+        let stream = EventStream(
+            action: "watch", opening: "watching \(scope) in \(config) from revision \(from)", heartbeat: heartbeat,
+            backlogBytes: options.streamBacklogBytes, startID: resume.eventID ?? from.previous.description,
+            caller: caller, authenticator: authenticator, slots: watches
         )
+        return stream.response { sink in
+            var replay = resume.replay()
+            for try await event in await store.watch(config, scope: scope, from: from) where replay.admit(event) {
+                let data = String(decoding: EnvelopeJSON.bytes(EventDocument(event)), as: UTF8.self)
+                let id = replay.point.eventID ?? event.revision.description
+                guard sink.send(EventStream.Message(id: id, event: event.kind.rawValue, data: data)) else { return }
+            }
+        }
     }
 }
 
