@@ -12,6 +12,7 @@ import { loadKeys } from './keys.js?v={{version}}';
 import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
 import { hideRevisions } from './revisions.js?v={{version}}';
+import { hideFlags } from './flags.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -123,6 +124,7 @@ export async function openConfig(name) {
   hideAtRevision();
   hideTransfer();
   hideRevisions();
+  hideFlags();
   closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');

@@ -2,7 +2,7 @@
 // that import only downward: the API client (api.js), JSON, diffs, schemas, sealed
 // secrets and the state (state.js) at the bottom; the page's elements, formatting,
 // messages and navigation (elements.js, format.js, page.js) on them; then the views
-// (tree, history, editor, keys, watch, configs, tokens, sign-in...). This one is the top:
+// (tree, history, editor, keys, watch, flags, configs, tokens, sign-in...). This one is the top:
 // it gives each view what it must call above it, wires the page's events, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
@@ -20,7 +20,7 @@ import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
 import { clearErrors, navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
-import { onFilterInput, onTreeClick } from './tree.js?v={{version}}';
+import { afterTreeRender, onFilterInput, onTreeClick } from './tree.js?v={{version}}';
 import { loadHistory, onHistoryChange, onHistoryToggle } from './history.js?v={{version}}';
 import { closeSnapshot, hideAtRevision, onAtRevisionSubmit, onAtRevisionToggle } from './snapshot.js?v={{version}}';
 import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
@@ -35,6 +35,7 @@ import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransf
 import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, openConfig, showConfigs } from './configs.js?v={{version}}';
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
+import { hideFlags, onFlagConfirmCancel, onFlagConfirmed, onFlagsClick, onFlagsToggle, onKeysRendered } from './flags.js?v={{version}}';
 import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollbackConfirmed, onRollbackReview } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
@@ -42,10 +43,12 @@ import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollba
 // ---------------------------------------------------------------------------
 
 function start() {
-  // What each address shows, and what a request refused for its token does: given here,
-  // so that page.js and api.js import no view.
+  // What each address shows, what a request refused for its token does, and what follows
+  // a redraw of the key tree (the flags): given here, so that page.js, api.js and tree.js
+  // import no view.
   registerRoutes({ configs: showConfigs, config: openConfig, key: followAddress, tokens: showTokens });
   whenSignInNeeded(signOut);
+  afterTreeRender(onKeysRendered);
 
   // Each thing the user does starts with no error from an earlier one on the page: the
   // boxes are cleared before the control's own handler runs (capture phase), so what it
@@ -84,6 +87,18 @@ function start() {
   ui.rollbackYes.addEventListener('click', onRollbackConfirmed);
   ui.rollbackNo.addEventListener('click', onRollbackCancel);
   ui.revisionsClose.addEventListener('click', () => { hideRevisions(); ui.revisionsToggle.focus(); });
+  ui.flagsToggle.addEventListener('click', onFlagsToggle);
+  ui.flagsClose.addEventListener('click', () => { hideFlags(); ui.flagsToggle.focus(); });
+  ui.flagsList.addEventListener('click', onFlagsClick);
+  ui.flagConfirmYes.addEventListener('click', onFlagConfirmed);
+  ui.flagConfirmNo.addEventListener('click', onFlagConfirmCancel);
+  ui.flagMessage.addEventListener('keydown', (event) => {
+    // Enter in the message confirms, as a form's submit would.
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      ui.flagConfirmYes.click();
+    }
+  });
   ui.transferToggle.addEventListener('click', onTransferToggle);
   ui.transferClose.addEventListener('click', () => { hideTransfer(); ui.transferToggle.focus(); });
   ui.exportDownload.addEventListener('click', () => downloadExport(ui.exportFormat.value, null, ui.transferError));

@@ -1,7 +1,8 @@
 // The open config's keys as a tree of folders, filtered as the user types, and its
 // revision. discfg's own records (the schemas under /.discfg/) are not shown or counted;
 // a key a schema checks carries a badge naming it. A click on a key goes to the function
-// the caller passes (the editor's), so the tree imports nothing above it.
+// the caller passes (the editor's), and each redraw (every change to the keys ends in
+// one) is told to what console.js gave afterTreeRender, so the tree imports nothing above it.
 
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
@@ -42,6 +43,18 @@ export function buildTree(keys) {
 
 export const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** What follows each redraw of the tree: set by console.js (the flags view). */
+let treeFollower = null;
+
+/**
+ * Sets what is called with the open config after each redraw of the tree: every change
+ * to its keys (read, changed live, saved, deleted, restored) ends in one, so a view
+ * showing what the keys hold stays current without being imported here.
+ */
+export function afterTreeRender(handler) {
+  treeFollower = handler;
+}
+
 /** Redraws the tree from the session's items and the filter, keeping focus in place. */
 export function renderTree() {
   if (!state.session) return;
@@ -69,6 +82,7 @@ export function renderTree() {
   if (focusKey) target = ui.keys.querySelector(`button[data-key="${CSS.escape(focusKey)}"]`);
   else if (focusFolder) target = ui.keys.querySelector(`button[data-folder="${CSS.escape(focusFolder)}"]`);
   if (target) target.focus();
+  if (treeFollower) treeFollower(state.session);
 }
 
 /** A folder's contents as a list: its folders (toggle button + nested list), then its keys. */

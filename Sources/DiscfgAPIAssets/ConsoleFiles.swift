@@ -160,6 +160,7 @@ import { loadKeys } from './keys.js?v={{version}}';
 import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
 import { hideRevisions } from './revisions.js?v={{version}}';
+import { hideFlags } from './flags.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -271,6 +272,7 @@ export async function openConfig(name) {
   hideAtRevision();
   hideTransfer();
   hideRevisions();
+  hideFlags();
   closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');
@@ -839,13 +841,45 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 .compare-changes { list-style: none; margin: .5rem 0; padding: 0; display: grid; gap: .5rem; }
 .compare-changes p { margin: 0 0 .25rem; font-weight: 400; overflow-wrap: anywhere; }
 .compare-changes code { font-family: var(--mono); }
+
+/* Feature flags: each flag set, each flag with its state marked in words and colour. */
+.flags { border-color: var(--border); background: var(--surface); }
+.flags-head { display: flex; align-items: center; gap: .5rem; }
+.flags-head h2 { margin: 0; }
+.flags-head button { margin-left: auto; }
+.flags > .hint { font-weight: 400; margin: .35rem 0; }
+.flags .notice label { display: block; margin-bottom: .35rem; }
+.flags .notice .row { flex-wrap: wrap; }
+.flag-set { margin-top: .75rem; }
+.flag-set h3 { display: flex; align-items: center; gap: .5rem; overflow-wrap: anywhere; }
+.flag-set > .hint, .flag-set > .error, .flag-set > .empty { font-weight: 400; }
+.flag-set > .error { font-weight: 600; }
+.flag { border: 1px solid var(--border); border-left-width: 4px; border-radius: var(--radius); background: var(--bg); padding: .5rem .75rem; margin: .5rem 0; }
+.flag-enabled { border-left-color: var(--ok); }
+.flag-disabled { border-left-color: var(--danger); }
+.flag-head { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
+.flag-head h4 { margin: 0; overflow-wrap: anywhere; }
+.flag-head button { margin-left: auto; }
+.flag-state { font-weight: 700; font-size: .85rem; padding: .1rem .5rem; border-radius: 999px; border: 1px solid currentColor; }
+.flag-state[data-flag-state="ENABLED"] { color: var(--ok); }
+.flag-state[data-flag-state="DISABLED"] { color: var(--danger); }
+.flag-details { margin: .4rem 0 0; display: grid; gap: .3rem; }
+.flag-details > div { display: grid; grid-template-columns: 9rem 1fr; gap: .5rem; }
+.flag-details dt { color: var(--muted); font-size: .9rem; }
+.flag-details dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+.flag-details .value-text { max-height: 12rem; }
+.flag-variants { list-style: none; margin: 0; padding: 0; }
+.flag-variants code { font-family: var(--mono); }
+@media (max-width: 40rem) {
+  .flag-details > div { grid-template-columns: 1fr; gap: 0; }
+}
 """##),
         ("console.js", ##"""
 // discfg web console: ES modules, loaded by the page without a build step, in layers
 // that import only downward: the API client (api.js), JSON, diffs, schemas, sealed
 // secrets and the state (state.js) at the bottom; the page's elements, formatting,
 // messages and navigation (elements.js, format.js, page.js) on them; then the views
-// (tree, history, editor, keys, watch, configs, tokens, sign-in...). This one is the top:
+// (tree, history, editor, keys, watch, flags, configs, tokens, sign-in...). This one is the top:
 // it gives each view what it must call above it, wires the page's events, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
@@ -863,7 +897,7 @@ import { state } from './state.js?v={{version}}';
 import { ui } from './elements.js?v={{version}}';
 import { AGE_REFRESH_MS, refreshAges } from './format.js?v={{version}}';
 import { clearErrors, navigate, registerRoutes, route, TOKENS_HASH } from './page.js?v={{version}}';
-import { onFilterInput, onTreeClick } from './tree.js?v={{version}}';
+import { afterTreeRender, onFilterInput, onTreeClick } from './tree.js?v={{version}}';
 import { loadHistory, onHistoryChange, onHistoryToggle } from './history.js?v={{version}}';
 import { closeSnapshot, hideAtRevision, onAtRevisionSubmit, onAtRevisionToggle } from './snapshot.js?v={{version}}';
 import { hideSecret, onSecretKeyChosen, revealSecret } from './secrets.js?v={{version}}';
@@ -878,6 +912,7 @@ import { downloadExport, hideTransfer, onImport, onImportReplaceToggle, onTransf
 import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDeleteConfigToggle, openConfig, showConfigs } from './configs.js?v={{version}}';
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
+import { hideFlags, onFlagConfirmCancel, onFlagConfirmed, onFlagsClick, onFlagsToggle, onKeysRendered } from './flags.js?v={{version}}';
 import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollbackConfirmed, onRollbackReview } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
@@ -885,10 +920,12 @@ import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollba
 // ---------------------------------------------------------------------------
 
 function start() {
-  // What each address shows, and what a request refused for its token does: given here,
-  // so that page.js and api.js import no view.
+  // What each address shows, what a request refused for its token does, and what follows
+  // a redraw of the key tree (the flags): given here, so that page.js, api.js and tree.js
+  // import no view.
   registerRoutes({ configs: showConfigs, config: openConfig, key: followAddress, tokens: showTokens });
   whenSignInNeeded(signOut);
+  afterTreeRender(onKeysRendered);
 
   // Each thing the user does starts with no error from an earlier one on the page: the
   // boxes are cleared before the control's own handler runs (capture phase), so what it
@@ -927,6 +964,18 @@ function start() {
   ui.rollbackYes.addEventListener('click', onRollbackConfirmed);
   ui.rollbackNo.addEventListener('click', onRollbackCancel);
   ui.revisionsClose.addEventListener('click', () => { hideRevisions(); ui.revisionsToggle.focus(); });
+  ui.flagsToggle.addEventListener('click', onFlagsToggle);
+  ui.flagsClose.addEventListener('click', () => { hideFlags(); ui.flagsToggle.focus(); });
+  ui.flagsList.addEventListener('click', onFlagsClick);
+  ui.flagConfirmYes.addEventListener('click', onFlagConfirmed);
+  ui.flagConfirmNo.addEventListener('click', onFlagConfirmCancel);
+  ui.flagMessage.addEventListener('keydown', (event) => {
+    // Enter in the message confirms, as a form's submit would.
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      ui.flagConfirmYes.click();
+    }
+  });
   ui.transferToggle.addEventListener('click', onTransferToggle);
   ui.transferClose.addEventListener('click', () => { hideTransfer(); ui.transferToggle.focus(); });
   ui.exportDownload.addEventListener('click', () => downloadExport(ui.exportFormat.value, null, ui.transferError));
@@ -1927,6 +1976,19 @@ export const ui = {
   revisionsError: $('revisions-error'),
   revisionsClose: $('revisions-close'),
 
+  flagsToggle: $('flags-toggle'),
+  flags: $('flags'),
+  flagsHeading: $('flags-heading'),
+  flagsClose: $('flags-close'),
+  flagsSummary: $('flags-summary'),
+  flagConfirm: $('flag-confirm'),
+  flagConfirmText: $('flag-confirm-text'),
+  flagMessage: $('flag-message'),
+  flagConfirmYes: $('flag-confirm-yes'),
+  flagConfirmNo: $('flag-confirm-no'),
+  flagsError: $('flags-error'),
+  flagsList: $('flags-list'),
+
   transferToggle: $('transfer-toggle'),
   transfer: $('transfer'),
   exportFormat: $('export-format'),
@@ -2012,6 +2074,422 @@ export const ui = {
 
   flash: $('flash'),
 };
+"""##),
+        ("flag-sets.js", ##"""
+// Feature flags as the console reads them: the flag sets of a config (JSON documents in
+// flagd's format at keys under /flags/) read into the flags they define, and the kill
+// switch's edit of one flag's state in its set's text, every other character kept as
+// written (the edit the CLI's FlagStateEdit makes).
+
+import { parseJson, prettyJson, writeJson } from './json.js?v={{version}}';
+import { isBinary, isSecret } from './format.js?v={{version}}';
+
+/** Where a config keeps its flag sets. */
+export const FLAGS_PREFIX = '/flags/';
+
+export const isFlagSetKey = (key) => typeof key === 'string' && key.startsWith(FLAGS_PREFIX) && key.length > FLAGS_PREFIX.length;
+
+/** A parsed JSON value as text: compact, numbers and strings as written. */
+const shown = (value) => writeJson(value);
+
+/** A parsed object's members as [name, text] pairs, in the order written. */
+const memberTexts = (object) => (object instanceof Map ? Array.from(object, ([name, value]) => [name, shown(value)]) : []);
+
+/**
+ * The flag sets among a config's items (key → item), in key order:
+ * { key, revision, flags, metadata, problem }. `flags` are the set's flags in the order
+ * written, each { key, state, defaultVariant (null for none), variants: [[name, text]],
+ * targeting (indented text, null for none), metadata: [[name, text]] }; `metadata` the
+ * set's own. A set that cannot be read has no flags and `problem`, one sentence why.
+ */
+export function flagSets(items) {
+  const keys = [...items.keys()].filter(isFlagSetKey).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return keys.map((key) => {
+    const item = items.get(key);
+    return { key, revision: item.modRevision, ...readFlagSet(item) };
+  });
+}
+
+/** One flag set's item read: { flags, metadata, problem } (problem null when it reads). */
+export function readFlagSet(item) {
+  const refused = (problem) => ({ flags: [], metadata: [], problem });
+  if (isSecret(item)) return refused('it is a sealed secret, so its flags cannot be shown here.');
+  if (isBinary(item)) return refused('it is a binary value, not a JSON flag set.');
+  let document;
+  try {
+    document = parseJson(typeof item.value === 'string' ? item.value : '');
+  } catch (error) {
+    return refused(`it is not JSON (${error.message}).`);
+  }
+  if (!(document instanceof Map)) return refused('it is not a JSON object.');
+  const flags = document.get('flags');
+  if (!(flags instanceof Map)) return refused('it has no "flags" object.');
+  const read = [];
+  for (const [key, flag] of flags) {
+    const problem = flagProblem(flag);
+    if (problem) return refused(`flag "${key}" ${problem}`);
+    const targeting = flag.get('targeting');
+    const defaultVariant = flag.get('defaultVariant');
+    const empty = targeting === undefined || targeting === null || (targeting instanceof Map && targeting.size === 0);
+    read.push({
+      key,
+      state: flag.get('state'),
+      defaultVariant: typeof defaultVariant === 'string' ? defaultVariant : null,
+      variants: memberTexts(flag.get('variants')),
+      targeting: empty ? null : prettyJson(shown(targeting)),
+      metadata: memberTexts(flag.get('metadata')),
+    });
+  }
+  return { flags: read, metadata: memberTexts(document.get('metadata')), problem: null };
+}
+
+/** Why a parsed flag cannot be shown, or null. */
+function flagProblem(flag) {
+  if (!(flag instanceof Map)) return 'is not a JSON object.';
+  const state = flag.get('state');
+  if (state !== 'ENABLED' && state !== 'DISABLED') return 'has no state ENABLED or DISABLED.';
+  if (!(flag.get('variants') instanceof Map)) return 'has no "variants" object.';
+  return null;
+}
+
+/** The state the kill switch gives a flag now in `state`. */
+export const otherState = (state) => (state === 'ENABLED' ? 'DISABLED' : 'ENABLED');
+
+// ---------------------------------------------------------------------------
+// The kill switch's edit
+// ---------------------------------------------------------------------------
+
+/**
+ * `text` (a flag set's JSON) with the `state` of flag `key` set to `state`, every other
+ * character as it was: spacing, member order, numbers. Throws an Error saying why when
+ * the text has no such flag or state.
+ */
+export function settingFlagState(text, key, state) {
+  const scanner = new Scanner(text);
+  const flags = scanner.member('flags', scanner.valueStart(0));
+  const flag = flags === null ? null : scanner.member(key, flags);
+  const at = flag === null ? null : scanner.member('state', flag);
+  if (at === null) throw new Error(`the flag set has no state for flag “${key}” at /flags/${key}/state`);
+  return text.slice(0, at) + JSON.stringify(state) + text.slice(scanner.end(at));
+}
+
+/** Finds members in JSON text that parses; any surprise is an error. */
+class Scanner {
+  constructor(text) {
+    this.text = text;
+  }
+
+  malformed() {
+    return new Error('the flag set is not JSON');
+  }
+
+  skipSpace(i) {
+    let j = i;
+    while (j < this.text.length && ' \t\n\r'.includes(this.text[j])) j += 1;
+    return j;
+  }
+
+  /** Where the value starting at or after `i` begins. */
+  valueStart(i) {
+    const j = this.skipSpace(i);
+    if (j >= this.text.length) throw this.malformed();
+    return j;
+  }
+
+  /** Where the value beginning at `i` ends (one past its last character). */
+  end(i) {
+    const { text } = this;
+    if (i >= text.length) throw this.malformed();
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      if (j >= text.length) throw this.malformed();
+      return j + 1;
+    }
+    if (c === '{' || c === '[') {
+      let depth = 0;
+      for (let j = i; j < text.length; j += 1) {
+        const d = text[j];
+        if (d === '"') j = this.end(j) - 1;
+        else if (d === '{' || d === '[') depth += 1;
+        else if (d === '}' || d === ']') {
+          depth -= 1;
+          if (depth === 0) return j + 1;
+        }
+      }
+      throw this.malformed();
+    }
+    let j = i;
+    while (j < text.length && !',}] \t\n\r'.includes(text[j])) j += 1;
+    return j;
+  }
+
+  /**
+   * Where the value of member `name` of the object at `i` begins; null when the value at
+   * `i` is not an object or has no such member (the last, when named twice, as parsers keep it).
+   */
+  member(name, i) {
+    const { text } = this;
+    if (text[i] !== '{') return null;
+    let j = this.skipSpace(i + 1);
+    let found = null;
+    while (j < text.length && text[j] !== '}') {
+      const nameEnd = this.end(j);
+      let member;
+      try {
+        member = JSON.parse(text.slice(j, nameEnd));
+      } catch {
+        throw this.malformed();
+      }
+      j = this.skipSpace(nameEnd);
+      if (text[j] !== ':') throw this.malformed();
+      const value = this.valueStart(j + 1);
+      if (member === name) found = value;
+      j = this.skipSpace(this.end(value));
+      if (text[j] === ',') j = this.skipSpace(j + 1);
+    }
+    return found;
+  }
+}
+"""##),
+        ("flags.js", ##"""
+// The open config's feature flags: every flag of every flag set under /flags/ with its
+// state, default variant, variants, targeting and metadata, redrawn as changes arrive;
+// and the kill switch, which disables or enables one flag after a confirmation, as one
+// change that rewrites only that flag's `state` in its set, conditioned on the set's
+// revision (If-Match), with the change message typed beside it.
+
+import { api, etag, isAbort, keyUrl } from './api.js?v={{version}}';
+import { changeMessageHeaders, changeMessageProblem } from './change-message.js?v={{version}}';
+import { flagSets, isFlagSetKey, otherState, readFlagSet, settingFlagState } from './flag-sets.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { flash, setPanel, showFailure, togglePanel } from './page.js?v={{version}}';
+import { applyChange } from './watch.js?v={{version}}';
+
+/** The switch asked for and awaiting its confirmation: { session, set, flag, to }, or null. */
+let asked = null;
+/** What the flags shown were drawn from: { current, signature }. */
+let drawnFrom = { current: null, signature: '' };
+
+// ---------------------------------------------------------------------------
+// The panel
+// ---------------------------------------------------------------------------
+
+export function onFlagsToggle() {
+  togglePanel(ui.flagsToggle, ui.flags, () => {
+    hideFlagConfirm();
+    renderFlags();
+    ui.flagsHeading.focus();
+  }, hideFlags);
+}
+
+export function hideFlags() {
+  hideFlagConfirm();
+  setPanel(ui.flagsToggle, ui.flags, false);
+}
+
+/**
+ * The open config's keys were drawn again (after any change to them): redraws the flags
+ * when the panel is open and a flag set changed since they were drawn.
+ */
+export function onKeysRendered(current) {
+  if (!current || current !== state.session || ui.flags.hidden) return;
+  if (drawnFrom.current === current && drawnFrom.signature === signature(current)) return;
+  renderFlags();
+}
+
+/** The flag sets' keys and revisions, which the flags shown are drawn from. */
+function signature(current) {
+  return [...current.items.values()].filter((item) => isFlagSetKey(item.key)).map((item) => `${item.key}@${item.modRevision}`).sort().join('\n');
+}
+
+/** Draws the flags of the open config from the items it holds, keeping focus in place. */
+export function renderFlags() {
+  const current = state.session;
+  if (!current) return;
+  const focused = ui.flagsList.contains(document.activeElement) ? document.activeElement.dataset.flagSwitch : null;
+  drawnFrom = { current, signature: signature(current) };
+  const sets = flagSets(current.items);
+  const flags = sets.reduce((count, set) => count + set.flags.length, 0);
+  ui.flagsList.replaceChildren();
+  if (!sets.length) {
+    ui.flagsSummary.textContent = '';
+    ui.flagsList.append(el('p', { className: 'empty' },
+      'No flags in this config. A flag set is a JSON document in flagd\'s format at a key under /flags/: write one with ',
+      el('code', {}, `discfg set ${current.name} /flags/NAME -d file.json`),
+      ' or with “New key” (see docs/flags.md).'));
+    return;
+  }
+  const disabled = sets.reduce((count, set) => count + set.flags.filter((flag) => flag.state === 'DISABLED').length, 0);
+  ui.flagsSummary.textContent = `${flags} ${flags === 1 ? 'flag' : 'flags'} in ${sets.length} flag ${sets.length === 1 ? 'set' : 'sets'}`
+    + `${disabled ? `, ${disabled} disabled` : ''}.`;
+  for (const set of sets) ui.flagsList.append(renderSet(set));
+  if (focused) {
+    const again = ui.flagsList.querySelector(`button[data-flag-switch="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+}
+
+function renderSet(set) {
+  const section = el('section', { className: 'flag-set', 'data-flag-set': set.key },
+    el('h3', {}, el('code', {}, set.key), ' ', el('span', { className: 'badge' }, `revision ${set.revision}`)));
+  if (set.problem) {
+    section.append(el('p', { className: 'error', 'data-flag-set-problem': set.key }, `${set.key} cannot be read as a flag set: ${set.problem}`));
+    return section;
+  }
+  if (set.metadata.length) section.append(el('p', { className: 'hint' }, 'Set metadata: ', pairs(set.metadata)));
+  if (!set.flags.length) section.append(el('p', { className: 'empty' }, 'This set defines no flags.'));
+  for (const flag of set.flags) section.append(renderFlag(set, flag));
+  return section;
+}
+
+/** `name=value, …` as text. */
+const pairs = (list) => list.map(([name, value]) => `${name}=${value}`).join(', ');
+
+function renderFlag(set, flag) {
+  const enabled = flag.state === 'ENABLED';
+  const toggle = el('button', {
+    type: 'button', className: enabled ? 'danger-text' : '', 'data-flag-switch': flag.key, 'data-flag-set': set.key,
+    'aria-label': `${enabled ? 'Disable' : 'Enable'} flag ${flag.key}…`,
+  }, enabled ? 'Disable…' : 'Enable…');
+  const variants = el('ul', { className: 'flag-variants' });
+  for (const [name, value] of flag.variants) {
+    const isDefault = name === flag.defaultVariant;
+    variants.append(el('li', { 'data-variant': name },
+      el('code', {}, name), ' = ', el('code', { className: 'flag-value' }, value),
+      isDefault ? ' ' : '', isDefault ? el('span', { className: 'badge' }, 'default') : ''));
+  }
+  const details = el('dl', { className: 'flag-details' },
+    el('div', {}, el('dt', {}, 'Default variant'), el('dd', { 'data-field': 'defaultVariant' },
+      flag.defaultVariant ?? 'none — the caller\'s default')),
+    el('div', {}, el('dt', {}, 'Variants'), el('dd', {}, variants)),
+    el('div', {}, el('dt', {}, 'Targeting'), el('dd', { 'data-field': 'targeting' },
+      flag.targeting === null ? 'none — static' : el('pre', { className: 'value-text' }, flag.targeting))));
+  if (flag.metadata.length) {
+    details.append(el('div', {}, el('dt', {}, 'Metadata'), el('dd', { 'data-field': 'metadata' }, pairs(flag.metadata))));
+  }
+  return el('article', { className: `flag ${enabled ? 'flag-enabled' : 'flag-disabled'}`, 'data-flag': flag.key, 'data-state': flag.state },
+    el('div', { className: 'flag-head' },
+      el('h4', {}, el('code', {}, flag.key)),
+      el('span', { className: 'flag-state', 'data-flag-state': flag.state }, flag.state),
+      toggle),
+    details);
+}
+
+// ---------------------------------------------------------------------------
+// The kill switch
+// ---------------------------------------------------------------------------
+
+/** A click in the list: a switch asks for its confirmation and a change message. */
+export function onFlagsClick(event) {
+  const button = event.target.closest('button[data-flag-switch]');
+  if (!button || !state.session) return;
+  const set = button.dataset.flagSet;
+  const flag = button.dataset.flagSwitch;
+  const now = flagIn(state.session.items.get(set), flag);
+  if (!now) return;
+  const to = otherState(now.state);
+  asked = { session: state.session, set, flag, to };
+  ui.flagConfirmText.textContent = to === 'DISABLED'
+    ? `Disable flag “${flag}” in ${set}? Every evaluation then answers the caller's default (reason DISABLED): at once on this server, at the next refresh or watch event on agents and followers.`
+    : `Enable flag “${flag}” in ${set}? Evaluations then follow its variants and targeting again.`;
+  ui.flagConfirmYes.textContent = to === 'DISABLED' ? 'Disable flag' : 'Enable flag';
+  ui.flagConfirmYes.className = to === 'DISABLED' ? 'danger' : 'primary';
+  ui.flagMessage.value = '';
+  ui.flagConfirm.hidden = false;
+  ui.flagConfirm.scrollIntoView({ block: 'nearest' });
+  ui.flagMessage.focus();
+}
+
+export function hideFlagConfirm() {
+  asked = null;
+  ui.flagConfirm.hidden = true;
+}
+
+export function onFlagConfirmCancel() {
+  const flag = asked && asked.flag;
+  hideFlagConfirm();
+  const button = flag && ui.flagsList.querySelector(`button[data-flag-switch="${CSS.escape(flag)}"]`);
+  if (button) button.focus();
+}
+
+/** The flag `key` as its set's item now has it, or null. */
+function flagIn(item, key) {
+  if (!item) return null;
+  const read = readFlagSet(item);
+  return read.problem ? null : read.flags.find((flag) => flag.key === key) || null;
+}
+
+/** "Disable flag" / "Enable flag": one PUT of the set with only the flag's state changed, If-Match its revision. */
+export async function onFlagConfirmed() {
+  if (!asked || asked.session !== state.session || ui.flagConfirmYes.disabled) return;
+  const { session: current, set, flag, to } = asked;
+  const messageProblem = changeMessageProblem(ui.flagMessage.value);
+  if (messageProblem) {
+    ui.flagsError.textContent = `Not changed: ${messageProblem}`;
+    ui.flagMessage.focus();
+    return;
+  }
+  const item = current.items.get(set);
+  const now = flagIn(item, flag);
+  if (!now) {
+    ui.flagsError.textContent = `Not changed: ${set} no longer defines flag “${flag}”.`;
+    hideFlagConfirm();
+    return;
+  }
+  if (now.state === to) {
+    flash(`Flag ${flag} is already ${to}: nothing changed`);
+    hideFlagConfirm();
+    return;
+  }
+  let edited;
+  try {
+    edited = settingFlagState(item.value, flag, to);
+  } catch (error) {
+    ui.flagsError.textContent = `Not changed: ${error.message}.`;
+    return;
+  }
+  ui.flagConfirmYes.disabled = true;
+  try {
+    const envelope = await api('PUT', keyUrl(current.name, set), {
+      body: edited,
+      headers: { 'Content-Type': item.contentType || 'application/json', ...changeMessageHeaders(ui.flagMessage.value), 'If-Match': etag(item.modRevision) },
+      signal: current.controller.signal,
+    });
+    if (current !== state.session) return;
+    hideFlagConfirm();
+    const revision = envelope.revision ?? envelope.item.modRevision;
+    applyChange(current, { key: set, type: 'put', revision, item: envelope.item });
+    renderFlags();
+    flash(`Flag ${flag} ${to === 'DISABLED' ? 'disabled' : 'enabled'} in ${set} at revision ${revision}`);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    if (error.status === 412 || error.status === 404) {
+      hideFlagConfirm();
+      ui.flagsError.textContent = `Not changed: someone changed ${set} since it was shown. It has been read again: check flag “${flag}” and switch it again if it is still needed.`;
+      await readSetAgain(current, set);
+    } else {
+      showFailure(error, ui.flagsError);
+    }
+  } finally {
+    ui.flagConfirmYes.disabled = false;
+  }
+}
+
+/** Reads a flag set again after a refused switch, and shows it as it is now. */
+async function readSetAgain(current, set) {
+  try {
+    const { item } = await api('GET', keyUrl(current.name, set), { signal: current.controller.signal });
+    if (current === state.session) applyChange(current, { key: set, type: 'put', revision: item.modRevision, item });
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    if (error.status === 404) applyChange(current, { key: set, type: 'delete', revision: current.revision, item: null });
+    else showFailure(error, ui.flagsError);
+  }
+  if (current === state.session) renderFlags();
+}
 """##),
         ("format.js", ##"""
 // How the console shows what the API holds: times relative to now (kept current while
@@ -2518,6 +2996,7 @@ export function renderDiffLines(ops) {
       <span id="config-revision" class="badge"></span>
       <span id="live-status" class="live" role="status">Connecting…</span>
       <div class="config-tools">
+        <button type="button" id="flags-toggle" class="quiet" aria-expanded="false" aria-controls="flags">Flags…</button>
         <button type="button" id="at-revision-toggle" class="quiet" aria-expanded="false" aria-controls="at-revision-form">At revision…</button>
         <button type="button" id="revisions-toggle" class="quiet" aria-expanded="false" aria-controls="revisions">Compare / roll back…</button>
         <button type="button" id="transfer-toggle" class="quiet" aria-expanded="false" aria-controls="transfer">Export / import…</button>
@@ -2608,6 +3087,27 @@ export function renderDiffLines(ops) {
       </form>
       <p id="transfer-status" class="hint" role="status"></p>
       <p id="transfer-error" class="error" role="alert"></p>
+    </section>
+
+    <!-- Feature flags: every flag of the flag sets under /flags/, and a kill switch for each. -->
+    <section id="flags" class="confirm-box flags" aria-labelledby="flags-heading" hidden>
+      <div class="flags-head">
+        <h2 id="flags-heading" tabindex="-1">Flags</h2>
+        <button type="button" id="flags-close">Close</button>
+      </div>
+      <p class="hint">The flag sets under <code>/flags/</code>, in flagd's format (docs/flags.md). A switch rewrites only the flag's state, as one change of its set made only if the set is still as shown.</p>
+      <p id="flags-summary" class="hint" role="status"></p>
+      <div id="flag-confirm" class="notice" hidden>
+        <p id="flag-confirm-text"></p>
+        <label for="flag-message">Change message <span class="hint">(why: shown in history and <code>discfg log</code>)</span></label>
+        <div class="row">
+          <input id="flag-message" type="text" maxlength="1024" autocomplete="off" placeholder="why this change">
+          <button type="button" id="flag-confirm-yes" class="danger">Disable flag</button>
+          <button type="button" id="flag-confirm-no">Cancel</button>
+        </div>
+      </div>
+      <p id="flags-error" class="error" role="alert"></p>
+      <div id="flags-list" class="flags-list"></div>
     </section>
 
     <form id="delete-config-form" class="confirm-box" novalidate hidden>
@@ -3310,7 +3810,7 @@ export function flash(message) {
 export function clearErrors() {
   for (const area of [
     ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
-    ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError, ui.revisionsError,
+    ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError, ui.revisionsError, ui.flagsError,
   ]) {
     area.textContent = '';
   }
@@ -4578,7 +5078,8 @@ export async function onImport(event) {
 // The open config's keys as a tree of folders, filtered as the user types, and its
 // revision. discfg's own records (the schemas under /.discfg/) are not shown or counted;
 // a key a schema checks carries a badge naming it. A click on a key goes to the function
-// the caller passes (the editor's), so the tree imports nothing above it.
+// the caller passes (the editor's), and each redraw (every change to the keys ends in
+// one) is told to what console.js gave afterTreeRender, so the tree imports nothing above it.
 
 import { state } from './state.js?v={{version}}';
 import { el, ui } from './elements.js?v={{version}}';
@@ -4619,6 +5120,18 @@ export function buildTree(keys) {
 
 export const byText = (a, b) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** What follows each redraw of the tree: set by console.js (the flags view). */
+let treeFollower = null;
+
+/**
+ * Sets what is called with the open config after each redraw of the tree: every change
+ * to its keys (read, changed live, saved, deleted, restored) ends in one, so a view
+ * showing what the keys hold stays current without being imported here.
+ */
+export function afterTreeRender(handler) {
+  treeFollower = handler;
+}
+
 /** Redraws the tree from the session's items and the filter, keeping focus in place. */
 export function renderTree() {
   if (!state.session) return;
@@ -4646,6 +5159,7 @@ export function renderTree() {
   if (focusKey) target = ui.keys.querySelector(`button[data-key="${CSS.escape(focusKey)}"]`);
   else if (focusFolder) target = ui.keys.querySelector(`button[data-folder="${CSS.escape(focusFolder)}"]`);
   if (target) target.focus();
+  if (treeFollower) treeFollower(state.session);
 }
 
 /** A folder's contents as a list: its folders (toggle button + nested list), then its keys. */
