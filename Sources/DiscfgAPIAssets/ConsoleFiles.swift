@@ -2471,7 +2471,7 @@ export async function onFlagConfirmed() {
       ui.flagsError.textContent = `Not changed: someone changed ${set} since it was shown. It has been read again: check flag “${flag}” and switch it again if it is still needed.`;
       await readSetAgain(current, set);
     } else {
-      showFailure(error, ui.flagsError);
+      showFailure(error, ui.flagsError); // a token that may not, a schema's refusal: the API's words
     }
   } finally {
     ui.flagConfirmYes.disabled = false;

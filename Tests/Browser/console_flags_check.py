@@ -164,6 +164,16 @@ def main():
         put("/flags/web", WEB, "application/json")
         until("and live changes show again", lambda: flag_state("new-ui") == "ENABLED" and variants("price")[1] == "high = 12.50")
 
+        # A schema on the set that refuses the switch: the API's words, nothing written.
+        api("PUT", f"/v1/{CONFIG}/schema?target=/flags/web", json.dumps({"properties": {"flags": {"properties": {"new-ui": {"properties": {"state": {"const": "ENABLED"}}}}}}}), "application/schema+json")
+        guarded = stored("/flags/web")
+        switch("new-ui", "against the schema")
+        until("a switch a schema refuses shows the API's message and the violation",
+              lambda: "schema violation, nothing was changed: /flags/web: /flags/new-ui/state" in by_id("flags-error").text and by_id("flag-confirm").is_displayed())
+        check("and writes nothing", stored("/flags/web")["modRevision"] == guarded["modRevision"] and flag_state("new-ui") == "ENABLED")
+        api("DELETE", f"/v1/{CONFIG}/schema?target=/flags/web")
+        by_id("flag-confirm-no").click()
+
         # A flag set that cannot be read is one line, not a broken page (the server refuses
         # to store one, so the console's reading of one is checked in the page itself).
         problem = driver.execute_async_script("""
