@@ -18,6 +18,17 @@ public struct FlagCatalog: Sendable {
         public let setMetadata: JSONObject
         /// That set's `fractional` generation.
         public let fractionalGeneration: FractionalGeneration
+        /// The flag's targeting, read once for every evaluation; nil without targeting or
+        /// when it is not a rule (an evaluation answers PARSE_ERROR).
+        let rule: LogicRule?
+
+        init(flag: Flag, setName: String, setMetadata: JSONObject, fractionalGeneration: FractionalGeneration) {
+            self.flag = flag
+            self.setName = setName
+            self.setMetadata = setMetadata
+            self.fractionalGeneration = fractionalGeneration
+            rule = if case .object? = flag.targeting { LogicRule(flag.targeting!) } else { nil }
+        }
     }
 
     /// Every flag by key.

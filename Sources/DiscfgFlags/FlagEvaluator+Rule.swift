@@ -26,7 +26,7 @@ extension FlagEvaluator {
     /// without targeting, a disabled or unknown flag, or a condition that fails to run.
     public func branch(of key: String, in catalog: FlagCatalog, context: JSONObject = JSONObject()) -> TargetingBranch? {
         guard let entry = catalog.entries[key], entry.flag.state == .enabled, case .object(let rule)? = entry.flag.targeting else { return nil }
-        guard rule.count == 1, let (name, raw) = rule.members.first, name == "if" || name == "?:", case .array(let args) = raw, args.count > 1 else {
+        guard rule.count == 1, case .operation(let op?, _, let args, _)? = entry.rule, op == .conditional || op == .ternary, args.count > 1 else {
             return .wholeRule
         }
         let data = logicData(key, context: context)

@@ -43,8 +43,8 @@ public struct FlagEvaluator: Sendable {
         if flag.state == .disabled {
             return FlagEvaluation(key: flag.key, value: nil, variant: nil, reason: .disabled, metadata: metadata)
         }
-        guard let targeting = flag.targeting else { return defaultAnswer(flag, reason: .staticValue, metadata: metadata) }
-        guard case .object = targeting else {
+        guard flag.targeting != nil else { return defaultAnswer(flag, reason: .staticValue, metadata: metadata) }
+        guard let rule = entry.rule else {
             return FlagEvaluation(key: flag.key, error: .parseError, message: "targeting of flag \"\(flag.key)\" is not a JSON Logic rule", metadata: metadata)
         }
         if let targetingKey = context["targetingKey"], !targetingKey.isStringOrNull {
@@ -53,7 +53,7 @@ public struct FlagEvaluator: Sendable {
         var run = LogicRun(fractional: entry.fractionalGeneration)
         let result: LogicValue
         do {
-            result = try run.evaluate(targeting, logicData(flag.key, context: context))
+            result = try run.evaluate(rule, logicData(flag.key, context: context))
         } catch {
             let code: EvaluationErrorCode = if case .unknownOperator = error { .parseError } else { .general }
             return FlagEvaluation(key: flag.key, error: code, message: "flag \"\(flag.key)\": \(error.message)", metadata: metadata)
@@ -72,7 +72,7 @@ public struct FlagEvaluator: Sendable {
 
     /// What a rule of `flagKey` sees: the context with `targetingKey` and `$flagd` set.
     func logicData(_ flagKey: String, context: JSONObject) -> LogicValue {
-        var data = LogicObject(context)
+        var data = LogicObject(context, room: 2)
         var flagd = LogicObject()
         flagd["flagKey"] = .string(flagKey)
         flagd["timestamp"] = .int(clock())

@@ -1,42 +1,44 @@
 /// The operators that take evaluated arguments: JSON Logic's own and flagd's custom ones.
 extension LogicRun {
-    mutating func operate(_ name: String, _ args: [LogicValue], _ data: LogicValue) throws(LogicError) -> LogicValue {
+    mutating func operate(_ op: LogicOperator, _ args: [LogicValue], _ data: LogicValue) throws(LogicError) -> LogicValue {
         func arg(_ index: Int) -> LogicValue { index < args.count ? args[index] : .null }
-        switch name {
-        case "var": return Self.variable(data, arg(0), default: arg(1))
-        case "missing": return .array(Self.missing(data, args))
-        case "missing_some": return Self.missingSome(data, arg(0), arg(1))
-        case "==": return .bool(arg(0).looselyEquals(arg(1)))
-        case "!=": return .bool(!arg(0).looselyEquals(arg(1)))
-        case "===": return .bool(arg(0).pythonEquals(arg(1)))
-        case "!==": return .bool(!arg(0).pythonEquals(arg(1)))
-        case "<", "<=", ">", ">=": return .bool(Self.compare(name, args))
-        case "!": return .bool(!arg(0).isTruthy)
-        case "!!": return .bool(arg(0).isTruthy)
-        case "+": return args.reduce(LogicNumber.int(0)) { $0 + $1.number }.value
-        case "*": return args.reduce(LogicNumber.int(1)) { $0 * $1.number }.value
-        case "-": return (args.count < 2 || args[1].isNull ? -arg(0).number : arg(0).number - arg(1).number).value
-        case "/":
+        switch op {
+        case .variable: return Self.variable(data, arg(0), default: arg(1))
+        case .missing: return .array(Self.missing(data, args))
+        case .missingSome: return Self.missingSome(data, arg(0), arg(1))
+        case .equal: return .bool(arg(0).looselyEquals(arg(1)))
+        case .notEqual: return .bool(!arg(0).looselyEquals(arg(1)))
+        case .strictEqual: return .bool(arg(0).pythonEquals(arg(1)))
+        case .strictNotEqual: return .bool(!arg(0).pythonEquals(arg(1)))
+        case .less, .lessOrEqual, .greater, .greaterOrEqual: return .bool(Self.compare(op, args))
+        case .not: return .bool(!arg(0).isTruthy)
+        case .truthy: return .bool(arg(0).isTruthy)
+        case .plus: return args.reduce(LogicNumber.int(0)) { $0 + $1.number }.value
+        case .times: return args.reduce(LogicNumber.int(1)) { $0 * $1.number }.value
+        case .minus: return (args.count < 2 || args[1].isNull ? -arg(0).number : arg(0).number - arg(1).number).value
+        case .divide:
             guard let quotient = arg(0).number.divided(by: arg(1).number) else { throw .failed("division by zero") }
             return quotient.value
-        case "%":
+        case .modulo:
             guard let remainder = arg(0).number.remainder(dividingBy: arg(1).number) else { throw .failed("modulo by zero") }
             return remainder.value
-        case "min", "max": return Self.extreme(name == "min", args)
-        case "in": return .bool(Self.contains(arg(1), arg(0)))
-        case "cat": return .string(args.map(\.text).joined())
-        case "substr": return .string(Self.substring(arg(0), arg(1), args.count > 2 ? args[2] : .null))
-        case "merge":
+        case .min, .max: return Self.extreme(op == .min, args)
+        case .in: return .bool(Self.contains(arg(1), arg(0)))
+        case .cat: return .string(args.map(\.text).joined())
+        case .substr: return .string(Self.substring(arg(0), arg(1), args.count > 2 ? args[2] : .null))
+        case .merge:
             var out: [LogicValue] = []
             for value in args {
                 if case .array(let items) = value { out.append(contentsOf: items) } else { out.append(value) }
             }
             try count(out.count)
             return .array(out)
-        case "fractional": return Fractional.evaluate(args, data: data, generation: fractional)
-        case "starts_with", "ends_with": return Self.affix(name == "starts_with", args)
-        case "sem_ver": return SemanticVersion.evaluate(args)
-        default: throw .unknownOperator(name)
+        case .fractional: return Fractional.evaluate(args, data: data, generation: fractional)
+        case .startsWith, .endsWith: return Self.affix(op == .startsWith, args)
+        case .semVer: return SemanticVersion.evaluate(args)
+        case .conditional, .ternary, .and, .or, .map, .filter, .reduce, .all, .someOf, .noneOf:
+            // Taken before their arguments are evaluated (``LogicRun``); never here.
+            throw .unknownOperator(op.rawValue)
         }
     }
 
@@ -113,7 +115,7 @@ extension LogicRun {
     }
 
     /// `<`, `<=`, `>`, `>=`; with a third argument that is not null, both pairs must hold.
-    private static func compare(_ name: String, _ args: [LogicValue]) -> Bool {
+    private static func compare(_ op: LogicOperator, _ args: [LogicValue]) -> Bool {
         func arg(_ index: Int) -> LogicValue { index < args.count ? args[index] : .null }
         func holds(_ a: LogicValue, _ b: LogicValue) -> Bool {
             let order: Int?
@@ -129,10 +131,10 @@ extension LogicRun {
                 order = LogicNumber.compare(a.number, b.number)
             }
             guard let order else { return false }
-            switch name {
-            case "<": return order < 0
-            case "<=": return order <= 0
-            case ">": return order > 0
+            switch op {
+            case .less: return order < 0
+            case .lessOrEqual: return order <= 0
+            case .greater: return order > 0
             default: return order >= 0
             }
         }

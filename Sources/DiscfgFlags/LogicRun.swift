@@ -23,7 +23,14 @@ struct LogicRun {
 
     /// Evaluates `rule` against `data`.
     mutating func evaluate(_ rule: JSONValue, _ data: LogicValue) throws(LogicError) -> LogicValue {
+        try evaluate(LogicRule(rule), data)
+    }
+
+    /// Evaluates `rule`, read once (``LogicRule``), against `data`.
+    mutating func evaluate(_ rule: LogicRule, _ data: LogicValue) throws(LogicError) -> LogicValue {
         switch rule {
+        case .literal(let value):
+            return value
         case .array(let items):
             try count(items.count)
             return .array(try descend { (run: inout LogicRun) throws(LogicError) in
@@ -32,12 +39,8 @@ struct LogicRun {
                 for item in items { out.append(try run.evaluate(item, data)) }
                 return out
             })
-        case .object(let object) where object.count == 1:
-            let (name, raw) = object.members[0]
-            let args: [JSONValue] = if case .array(let items) = raw { items } else { [raw] }
-            return try descend { (run: inout LogicRun) throws(LogicError) in try run.apply(name, args, data) }
-        default:
-            return LogicValue(rule)
+        case .operation(let op, let name, let args, let initial):
+            return try descend { (run: inout LogicRun) throws(LogicError) in try run.apply(op, name, args, initial, data) }
         }
     }
 
@@ -55,27 +58,30 @@ struct LogicRun {
         guard elements <= Self.maxElements else { throw .tooLarge(Self.maxElements) }
     }
 
-    private mutating func apply(_ name: String, _ args: [JSONValue], _ data: LogicValue) throws(LogicError) -> LogicValue {
-        switch name {
-        case "if", "?:": return try conditional(args, data)
-        case "and", "or":
+    private mutating func apply(
+        _ op: LogicOperator?, _ name: String, _ args: [LogicRule], _ initial: LogicValue?, _ data: LogicValue
+    ) throws(LogicError) -> LogicValue {
+        switch op {
+        case .conditional, .ternary: return try conditional(args, data)
+        case .and, .or:
             var current = LogicValue.null
             for arg in args {
                 current = try evaluate(arg, data)
-                if current.isTruthy == (name == "or") { return current }
+                if current.isTruthy == (op == .or) { return current }
             }
             return current
-        case "map", "filter", "reduce", "all", "some", "none":
-            return try iterate(name, args, data)
+        case .map, .filter, .reduce, .all, .someOf, .noneOf:
+            return try iterate(op!, args, initial, data)
         default:
             var values: [LogicValue] = []
             values.reserveCapacity(args.count)
             for arg in args { values.append(try evaluate(arg, data)) }
-            return try operate(name, values, data)
+            guard let op else { throw .unknownOperator(name) }
+            return try operate(op, values, data)
         }
     }
 
-    private mutating func conditional(_ args: [JSONValue], _ data: LogicValue) throws(LogicError) -> LogicValue {
+    private mutating func conditional(_ args: [LogicRule], _ data: LogicValue) throws(LogicError) -> LogicValue {
         var index = 0
         while index < args.count - 1 {
             if try evaluate(args[index], data).isTruthy { return try evaluate(args[index + 1], data) }
@@ -84,47 +90,47 @@ struct LogicRun {
         return index < args.count ? try evaluate(args[index], data) : .null
     }
 
-    private mutating func iterate(_ name: String, _ args: [JSONValue], _ data: LogicValue) throws(LogicError) -> LogicValue {
+    private mutating func iterate(_ op: LogicOperator, _ args: [LogicRule], _ initial: LogicValue?, _ data: LogicValue) throws(LogicError) -> LogicValue {
         let emptyAnswer: LogicValue =
-            switch name {
-            case "map", "filter": .array([])
-            case "all", "some": .bool(false)
-            case "none": .bool(true)
+            switch op {
+            case .map, .filter: .array([])
+            case .all, .someOf: .bool(false)
+            case .noneOf: .bool(true)
             default: .null
             }
-        let needed = name == "map" || name == "reduce" ? 1 : 2
+        let needed = op == .map || op == .reduce ? 1 : 2
         guard args.count >= needed else { return emptyAnswer }
         let items = try evaluate(args[0], data)
-        let sublogic = args.count > 1 ? args[1] : JSONValue.null
+        let sublogic = args.count > 1 ? args[1] : LogicRule.literal(.null)
         guard case .array(let list) = items else {
-            return name == "reduce" ? (args.count > 2 ? LogicValue(args[2]) : .null) : emptyAnswer
+            return op == .reduce ? (initial ?? .null) : emptyAnswer
         }
-        switch name {
-        case "map":
+        switch op {
+        case .map:
             try count(list.count)
             var out: [LogicValue] = []
             for item in list { out.append(try evaluate(sublogic, item)) }
             return .array(out)
-        case "filter":
+        case .filter:
             var out: [LogicValue] = []
             for item in list where try evaluate(sublogic, item).isTruthy { out.append(item) }
             try count(out.count)
             return .array(out)
-        case "reduce":
+        case .reduce:
             var context = LogicObject()
-            context["accumulator"] = args.count > 2 ? LogicValue(args[2]) : .null
+            context["accumulator"] = initial ?? .null
             for item in list {
                 context["current"] = item
                 context["accumulator"] = try evaluate(sublogic, .object(context))
             }
             return context["accumulator"] ?? .null
-        case "all":
+        case .all:
             if list.isEmpty { return .bool(false) }
             for item in list where !(try evaluate(sublogic, item).isTruthy) { return .bool(false) }
             return .bool(true)
         default:
-            for item in list where try evaluate(sublogic, item).isTruthy { return .bool(name == "some") }
-            return .bool(name != "some")
+            for item in list where try evaluate(sublogic, item).isTruthy { return .bool(op == .someOf) }
+            return .bool(op != .someOf)
         }
     }
 }

@@ -61,7 +61,10 @@ struct LogicObject: Sendable {
 
     init() {}
 
-    init(_ object: JSONObject) {
+    /// The members of `object`, with room for `room` more without growing.
+    init(_ object: JSONObject, room: Int = 0) {
+        keys.reserveCapacity(object.count + room)
+        values.reserveCapacity(object.count + room)
         for (key, value) in object { self[key] = LogicValue(value) }
     }
 
