@@ -55,7 +55,10 @@ extension DeadStoreTests {
                 #expect(answer.message.contains("the store is unavailable"), "\(answer)")
                 for word in words { #expect(!answer.message.contains(word), "\"\(word)\" shown: \(answer)") }
                 let id = try #require(answer.correlationID, "\(answer)")
-                let line = serve.server.output.stderr.split(separator: "\n").first { $0.contains(id) }
+                // The line may reach the test's reader of serve's output after the answer.
+                let line = try? await eventually("serve logs \(id)", timeout: .seconds(15), interval: .milliseconds(50)) {
+                    serve.server.output.stderr.split(separator: "\n").first { $0.contains(id) }
+                }
                 #expect(line?.contains(sentence) == true, "the log line of \(id) names the endpoint: \(line ?? "none")")
                 for errno in ["errno", "Connection refused", "NIOConnectionError", "NetworkError"] {
                     #expect(line?.contains(errno) == false, "\"\(errno)\" logged: \(line ?? "")")
