@@ -54,14 +54,23 @@ struct SemanticVersion: Sendable {
             prerelease = rest[(dash + 1)...]
             rest = rest[..<dash]
         }
-        var core = rest.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
-        if padded {
-            while core.count < 3 { core.append([UInt8(ascii: "0")][...]) }
+        // MAJOR.MINOR.PATCH, read in place; padded, a missing minor or patch is `0`.
+        var parts = (rest[rest.startIndex..<rest.startIndex], Self.zero, Self.zero)
+        var count = 0
+        var start = rest.startIndex
+        for index in rest.indices where rest[index] == UInt8(ascii: ".") {
+            guard count < 2 else { return nil }
+            if count == 0 { parts.0 = rest[start..<index] } else { parts.1 = rest[start..<index] }
+            count += 1
+            start = index + 1
         }
-        guard core.count == 3, core.allSatisfy(Self.isNumber) else { return nil }
-        major = core[0]
-        minor = core[1]
-        patch = core[2]
+        switch count {
+        case 0: parts.0 = rest[start...]
+        case 1: parts.1 = rest[start...]
+        default: parts.2 = rest[start...]
+        }
+        guard count == 2 || padded, Self.isNumber(parts.0), Self.isNumber(parts.1), Self.isNumber(parts.2) else { return nil }
+        (major, minor, patch) = parts
         self.prerelease = []
         if let prerelease {
             for part in prerelease.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false) {
@@ -71,6 +80,9 @@ struct SemanticVersion: Sendable {
             }
         }
     }
+
+    /// `0`, for a missing minor or patch.
+    private static let zero: ArraySlice<UInt8> = [UInt8(ascii: "0")][...]
 
     private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
 
@@ -85,10 +97,10 @@ struct SemanticVersion: Sendable {
 
     /// -1, 0 or 1; build metadata does not count, a prerelease comes before its release.
     func compare(_ other: SemanticVersion) -> Int {
-        for (a, b) in [(major, other.major), (minor, other.minor), (patch, other.patch)] {
-            let order = Self.compareNumbers(a, b)
-            if order != 0 { return order }
-        }
+        var order = Self.compareNumbers(major, other.major)
+        if order == 0 { order = Self.compareNumbers(minor, other.minor) }
+        if order == 0 { order = Self.compareNumbers(patch, other.patch) }
+        if order != 0 { return order }
         if prerelease.elementsEqual(other.prerelease, by: { $0.elementsEqual($1) }) { return 0 }
         if prerelease.isEmpty { return 1 }
         if other.prerelease.isEmpty { return -1 }
