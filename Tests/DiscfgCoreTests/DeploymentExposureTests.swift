@@ -21,6 +21,21 @@ struct DeploymentExposureTests {
         #expect(Deployment.bucket(deploymentID: "3f9c0a1b2c3d4e5f", entity: "") == 1_194)
     }
 
+    @Test("an entity sees the candidate exactly when its bucket is below the share")
+    func bucketBelowShare() throws {
+        let status = try linear().status(at: start + 30_000)
+        #expect(status.shareBasisPoints == 4_000)
+        #expect(status.exposes(bucket: 3_999))
+        #expect(!status.exposes(bucket: 4_000))
+        let before = try linear().status(at: start - 1)
+        #expect(!before.exposes(bucket: 0), "a share of 0 exposes no one")
+        let everyone = try linear().status(at: start + 120_000)
+        #expect(everyone.exposes(bucket: 9_999))
+        // "user-1" is in bucket 3151: stable at 20 %, candidate from 40 %.
+        #expect(try linear().version(for: "user-1", at: start + 29_999) == 41)
+        #expect(try linear().version(for: "user-1", at: start + 30_000) == 42)
+    }
+
     @Test("at every step of linear 20 % every 30 s the exposed share of 10,000 entities is within ±3 points of the schedule")
     func sharesFollowSchedule() throws {
         let deployment = try linear()
@@ -92,6 +107,8 @@ struct DeploymentExposureTests {
         #expect(deployment.status(at: start + 190_000).state == .rolledBack)
         // Later exposure, earlier loss.
         let order = firstSeen.keys.sorted { firstSeen[$0]! < firstSeen[$1]! }
+        let firstExposed = try #require(order.first), lastExposed = try #require(order.last)
+        #expect(lost[lastExposed]! < lost[firstExposed]!, "a gradual rollback takes it from the last exposed before the first")
         for (earlier, later) in zip(order, order.dropFirst()) where firstSeen[earlier]! < firstSeen[later]! {
             #expect(lost[later]! <= lost[earlier]!, "\(later) was exposed after \(earlier) but lost it later")
         }
