@@ -16,7 +16,8 @@ extension ConfigAPI {
     func evaluateFlag(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
         let raw = context.parameters.get("flag") ?? ""
-        let key = raw.removingPercentEncoding ?? raw
+        // Most flag keys arrive as written; decoding is for the few that needed escapes.
+        let key = raw.utf8.contains(UInt8(ascii: "%")) ? raw.removingPercentEncoding ?? raw : raw
         let inputs: (context: JSONObject, catalog: FlagCatalog)
         switch try await evaluationInputs(&request, config, key: key, perform) {
         case .ready(let evaluation, let flags): inputs = (evaluation, flags)
