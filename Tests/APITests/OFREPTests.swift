@@ -38,6 +38,9 @@ struct OFREPTests {
                 #expect(reply.text == text + "\n", "\(flag) with \(context)")
                 #expect(reply.headers["Content-Type"].first?.hasPrefix("application/json") == true)
             }
+            // A key sent with percent-escapes is the key they spell.
+            let escaped = try await Self.evaluate(server, "int%2Dflag", "{}")
+            #expect(escaped.status == 200 && escaped.text.hasPrefix(#"{"key":"int-flag","reason":"STATIC""#), "\(escaped.text)")
             // No context at all is the empty context, as the SDKs send it.
             #expect(try await Self.evaluate(server, "int-flag", "").status == 200)
             #expect(try await Self.evaluate(server, "int-flag", "{}").status == 200)
