@@ -6,7 +6,9 @@ import Musl
 import Darwin
 #endif
 
-/// A JSON object: members in document order, looked up by key in constant time.
+/// A JSON object: members in document order, looked up by key in constant time (a small
+/// object, of at most ``linearLimit`` slots, by comparing its few keys, which costs less than
+/// hashing one; a larger one through an index of its keys).
 ///
 /// Keys are unique: the parser rejects a duplicate key by default (see
 /// ``JSONParser/Options/duplicateKeys``). Two objects are equal when they hold the same keys
@@ -19,8 +21,10 @@ import Darwin
 public struct JSONObject: Sendable, Hashable, Sequence {
     /// One slot per member in order; nil where a member was removed.
     private var slots: [(key: String, value: JSONValue)?]
-    /// Where each key's slot is.
+    /// Where each key's slot is, once the object has had more than ``linearLimit`` slots.
     private var index: [ExactKey: Int]
+    /// Whether ``index`` is kept.
+    private var indexed: Bool
     /// The nil slots.
     private var gaps: Int
 
@@ -28,7 +32,29 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     public init() {
         slots = []
         index = [:]
+        indexed = false
         gaps = 0
+    }
+
+    /// The most slots an object keeps without an index.
+    static let linearLimit = 8
+
+    /// The slot of `key`, or nil.
+    private func slot(of key: String) -> Int? {
+        if indexed { return index[ExactKey(key)] }
+        for position in slots.indices {
+            if let member = slots[position], member.key.isExactly(key) { return position }
+        }
+        return nil
+    }
+
+    /// Starts keeping the index: the object has grown past ``linearLimit`` slots.
+    private mutating func buildIndex() {
+        index.reserveCapacity(slots.count * 2)
+        for (position, slot) in slots.enumerated() {
+            if let slot { index[ExactKey(slot.key)] = position }
+        }
+        indexed = true
     }
 
     /// An object from members; a later duplicate key replaces the earlier value in its place.
@@ -53,7 +79,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
 
     /// The value of `key`, or nil. Setting nil removes the member.
     public subscript(key: String) -> JSONValue? {
-        get { index[ExactKey(key)].map { slots[$0]!.value } }
+        get { slot(of: key).map { slots[$0]!.value } }
         set {
             if let newValue {
                 updateValue(newValue, forKey: key)
@@ -64,25 +90,33 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     }
 
     /// Whether the object has a member named `key`.
-    public func contains(_ key: String) -> Bool { index[ExactKey(key)] != nil }
+    public func contains(_ key: String) -> Bool { slot(of: key) != nil }
 
     /// Sets the member `key` to `value` and returns its previous value, or nil when it was new.
     ///
     /// A member that exists keeps its place; a new one is appended.
     @discardableResult
     public mutating func updateValue(_ value: JSONValue, forKey key: String) -> JSONValue? {
-        if let position = index[ExactKey(key)] {
-            return exchangeValue(at: position, with: value)
+        let end = slots.count
+        guard indexed else {
+            if let position = slot(of: key) { return exchangeValue(at: position, with: value) }
+            slots.append((key, value))
+            if slots.count > Self.linearLimit { buildIndex() }
+            return nil
         }
-        index[ExactKey(key)] = slots.count
+        // One look into the index: a new key is entered at the end's position as it is found absent.
+        let position = Self.claim(&index[ExactKey(key), default: end])
+        guard position == end else { return exchangeValue(at: position, with: value) }
         slots.append((key, value))
         return nil
     }
 
+    private static func claim(_ position: inout Int) -> Int { position }
+
     /// Removes the member `key` and returns its value, or nil when there was none; the others keep their order.
     @discardableResult
     public mutating func removeValue(forKey key: String) -> JSONValue? {
-        guard let position = index.removeValue(forKey: ExactKey(key)) else { return nil }
+        guard let position = indexed ? index.removeValue(forKey: ExactKey(key)) : slot(of: key) else { return nil }
         let value = slots[position]!.value
         slots[position] = nil
         gaps += 1
@@ -98,7 +132,7 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// Where the member `key` is (a position to pass to ``exchangeValue(at:with:)``), or nil.
     ///
     /// Positions stay valid until a member is removed.
-    func position(forKey key: String) -> Int? { index[ExactKey(key)] }
+    func position(forKey key: String) -> Int? { slot(of: key) }
 
     /// The member at `position` (from ``position(forKey:)``).
     func member(at position: Int) -> (key: String, value: JSONValue) { slots[position]! }
@@ -116,7 +150,9 @@ public struct JSONObject: Sendable, Hashable, Sequence {
     /// Moves the members down over the gaps and renumbers the index.
     private mutating func closeGaps() {
         slots.removeAll { $0 == nil }
-        for (position, slot) in slots.enumerated() { index[ExactKey(slot!.key)] = position }
+        if indexed {
+            for (position, slot) in slots.enumerated() { index[ExactKey(slot!.key)] = position }
+        }
         gaps = 0
     }
 

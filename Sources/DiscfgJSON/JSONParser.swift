@@ -199,10 +199,9 @@ public struct JSONParser {
             position += 1
             skipWhitespace()
             let value = try parseValue()
-            if object.contains(key), options.duplicateKeys == .reject {
+            if object.updateValue(value, forKey: key) != nil, options.duplicateKeys == .reject {
                 throw error("duplicate key \"\(key)\"", at: keyStart)
             }
-            object[key] = value
             skipWhitespace()
             guard position < bytes.count else { throw error("expected ',' or '}', found the end of the document") }
             if bytes[position] == UInt8(ascii: ",") {
@@ -274,18 +273,29 @@ public struct JSONParser {
         position += 1
         var buffer: [UInt8] = []
         var runStart = position
+        // The bytes of the string so far OR'ed: below 0x80, it is ASCII, valid as it is.
+        var highBits: UInt8 = 0
+        var escaped = false
         while true {
             guard position < bytes.count else { throw error("unterminated string", at: open) }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
+                // The common string: ASCII without escapes, made straight from the input.
+                if !escaped, highBits < 0x80 {
+                    let string = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[runStart..<position]), as: UTF8.self) }
+                    position += 1
+                    return string
+                }
                 buffer.append(contentsOf: bytes[runStart..<position])
                 position += 1
                 break
             }
+            highBits |= byte
             if byte < 0x20 {
                 throw error(byte == 0 ? "NUL byte in a string (write \\u0000)" : "control character 0x\(String(byte, radix: 16)) in a string must be escaped")
             }
             if byte == UInt8(ascii: "\\") {
+                escaped = true
                 buffer.append(contentsOf: bytes[runStart..<position])
                 try parseEscape(into: &buffer)
                 runStart = position
