@@ -269,6 +269,10 @@ public final class RemoteStore: ConfigStore {
         return ImportResult(events: try envelope.events?.map { try $0.event() } ?? [], unchanged: envelope.unchanged ?? 0, revision: envelope.revision ?? .zero)
     }
 
+    public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
+        throw DiscfgError(.unavailable, "deployments over the REST API are not served yet", field: "deployment")
+    }
+
     public func sweepExpired() async throws -> [Event] {
         try await transport.envelope(.POST, "/admin/sweep").events?.map { try $0.event() } ?? []
     }

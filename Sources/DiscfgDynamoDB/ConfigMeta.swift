@@ -29,6 +29,9 @@ struct ConfigMeta: Sendable, Equatable {
     /// How many schemas the config holds; nil when not known yet (a config from before
     /// schemas were counted).
     var schemaCount: Int?
+    /// How many deployments run in the config (records under `/.discfg/deploying/`); nil
+    /// when not known yet (a config from before deployments were counted).
+    var deploymentCount: Int?
     /// The change past one transaction being staged or folded, if any: while it is
     /// there, no other change commits.
     var bulk: BulkChange?
@@ -45,6 +48,7 @@ struct ConfigMeta: Sendable, Equatable {
         sharedRevisions = [:]
         deleting = false
         schemaCount = 0
+        deploymentCount = 0
         bulk = nil
         lastBulkRevision = .zero
     }
@@ -77,6 +81,7 @@ struct ConfigMeta: Sendable, Equatable {
         sharedRevisions = shared
         deleting = attributes[.deleting]?.boolValue == true
         schemaCount = attributes[.schemaCount]?.int64.map { Int(clamping: $0) }
+        deploymentCount = attributes[.deploymentCount]?.int64.map { Int(clamping: $0) }
         bulk = BulkChange(attributes)
         lastBulkRevision = Revision(attributes[.lastBulkRevision]?.uint64 ?? 0)
     }
@@ -102,6 +107,7 @@ struct ConfigMeta: Sendable, Equatable {
         }
         if deleting { attributes[.deleting] = .bool(true) }
         if let schemaCount { attributes[.schemaCount] = .number(Int64(schemaCount)) }
+        if let deploymentCount { attributes[.deploymentCount] = .number(Int64(deploymentCount)) }
         if let bulk { attributes.merge(bulk.attributes) { $1 } }
         if lastBulkRevision > .zero { attributes[.lastBulkRevision] = .number(lastBulkRevision.rawValue) }
         return attributes

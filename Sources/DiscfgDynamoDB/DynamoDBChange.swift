@@ -107,8 +107,13 @@ struct DynamoDBChange: ChangeTransaction {
 
     /// How many schemas the config holds after this change: every change reads them
     /// (none when the meta item counts none), so they are counted from what was read.
-    var schemaCount: Int {
-        let namespace = SchemaTarget.namespace.range
+    var schemaCount: Int { liveCount(in: SchemaTarget.namespace.range) }
+
+    /// How many deployments run in the config after this change: every change reads their
+    /// records (none when the meta item counts none).
+    var deploymentCount: Int { liveCount(in: DeploymentKeys.runningRange) }
+
+    private func liveCount(in namespace: KeyRange) -> Int {
         var live: [Key: Bool] = [:]
         for (key, item) in stored where namespace.contains(key) { live[key] = item != nil }
         for (key, item) in overlay where namespace.contains(key) { live[key] = item != nil }
@@ -164,6 +169,7 @@ struct DynamoDBChange: ChangeTransaction {
         meta.info.modifiedAt = now
         meta.info.keyCount = meta.info.keyCount.map { count in recorded.reduce(count) { $0 + $1.keyCountChange } }
         meta.schemaCount = schemaCount
+        meta.deploymentCount = deploymentCount
         let growth = recorded.byteCountChange
         // The store counts a config's bytes before it changes one with a quota
         // (`countKeysAndBytes`); should the count be missing anyway, refuse rather than

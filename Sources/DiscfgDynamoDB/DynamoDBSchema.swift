@@ -183,6 +183,10 @@ enum Attribute: String, CaseIterable, Sendable {
     /// them only when there are some; absent on configs created before schemas, whose next
     /// change reads them once and writes the count.
     case schemaCount = "schemas"
+    /// How many deployments run in the config (records under `/.discfg/deploying/`), so a
+    /// change reads them only when there are some; absent on configs from before
+    /// deployments, whose next change reads them once and writes the count.
+    case deploymentCount = "deploying"
 
     // A change past one transaction (``BulkChange``): on the meta item while it is staged
     // and folded, on each key item it stages (a placeholder item for a key that has none).

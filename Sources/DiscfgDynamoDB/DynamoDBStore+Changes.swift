@@ -81,6 +81,20 @@ extension DynamoDBStore {
         return try await change(config, reads) { try $0.setSchema(target, to: schema, force: force) }
     }
 
+    /// Starts or moves a deployment as one change, reading its records, its staging and the
+    /// prefix it deploys (a transition finds the prefix in the record, and widens its reads).
+    public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
+        var reads = ChangeReads(keys: [], ranges: [DeploymentKeys.ended.range], consistentView: false)
+        switch change {
+        case .start(let plan):
+            reads.include(plan.prefix.range)
+            reads.include(DeploymentKeys.staged(plan.id).range)
+        case .transition(let id, _, _, _):
+            reads.include(DeploymentKeys.staged(id).range)
+        }
+        return try await self.change(config, reads) { try $0.changeDeployment(change) }
+    }
+
     /// Deletes every key under a prefix as one change: one transaction while it fits
     /// (DynamoDB holds 100 writes in one, and each delete writes the key, its tombstone and
     /// its event: about 33 keys), else a ``BulkChange``, still all or nothing for readers.
@@ -156,6 +170,8 @@ extension DynamoDBStore {
         var reads = reads
         // Every change is checked against the config's schemas, kept under one prefix.
         reads.include(SchemaTarget.namespace.range)
+        // And against the deployments running, which refuse writes under their prefixes.
+        reads.include(DeploymentKeys.runningRange)
         var widened = 0
         let attribution = try Attribution.forChange(given)
         while true {
@@ -308,6 +324,7 @@ extension DynamoDBStore {
         for range in reads.ranges {
             // The schemas are read with every change, unless the meta item counts none.
             if range == SchemaTarget.namespace.range, meta.schemaCount == 0 { continue }
+            if range == DeploymentKeys.runningRange, meta.deploymentCount == 0 { continue }
             for attributes in try await connection.queryAll(keyRange(config, from: range.lower, to: range.scanUpper, consistent: true)) {
                 guard let item = ItemCodec.item(attributes), range.contains(item.key) else { continue }
                 stored[item.key] = item

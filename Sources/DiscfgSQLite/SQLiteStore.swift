@@ -207,6 +207,10 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         try await change(config) { try $0.setSchema(target, to: schema, force: force) }
     }
 
+    public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
+        try await self.change(config) { try $0.changeDeployment(change) }
+    }
+
     public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo {
         let info = try await writer.write { connection in
             let info = try Self.requireConfig(config, connection)

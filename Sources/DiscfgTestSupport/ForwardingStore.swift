@@ -44,6 +44,9 @@ extension ForwardingStore {
     public func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange {
         try await forwardee.setSchema(target, to: schema, in: config, force: force)
     }
+    public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
+        try await forwardee.changeDeployment(change, in: config)
+    }
     public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo { try await forwardee.compact(config, through: revision) }
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult { try await forwardee.transact(transaction, in: config) }
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {

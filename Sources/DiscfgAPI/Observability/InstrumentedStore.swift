@@ -111,6 +111,10 @@ public struct InstrumentedStore: ConfigStore {
         let store = try writable("setting a schema")
         return noted(config, \.event.revision, try await timed("setSchema") { try await store.setSchema(target, to: schema, in: config, force: force) })
     }
+    public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
+        let store = try writable("changing a deployment")
+        return noted(config, \.revision, try await timed("changeDeployment") { try await store.changeDeployment(change, in: config) })
+    }
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         let store = try writable("deleting \(key)")
         return noted(config, \.revision, try await timed("delete") { try await store.delete(key, in: config, conditions: conditions) })

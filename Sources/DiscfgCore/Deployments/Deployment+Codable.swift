@@ -1,3 +1,5 @@
+import Foundation
+
 /// A deployment record as JSON, the form stored under `/.discfg/deployments/`:
 ///
 /// ```json
@@ -57,6 +59,19 @@ extension Deployment: Codable {
         try fields.encode(startedBy, forKey: .startedBy)
         try fields.encode(signals, forKey: .signals)
         try fields.encode(transitions, forKey: .transitions)
+    }
+}
+
+extension Deployment {
+    /// The deployment recorded in `item`, a key under ``DeploymentKeys``.
+    /// - Throws: `internal` naming the key when the record cannot be read: only a
+    ///   deployment's change writes there, so a bad record is discfg's fault.
+    public init(record item: Item) throws {
+        do {
+            self = try JSONDecoder.discfg().decode(Deployment.self, from: item.value)
+        } catch {
+            throw DiscfgError(.internal, "the deployment record at \(item.key) cannot be read: \(error)", field: "deployment")
+        }
     }
 }
 

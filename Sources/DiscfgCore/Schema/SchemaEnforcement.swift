@@ -128,6 +128,7 @@ extension ChangeTransaction {
     ///   prefix document past ``Limits/maxSchemaDocumentBytes``, and `schemaViolation`
     ///   listing every violation.
     mutating func enforce(_ events: [Event], forcing: Key? = nil, parsed known: [Key: JSONValue] = [:]) throws {
+        try refuseWritesUnderRunningDeployments(events)
         try enforceFlagSets(events)
         // Values the change already parsed (`known`: a patch's results) or parsed here are
         // not parsed again for their schemas.

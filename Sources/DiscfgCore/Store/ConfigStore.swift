@@ -40,6 +40,9 @@ public protocol ConfigStore: ConfigReading {
     /// Attaches a JSON Schema to a key or a prefix's document, or removes it (nil).
     /// Refused with `schemaViolation` when what it covers breaks it, unless `force`.
     func setSchema(_ target: SchemaTarget, to schema: Data?, in config: ConfigName, force: Bool) async throws -> SchemaChange
+    /// Starts a staged deployment, or records a transition of one, as one change
+    /// (``ChangeTransaction/changeDeployment(_:)`` says what each does).
+    func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome
     /// Deletes a key if every condition holds. Throws `keyNotFound` when it is absent.
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
     /// Deletes every key under a prefix atomically as one change: one new revision that

@@ -112,6 +112,10 @@ public final class MemoryStore: ConfigStore {
         try change(config) { try $0.setSchema(target, to: schema, force: force) }
     }
 
+    public func changeDeployment(_ deployment: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
+        try change(config) { try $0.changeDeployment(deployment) }
+    }
+
     public func deletePrefix(_ prefix: KeyPrefix, in config: ConfigName) async throws -> [Event] {
         try change(config) { try $0.deletePrefix(prefix) }
     }
