@@ -263,7 +263,14 @@ public final class AWSJSONClient: Sendable {
 
         let response = try await httpClient.execute(request, timeout: TimeAmount(timeout))
         serverClock.record(dateHeader: response.headers.first(name: "Date"), at: Date())
-        let buffer = try await response.body.collect(upTo: configuration.maxResponseBytes)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await response.body.collect(upTo: configuration.maxResponseBytes)
+        } catch is NIOTooManyBytesError {
+            // Not a network failure: the same call would bring the same answer.
+            return .failure(AWSError(code: .other, awsCode: "TooLarge", message: "the answer is larger than the \(configuration.maxResponseBytes) bytes read",
+                                     httpStatus: Int(response.status.code)))
+        }
         let data = Data(buffer.readableBytesView)
         if (200..<300).contains(response.status.code) {
             return .success(data)
