@@ -230,6 +230,13 @@ extension StoreConformance {
         all.append(Check(name: "FlagSetChecks.aJSONPatchThatBreaksAFlagSetIsRefused()") { try await self.flagSets.aJSONPatchThatBreaksAFlagSetIsRefused() })
         all.append(Check(name: "FlagSetChecks.flagSetsShareNoFlagKey()") { try await self.flagSets.flagSetsShareNoFlagKey() })
         all.append(Check(name: "FlagSetChecks.aFlagSetThatExpiredNoLongerClaimsItsKeys()") { try await self.flagSets.aFlagSetThatExpiredNoLongerClaimsItsKeys() })
+        all.append(Check(name: "DeploymentChecks.aStartStagesTheCandidateAndLeavesTheLiveKeys()") { try await self.deployments.aStartStagesTheCandidateAndLeavesTheLiveKeys() })
+        all.append(Check(name: "DeploymentChecks.writesUnderARunningDeploymentAreRefusedNamingIt()") { try await self.deployments.writesUnderARunningDeploymentAreRefusedNamingIt() })
+        all.append(Check(name: "DeploymentChecks.oneDeploymentRunsOnAPrefixAtATime()") { try await self.deployments.oneDeploymentRunsOnAPrefixAtATime() })
+        all.append(Check(name: "DeploymentChecks.completeMakesTheCandidateLiveAndRevertPutsTheStableBack()") { try await self.deployments.completeMakesTheCandidateLiveAndRevertPutsTheStableBack() })
+        all.append(Check(name: "DeploymentChecks.aRevertOverALaterChangeIsRefused()") { try await self.deployments.aRevertOverALaterChangeIsRefused() })
+        all.append(Check(name: "DeploymentChecks.aRollbackDropsTheCandidateAndFreesThePrefix()") { try await self.deployments.aRollbackDropsTheCandidateAndFreesThePrefix() })
+        all.append(Check(name: "DeploymentChecks.aCandidateThatBreaksASchemaIsRefused()") { try await self.deployments.aCandidateThatBreaksASchemaIsRefused() })
         return all
     }
 }
