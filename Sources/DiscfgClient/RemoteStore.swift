@@ -61,7 +61,7 @@ public final class RemoteStore: ConfigStore {
         if ownsClient { transport.client.shutdown { _ in } }
     }
 
-    private func configPath(_ name: ConfigName) -> String { "/v1/\(URLPart.encode(name.rawValue))" }
+    func configPath(_ name: ConfigName) -> String { "/v1/\(URLPart.encode(name.rawValue))" }
 
     public func createConfig(_ name: ConfigName, settings: ConfigSettings) async throws -> ConfigInfo {
         let body = try JSONEncoder().encode(settings)
@@ -267,10 +267,6 @@ public final class RemoteStore: ConfigStore {
             .POST, configPath(config) + "/import" + query, body: body, headers: [("Content-Type", "application/json")]
         )
         return ImportResult(events: try envelope.events?.map { try $0.event() } ?? [], unchanged: envelope.unchanged ?? 0, revision: envelope.revision ?? .zero)
-    }
-
-    public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
-        throw DiscfgError(.unavailable, "deployments over the REST API are not served yet", field: "deployment")
     }
 
     public func sweepExpired() async throws -> [Event] {

@@ -115,6 +115,14 @@ extension Action {
         case schemaRead = "schema"
         case schemaWrite = "schema-set"
         case schemaDelete = "schema-delete"
+        /// Reading a config's staged deployments: their records live under discfg's own
+        /// `/.discfg/`, so only a scope of the whole config reaches them.
+        case deploymentRead = "deployments"
+        /// Starting or moving a staged deployment: it writes discfg's own records and
+        /// staging under `/.discfg/`, and (completing, reverting) keys anywhere under its
+        /// prefix, so it needs the write role over the whole config; a prefix-scoped token
+        /// is refused.
+        case deploymentChange = "deploy"
         /// What the config's server says of itself (etcd's `Maintenance.Status`): any
         /// caller of part of the config may ask.
         case status
@@ -139,9 +147,9 @@ extension Action {
         /// gets a role).
         public var role: Role? {
             switch self {
-            case .get, .list, .history, .watch, .export, .documentRead, .range, .flagEvaluate, .txn, .configInfo, .schemaList, .schemaRead, .status, .configList: .read
+            case .get, .list, .history, .watch, .export, .documentRead, .range, .flagEvaluate, .txn, .configInfo, .schemaList, .schemaRead, .deploymentRead, .status, .configList: .read
             case .set, .patch, .delete, .deletePrefix, .documentWrite, .importSnapshot,
-                 .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .schemaWrite, .schemaDelete, .membership: .write
+                 .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .schemaWrite, .schemaDelete, .deploymentChange, .membership: .write
             case .configCreate, .configUpdate, .configDelete, .compact, .maintenance, .tokenList, .tokenCreate, .tokenRevoke, .sweep: .admin
             case .describe, .memberList, .authenticate: nil
             }
@@ -154,7 +162,7 @@ extension Action {
                  .importSnapshot, .txn, .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .status:
                 .keys
             case .configInfo, .configCreate, .configUpdate, .configDelete, .compact, .schemaList, .schemaRead, .schemaWrite, .schemaDelete,
-                 .maintenance, .membership:
+                 .deploymentRead, .deploymentChange, .maintenance, .membership:
                 .config
             case .configList: .configs
             case .tokenList, .tokenCreate, .tokenRevoke, .sweep: .server

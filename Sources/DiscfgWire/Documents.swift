@@ -193,6 +193,11 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var violations: [SchemaViolation]?
     /// A config's schemas, by target (`schemas`).
     public var schemas: [SchemaDocument]?
+    /// A staged deployment: the one read, started or moved (`deployment`, `deploy-start`,
+    /// `deploy-change`).
+    public var deployment: DeploymentDocument?
+    /// A config's staged deployments, running first (`deployments`).
+    public var deployments: [DeploymentDocument]?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -203,7 +208,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event, by
         case configInfo = "info"
         case configs, unchanged, message, error, table
-        case succeeded, responses, token, id, tokens, encryptionKey, violations, schemas
+        case succeeded, responses, token, id, tokens, encryptionKey, violations, schemas, deployment, deployments
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.

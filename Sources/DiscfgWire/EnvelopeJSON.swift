@@ -30,6 +30,8 @@ public enum EnvelopeJSON {
         if let configs = envelope.configs { object.key("configs", &buffer); writeArray(configs, to: &buffer, write) }
         if let current = envelope.currentDiscfg { object.key("currentDiscfg", &buffer); buffer.writeJSONString(current) }
         if let cursor = envelope.cursor { object.key("cursor", &buffer); buffer.writeJSONString(cursor) }
+        if let deployment = envelope.deployment { object.key("deployment", &buffer); write(deployment, to: &buffer) }
+        if let deployments = envelope.deployments { object.key("deployments", &buffer); writeArray(deployments, to: &buffer, write) }
         if let encryptionKey = envelope.encryptionKey { object.key("encryptionKey", &buffer); buffer.writeJSONString(encryptionKey) }
         if let error = envelope.error { object.key("error", &buffer); write(error, to: &buffer) }
         if let event = envelope.event { object.key("event", &buffer); write(event, to: &buffer) }
@@ -170,6 +172,60 @@ public enum EnvelopeJSON {
             }
             buffer.writeInteger(UInt8(ascii: "}"))
         }
+    }
+
+    /// A deployment's record and the document's own fields, in one object in byte order.
+    private static func write(_ document: DeploymentDocument, to buffer: inout JSONBytes) {
+        let deployment = document.deployment
+        var object = JSONObjectWriter(&buffer)
+        object.key("candidate", &buffer)
+        var candidate = JSONObjectWriter(&buffer)
+        candidate.key("revision", &buffer); buffer.writeJSONNumber(deployment.candidate.revision.rawValue)
+        candidate.close(&buffer)
+        object.key("id", &buffer); buffer.writeJSONString(deployment.id)
+        object.key("message", &buffer); buffer.writeJSONString(deployment.message)
+        object.key("now", &buffer); buffer.writeJSONNumber(document.now)
+        object.key("prefix", &buffer); buffer.writeJSONString(deployment.prefix.path)
+        object.key("running", &buffer); buffer.writeJSONBool(document.running)
+        object.key("signals", &buffer); writeArray(deployment.signals, to: &buffer) { $1.writeJSONString($0.text) }
+        object.key("stableRevision", &buffer); buffer.writeJSONNumber(deployment.stableRevision.rawValue)
+        object.key("startedAt", &buffer); buffer.writeJSONNumber(deployment.startedAt)
+        object.key("startedBy", &buffer); buffer.writeJSONString(deployment.startedBy)
+        object.key("status", &buffer); write(document.status, to: &buffer)
+        object.key("strategy", &buffer); write(deployment.strategy, to: &buffer)
+        object.key("transitions", &buffer)
+        writeArray(deployment.transitions, to: &buffer) { transition, buffer in
+            var object = JSONObjectWriter(&buffer)
+            object.key("at", &buffer); buffer.writeJSONNumber(transition.at)
+            object.key("by", &buffer); buffer.writeJSONString(transition.by)
+            object.key("reason", &buffer); buffer.writeJSONString(transition.reason)
+            object.key("state", &buffer); buffer.writeJSONString(transition.state.rawValue)
+            object.close(&buffer)
+        }
+        object.close(&buffer)
+    }
+
+    private static func write(_ status: DeploymentStatusDocument, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        if let bakeLeft = status.bakeLeftMilliseconds { object.key("bakeLeftMilliseconds", &buffer); buffer.writeJSONNumber(bakeLeft) }
+        if let nextStepAt = status.nextStepAt { object.key("nextStepAt", &buffer); buffer.writeJSONNumber(nextStepAt) }
+        if let pausedIn = status.pausedIn { object.key("pausedIn", &buffer); buffer.writeJSONString(pausedIn.rawValue) }
+        object.key("shareBasisPoints", &buffer); buffer.writeJSONNumber(status.shareBasisPoints)
+        object.key("state", &buffer); buffer.writeJSONString(status.state.rawValue)
+        object.key("step", &buffer); buffer.writeJSONNumber(status.step)
+        object.key("stepCount", &buffer); buffer.writeJSONNumber(status.stepCount)
+        object.close(&buffer)
+    }
+
+    private static func write(_ strategy: DeploymentStrategy, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("bakeSeconds", &buffer); buffer.writeJSONNumber(strategy.bakeSeconds)
+        object.key("growth", &buffer); buffer.writeJSONString(strategy.growth.rawValue)
+        object.key("intervalSeconds", &buffer); buffer.writeJSONNumber(strategy.intervalSeconds)
+        if let name = strategy.name { object.key("name", &buffer); buffer.writeJSONString(name) }
+        object.key("rollbackSeconds", &buffer); buffer.writeJSONNumber(strategy.rollbackSeconds)
+        object.key("stepBasisPoints", &buffer); buffer.writeJSONNumber(strategy.stepBasisPoints)
+        object.close(&buffer)
     }
 
     private static func write(_ info: ConfigDocument, to buffer: inout JSONBytes) {

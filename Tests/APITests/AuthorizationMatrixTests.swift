@@ -34,6 +34,7 @@ struct AuthorizationMatrixTests {
     /// query it needs to get past parsing.
     static func request(for route: Endpoint) -> (method: String, path: String, body: String?) {
         var path = route.path.replacingOccurrences(of: "{config}", with: "app").replacingOccurrences(of: "{key}", with: "k").replacingOccurrences(of: "{id}", with: "0123456789ab")
+            .replacingOccurrences(of: "{action}", with: "pause")
         switch route.description {
         case "DELETE /v1/{config}/keys": path += "?prefix=/nothing/&recursive"
         case "GET /v1/{config}/watch": path += "?timeout=0"

@@ -26,6 +26,32 @@ struct EnvelopeJSONTests {
         return try SchemaDocument(target: target, item: try item(target.storageKey.path, Data(text.utf8)))
     }
 
+    /// A paused deployment of a predefined strategy with every kind of signal, and a
+    /// custom one rolling back, as documents at an instant.
+    static func deploymentDocuments() throws -> [DeploymentDocument] {
+        let start: Int64 = 1_767_225_600_000
+        var paused = try Deployment(
+            id: "00000000000000a1", prefix: try KeyPrefix("/app/"), stableRevision: Revision(41), candidate: DeploymentCandidate(revision: Revision(42)),
+            strategy: try DeploymentStrategy.predefined(named: "Linear20PercentEvery6Minutes"), startedAt: start, message: awkward, startedBy: "token:0123456789ab",
+            signals: [.alarm("checkout \"5xx\""), .http("https://h.example/health?a=b"), .health]
+        )
+        paused = try paused.pause(at: start + 420_000, by: "local:ana@laptop", reason: "watching \(awkward)")
+        var rolling = try Deployment(
+            id: "ffffffffffffffff", prefix: .root, stableRevision: .zero, candidate: DeploymentCandidate(revision: Revision(UInt64(Int64.max))),
+            strategy: try DeploymentStrategy(growth: .exponential, stepBasisPoints: 1250, intervalSeconds: 60, bakeSeconds: 0, rollbackSeconds: 600),
+            startedAt: 0, message: "", startedBy: "system:monitor", signals: []
+        )
+        rolling = try rolling.rollback(at: 90_000, by: "system:monitor", signal: .health, reading: "worse")
+        let baking = try Deployment(
+            id: "0000000000000001", prefix: .root, stableRevision: Revision(1), candidate: DeploymentCandidate(revision: Revision(2)),
+            strategy: try DeploymentStrategy.predefined(named: "AllAtOnce"), startedAt: start, message: "m", startedBy: "anonymous:anonymous", signals: []
+        )
+        return [
+            DeploymentDocument(paused, running: true, at: start + 500_000), DeploymentDocument(rolling, running: true, at: 120_000),
+            DeploymentDocument(baking, running: true, at: start + 1), DeploymentDocument(baking, running: false, at: start + 3_600_000),
+        ]
+    }
+
     static func envelopes() throws -> [Envelope] {
         let plain = try item("/db/host", Data("db1.internal:5432".utf8))
         let typed = try item("/app/doc", Data(#"{"a": [1, 2], "b": "x\ny"}"#.utf8), contentType: "application/json; charset=utf-8", expires: Date(milliseconds: 1_800_000_000_000))
@@ -121,7 +147,13 @@ struct EnvelopeJSONTests {
         ]
         var noSchemas = Envelope(action: "schemas")
         noSchemas.schemas = []
+        var deployments = Envelope(action: "deployments")
+        deployments.deployments = try Self.deploymentDocuments()
+        var deployed = Envelope(action: "deploy-start")
+        deployed.deployment = try Self.deploymentDocuments().first
+        deployed.events = [put].map(EventDocument.init)
         return [
+            deployments, deployed,
             violated, forced, schemas, noSchemas,
             configInfo, configs, noConfigs, table, tokens,
             Envelope(action: "get"),
@@ -162,6 +194,7 @@ struct EnvelopeJSONTests {
         let info = ConfigDocument(ConfigInfo(name: try ConfigName("c"), revision: .zero, createdAt: Date(milliseconds: 0), modifiedAt: Date(milliseconds: 0), settings: ConfigSettings()))
         let token = TokenDocument(AccessToken(id: "0123456789ab", hash: Data(), role: .write, configs: [try ConfigName("c")], description: "web \"tier\"", createdAt: Date(milliseconds: 9)))
         let schema = try Self.schemaDocument(#"{"type": "object"}"#)
+        let deployment = try Self.deploymentDocuments()[1]
         let setters: [String: (inout Envelope) -> Void] = [
             "action": { _ in },
             "config": { $0.config = "c" },
@@ -191,6 +224,8 @@ struct EnvelopeJSONTests {
             "encryptionKey": { $0.encryptionKey = "file:///home/me/.config/discfg/keys/default.key" },
             "violations": { $0.violations = [SchemaViolation(key: "/k", pointer: "/port", keyword: "maximum", message: "must be ≤ 65535")] },
             "schemas": { $0.schemas = [schema] },
+            "deployment": { $0.deployment = deployment },
+            "deployments": { $0.deployments = [deployment] },
         ]
         var envelopes: [String: Envelope] = [:]
         for child in Mirror(reflecting: Envelope(action: "x")).children {
@@ -211,6 +246,36 @@ struct EnvelopeJSONTests {
             #expect(String(decoding: EnvelopeJSON.data(envelope), as: UTF8.self) == expected, "\(field)")
             let name = field == "configInfo" ? "info" : field
             #expect(field == "action" || expected.contains("\"\(name)\":"), "\(field) is encoded at all")
+        }
+    }
+
+    @Test("a deployment document reads back as it was written: the record, running, the status and the server's clock")
+    func deploymentDocumentsRoundTrip() throws {
+        for document in try Self.deploymentDocuments() {
+            var envelope = Envelope(action: "deployment")
+            envelope.deployment = document
+            let read = try JSONDecoder.discfg().decode(Envelope.self, from: EnvelopeJSON.data(envelope))
+            #expect(read.deployment == document)
+        }
+        let paused = try Self.deploymentDocuments()[0]
+        #expect(paused.status.state == .paused && paused.status.pausedIn == .deploying && paused.status.shareBasisPoints == 4000)
+        let rolling = try Self.deploymentDocuments()[1]
+        #expect(rolling.status.state == .rollingBack && rolling.status.nextStepAt != nil)
+        let baking = try Self.deploymentDocuments()[2]
+        #expect(baking.status.state == .baking && baking.status.bakeLeftMilliseconds == 599_999)
+    }
+
+    @Test("a deployment document whose record is not one the state machine could write is refused")
+    func deploymentDocumentIsReadStrictly() throws {
+        let envelope = String(decoding: EnvelopeJSON.data({
+            var envelope = Envelope(action: "deployment")
+            envelope.deployment = try? Self.deploymentDocuments()[0]
+            return envelope
+        }()), as: UTF8.self)
+        for (from, to) in [(#""state":"PAUSED""#, #""state":"RESUMED""#), (#""running":true"#, #""running":true,"extra":1"#)] {
+            #expect(envelope.contains(from))
+            let broken = envelope.replacingOccurrences(of: from, with: to)
+            #expect(throws: (any Error).self, "\(to)") { try JSONDecoder.discfg().decode(Envelope.self, from: Data(broken.utf8)) }
         }
     }
 }

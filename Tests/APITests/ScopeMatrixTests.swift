@@ -72,6 +72,12 @@ struct ScopeMatrixTests {
         case .getSchema: return (.GET, config + "/schema?target=/app/", nil, .config)
         case .setSchema: return (.PUT, config + "/schema?target=/app/", #"{"type": "string"}"#, .config)
         case .deleteSchema: return (.DELETE, config + "/schema?target=/app/", nil, .config)
+        case .listDeployments: return (.GET, config + "/deployments", nil, .config)
+        // A start the store refuses after the gate (discfg's own prefix), so no deployment
+        // runs over the keys later cells write.
+        case .startDeployment: return (.POST, config + "/deployments?strategy=AllAtOnce&prefix=/.discfg/", #"{"\#(key.path)": "v"}"#, .config)
+        case .getDeployment: return (.GET, config + "/deployments/00000000000000a1", nil, .config)
+        case .changeDeployment: return (.POST, config + "/deployments/00000000000000a1/pause", nil, .config)
         case .listKeys: return (.GET, config + "/keys?prefix=\(query)", nil, .prefix(prefix))
         case .deletePrefix: return (.DELETE, config + "/keys?prefix=\(query)&recursive", nil, .prefix(prefix))
         case .getKey: return (.GET, config + "/keys" + key.path, nil, .key(key))

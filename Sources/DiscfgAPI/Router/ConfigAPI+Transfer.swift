@@ -83,13 +83,7 @@ extension ConfigAPI {
     /// is a snapshot file. A dry run answers the change as it would be (action `plan`).
     func importSnapshot(_ request: inout Request, _ context: some DiscfgRequestContext, _ perform: Performer) async throws -> Response {
         let config = try request.configName(context)
-        let format: SnapshotFormat
-        if let named = request.query("format") {
-            format = try SnapshotFormat(parsing: named, field: "format")
-        } else {
-            let type = request.headers[.contentType] ?? ""
-            format = type.contains("yaml") ? .yaml : type.hasPrefix("text/plain") ? .env : .json
-        }
+        let format = try Self.snapshotFormat(of: request)
         // The query first: a bad parameter is named before the body is read.
         var options = ImportOptions(replace: try request.flag("replace"), replaceSchemas: try request.flag("replaceSchemas"), dryRun: try request.flag("dryRun"))
         if let prefix = request.query("prefix") { options.prefix = try KeyPrefix(prefix) }
@@ -100,5 +94,13 @@ extension ConfigAPI {
             try await RequestDeadlines.commit { try await store.importSnapshot(snapshot, into: config, options: chosen) }
         }
         return APIResponse.json(Envelope(action: options.dryRun ? "plan" : "import", config: config, changes: result))
+    }
+
+    /// The format of a snapshot body (an import's, a deployment's candidate): `format`, or
+    /// else the `Content-Type` (YAML, plain text as env, JSON otherwise).
+    static func snapshotFormat(of request: Request) throws -> SnapshotFormat {
+        if let named = request.query("format") { return try SnapshotFormat(parsing: named, field: "format") }
+        let type = request.headers[.contentType] ?? ""
+        return type.contains("yaml") ? .yaml : type.hasPrefix("text/plain") ? .env : .json
     }
 }

@@ -49,6 +49,8 @@ public struct ConfigAPI: Sendable {
         public var maxPageBytes = Limits.maxPageBytes
         /// Whether the web console is served at `/ui/` (``Console``).
         public var servesConsole = true
+        /// The clock a deployment's status is computed at: the store's.
+        public var clock: any WallClock = SystemClock()
         /// The names a request may be sent to (the `Host` rule of a loopback server); nil
         /// where the transport checks them (Lambda behind API Gateway).
         public var browserGuard: BrowserGuard?
@@ -132,6 +134,7 @@ public struct ConfigAPI: Sendable {
 
     static func hummingbirdPattern(_ path: String) -> String {
         path.replacingOccurrences(of: "{config}", with: ":config").replacingOccurrences(of: "{key}", with: "**").replacingOccurrences(of: "{id}", with: ":id")
+            .replacingOccurrences(of: "{action}", with: ":action")
             .replacingOccurrences(of: "{flag}", with: ":flag").replacingOccurrences(of: "{env}", with: ":env")
             .replacingOccurrences(of: "{profile}", with: ":profile")
     }
@@ -192,6 +195,10 @@ public struct ConfigAPI: Sendable {
         case .getSchema: return try await getSchema(request, context)
         case .setSchema: return try await setSchema(&request, context)
         case .deleteSchema: return try await deleteSchema(request, context)
+        case .listDeployments: return try await listDeployments(request, context)
+        case .startDeployment: return try await startDeployment(&request, context, perform)
+        case .getDeployment: return try await getDeployment(request, context)
+        case .changeDeployment: return try await changeDeployment(request, context, perform)
         case .evaluateFlag: return try await evaluateFlag(&request, context, perform)
         case .evaluateFlags: return try await evaluateFlags(&request, context, perform)
         case .flagEvents: return try await flagEvents(request, context, perform)

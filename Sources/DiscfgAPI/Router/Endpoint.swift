@@ -37,6 +37,10 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case getSchema
     case setSchema
     case deleteSchema
+    case listDeployments
+    case startDeployment
+    case getDeployment
+    case changeDeployment
     case evaluateFlag
     case evaluateFlags
     case flagEvents
@@ -45,8 +49,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     /// The HTTP method.
     public var method: HTTPRequest.Method {
         switch self {
-        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema, .flagEvents, .appConfigFlags: .get
-        case .sweep, .createToken, .importSnapshot, .transaction, .compact, .evaluateFlag, .evaluateFlags: .post
+        case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema, .listDeployments, .getDeployment,
+             .flagEvents, .appConfigFlags: .get
+        case .sweep, .createToken, .importSnapshot, .transaction, .compact, .startDeployment, .changeDeployment, .evaluateFlag, .evaluateFlags: .post
         case .createConfig, .setKey, .setDocument, .setSchema: .put
         case .updateConfig, .patchKey: .patch
         case .revokeToken, .deleteConfig, .deletePrefix, .deleteKey, .deleteSchema: .delete
@@ -54,8 +59,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     }
 
     /// The path in OpenAPI form: `{config}` is a config name, `{key}` the rest of the
-    /// path, `{id}` a token's id, `{flag}` a feature flag's key, `{env}` and `{profile}`
-    /// AppConfig's environment and configuration profile.
+    /// path, `{id}` a token's or a deployment's id, `{action}` what a deployment's change
+    /// records, `{flag}` a feature flag's key, `{env}` and `{profile}` AppConfig's
+    /// environment and configuration profile.
     public var path: String {
         switch self {
         case .document: "/openapi.yaml"
@@ -74,6 +80,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .compact: "/v1/{config}/compact"
         case .listSchemas: "/v1/{config}/schemas"
         case .getSchema, .setSchema, .deleteSchema: "/v1/{config}/schema"
+        case .listDeployments, .startDeployment: "/v1/{config}/deployments"
+        case .getDeployment: "/v1/{config}/deployments/{id}"
+        case .changeDeployment: "/v1/{config}/deployments/{id}/{action}"
         case .evaluateFlag: "/v1/{config}/ofrep/v1/evaluate/flags/{flag}"
         case .evaluateFlags: "/v1/{config}/ofrep/v1/evaluate/flags"
         case .flagEvents: "/v1/{config}/ofrep/v1/events"
@@ -114,6 +123,8 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .getSchema: .schemaRead
         case .setSchema: .schemaWrite
         case .deleteSchema: .schemaDelete
+        case .listDeployments, .getDeployment: .deploymentRead
+        case .startDeployment, .changeDeployment: .deploymentChange
         case .evaluateFlag, .evaluateFlags, .appConfigFlags: .flagEvaluate
         case .flagEvents: .watch
         }
@@ -148,6 +159,10 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .getSchema: "schema"
         case .setSchema: "schema-set"
         case .deleteSchema: "schema-delete"
+        case .listDeployments: "deployments"
+        case .startDeployment: "deploy-start"
+        case .getDeployment: "deployment"
+        case .changeDeployment: "deploy-change"
         case .evaluateFlag: "flag-eval"
         case .evaluateFlags: "flag-eval-bulk"
         case .flagEvents: "flag-events"

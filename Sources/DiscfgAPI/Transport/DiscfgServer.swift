@@ -54,7 +54,7 @@ public enum DiscfgServer {
         /// format), or the format of the server's other lines when they share standard
         /// error (`serve --log-format`).
         public var auditFormat: LogFormat = .json
-        /// The clock the views judge TTLs by: the store's.
+        /// The clock the views judge TTLs by, and deployments' status is computed at: the store's.
         public var clock: any WallClock = SystemClock()
         /// Where spans of requests and their store calls go; nil for the tracer
         /// `InstrumentationSystem` was bootstrapped with, and none while that is the no-op one.
@@ -141,6 +141,7 @@ public enum DiscfgServer {
     static func api(store apiStore: any ConfigStore, authenticator: Authenticator, configuration: Configuration) -> ConfigAPI {
         var options = configuration.api
         options.browserGuard = BrowserGuard(boundHost: configuration.host, allowedOrigins: configuration.allowedOrigins)
+        options.clock = configuration.clock
         return ConfigAPI(store: apiStore, authenticator: authenticator, options: options)
     }
 
