@@ -30,6 +30,13 @@ so in words; a schema-valid body that breaks it is refused with 400, as it shoul
 before a positive case is sent, its branches keep only the first of each conflicting
 write (a shorter list of valid operations is still valid). Negative cases go as drawn.
 
+A deployment's start (POST /v1/{config}/deployments) is refused with 400 for what its
+schema cannot state: strategy beside growth, a step or duration out of its words' range,
+a signal named twice, a candidate outside its prefix or equal to the live keys. So a
+positive case starts the one deployment the run's config can hold, on a prefix of its
+own (every later start overlaps it: 412), with a candidate no other request writes;
+route tests (DeploymentRouteTests) hold the parameters' refusals.
+
 A config quota (quotaBytes) refuses with 507 every later write that grows the config, and a
 raised alarm (alarms: ["NOSPACE"], or raiseAlarms) every later write of a key, so either drawn
 in a positive case (PUT or PATCH /v1/{config}) would close the run's config to the writes the
@@ -54,6 +61,7 @@ CONFIG = "/v1/{config}"
 SCHEMA = "/v1/{config}/schema"
 COMPACT = "/v1/{config}/compact"
 EXPORT = "/v1/{config}/export"
+DEPLOYMENTS = "/v1/{config}/deployments"
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
@@ -203,9 +211,24 @@ def _without_conflicts(operations: list) -> list:
     return kept
 
 
+def _fit_deployment_start(case) -> None:
+    """A positive start: one strategy, a prefix of its own and a candidate there (see above)."""
+    if case.operation.path != DEPLOYMENTS or case.method.upper() != "POST":
+        return
+    if _negative(case, ParameterLocation.QUERY) or _negative(case, ParameterLocation.BODY):
+        return
+    drawn = case.query or {}
+    query = {"strategy": "AllAtOnce", "prefix": "/fuzz-deploy/"}
+    if drawn.get("replace") in ("", "true", "false"):
+        query["replace"] = drawn["replace"]
+    case.query = query
+    case.body = {"/fuzz-deploy/k": os.urandom(8).hex()}
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     _fit_state(case)
+    _fit_deployment_start(case)
     if case.operation.path == CONFIG and isinstance(case.body, dict) and "quotaBytes" in case.body and not _negative(case, ParameterLocation.BODY):
         case.body["quotaBytes"] = None
     if case.operation.path == CONFIG and isinstance(case.body, dict) and not _negative(case, ParameterLocation.BODY):

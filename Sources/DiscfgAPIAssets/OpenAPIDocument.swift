@@ -713,6 +713,122 @@ paths:
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
         "413": { $ref: "#/components/responses/Error" }
+  /v1/{config}/deployments:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    get:
+      summary: The config's staged deployments, running first, then those that ended - each the record with its status at the server's clock.
+      description: |
+        Reading deployments needs the read role over the whole config: their records are
+        kept under discfg's own /.discfg/, so a token scoped to a prefix is refused (403).
+        The envelope's revision is the config's when they were read.
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+    post:
+      summary: Start a staged deployment - stage the body's values as the candidate of prefix and record the deployment, without making them live (201).
+      description: |
+        The body is the candidate, as POST /v1/{config}/import takes a snapshot (a
+        snapshot, a plain mapping, YAML or env lines, by Content-Type or format). Its keys
+        must be under prefix; with replace, the live keys under prefix it does not name
+        are removed by the candidate. Only the keys whose value differs are staged (under
+        /.discfg/staged/ID/); a candidate that changes nothing is refused with 400. The
+        live keys stay the stable version until the deployment is recorded COMPLETE;
+        meanwhile every other write under prefix is refused with 412 naming it, and so is
+        a second deployment of an overlapping prefix. A candidate that breaks a schema is
+        refused with 422, one with a TTL or a key under /.discfg/ with 400.
+
+        How the share of entities that see the candidate grows is either strategy, a
+        predefined one by name, or growth with step, interval and bake; rollback is the
+        time a rollback takes with either. The deployment's message is the Discfg-Message.
+        Every parameter is checked before the body is read: a bad one is refused with 400
+        naming it, and nothing is written.
+
+        Starting needs the write role over the whole config: a deployment writes
+        discfg's own records and staging under /.discfg/, so a token scoped to a prefix
+        is refused (403) even for a prefix it holds. The answer (201) has the deployment
+        (its status at the server's clock), and the change's revision, at and events
+        (the staged keys and the record), as other changes have them.
+      parameters:
+        - $ref: "#/components/parameters/message"
+        - { name: prefix, in: query, schema: { type: string, default: "/", maxLength: 1023, pattern: '^/?(?:(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+)(?:/(?:[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.[^./\x00-\x1f\x7f-\x9f][^/\x00-\x1f\x7f-\x9f]*|\.\.[^/\x00-\x1f\x7f-\x9f]+))*/?)?$' }, description: "The keys the deployment covers (default /, the whole config); not under /.discfg/." }
+        - { name: replace, in: query, schema: { type: string, enum: ["", "true", "false"] }, description: "The candidate removes the live keys under prefix it does not name (a promotion from another config). A flag: bare (?replace) or true." }
+        - { name: strategy, in: query, schema: { type: string, maxLength: 64 }, description: "A predefined strategy, by AppConfig's name in any case, with or without AppConfig.: AllAtOnce, Linear50PercentEvery30Seconds, Linear20PercentEvery6Minutes, Canary10Percent20Minutes. Not with growth, step, interval or bake." }
+        - { name: growth, in: query, schema: { type: string, enum: [linear, exponential] }, description: "A custom strategy: the share grows by step each interval (linear) or doubles from step (exponential)." }
+        - { name: step, in: query, schema: { type: string, maxLength: 16 }, description: "With growth (required): the first step's share, and linear growth's increase, in percent over 0 and at most 100 with at most two decimals (20, 12.5, 0.01)." }
+        - { name: interval, in: query, schema: { type: string, maxLength: 64 }, description: "With growth: how long each step holds, as 30s, 6m, 1h30m, 2d or a number of seconds; at most 30 days. 0 (the default) only with a step of 100." }
+        - { name: bake, in: query, schema: { type: string, maxLength: 64 }, description: "With growth: how long the deployment stays BAKING at 100 % before it is COMPLETE, as interval takes it; at most 7 days; default 0." }
+        - { name: rollback, in: query, schema: { type: string, maxLength: 64 }, description: "How long a rollback takes to bring the share back to 0, stepping down the shares it went up by, as interval takes it; at most 7 days; default 0 (at once)." }
+        - { name: signal, in: query, style: form, explode: true, schema: { type: array, maxItems: 16, items: { type: string, maxLength: 2100 } }, description: "What rolls the deployment back by itself, repeated for each (at most 16, each once): alarm:NAME (a CloudWatch alarm in ALARM or INSUFFICIENT_DATA), http:URL (a health URL answering other than 2xx), health (the errors agents report, the candidate significantly worse than the stable version)." }
+        - { name: id, in: query, schema: { type: string, pattern: "^[0-9a-f]{16}$" }, description: "The deployment's id; random by default." }
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              oneOf:
+                - $ref: "#/components/schemas/Snapshot"
+                - $ref: "#/components/schemas/PlainMapping"
+      responses:
+        "201": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "412": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
+  /v1/{config}/deployments/{id}:
+    parameters:
+      - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/deployment"
+    get:
+      summary: One staged deployment, running or ended, with its status at the server's clock (404 when the config has none by that id).
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+  /v1/{config}/deployments/{id}/{action}:
+    parameters:
+      - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/deployment"
+      - $ref: "#/components/parameters/message"
+    post:
+      summary: Record a transition of a staged deployment - pause, resume, rollback, complete, rolled-back or revert - as one change.
+      description: |
+        pause stops the share where it is (DEPLOYING or BAKING), and the schedule waits;
+        resume goes back to it, shifted by the time paused; rollback takes the candidate
+        back over the strategy's rollback time, the entities that got it last losing it
+        first; complete records a deployment whose steps and bake have ended, and makes
+        the candidate live in the same change; rolled-back records a rollback that has
+        reached 0 and drops the staging; revert puts the stable values back after a
+        completion (412 when a key changed since). A transition the deployment's state
+        does not allow is refused with 400 naming the state.
+
+        The reason is the Discfg-Message. With after, the transition is recorded only
+        while the record holds exactly that many transitions (compare-and-swap: two
+        monitors never both record one); otherwise 412 and nothing is written. Needs the
+        write role over the whole config, as a start does. The answer has the deployment
+        and the change's revision, at and events.
+      parameters:
+        - { name: action, in: path, required: true, schema: { type: string, enum: [pause, resume, rollback, complete, rolled-back, revert] } }
+        - { name: after, in: query, schema: { type: integer, minimum: 0, maximum: 2147483647 }, description: "The number of transitions the caller read (the record's transitions); 412 when it has moved on." }
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "412": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
+        "422": { $ref: "#/components/responses/Error" }
+        "507": { $ref: "#/components/responses/Error" }
   /v1/{config}/ofrep/v1/evaluate/flags/{flag}:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -864,6 +980,12 @@ components:
         and nothing is changed. On txn and import it takes the place of the document's
         message. Reads ignore it.
       schema: { type: string, maxLength: 1024, pattern: '^(?:[\t\x20-\x24\x26-\x7e]|%(?:0[9Aa]|2[0-9A-Fa-f]|[3-6][0-9A-Fa-f]|7[0-9A-Ea-e]))*$' }
+    deployment:
+      name: id
+      in: path
+      required: true
+      description: A deployment's id - 16 lowercase hexadecimal digits.
+      schema: { type: string, pattern: "^[0-9a-f]{16}$" }
     config:
       name: config
       in: path
@@ -1362,6 +1484,56 @@ components:
         keyword: { type: string, description: "The schema keyword that failed, such as maximum or required." }
         message: { type: string }
         schema: { type: string, description: "The key or prefix whose schema refused the value (/app/); absent for the entry that counts violations outside the caller's scopes." }
+    Deployment:
+      type: object
+      description: >-
+        A staged deployment (deployment, deploy-start, deploy-change): its record as the
+        config keeps it under /.discfg/, with running, status and now beside it. Times are
+        unix milliseconds.
+      required: [id, prefix, stableRevision, candidate, strategy, startedAt, message, startedBy, signals, transitions, running, status, now]
+      properties:
+        id: { type: string, pattern: "^[0-9a-f]{16}$" }
+        prefix: { type: string, description: "The keys it covers; / for the whole config." }
+        stableRevision: { type: integer, minimum: 0, description: "The revision entities outside the share see." }
+        candidate: { type: object, required: [revision], properties: { revision: { type: integer, minimum: 0, description: "The revision it staged its candidate at." } } }
+        strategy:
+          type: object
+          required: [growth, stepBasisPoints, intervalSeconds, bakeSeconds, rollbackSeconds]
+          properties:
+            growth: { type: string, enum: [linear, exponential] }
+            stepBasisPoints: { type: integer, minimum: 1, maximum: 10000, description: "The first step's share in basis points (10000 is everyone)." }
+            intervalSeconds: { type: integer, minimum: 0 }
+            bakeSeconds: { type: integer, minimum: 0 }
+            rollbackSeconds: { type: integer, minimum: 0 }
+            name: { type: string, description: "The predefined strategy's name, for one." }
+        startedAt: { type: integer }
+        message: { type: string }
+        startedBy: { type: string, description: "Who started it, as the log names a principal (token:ID, anonymous:anonymous)." }
+        signals: { type: array, items: { type: string }, description: "alarm:NAME, http:URL or health, in the order given." }
+        transitions:
+          type: array
+          items:
+            type: object
+            required: [state, at, by, reason]
+            properties:
+              state: { type: string, enum: [PAUSED, RESUMED, ROLLING_BACK, ROLLED_BACK, COMPLETE, REVERTED] }
+              at: { type: integer }
+              by: { type: string }
+              reason: { type: string }
+        running: { type: boolean, description: "Whether it is still among the config's running deployments: until COMPLETE or ROLLED_BACK is recorded." }
+        now: { type: integer, description: "The server's clock when it answered." }
+        status:
+          type: object
+          description: Where the deployment stands at now, from the record and the clock alone.
+          required: [state, shareBasisPoints, step, stepCount]
+          properties:
+            state: { type: string, enum: [DEPLOYING, BAKING, COMPLETE, PAUSED, ROLLING_BACK, ROLLED_BACK, REVERTED] }
+            shareBasisPoints: { type: integer, minimum: 0, maximum: 10000, description: "The share of entities that see the candidate." }
+            step: { type: integer, minimum: 0, description: "The step in effect (0 when the share is 0); counting down while rolling back." }
+            stepCount: { type: integer, minimum: 1 }
+            nextStepAt: { type: integer, description: "When the share next changes, while deploying or rolling back." }
+            bakeLeftMilliseconds: { type: integer, minimum: 0, description: "The bake still to run, while baking." }
+            pausedIn: { type: string, enum: [DEPLOYING, BAKING], description: "For a paused deployment, the state it was paused in." }
     SchemaDocument:
       type: object
       required: [target, revision, version, modified, schema]
@@ -1435,5 +1607,7 @@ components:
         tokens: { type: array, items: { $ref: "#/components/schemas/Token" }, description: "tokens, token-create, token-revoke: token records." }
         violations: { type: array, items: { $ref: "#/components/schemas/SchemaViolation" }, description: "schema-set with force: what breaks the schema now." }
         schemas: { type: array, items: { $ref: "#/components/schemas/SchemaDocument" }, description: "schemas: the config's schemas, by target." }
+        deployment: { $ref: "#/components/schemas/Deployment" }
+        deployments: { type: array, items: { $ref: "#/components/schemas/Deployment" }, description: "deployments: the config's staged deployments, running first." }
 """#
 }
