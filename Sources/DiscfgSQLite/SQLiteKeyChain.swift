@@ -86,8 +86,13 @@ struct SQLiteKeyChain {
     /// The newest event on `key` before a new one is recorded, with its links (nil when
     /// the key has none kept), and whether the key is deleted (its place is in a
     /// tombstone). `stored` is the key's item as stored, when it has one: its row names
-    /// its newest event's place, so one statement finds the event and its links.
-    func newest(_ key: String, stored: Item?) throws -> (event: LinkedEvent?, deleted: Bool) {
+    /// its newest event's place, so one statement finds the event and its links; `place`
+    /// is that place when the caller read it with the item, and then only the event's
+    /// history row is read.
+    func newest(_ key: String, stored: Item?, at place: HistoryPosition? = nil) throws -> (event: LinkedEvent?, deleted: Bool) {
+        if stored != nil, let place {
+            return (try links(at: place).map { LinkedEvent(position: place, links: $0) }, false)
+        }
         if let stored {
             let event = try connection.first(Self.liveEvent, [.text(config), .text(key)]) { row in LinkedEvent(position: HistoryPosition(revision: stored.modRevision.storageValue, sub: row.integer(0)), links: Links(row, from: 1)) }
             return (event, false)

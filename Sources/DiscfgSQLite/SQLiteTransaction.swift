@@ -19,6 +19,8 @@ struct SQLiteTransaction: ChangeTransaction {
     private var byteCountChange = 0
     /// Whether this change's events write any key (rather than only delete keys).
     private var writesKeys = false
+    /// Where the newest event is of the key ``storedItem(_:)`` read last.
+    private let lastRead = LastRead()
 
     /// When the config's first key with a TTL runs out: most changes find none due, and
     /// the group's config rows keep this, so one query serves every change of a group.
@@ -29,6 +31,8 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let due = SQLiteStatement(
         "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key"
     )
+    /// A key's stored item and its row's `mod_sub`.
+    private static let itemAndPlace = SQLiteStatement("SELECT \(SQLiteRows.itemColumns), mod_sub FROM kv WHERE config = ? AND key = ?")
     private static let putItem = SQLiteStatement(
         "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
@@ -60,8 +64,13 @@ struct SQLiteTransaction: ChangeTransaction {
 
     func currentRevision() throws -> Revision { revision }
 
+    /// Keeps the place of the key's newest event beside the item (``LastRead``).
     func storedItem(_ key: Key) throws -> Item? {
-        try connection.first(SQLiteRows.itemByKey, [.text(config.rawValue), .text(key.path)], SQLiteRows.item)
+        let item = try connection.first(Self.itemAndPlace, [.text(config.rawValue), .text(key.path)]) { row in
+            (SQLiteRows.item(row), row.integer(8))
+        }
+        lastRead.keep(item.map { HistoryPosition(revision: $0.0.modRevision.storageValue, sub: $0.1) }, of: key.path)
+        return item?.0
     }
 
     func storedItems(in range: KeyRange) throws -> [Item] {
@@ -100,7 +109,7 @@ struct SQLiteTransaction: ChangeTransaction {
         // records over the item it read (`prevItem`), whose revision names the key's
         // newest event.
         let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
-        let newest = try chain.newest(event.key.path, stored: event.prevItem)
+        let newest = try chain.newest(event.key.path, stored: event.prevItem, at: lastRead.take(event.key.path, stored: event.prevItem))
         let links = try chain.links(after: newest.event)
         configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange, byteCountChange: event.byteCountChange)
         if SchemaTarget.namespace.contains(event.key) { configs.forgetSchemaItems(config) }
@@ -176,6 +185,29 @@ struct SQLiteTransaction: ChangeTransaction {
     static func dropHistory(_ connection: SQLiteConnection, config: SQLiteValue, through revision: Revision) throws {
         try connection.run("DELETE FROM history WHERE config = ? AND revision <= ?", [config, .integer(revision.storageValue)])
         try connection.run("DELETE FROM tombstones WHERE config = ? AND revision <= ?", [config, .integer(revision.storageValue)])
+    }
+}
+
+/// The place of the newest event of the key a change read last (its row's `mod_revision`
+/// and `mod_sub`), kept until the change records an event: a put reads the key's item,
+/// then records over it, and with this place finds the newest event's links by the
+/// history row's own key, without reading the key's row a second time. Any event
+/// recorded ends it, so a place is never used once the row may have moved on.
+private final class LastRead {
+    private var key: String?
+    private var place: HistoryPosition?
+
+    func keep(_ place: HistoryPosition?, of key: String) {
+        self.key = key
+        self.place = place
+    }
+
+    /// The place kept for `key`, when it is the place of `stored` (the item the event
+    /// records over); forgets what was kept either way.
+    func take(_ key: String, stored: Item?) -> HistoryPosition? {
+        defer { (self.key, place) = (nil, nil) }
+        guard self.key == key, let place, let stored, place.revision == stored.modRevision.storageValue else { return nil }
+        return place
     }
 }
 
