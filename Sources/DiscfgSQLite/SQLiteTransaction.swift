@@ -36,6 +36,12 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let putItem = SQLiteStatement(
         "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
     )
+    /// A key's row changed where it is: a replace deletes the row and inserts it again,
+    /// and in a table whose branch pages hold whole rows that rewrote a branch page in
+    /// most commits besides the row's own page.
+    private static let updateItem = SQLiteStatement(
+        "UPDATE kv SET value = ?, content_type = ?, version = ?, create_revision = ?, mod_revision = ?, modified_at = ?, expires_at = ?, mod_sub = ? WHERE config = ? AND key = ?"
+    )
     private static let deleteItem = SQLiteStatement("DELETE FROM kv WHERE config = ? AND key = ?")
     private static let deleteTombstone = SQLiteStatement("DELETE FROM tombstones WHERE config = ? AND key = ?")
     private static let putTombstone = SQLiteStatement("INSERT OR REPLACE INTO tombstones (config, key, revision, sub) VALUES (?, ?, ?, ?)")
@@ -117,14 +123,16 @@ struct SQLiteTransaction: ChangeTransaction {
         byteCountChange += event.byteCountChange
         if let item = event.item {
             writesKeys = true
-            try connection.run(
-                Self.putItem,
-                [
-                    name, key, .blob(item.value), .optional(item.contentType), .integer(Int64(clamping: item.version)),
-                    .integer(item.createRevision.storageValue), .integer(item.modRevision.storageValue),
-                    .integer(item.modifiedAt.milliseconds), .optional(item.expiresAt?.milliseconds), .integer(position),
-                ]
-            )
+            let value = SQLiteValue.blob(item.value), contentType = SQLiteValue.optional(item.contentType)
+            let version = SQLiteValue.integer(Int64(clamping: item.version)), created = SQLiteValue.integer(item.createRevision.storageValue)
+            let modified = SQLiteValue.integer(item.modRevision.storageValue), at = SQLiteValue.integer(item.modifiedAt.milliseconds)
+            let expires = SQLiteValue.optional(item.expiresAt?.milliseconds), sub = SQLiteValue.integer(position)
+            // A key with a row (the item it records over) is updated in place; should no
+            // row match after all, it is inserted.
+            let updated = event.prevItem == nil ? 0 : try connection.run(Self.updateItem, [value, contentType, version, created, modified, at, expires, sub, name, key])
+            if updated == 0 {
+                try connection.run(Self.putItem, [name, key, value, contentType, version, created, modified, at, expires, sub])
+            }
             if newest.deleted {
                 try connection.run(Self.deleteTombstone, [name, key])
             }
