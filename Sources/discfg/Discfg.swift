@@ -37,7 +37,7 @@ struct Discfg: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, CreateCommand.self, DeleteConfigCommand.self, ConfigsCommand.self, UseCommand.self, WhichCommand.self,
             InfoCommand.self, UpdateCommand.self, SetCommand.self, GetCommand.self, PatchCommand.self, DeleteCommand.self, TxnCommand.self,
-            ListCommand.self, HistoryCommand.self, LogCommand.self, DiffCommand.self, WatchCommand.self, PublishCommand.self, ExportCommand.self, ImportCommand.self, RollbackCommand.self, PromoteCommand.self, ExecCommand.self,
+            ListCommand.self, HistoryCommand.self, LogCommand.self, DiffCommand.self, WatchCommand.self, PublishCommand.self, ExportCommand.self, ImportCommand.self, RollbackCommand.self, PromoteCommand.self, DeployCommand.self, ExecCommand.self,
             SchemaCommand.self, FlagCommand.self, KeyCommand.self, ServeCommand.self, AgentCommand.self, TokenCommand.self, ContextCommand.self, LambdaCommand.self, DoctorCommand.self, VersionCommand.self,
         ]
     )

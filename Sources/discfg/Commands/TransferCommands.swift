@@ -183,18 +183,7 @@ struct ImportCommand: AsyncParsableCommand {
         try await reason.attributed {
             try await global.run("import") { output in
                 let (config, file) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndTarget(what: "FILE")
-                guard let format = from ?? SnapshotFormat(fileExtension: file) ?? (file == "-" ? .json : nil) else {
-                    throw usage("cannot tell the format of \(file) from its extension; pass --from json, yaml or env", field: "--from")
-                }
-                let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
-                let snapshot: ConfigSnapshot
-                do {
-                    let decoded = try format.decode(data, nested: true)
-                    // An env file names variables: DB_HOST is /db/host, as export --to env wrote it.
-                    snapshot = format == .env ? try EnvFile.keyed(decoded) : decoded
-                } catch let error as DiscfgError {
-                    throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
-                }
+                let snapshot = try Self.snapshot(file, format: from, formatFlag: "--from")
                 let options = ImportOptions(replace: replace, prefix: prefix ?? .root)
                 let store = try global.openStore()
                 let flags = (replace ? " --replace" : "") + (prefix.map { " --prefix \($0)" } ?? "")
@@ -205,6 +194,23 @@ struct ImportCommand: AsyncParsableCommand {
                     ) { "imported \(file) into \(config): " + ChangePlan.tally($0) }
                 }
             }
+        }
+    }
+
+    /// The keys of `file` ('-' for standard input) as an import reads them: JSON, YAML or
+    /// env, in `format` or the one its extension names; `deploy start -d` reads through it too.
+    /// - Parameter formatFlag: the flag that names the format, for the message when none can be told.
+    static func snapshot(_ file: String, format: SnapshotFormat?, formatFlag: String) throws -> ConfigSnapshot {
+        guard let format = format ?? SnapshotFormat(fileExtension: file) ?? (file == "-" ? .json : nil) else {
+            throw usage("cannot tell the format of \(file) from its extension; pass \(formatFlag) json, yaml or env", field: formatFlag)
+        }
+        let data = try ValueInput.readFile(file, field: "file", limit: Limits.maxSnapshotBytes)
+        do {
+            let decoded = try format.decode(data, nested: true)
+            // An env file names variables: DB_HOST is /db/host, as export --to env wrote it.
+            return format == .env ? try EnvFile.keyed(decoded) : decoded
+        } catch let error as DiscfgError {
+            throw DiscfgError(error.code, "\(file): \(error.message)", field: error.field)
         }
     }
 }
