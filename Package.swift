@@ -89,6 +89,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "DiscfgSignals",
+            dependencies: [
+                "DiscfgCore",
+                "DiscfgAWS",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "DiscfgDynamoDB",
             dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgAWS"],
             swiftSettings: strict
@@ -297,6 +308,7 @@ let package = Package(
                 "DiscfgAWS",
                 "DiscfgDynamoDB",
                 "DiscfgSecrets",
+                "DiscfgSignals",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -325,6 +337,7 @@ let package = Package(
                 "DiscfgDynamoDB",
                 "DiscfgClient",
                 "DiscfgSecrets",
+                "DiscfgSignals",
                 "DiscfgEtcd",
                 "DiscfgNetwork",
                 "DiscfgService",
@@ -352,6 +365,16 @@ let package = Package(
             resources: [
                 .copy("Resources/aws-sig-v4-test-suite"),
                 .copy("Resources/botocore_sign.py"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "SignalsTests",
+            dependencies: [
+                "DiscfgCore",
+                "DiscfgAWS",
+                "DiscfgSignals",
+                "DiscfgTestSupport",
             ],
             swiftSettings: strict
         ),
