@@ -60,8 +60,18 @@ public final class HealthProbe: Sendable {
     }
 
     /// Probes `url`: ``SignalReading/healthy`` for a 2xx answer, else
-    /// ``SignalReading/unhealthy(_:)`` naming the URL and what it answered or why it did not.
+    /// ``SignalReading/unhealthy(_:)`` naming the URL and what it answered or why it did not;
+    /// ``SignalReading/unknown(_:)`` when the probe's task was cancelled before it knew (a
+    /// server shutting down must not read as an unhealthy URL).
     public func read(_ url: String) async -> SignalReading {
+        let reading = await probe(url)
+        if Task.isCancelled, reading != .healthy {
+            return .unknown("the health URL \(Self.shown(url)) was not read: the reading was cancelled")
+        }
+        return reading
+    }
+
+    private func probe(_ url: String) async -> SignalReading {
         guard let start = URL(string: url), let scheme = start.scheme?.lowercased(), ["http", "https"].contains(scheme), start.host != nil else {
             return .unhealthy("the health URL \(Self.shown(url)) is not an http:// or https:// URL with a host")
         }

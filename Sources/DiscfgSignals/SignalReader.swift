@@ -95,7 +95,11 @@ public final class SignalReader: Sendable {
         do {
             answers = try await alarmStates(names)
         } catch {
-            let reason = (error as? DiscfgError)?.message ?? "CloudWatch alarms cannot be read: \(error)"
+            let reason = switch error {
+            case let error as DiscfgError: error.message
+            case is CancellationError: "CloudWatch alarms were not read: the reading was cancelled"
+            default: "CloudWatch alarms cannot be read: \(error)"
+            }
             return Dictionary(names.map { ($0, .unknown(reason)) }, uniquingKeysWith: { first, _ in first })
         }
         return answers.mapValues(Self.reading)

@@ -61,6 +61,18 @@ struct HealthProbeTests {
         }
     }
 
+    @Test("a probe cancelled before it knows is unknown, not unhealthy: a server shutting down rolls nothing back")
+    func cancelledProbe() async throws {
+        try await withServer(try SilentPort()) { silent in
+            let probe = HealthProbe(configuration: .init(timeout: .seconds(60)))
+            let url = "http://127.0.0.1:\(silent.port)/health"
+            let reading = Task { await probe.read(url) }
+            reading.cancel()
+            #expect(await reading.value == .unknown("the health URL \"\(url)\" was not read: the reading was cancelled"))
+            try await probe.shutdown()
+        }
+    }
+
     @Test("a closed port is unhealthy at once: the connection was refused")
     func refused() async throws {
         let url = "http://127.0.0.1:\(try MotoServer.freeLoopbackPort())/health"
