@@ -16,7 +16,8 @@ import Darwin
 /// - `POST /aws/forbidden` answers 403 `AccessDenied`, `/aws/throttled` 400 `Throttling`,
 ///   `/aws/unavailable` 503, `/aws/garbage` 200 with a body that is not JSON, and
 ///   `/aws/vanish` starts a 200 answer and closes the connection in its middle; each
-///   counts its requests (``requests(_:)``). An AWS client given `BASE/aws/NAME` as its
+///   counts its requests (``requests(_:)``); `/aws/paged` answers `DescribeAlarms` in two
+///   pages, a composite alarm in the second (see `paged`). An AWS client given `BASE/aws/NAME` as its
 ///   endpoint posts there.
 public final class SignalPeer: TestServer {
     /// The loopback port.
@@ -52,10 +53,13 @@ public final class SignalPeer: TestServer {
             let target = request.uri.queryParameters["to"].map(String.init) ?? "/redirect"
             return Response(status: .movedPermanently, headers: [.location: target])
         }
-        router.post("/aws/{name}") { _, context -> Response in
+        router.post("/aws/{name}") { request, context -> Response in
             let name = try context.parameters.require("name")
             tally.requests.withLock { $0[name, default: 0] += 1 }
             switch name {
+            case "paged":
+                let body = try await request.body.collect(upTo: 1 << 20)
+                return paged(Data(body.readableBytesView))
             case "forbidden":
                 return awsError(.forbidden, "AccessDenied", "User is not authorized to perform: cloudwatch:DescribeAlarms")
             case "throttled":
@@ -75,6 +79,24 @@ public final class SignalPeer: TestServer {
         }
         let (port, server) = try await LoopbackApplication.start(router, name: "signal-peer")
         return SignalPeer(port: port, server: server, tally: tally)
+    }
+
+    /// `DescribeAlarms` as CloudWatch answers it, in two pages: the metric alarm
+    /// `checkout-5xx` (ALARM) with a `NextToken`, then, when the request names
+    /// `CompositeAlarm` in `AlarmTypes` (CloudWatch's default is metric alarms only), the
+    /// composite alarm `site-down` (INSUFFICIENT_DATA).
+    private static func paged(_ body: Data) -> Response {
+        let input = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+        let types = input["AlarmTypes"] as? [String] ?? ["MetricAlarm"]
+        let answer: String
+        if input["NextToken"] as? String == "page-2" {
+            answer = types.contains("CompositeAlarm")
+                ? #"{"MetricAlarms": [], "CompositeAlarms": [{"AlarmName": "site-down", "AlarmRule": "ALARM(checkout-5xx)", "StateValue": "INSUFFICIENT_DATA", "StateReason": "Unchecked: Initial alarm creation"}]}"#
+                : #"{"MetricAlarms": [], "CompositeAlarms": []}"#
+        } else {
+            answer = #"{"MetricAlarms": [{"AlarmName": "checkout-5xx", "StateValue": "ALARM", "StateReason": "Threshold Crossed: 1 datapoint [12.0] was greater than the threshold (5.0)."}], "NextToken": "page-2"}"#
+        }
+        return Response(status: .ok, headers: [.contentType: "application/x-amz-json-1.0"], body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
     }
 
     private static func awsError(_ status: HTTPResponse.Status, _ type: String, _ message: String) -> Response {

@@ -45,6 +45,23 @@ struct CloudWatchFailureTests {
         }
     }
 
+    @Test("a composite alarm is asked for by AlarmTypes and read from its list, and a second page is followed")
+    func compositeOnSecondPage() async throws {
+        try await withServer(try await SignalPeer.start()) { peer in
+            let reader = Self.reader("\(peer.base)/aws/paged")
+            let answers = try await reader.alarmStates(["checkout-5xx", "site-down", "gone"])
+            #expect(answers == [
+                "checkout-5xx": .found(CloudWatchAlarmState(value: .alarm, reason: "Threshold Crossed: 1 datapoint [12.0] was greater than the threshold (5.0).", kind: .metric)),
+                "site-down": .found(CloudWatchAlarmState(value: .insufficientData, reason: "Unchecked: Initial alarm creation", kind: .composite)),
+                "gone": .missing,
+            ])
+            #expect(peer.requests("paged") == 2)
+            let readings = await reader.read([.alarm("site-down")])
+            #expect(readings[.alarm("site-down")] == .unhealthy("the alarm is in INSUFFICIENT_DATA: Unchecked: Initial alarm creation"))
+            await reader.shutdown()
+        }
+    }
+
     @Test("an answer that is not JSON, and one of 100 MB, are refused in one sentence, the large one unread")
     func unusableAnswers() async throws {
         try await withServer(try await SignalPeer.start()) { peer in
