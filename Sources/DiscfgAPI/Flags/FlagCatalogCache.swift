@@ -20,7 +20,14 @@ final class FlagCatalogCache: Sendable {
     /// The most configs held; past it the cache starts again.
     static let capacity = 1024
 
-    private let entries = Mutex<[ConfigName: Entry]>([:])
+    /// A config, and whether its catalog is a staged deployment's candidate (each is kept,
+    /// so readers on either version do not take turns parsing).
+    private struct Slot: Hashable {
+        var config: ConfigName
+        var candidate: Bool
+    }
+
+    private let entries = Mutex<[Slot: Entry]>([:])
     private let parses = Atomic<Int>(0)
 
     init() {}
@@ -32,9 +39,10 @@ final class FlagCatalogCache: Sendable {
     ///
     /// - Throws: ``DiscfgError`` (`invalidArgument`) for a set that does not parse or a flag
     ///   two sets define.
-    func catalog(_ items: [Item], in config: ConfigName) throws -> FlagCatalog {
+    func catalog(_ items: [Item], in config: ConfigName, candidate: Bool = false) throws -> FlagCatalog {
+        let slot = Slot(config: config, candidate: candidate)
         let stamp = items.map { Stamp(key: $0.key.path, modRevision: $0.modRevision) }
-        if let held = entries.withLock({ $0[config] }), held.stamp == stamp { return try held.catalog.get() }
+        if let held = entries.withLock({ $0[slot] }), held.stamp == stamp { return try held.catalog.get() }
         parses.add(1, ordering: .relaxed)
         let catalog: Result<FlagCatalog, DiscfgError>
         do {
@@ -45,8 +53,8 @@ final class FlagCatalogCache: Sendable {
             catalog = .failure(DiscfgError.invalid("value", "the config's flag sets do not parse"))
         }
         entries.withLock { entries in
-            if entries.count >= Self.capacity, entries[config] == nil { entries.removeAll() }
-            entries[config] = Entry(stamp: stamp, catalog: catalog)
+            if entries.count >= Self.capacity, entries[slot] == nil { entries.removeAll() }
+            entries[slot] = Entry(stamp: stamp, catalog: catalog)
         }
         return try catalog.get()
     }

@@ -64,7 +64,10 @@ extension ConfigAPI {
             return .refused(Self.ofrep(OFREP.document(refusal, key: key), status: .badRequest))
         }
         do {
-            return .ready(evaluationContext, try await flagCatalog(config, perform))
+            // The flag's own targeting key is the entity a staged deployment of flag sets splits on.
+            var entity = try entity(request)
+            if case .string(let targetingKey)? = evaluationContext["targetingKey"] { entity = targetingKey }
+            return .ready(evaluationContext, try await flagCatalog(config, entity: entity, perform))
         } catch let error as DiscfgError where error.field == "value" {
             return .refused(Self.ofrep(OFREP.document(OFREP.Refusal(.parseError, error.message), key: key), status: .badRequest))
         }
@@ -72,11 +75,18 @@ extension ConfigAPI {
 
     /// The config's flags, read through the pipeline as a read of `/flags/`, parsed once per
     /// change of its flag sets.
-    private func flagCatalog(_ config: ConfigName, _ perform: Performer) async throws -> FlagCatalog {
+    /// A staged deployment of flag sets is evaluated as the overlay shows them to `entity`
+    /// (the context's `targetingKey`, else the reader's entity).
+    private func flagCatalog(_ config: ConfigName, entity: String?, _ perform: Performer) async throws -> FlagCatalog {
         let items = try await perform(Action(.flagEvaluate, on: config, reaching: .prefix(ConfigFlags.prefix))) {
             try await store.items(in: config, under: ConfigFlags.prefix).items
         }
-        return try flagCatalogs.catalog(items, in: config)
+        let overlay = try await deploymentOverlay(config)
+        let now = options.clock.now().milliseconds
+        guard overlay.running.contains(where: { DeploymentKeys.overlap($0.deployment.prefix, ConfigFlags.prefix) && DeploymentOverlay.sees($0.deployment, entity: entity, at: now) }) else {
+            return try flagCatalogs.catalog(items, in: config)
+        }
+        return try flagCatalogs.catalog(overlay.items(items, under: ConfigFlags.prefix, entity: entity, at: now), in: config, candidate: true)
     }
 
     /// An evaluation request's body, bounded; a larger one is refused as the protocol refuses.

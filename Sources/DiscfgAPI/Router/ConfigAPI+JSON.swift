@@ -50,10 +50,21 @@ extension ConfigAPI {
         let config = try request.configName(context)
         let prefix = try KeyPrefix(prefix)
         let revision = try request.revision("revision")
+        let entity = try entity(request)
+        // A read of the present version may be given a running deployment's candidate.
+        let overlay = revision == nil ? try await deploymentOverlay(config) : .none
+        let now = options.clock.now().milliseconds
+        let candidate = overlay.running.contains { DeploymentKeys.overlap($0.deployment.prefix, prefix) && DeploymentOverlay.sees($0.deployment, entity: entity, at: now) }
         let (turn, text, read) = try await perform(Action(.documentRead, on: config, reaching: .prefix(prefix))) {
             // A turn not handed on is given back when it goes (``DocumentReadSlots/Lease``).
             let turn = try await documentReads.acquire()
-            let (text, read) = try await store.documentText(under: prefix, in: config, atRevision: revision)
+            guard candidate else {
+                let (text, read) = try await store.documentText(under: prefix, in: config, atRevision: revision)
+                return (turn, text, read)
+            }
+            let (items, read) = try await store.items(in: config, under: prefix)
+            let tooLarge = DiscfgError(.tooLarge, "the keys under \(prefix) of config \"\(config)\" are too large for one document; read a narrower prefix", field: "document")
+            let text = try KeyDocument.text(overlay.items(items, under: prefix, entity: entity, at: now), under: prefix, maxBytes: Limits.maxSnapshotBytes, tooLarge: tooLarge)
             return (turn, text, read)
         }
         var headers = RawValueHeaders.fields(for: JSONContent.mediaType)

@@ -1,4 +1,5 @@
 import DiscfgCore
+import DiscfgJSON
 import DiscfgService
 import DiscfgWire
 import Foundation
@@ -23,7 +24,25 @@ extension ConfigAPI {
         }
         let config = try request.configName(context)
         let key = try Key(path)
+        let entity = try entity(request)
         let found = try await perform(Action(.get, on: config, reaching: .key(key))) { try await store.get(key, in: config, atRevision: revision) }
+        // A read of the present version may be given a running deployment's candidate.
+        let (shown, deployment) = revision == nil ? try await overlaid(found, at: key, in: config, entity: entity) : (found, nil)
+        var response = try answer(shown, at: key, pointer: pointer, request, in: config, atRevision: revision)
+        if let deployment { response.headers[.discfgDeployment] = deployment }
+        return response
+    }
+
+    /// The item a reader naming `entity` sees at `key`, and which version of a running
+    /// deployment it is (nil when none covers the key).
+    private func overlaid(_ found: Item?, at key: Key, in config: ConfigName, entity: String?) async throws -> (Item?, String?) {
+        let overlay = try await deploymentOverlay(config)
+        guard !overlay.isEmpty else { return (found, nil) }
+        let now = options.clock.now().milliseconds
+        return (overlay.item(at: key, live: found, entity: entity, at: now), Self.deploymentHeader(overlay.version(of: key, entity: entity, at: now)))
+    }
+
+    private func answer(_ found: Item?, at key: Key, pointer: JSONPointer?, _ request: Request, in config: ConfigName, atRevision revision: Revision?) throws -> Response {
         guard let item = found else { throw DiscfgError.keyNotFound(key, in: config, atRevision: revision) }
         let etag = ETag.value(item.modRevision)
         if let ifNoneMatch = request.headers[.ifNoneMatch], ETag.listMatches(ifNoneMatch, ETag.value(item.modRevision)) {
@@ -80,10 +99,12 @@ extension ConfigAPI {
         let keyPrefix = try KeyPrefix(prefix)
         let limit = try request.number(.pageSize).map { Int($0) } ?? Limits.defaultPageSize
         let query = ListQuery(prefix: keyPrefix, recursive: recursive, limit: limit, cursor: request.query("cursor"), maxBytes: try pageBytes(request))
+        let entity = try entity(request)
         let page = try await perform(Action(.list, on: config, reaching: .prefix(keyPrefix))) { try await store.list(in: config, query) }
+        let overlay = try await deploymentOverlay(config)
         var envelope = Envelope(action: "list")
         envelope.config = config.rawValue
-        envelope.items = page.items.map(ItemDocument.init)
+        envelope.items = (overlay.isEmpty ? page.items : overlay.page(page, of: query, entity: entity, at: options.clock.now().milliseconds)).map(ItemDocument.init)
         envelope.prefixes = recursive ? nil : page.prefixes.map(\.path)
         envelope.revision = page.revision
         envelope.cursor = page.nextCursor

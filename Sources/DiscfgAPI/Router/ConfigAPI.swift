@@ -54,6 +54,10 @@ public struct ConfigAPI: Sendable {
         /// The names a request may be sent to (the `Host` rule of a loopback server); nil
         /// where the transport checks them (Lambda behind API Gateway).
         public var browserGuard: BrowserGuard?
+        /// The entity a read that names none is made for: the agent's instance id, so a
+        /// host keeps one version of a staged deployment; nil on a server, whose plain
+        /// reads get the stable version until a deployment completes.
+        public var entity: String?
 
         /// The defaults.
         public init() {}
@@ -73,6 +77,8 @@ public struct ConfigAPI: Sendable {
     let deadlines: RequestDeadlines
     /// Each config's flags, parsed once per change of its flag sets.
     let flagCatalogs = FlagCatalogCache()
+    /// Each config's running deployments, for reads that name an entity.
+    let deploymentOverlays = DeploymentOverlayCache()
 
     /// Creates the API over a store.
     public init(store: any ConfigStore, authenticator: Authenticator, options: Options = Options()) {

@@ -54,6 +54,9 @@ public final class ConfigViews: Sendable {
         /// The revision the load must reach before the view may answer.
         var readyAt: Revision = .zero
         var bytes = 0
+        /// How many deployments run in the config (records under `/.discfg/deploying/`):
+        /// while any does, reads go to the router, which overlays them.
+        var deploying = 0
         var watcher: Task<Void, Never>?
     }
 
@@ -145,7 +148,8 @@ public final class ConfigViews: Sendable {
 
     /// The config and the entry at `keyPath` of the view named `name`, if it is current.
     private static func current(_ state: borrowing State, _ name: String, _ keyPath: String) -> (ConfigName, Entry)? {
-        guard let view = state.views[name], let revision = view.revision, revision >= view.readyAt, let entry = view.entries[keyPath] else { return nil }
+        guard let view = state.views[name], let revision = view.revision, revision >= view.readyAt, view.deploying == 0,
+              let entry = view.entries[keyPath] else { return nil }
         if let committed = state.committed[view.config] {
             guard revision > committed.revision || (revision == committed.revision && view.changesAtRevision >= committed.changes) else { return nil }
         }
@@ -178,9 +182,11 @@ public final class ConfigViews: Sendable {
                 let readyAt = try await store.configInfo(config).revision
                 var bytes = 0
                 var entries: [String: Entry] = [:]
+                var deploying = 0
                 for item in items {
                     bytes += item.key.path.utf8.count + item.value.count
                     entries[item.key.path] = Entry(item: item)
+                    if DeploymentKeys.running.contains(item.key) { deploying += 1 }
                 }
                 guard let self else { return }
                 let stillWanted = self.state.withLock { state in
@@ -193,6 +199,7 @@ public final class ConfigViews: Sendable {
                     state.totalBytes += bytes
                     state.views[config.rawValue]?.entries = entries
                     state.views[config.rawValue]?.bytes = bytes
+                    state.views[config.rawValue]?.deploying = deploying
                     state.views[config.rawValue]?.revision = loadedAt
                     state.views[config.rawValue]?.readyAt = readyAt
                     return true
@@ -221,6 +228,7 @@ public final class ConfigViews: Sendable {
             let current = view.entries[path]
             let before = view.bytes
             if current.map({ $0.item.modRevision < event.revision }) ?? true {
+                if DeploymentKeys.running.contains(event.key) { view.deploying += (event.item == nil ? 0 : 1) - (current == nil ? 0 : 1) }
                 view.bytes -= current.map { $0.item.key.path.utf8.count + $0.item.value.count } ?? 0
                 if let item = event.item {
                     view.entries[path] = Entry(item: item)

@@ -99,6 +99,8 @@ final class KeyReads: Sendable {
                 guard candidate.isWrite, candidate.message == nil else { return nil }
                 candidate.message = value
             case 17 where Self.named(name, "transfer-encoding"): return nil
+            // A reader naming an entity may read a deployment's candidate: the router overlays it.
+            case 13 where Self.named(name, "discfg-entity"), 9 where Self.named(name, "entity-id"): return nil
             default: break
             }
         }

@@ -75,6 +75,29 @@ public struct DeploymentOverlay: Sendable, Hashable {
         return merged.values.sorted { $0.key < $1.key }
     }
 
+    /// A listing's page as a reader naming `entity` sees it: its items overlaid, and the
+    /// keys the candidate adds on the page whose range holds them (after the query's cursor,
+    /// up to the page's last key, or to the end on the last page; a non-recursive listing
+    /// takes only the prefix's direct children, and its sub-prefixes stay as listed).
+    public func page(_ page: ListPage, of query: ListQuery, entity: String?, at now: Int64) -> [Item] {
+        let shown = running.filter { DeploymentKeys.overlap($0.deployment.prefix, query.prefix) && Self.sees($0.deployment, entity: entity, at: now) }
+        guard !shown.isEmpty else { return page.items }
+        var merged: [Key: Item?] = [:]
+        for item in page.items { merged[item.key] = item }
+        let upper = page.nextCursor == nil ? nil : page.items.last?.key.path
+        for running in shown {
+            for (key, staged) in running.staged where query.prefix.contains(key) {
+                if merged[key] == nil {
+                    if let lower = query.cursor, key.path <= lower { continue }
+                    if let upper, key.path > upper { continue }
+                    if !query.recursive, key.path.utf8.dropFirst(query.prefix.path.utf8.count).contains(UInt8(ascii: "/")) { continue }
+                }
+                merged[key] = .some(staged)
+            }
+        }
+        return merged.values.compactMap { $0 }.sorted { $0.key < $1.key }
+    }
+
     /// The version a reader naming `entity` reads of the deployment covering `key`, if one
     /// does: its candidate revision or its stable one.
     public func version(of key: Key, entity: String?, at now: Int64) -> (deployment: Deployment, revision: Revision)? {
