@@ -1,4 +1,5 @@
 import DiscfgAPI
+import DiscfgClient
 import DiscfgCore
 import DiscfgTestSupport
 import DiscfgWire
@@ -203,6 +204,39 @@ struct DeploymentRouteTests {
             #expect(missing.status == 404, "\(missing.text)")
             #expect(try await server.get("/v1/nope/deployments", headers: bearer("reader")).status == 404)
             #expect(try await server.get("/v1/nope/deployments/00000000000000a1", headers: bearer("reader")).status == 404)
+        }
+    }
+
+    @Test("the remote store's start and transitions carry the plan whole: a custom strategy's step, durations and rollback, every kind of signal, the id, the message and the reason")
+    func remoteStoreCarriesThePlan() async throws {
+        let clock = ManualClock(Self.start)
+        try await withServer(try await LiveServer.start(clock: clock)) { server in
+            try await Self.fill(server)
+            let store = try RemoteStore(url: URL(string: server.baseURL)!, token: nil)
+            let strategy = try DeploymentStrategy(growth: .exponential, stepBasisPoints: 1205, intervalSeconds: 5400, bakeSeconds: 86_400, rollbackSeconds: 90)
+            let signals: [DeploymentSignal] = [.alarm("checkout 5xx/p99 é&x=1"), .http("https://h.example/health?a=b&c=%20d"), .health]
+            let plan = DeploymentPlan(
+                id: "00000000000000c1", prefix: try KeyPrefix("/app/"),
+                entries: [.init(key: try Key("/app/a"), value: Data("10".utf8), contentType: "text/plain")], replace: true,
+                strategy: strategy, signals: signals, message: "raise a: 100% & more"
+            )
+            let started = try await store.changeDeployment(.start(plan), in: Self.c)
+            #expect(started.deployment.strategy == strategy && started.deployment.signals == signals && started.deployment.id == "00000000000000c1")
+            #expect(started.deployment.prefix.path == "/app/" && started.deployment.message == "raise a: 100% & more" && started.deployment.startedAt == Self.start.milliseconds)
+            #expect(started.revision == Revision(4) && started.events.map(\.key.path).sorted() == [
+                "/.discfg/deploying/00000000000000c1", "/.discfg/staged/00000000000000c1/app/a", "/.discfg/staged/00000000000000c1/app/b",
+            ])
+            let stored = try await server.store.deployment("00000000000000c1", in: Self.c)
+            #expect(stored.deployment == started.deployment && stored.running)
+            let named = DeploymentPlan(id: "00000000000000c2", prefix: try KeyPrefix("/web/"), entries: [.init(key: try Key("/web/x"), value: Data("2".utf8))], replace: false,
+                                       strategy: try DeploymentStrategy.predefined(named: "Canary10Percent20Minutes").withRollbackSeconds(60))
+            #expect(try await store.changeDeployment(.start(named), in: Self.c).deployment.strategy == named.strategy)
+            clock.advance(seconds: 10)
+            let paused = try await store.changeDeployment(.transition(id: "00000000000000c1", .paused, reason: "watching: 50% ✓", after: 0), in: Self.c)
+            #expect(paused.deployment.transitions.map(\.reason) == ["watching: 50% ✓"] && paused.deployment.transitions.first?.at == Self.start.milliseconds + 10_000)
+            await #expect(throws: DiscfgError.self) { try await store.changeDeployment(.transition(id: "00000000000000c1", .resumed, reason: "", after: 0), in: Self.c) }
+            await #expect(throws: DiscfgError.self) { try await store.changeDeployment(.transition(id: "NOT-AN-ID", .resumed, reason: "", after: nil), in: Self.c) }
+            #expect(try await server.store.deployment("00000000000000c1", in: Self.c).deployment == paused.deployment)
         }
     }
 }
