@@ -1,0 +1,24 @@
+import DiscfgSignals
+import ServiceLifecycle
+
+/// `serve`'s deployment monitor: a pass over every config's running deployments each
+/// interval (``DeploymentMonitor``), each transition it records, or fails to, logged.
+struct DeploymentMonitorService: Service {
+    let monitor: DeploymentMonitor
+    let signals: SignalReader
+    let interval: Duration
+    let log: ServeLog
+
+    func run() async throws {
+        await cancelWhenGracefulShutdownQuietly {
+            await monitor.run(every: interval) { actions in
+                for action in actions { log.write(action.revision == nil ? .warning : .notice, action.description) }
+            }
+        }
+        await signals.shutdown()
+    }
+
+    private func cancelWhenGracefulShutdownQuietly(_ body: @escaping @Sendable () async -> Void) async {
+        try? await cancelWhenGracefulShutdown { await body() }
+    }
+}
