@@ -26,13 +26,22 @@ extension DeployCommand {
             staging is dropped) in one change, and writes under the prefix are taken \
             again. With a token that may only read, it is shown and left to the monitor.
 
+            --watch shows it again every second until it has ended (COMPLETE, \
+            ROLLED_BACK or REVERTED, recorded): on a terminal in place, piped one \
+            after another.
+
             Examples:
               discfg deploy status app
+              discfg deploy status app --watch
               discfg deploy status app 3f9c0a1b2c3d4e5f -f json
             """
         )
 
         @OptionGroup(title: GlobalOptions.title) var global: GlobalOptions
+
+        @Flag(name: .long, help: "Show it again every second until it ends (with -f json, one document a line).")
+        var watch = false
+
         @Argument(help: PositionalArguments.help("[CONFIG] [ID]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
         func run() async throws {
@@ -40,10 +49,19 @@ extension DeployCommand {
                 let (config, id) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndOptionalTarget(what: "ID")
                 let store = try global.openStore()
                 let (read, wasRunning) = try await DeployCommand.chosen(id, in: config, store: store)
-                let (deployment, running) = await DeployCommand.settled(read, running: wasRunning, in: config, store: store)
-                let now = DeployCommand.nowMilliseconds
-                let document = try DeployCommand.document("deploy-status", config: config, deployment, running: running, at: now)
-                FlagCommand.emit(output, document) { Self.human(deployment, config: config, running: running, at: now) }
+                var (deployment, running) = await DeployCommand.settled(read, running: wasRunning, in: config, store: store)
+                let clears = watch && output.format == .human && isatty(STDOUT_FILENO) == 1
+                while true {
+                    let now = DeployCommand.nowMilliseconds
+                    let document = try DeployCommand.document("deploy-status", config: config, deployment, running: running, at: now)
+                    // On a terminal each refresh replaces the last; piped, they follow one another.
+                    if clears { output.raw(Data("\u{1B}[H\u{1B}[2J".utf8)) }
+                    FlagCommand.emit(output, document) { Self.human(deployment, config: config, running: running, at: now) + (watch && !clears ? "\n" : "") }
+                    guard watch, running else { return }
+                    try await Task.sleep(for: .seconds(1))
+                    let again = try await store.deployment(deployment.id, in: config)
+                    (deployment, running) = await DeployCommand.settled(again.deployment, running: again.running, in: config, store: store)
+                }
             }
         }
 
