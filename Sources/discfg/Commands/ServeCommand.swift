@@ -5,6 +5,7 @@ import DiscfgDynamoDB
 import DiscfgEtcd
 import DiscfgNetwork
 import DiscfgService
+import DiscfgSignals
 import Foundation
 import Hummingbird
 import Logging
@@ -150,6 +151,11 @@ struct ServeCommand: AsyncParsableCommand {
         "Answer key reads from in-memory views of the configs read, kept current by watching the store: auto (on, except for dynamodb:// stores, whose watch polls the table), on or off.",
         valueName: "mode"
     )) var readViews: ReadViews = .auto
+    @Option(name: .customLong("monitor-interval"), help: ArgumentHelp(
+        "Seconds (0-3600) between passes of the deployment monitor, which records a staged deployment COMPLETE or ROLLED_BACK when its time comes (making its candidate live, or dropping it) and rolls one back when a signal it watches (--rollback-on) reads unhealthy; 0 runs none (another server, or the Lambda function's schedule, monitors). Default: 5.",
+        valueName: "seconds"
+    ), transform: { try NumberField("--monitor-interval", 0...3600).parse($0) })
+    var monitorInterval: Int64 = 5
     @Option(name: .customLong("otel-endpoint"), help: ArgumentHelp(
         "Export spans of requests, their store calls and AWS calls over OTLP/HTTP to the collector at this URL (e.g. http://127.0.0.1:4318; spans go to its /v1/traces). The OTEL_* environment variables tune the export.",
         valueName: "url"
@@ -263,7 +269,13 @@ struct ServeCommand: AsyncParsableCommand {
                 store: store, authenticator: authenticator, configuration: configuration, logger: logger,
                 onServerRunning: { startLine.restListening($0) },
                 services: { apiStore, metricsText in
-                    let exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
+                    var exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
+                    if monitorInterval > 0, store is any ConfigStore {
+                        let signals = SignalReader.standard(region: global.aws.region, profile: global.aws.credProfile, credentials: try? global.aws.explicitCredentials())
+                        exporters.append(DeploymentMonitorService(
+                            monitor: DeploymentMonitor(store: apiStore, signals: signals), signals: signals, interval: .seconds(monitorInterval), log: serveLog
+                        ))
+                    }
                     guard let etcd else { return exporters }
                     var server = EtcdServer(
                         store: apiStore, config: etcd.config, host: etcd.host, port: etcd.port,
