@@ -54,6 +54,7 @@ struct DeploymentRouteTests {
             // The record's fields and the document's own, in one object.
             #expect(started.text.contains(#""running":true"#) && started.text.contains(#""status":{"nextStepAt":1767225660000,"shareBasisPoints":5000,"state":"DEPLOYING","step":1,"stepCount":2}"#), "\(started.text)")
             #expect(try await server.store.get(try Key("/app/a"), in: Self.c)?.value == Data("1".utf8), "the live key is the stable version")
+            #expect(try await server.get("/v1/c/keys/app/a").envelope().item?.value == "1", "a plain read over REST is the stable version")
 
             let listed = try await server.get("/v1/c/deployments")
             #expect(listed.status == 200, "\(listed.text)")
@@ -83,6 +84,7 @@ struct DeploymentRouteTests {
             let done = try #require(try completed.envelope().deployment)
             #expect(done.status.state == .complete && !done.running && done.deployment.transitions.last?.reason == "schedule ended")
             #expect(try await server.store.get(try Key("/app/a"), in: Self.c)?.value == Data("10".utf8), "the candidate is live")
+            #expect(try await server.get("/v1/c/keys/app/a").envelope().item?.value == "10", "the server's reads (its views) see the completion")
             let ended = try #require(try await server.get("/v1/c/deployments").envelope().deployments)
             #expect(ended.map(\.running) == [false] && ended.first?.status.state == .complete)
         }
