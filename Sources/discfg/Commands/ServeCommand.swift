@@ -270,7 +270,7 @@ struct ServeCommand: AsyncParsableCommand {
                 onServerRunning: { startLine.restListening($0) },
                 services: { apiStore, metricsText in
                     var exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
-                    if monitorInterval > 0, store is any ConfigStore {
+                    if monitorInterval > 0 {
                         let signals = SignalReader.standard(region: global.aws.region, profile: global.aws.credProfile, credentials: try? global.aws.explicitCredentials())
                         exporters.append(DeploymentMonitorService(
                             monitor: DeploymentMonitor(store: apiStore, signals: signals), signals: signals, interval: .seconds(monitorInterval), log: serveLog
