@@ -28,6 +28,11 @@ public struct SnapshotCache: Sendable {
     /// - Throws: `invalidArgument` (field `--cache-dir`) when it is not a directory (a
     ///   file, a symbolic link), belongs to another user, can be written by group or
     ///   others, cannot be written, or holds a key file that is not the cache's.
+    /// This cache's agent's instance id: the entity its reads name when they name none, so
+    /// a host keeps one version of a staged deployment across restarts. Derived from the
+    /// cache's key, so it lasts as long as the cache and tells nothing of the key.
+    public var instanceID: String { key.derivedName("discfg agent instance id") }
+
     public init(directory: String) throws {
         self.directory = directory
         try Self.prepare(directory)

@@ -8,24 +8,12 @@ import Hummingbird
 /// `targetingKey`), or gets ``ConfigAPI/Options/entity`` (the agent's instance id); one
 /// that names none is a plain read. What each reads is ``DeploymentOverlay``'s decision.
 extension ConfigAPI {
-    /// The most bytes of UTF-8 an entity may hold.
-    static let maxEntityBytes = 1024
-
     /// The entity `request` names, or the server's own; nil for a plain read.
-    /// - Throws: `invalidArgument` for an empty entity, one over ``maxEntityBytes`` or with
-    ///   control characters.
+    /// - Throws: `invalidArgument` for an entity ``DeploymentEntity`` refuses.
     func entity(_ request: Request) throws -> String? {
         let named = request.headers[.discfgEntity] ?? request.headers[.appConfigEntityID]
         guard let named else { return options.entity }
-        return try Self.checkedEntity(named, field: "Discfg-Entity")
-    }
-
-    /// `entity` when a reader may name it.
-    static func checkedEntity(_ entity: String, field: String) throws -> String {
-        guard !entity.isEmpty, entity.utf8.count <= maxEntityBytes, !entity.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw DiscfgError.invalid(field, "\(field) names an entity in 1 to \(maxEntityBytes) bytes without control characters")
-        }
-        return entity
+        return try DeploymentEntity.checked(named, field: "Discfg-Entity")
     }
 
     /// The deployments running in `config`, as recently read.

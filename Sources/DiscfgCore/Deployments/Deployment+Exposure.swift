@@ -38,3 +38,19 @@ extension Deployment {
         seesCandidate(entity: entity, at: now) ? candidateRevision : stableRevision
     }
 }
+
+/// The entity a reader names, checked: the one rule every face applies to what it is given.
+public enum DeploymentEntity {
+    /// The most bytes of UTF-8 an entity may hold.
+    public static let maxBytes = 1024
+
+    /// `entity` when a reader may name it.
+    /// - Throws: `invalidArgument` naming `field` for an empty entity, one over
+    ///   ``maxBytes`` or one with control characters.
+    public static func checked(_ entity: String, field: String) throws -> String {
+        guard !entity.isEmpty, entity.utf8.count <= maxBytes, !entity.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw DiscfgError.invalid(field, "\(field) names an entity in 1 to \(maxBytes) bytes without control characters")
+        }
+        return entity
+    }
+}

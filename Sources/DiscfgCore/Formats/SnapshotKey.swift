@@ -48,6 +48,12 @@ public struct SnapshotKey: Sendable {
         signature(of: PublishedSnapshot.body(of: snapshot))
     }
 
+    /// A name this key stands for without telling it: the first 16 hex digits of the
+    /// HMAC of `purpose`, such as an agent's instance id from its cache's key.
+    public func derivedName(_ purpose: String) -> String {
+        String(signature(of: Array(purpose.utf8)).prefix(16))
+    }
+
     /// The signature of `body`: HMAC-SHA256 as 64 lowercase hex digits.
     func signature(of body: [UInt8]) -> String {
         HMAC<SHA256>.authenticationCode(for: body, using: key).map { String(format: "%02x", $0) }.joined()

@@ -89,6 +89,8 @@ struct AgentCommand: AsyncParsableCommand {
     var interval: Duration = .seconds(15)
     @Option(name: .customLong("cache-dir"), help: ArgumentHelp("Keep each config's last known good copy in this directory, and serve it when the store is unreachable at start.", valueName: "dir"))
     var cacheDirectory: String?
+    @Option(name: .customLong("instance-id"), help: ArgumentHelp("The entity this agent's reads name when a reader names none (Discfg-Entity, Entity-Id, an OFREP targetingKey): which version of a staged deployment this host reads. Default: an id kept with --cache-dir, else the host name.", valueName: "id"))
+    var instanceID: String?
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.") var logLevel = "info"
     @Option(name: .long, help: ArgumentHelp("Follow the snapshots 'discfg publish' writes under s3://BUCKET/PREFIX instead of a store: one conditional GET per config per interval.", valueName: "s3-url"))
     var source: String?
@@ -134,6 +136,7 @@ struct AgentCommand: AsyncParsableCommand {
             try await agent.load()
             let port = self.port ?? 2773
             var configuration = agent.serverConfiguration(port: port)
+            configuration.api.entity = try agentEntity(cache)
             configuration.unixSocketPath = socket?.path
             let authenticator = readers.map { Authenticator(mode: .required, store: $0) } ?? Authenticator(mode: .open, store: nil)
             if socket == nil, readers == nil {
@@ -162,6 +165,14 @@ struct AgentCommand: AsyncParsableCommand {
             }
         }
     }
+
+    /// The entity of reads that name none: `--instance-id`, else the cache's id, else the host name.
+    private func agentEntity(_ cache: SnapshotCache?) throws -> String {
+        if let instanceID {
+            do { return try DeploymentEntity.checked(instanceID, field: "--instance-id") } catch let error as DiscfgError { throw usage(error.message, field: "--instance-id") }
+        }
+        return cache?.instanceID ?? ProcessInfo.processInfo.hostName
+    }
 }
 
 /// Follows the configs while the server runs.
@@ -171,4 +182,5 @@ struct AgentService: Service {
     func run() async throws {
         await cancelWhenGracefulShutdown { await agent.run() }
     }
+
 }
