@@ -309,6 +309,7 @@ let package = Package(
                 "DiscfgDynamoDB",
                 "DiscfgSecrets",
                 "DiscfgSignals",
+                "DiscfgJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -4,6 +4,7 @@ import DiscfgAWS
 import DiscfgCore
 import DiscfgNetwork
 import DiscfgSecrets
+import DiscfgSignals
 import Foundation
 import Logging
 
@@ -13,7 +14,7 @@ import Logging
 /// One binary serves every function of the deployment, telling events apart by shape:
 /// API Gateway requests (payload 1.0 and 2.0, Function URLs) go through the same router
 /// as `discfg serve`; DynamoDB Streams batches become notifications; scheduled events
-/// sweep expired keys.
+/// move running deployments along (a ``DeploymentMonitor`` pass) and sweep expired keys.
 public enum LambdaRuntime {
     /// What the function runs on, made once per process (the "init" phase).
     public struct Setup: Sendable {
@@ -96,6 +97,13 @@ public enum LambdaRuntime {
             }
             return 1
         }
+        let status = await serve(function, runtime: runtime, logger: logger)
+        await function.monitoring.signals.shutdown()
+        return status
+    }
+
+    /// Takes invocations one after another until the Runtime API fails.
+    private static func serve(_ function: LambdaFunction, runtime: RuntimeAPIClient, logger: Logger) async -> Int32 {
         while true {
             let invocation: Invocation
             do {
@@ -148,6 +156,7 @@ struct LambdaFunction: Sendable {
     let api: LambdaHTTPHandler
     let notifications: NotificationDispatcher
     let publishing: SnapshotPublishing
+    let monitoring: ScheduledMonitoring
 
     init(setup: LambdaRuntime.Setup, http: HTTPClient) {
         self.setup = setup
@@ -159,6 +168,8 @@ struct LambdaFunction: Sendable {
             keys: StandardKeyResolver(environment: ProcessInfo.processInfo.environment)
         )
         publishing = SnapshotPublishing(store: setup.store, s3: SnapshotPublishing.client(environment: ProcessInfo.processInfo.environment))
+        // Once per execution environment: its CloudWatch client and probe keep their connections.
+        monitoring = ScheduledMonitoring(store: setup.store, signals: SignalReader.standard(environment: ProcessInfo.processInfo.environment))
     }
 
     func handle(_ invocation: Invocation, logger: Logger) async throws -> Data {
@@ -194,9 +205,11 @@ struct LambdaFunction: Sendable {
             }
             return try encoder.encode(answer)
         case .scheduled:
+            // Deployments first: a rollback a signal calls for waits on no sweep.
+            let monitored = await monitoring.pass(deadline: deadline, logger: logger)
             let expired = try await setup.store.sweepExpired()
             logger.info("sweep: expired \(expired.count) key(s)")
-            return try encoder.encode(["expired": expired.count])
+            return try encoder.encode(ScheduledAnswer(expired: expired.count, deployments: monitored))
         case .unknown:
             throw LambdaFailure(
                 type: "discfg.UnknownEvent",

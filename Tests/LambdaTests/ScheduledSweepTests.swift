@@ -2,7 +2,8 @@ import DiscfgCore
 import Foundation
 import Testing
 
-/// The scheduled event sweeps expired keys of every config into `expire` events.
+/// The scheduled event sweeps expired keys of every config into `expire` events (and makes a
+/// deployment monitor pass: ScheduledMonitorTests).
 @Suite("Lambda: scheduled sweep")
 struct ScheduledSweepTests {
     @Test("a scheduled event expires keys past their TTL in every config; history shows the expire event and the key is gone")
@@ -27,7 +28,7 @@ struct ScheduledSweepTests {
 
                 let answer = try await lambda.respond(GatewayEvent.scheduled())
                 #expect(answer["expired"] as? Int == 2, "\(answer)\n\(lambda.process.output.logs)")
-                #expect(answer.count == 1, "the answer is {\"expired\": N}: \(answer)")
+                #expect(Set(answer.keys) == ["expired", "deployments"], "the answer is {\"expired\": N, \"deployments\": {…}}: \(answer)")
 
                 let again = try await lambda.respond(GatewayEvent.scheduled())
                 #expect(again["expired"] as? Int == 0, "nothing left to expire: \(again)")

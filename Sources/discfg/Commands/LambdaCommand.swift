@@ -14,7 +14,9 @@ struct LambdaCommand: AsyncParsableCommand {
         requests (REST API payload 1.0, HTTP API and Function URL payload 2.0) go \
         through the same API as 'discfg serve'; DynamoDB Streams batches become \
         change notifications (EventBridge, webhooks; see 'discfg update \
-        --notify'); scheduled events expire due keys. Packaged as 'bootstrap' \
+        --notify'); scheduled events move running deployments along (one \
+        deployment monitor pass: COMPLETE when due, rollback on a signal) and \
+        expire due keys. Packaged as 'bootstrap' \
         (scripts/package-lambda), the binary runs this command by itself.
 
         Configured by environment:
