@@ -485,7 +485,7 @@ let package = Package(
         .testTarget(
             name: "CLITests",
             dependencies: [
-                "DiscfgCore", "DiscfgWire", "DiscfgJSON", "DiscfgAWS", "discfg", "DiscfgTestSupport",
+                "DiscfgCore", "DiscfgWire", "DiscfgJSON", "DiscfgAWS", "DiscfgClient", "discfg", "DiscfgTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),

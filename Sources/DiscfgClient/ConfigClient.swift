@@ -51,9 +51,15 @@ public final class ConfigClient: Sendable {
     ///     again (ignored while following changes, when the cache is always current).
     ///   - flagTelemetry: where the config's flag evaluations are counted and traced; by
     ///     default the bootstrapped swift-metrics and tracing backends.
-    public func config(_ name: String, maxAge: Duration = .seconds(30), flagTelemetry: FlagTelemetry = FlagTelemetry()) async throws -> RemoteConfig {
+    ///   - entity: who the reads are for (a user, a host): a staged deployment's candidate is
+    ///     read where the deployment exposes it, computed here from the deployment's record;
+    ///     nil reads the stable version until a deployment completes.
+    public func config(
+        _ name: String, maxAge: Duration = .seconds(30), flagTelemetry: FlagTelemetry = FlagTelemetry(), entity: String? = nil
+    ) async throws -> RemoteConfig {
         let name = try ConfigName(name)
+        let entity = try entity.map { try DeploymentEntity.checked($0, field: "entity") }
         _ = try await store.configInfo(name)
-        return RemoteConfig(store: store, name: name, maxAge: maxAge, keyring: keyring, flagTelemetry: flagTelemetry)
+        return RemoteConfig(store: store, name: name, maxAge: maxAge, keyring: keyring, flagTelemetry: flagTelemetry, entity: entity)
     }
 }

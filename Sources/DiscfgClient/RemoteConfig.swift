@@ -28,12 +28,21 @@ public actor RemoteConfig {
     var flagSets: (catalog: Result<FlagCatalog, DiscfgError>, readAt: ContinuousClock.Instant)?
     /// Where flag evaluations are counted and traced.
     let flagTelemetry: FlagTelemetry
+    /// Who reads are for, for staged deployments; nil for plain reads.
+    public nonisolated let entity: String?
+    /// The running deployments, and when they were read; nil once a deployment's record or
+    /// staging changes while following.
+    var deployments: (overlay: DeploymentOverlay, readAt: ContinuousClock.Instant)?
 
-    init(store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil, flagTelemetry: FlagTelemetry = FlagTelemetry()) {
+    init(
+        store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil, flagTelemetry: FlagTelemetry = FlagTelemetry(),
+        entity: String? = nil
+    ) {
         self.store = store
         self.name = name
         self.maxAge = maxAge
         self.flagTelemetry = flagTelemetry
+        self.entity = entity
         secrets = keyring.map { SecretReader(ConfigSecrets(store: store, config: name, keyring: $0)) }
     }
 
@@ -41,17 +50,45 @@ public actor RemoteConfig {
         live?.cancel()
     }
 
-    /// The item at `key`, from the cache when it is fresh (or when following changes).
-    /// A secret comes back opened, with its own content type.
+    /// The item at `key`, from the cache when it is fresh (or when following changes), as
+    /// ``entity`` reads it while a staged deployment runs. A secret comes back opened, with
+    /// its own content type.
     public func item(_ key: String) async throws -> Item? {
+        try await item(key, as: entity)
+    }
+
+    /// The item at `key` as `entity` reads it (nil: a plain read): a running deployment's
+    /// candidate exactly when it exposes the entity now, computed here from the
+    /// deployment's record and the clock, as every face computes it.
+    public func item(_ key: String, as entity: String?) async throws -> Item? {
         let key = try Key(key)
-        if let cached = cache[key], liveRevision != nil || ContinuousClock.now - cached.fetchedAt < maxAge {
-            return try await opened(cached.item)
-        }
+        let live = try await liveItem(key)
+        let overlay = try await deploymentOverlay()
+        return try await opened(overlay.isEmpty ? live : overlay.item(at: key, live: live, entity: entity, at: SystemClock().now().milliseconds))
+    }
+
+    private func liveItem(_ key: Key) async throws -> Item? {
+        if let cached = cache[key], liveRevision != nil || ContinuousClock.now - cached.fetchedAt < maxAge { return cached.item }
         if liveRevision != nil { return nil }
         let item = try await store.get(key, in: name)
         cache[key] = Cached(item: item, fetchedAt: .now)
-        return try await opened(item)
+        return item
+    }
+
+    /// The running deployments: from the cache while following changes, else read again
+    /// once ``maxAge`` has passed.
+    private func deploymentOverlay() async throws -> DeploymentOverlay {
+        if let deployments, liveRevision != nil || ContinuousClock.now - deployments.readAt < maxAge { return deployments.overlay }
+        let overlay: DeploymentOverlay
+        if liveRevision != nil {
+            let held = cache.values.compactMap(\.item)
+            let running = try held.filter { DeploymentKeys.running.contains($0.key) }.map(Deployment.init(record:))
+            overlay = DeploymentOverlay(running: running, staging: held.filter { DeploymentKeys.staging.contains($0.key) })
+        } else {
+            overlay = try await store.deploymentOverlay(in: name)
+        }
+        deployments = (overlay, .now)
+        return overlay
     }
 
     /// `item` with its value opened when it is a secret (the cache keeps it sealed).
@@ -212,6 +249,7 @@ public actor RemoteConfig {
     private func apply(_ event: Event) {
         cache[event.key] = Cached(item: event.item, fetchedAt: .now)
         if ConfigFlags.holdsFlagSet(event.key) { flagSets = nil }
+        if DeploymentKeys.holds(event.key) { deployments = nil }
         liveRevision = event.revision
         for continuation in subscribers.values { continuation.yield(event) }
     }
@@ -232,6 +270,7 @@ public actor RemoteConfig {
         let (items, revision) = try await store.items(in: name)
         cache = Dictionary(uniqueKeysWithValues: items.map { ($0.key, Cached(item: $0, fetchedAt: .now)) })
         flagSets = nil
+        deployments = nil
         return revision
     }
 }
