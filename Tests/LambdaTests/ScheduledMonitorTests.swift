@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// The scheduled event moves deployments along as `serve`'s monitor does: COMPLETE when the
-/// schedule ends (the candidate becomes live), ROLLING_BACK when a health URL fails, both
+/// schedule ends (the candidate becomes live), ROLLING_BACK when a health URL or an alarm fails, all
 /// attributed to `system:monitor`; nothing when nothing runs; and a pass never outlives
 /// its invocation.
 @Suite("Lambda: scheduled deployment monitor")
@@ -100,6 +100,25 @@ struct ScheduledMonitorTests {
                 #expect(transitions.first?.reason.contains("503") == true, "\(transitions)")
                 #expect(try await table.cli.json("get", "app", "/db/host").item?.value == "db1")
             }
+        }
+    }
+
+    @Test("an alarm in ALARM on moto's CloudWatch rolls the deployment back, read through the function's AWS settings")
+    func alarmRollsBack() async throws {
+        try await withMotoTable { table in
+            let alarm = MotoCloudWatch.uniqueName("lambda-monitor")
+            try await MotoCloudWatch.createAlarm(alarm, on: table.moto)
+            try await MotoCloudWatch.setState(alarm, "ALARM", reason: "errors over 5 %", on: table.moto)
+            try await Self.prepare(table)
+            try await Self.start(table, ["--strategy", "linear", "--step", "10", "--interval", "1h", "--rollback-on", "alarm:\(alarm)"])
+            try await withLambda(table, environment: ["AWS_ENDPOINT_URL_CLOUDWATCH": table.moto.endpoint.absoluteString]) { lambda in
+                let summary = try await Self.scheduled(lambda)
+                let transition = try #require(summary.transitions.first, "\(summary.answer)")
+                #expect(transition["state"] as? String == "ROLLING_BACK", "\(transition)")
+                #expect((transition["reason"] as? String)?.contains("alarm:\(alarm)") == true, "\(transition)")
+                #expect((transition["reason"] as? String)?.contains("ALARM") == true, "\(transition)")
+            }
+            #expect(try await table.cli.json("get", "app", "/db/host").item?.value == "db1")
         }
     }
 
