@@ -26,6 +26,9 @@ final class SQLiteConfigRows {
         /// change read them: every change is checked against them, and few write them
         /// (their writes forget these).
         var schemaItems: [Item]?
+        /// The config's running deployments' records (``DeploymentKeys/running``), once a
+        /// change read them: every change that writes a key is checked against them.
+        var runningDeployments: [Item]?
         /// When the config's first TTL runs out, as far as this group knows.
         var firstExpiry = FirstExpiry.unknown
     }
@@ -91,6 +94,21 @@ final class SQLiteConfigRows {
         let items = try read()
         if let index { rows[index].row.schemaItems = items }
         return items
+    }
+
+    /// The config's running deployments' records, read with `read` the first time in this
+    /// group (the config's row read with ``row(_:_:)`` first).
+    func runningDeployments(_ config: ConfigName, read: () throws -> [Item]) throws -> [Item] {
+        let index = index(config)
+        if let index, let items = rows[index].row.runningDeployments { return items }
+        let items = try read()
+        if let index { rows[index].row.runningDeployments = items }
+        return items
+    }
+
+    /// Forgets the config's running deployments read so far: a change wrote a record.
+    func forgetRunningDeployments(_ config: ConfigName) {
+        if let index = index(config) { rows[index].row.runningDeployments = nil }
     }
 
     /// Forgets the config's schema keys read so far: a change wrote one.

@@ -89,6 +89,11 @@ struct SQLiteTransaction: ChangeTransaction {
         try configs.schemaItems(config) { try storedItems(in: SchemaTarget.namespaceRange) }
     }
 
+    /// Kept in the group's config rows, as the schemas are.
+    func storedRunningDeployments() throws -> [Item] {
+        try configs.runningDeployments(config) { try storedItems(in: DeploymentKeys.runningRange) }
+    }
+
     /// Steps through the rows one at a time, so a transaction's read that stops at its
     /// budget, or a compare that fails early, never holds the whole range.
     func forEachStoredItem(in range: KeyRange, _ body: (Item) throws -> Bool) throws {
@@ -119,6 +124,7 @@ struct SQLiteTransaction: ChangeTransaction {
         let links = try chain.links(after: newest.event)
         configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange, byteCountChange: event.byteCountChange)
         if SchemaTarget.namespace.contains(event.key) { configs.forgetSchemaItems(config) }
+        if DeploymentKeys.running.contains(event.key) { configs.forgetRunningDeployments(config) }
         if let expiresAt = event.item?.expiresAt { configs.noteExpiry(config, at: expiresAt.milliseconds) }
         byteCountChange += event.byteCountChange
         if let item = event.item {

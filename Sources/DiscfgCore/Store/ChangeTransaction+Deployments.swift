@@ -18,7 +18,7 @@ import DiscfgJSON
 extension ChangeTransaction {
     /// The records of the deployments running in this config, in id order.
     public func runningDeployments() throws -> [Deployment] {
-        try storedItems(in: DeploymentKeys.runningRange).map(Deployment.init(record:))
+        try storedRunningDeployments().map(Deployment.init(record:))
     }
 
     /// Makes `change` as one change of the config.
@@ -41,7 +41,7 @@ extension ChangeTransaction {
     /// writes only discfg's own records reads nothing.
     func refuseWritesUnderRunningDeployments(_ events: [Event]) throws {
         guard events.contains(where: { !SchemaTarget.isReserved($0.key) }) else { return }
-        let running = try storedItems(in: DeploymentKeys.runningRange)
+        let running = try storedRunningDeployments()
         guard !running.isEmpty else { return }
         for deployment in try running.map(Deployment.init(record:)) {
             guard let event = events.first(where: { !SchemaTarget.isReserved($0.key) && deployment.prefix.contains($0.key) }) else { continue }

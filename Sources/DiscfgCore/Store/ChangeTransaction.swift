@@ -32,6 +32,11 @@ public protocol ChangeTransaction {
     /// store may keep them between the changes of one commit. The default reads
     /// ``storedItems(in:)``.
     func storedSchemaItems() throws -> [Item]
+    /// The records of running deployments (under ``DeploymentKeys/running``), in key
+    /// order, including this transaction's changes: every change that writes a key is
+    /// checked against them, so a store may keep them as it keeps the schemas. The default
+    /// reads ``storedItems(in:)``.
+    func storedRunningDeployments() throws -> [Item]
     /// Makes a change: moves the config to `event.revision`, writes `event.item` at
     /// `event.key` (or removes the key when it is nil) and appends the event to history.
     mutating func record(_ event: Event) throws
@@ -46,6 +51,10 @@ extension ChangeTransaction {
 
     public func storedSchemaItems() throws -> [Item] {
         try storedItems(in: SchemaTarget.namespaceRange)
+    }
+
+    public func storedRunningDeployments() throws -> [Item] {
+        try storedItems(in: DeploymentKeys.runningRange)
     }
 
     /// The stored items under `prefix`, in key order, including this transaction's changes.
