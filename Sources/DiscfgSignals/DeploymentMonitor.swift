@@ -57,7 +57,7 @@ public final class DeploymentMonitor: Sendable {
         guard let configs = try? await store.listConfigs() else { return [] }
         var actions: [Action] = []
         for config in configs {
-            guard let running = try? await store.deployments(in: config.name).running else { continue }
+            guard let running = try? await store.runningDeployments(in: config.name) else { continue }
             for deployment in running {
                 if let action = await check(deployment, in: config.name) { actions.append(action) }
             }

@@ -10,15 +10,11 @@ struct DeploymentMonitorService: Service {
     let log: ServeLog
 
     func run() async throws {
-        await cancelWhenGracefulShutdownQuietly {
+        await cancelWhenGracefulShutdown {
             await monitor.run(every: interval) { actions in
                 for action in actions { log.write(action.revision == nil ? .warning : .notice, action.description) }
             }
         }
         await signals.shutdown()
-    }
-
-    private func cancelWhenGracefulShutdownQuietly(_ body: @escaping @Sendable () async -> Void) async {
-        try? await cancelWhenGracefulShutdown { await body() }
     }
 }

@@ -21,6 +21,12 @@ extension ConfigReading {
         return DeploymentListing(running: try running.items.map(Deployment.init(record:)), ended: try ended.map(Deployment.init(record:)), revision: running.revision)
     }
 
+    /// The config's running deployments alone: what a monitor reads each pass, however many
+    /// have ended.
+    public func runningDeployments(in config: ConfigName) async throws -> [Deployment] {
+        try await items(in: config, under: DeploymentKeys.running).items.map(Deployment.init(record:))
+    }
+
     /// The deployment `id`, and whether it is still running.
     /// - Throws: `keyNotFound` naming it when the config has none by that id.
     public func deployment(_ id: String, in config: ConfigName) async throws -> (deployment: Deployment, running: Bool) {
