@@ -169,7 +169,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "discfg-agent-sim",
-            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgStores", "DiscfgTestSupport"],
+            dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSignals", "DiscfgStores", "DiscfgTestSupport"],
             swiftSettings: strict
         ),
         .executableTarget(

@@ -6,7 +6,10 @@
 // acknowledgement to each agent holding it.
 //
 //   swift run discfg-agent-sim [--agents 500] [--minutes 5] [--changes-per-minute 10]
-//                              [--interval 15] [--keys 100] [--json]
+//                              [--interval 15] [--keys 100] [--json] [--deploy]
+//
+// --deploy: instead, the agents follow one staged deployment and its rollback on an alarm
+// (see DeploymentRun.swift).
 //
 // The writer runs for --minutes; the agents go on for one more interval so every change is
 // seen, and requests per agent per hour are counted over the agents' whole run.
@@ -25,6 +28,7 @@ struct Settings {
     var interval = 15.0
     var keys = 100
     var json = false
+    var deploy = false
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -42,6 +46,7 @@ struct Settings {
             case "--interval": interval = try number(flag)
             case "--keys": keys = Int(try number(flag))
             case "--json": json = true
+            case "--deploy": deploy = true
             default: throw DiscfgError.invalid("arguments", "unknown argument \(flag)")
             }
         }
@@ -116,6 +121,13 @@ for _ in 0..<settings.agents {
     followers.append((follower, replica))
 }
 let start = try await writer.configInfo(config).revision
+if settings.deploy {
+    try await DeploymentRun().run(moto: moto, writer: writer, config: config, followers: followers, interval: settings.interval)
+    try await writer.client.shutdown()
+    try await readers.client.shutdown()
+    await moto.stop()
+    exit(0)
+}
 
 let timeline = Timeline()
 let clock = ContinuousClock()
