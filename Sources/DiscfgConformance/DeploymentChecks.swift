@@ -176,6 +176,25 @@ public struct DeploymentChecks: Sendable {
         }
     }
 
+    public func anExportWithDeploymentsImportsWithoutThem() async throws {
+        try await conformance.withStore { store, clock in
+            let config = try await seed(store)
+            _ = try await store.changeDeployment(.start(plan(linear())), in: config)
+            _ = try await store.changeDeployment(.start(DeploymentPlan(
+                id: "00000000000000b1", prefix: try KeyPrefix("/web/"), entries: [.init(key: try Key("/web/x"), value: Data(text: "1"))], replace: false, strategy: try linear()
+            )), in: config)
+            clock.advance(seconds: 181)
+            _ = try await store.changeDeployment(.transition(id: "00000000000000b1", .complete, reason: "", after: 0), in: config)
+            let snapshot = try await store.export(config)
+            expect(snapshot.items.contains { DeploymentKeys.holds($0.key) }, "an export carries the deployments' records")
+            let copy = try await store.makeConfig("copy")
+            _ = try await store.importSnapshot(snapshot, into: copy, replace: false)
+            try await expectEqual(values(store, copy), ["/app/a": "1", "/app/b": "2"])
+            try await expectEqual(store.deployments(in: copy).all, [], "no deployment comes with an import")
+            try await store.set("/app/a", "3", in: copy)
+        }
+    }
+
     public func aCandidateThatBreaksASchemaIsRefused() async throws {
         try await conformance.withStore { store, _ in
             let config = try await seed(store)

@@ -236,6 +236,7 @@ extension StoreConformance {
         all.append(Check(name: "DeploymentChecks.completeMakesTheCandidateLiveAndRevertPutsTheStableBack()") { try await self.deployments.completeMakesTheCandidateLiveAndRevertPutsTheStableBack() })
         all.append(Check(name: "DeploymentChecks.aRevertOverALaterChangeIsRefused()") { try await self.deployments.aRevertOverALaterChangeIsRefused() })
         all.append(Check(name: "DeploymentChecks.aRollbackDropsTheCandidateAndFreesThePrefix()") { try await self.deployments.aRollbackDropsTheCandidateAndFreesThePrefix() })
+        all.append(Check(name: "DeploymentChecks.anExportWithDeploymentsImportsWithoutThem()") { try await self.deployments.anExportWithDeploymentsImportsWithoutThem() })
         all.append(Check(name: "DeploymentChecks.aCandidateThatBreaksASchemaIsRefused()") { try await self.deployments.aCandidateThatBreaksASchemaIsRefused() })
         return all
     }

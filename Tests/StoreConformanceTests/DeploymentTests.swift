@@ -34,6 +34,11 @@ struct DeploymentTests {
     }
 
     @Test(arguments: StoreKind.allCases)
+    func anExportWithDeploymentsImportsWithoutThem(kind: StoreKind) async throws {
+        try await kind.conformance.deployments.anExportWithDeploymentsImportsWithoutThem()
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aCandidateThatBreaksASchemaIsRefused(kind: StoreKind) async throws {
         try await kind.conformance.deployments.aCandidateThatBreaksASchemaIsRefused()
     }

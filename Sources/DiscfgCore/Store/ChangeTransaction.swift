@@ -139,7 +139,8 @@ extension ChangeTransaction {
     }
 
     /// Writes a snapshot's entries as one change — one new revision that every event
-    /// carries — skipping those already equal and those already expired. A replace
+    /// carries — skipping those already equal, those already expired and deployments'
+    /// records and staging. A replace
     /// deletes, in the same revision, the live keys under the options' prefix that the
     /// snapshot does not name; discfg's own records (schemas) only when the options say
     /// so. A dry run throws the result as a ``DryRunOutcome``, so the store writes
@@ -165,6 +166,9 @@ extension ChangeTransaction {
         }
         for entry in snapshot.items.sorted(by: { $0.key < $1.key }) {
             if let expiresAt = entry.expiresAt, expiresAt <= now { continue }
+            // A deployment belongs to the config it ran in: an export carries its records and
+            // staging, an import leaves them out.
+            if DeploymentKeys.holds(entry.key) { continue }
             let current = try storedItem(entry.key)
             if let current, current.value == entry.value, current.contentType == entry.contentType, current.expiresAt == entry.expiresAt {
                 unchanged += 1
