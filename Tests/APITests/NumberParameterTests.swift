@@ -50,6 +50,7 @@ struct NumberParameterTests {
                 // A watch must not wait: an in-range fromRevision asks for the future.
                 if parameter.path.hasSuffix("/watch"), parameter.name != "timeout" { query.append(("timeout", "0")) }
                 let path = parameter.path.replacingOccurrences(of: "{config}", with: "c").replacingOccurrences(of: "{key}", with: "k")
+                    .replacingOccurrences(of: "{id}", with: "00000000000000a1").replacingOccurrences(of: "{action}", with: "pause")
                 let queryText = query.map { "\($0.0)=\(Self.encoded($0.1))" }.joined(separator: "&")
                 let body = parameter.method == .PUT ? Data("x".utf8) : nil
                 let reply = try await server.request(parameter.method, path + (queryText.isEmpty ? "" : "?" + queryText), body: body, headers: headers)
