@@ -83,7 +83,7 @@ extension ConfigAPI {
         }
         let overlay = try await deploymentOverlay(config)
         let now = options.clock.now().milliseconds
-        guard overlay.running.contains(where: { DeploymentKeys.overlap($0.deployment.prefix, ConfigFlags.prefix) && DeploymentOverlay.sees($0.deployment, entity: entity, at: now) }) else {
+        guard overlay.showsCandidate(under: ConfigFlags.prefix, entity: entity, at: now) else {
             return try flagCatalogs.catalog(items, in: config)
         }
         return try flagCatalogs.catalog(overlay.items(items, under: ConfigFlags.prefix, entity: entity, at: now), in: config, candidate: true)

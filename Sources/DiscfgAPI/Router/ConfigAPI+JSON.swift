@@ -54,7 +54,7 @@ extension ConfigAPI {
         // A read of the present version may be given a running deployment's candidate.
         let overlay = revision == nil ? try await deploymentOverlay(config) : .none
         let now = options.clock.now().milliseconds
-        let candidate = overlay.running.contains { DeploymentKeys.overlap($0.deployment.prefix, prefix) && DeploymentOverlay.sees($0.deployment, entity: entity, at: now) }
+        let candidate = overlay.showsCandidate(under: prefix, entity: entity, at: now)
         let (turn, text, read) = try await perform(Action(.documentRead, on: config, reaching: .prefix(prefix))) {
             // A turn not handed on is given back when it goes (``DocumentReadSlots/Lease``).
             let turn = try await documentReads.acquire()

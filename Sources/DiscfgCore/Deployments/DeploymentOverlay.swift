@@ -55,6 +55,12 @@ public struct DeploymentOverlay: Sendable, Hashable {
         return status.exposes(bucket: deployment.bucket(of: entity))
     }
 
+    /// Whether a reader naming `entity` sees the candidate of a deployment covering keys
+    /// under `prefix` at `now`: when not, the live keys there are what it reads.
+    public func showsCandidate(under prefix: KeyPrefix, entity: String?, at now: Int64) -> Bool {
+        running.contains { DeploymentKeys.overlap($0.deployment.prefix, prefix) && Self.sees($0.deployment, entity: entity, at: now) }
+    }
+
     /// The item a reader naming `entity` sees at `key`, given the live one.
     public func item(at key: Key, live: Item?, entity: String?, at now: Int64) -> Item? {
         guard let covering = deployment(covering: key), Self.sees(covering.deployment, entity: entity, at: now),

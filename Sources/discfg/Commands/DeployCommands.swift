@@ -75,17 +75,11 @@ struct DeployCommand: AsyncParsableCommand {
     /// the record as read: when a monitor recorded it first, the record is read again.
     /// A store that refuses the write (a read-only token) leaves it to the monitor.
     static func settled(_ deployment: Deployment, running: Bool, in config: ConfigName, store: any ConfigStore) async -> (deployment: Deployment, running: Bool) {
-        guard running else { return (deployment, running) }
-        let kind: DeploymentTransition.Kind
-        switch deployment.status(at: nowMilliseconds).state {
-        case .complete: kind = .complete
-        case .rolledBack: kind = .rolledBack
-        default: return (deployment, running)
-        }
-        let reason = kind == .complete ? "the schedule and the bake ended" : "the rollback reached 0 %"
+        // What the clock alone has made due: the monitors' own decision, without signals.
+        guard running, let due = deployment.due(at: nowMilliseconds, unhealthy: nil) else { return (deployment, running) }
         do {
-            let outcome = try await Attribution(principal: .localUser(), message: "deployment \(deployment.id) \(kind.rawValue)").withValue {
-                try await store.changeDeployment(.transition(id: deployment.id, kind, reason: reason, after: deployment.transitions.count), in: config)
+            let outcome = try await Attribution(principal: .localUser(), message: "deployment \(deployment.id) \(due.kind.rawValue)").withValue {
+                try await store.changeDeployment(.transition(id: deployment.id, due.kind, reason: due.reason, after: deployment.transitions.count), in: config)
             }
             return (outcome.deployment, false)
         } catch {
