@@ -13,6 +13,8 @@ import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
 import { hideRevisions } from './revisions.js?v={{version}}';
 import { hideFlags } from './flags.js?v={{version}}';
+import { resetDeployments } from './deployments.js?v={{version}}';
+import { hideDeployConfirm } from './deployment-actions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -125,6 +127,8 @@ export async function openConfig(name) {
   hideTransfer();
   hideRevisions();
   hideFlags();
+  hideDeployConfirm();
+  resetDeployments();
   closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');

@@ -2,8 +2,9 @@
 // that import only downward: the API client (api.js), JSON, diffs, schemas, sealed
 // secrets and the state (state.js) at the bottom; the page's elements, formatting,
 // messages and navigation (elements.js, format.js, page.js) on them; then the views
-// (tree, history, editor, keys, watch, flags, configs, tokens, sign-in...). This one is the top:
-// it gives each view what it must call above it, wires the page's events, and starts.
+// (tree, history, editor, keys, watch, flags, deployments, configs, tokens, sign-in...).
+// This one is the top: it gives each view what it must call above it, wires the page's
+// events, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
@@ -36,6 +37,8 @@ import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDele
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 import { hideFlags, onFlagConfirmCancel, onFlagConfirmed, onFlagsClick, onFlagsToggle, onKeysRendered } from './flags.js?v={{version}}';
+import { onDeploymentRecords } from './deployments.js?v={{version}}';
+import { onDeployConfirmCancel, onDeployConfirmed, onDeploymentsClick } from './deployment-actions.js?v={{version}}';
 import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollbackConfirmed, onRollbackReview } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
@@ -44,11 +47,14 @@ import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollba
 
 function start() {
   // What each address shows, what a request refused for its token does, and what follows
-  // a redraw of the key tree (the flags): given here, so that page.js, api.js and tree.js
-  // import no view.
+  // a redraw of the key tree (the flags, the deployments): given here, so that page.js,
+  // api.js and tree.js import no view.
   registerRoutes({ configs: showConfigs, config: openConfig, key: followAddress, tokens: showTokens });
   whenSignInNeeded(signOut);
-  afterTreeRender(onKeysRendered);
+  afterTreeRender((current) => {
+    onKeysRendered(current);
+    onDeploymentRecords(current);
+  });
 
   // Each thing the user does starts with no error from an earlier one on the page: the
   // boxes are cleared before the control's own handler runs (capture phase), so what it
@@ -97,6 +103,16 @@ function start() {
     if (event.key === 'Enter') {
       event.preventDefault();
       ui.flagConfirmYes.click();
+    }
+  });
+  ui.deploymentsList.addEventListener('click', onDeploymentsClick);
+  ui.deployConfirmYes.addEventListener('click', onDeployConfirmed);
+  ui.deployConfirmNo.addEventListener('click', onDeployConfirmCancel);
+  ui.deployMessage.addEventListener('keydown', (event) => {
+    // Enter in the message confirms, as a form's submit would.
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      ui.deployConfirmYes.click();
     }
   });
   ui.transferToggle.addEventListener('click', onTransferToggle);

@@ -115,6 +115,15 @@ export const ui = {
   flagsError: $('flags-error'),
   flagsList: $('flags-list'),
 
+  deployments: $('deployments'),
+  deployConfirm: $('deploy-confirm'),
+  deployConfirmText: $('deploy-confirm-text'),
+  deployMessage: $('deploy-message'),
+  deployConfirmYes: $('deploy-confirm-yes'),
+  deployConfirmNo: $('deploy-confirm-no'),
+  deploymentsError: $('deployments-error'),
+  deploymentsList: $('deployments-list'),
+
   transferToggle: $('transfer-toggle'),
   transfer: $('transfer'),
   exportFormat: $('export-format'),

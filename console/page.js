@@ -32,6 +32,7 @@ export function clearErrors() {
   for (const area of [
     ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
     ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError, ui.revisionsError, ui.flagsError,
+    ui.deploymentsError,
   ]) {
     area.textContent = '';
   }

@@ -161,6 +161,8 @@ import { setLive, watch } from './watch.js?v={{version}}';
 import { hideTransfer } from './transfer.js?v={{version}}';
 import { hideRevisions } from './revisions.js?v={{version}}';
 import { hideFlags } from './flags.js?v={{version}}';
+import { resetDeployments } from './deployments.js?v={{version}}';
+import { hideDeployConfirm } from './deployment-actions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
 // Configs
@@ -273,6 +275,8 @@ export async function openConfig(name) {
   hideTransfer();
   hideRevisions();
   hideFlags();
+  hideDeployConfirm();
+  resetDeployments();
   closeSnapshot(false);
   closeEditor();
   setLive(current, false, 'Connecting…');
@@ -873,14 +877,53 @@ label.check { font-weight: 400; display: flex; gap: .5rem; align-items: center; 
 @media (max-width: 40rem) {
   .flag-details > div { grid-template-columns: 1fr; gap: 0; }
 }
+
+/* Staged deployments: each running one (and the last that ended) with its state marked in
+   words and colour, the share as a bar and a number, and what comes next. */
+.deployments { margin: .5rem 0 1rem; }
+.deployments > h2 { font-size: 1rem; margin: 0 0 .35rem; }
+.deployments .notice label { display: block; margin-bottom: .35rem; }
+.deployments .notice .row { flex-wrap: wrap; }
+.deployments-list > .empty { padding: 0; }
+.deployment { border: 1px solid var(--border); border-left-width: 4px; border-radius: var(--radius); background: var(--surface); padding: .5rem .75rem; margin: .5rem 0; }
+.deployment[data-state="DEPLOYING"], .deployment[data-state="BAKING"] { border-left-color: var(--ok); }
+.deployment[data-state="PAUSED"] { border-left-color: var(--warn-border); }
+.deployment[data-state="ROLLING_BACK"], .deployment[data-state="ROLLED_BACK"], .deployment[data-state="REVERTED"] { border-left-color: var(--danger); }
+.deployment-ended { opacity: .85; }
+.deployment-head { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem; }
+.deployment-head h3 { margin: 0; font-size: 1rem; }
+.deployment-head button:first-of-type { margin-left: auto; }
+.deployment-head code, .deployment-details code { font-family: var(--mono); }
+.deployment-state { font-weight: 700; font-size: .85rem; padding: .1rem .5rem; border-radius: 999px; border: 1px solid currentColor; }
+.deployment-state[data-deployment-state="DEPLOYING"], .deployment-state[data-deployment-state="BAKING"],
+.deployment-state[data-deployment-state="COMPLETE"] { color: var(--ok); }
+.deployment-state[data-deployment-state="PAUSED"] { color: var(--warn-border); }
+.deployment-state[data-deployment-state="ROLLING_BACK"], .deployment-state[data-deployment-state="ROLLED_BACK"],
+.deployment-state[data-deployment-state="REVERTED"] { color: var(--danger); }
+.deployment-share { display: flex; align-items: center; gap: .5rem; margin: .4rem 0; }
+.deployment-share meter { flex: 0 1 16rem; height: 1rem; }
+.deployment-share [data-field="share"] { font-weight: 700; font-variant-numeric: tabular-nums; }
+.deployment-details { margin: .4rem 0 0; display: grid; gap: .3rem; }
+.deployment-details > div { display: grid; grid-template-columns: 9rem 1fr; gap: .5rem; }
+.deployment-details dt { color: var(--muted); font-size: .9rem; }
+.deployment-details dd { margin: 0; min-width: 0; overflow-wrap: anywhere; }
+.deployment-transitions { margin: 0; padding-left: 1.25rem; }
+.deployment-health { border-collapse: collapse; font-variant-numeric: tabular-nums; }
+.deployment-health th, .deployment-health td { padding: .1rem .6rem .1rem 0; text-align: left; }
+.deployment-health + p, .deployment-details [data-health] { margin: .2rem 0; }
+.countdown { font-variant-numeric: tabular-nums; }
+@media (max-width: 40rem) {
+  .deployment-details > div { grid-template-columns: 1fr; gap: 0; }
+}
 """##),
         ("console.js", ##"""
 // discfg web console: ES modules, loaded by the page without a build step, in layers
 // that import only downward: the API client (api.js), JSON, diffs, schemas, sealed
 // secrets and the state (state.js) at the bottom; the page's elements, formatting,
 // messages and navigation (elements.js, format.js, page.js) on them; then the views
-// (tree, history, editor, keys, watch, flags, configs, tokens, sign-in...). This one is the top:
-// it gives each view what it must call above it, wires the page's events, and starts.
+// (tree, history, editor, keys, watch, flags, deployments, configs, tokens, sign-in...).
+// This one is the top: it gives each view what it must call above it, wires the page's
+// events, and starts.
 //
 // Signs in with a bearer token (or goes straight in where the server needs none), lists
 // configs, shows a config's keys as a tree, edits values with compare-and-swap
@@ -913,6 +956,8 @@ import { hideDeleteConfig, onConfigClick, onCreateConfig, onDeleteConfig, onDele
 import { onCopyIssued, onIssuedDone, onIssueToken, onTokensClick, showTokens } from './tokens.js?v={{version}}';
 import { enter, onSignIn, signOut } from './signin.js?v={{version}}';
 import { hideFlags, onFlagConfirmCancel, onFlagConfirmed, onFlagsClick, onFlagsToggle, onKeysRendered } from './flags.js?v={{version}}';
+import { onDeploymentRecords } from './deployments.js?v={{version}}';
+import { onDeployConfirmCancel, onDeployConfirmed, onDeploymentsClick } from './deployment-actions.js?v={{version}}';
 import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollbackConfirmed, onRollbackReview } from './revisions.js?v={{version}}';
 
 // ---------------------------------------------------------------------------
@@ -921,11 +966,14 @@ import { hideRevisions, onCompare, onRevisionsToggle, onRollbackCancel, onRollba
 
 function start() {
   // What each address shows, what a request refused for its token does, and what follows
-  // a redraw of the key tree (the flags): given here, so that page.js, api.js and tree.js
-  // import no view.
+  // a redraw of the key tree (the flags, the deployments): given here, so that page.js,
+  // api.js and tree.js import no view.
   registerRoutes({ configs: showConfigs, config: openConfig, key: followAddress, tokens: showTokens });
   whenSignInNeeded(signOut);
-  afterTreeRender(onKeysRendered);
+  afterTreeRender((current) => {
+    onKeysRendered(current);
+    onDeploymentRecords(current);
+  });
 
   // Each thing the user does starts with no error from an earlier one on the page: the
   // boxes are cleared before the control's own handler runs (capture phase), so what it
@@ -976,6 +1024,16 @@ function start() {
       ui.flagConfirmYes.click();
     }
   });
+  ui.deploymentsList.addEventListener('click', onDeploymentsClick);
+  ui.deployConfirmYes.addEventListener('click', onDeployConfirmed);
+  ui.deployConfirmNo.addEventListener('click', onDeployConfirmCancel);
+  ui.deployMessage.addEventListener('keydown', (event) => {
+    // Enter in the message confirms, as a form's submit would.
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      ui.deployConfirmYes.click();
+    }
+  });
   ui.transferToggle.addEventListener('click', onTransferToggle);
   ui.transferClose.addEventListener('click', () => { hideTransfer(); ui.transferToggle.focus(); });
   ui.exportDownload.addEventListener('click', () => downloadExport(ui.exportFormat.value, null, ui.transferError));
@@ -1024,6 +1082,472 @@ function start() {
 }
 
 start();
+"""##),
+        ("deployment-actions.js", ##"""
+// Pause, resume and roll back a staged deployment from its card: each asks for a
+// confirmation and a change message (the transition's reason, in the record and in
+// `discfg log`), then posts the transition with `after=` the number of transitions the
+// card showed, so it is recorded only if nobody moved the deployment meanwhile (the
+// store's compare-and-swap). A deployment moved meanwhile is one clear message and a read
+// again; any other refusal (a read token's 403, a state that no longer allows it) is the
+// API's own words.
+
+import { api, configUrl, isAbort } from './api.js?v={{version}}';
+import { changeMessageHeaders, changeMessageProblem } from './change-message.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { ui } from './elements.js?v={{version}}';
+import { flash, showFailure } from './page.js?v={{version}}';
+import { ACTIONS, percent } from './deployment-card.js?v={{version}}';
+import { readDeployments, shownDeployment } from './deployments.js?v={{version}}';
+
+/** The transition asked for and awaiting its confirmation: { session, id, action, after }, or null. */
+let asked = null;
+
+/** What each transition does, said before it is confirmed. */
+const CONSEQUENCES = {
+  pause: 'The share stays where it is and the schedule waits until it is resumed.',
+  resume: 'The schedule goes on from where it was paused, shifted by the time paused.',
+  rollback: 'The candidate is taken back from its readers, those who got it last first, over the strategy\'s rollback time. This cannot be undone: a new deployment would be needed.',
+};
+
+/** A click in the panel: a transition's button asks for its confirmation and a change message. */
+export function onDeploymentsClick(event) {
+  const button = event.target.closest('button[data-deployment-action]');
+  if (!button || !state.session) return;
+  const { deploymentId: id, deploymentAction: action } = button.dataset;
+  const shown = shownDeployment(id);
+  if (!ACTIONS[action] || !shown) return;
+  asked = { session: state.session, id, action, after: Number(button.dataset.after) };
+  const status = shown.status || {};
+  ui.deployConfirmText.textContent = `${ACTIONS[action].confirm} deployment ${id} of ${shown.prefix}, `
+    + `${status.state} at ${percent(status.shareBasisPoints || 0)} %? ${CONSEQUENCES[action]}`;
+  ui.deployConfirmYes.textContent = `${ACTIONS[action].confirm} deployment`;
+  ui.deployConfirmYes.className = action === 'rollback' ? 'danger' : 'primary';
+  ui.deployMessage.value = '';
+  ui.deployConfirm.hidden = false;
+  ui.deployConfirm.scrollIntoView({ block: 'nearest' });
+  ui.deployMessage.focus();
+}
+
+export function hideDeployConfirm() {
+  asked = null;
+  ui.deployConfirm.hidden = true;
+}
+
+export function onDeployConfirmCancel() {
+  const { id, action } = asked || {};
+  hideDeployConfirm();
+  const button = id && ui.deploymentsList.querySelector(
+    `button[data-deployment-id="${CSS.escape(id)}"][data-deployment-action="${CSS.escape(action)}"]`);
+  if (button) button.focus();
+}
+
+/** The confirmation: one POST of the transition, after= the transitions shown, the message as its reason. */
+export async function onDeployConfirmed() {
+  if (!asked || asked.session !== state.session || ui.deployConfirmYes.disabled) return;
+  const { session: current, id, action, after } = asked;
+  const messageProblem = changeMessageProblem(ui.deployMessage.value);
+  if (messageProblem) {
+    ui.deploymentsError.textContent = `Not changed: ${messageProblem}`;
+    ui.deployMessage.focus();
+    return;
+  }
+  ui.deployConfirmYes.disabled = true;
+  try {
+    const envelope = await api('POST', `${configUrl(current.name)}/deployments/${encodeURIComponent(id)}/${action}?after=${after}`, {
+      headers: changeMessageHeaders(ui.deployMessage.value),
+      signal: current.controller.signal,
+    });
+    if (current !== state.session) return;
+    hideDeployConfirm();
+    const now = envelope.deployment && envelope.deployment.status;
+    flash(`Deployment ${id} is ${now ? `${now.state} at ${percent(now.shareBasisPoints || 0)} %` : 'changed'}, revision ${envelope.revision}`);
+    // The watch brings the record's change too; reading now shows it without waiting for it.
+    await readDeployments(current);
+  } catch (error) {
+    if (isAbort(error) || current !== state.session) return;
+    if (error.status === 412 || error.status === 404) {
+      hideDeployConfirm();
+      ui.deploymentsError.textContent = `Not changed: someone else moved deployment ${id} since it was shown. `
+        + 'It has been read again: check its state and ask again if it is still needed.';
+      await readDeployments(current);
+    } else {
+      showFailure(error, ui.deploymentsError); // a token that may not, a state that does not allow it: the API's words
+    }
+  } finally {
+    ui.deployConfirmYes.disabled = false;
+  }
+}
+"""##),
+        ("deployment-card.js", ##"""
+// One staged deployment as the REST API answers it (a DeploymentDocument: the record,
+// `running`, `status` at the server's clock `now`, and `health` where agents report it),
+// drawn as a card: its state, the share now as a bar and a number, the next step and the
+// bake left (as times and as countdowns, which deployments.js keeps current), the
+// strategy, the signals, who started it and why, its transitions, and the buttons its
+// state allows. Everything from the API is written as text.
+
+import { el } from './elements.js?v={{version}}';
+
+/** The states a deployment can be in, as `status.state` names them. */
+export const STATES = ['DEPLOYING', 'BAKING', 'PAUSED', 'ROLLING_BACK', 'COMPLETE', 'ROLLED_BACK', 'REVERTED'];
+
+/**
+ * The transitions a person may ask for, the states each is allowed in (as the store's
+ * rules allow them: docs/deploy.md, "States and transitions"), and the confirmation's words.
+ */
+export const ACTIONS = {
+  pause: { label: 'Pause…', states: ['DEPLOYING', 'BAKING'], confirm: 'Pause' },
+  resume: { label: 'Resume…', states: ['PAUSED'], confirm: 'Resume' },
+  rollback: { label: 'Roll back…', states: ['DEPLOYING', 'BAKING', 'PAUSED'], confirm: 'Roll back' },
+};
+
+/** A share in basis points as a percentage: 2000 → "20", 1250 → "12.5". */
+export const percent = (basisPoints) => String(Math.round(basisPoints) / 100);
+
+/** Seconds as the CLI writes a duration: 600 → "10m", 5400 → "1h30m", 0 → "0s". */
+export function duration(seconds) {
+  const parts = [[86400, 'd'], [3600, 'h'], [60, 'm'], [1, 's']];
+  let left = Math.max(0, Math.round(seconds));
+  let text = '';
+  for (const [size, unit] of parts) {
+    if (left >= size) {
+      text += `${Math.floor(left / size)}${unit}`;
+      left %= size;
+    }
+  }
+  return text || '0s';
+}
+
+/** Milliseconds still to run, for a countdown: "9 min 58 s", "1 h 2 min", "now". */
+export function countdown(milliseconds) {
+  const seconds = Math.ceil(milliseconds / 1000);
+  if (seconds <= 0) return 'now';
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+}
+
+/** A moment (unix milliseconds) as a <time>: the local clock time, the date too when not today. */
+export function moment(milliseconds) {
+  const date = new Date(milliseconds);
+  const pad = (number) => String(number).padStart(2, '0');
+  const clock = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  const day = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+  const today = new Date().toDateString() === date.toDateString();
+  return el('time', { datetime: date.toISOString(), title: date.toISOString() }, today ? clock : `${day} ${clock}`);
+}
+
+/** The strategy in a line: "linear, +20 % every 10m, bake 10m". */
+export function strategyText(strategy) {
+  if (!strategy || typeof strategy !== 'object') return 'unknown';
+  const step = `${percent(strategy.stepBasisPoints)} %`;
+  const growth = strategy.growth === 'exponential'
+    ? `exponential from ${step}, doubling every ${duration(strategy.intervalSeconds)}`
+    : `linear, +${step} every ${duration(strategy.intervalSeconds)}`;
+  const rollback = strategy.rollbackSeconds ? `, a rollback takes ${duration(strategy.rollbackSeconds)}` : '';
+  const named = strategy.name ? `${strategy.name}: ` : '';
+  return `${named}${growth}, bake ${duration(strategy.bakeSeconds)}${rollback}`;
+}
+
+/** When an ended deployment ended: its last transition's time, else its start. */
+export function endedAt(document) {
+  const transitions = Array.isArray(document.transitions) ? document.transitions : [];
+  return transitions.reduce((latest, transition) => Math.max(latest, Number(transition.at) || 0), Number(document.startedAt) || 0);
+}
+
+/**
+ * The moment the document's status next changes by the clock alone, in the server's
+ * milliseconds, or null: the next step while deploying or rolling back, the end of the
+ * bake while baking. Nothing changes by the clock while paused.
+ */
+export function nextChange(document) {
+  const status = document.status || {};
+  if (status.state === 'BAKING' && typeof status.bakeLeftMilliseconds === 'number') return document.now + status.bakeLeftMilliseconds;
+  if ((status.state === 'DEPLOYING' || status.state === 'ROLLING_BACK') && typeof status.nextStepAt === 'number') return status.nextStepAt;
+  return null;
+}
+
+/**
+ * A countdown to `until` (server milliseconds): its text is rewritten by deployments.js
+ * each second from the server's clock (data-until), so it moves without a request.
+ */
+function countdownElement(until, serverNow) {
+  return el('span', { className: 'countdown', 'data-until': until }, `in ${countdown(until - serverNow)}`);
+}
+
+/** One row of the card's details: a term and what it holds. */
+const row = (term, field, ...description) => el('div', {}, el('dt', {}, term), el('dd', { 'data-field': field }, ...description));
+
+/**
+ * The card of one deployment. `ended` marks it as the last one that ended; `serverNow`
+ * is the server's clock now, for the countdowns.
+ */
+export function deploymentCard(document, { ended, serverNow }) {
+  const status = document.status || {};
+  const state = STATES.includes(status.state) ? status.state : 'UNKNOWN';
+  const share = Number(status.shareBasisPoints) || 0;
+  const head = el('div', { className: 'deployment-head' },
+    el('h3', {}, el('code', {}, document.id)),
+    el('span', { className: 'deployment-state', 'data-deployment-state': state }, state),
+    ended ? el('span', { className: 'badge', 'data-ended': '' }, 'ended') : '',
+    el('span', { className: 'hint' }, 'prefix ', el('code', {}, document.prefix)));
+  if (!ended) {
+    for (const [action, { label, states }] of Object.entries(ACTIONS)) {
+      if (!states.includes(state)) continue;
+      head.append(el('button', {
+        type: 'button', className: action === 'rollback' ? 'danger-text' : '',
+        'data-deployment-action': action, 'data-deployment-id': document.id,
+        'data-after': (document.transitions || []).length, 'aria-label': `${ACTIONS[action].confirm} deployment ${document.id}…`,
+      }, label));
+    }
+  }
+  const stepText = status.stepCount ? ` (step ${status.step} of ${status.stepCount})` : '';
+  const shareLine = el('div', { className: 'deployment-share' },
+    el('meter', { min: 0, max: 10000, value: share, 'aria-label': 'share of readers on the candidate' }),
+    el('span', { 'data-field': 'share' }, `${percent(share)} %`), el('span', { className: 'hint' }, stepText),
+    status.pausedIn ? el('span', { className: 'hint' }, ` — paused while ${status.pausedIn}`) : '');
+
+  const details = el('dl', { className: 'deployment-details' });
+  const change = nextChange(document);
+  if (state === 'BAKING' && change !== null) {
+    details.append(row('Bake left', 'bake', countdownElement(change, serverNow), ', until ', moment(change)));
+  } else if (state === 'PAUSED' && typeof status.bakeLeftMilliseconds === 'number') {
+    details.append(row('Bake left', 'bake', `${countdown(status.bakeLeftMilliseconds)}, held while paused`));
+  } else if (change !== null) {
+    details.append(row(state === 'ROLLING_BACK' ? 'Next step down' : 'Next step', 'next', moment(change), ' (', countdownElement(change, serverNow), ')'));
+  } else if (state === 'PAUSED') {
+    details.append(row('Next step', 'next', 'none while paused: the schedule waits'));
+  }
+  details.append(
+    row('Strategy', 'strategy', strategyText(document.strategy)),
+    row('Revisions', 'revisions', `${document.stableRevision} stable, ${document.candidate && document.candidate.revision} candidate`),
+    row('Signals', 'signals', signalsText(document.signals)),
+    row('Started', 'started', moment(document.startedAt), ` by ${document.startedBy}`, document.message ? `: ${document.message}` : ''),
+  );
+  const health = healthElement(document.health);
+  if (health) details.append(row('Health', 'health', health));
+  details.append(row('Transitions', 'transitions', transitionsElement(document.transitions)));
+
+  return el('article', {
+    className: `deployment${ended ? ' deployment-ended' : ''}`, 'data-deployment': document.id, 'data-state': state,
+    'data-running': String(Boolean(document.running)), 'data-transitions': (document.transitions || []).length,
+  }, head, shareLine, details);
+}
+
+function signalsText(signals) {
+  if (!Array.isArray(signals) || !signals.length) return 'none: only a person rolls it back';
+  return signals.join(', ');
+}
+
+function transitionsElement(transitions) {
+  if (!Array.isArray(transitions) || !transitions.length) return 'none';
+  const list = el('ol', { className: 'deployment-transitions' });
+  for (const transition of transitions) {
+    list.append(el('li', { 'data-transition': transition.state },
+      moment(transition.at), ' ', el('strong', {}, String(transition.state)), ` by ${transition.by}`,
+      transition.reason ? `: ${transition.reason}` : ''));
+  }
+  return list;
+}
+
+/**
+ * What agents report about the versions they read, where the document carries it
+ * (`health`: reporters, the latest report, stable and candidate counts, the health test's
+ * decision; every member optional): a small table, or null when there is nothing to show.
+ */
+export function healthElement(health) {
+  if (!health || typeof health !== 'object') return null;
+  const versions = ['stable', 'candidate'].filter((name) => health[name] && typeof health[name] === 'object');
+  const counts = ['readers', 'requests', 'errors'];
+  const parts = [];
+  if (typeof health.reporters === 'number') {
+    parts.push(el('p', { 'data-health': 'reporters' }, `${health.reporters} ${health.reporters === 1 ? 'reporter' : 'reporters'}`,
+      typeof health.latest === 'number' ? ', the latest report at ' : '', typeof health.latest === 'number' ? moment(health.latest) : ''));
+  }
+  if (versions.length) {
+    const table = el('table', { className: 'deployment-health' },
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, 'version'), ...counts.map((name) => el('th', { scope: 'col' }, name)))));
+    const body = el('tbody');
+    for (const name of versions) {
+      body.append(el('tr', { 'data-health-version': name }, el('th', { scope: 'row' }, name),
+        ...counts.map((count) => el('td', { 'data-count': count }, typeof health[name][count] === 'number' ? String(health[name][count]) : '—'))));
+    }
+    table.append(body);
+    parts.push(table);
+  }
+  if (typeof health.decision === 'string') {
+    parts.push(el('p', { 'data-health': 'decision' }, 'decision: ', el('span', { className: 'deployment-decision', 'data-decision': health.decision }, health.decision)));
+  }
+  return parts.length ? el('div', {}, ...parts) : null;
+}
+"""##),
+        ("deployments.js", ##"""
+// The open config's staged deployments, on its page: each running one (and the last that
+// ended, marked ended) as a card (deployment-card.js), read from GET deployments, which
+// answers each with its status at the server's clock.
+//
+// How the panel follows them:
+// - Changes made anywhere (the CLI, REST, a monitor, this console) are changes of the
+//   records under /.discfg/deploying/ and /.discfg/deployed/, which the config's watch
+//   already brings (watch.js): after each redraw of the keys, a record changed since the
+//   panel was drawn reads the deployments again. No polling for those.
+// - The clock: the share changes only at the next step, and the state at the end of the
+//   bake. Those moments are in the document (status.nextStepAt, bakeLeftMilliseconds),
+//   so the panel reads the deployments again exactly then, rather than working the
+//   schedule out here: the server's Deployment.status(at:) stays the one place the
+//   schedule is computed, and the console cannot disagree with `discfg deploy status`.
+//   Between reads only the countdowns move, each second, from the server's clock (its
+//   `now` less the local clock when it answered, so a skewed local clock does not matter).
+
+import { api, configUrl, isAbort, signInNeeded } from './api.js?v={{version}}';
+import { isInternalKey } from './schemas.js?v={{version}}';
+import { state } from './state.js?v={{version}}';
+import { el, ui } from './elements.js?v={{version}}';
+import { countdown, deploymentCard, endedAt, nextChange } from './deployment-card.js?v={{version}}';
+
+export const RUNNING_PREFIX = '/.discfg/deploying/';
+export const ENDED_PREFIX = '/.discfg/deployed/';
+/** How often the countdowns are rewritten. */
+export const TICK_MS = 1000;
+/** A read at a step's moment waits this much past it, so the server's clock has passed it too. */
+export const STEP_MARGIN_MS = 500;
+/** The longest a timer may wait (setTimeout's limit, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * What the panel shows, and for which session: the documents as last read, the server's
+ * clock less the local one, the records' signature they were read for, the read in flight.
+ */
+const shown = { current: null, documents: [], skew: 0, signature: null, problem: '', ticket: 0 };
+let nextRead = 0;
+let ticker = 0;
+
+/** The server's clock now, in unix milliseconds, from the last answer. */
+export const serverNow = () => Date.now() + shown.skew;
+
+/** The deployments shown now (for the buttons: the document a button stands for). */
+export const shownDeployment = (id) => shown.documents.find((deployment) => deployment.id === id) || null;
+
+/** Whether a key is a deployment's record (running or ended). */
+export const isDeploymentRecord = (key) => key.startsWith(RUNNING_PREFIX) || key.startsWith(ENDED_PREFIX);
+
+/** A config is opened: the panel forgets the last one's deployments and says it is reading. */
+export function resetDeployments() {
+  clearTimeout(nextRead);
+  clearInterval(ticker);
+  ticker = 0;
+  shown.current = null;
+  shown.documents = [];
+  shown.signature = null;
+  shown.problem = '';
+  shown.ticket += 1;
+  ui.deploymentsError.textContent = '';
+  ui.deploymentsList.replaceChildren(el('p', { className: 'empty' }, 'Reading deployments…'));
+}
+
+/** The records' keys and revisions: what the deployments shown were read for. */
+function signature(current) {
+  return [...current.items.values()].filter((item) => isInternalKey(item.key) && isDeploymentRecord(item.key))
+    .map((item) => `${item.key}@${item.modRevision}`).sort().join('\n');
+}
+
+/**
+ * The open config's keys were drawn again (after any change to them): reads the
+ * deployments again when a record changed since they were read, or another config is open.
+ */
+export function onDeploymentRecords(current) {
+  if (!current || current !== state.session) return;
+  const now = signature(current);
+  if (shown.current === current && shown.signature === now) return;
+  shown.current = current;
+  shown.signature = now;
+  readDeployments(current);
+}
+
+/** Reads the config's deployments and draws them; a later read wins over an earlier one still answering. */
+export async function readDeployments(current) {
+  shown.ticket += 1;
+  const ticket = shown.ticket;
+  let envelope;
+  try {
+    envelope = await api('GET', `${configUrl(current.name)}/deployments`, { signal: current.controller.signal });
+  } catch (error) {
+    if (isAbort(error) || current !== state.session || ticket !== shown.ticket) return;
+    if (error.status === 401) {
+      signInNeeded(error.message);
+      return;
+    }
+    shown.problem = `Deployments cannot be read: ${error.message || String(error)}`;
+    renderDeployments();
+    return;
+  }
+  if (current !== state.session || ticket !== shown.ticket) return;
+  const documents = (Array.isArray(envelope.deployments) ? envelope.deployments : []).filter((deployment) => deployment && typeof deployment.id === 'string');
+  shown.current = current;
+  shown.documents = documents;
+  shown.problem = '';
+  if (documents.length && typeof documents[0].now === 'number') shown.skew = documents[0].now - Date.now();
+  renderDeployments();
+}
+
+/** Draws the panel from the documents last read, keeping focus on the button that had it. */
+export function renderDeployments() {
+  const current = state.session;
+  if (!current || shown.current !== current) return;
+  const focused = ui.deploymentsList.contains(document.activeElement) ? document.activeElement.dataset : null;
+  const running = shown.documents.filter((deployment) => deployment.running);
+  const ended = shown.documents.filter((deployment) => !deployment.running).sort((a, b) => endedAt(b) - endedAt(a));
+  const now = serverNow();
+  ui.deploymentsList.replaceChildren();
+  if (shown.problem) {
+    ui.deploymentsList.append(el('p', { className: 'empty' }, shown.problem));
+  } else if (!running.length) {
+    ui.deploymentsList.append(el('p', { className: 'empty', 'data-deployments': 'none' },
+      'No deployment is running. Roll a change out to a growing share of readers with ',
+      el('code', {}, `discfg deploy start ${current.name} -d file.json --strategy …`), ' (see docs/deploy.md).'));
+  }
+  for (const deployment of running) ui.deploymentsList.append(deploymentCard(deployment, { ended: false, serverNow: now }));
+  if (!shown.problem && ended.length) ui.deploymentsList.append(deploymentCard(ended[0], { ended: true, serverNow: now }));
+  if (focused && focused.deploymentAction) {
+    const again = ui.deploymentsList.querySelector(
+      `button[data-deployment-id="${CSS.escape(focused.deploymentId)}"][data-deployment-action="${CSS.escape(focused.deploymentAction)}"]`);
+    if (again) again.focus();
+  }
+  scheduleClock(current, running);
+}
+
+/**
+ * Reads again when the first running deployment's status next changes by the clock, and
+ * keeps the countdowns moving meanwhile; stops both when none has a moment to wait for.
+ */
+function scheduleClock(current, running) {
+  clearTimeout(nextRead);
+  const moments = running.map(nextChange).filter((moment) => moment !== null);
+  if (!moments.length) {
+    clearInterval(ticker);
+    ticker = 0;
+    return;
+  }
+  const wait = Math.min(MAX_TIMER_MS, Math.max(STEP_MARGIN_MS, Math.min(...moments) - serverNow() + STEP_MARGIN_MS));
+  nextRead = setTimeout(() => {
+    if (current === state.session) readDeployments(current);
+  }, wait);
+  if (!ticker) ticker = setInterval(tick, TICK_MS);
+}
+
+/** Rewrites each countdown from the server's clock; stops once the config is closed. */
+function tick() {
+  if (!state.session || shown.current !== state.session) {
+    clearInterval(ticker);
+    ticker = 0;
+    return;
+  }
+  const now = serverNow();
+  for (const element of ui.deploymentsList.querySelectorAll('[data-until]')) {
+    element.textContent = `in ${countdown(Number(element.dataset.until) - now)}`;
+  }
+}
 """##),
         ("diff.js", ##"""
 // A line diff for the console's history view: Myers' shortest edit script, which is
@@ -1988,6 +2512,15 @@ export const ui = {
   flagConfirmNo: $('flag-confirm-no'),
   flagsError: $('flags-error'),
   flagsList: $('flags-list'),
+
+  deployments: $('deployments'),
+  deployConfirm: $('deploy-confirm'),
+  deployConfirmText: $('deploy-confirm-text'),
+  deployMessage: $('deploy-message'),
+  deployConfirmYes: $('deploy-confirm-yes'),
+  deployConfirmNo: $('deploy-confirm-no'),
+  deploymentsError: $('deployments-error'),
+  deploymentsList: $('deployments-list'),
 
   transferToggle: $('transfer-toggle'),
   transfer: $('transfer'),
@@ -3122,6 +3655,22 @@ export function renderDiffLines(ops) {
 
     <p id="config-error" class="error" role="alert"></p>
 
+    <!-- Staged deployments (docs/deploy.md): each running one, and the last that ended. -->
+    <section id="deployments" class="deployments" aria-labelledby="deployments-heading">
+      <h2 id="deployments-heading">Deployments</h2>
+      <div id="deploy-confirm" class="notice" hidden>
+        <p id="deploy-confirm-text"></p>
+        <label for="deploy-message">Change message <span class="hint">(why: kept in the deployment's transitions and <code>discfg log</code>)</span></label>
+        <div class="row">
+          <input id="deploy-message" type="text" maxlength="1024" autocomplete="off" placeholder="why this change">
+          <button type="button" id="deploy-confirm-yes" class="primary">Pause deployment</button>
+          <button type="button" id="deploy-confirm-no">Cancel</button>
+        </div>
+      </div>
+      <p id="deployments-error" class="error" role="alert"></p>
+      <div id="deployments-list" class="deployments-list"></div>
+    </section>
+
     <!-- The whole config as it was at one revision: read-only. -->
     <section id="snapshot" class="snapshot" aria-labelledby="snapshot-heading" hidden>
       <div class="snapshot-head">
@@ -3811,6 +4360,7 @@ export function clearErrors() {
   for (const area of [
     ui.configsError, ui.configError, ui.deleteConfigError, ui.editorMessage, ui.tokensError,
     ui.atRevisionError, ui.transferError, ui.transferStatus, ui.historyError, ui.secretError, ui.revisionsError, ui.flagsError,
+    ui.deploymentsError,
   ]) {
     area.textContent = '';
   }
