@@ -56,3 +56,19 @@ extension RemoteStore {
         return query + plan.signals.map { ("signal", $0.text) }
     }
 }
+
+extension RemoteStore {
+    /// `PUT /v1/{config}/deployments/{id}/health`: the report as JSON.
+    public func reportHealth(_ report: HealthReport, deployment id: String, in config: ConfigName) async throws {
+        try Deployment.checkID(id)
+        let body = try JSONEncoder().encode(report)
+        _ = try await transport.envelope(.PUT, configPath(config) + "/deployments/\(id)/health", body: body, headers: [("Content-Type", "application/json")])
+    }
+
+    /// `GET /v1/{config}/deployments/{id}/health`: every reporter's report.
+    public func healthReports(deployment id: String, in config: ConfigName) async throws -> [HealthReport] {
+        try Deployment.checkID(id)
+        let envelope = try await transport.envelope(.GET, configPath(config) + "/deployments/\(id)/health")
+        return envelope.reports ?? []
+    }
+}

@@ -238,6 +238,8 @@ extension StoreConformance {
         all.append(Check(name: "DeploymentChecks.aRollbackDropsTheCandidateAndFreesThePrefix()") { try await self.deployments.aRollbackDropsTheCandidateAndFreesThePrefix() })
         all.append(Check(name: "DeploymentChecks.anExportWithDeploymentsImportsWithoutThem()") { try await self.deployments.anExportWithDeploymentsImportsWithoutThem() })
         all.append(Check(name: "DeploymentChecks.aCandidateThatBreaksASchemaIsRefused()") { try await self.deployments.aCandidateThatBreaksASchemaIsRefused() })
+        all.append(Check(name: "HealthReportChecks.reportsAreKeptPerReporterApartFromHistory()") { try await self.healthReports.reportsAreKeptPerReporterApartFromHistory() })
+        all.append(Check(name: "HealthReportChecks.aReportForNoRunningDeploymentIsRefused()") { try await self.healthReports.aReportForNoRunningDeploymentIsRefused() })
         return all
     }
 }

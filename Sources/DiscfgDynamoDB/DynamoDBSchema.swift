@@ -27,6 +27,12 @@ enum DynamoDBLayout {
     /// lease's id in decimal. Apart from the config's partition, so a keep-alive never
     /// meets a change's transaction on the meta item.
     static let leaseSuffix = "#l"
+    /// Appended to a config's name for its deployments' health reports: one item per
+    /// deployment and reporter, sort key `ID/REPORTER`, the report as JSON in `v`. Apart
+    /// from the config's partition: a report makes no revision and meets no change.
+    static let healthSuffix = "#r"
+    /// How long a health report is kept after it was last written, by DynamoDB's TTL.
+    static let healthRetentionSeconds: Int64 = 7 * 86_400
     /// Appended to an event's sort key for the item holding its overflowed previous value.
     static let overflowSuffix = "#prev"
     /// Separates the key from the revision in `lsk`; keys never hold control characters.
@@ -42,6 +48,8 @@ enum DynamoDBLayout {
     static func tombstoneKey(_ config: ConfigName, _ key: Key) -> Attributes { Self.key(tombstonePK(config), key.path) }
     static func leasePK(_ config: ConfigName) -> String { config.rawValue + leaseSuffix }
     static func leaseKey(_ config: ConfigName, _ id: Int64) -> Attributes { key(leasePK(config), String(id)) }
+    static func healthPK(_ config: ConfigName) -> String { config.rawValue + healthSuffix }
+    static func healthKey(_ config: ConfigName, _ id: String, _ reporter: String) -> Attributes { key(healthPK(config), id + "/" + reporter) }
 
     /// The config whose history partition `pk` is, or nil for any other partition.
     static func config(ofHistoryPK pk: String) -> ConfigName? {

@@ -181,7 +181,7 @@ public final class DynamoDBStore: ConfigStore {
     /// Deletes every item of a config whose meta item is marked `deleting`, the meta
     /// item and registry entry last.
     func purge(_ name: ConfigName) async throws {
-        for pk in [name.rawValue, DynamoDBLayout.historyPK(name), DynamoDBLayout.tombstonePK(name), DynamoDBLayout.leasePK(name)] {
+        for pk in [name.rawValue, DynamoDBLayout.historyPK(name), DynamoDBLayout.tombstonePK(name), DynamoDBLayout.leasePK(name), DynamoDBLayout.healthPK(name)] {
             var query = QueryInput(table: connection.table, key: .partition(pk), consistent: true)
             query.project([.pk, .sk])
             while true {

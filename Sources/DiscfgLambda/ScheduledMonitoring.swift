@@ -133,6 +133,12 @@ final class TimeBoundStore: ConfigStore {
     func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
         try await base.changeDeployment(change, in: config)
     }
+    func reportHealth(_ report: HealthReport, deployment id: String, in config: ConfigName) async throws {
+        try await base.reportHealth(report, deployment: id, in: config)
+    }
+    func healthReports(deployment id: String, in config: ConfigName) async throws -> [HealthReport] {
+        try await base.healthReports(deployment: id, in: config)
+    }
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         try await base.delete(key, in: config, conditions: conditions)
     }

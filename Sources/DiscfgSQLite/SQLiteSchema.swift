@@ -9,7 +9,7 @@ import Foundation
 /// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
 /// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 10
+    static let version = 11
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -65,7 +65,7 @@ enum SQLiteSchema {
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
     static let migrations: [Migration] = [
         .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
-        .sql(attribution), .sql(leases), .code(addLeaseOwners),
+        .sql(attribution), .sql(leases), .code(addLeaseOwners), .sql(healthReports),
     ]
 
     /// `configs` holds a JSON array of the token's scopes (`demo`, `demo:/app/`,
@@ -149,6 +149,19 @@ enum SQLiteSchema {
         expires_at INTEGER NOT NULL,
         revoking INTEGER NOT NULL DEFAULT 0,
         PRIMARY KEY (config, id)
+    ) WITHOUT ROWID;
+    """
+
+    /// Each running deployment's health reports, one per reporter (``HealthReport`` as
+    /// JSON in `report`), apart from keys and history: a report makes no revision.
+    /// Deleting a config deletes its rows in the same transaction.
+    static let healthReports = """
+    CREATE TABLE IF NOT EXISTS health_reports (
+        config TEXT NOT NULL,
+        deployment TEXT NOT NULL,
+        reporter TEXT NOT NULL,
+        report TEXT NOT NULL,
+        PRIMARY KEY (config, deployment, reporter)
     ) WITHOUT ROWID;
     """
 

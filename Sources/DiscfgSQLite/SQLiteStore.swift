@@ -105,6 +105,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
             try connection.run("DELETE FROM history WHERE config = ?", [name])
             try connection.run("DELETE FROM tombstones WHERE config = ?", [name])
             try connection.run("DELETE FROM leases WHERE config = ?", [name])
+            try connection.run("DELETE FROM health_reports WHERE config = ?", [name])
             guard try connection.run("DELETE FROM configs WHERE name = ?", [name]) == 1 else {
                 throw DiscfgError.configNotFound(try ConfigName(name.text))
             }
@@ -344,7 +345,7 @@ public final class SQLiteStore: ConfigStore, GroupCommitReporting {
         try connection.first(SQLiteRows.configByName, [.text(name.rawValue)], SQLiteRows.config)
     }
 
-    private static func requireConfig(_ name: ConfigName, _ connection: SQLiteConnection) throws -> ConfigInfo {
+    static func requireConfig(_ name: ConfigName, _ connection: SQLiteConnection) throws -> ConfigInfo {
         guard let info = try configInfo(name, connection) else { throw DiscfgError.configNotFound(name) }
         return info
     }

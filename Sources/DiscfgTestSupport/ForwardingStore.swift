@@ -47,6 +47,12 @@ extension ForwardingStore {
     public func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome {
         try await forwardee.changeDeployment(change, in: config)
     }
+    public func reportHealth(_ report: HealthReport, deployment id: String, in config: ConfigName) async throws {
+        try await forwardee.reportHealth(report, deployment: id, in: config)
+    }
+    public func healthReports(deployment id: String, in config: ConfigName) async throws -> [HealthReport] {
+        try await forwardee.healthReports(deployment: id, in: config)
+    }
     public func compact(_ config: ConfigName, through revision: Revision) async throws -> ConfigInfo { try await forwardee.compact(config, through: revision) }
     public func transact(_ transaction: Transaction, in config: ConfigName) async throws -> TransactionResult { try await forwardee.transact(transaction, in: config) }
     public func history(of key: Key, in config: ConfigName, _ query: HistoryQuery) async throws -> HistoryPage {

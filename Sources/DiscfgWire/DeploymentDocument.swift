@@ -27,6 +27,9 @@ public struct DeploymentDocument: Hashable, Sendable {
     public var status: DeploymentStatusDocument
     /// The server's clock when it answered, in unix milliseconds.
     public var now: Int64
+    /// The health reports added up, for a running deployment someone reported on; nil
+    /// otherwise.
+    public var health: HealthDocument?
 
     /// The document of `deployment` at `now`.
     public init(_ deployment: Deployment, running: Bool, at now: Int64) {
@@ -38,7 +41,7 @@ public struct DeploymentDocument: Hashable, Sendable {
 
     /// The fields the document adds to the record's.
     fileprivate enum Extra: String, CodingKey, CaseIterable {
-        case running, status, now
+        case running, status, now, health
     }
 }
 
@@ -50,6 +53,7 @@ extension DeploymentDocument: Codable {
         running = try extra.decode(Bool.self, forKey: .running)
         status = try extra.decode(DeploymentStatusDocument.self, forKey: .status)
         now = try extra.decode(Int64.self, forKey: .now)
+        health = try extra.decodeIfPresent(HealthDocument.self, forKey: .health)
         guard case .object(var fields) = try JSONValue(from: decoder) else {
             throw DiscfgError.invalid("deployment", "a deployment document must be a JSON object")
         }
@@ -64,6 +68,7 @@ extension DeploymentDocument: Codable {
         try extra.encode(running, forKey: .running)
         try extra.encode(status, forKey: .status)
         try extra.encode(now, forKey: .now)
+        try extra.encodeIfPresent(health, forKey: .health)
     }
 }
 
@@ -137,8 +142,6 @@ public enum DeploymentAction: String, CaseIterable, Sendable {
     /// ``Deployment/randomID()`` makes them), before any store is asked.
     /// - Throws: `invalidArgument` (`id`).
     public static func checkID(_ id: String) throws {
-        guard id.utf8.count == 16, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw DiscfgError.invalid("id", "a deployment id is 16 lowercase hexadecimal digits, got \"\(String(id.prefix(40)).debugEscaped)\"")
-        }
+        try Deployment.checkID(id)
     }
 }

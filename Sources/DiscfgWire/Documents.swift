@@ -198,6 +198,10 @@ public struct Envelope: Codable, Hashable, Sendable {
     public var deployment: DeploymentDocument?
     /// A config's staged deployments, running first (`deployments`).
     public var deployments: [DeploymentDocument]?
+    /// A deployment's health, its reports added up (`deployment-health`).
+    public var health: HealthDocument?
+    /// A deployment's health reports, one per reporter (`deployment-health`).
+    public var reports: [HealthReport]?
 
     /// Creates an envelope for `action`.
     public init(action: String) {
@@ -208,7 +212,7 @@ public struct Envelope: Codable, Hashable, Sendable {
         case action, config, currentDiscfg, item, prevItem, revision, compactedRevision, at, items, prefixes, cursor, events, event, by
         case configInfo = "info"
         case configs, unchanged, message, error, table
-        case succeeded, responses, token, id, tokens, encryptionKey, violations, schemas, deployment, deployments
+        case succeeded, responses, token, id, tokens, encryptionKey, violations, schemas, deployment, deployments, health, reports
     }
 
     /// The envelope for a change: the item after, the item before, the new revision.

@@ -36,6 +36,7 @@ public enum EnvelopeJSON {
         if let error = envelope.error { object.key("error", &buffer); write(error, to: &buffer) }
         if let event = envelope.event { object.key("event", &buffer); write(event, to: &buffer) }
         if let events = envelope.events { object.key("events", &buffer); writeArray(events, to: &buffer, write) }
+        if let health = envelope.health { object.key("health", &buffer); write(health, to: &buffer) }
         if let id = envelope.id { object.key("id", &buffer); buffer.writeJSONString(id) }
         if let info = envelope.configInfo { object.key("info", &buffer); write(info, to: &buffer) }
         if let item = envelope.item { object.key("item", &buffer); write(item, to: &buffer) }
@@ -43,6 +44,7 @@ public enum EnvelopeJSON {
         if let message = envelope.message { object.key("message", &buffer); buffer.writeJSONString(message) }
         if let prefixes = envelope.prefixes { object.key("prefixes", &buffer); writeArray(prefixes, to: &buffer) { $1.writeJSONString($0) } }
         if let prevItem = envelope.prevItem { object.key("prevItem", &buffer); write(prevItem, to: &buffer) }
+        if let reports = envelope.reports { object.key("reports", &buffer); writeArray(reports, to: &buffer, write) }
         if let responses = envelope.responses { object.key("responses", &buffer); writeArray(responses, to: &buffer, write) }
         if let revision = envelope.revision { object.key("revision", &buffer); buffer.writeJSONNumber(revision.rawValue) }
         if let schemas = envelope.schemas { object.key("schemas", &buffer); writeArray(schemas, to: &buffer, write) }
@@ -182,6 +184,7 @@ public enum EnvelopeJSON {
         var candidate = JSONObjectWriter(&buffer)
         candidate.key("revision", &buffer); buffer.writeJSONNumber(deployment.candidate.revision.rawValue)
         candidate.close(&buffer)
+        if let health = document.health { object.key("health", &buffer); write(health, to: &buffer) }
         object.key("id", &buffer); buffer.writeJSONString(deployment.id)
         object.key("message", &buffer); buffer.writeJSONString(deployment.message)
         object.key("now", &buffer); buffer.writeJSONNumber(document.now)
@@ -202,6 +205,33 @@ public enum EnvelopeJSON {
             object.key("state", &buffer); buffer.writeJSONString(transition.state.rawValue)
             object.close(&buffer)
         }
+        object.close(&buffer)
+    }
+
+    private static func write(_ health: HealthDocument, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("candidate", &buffer); write(health.candidate, to: &buffer)
+        object.key("decision", &buffer); buffer.writeJSONString(health.decision)
+        if let latest = health.latest { object.key("latest", &buffer); buffer.writeJSONNumber(latest) }
+        object.key("reporters", &buffer); buffer.writeJSONNumber(health.reporters)
+        object.key("stable", &buffer); write(health.stable, to: &buffer)
+        object.close(&buffer)
+    }
+
+    private static func write(_ report: HealthReport, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("at", &buffer); buffer.writeJSONNumber(report.at)
+        object.key("candidate", &buffer); write(report.candidate, to: &buffer)
+        object.key("reporter", &buffer); buffer.writeJSONString(report.reporter)
+        object.key("stable", &buffer); write(report.stable, to: &buffer)
+        object.close(&buffer)
+    }
+
+    private static func write(_ counts: HealthReport.Counts, to buffer: inout JSONBytes) {
+        var object = JSONObjectWriter(&buffer)
+        object.key("errors", &buffer); buffer.writeJSONNumber(counts.errors)
+        object.key("readers", &buffer); buffer.writeJSONNumber(counts.readers)
+        object.key("requests", &buffer); buffer.writeJSONNumber(counts.requests)
         object.close(&buffer)
     }
 

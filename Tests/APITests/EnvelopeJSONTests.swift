@@ -194,7 +194,12 @@ struct EnvelopeJSONTests {
         let info = ConfigDocument(ConfigInfo(name: try ConfigName("c"), revision: .zero, createdAt: Date(milliseconds: 0), modifiedAt: Date(milliseconds: 0), settings: ConfigSettings()))
         let token = TokenDocument(AccessToken(id: "0123456789ab", hash: Data(), role: .write, configs: [try ConfigName("c")], description: "web \"tier\"", createdAt: Date(milliseconds: 9)))
         let schema = try Self.schemaDocument(#"{"type": "object"}"#)
-        let deployment = try Self.deploymentDocuments()[1]
+        var deployment = try Self.deploymentDocuments()[1]
+        let reports = [
+            try HealthReport(reporter: "web-1#\"a\"", stable: .init(requests: 900, errors: 2, readers: 40), candidate: .init(requests: UInt64.max, errors: 9, readers: 5), at: 1_767_226_020_000),
+        ]
+        let health = HealthDocument(DeploymentHealth(reports))
+        deployment.health = health
         let setters: [String: (inout Envelope) -> Void] = [
             "action": { _ in },
             "config": { $0.config = "c" },
@@ -226,6 +231,8 @@ struct EnvelopeJSONTests {
             "schemas": { $0.schemas = [schema] },
             "deployment": { $0.deployment = deployment },
             "deployments": { $0.deployments = [deployment] },
+            "health": { $0.health = health },
+            "reports": { $0.reports = reports },
         ]
         var envelopes: [String: Envelope] = [:]
         for child in Mirror(reflecting: Envelope(action: "x")).children {

@@ -115,6 +115,14 @@ public struct InstrumentedStore: ConfigStore {
         let store = try writable("changing a deployment")
         return noted(config, \.revision, try await timed("changeDeployment") { try await store.changeDeployment(change, in: config) })
     }
+    public func reportHealth(_ report: HealthReport, deployment id: String, in config: ConfigName) async throws {
+        let store = try writable("reporting health")
+        try await timed("reportHealth") { try await store.reportHealth(report, deployment: id, in: config) }
+    }
+    public func healthReports(deployment id: String, in config: ConfigName) async throws -> [HealthReport] {
+        let store = try writable("reading health reports")
+        return try await timed("healthReports") { try await store.healthReports(deployment: id, in: config) }
+    }
     public func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event {
         let store = try writable("deleting \(key)")
         return noted(config, \.revision, try await timed("delete") { try await store.delete(key, in: config, conditions: conditions) })

@@ -60,9 +60,7 @@ public struct Deployment: Hashable, Sendable {
         id: String, prefix: KeyPrefix, stableRevision: Revision, candidate: DeploymentCandidate, strategy: DeploymentStrategy,
         startedAt: Int64, message: String, startedBy: String, signals: [DeploymentSignal]
     ) throws {
-        guard id.utf8.count == 16, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw DiscfgError.invalid("id", "a deployment id is 16 lowercase hexadecimal digits, got \"\(String(id.prefix(40)).debugEscaped)\"")
-        }
+        try Self.checkID(id)
         try Self.checkTime(startedAt, field: "startedAt")
         guard stableRevision <= .max, candidate.revision <= .max else {
             throw DiscfgError.invalid("stableRevision", "a deployment's revisions are at most \(Revision.max)")
@@ -87,6 +85,15 @@ public struct Deployment: Hashable, Sendable {
         self.startedBy = startedBy
         self.signals = signals
         self.transitions = []
+    }
+
+    /// Refuses text that is not a deployment id: 16 lowercase hexadecimal digits, as
+    /// ``randomID()`` makes them.
+    /// - Throws: `invalidArgument` (`id`).
+    public static func checkID(_ id: String) throws {
+        guard id.utf8.count == 16, id.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw DiscfgError.invalid("id", "a deployment id is 16 lowercase hexadecimal digits, got \"\(String(id.prefix(40)).debugEscaped)\"")
+        }
     }
 
     /// A new deployment id: 16 lowercase hexadecimal digits from `generator`.

@@ -43,6 +43,16 @@ public protocol ConfigStore: ConfigReading {
     /// Starts a staged deployment, or records a transition of one, as one change
     /// (``ChangeTransaction/changeDeployment(_:)`` says what each does).
     func changeDeployment(_ change: DeploymentChange, in config: ConfigName) async throws -> DeploymentOutcome
+    /// Keeps `report`, replacing its reporter's earlier one unless that one is newer, for
+    /// deployment `id` while it runs. Reports are kept apart from keys and history: they
+    /// make no revision and no event, and deleting the config deletes them.
+    /// - Throws: `configNotFound`; `invalidArgument` for an id that is not a deployment's;
+    ///   `keyNotFound` when no deployment `id` runs; `tooLarge` for a new reporter past
+    ///   ``HealthReport/maxReporters``.
+    func reportHealth(_ report: HealthReport, deployment id: String, in config: ConfigName) async throws
+    /// The reports kept for deployment `id`, one per reporter, in reporter order (none for
+    /// a deployment nobody reported on). Throws `configNotFound`.
+    func healthReports(deployment id: String, in config: ConfigName) async throws -> [HealthReport]
     /// Deletes a key if every condition holds. Throws `keyNotFound` when it is absent.
     func delete(_ key: Key, in config: ConfigName, conditions: [Condition]) async throws -> Event
     /// Deletes every key under a prefix atomically as one change: one new revision that

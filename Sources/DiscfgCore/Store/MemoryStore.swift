@@ -21,6 +21,8 @@ public final class MemoryStore: ConfigStore {
     let tokensIssued = Mutex(false)
     /// Each config's etcd leases by id, apart from its keys: a lease changes no revision.
     let leaseRecords = Mutex<[ConfigName: [Int64: LeaseRecord]]>([:])
+    /// Each config's deployments' health reports, by deployment and reporter.
+    let healthRecords = Mutex<[ConfigName: [String: [String: HealthReport]]]>([:])
     private let clock: any WallClock
     private let notifier = ChangeNotifier()
     private let sweeper = ExpirySweeper()
@@ -47,6 +49,7 @@ public final class MemoryStore: ConfigStore {
             guard configs.removeValue(forKey: name) != nil else { throw DiscfgError.configNotFound(name) }
         }
         _ = leaseRecords.withLock { $0.removeValue(forKey: name) }
+        _ = healthRecords.withLock { $0.removeValue(forKey: name) }
         notifier.deleted(name)
     }
 
