@@ -794,6 +794,44 @@ paths:
         "401": { $ref: "#/components/responses/Error" }
         "403": { $ref: "#/components/responses/Error" }
         "404": { $ref: "#/components/responses/Error" }
+  /v1/{config}/deployments/{id}/health:
+    parameters:
+      - $ref: "#/components/parameters/config"
+      - $ref: "#/components/parameters/deployment"
+    get:
+      summary: A running deployment's health reports, one per reporter, and their sum with what the health test makes of it.
+      description: |
+        Agents and servers pass the requests, errors and readers they counted for each
+        version (see POST /v1/{config}/health) as one cumulative report per reporter; the
+        monitor rolls a deployment that watches the health signal back when the sequential
+        test (docs/deploy.md) finds the candidate significantly worse. health holds the sum
+        and decision (healthy, undecided or rollback); reports each reporter's. Needs the
+        read role over the whole config.
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+    put:
+      summary: Keep a reporter's cumulative health report for a running deployment (what agents send).
+      description: |
+        The report replaces the reporter's last one unless that one is newer (at), and
+        makes no revision and no event. 404 when the deployment does not run; 413 past
+        10000 reporters. Needs the read role over the whole config: reporting is a
+        reader's act.
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/HealthReport" }
+      responses:
+        "200": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
   /v1/{config}/deployments/{id}/{action}:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -829,6 +867,33 @@ paths:
         "413": { $ref: "#/components/responses/Error" }
         "422": { $ref: "#/components/responses/Error" }
         "507": { $ref: "#/components/responses/Error" }
+  /v1/{config}/health:
+    parameters:
+      - $ref: "#/components/parameters/config"
+    post:
+      summary: Report an application's requests and errors against the version of a running deployment it read.
+      description: |
+        version is the last word of the Discfg-Deployment header the read was answered
+        with (candidate or stable); deployment its first, and may be left out while one
+        deployment runs. requests counts every request since the last report, failed or
+        not; errors those that failed (a report of errors alone counts them as requests).
+        The process answering (an agent, serve, the Lambda function) adds them up with
+        the readers it served and passes them to the store within its interval. 202 when
+        counted; 404 when the deployment does not run. Needs the read role over the whole
+        config.
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { $ref: "#/components/schemas/HealthObservation" }
+            example: { version: candidate, requests: 120, errors: 3 }
+      responses:
+        "202": { $ref: "#/components/responses/Envelope" }
+        "400": { $ref: "#/components/responses/Error" }
+        "401": { $ref: "#/components/responses/Error" }
+        "403": { $ref: "#/components/responses/Error" }
+        "404": { $ref: "#/components/responses/Error" }
+        "413": { $ref: "#/components/responses/Error" }
   /v1/{config}/ofrep/v1/evaluate/flags/{flag}:
     parameters:
       - $ref: "#/components/parameters/config"
@@ -1534,6 +1599,41 @@ components:
             nextStepAt: { type: integer, description: "When the share next changes, while deploying or rolling back." }
             bakeLeftMilliseconds: { type: integer, minimum: 0, description: "The bake still to run, while baking." }
             pausedIn: { type: string, enum: [DEPLOYING, BAKING], description: "For a paused deployment, the state it was paused in." }
+        health: { $ref: "#/components/schemas/Health" }
+    HealthCounts:
+      type: object
+      required: [requests, errors, readers]
+      properties:
+        requests: { type: integer, minimum: 0, description: "Requests applications served with the version." }
+        errors: { type: integer, minimum: 0, description: "Those that failed; at most requests." }
+        readers: { type: integer, minimum: 0, description: "Distinct entities that read the version." }
+    HealthReport:
+      type: object
+      additionalProperties: false
+      required: [reporter, stable, candidate, at]
+      properties:
+        reporter: { type: string, minLength: 1, maxLength: 128, pattern: '^[^/\x00-\x1f\x7f-\x9f]+$', description: "The reporter: an instance and its process." }
+        stable: { $ref: "#/components/schemas/HealthCounts" }
+        candidate: { $ref: "#/components/schemas/HealthCounts" }
+        at: { type: integer, minimum: 0, maximum: 253402300799999, description: "When the counts were taken, unix milliseconds." }
+    HealthObservation:
+      type: object
+      additionalProperties: false
+      required: [version]
+      properties:
+        deployment: { type: string, pattern: "^[0-9a-f]{16}$", description: "The deployment; may be left out while one runs." }
+        version: { type: string, enum: [candidate, stable] }
+        requests: { type: integer, minimum: 0, maximum: 1099511627776 }
+        errors: { type: integer, minimum: 0, maximum: 1099511627776 }
+    Health:
+      type: object
+      required: [reporters, decision, stable, candidate]
+      properties:
+        reporters: { type: integer, minimum: 0 }
+        latest: { type: integer, description: "The newest report's time, unix milliseconds." }
+        decision: { type: string, enum: [healthy, undecided, rollback] }
+        stable: { $ref: "#/components/schemas/HealthCounts" }
+        candidate: { $ref: "#/components/schemas/HealthCounts" }
     SchemaDocument:
       type: object
       required: [target, revision, version, modified, schema]
@@ -1609,5 +1709,7 @@ components:
         schemas: { type: array, items: { $ref: "#/components/schemas/SchemaDocument" }, description: "schemas: the config's schemas, by target." }
         deployment: { $ref: "#/components/schemas/Deployment" }
         deployments: { type: array, items: { $ref: "#/components/schemas/Deployment" }, description: "deployments: the config's staged deployments, running first." }
+        health: { $ref: "#/components/schemas/Health" }
+        reports: { type: array, items: { $ref: "#/components/schemas/HealthReport" }, description: "deployment-health: each reporter's report." }
 """#
 }

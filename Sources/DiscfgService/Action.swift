@@ -123,6 +123,10 @@ extension Action {
         /// prefix, so it needs the write role over the whole config; a prefix-scoped token
         /// is refused.
         case deploymentChange = "deploy"
+        /// Reporting health against a running deployment's versions (requests and errors
+        /// an application saw, a reporter's counts): a reader's act, which changes no key,
+        /// over the whole config, as its deployments are.
+        case healthReport = "health"
         /// What the config's server says of itself (etcd's `Maintenance.Status`): any
         /// caller of part of the config may ask.
         case status
@@ -147,7 +151,7 @@ extension Action {
         /// gets a role).
         public var role: Role? {
             switch self {
-            case .get, .list, .history, .watch, .export, .documentRead, .range, .flagEvaluate, .txn, .configInfo, .schemaList, .schemaRead, .deploymentRead, .status, .configList: .read
+            case .get, .list, .history, .watch, .export, .documentRead, .range, .flagEvaluate, .txn, .configInfo, .schemaList, .schemaRead, .deploymentRead, .healthReport, .status, .configList: .read
             case .set, .patch, .delete, .deletePrefix, .documentWrite, .importSnapshot,
                  .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .schemaWrite, .schemaDelete, .deploymentChange, .membership: .write
             case .configCreate, .configUpdate, .configDelete, .compact, .maintenance, .tokenList, .tokenCreate, .tokenRevoke, .sweep: .admin
@@ -162,7 +166,7 @@ extension Action {
                  .importSnapshot, .txn, .leaseGrant, .leaseRevoke, .leaseKeepAlive, .leaseTimeToLive, .leaseList, .status:
                 .keys
             case .configInfo, .configCreate, .configUpdate, .configDelete, .compact, .schemaList, .schemaRead, .schemaWrite, .schemaDelete,
-                 .deploymentRead, .deploymentChange, .maintenance, .membership:
+                 .deploymentRead, .deploymentChange, .healthReport, .maintenance, .membership:
                 .config
             case .configList: .configs
             case .tokenList, .tokenCreate, .tokenRevoke, .sweep: .server

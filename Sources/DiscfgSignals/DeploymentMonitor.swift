@@ -74,11 +74,29 @@ public final class DeploymentMonitor: Sendable {
         }
     }
 
+    /// The `health` signal's reading: the sequential test (``HealthTest/standard``) over
+    /// the reports agents and servers passed to the store.
+    func health(of deployment: Deployment, in config: ConfigName) async -> SignalReading {
+        let reports: [HealthReport]
+        do {
+            reports = try await store.healthReports(deployment: deployment.id, in: config)
+        } catch {
+            return .unknown("the health reports cannot be read: \((error as? DiscfgError)?.message ?? "\(error)")")
+        }
+        let health = DeploymentHealth(reports)
+        switch health.decision() {
+        case .rollback: return .unhealthy("the candidate fails significantly more often than the stable version: \(health.summary)")
+        case .healthy: return .healthy
+        case .undecided: return .unknown("not enough evidence yet: \(health.summary)")
+        }
+    }
+
     private func check(_ deployment: Deployment, in config: ConfigName) async -> Action? {
         var unhealthy: (signal: DeploymentSignal, reading: String)?
         let state = deployment.status(at: clock.now().milliseconds).state
-        if let signals, !deployment.signals.isEmpty, [.deploying, .baking, .paused].contains(state) {
-            let readings = await signals.read(deployment.signals)
+        if !deployment.signals.isEmpty, [.deploying, .baking, .paused].contains(state) {
+            var readings = await signals?.read(deployment.signals) ?? [:]
+            if deployment.signals.contains(.health) { readings[.health] = await health(of: deployment, in: config) }
             for signal in deployment.signals {
                 if case .unhealthy(let reason)? = readings[signal] {
                     unhealthy = (signal, reason)

@@ -1,3 +1,4 @@
+import DiscfgAPI
 import DiscfgSignals
 import ServiceLifecycle
 
@@ -16,5 +17,16 @@ struct DeploymentMonitorService: Service {
             }
         }
         await signals.shutdown()
+    }
+}
+
+/// Passes the readers and health counted by a server or an agent to the store each
+/// interval (``HealthCounter``), and once more at shutdown.
+struct HealthFlushService: Service {
+    let counter: HealthCounter
+    let interval: Duration
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await counter.run(every: interval) }
     }
 }

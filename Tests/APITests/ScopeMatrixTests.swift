@@ -78,6 +78,10 @@ struct ScopeMatrixTests {
         case .startDeployment: return (.POST, config + "/deployments?strategy=AllAtOnce&prefix=/.discfg/", #"{"\#(key.path)": "v"}"#, .config)
         case .getDeployment: return (.GET, config + "/deployments/00000000000000a1", nil, .config)
         case .changeDeployment: return (.POST, config + "/deployments/00000000000000a1/pause", nil, .config)
+        case .reportHealth:
+            return (.PUT, config + "/deployments/00000000000000a1/health", #"{"reporter": "r", "stable": {"requests": 1, "errors": 0, "readers": 1}, "candidate": {"requests": 1, "errors": 0, "readers": 1}, "at": 1}"#, .config)
+        case .deploymentHealth: return (.GET, config + "/deployments/00000000000000a1/health", nil, .config)
+        case .recordHealth: return (.POST, config + "/health", #"{"version": "candidate", "errors": 1}"#, .config)
         case .listKeys: return (.GET, config + "/keys?prefix=\(query)", nil, .prefix(prefix))
         case .deletePrefix: return (.DELETE, config + "/keys?prefix=\(query)&recursive", nil, .prefix(prefix))
         case .getKey: return (.GET, config + "/keys" + key.path, nil, .key(key))

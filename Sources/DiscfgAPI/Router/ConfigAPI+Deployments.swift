@@ -19,7 +19,7 @@ extension ConfigAPI {
         var envelope = Envelope(action: Endpoint.listDeployments.action)
         envelope.config = config.rawValue
         envelope.revision = listing.revision
-        envelope.deployments = listing.running.map { DeploymentDocument($0, running: true, at: now) }
+        envelope.deployments = await health(of: listing.running.map { DeploymentDocument($0, running: true, at: now) }, in: config)
             + listing.ended.map { DeploymentDocument($0, running: false, at: now) }
         return APIResponse.json(envelope)
     }
@@ -31,7 +31,7 @@ extension ConfigAPI {
         let found = try await store.deployment(id, in: config)
         var envelope = Envelope(action: Endpoint.getDeployment.action)
         envelope.config = config.rawValue
-        envelope.deployment = DeploymentDocument(found.deployment, running: found.running, at: options.clock.now().milliseconds)
+        envelope.deployment = await health(of: [DeploymentDocument(found.deployment, running: found.running, at: options.clock.now().milliseconds)], in: config).first
         return APIResponse.json(envelope)
     }
 

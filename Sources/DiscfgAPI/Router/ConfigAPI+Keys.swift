@@ -39,7 +39,9 @@ extension ConfigAPI {
         let overlay = try await deploymentOverlay(config)
         guard !overlay.isEmpty else { return (found, nil) }
         let now = options.clock.now().milliseconds
-        return (overlay.item(at: key, live: found, entity: entity, at: now), Self.deploymentHeader(overlay.version(of: key, entity: entity, at: now)))
+        let version = overlay.version(of: key, entity: entity, at: now)
+        countReader(version, entity: entity, in: config)
+        return (overlay.item(at: key, live: found, entity: entity, at: now), Self.deploymentHeader(version))
     }
 
     private func answer(_ found: Item?, at key: Key, pointer: JSONPointer?, _ request: Request, in config: ConfigName, atRevision revision: Revision?) throws -> Response {

@@ -58,6 +58,11 @@ public struct ConfigAPI: Sendable {
         /// host keeps one version of a staged deployment; nil on a server, whose plain
         /// reads get the stable version until a deployment completes.
         public var entity: String?
+        /// What counts readers and the health applications report (`POST health`) and
+        /// passes it on; nil for one the API makes, passing to its store within
+        /// ``HealthCounter/defaultInlinePeriod`` of a report (what the Lambda function
+        /// uses; `serve` and the agent give their own, flushed by a loop).
+        public var health: HealthCounter?
 
         /// The defaults.
         public init() {}
@@ -79,6 +84,8 @@ public struct ConfigAPI: Sendable {
     let flagCatalogs = FlagCatalogCache()
     /// Each config's running deployments, for reads that name an entity.
     let deploymentOverlays = DeploymentOverlayCache()
+    /// Readers and health counted here (``Options/health``, or the API's own).
+    public let health: HealthCounter
 
     /// Creates the API over a store.
     public init(store: any ConfigStore, authenticator: Authenticator, options: Options = Options()) {
@@ -89,6 +96,9 @@ public struct ConfigAPI: Sendable {
         documentReads = DocumentReadSlots(capacity: options.maxDocumentReads)
         admission = Admission(browserGuard: options.browserGuard)
         deadlines = RequestDeadlines(timeout: options.requestTimeout)
+        health = options.health ?? HealthCounter(
+            reporter: HealthCounter.reporterName(instance: ProcessInfo.processInfo.hostName), sink: store, inlinePeriod: HealthCounter.defaultInlinePeriod, clock: options.clock
+        )
     }
 
     /// Every route the API serves, for documentation checks and the authorization matrix.
@@ -205,6 +215,9 @@ public struct ConfigAPI: Sendable {
         case .startDeployment: return try await startDeployment(&request, context, perform)
         case .getDeployment: return try await getDeployment(request, context)
         case .changeDeployment: return try await changeDeployment(request, context, perform)
+        case .reportHealth: return try await reportHealth(&request, context)
+        case .deploymentHealth: return try await deploymentHealth(request, context)
+        case .recordHealth: return try await recordHealth(&request, context)
         case .evaluateFlag: return try await evaluateFlag(&request, context, perform)
         case .evaluateFlags: return try await evaluateFlags(&request, context, perform)
         case .flagEvents: return try await flagEvents(request, context, perform)

@@ -41,6 +41,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     case startDeployment
     case getDeployment
     case changeDeployment
+    case reportHealth
+    case deploymentHealth
+    case recordHealth
     case evaluateFlag
     case evaluateFlags
     case flagEvents
@@ -50,9 +53,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
     public var method: HTTPRequest.Method {
         switch self {
         case .document, .listTokens, .listConfigs, .configInfo, .listKeys, .getKey, .history, .watch, .export, .listSchemas, .getSchema, .listDeployments, .getDeployment,
-             .flagEvents, .appConfigFlags: .get
-        case .sweep, .createToken, .importSnapshot, .transaction, .compact, .startDeployment, .changeDeployment, .evaluateFlag, .evaluateFlags: .post
-        case .createConfig, .setKey, .setDocument, .setSchema: .put
+             .flagEvents, .appConfigFlags, .deploymentHealth: .get
+        case .sweep, .createToken, .importSnapshot, .transaction, .compact, .startDeployment, .changeDeployment, .evaluateFlag, .evaluateFlags, .recordHealth: .post
+        case .createConfig, .setKey, .setDocument, .setSchema, .reportHealth: .put
         case .updateConfig, .patchKey: .patch
         case .revokeToken, .deleteConfig, .deletePrefix, .deleteKey, .deleteSchema: .delete
         }
@@ -83,6 +86,8 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .listDeployments, .startDeployment: "/v1/{config}/deployments"
         case .getDeployment: "/v1/{config}/deployments/{id}"
         case .changeDeployment: "/v1/{config}/deployments/{id}/{action}"
+        case .reportHealth, .deploymentHealth: "/v1/{config}/deployments/{id}/health"
+        case .recordHealth: "/v1/{config}/health"
         case .evaluateFlag: "/v1/{config}/ofrep/v1/evaluate/flags/{flag}"
         case .evaluateFlags: "/v1/{config}/ofrep/v1/evaluate/flags"
         case .flagEvents: "/v1/{config}/ofrep/v1/events"
@@ -123,7 +128,8 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .getSchema: .schemaRead
         case .setSchema: .schemaWrite
         case .deleteSchema: .schemaDelete
-        case .listDeployments, .getDeployment: .deploymentRead
+        case .listDeployments, .getDeployment, .deploymentHealth: .deploymentRead
+        case .reportHealth, .recordHealth: .healthReport
         case .startDeployment, .changeDeployment: .deploymentChange
         case .evaluateFlag, .evaluateFlags, .appConfigFlags: .flagEvaluate
         case .flagEvents: .watch
@@ -163,6 +169,9 @@ public enum Endpoint: String, CaseIterable, Sendable, CustomStringConvertible {
         case .startDeployment: "deploy-start"
         case .getDeployment: "deployment"
         case .changeDeployment: "deploy-change"
+        case .reportHealth: "health-report"
+        case .deploymentHealth: "deployment-health"
+        case .recordHealth: "health"
         case .evaluateFlag: "flag-eval"
         case .evaluateFlags: "flag-eval-bulk"
         case .flagEvents: "flag-events"

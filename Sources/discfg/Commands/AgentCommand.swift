@@ -136,7 +136,12 @@ struct AgentCommand: AsyncParsableCommand {
             try await agent.load()
             let port = self.port ?? 2773
             var configuration = agent.serverConfiguration(port: port)
-            configuration.api.entity = try agentEntity(cache)
+            let entity = try agentEntity(cache)
+            configuration.api.entity = entity
+            // Readers and the health applications report here reach the store within an
+            // interval; a published snapshot takes none.
+            let health = HealthCounter(reporter: HealthCounter.reporterName(instance: entity), sink: (source as? StoreSource)?.store)
+            configuration.api.health = health
             configuration.unixSocketPath = socket?.path
             let authenticator = readers.map { Authenticator(mode: .required, store: $0) } ?? Authenticator(mode: .open, store: nil)
             if socket == nil, readers == nil {
@@ -155,7 +160,7 @@ struct AgentCommand: AsyncParsableCommand {
                     let credential = readers == nil ? "" : ", to readers with a token of \(readers?.path ?? "")"
                     FileHandle.standardError.write(Data("discfg: serving a read-only copy of \(names) from \(source.description) on \(address)\(credential), checked every \(agent.interval)\n".utf8))
                 },
-                services: { _, _ in [AgentService(agent: agent)] }
+                services: { _, _ in [AgentService(agent: agent), HealthFlushService(counter: health, interval: agent.interval)] }
             )
             defer { socket?.remove() }
             socket?.bindingStarts()

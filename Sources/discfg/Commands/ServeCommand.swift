@@ -232,6 +232,10 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.api.maxWatches = maxWatches
             configuration.api.servesConsole = !noUI
             configuration.api.streamBacklogBytes = streamBacklog * 1024
+            // Readers and the health applications report (POST /v1/CONFIG/health) reach
+            // the store each monitor interval, where the monitor reads them.
+            let health = HealthCounter(reporter: HealthCounter.reporterName(instance: ProcessInfo.processInfo.hostName), sink: store)
+            configuration.api.health = health
             // On standard error the audit lines are the access log, and --log-level above
             // info silences them (through the logger); a file gets every line.
             let audits = auditLog != nil || level <= .info ? auditSink : nil
@@ -270,6 +274,7 @@ struct ServeCommand: AsyncParsableCommand {
                 onServerRunning: { startLine.restListening($0) },
                 services: { apiStore, metricsText in
                     var exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
+                    exporters.append(HealthFlushService(counter: health, interval: .seconds(monitorInterval > 0 ? monitorInterval : 5)))
                     if monitorInterval > 0 {
                         let signals = SignalReader.standard(region: global.aws.region, profile: global.aws.credProfile, credentials: try? global.aws.explicitCredentials())
                         exporters.append(DeploymentMonitorService(
