@@ -39,6 +39,35 @@ struct DeploymentTransitionTests {
         #expect(twice.status(at: start + 215 * second).state == .baking)
     }
 
+    @Test("completesAt follows the pauses: the schedule's end shifted by each pause, nil while paused or rolling back")
+    func completesAtFollowsPauses() throws {
+        // Five steps of 30 s and a bake of 60 s: complete at 210 s.
+        let deployment = try linear(rollback: 40)
+        #expect(deployment.completesAt(after: start) == start + 210 * second)
+        #expect(deployment.scheduleLeft(at: start + 10 * second) == 200 * second)
+        let paused = try deployment.pause(at: start + 45 * second, by: "a", reason: "")
+        #expect(paused.completesAt(after: start + 44 * second) == start + 210 * second, "the pause counts only from its instant")
+        #expect(paused.completesAt(after: start + 60 * second) == nil, "while paused it waits for a resume")
+        #expect(paused.scheduleLeft(at: start + 60 * second) == 165 * second)
+        #expect(paused.scheduleLeft(at: start + 600 * second) == 165 * second, "the time left is frozen while paused")
+        // Resumed after 55 s: complete 55 s later than planned, as status says.
+        let resumed = try paused.resume(at: start + 100 * second, by: "a", reason: "")
+        let end = try #require(resumed.completesAt(after: start + 100 * second))
+        #expect(end == start + 265 * second)
+        #expect(resumed.status(at: end - 1).state == .baking && resumed.status(at: end).state == .complete)
+        #expect(resumed.completesAt(after: start + 400 * second) == end, "once complete, the instant it became so")
+        #expect(resumed.scheduleLeft(at: start + 400 * second) == 0)
+        // Two pauses add up.
+        let twice = try resumed.pause(at: start + 120 * second, by: "a", reason: "").resume(at: start + 130 * second, by: "a", reason: "")
+        #expect(twice.completesAt(after: start + 130 * second) == start + 275 * second)
+        let rollingBack = try resumed.rollback(at: start + 150 * second, by: "a", reason: "")
+        #expect(rollingBack.completesAt(after: start + 140 * second) == end, "before the rollback it still would complete")
+        #expect(rollingBack.completesAt(after: start + 150 * second) == nil)
+        #expect(rollingBack.scheduleLeft(at: start + 150 * second) == nil)
+        #expect(try linear().rollback(at: start + 10 * second, by: "a", reason: "").completesAt(after: start + 500 * second) == nil)
+        #expect(try linear().completesAt(after: .max) == start + 210 * second)
+    }
+
     @Test("a pause during the bake freezes the bake left")
     func pauseDuringBake() throws {
         let paused = try linear().pause(at: start + 170 * second, by: "a", reason: "")

@@ -37,6 +37,35 @@ extension Deployment {
         return status
     }
 
+    /// The deployment time still to run at `now` before the schedule reaches COMPLETE, in
+    /// milliseconds: the steps and bake left, frozen while paused (a pause shifts the rest
+    /// of the schedule by its length), 0 once complete. Nil when the deployment will not
+    /// complete by its schedule: rolling back, rolled back or reverted.
+    public func scheduleLeft(at now: Int64) -> Int64? {
+        let now = min(max(now, 0), Self.maxMilliseconds)
+        let history = History(self, until: now)
+        guard !history.reverted, history.rollback == nil else { return nil }
+        let left = strategy.deployingMilliseconds + strategy.bakeSeconds * 1000 - history.deploymentTime(at: now, startedAt: startedAt)
+        return max(left, 0)
+    }
+
+    /// When the deployment is COMPLETE by its schedule, in unix milliseconds, as the
+    /// transitions recorded up to `now` have shifted it (each pause by its length); an
+    /// instant at or before `now` once it is complete. Nil while paused (the rest waits for
+    /// a resume: ``scheduleLeft(at:)`` says how long it will take then), rolling back,
+    /// rolled back or reverted.
+    ///
+    /// ```swift
+    /// deployment.completesAt(after: now)   // startedAt + steps + bake + the time paused
+    /// ```
+    public func completesAt(after now: Int64) -> Int64? {
+        let now = min(max(now, 0), Self.maxMilliseconds)
+        let history = History(self, until: now)
+        guard !history.reverted, history.rollback == nil, history.pausedSince == nil else { return nil }
+        // With no pause running, deployment time is now − startedAt − pausedTotal.
+        return startedAt + history.pausedTotal + strategy.deployingMilliseconds + strategy.bakeSeconds * 1000
+    }
+
     /// Where the schedule stands after `time` milliseconds of deployment time.
     private func scheduled(deploymentTime time: Int64, at now: Int64) -> DeploymentStatus {
         let count = strategy.stepCount
