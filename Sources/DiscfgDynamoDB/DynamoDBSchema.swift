@@ -49,6 +49,11 @@ enum DynamoDBLayout {
     static func leasePK(_ config: ConfigName) -> String { config.rawValue + leaseSuffix }
     static func leaseKey(_ config: ConfigName, _ id: Int64) -> Attributes { key(leasePK(config), String(id)) }
     static func healthPK(_ config: ConfigName) -> String { config.rawValue + healthSuffix }
+    /// The config whose health reports partition `pk` is, or nil for another partition.
+    static func config(ofHealthPK pk: String) -> ConfigName? {
+        guard pk.hasSuffix(healthSuffix) else { return nil }
+        return try? ConfigName(String(pk.dropLast(healthSuffix.count)))
+    }
     static func healthKey(_ config: ConfigName, _ id: String, _ reporter: String) -> Attributes { key(healthPK(config), id + "/" + reporter) }
 
     /// The config whose history partition `pk` is, or nil for any other partition.

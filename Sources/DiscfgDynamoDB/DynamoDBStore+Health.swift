@@ -61,3 +61,12 @@ extension DynamoDBStore {
         }
     }
 }
+
+/// A health report read from the table's stream: which config's deployment it is for, so
+/// the stream handler checks that config's deployments as the report arrives.
+public enum StreamedHealthReport {
+    /// The config a stream image's health report is for, or nil when the image is not one.
+    public static func config(newImage: Attributes) -> ConfigName? {
+        newImage[.pk]?.string.flatMap(DynamoDBLayout.config(ofHealthPK:))
+    }
+}

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import DiscfgAPI
 import DiscfgAWS
 import DiscfgCore
+import DiscfgDynamoDB
 import DiscfgNetwork
 import DiscfgSecrets
 import DiscfgSignals
@@ -203,6 +204,14 @@ struct LambdaFunction: Sendable {
                 }
                 if notified.map({ record < $0 }) ?? true { answer = StreamBatchResponse(batchItemFailures: [.init(itemIdentifier: sequence)]) }
             }
+            // Health reports agents wrote: their configs' deployments are checked now, not
+            // at the next scheduled event. A failed check waits for that event; the batch
+            // is not retried for it.
+            var reported: [ConfigName] = []
+            for record in event.Records {
+                if let image = record.dynamodb?.NewImage, let config = StreamedHealthReport.config(newImage: image), !reported.contains(config) { reported.append(config) }
+            }
+            if !reported.isEmpty { _ = await monitoring.pass(over: reported, deadline: deadline, logger: logger) }
             return try encoder.encode(answer)
         case .scheduled:
             // Deployments first: a rollback a signal calls for waits on no sweep.

@@ -41,11 +41,14 @@ struct ScheduledMonitoring: Sendable {
     /// health probe's timeout (signals are read together), then one change, then the answer.
     var margin: Duration { signals.probe.configuration.timeout + .seconds(2) }
 
-    /// One pass, each action logged on a line of its own, bounded by `deadline`.
-    func pass(deadline: ContinuousClock.Instant, logger: Logger) async -> Summary {
+    /// One pass, over every config or only `configs` (those a stream batch brought health
+    /// reports for), each action logged on a line of its own, bounded by `deadline`.
+    func pass(over configs: [ConfigName]? = nil, deadline: ContinuousClock.Instant, logger: Logger) async -> Summary {
         let bounded = TimeBoundStore(base: store, stopAt: deadline - margin)
         let monitor = DeploymentMonitor(store: bounded, signals: signals)
-        let actions = await Deadline.within(Deadline(deadline)) { await monitor.pass() }
+        let actions = await Deadline.within(Deadline(deadline)) {
+            if let configs { await monitor.pass(over: configs) } else { await monitor.pass() }
+        }
         for action in actions {
             logger.log(level: action.revision == nil ? .warning : .info, "deployment monitor: \(action.description)")
         }

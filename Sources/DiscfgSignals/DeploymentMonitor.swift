@@ -55,11 +55,17 @@ public final class DeploymentMonitor: Sendable {
     /// A config that cannot be read is skipped until the next pass.
     public func pass() async -> [Action] {
         guard let configs = try? await store.listConfigs() else { return [] }
+        return await pass(over: configs.map(\.name))
+    }
+
+    /// One pass over the running deployments of `configs` alone: what the stream handler
+    /// makes when health reports for them arrive.
+    public func pass(over configs: [ConfigName]) async -> [Action] {
         var actions: [Action] = []
         for config in configs {
-            guard let running = try? await store.runningDeployments(in: config.name) else { continue }
+            guard let running = try? await store.runningDeployments(in: config) else { continue }
             for deployment in running {
-                if let action = await check(deployment, in: config.name) { actions.append(action) }
+                if let action = await check(deployment, in: config) { actions.append(action) }
             }
         }
         return actions
