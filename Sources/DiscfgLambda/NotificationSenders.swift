@@ -11,13 +11,21 @@ import NIOHTTP1
 struct ChangeNotice: Encodable {
     var config: String
     var event: EventDocument
+    /// For a change of a deployment's record: what happened to the deployment.
+    var deployment: DeploymentNotice?
     /// Values were left out to fit EventBridge's entry limit; read the change by revision.
     var truncated: Bool?
 
     init(config: ConfigName, event: Event) {
         self.config = config.rawValue
         self.event = EventDocument(event)
+        deployment = DeploymentNotice(event)
     }
+
+    /// `discfg.deployment` for a change of a deployment's record, else `discfg.change`: the
+    /// EventBridge detail-type and the webhook's `X-Discfg-Event`, so a rule or a receiver
+    /// can take deployments alone.
+    var kind: String { deployment == nil ? "discfg.change" : "discfg.deployment" }
 
     func json() throws -> Data { try JSONEncoder.discfg(pretty: false).encode(self) }
 
@@ -30,6 +38,34 @@ struct ChangeNotice: Encodable {
         copy.event.prevItem?.encoding = nil
         copy.truncated = true
         return copy
+    }
+}
+
+/// What a change of a deployment's record says happened: `STARTED` (a new running
+/// record), or the transition it recorded (`PAUSED`, `RESUMED`, `ROLLING_BACK`,
+/// `ROLLED_BACK`, `COMPLETE`, `REVERTED`), by whom and why. The deletion of a running
+/// record, which ends it in the same change as the ended record's write, carries none.
+struct DeploymentNotice: Encodable, Equatable {
+    var id: String
+    var step: String
+    var by: String
+    var reason: String
+
+    init?(_ event: Event) {
+        guard event.kind == .put, let item = event.item,
+              DeploymentKeys.running.contains(event.key) || DeploymentKeys.ended.contains(event.key),
+              let deployment = try? Deployment(record: item)
+        else { return nil }
+        id = deployment.id
+        if let last = deployment.transitions.last {
+            step = last.state.rawValue
+            by = last.by
+            reason = last.reason
+        } else {
+            step = "STARTED"
+            by = deployment.startedBy
+            reason = deployment.message
+        }
     }
 }
 
@@ -49,7 +85,7 @@ struct EventBridgeSender: Sendable {
 
     private struct Entry: Encodable {
         var Source = "discfg"
-        var DetailType = "discfg.change"
+        var DetailType: String
         var Detail: String
         var EventBusName: String
         var Time: Double
@@ -75,10 +111,11 @@ struct EventBridgeSender: Sendable {
     func send(_ changes: [(ConfigName, Event)], bus: String) async throws -> Int {
         var entries: [Entry] = []
         for (config, event) in changes {
-            var detail = try ChangeNotice(config: config, event: event).json()
-            if detail.count > Self.maxDetailBytes { detail = try ChangeNotice(config: config, event: event).withoutValues.json() }
+            let notice = ChangeNotice(config: config, event: event)
+            var detail = try notice.json()
+            if detail.count > Self.maxDetailBytes { detail = try notice.withoutValues.json() }
             entries.append(Entry(
-                Detail: String(decoding: detail, as: UTF8.self), EventBusName: bus,
+                DetailType: notice.kind, Detail: String(decoding: detail, as: UTF8.self), EventBusName: bus,
                 Time: Double(event.at.milliseconds) / 1000
             ))
         }
@@ -163,13 +200,14 @@ struct WebhookSender: Sendable {
         } catch let error as DiscfgError {
             throw DeliveryFailure(description: "refused to deliver: \(error.message)", permanent: true)
         }
-        let body = try ChangeNotice(config: config, event: event).json()
+        let notice = ChangeNotice(config: config, event: event)
+        let body = try notice.json()
         let timestamp = String(Int64(Date().timeIntervalSince1970))
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "discfg-notifier")
-        request.headers.add(name: "X-Discfg-Event", value: "discfg.change")
+        request.headers.add(name: "X-Discfg-Event", value: notice.kind)
         request.headers.add(name: "X-Discfg-Delivery", value: "\(config.rawValue)/\(event.revision.rawValue)")
         request.headers.add(name: "X-Discfg-Timestamp", value: timestamp)
         if let secret { request.headers.add(name: "X-Discfg-Signature", value: Self.signature(secret: secret, timestamp: timestamp, body: body)) }
