@@ -27,7 +27,7 @@ public struct FlagCatalog: Sendable {
             self.setName = setName
             self.setMetadata = setMetadata
             self.fractionalGeneration = fractionalGeneration
-            rule = if case .object? = flag.targeting { LogicRule(flag.targeting!) } else { nil }
+            rule = if let targeting = flag.targeting, case .object = targeting { LogicRule(targeting) } else { nil }
         }
     }
 
