@@ -54,12 +54,22 @@ public final class ConfigClient: Sendable {
     ///   - entity: who the reads are for (a user, a host): a staged deployment's candidate is
     ///     read where the deployment exposes it, computed here from the deployment's record;
     ///     nil reads the stable version until a deployment completes.
+    ///   - healthInterval: how often the requests the application reports
+    ///     (``RemoteConfig/recordRequest(failed:)``) are sent to the server, at most.
+    /// - Throws: `invalidArgument` for a name, an entity or an interval that is not one;
+    ///   `configNotFound`.
     public func config(
-        _ name: String, maxAge: Duration = .seconds(30), flagTelemetry: FlagTelemetry = FlagTelemetry(), entity: String? = nil
+        _ name: String, maxAge: Duration = .seconds(30), flagTelemetry: FlagTelemetry = FlagTelemetry(), entity: String? = nil,
+        healthInterval: Duration = .seconds(5)
     ) async throws -> RemoteConfig {
         let name = try ConfigName(name)
         let entity = try entity.map { try DeploymentEntity.checked($0, field: "entity") }
+        guard healthInterval > .zero else {
+            throw DiscfgError.invalid("healthInterval", "healthInterval is how often health reports are sent; it must be more than zero, not \(healthInterval)")
+        }
         _ = try await store.configInfo(name)
-        return RemoteConfig(store: store, name: name, maxAge: maxAge, keyring: keyring, flagTelemetry: flagTelemetry, entity: entity)
+        return RemoteConfig(
+            store: store, name: name, maxAge: maxAge, keyring: keyring, flagTelemetry: flagTelemetry, entity: entity, healthInterval: healthInterval
+        )
     }
 }

@@ -33,21 +33,26 @@ public actor RemoteConfig {
     /// The running deployments, and when they were read; nil once a deployment's record or
     /// staging changes while following.
     var deployments: (overlay: DeploymentOverlay, readAt: ContinuousClock.Instant)?
+    /// The requests the application reports, until sent (``recordRequest(failed:)``).
+    let health: HealthTally
 
     init(
         store: any ConfigStore, name: ConfigName, maxAge: Duration, keyring: SecretKeyring? = nil, flagTelemetry: FlagTelemetry = FlagTelemetry(),
-        entity: String? = nil
+        entity: String? = nil, healthInterval: Duration = .seconds(5)
     ) {
         self.store = store
         self.name = name
         self.maxAge = maxAge
         self.flagTelemetry = flagTelemetry
         self.entity = entity
+        // Reports go to a server; a store that is not one has nowhere to pass them.
+        health = HealthTally(store: store as? RemoteStore, config: name, interval: healthInterval)
         secrets = keyring.map { SecretReader(ConfigSecrets(store: store, config: name, keyring: $0)) }
     }
 
     deinit {
         live?.cancel()
+        health.stop()
     }
 
     /// The item at `key`, from the cache when it is fresh (or when following changes), as
@@ -64,6 +69,7 @@ public actor RemoteConfig {
         let key = try Key(key)
         let live = try await liveItem(key)
         let overlay = try await deploymentOverlay()
+        if let covering = overlay.deployment(covering: key) { health.read(covering.deployment) }
         return try await opened(overlay.isEmpty ? live : overlay.item(at: key, live: live, entity: entity, at: SystemClock().now().milliseconds))
     }
 
@@ -88,6 +94,7 @@ public actor RemoteConfig {
             overlay = try await store.deploymentOverlay(in: name)
         }
         deployments = (overlay, .now)
+        health.observe(overlay)
         return overlay
     }
 

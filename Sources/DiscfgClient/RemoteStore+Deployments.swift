@@ -72,3 +72,23 @@ extension RemoteStore {
         return envelope.reports ?? []
     }
 }
+
+extension RemoteStore {
+    /// `POST /v1/{config}/health`: `requests` an application served with one version of
+    /// deployment `id` (its candidate or its stable revision), `errors` of them failed.
+    /// The server that answers (serve, an agent, the Lambda function) counts them and
+    /// passes them to the store its monitor reads; `keyNotFound` once the deployment has ended.
+    public func recordHealth(deployment id: String, candidate: Bool, requests: UInt64, errors: UInt64, in config: ConfigName) async throws {
+        try Deployment.checkID(id)
+        let body = try JSONEncoder().encode(Observation(deployment: id, version: candidate ? "candidate" : "stable", requests: requests, errors: errors))
+        _ = try await transport.envelope(.POST, configPath(config) + "/health", body: body, headers: [("Content-Type", "application/json")])
+    }
+
+    /// The body of `POST /v1/{config}/health`, as ``HealthObservation`` reads it.
+    private struct Observation: Encodable {
+        var deployment: String
+        var version: String
+        var requests: UInt64
+        var errors: UInt64
+    }
+}
