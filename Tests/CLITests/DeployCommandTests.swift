@@ -176,6 +176,135 @@ struct DeployCommandTests {
         #expect(try await cli.run("get", "app", "/db/host").stdout == "db3\n")
     }
 
+    @Test("status shows the readers and errors agents reported and the health test's decision, on the SQLite file and through serve's REST", .timeLimit(.minutes(2)))
+    func healthReports() async throws {
+        let cli = try await Self.runner()
+        defer { cli.cleanUp() }
+        #expect(try await cli.run("deploy", "start", "app", "--prefix", "/db/", "-d", "candidate.json", "--strategy", "Linear20PercentEvery6Minutes", "--rollback-on", "health").status == 0)
+        let none = try await cli.run("deploy", "status", "app")
+        #expect(none.stdout.contains("readers:    no reports yet (agents report within their refresh interval)"), "\(none.stdout)")
+        #expect(none.stdout.contains("health  unknown: no reports yet"), "\(none.stdout)")
+        #expect(!none.stdout.contains("errors:"), "no requests, no error line: \(none.stdout)")
+        let id = try await Self.status(cli, "app").id
+
+        // A server of the same SQLite file: reports written through the library, read back over REST.
+        let server = try await LiveServer.start(directory: cli.directory)
+        let store: any ConfigStore = server.store
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        let reports = [
+            try HealthReport(reporter: "web-1#a", stable: .init(requests: 1_500, errors: 3, readers: 40), candidate: .init(requests: 80, errors: 30, readers: 6), at: now - 4_000),
+            try HealthReport(reporter: "web-2#b", stable: .init(requests: 500, errors: 1, readers: 30), candidate: .init(requests: 20, errors: 10, readers: 3), at: now - 2_000),
+        ]
+        let app = try ConfigName("app")
+        for report in reports { try await store.reportHealth(report, deployment: id, in: app) }
+        let health = DeploymentHealth(reports)
+        #expect(health.decision() == .rollback, "40 errors in 100 on the candidate against 4 in 2,000")
+        var remote = cli
+        remote.environment["DISCFG_STORE"] = server.baseURL
+        for runner in [cli, remote] {
+            let human = try await runner.run("deploy", "status", "app")
+            #expect(human.status == 0, "\(human.stderr)")
+            #expect(human.stdout.contains("readers:    stable 70, candidate 9 (2 reporters, last report "), "\(human.stdout)")
+            #expect(human.stdout.contains("errors:     candidate 40/100 (40.00 %), stable 4/2000 (0.20 %) — health test: rollback"), "\(human.stdout)")
+            #expect(human.stdout.contains("health  unhealthy: the candidate is significantly worse: \(health.summary)"), "\(human.stdout)")
+            let seen = try await Self.status(runner, "app")
+            let document = try #require(seen.object["health"] as? [String: Any], "\(seen.object)")
+            #expect(document["reporters"] as? Int == 2 && document["decision"] as? String == "rollback" && document["latest"] as? Int64 == now - 2_000)
+            #expect((document["candidate"] as? [String: Int]) == ["requests": 100, "errors": 40, "readers": 9])
+            #expect((document["stable"] as? [String: Int]) == ["requests": 2_000, "errors": 4, "readers": 70])
+            #expect((seen.object["signals"] as? [[String: Any]])?.first?["reading"] as? String == "unhealthy")
+        }
+        await server.halt()
+        #expect(try await Self.status(cli, "app").running, "status read health and left the deployment to the monitor")
+    }
+
+    @Test("status reads each signal now: an http: signal answering 503 is unhealthy, one answering 200 healthy; --no-signals reads none", .timeLimit(.minutes(2)))
+    func signalReadings() async throws {
+        let cli = try await Self.runner()
+        defer { cli.cleanUp() }
+        let peer = try await SignalPeer.start()
+        defer { Task { await peer.stop() } }
+        let failing = "\(peer.base)/status/503", passing = "\(peer.base)/status/200"
+        let start = try await cli.run(
+            "deploy", "start", "app", "--prefix", "/db/", "-d", "candidate.json", "--strategy", "Linear20PercentEvery6Minutes",
+            "--rollback-on", "http:\(failing)", "--rollback-on", "http:\(passing)"
+        )
+        #expect(start.status == 0, "\(start.stderr)")
+        let human = try await cli.run("deploy", "status", "app")
+        #expect(human.status == 0, "\(human.stderr)")
+        #expect(human.stdout.contains("signals:    http:\(failing)  unhealthy: the health URL \"\(failing)\" answered 503 Service Unavailable"), "\(human.stdout)")
+        #expect(human.stdout.contains("            http:\(passing)  healthy"), "\(human.stdout)")
+        let seen = try await Self.status(cli, "app")
+        let signals = try #require(seen.object["signals"] as? [[String: Any]], "\(seen.object)")
+        #expect(signals.map { $0["signal"] as? String } == ["http:\(failing)", "http:\(passing)"])
+        #expect(signals.map { $0["reading"] as? String } == ["unhealthy", "healthy"])
+        #expect((signals[0]["reason"] as? String)?.contains("answered 503") == true && signals[1]["reason"] is NSNull)
+
+        let skipped = try await cli.run("deploy", "status", "app", "--no-signals")
+        #expect(skipped.status == 0 && skipped.stdout.contains("signals:    http:\(failing), http:\(passing)\n"), "\(skipped.stdout)")
+        #expect(!skipped.stdout.contains("answered") && !skipped.stdout.contains("healthy"), "\(skipped.stdout)")
+        let skippedJSON = try Seen(try await cli.run("deploy", "status", "app", "--no-signals", "-f", "json"))
+        #expect(skippedJSON.object["signals"] == nil && skippedJSON.object["health"] != nil)
+        #expect(try await Self.status(cli, "app").running, "an unhealthy reading is shown, not acted on, by status")
+    }
+
+    @Test("a CloudWatch that never answers costs status its bound, not a hang: the alarm reads unknown, the URL beside it is read", .timeLimit(.minutes(1)))
+    func silentCloudWatch() async throws {
+        var cli = try await Self.runner()
+        defer { cli.cleanUp() }
+        let silent = try SilentPort()
+        defer { Task { await silent.stop() } }
+        let peer = try await SignalPeer.start()
+        defer { Task { await peer.stop() } }
+        for (name, value) in [("AWS_REGION", "us-east-1"), ("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE"), ("AWS_SECRET_ACCESS_KEY", "secret"),
+                              ("AWS_EC2_METADATA_DISABLED", "true"), ("AWS_ENDPOINT_URL", "http://127.0.0.1:\(silent.port)")] {
+            cli.environment[name] = value
+        }
+        let url = "\(peer.base)/status/503"
+        let start = try await cli.run(
+            "deploy", "start", "app", "--prefix", "/db/", "-d", "candidate.json", "--strategy", "Linear20PercentEvery6Minutes",
+            "--rollback-on", "alarm:checkout-5xx", "--rollback-on", "http:\(url)"
+        )
+        #expect(start.status == 0, "\(start.stderr)")
+        let began = ContinuousClock.now
+        let human = try await cli.run("deploy", "status", "app")
+        #expect(ContinuousClock.now - began < .seconds(15), "status ended within its bound")
+        #expect(human.status == 0, "\(human.stderr)")
+        #expect(human.stdout.contains("alarm:checkout-5xx") && human.stdout.contains("unknown: not read within 6s"), "\(human.stdout)")
+        #expect(human.stdout.contains("unhealthy: the health URL \"\(url)\" answered 503"), "\(human.stdout)")
+    }
+
+    @Test("complete at follows a pause: while paused, how long after resume; resumed, the schedule's end shifted by the pause")
+    func completeAtAfterPause() async throws {
+        let cli = try await Self.runner()
+        defer { cli.cleanUp() }
+        #expect(try await cli.run("deploy", "start", "app", "--prefix", "/db/", "-d", "candidate.json", "--strategy", "Linear20PercentEvery6Minutes").status == 0)
+        let planned = try await Self.status(cli, "app")
+        let startedAt = try #require(planned.deployment["startedAt"] as? Int64)
+        let length: Int64 = (30 + 30) * 60_000
+        #expect(planned.status["completesAt"] as? Int64 == startedAt + length)
+        #expect(try await cli.run("deploy", "pause", "app").status == 0)
+        let paused = try await cli.run("deploy", "status", "app")
+        #expect(paused.stdout.contains("bake 30m, paused: completes 1h after resume"), "the steps and bake all left: \(paused.stdout)")
+        #expect(!paused.stdout.contains("complete at"), "\(paused.stdout)")
+        #expect(try await Self.status(cli, "app").status["completesAt"] is NSNull)
+        #expect(try await cli.run("deploy", "resume", "app").status == 0)
+        let resumed = try await Self.status(cli, "app")
+        let times = (resumed.deployment["transitions"] as? [[String: Any]] ?? []).compactMap { $0["at"] as? Int64 }
+        #expect(times.count == 2)
+        let completesAt = startedAt + (times[1] - times[0]) + length
+        #expect(resumed.status["completesAt"] as? Int64 == completesAt, "the end moved by the pause: \(resumed.status)")
+        let human = try await cli.run("deploy", "status", "app")
+        // Local time, with its date when that is not today.
+        let shown = ["HH:mm:ss", "yyyy-MM-dd HH:mm:ss"].map { format in
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.dateFormat = format
+            return "bake 30m, complete at \(formatter.string(from: Date(timeIntervalSince1970: Double(completesAt) / 1000)))\n"
+        }
+        #expect(shown.contains { human.stdout.contains($0) }, "\(shown): \(human.stdout)")
+    }
+
     @Test("every bad flag: one sentence naming it, exit 2 (3 for an unknown id or config), nothing written")
     func badFlags() async throws {
         let cli = try await Self.runner()
@@ -235,6 +364,10 @@ struct DeployCommandTests {
         let start = try await cli.run("deploy", "start", "--help")
         for expected in ["--rollback-on", "alarm:NAME", "Linear20PercentEvery6Minutes", "--from", "Examples:"] {
             #expect(start.stdout.contains(expected), "\(expected): \(start.stdout)")
+        }
+        let status = try await cli.run("deploy", "status", "--help")
+        for expected in ["--no-signals", "unknown", "readers", "completesAt", "scheduleLeftMilliseconds"] {
+            #expect(status.stdout.contains(expected), "\(expected): \(status.stdout)")
         }
     }
 }

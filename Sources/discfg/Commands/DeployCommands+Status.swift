@@ -1,24 +1,42 @@
 import ArgumentParser
 import DiscfgCore
 import DiscfgJSON
+import DiscfgSignals
 import Foundation
 
 extension DeployCommand {
     /// `discfg deploy status`: where one deployment stands now, computed from its record and the clock.
     struct Status: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show a deployment's state, share, next step, bake, signals and history.",
+            abstract: "Show a deployment's state, share, next step, bake, signals, readers and history.",
             usage: "discfg deploy status [<options>] <config> [<id>]",
             discussion: """
             Without an id, the deployment running in the config (with none running, \
             the one that ended last). The state and share are computed from the record \
             and this machine's clock, as every reader computes them: the share now, the \
             step it is at, when the next step comes (local time), the bake left, who \
-            started it and why, what rolls it back by itself, and every transition \
-            (who, when, why). -f json prints the record as stored ("deployment") and \
-            the computed status ("status": state, shareBasisPoints, step, stepCount, \
-            nextStepAt and at in unix milliseconds, bakeLeftMilliseconds, pausedIn, \
-            running).
+            started it and why, when it completes (shifted by each pause; while \
+            paused, how long after a resume), what rolls it back by itself, and every \
+            transition (who, when, why).
+
+            For a running deployment it reads each signal now, from this machine, as a \
+            monitor does: alarm:NAME shows OK, ALARM: why, or unknown: why (no region, \
+            credentials refused; the usual AWS settings, AWS_ENDPOINT_URL included); \
+            http:URL shows healthy or unhealthy: what it answered (one GET, 4 s at \
+            most); the signals take 6 s at most in all, and what is not read by then \
+            shows unknown. --no-signals skips them (scripts, offline). It also shows \
+            what agents and 'discfg serve' reported to the store: the readers on each \
+            version, and when applications reported requests, the errors on each and \
+            the health test's decision (undecided, healthy or rollback), which is the \
+            health signal's reading.
+
+            -f json prints the record as stored ("deployment"), the computed status \
+            ("status": state, shareBasisPoints, step, stepCount, nextStepAt, \
+            completesAt and at in unix milliseconds, bakeLeftMilliseconds, \
+            scheduleLeftMilliseconds, pausedIn, running), and for a running deployment \
+            "health" (reporters, latest, decision, stable and candidate requests, \
+            errors and readers) and "signals" (each signal, its reading: healthy, \
+            unhealthy or unknown, and the reason).
 
             When the clock has made a running deployment COMPLETE or ROLLED_BACK and \
             no monitor ('discfg serve') has recorded it yet, status (and ls) records \
@@ -33,6 +51,7 @@ extension DeployCommand {
             Examples:
               discfg deploy status app
               discfg deploy status app --watch
+              discfg deploy status app --no-signals
               discfg deploy status app 3f9c0a1b2c3d4e5f -f json
             """
         )
@@ -42,6 +61,9 @@ extension DeployCommand {
         @Flag(name: .long, help: "Show it again every second until it ends (with -f json, one document a line).")
         var watch = false
 
+        @Flag(name: .customLong("no-signals"), help: "Do not read the signals (alarms, health URLs) now; the store's health reports are shown all the same.")
+        var noSignals = false
+
         @Argument(help: PositionalArguments.help("[CONFIG] [ID]"), completion: ShellCompletion.configs) var arguments: [String] = []
 
         func run() async throws {
@@ -49,24 +71,51 @@ extension DeployCommand {
                 let (config, id) = try PositionalArguments(arguments: arguments, selected: global.selectedConfig()).configAndOptionalTarget(what: "ID")
                 let store = try global.openStore()
                 let (read, wasRunning) = try await DeployCommand.chosen(id, in: config, store: store)
-                var (deployment, running) = await DeployCommand.settled(read, running: wasRunning, in: config, store: store)
-                let clears = watch && output.format == .human && isatty(STDOUT_FILENO) == 1
-                while true {
-                    let now = DeployCommand.nowMilliseconds
-                    let document = try DeployCommand.document("deploy-status", config: config, deployment, running: running, at: now)
-                    // On a terminal each refresh replaces the last; piped, they follow one another.
-                    if clears { output.raw(Data("\u{1B}[H\u{1B}[2J".utf8)) }
-                    FlagCommand.emit(output, document) { Self.human(deployment, config: config, running: running, at: now) + (watch && !clears ? "\n" : "") }
-                    guard watch, running else { return }
-                    try await Task.sleep(for: .seconds(1))
-                    let again = try await store.deployment(deployment.id, in: config)
-                    (deployment, running) = await DeployCommand.settled(again.deployment, running: again.running, in: config, store: store)
+                let (deployment, running) = await DeployCommand.settled(read, running: wasRunning, in: config, store: store)
+                // Made once, only when there is something to read with it.
+                let reader = running && !noSignals && deployment.signals.contains(where: { $0 != .health }) ? signalReader() : nil
+                do {
+                    try await show(deployment, running: running, in: config, store: store, reader: reader, output: output)
+                } catch {
+                    await reader?.shutdown()
+                    throw error
                 }
+                await reader?.shutdown()
             }
         }
 
+        /// Shows `deployment`, and with --watch again every second until it has ended.
+        private func show(
+            _ deployment: Deployment, running: Bool, in config: ConfigName, store: any ConfigStore, reader: SignalReader?, output: Output
+        ) async throws {
+            var (deployment, running) = (deployment, running)
+            let clears = watch && output.format == .human && isatty(STDOUT_FILENO) == 1
+            while true {
+                let readings = running ? await Readings.read(deployment, in: config, store: store, signals: !noSignals, reader: reader) : .none
+                let now = DeployCommand.nowMilliseconds
+                let document = try DeployCommand.document("deploy-status", config: config, deployment, running: running, at: now, extra: try readings.members())
+                // On a terminal each refresh replaces the last; piped, they follow one another.
+                if clears { output.raw(Data("\u{1B}[H\u{1B}[2J".utf8)) }
+                FlagCommand.emit(output, document) {
+                    Self.human(deployment, config: config, running: running, readings: readings, at: now) + (watch && !clears ? "\n" : "")
+                }
+                guard watch, running else { return }
+                try await Task.sleep(for: .seconds(1))
+                let again = try await store.deployment(deployment.id, in: config)
+                (deployment, running) = await DeployCommand.settled(again.deployment, running: again.running, in: config, store: store)
+            }
+        }
+
+        /// A reader of alarms and health URLs with the global AWS flags, as `serve`'s monitor makes one.
+        func signalReader() -> SignalReader {
+            SignalReader.standard(
+                region: global.aws.region, profile: global.aws.credProfile, credentials: try? global.aws.explicitCredentials(),
+                probe: .init(timeout: Readings.probeTimeout)
+            )
+        }
+
         /// The status as lines a person reads.
-        static func human(_ deployment: Deployment, config: ConfigName, running: Bool, at now: Int64) -> String {
+        static func human(_ deployment: Deployment, config: ConfigName, running: Bool, readings: Readings = .none, at now: Int64) -> String {
             let status = deployment.status(at: now)
             let nowDate = Date(timeIntervalSince1970: Double(now) / 1000)
             var state = status.state.rawValue
@@ -85,13 +134,21 @@ extension DeployCommand {
             if let bake = status.bakeLeftMilliseconds { rows.append(("bake left", DeployCommand.span(bake))) }
             rows += [
                 ("revisions", "\(deployment.stableRevision) stable, \(deployment.candidateRevision) candidate"),
-                ("schedule", DeployCommand.schedule(deployment)),
+                ("schedule", DeployCommand.schedule(deployment, at: now)),
                 ("started", "\(DeployCommand.clock(deployment.startedAt, now: nowDate)) by \(deployment.startedBy)"),
                 ("message", deployment.message.isEmpty ? "-" : deployment.message),
-                ("signals", deployment.signals.isEmpty ? "none" : deployment.signals.map(\.text).joined(separator: ", ")),
             ]
+            let read = readings.rows(at: now)
+            if !read.contains(where: { $0.0 == "signals" }) {
+                rows.append(("signals", deployment.signals.isEmpty ? "none" : deployment.signals.map(\.text).joined(separator: ", ")))
+            }
+            rows += read
             let width = rows.map(\.0.count).max() ?? 0
-            var lines = rows.map { "\(($0.0 + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\($0.1)" }
+            let indent = String(repeating: " ", count: width + 2)
+            var lines = rows.map { name, value in
+                // A value of several lines (a signal a line) continues under its first.
+                "\((name + ":").padding(toLength: width + 2, withPad: " ", startingAt: 0))\(value.replacingOccurrences(of: "\n", with: "\n" + indent))"
+            }
             lines.append(deployment.transitions.isEmpty ? "transitions: none" : "transitions:")
             for transition in deployment.transitions {
                 let why = transition.reason.isEmpty ? "" : ": \(transition.reason)"
@@ -137,7 +194,7 @@ extension DeployCommand {
                 let deployments: [JSONValue] = try rows.map { deployment, running in
                     .object(JSONObject([
                         ("deployment", try DeployCommand.recordJSON(deployment)),
-                        ("status", DeployCommand.statusJSON(deployment.status(at: now), at: now, running: running)),
+                        ("status", DeployCommand.statusJSON(deployment, at: now, running: running)),
                     ]))
                 }
                 let document = JSONValue.object(JSONObject([

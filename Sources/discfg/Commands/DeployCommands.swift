@@ -87,8 +87,10 @@ struct DeployCommand: AsyncParsableCommand {
         }
     }
 
-    /// The schedule in words: `20 % now, +20 % every 6m, 100 % at 24m, bake 30m, complete at 20:41:07`.
-    static func schedule(_ deployment: Deployment) -> String {
+    /// The schedule in words at `now`: `20 % now, +20 % every 6m, 100 % at 24m, bake 30m,
+    /// complete at 20:41:07`, the completion shifted by each pause (``Deployment/completesAt(after:)``);
+    /// while paused `paused: completes 5m after resume`; rolling back or ended otherwise, none.
+    static func schedule(_ deployment: Deployment, at now: Int64 = nowMilliseconds) -> String {
         let strategy = deployment.strategy
         let percent = DeploymentStrategy.percent
         let interval = DeploymentDuration.spelled(strategy.intervalSeconds)
@@ -101,7 +103,11 @@ struct DeployCommand: AsyncParsableCommand {
             parts.append("100 % at \(DeploymentDuration.spelled(Int64(strategy.stepCount - 1) * strategy.intervalSeconds))")
         }
         if strategy.bakeSeconds > 0 { parts.append("bake \(DeploymentDuration.spelled(strategy.bakeSeconds))") }
-        parts.append("complete at \(clock(deployment.startedAt + strategy.deployingMilliseconds + strategy.bakeSeconds * 1000))")
+        if let end = deployment.completesAt(after: now) {
+            parts.append("complete at \(clock(end, now: Date(timeIntervalSince1970: Double(now) / 1000)))")
+        } else if deployment.status(at: now).state == .paused, let left = deployment.scheduleLeft(at: now) {
+            parts.append("paused: completes \(span(left)) after resume")
+        }
         let name = strategy.name.map { "\($0): " } ?? ""
         let rollback = strategy.rollbackSeconds > 0 ? "; a rollback takes \(DeploymentDuration.spelled(strategy.rollbackSeconds))" : ""
         return name + parts.joined(separator: ", ") + rollback
@@ -137,8 +143,9 @@ struct DeployCommand: AsyncParsableCommand {
         }
     }
 
-    /// The status computed at `now`, as a JSON object.
-    static func statusJSON(_ status: DeploymentStatus, at now: Int64, running: Bool) -> JSONValue {
+    /// The status of `deployment` computed at `now`, as a JSON object.
+    static func statusJSON(_ deployment: Deployment, at now: Int64, running: Bool) -> JSONValue {
+        let status = deployment.status(at: now)
         let optional = { (value: Int64?) in value.map { JSONValue.number(JSONNumber(Int($0))) } ?? .null }
         return .object(JSONObject([
             ("at", .number(JSONNumber(Int(now)))), ("state", .string(status.state.rawValue)), ("running", .bool(running)),
@@ -146,16 +153,21 @@ struct DeployCommand: AsyncParsableCommand {
             ("step", .number(JSONNumber(status.step))), ("stepCount", .number(JSONNumber(status.stepCount))),
             ("nextStepAt", optional(status.nextStepAt)), ("bakeLeftMilliseconds", optional(status.bakeLeftMilliseconds)),
             ("pausedIn", status.pausedIn.map { .string($0.rawValue) } ?? .null),
+            ("completesAt", optional(deployment.completesAt(after: now))), ("scheduleLeftMilliseconds", optional(deployment.scheduleLeft(at: now))),
         ]))
     }
 
-    /// The document `-f json` prints for one deployment: the record and its status now.
-    static func document(_ action: String, config: ConfigName, _ deployment: Deployment, running: Bool, at now: Int64, revision: Revision? = nil) throws -> JSONValue {
+    /// The document `-f json` prints for one deployment: the record and its status now,
+    /// then `extra` members (what status read beside them).
+    static func document(
+        _ action: String, config: ConfigName, _ deployment: Deployment, running: Bool, at now: Int64, revision: Revision? = nil,
+        extra: [(key: String, value: JSONValue)] = []
+    ) throws -> JSONValue {
         var members: [(key: String, value: JSONValue)] = [("action", .string(action)), ("config", .string(config.rawValue))]
         if let revision { members.append(("revision", .number(JSONNumber(Int(revision.rawValue))))) }
         members.append(("deployment", try recordJSON(deployment)))
-        members.append(("status", statusJSON(deployment.status(at: now), at: now, running: running)))
-        return .object(JSONObject(members))
+        members.append(("status", statusJSON(deployment, at: now, running: running)))
+        return .object(JSONObject(members + extra))
     }
 
     /// `40 % (step 2 of 5)`.
