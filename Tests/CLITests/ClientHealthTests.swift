@@ -51,7 +51,7 @@ struct ClientHealthTests {
         return (counts["requests"] as? Int ?? 0, counts["errors"] as? Int ?? 0)
     }
 
-    @Test("20 requests 5 failed on the candidate, 20 without failure on stable: serve's health shows each on its version; a deployment of keys not read is not charged; bad counts are refused")
+    @Test("20 requests 5 failed on the candidate, 20 without failure on stable: serve's health shows each on its version, flushed or sent by the interval; a deployment of keys not read is not charged; bad counts are refused")
     func countsPerVersion() async throws {
         let cli = try CLIRunner()
         let (server, port, deployment) = try await Self.setUp(cli)
@@ -74,12 +74,15 @@ struct ClientHealthTests {
         #expect(throws: DiscfgError.self) { try candidate.recordRequests(-1, failed: 0) }
         #expect(throws: DiscfgError.self) { try candidate.recordRequests(3, failed: -1) }
         #expect(throws: DiscfgError.self) { try candidate.recordRequests(3, failed: 4) }
+        // Requests served as another entity read (item(_:as:)) count on that entity's version.
+        try candidate.recordRequests(5, failed: 0, as: onStable)
         try await candidate.flushHealth()
 
         // Sent by itself, every 200 ms.
+        await #expect(throws: DiscfgError.self) { try await client.config("demo", entity: onStable, healthInterval: .zero) }
         let stable = try await client.config("demo", entity: onStable, healthInterval: .milliseconds(200))
         #expect(try await stable.string("/app/a") == "1")
-        try stable.recordRequests(20, failed: 0)
+        try stable.recordRequests(15, failed: 0)
 
         let health = try await eventually("serve's health shows both versions' counts", timeout: .seconds(30), interval: .milliseconds(200)) {
             let health = try await Self.health(port, deployment.id)
