@@ -125,4 +125,25 @@ struct ClientHealthTests {
             await #expect(throws: DiscfgError.self, "serve is down: the counts stay for the next try") { try await kept.flushHealth() }
         }
     }
+
+    @Test("counts past one report's bound (2^40) are sent as several reports, none losing a request")
+    func largeCounts() async throws {
+        let cli = try CLIRunner()
+        let (server, port, deployment) = try await Self.setUp(cli)
+        defer { Task { await server.kill() } }
+        let client = try ConfigClient(url: URL(string: "http://127.0.0.1:\(port)")!)
+        let config = try await client.config("demo", entity: Self.entity(reading: "candidate", of: deployment), healthInterval: .seconds(3600))
+        #expect(try await config.string("/app/a") == "2")
+        let most = Int(HealthObservation.maxCount)
+        #expect(throws: DiscfgError.self) { try config.recordRequests(most + 1, failed: 0) }
+        try config.recordRequests(most, failed: 0)
+        try config.recordRequests(most, failed: 0)
+        config.recordRequest(failed: true)
+        try await config.flushHealth()
+        let health = try await eventually("serve's health shows the counts", timeout: .seconds(30), interval: .milliseconds(200)) {
+            let health = try await Self.health(port, deployment.id)
+            return Self.counts(health, "candidate").requests > 0 ? health : nil
+        }
+        #expect(Self.counts(health, "candidate") == (2 * most + 1, 1), "\(health)")
+    }
 }
