@@ -15,10 +15,15 @@ extension DeployCommand {
         static let signalBound: Duration = .seconds(6)
         /// The probe's timeout for a health URL.
         static let probeTimeout: Duration = .seconds(4)
+        /// How long `--watch` shows a reading of alarms and URLs before reading them again:
+        /// a CloudWatch account's DescribeAlarms rate is shared with the monitors.
+        static let rereadAfter: Duration = .seconds(10)
 
         /// The reading of each signal read here, in the record's order; nil when signals
         /// were not read (`--no-signals`, or the deployment has ended).
         var signals: [(signal: DeploymentSignal, reading: SignalReading)]?
+        /// The alarms' and URLs' readings, and when they were taken.
+        var outside: (at: ContinuousClock.Instant, readings: [DeploymentSignal: SignalReading])?
         /// The reports summed, or why they could not be read; nil when not asked (ended).
         var health: Result<DeploymentHealth, Unread>?
 
@@ -32,8 +37,11 @@ extension DeployCommand {
 
         /// Reads what a running `deployment` is watched with: the store's health reports,
         /// and with `signals` each of its signals (alarms and URLs through `reader`, made
-        /// for the command when the deployment has any; `health` from the reports).
-        static func read(_ deployment: Deployment, in config: ConfigName, store: any ConfigStore, signals: Bool, reader: SignalReader?) async -> Readings {
+        /// for the command when the deployment has any, unless `earlier` read them less than
+        /// ``rereadAfter`` ago; `health` from the reports).
+        static func read(
+            _ deployment: Deployment, in config: ConfigName, store: any ConfigStore, signals: Bool, reader: SignalReader?, earlier: Readings? = nil
+        ) async -> Readings {
             var readings = Readings()
             do {
                 readings.health = .success(DeploymentHealth(try await store.healthReports(deployment: deployment.id, in: config)))
@@ -43,7 +51,10 @@ extension DeployCommand {
             guard signals else { return readings }
             let watched = deployment.signals.filter { $0 != .health }
             var read: [DeploymentSignal: SignalReading] = [:]
-            if let reader {
+            if let earlier = earlier?.outside, ContinuousClock.now - earlier.at < rereadAfter {
+                read = earlier.readings
+                readings.outside = earlier
+            } else if let reader {
                 // Alarms in one call, each URL on its own: a slow one leaves the others' readings.
                 let alarms = watched.filter { if case .alarm = $0 { true } else { false } }
                 let groups = (alarms.isEmpty ? [] : [alarms]) + watched.filter { !alarms.contains($0) }.map { [$0] }
@@ -51,6 +62,7 @@ extension DeployCommand {
                     for group in groups { tasks.addTask { await bounded(reader, group) } }
                     for await readings in tasks { read.merge(readings) { first, _ in first } }
                 }
+                readings.outside = (ContinuousClock.now, read)
             }
             readings.signals = deployment.signals.map { signal in
                 if signal == .health { return (signal, readings.healthReading) }

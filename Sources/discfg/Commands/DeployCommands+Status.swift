@@ -46,7 +46,7 @@ extension DeployCommand {
 
             --watch shows it again every second until it has ended (COMPLETE, \
             ROLLED_BACK or REVERTED, recorded): on a terminal in place, piped one \
-            after another.
+            after another; it reads alarms and health URLs again every 10 s.
 
             Examples:
               discfg deploy status app
@@ -90,8 +90,9 @@ extension DeployCommand {
         ) async throws {
             var (deployment, running) = (deployment, running)
             let clears = watch && output.format == .human && isatty(STDOUT_FILENO) == 1
+            var readings = Readings.none
             while true {
-                let readings = running ? await Readings.read(deployment, in: config, store: store, signals: !noSignals, reader: reader) : .none
+                readings = running ? await Readings.read(deployment, in: config, store: store, signals: !noSignals, reader: reader, earlier: readings) : .none
                 let now = DeployCommand.nowMilliseconds
                 let document = try DeployCommand.document("deploy-status", config: config, deployment, running: running, at: now, extra: try readings.members())
                 // On a terminal each refresh replaces the last; piped, they follow one another.
