@@ -225,10 +225,28 @@ def _fit_deployment_start(case) -> None:
     case.body = {"/fuzz-deploy/k": os.urandom(8).hex()}
 
 
+def _fit_health(case) -> None:
+    """A positive health report counts at least one request, and no more errors than requests: a bound
+    between two fields the schema cannot say."""
+    if not case.operation.path.endswith("/health") or not isinstance(case.body, dict) or _negative(case, ParameterLocation.BODY):
+        return
+    cohorts = [case.body.get("stable"), case.body.get("candidate")] if "reporter" in case.body else [case.body]
+    for counts in cohorts:
+        if not isinstance(counts, dict):
+            continue
+        requests, errors = counts.get("requests"), counts.get("errors")
+        numbers = all(isinstance(n, (int, float)) and not isinstance(n, bool) for n in (requests, errors))
+        if numbers and errors > requests:
+            counts["errors"] = requests
+        if "reporter" not in case.body and not (counts.get("requests") or counts.get("errors")):
+            counts["requests"] = 1
+
+
 @schemathesis.hook
 def before_call(ctx, case, **kwargs):
     _fit_state(case)
     _fit_deployment_start(case)
+    _fit_health(case)
     if case.operation.path == CONFIG and isinstance(case.body, dict) and "quotaBytes" in case.body and not _negative(case, ParameterLocation.BODY):
         case.body["quotaBytes"] = None
     if case.operation.path == CONFIG and isinstance(case.body, dict) and not _negative(case, ParameterLocation.BODY):

@@ -879,8 +879,8 @@ paths:
         not; errors those that failed (a report of errors alone counts them as requests).
         The process answering (an agent, serve, the Lambda function) adds them up with
         the readers it served and passes them to the store within its interval. 202 when
-        counted; 404 when the deployment does not run. Needs the read role over the whole
-        config.
+        counted; 404 when the deployment does not run (or, unnamed, none does); 400 when
+        several run and none is named. Needs the read role over the whole config.
       requestBody:
         required: true
         content:
@@ -1602,6 +1602,7 @@ components:
         health: { $ref: "#/components/schemas/Health" }
     HealthCounts:
       type: object
+      additionalProperties: false
       required: [requests, errors, readers]
       properties:
         requests: { type: integer, minimum: 0, description: "Requests applications served with the version." }

@@ -28,11 +28,12 @@ extension ConfigAPI {
             guard running.contains(named) else { throw HealthReport.notRunning(named, in: config) }
             id = named
         } else {
+            guard !running.isEmpty else {
+                throw DiscfgError(.keyNotFound, "config \"\(config)\" runs no deployment; health is reported only while one runs", field: "health.deployment")
+            }
             guard running.count == 1, let only = running.first else {
                 throw DiscfgError.invalid(
-                    "health.deployment",
-                    running.isEmpty ? "config \"\(config)\" runs no deployment; health is reported only while one runs"
-                        : "config \"\(config)\" runs \(running.count) deployments; name one in health.deployment (the first word of the Discfg-Deployment header)"
+                    "health.deployment", "config \"\(config)\" runs \(running.count) deployments; name one in health.deployment (the first word of the Discfg-Deployment header)"
                 )
             }
             id = only

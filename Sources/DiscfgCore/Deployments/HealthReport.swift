@@ -29,6 +29,17 @@ public struct HealthReport: Hashable, Sendable, Codable {
             self.readers = readers
         }
 
+        private enum CodingKeys: String, CodingKey, CaseIterable { case requests, errors, readers }
+
+        /// Reads counts strictly: all three, whole numbers, no other field.
+        public init(from decoder: any Decoder) throws {
+            let fields = try decoder.strictFields(CodingKeys.self, of: "a version's counts", at: "counts")
+            try self.init(
+                requests: fields.required(UInt64.self, .requests, at: "counts"), errors: fields.required(UInt64.self, .errors, at: "counts"),
+                readers: fields.required(UInt64.self, .readers, at: "counts")
+            )
+        }
+
         /// The sum of two reporters' counts, saturating rather than overflowing.
         public static func + (lhs: Counts, rhs: Counts) -> Counts {
             Counts(
