@@ -54,19 +54,22 @@ struct HealthRollbackTests {
         return versions
     }
 
-    /// The first deployment's record and health as serve lists them.
-    static func deployment(_ port: Int) async throws -> [String: Any] {
-        let reply = try await LoopbackHTTP.exchange(port: port, "GET /v1/demo/deployments", body: Data())
+    /// The JSON object serve answers `GET path` with.
+    static func json(_ port: Int, _ path: String) async throws -> [String: Any] {
+        let reply = try await LoopbackHTTP.exchange(port: port, "GET \(path)", body: Data())
         guard let body = reply.range(of: "\r\n\r\n").map({ reply[$0.upperBound...] }),
               let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else { return [:] }
-        return (object["deployments"] as? [[String: Any]])?.first ?? [:]
+        return object
     }
 
+    /// The first deployment's record as serve lists it.
+    static func deployment(_ port: Int) async throws -> [String: Any] {
+        (try await json(port, "/v1/demo/deployments")["deployments"] as? [[String: Any]])?.first ?? [:]
+    }
+
+    /// The deployment's health reports added up.
     static func health(_ port: Int, _ id: String) async throws -> [String: Any] {
-        let reply = try await LoopbackHTTP.exchange(port: port, "GET /v1/demo/deployments/\(id)/health", body: Data())
-        guard let body = reply.range(of: "\r\n\r\n").map({ reply[$0.upperBound...] }),
-              let object = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any] else { return [:] }
-        return object["health"] as? [String: Any] ?? [:]
+        try await json(port, "/v1/demo/deployments/\(id)/health")["health"] as? [String: Any] ?? [:]
     }
 
     @Test("errors only on the candidate: the monitor rolls the deployment back by itself, naming the health test; the live key never changed")
