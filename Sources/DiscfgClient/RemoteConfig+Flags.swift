@@ -62,7 +62,10 @@ extension RemoteConfig {
         _ flag: String, default defaultValue: Value, context: JSONObject, as type: FlagValueType, _ read: (JSONValue) -> Value?
     ) async -> FlagDetails<Value> {
         let details: FlagDetails<Value>
-        switch await flagCatalog() {
+        // The entity a staged deployment of flag sets exposes: the context's targetingKey,
+        // else the handle's own, as OFREP on every face takes it.
+        let entity: String? = if case .string(let key)? = context["targetingKey"] { key } else { self.entity }
+        switch await flagCatalog(for: entity) {
         case .failure(let failure):
             details = FlagDetails(key: flag, default: defaultValue, error: failure.code, message: failure.message)
         case .success(let catalog):
@@ -90,6 +93,29 @@ extension RemoteConfig {
         var message: String
     }
 
+    /// The config's flags as `entity` sees them: the live flag sets, or, while a running
+    /// deployment of flag sets exposes the entity, its candidate's (computed here from the
+    /// deployment's record and the clock, as every face computes it).
+    private func flagCatalog(for entity: String?) async -> Result<FlagCatalog, CatalogFailure> {
+        let live = await flagCatalog()
+        let now = SystemClock().now().milliseconds
+        guard let kept = flagSets, let overlay = try? await deploymentOverlay(), !overlay.isEmpty,
+              overlay.showsCandidate(under: ConfigFlags.prefix, entity: entity, at: now)
+        else { return live }
+        let items = overlay.items(kept.items, under: ConfigFlags.prefix, entity: entity, at: now).filter { ConfigFlags.holdsFlagSet($0.key) }
+        if let held = candidateFlagSets, held.items == items {
+            return held.catalog.mapError { CatalogFailure(code: .parseError, message: $0.message) }
+        }
+        let catalog: Result<FlagCatalog, DiscfgError>
+        do {
+            catalog = .success(try ConfigFlags.catalog(items))
+        } catch {
+            catalog = .failure(error as? DiscfgError ?? DiscfgError.invalid("value", "the candidate flag sets of \(name) do not parse"))
+        }
+        candidateFlagSets = (items, catalog)
+        return catalog.mapError { CatalogFailure(code: .parseError, message: $0.message) }
+    }
+
     /// The config's flags: from the followed copy while following (parsed once per change
     /// of the flag sets), else read from the server at most once per `maxAge`. A read that
     /// fails is not kept, so the next evaluation asks again.
@@ -109,13 +135,14 @@ extension RemoteConfig {
                 return .failure(CatalogFailure(code: .general, message: "the flag sets of \(name) could not be read: \(reason)"))
             }
         }
+        let sorted = items.sorted { $0.key.path < $1.key.path }
         let catalog: Result<FlagCatalog, DiscfgError>
         do {
-            catalog = .success(try ConfigFlags.catalog(items.sorted { $0.key.path < $1.key.path }))
+            catalog = .success(try ConfigFlags.catalog(sorted))
         } catch {
             catalog = .failure(error as? DiscfgError ?? DiscfgError.invalid("value", "the flag sets of \(name) do not parse"))
         }
-        flagSets = (catalog, .now)
+        flagSets = (catalog, sorted, .now)
         return catalog.mapError(parseFailure)
     }
 }

@@ -25,7 +25,10 @@ public actor RemoteConfig {
     private let secrets: SecretReader?
     /// The flag sets as one catalog (or why they are not one), and when they were read;
     /// nil once a `/flags/` key changes, so evaluations parse them once per change.
-    var flagSets: (catalog: Result<FlagCatalog, DiscfgError>, readAt: ContinuousClock.Instant)?
+    var flagSets: (catalog: Result<FlagCatalog, DiscfgError>, items: [Item], readAt: ContinuousClock.Instant)?
+    /// The catalog of the flag sets as a running deployment's candidate shows them, and
+    /// the items it was made from: made again when those change.
+    var candidateFlagSets: (items: [Item], catalog: Result<FlagCatalog, DiscfgError>)?
     /// Where flag evaluations are counted and traced.
     let flagTelemetry: FlagTelemetry
     /// Who reads are for, for staged deployments; nil for plain reads.
@@ -83,7 +86,7 @@ public actor RemoteConfig {
 
     /// The running deployments: from the cache while following changes, else read again
     /// once ``maxAge`` has passed.
-    private func deploymentOverlay() async throws -> DeploymentOverlay {
+    func deploymentOverlay() async throws -> DeploymentOverlay {
         if let deployments, liveRevision != nil || ContinuousClock.now - deployments.readAt < maxAge { return deployments.overlay }
         let overlay: DeploymentOverlay
         if liveRevision != nil {

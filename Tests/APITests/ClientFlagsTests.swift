@@ -76,9 +76,11 @@ struct ClientFlagsTests {
         let cfg = try await client.config("demo", maxAge: .seconds(3600))
         let before = gets(serverMetrics)
         #expect(await cfg.bool("bool-flag", default: false, context: ["plan": "pro"]).value == true)
-        #expect(gets(serverMetrics) == before + 1)
+        // One read of the flag sets and one of the running deployments (a staged deployment
+        // of flag sets changes what an entity evaluates).
+        #expect(gets(serverMetrics) == before + 2)
         for _ in 0..<5 { #expect(await cfg.int("int-flag", default: 0).value == 3) }
-        #expect(gets(serverMetrics) == before + 1)
+        #expect(gets(serverMetrics) == before + 2)
 
         let fresh = try await client.config("demo", maxAge: .zero)
         await server.stop()
@@ -138,6 +140,43 @@ struct ClientFlagsTests {
             #expect(events.first?.attributes["feature_flag.result.reason"]?.toSpanAttribute() == .string("targeting_match"))
             #expect(events.last?.attributes["feature_flag.result.variant"] == nil)
             #expect(events.last?.attributes["error.type"]?.toSpanAttribute() == .string("flag_not_found"))
+        }
+    }
+
+    @Test("a staged deployment of a flag set: the client evaluates each targetingKey as the server's OFREP does, the candidate exactly for the entities the rule exposes, following or not")
+    func stagedFlagSet() async throws {
+        try await withServer(try await LiveServer.start()) { server in
+            try await OFREPFixtures.seed(server.store)
+            let candidate = OFREPFixtures.web.replacingOccurrences(of: #""defaultVariant": "small"}"#, with: #""defaultVariant": "big"}"#)
+            #expect(candidate != OFREPFixtures.web)
+            let strategy = try DeploymentStrategy(growth: .linear, stepBasisPoints: 5000, intervalSeconds: 3600, bakeSeconds: 0)
+            let plan = DeploymentPlan(
+                id: "00000000000000f1", prefix: try KeyPrefix("/flags/"), entries: [.init(key: OFREPFixtures.webKey, value: Data(candidate.utf8))], replace: false,
+                strategy: strategy, message: "big by default"
+            )
+            let deployment = try await server.store.changeDeployment(.start(plan), in: OFREPFixtures.demo).deployment
+            let client = try ConfigClient(url: URL(string: server.baseURL)!)
+            let polled = try await client.config("demo", maxAge: .seconds(3600))
+            let followed = try await client.config("demo", maxAge: .zero)
+            try await followed.followChanges()
+            var seen: Set<String> = []
+            for user in 0..<40 {
+                let key = "user-\(user)"
+                let exposed = DeploymentOverlay.sees(deployment, entity: key, at: Date().milliseconds)
+                let expected = exposed ? "big" : "small"
+                let body = Data(#"{"context": {"targetingKey": "\#(key)"}}"#.utf8)
+                let served = try await server.request(.POST, "/v1/demo/ofrep/v1/evaluate/flags/int-flag", body: body, headers: [("Content-Type", "application/json")])
+                let variant = try OFREPFixtures.object(Data(served.text.utf8))["variant"]
+                #expect(variant == .string(expected), "serve, \(key): \(served.text)")
+                for cfg in [polled, followed] {
+                    let local = await cfg.int("int-flag", default: 0, context: ["targetingKey": .string(key)])
+                    #expect(local.variant == expected, "the client, \(key): \(local)")
+                }
+                seen.insert(expected)
+            }
+            #expect(seen == ["big", "small"], "a 50 % share exposes some of 40 entities and not others")
+            #expect(await polled.int("int-flag", default: 0).variant == "small", "without an entity, the stable flag set until the deployment completes")
+            await followed.stopFollowing()
         }
     }
 }
