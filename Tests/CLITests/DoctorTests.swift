@@ -87,7 +87,8 @@ struct DoctorTests {
         let cli = try CLIRunner()
         defer { cli.cleanUp() }
         #expect(try await cli.run("create", "app").status == 0)
-        // A newer discfg that ended before copying its log back: the header still says 10.
+        // A newer discfg that ended before copying its log back: the header still says this
+        // discfg's schema version.
         let script = """
             import os, sqlite3, sys
             db = sqlite3.connect(sys.argv[1], isolation_level=None)
@@ -100,7 +101,7 @@ struct DoctorTests {
         let newer = try await ChildProcess.run("python3", ["-c", script, path], environment: ChildProcess.environment(inheriting: ChildProcess.pythonEnvironment))
         try #require(newer.status == 0, "\(newer.stderr)")
         let header = try #require(FileHandle(forReadingAtPath: path)?.readData(ofLength: 64))
-        try #require(header[63] == 10, "the header is behind the log")
+        try #require((1..<99).contains(header[63]), "the header is behind the log: \(header[63])")
         let (report, result) = try await Self.report(cli)
         #expect(result.status == 1)
         let schema = try #require(report.findings.first { $0.check == "schema" })
