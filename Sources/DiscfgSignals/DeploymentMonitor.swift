@@ -89,12 +89,7 @@ public final class DeploymentMonitor: Sendable {
         } catch {
             return .unknown("the health reports cannot be read: \((error as? DiscfgError)?.message ?? "\(error)")")
         }
-        let health = DeploymentHealth(reports)
-        switch health.decision() {
-        case .rollback: return .unhealthy("the candidate fails significantly more often than the stable version: \(health.summary)")
-        case .healthy: return .healthy
-        case .undecided: return .unknown("not enough evidence yet: \(health.summary)")
-        }
+        return SignalReading(DeploymentHealth(reports))
     }
 
     private func check(_ deployment: Deployment, in config: ConfigName) async -> Action? {

@@ -32,3 +32,23 @@ public enum SignalReading: Sendable, Hashable, CustomStringConvertible {
         }
     }
 }
+
+extension SignalReading {
+    /// The `health` signal's reading from a deployment's reports added up: what the health
+    /// test (``HealthTest/standard``) decides, the one reading the monitors act on and
+    /// `deploy status` shows.
+    public init(_ health: DeploymentHealth) {
+        guard health.reporters > 0 else {
+            self = .unknown("no reports yet")
+            return
+        }
+        switch health.decision() {
+        case .rollback:
+            self = .unhealthy("the candidate is significantly worse: \(health.summary); it fails significantly more often than the stable version")
+        case .healthy:
+            self = .healthy
+        case .undecided:
+            self = .unknown("undecided, not enough evidence yet: \(health.summary)")
+        }
+    }
+}

@@ -101,14 +101,8 @@ extension DeployCommand {
         /// The `health` signal as the store's reports say it: the health test's decision.
         var healthReading: SignalReading {
             switch health {
-            case .success(let health) where health.reporters == 0:
-                return .unknown("no reports yet")
             case .success(let health):
-                switch health.decision() {
-                case .healthy: return .healthy
-                case .undecided: return .unknown("undecided: \(health.summary)")
-                case .rollback: return .unhealthy("the candidate is significantly worse: \(health.summary)")
-                }
+                return SignalReading(health)
             case .failure(let error):
                 return .unknown(error.message)
             case nil:
