@@ -18,17 +18,9 @@ final class HealthTally: Sendable {
         var candidate: Bool
     }
 
-    /// Requests and the failed ones among them, since they were last sent.
-    struct Counts: Hashable, Sendable {
-        var requests: UInt64 = 0
-        var errors: UInt64 = 0
-
-        /// Adds `other`, holding at the largest count rather than wrapping.
-        mutating func add(_ other: Counts) {
-            requests = requests.addingReportingOverflow(other.requests).overflow ? .max : requests + other.requests
-            errors = min(requests, errors.addingReportingOverflow(other.errors).overflow ? .max : errors + other.errors)
-        }
-    }
+    /// Requests and the failed ones among them, since they were last sent (readers are the
+    /// server's to count), added up without wrapping.
+    typealias Counts = HealthReport.Counts
 
     private struct State {
         /// The running deployments covering a key this handle read, by id, as last read.
@@ -89,7 +81,7 @@ final class HealthTally: Sendable {
             guard !state.charged.isEmpty, !state.stopped else { return }
             for deployment in state.charged.values {
                 let slot = Slot(deployment: deployment.id, candidate: DeploymentOverlay.sees(deployment, entity: entity, at: now))
-                state.counts[slot, default: Counts()].add(counts)
+                state.counts[slot] = state.counts[slot, default: Counts()] + counts
             }
             if state.sender == nil { state.sender = sendingLoop() }
         }
@@ -159,7 +151,7 @@ final class HealthTally: Sendable {
         }
         if !unsent.isEmpty {
             state.withLock { state in
-                for (slot, counts) in unsent { state.counts[slot, default: Counts()].add(counts) }
+                for (slot, counts) in unsent { state.counts[slot] = state.counts[slot, default: Counts()] + counts }
             }
         }
         if let failure { throw failure }
