@@ -106,12 +106,7 @@ extension RemoteConfig {
         if let held = candidateFlagSets, held.items == items {
             return held.catalog.mapError { CatalogFailure(code: .parseError, message: $0.message) }
         }
-        let catalog: Result<FlagCatalog, DiscfgError>
-        do {
-            catalog = .success(try ConfigFlags.catalog(items))
-        } catch {
-            catalog = .failure(error as? DiscfgError ?? DiscfgError.invalid("value", "the candidate flag sets of \(name) do not parse"))
-        }
+        let catalog = Self.catalog(items, of: "the candidate flag sets of \(name)")
         candidateFlagSets = (items, catalog)
         return catalog.mapError { CatalogFailure(code: .parseError, message: $0.message) }
     }
@@ -136,13 +131,17 @@ extension RemoteConfig {
             }
         }
         let sorted = items.sorted { $0.key.path < $1.key.path }
-        let catalog: Result<FlagCatalog, DiscfgError>
-        do {
-            catalog = .success(try ConfigFlags.catalog(sorted))
-        } catch {
-            catalog = .failure(error as? DiscfgError ?? DiscfgError.invalid("value", "the flag sets of \(name) do not parse"))
-        }
+        let catalog = Self.catalog(sorted, of: "the flag sets of \(name)")
         flagSets = (catalog, sorted, .now)
         return catalog.mapError(parseFailure)
+    }
+
+    /// One catalog of flag sets `items` (in key order), or why they are not one.
+    private static func catalog(_ items: [Item], of what: String) -> Result<FlagCatalog, DiscfgError> {
+        do {
+            return .success(try ConfigFlags.catalog(items))
+        } catch {
+            return .failure(error as? DiscfgError ?? DiscfgError.invalid("value", "\(what) do not parse"))
+        }
     }
 }
