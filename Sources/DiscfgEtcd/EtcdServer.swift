@@ -72,7 +72,7 @@ public struct EtcdServer: Service {
     public var openToRemotePeers = false
     /// TLS for every connection, with ALPN `h2` as etcd offers it (`serve --tls-cert`,
     /// `--tls-key`, `--tls-client-ca`); nil for plain HTTP/2. Its files are read again by
-    /// whoever runs a ``DiscfgNetwork/TLSReloadService`` over it (`serve` does, on SIGHUP).
+    /// whoever calls ``DiscfgNetwork/ServerTLS/reloadOnHangup(logger:)`` on it (`serve` does, on SIGHUP).
     public var tls: ServerTLS?
     /// Whether to listen off loopback without TLS (`--insecure`).
     public var allowsPlaintextOffLoopback = false

@@ -65,8 +65,11 @@ public enum DiscfgServer {
         /// for the one `MetricsSystem` was bootstrapped with, if any.
         public var metricsBackend: (any MetricsFactory)?
         /// TLS for every connection (`serve --tls-cert`, `--tls-key`, `--tls-client-ca`),
-        /// read again on SIGHUP while the application runs; nil for plain HTTP.
+        /// read again on each of ``hangups`` while the application runs; nil for plain HTTP.
         public var tls: ServerTLS?
+        /// SIGHUP, trapped before the server listens (`serve` makes it first thing): the
+        /// application runs it and reloads ``tls`` on it. nil: SIGHUP is not the server's.
+        public var hangups: Hangups?
         /// The body of `/healthz` (JSON) in place of `{"status":"ok"}`, e.g. a read-only
         /// copy's staleness (`discfg agent`); it may throw to answer as a failure.
         public var health: (@Sendable () async throws -> Data)?
@@ -180,7 +183,10 @@ public enum DiscfgServer {
         if let store = store as? any ConfigStore { services.append(ExpirySweepService(store: store, interval: configuration.sweepInterval, logger: logger)) }
         if let views { services.append(ConfigViewsService(views: views)) }
         if let accessLog { services.append(AccessLogService(log: accessLog)) }
-        if let tls = configuration.tls { services.append(TLSReloadService(tls: tls, logger: logger)) }
+        if let hangups = configuration.hangups {
+            if let tls = configuration.tls { hangups.onEach(tls.reloadOnHangup(logger: logger)) }
+            services.append(hangups)
+        }
         // Services that write through the same view of the store (the etcd API), so the
         // views see their writes too.
         services += extra(apiStore, text)

@@ -215,6 +215,15 @@ struct ServeCommand: AsyncParsableCommand {
             do { auditSink = try auditLog.map(LogSink.init(appendingTo:)) ?? logSink } catch let error as DiscfgError { throw usage("--audit-log: \(error.message)", field: "--audit-log") }
             defer { auditSink.flush() }
             let otel: (any Service)? = try otelEndpoint?.bootstrap()
+            // SIGHUP is trapped from here on, before any port is announced: a reload asked
+            // for at once is handled, never the signal's default end of the process.
+            let hangups = await Hangups()
+            configuration.hangups = hangups
+            if auditLog != nil {
+                hangups.onEach { [logger] in
+                    do { try auditSink.reopen() } catch { logger.error("kept appending to the old audit log file on SIGHUP: \(error)") }
+                }
+            }
             configuration.api.requestTimeout = .seconds(requestTimeout)
             configuration.api.maxPollTimeout = .seconds(maxPollTimeout)
             configuration.allowedOrigins = corsOrigins
@@ -273,7 +282,7 @@ struct ServeCommand: AsyncParsableCommand {
                 store: store, authenticator: authenticator, configuration: configuration, logger: logger,
                 onServerRunning: { startLine.restListening($0) },
                 services: { apiStore, metricsText in
-                    var exporters = (otel.map { [$0] } ?? []) + (auditLog == nil ? [] : [LogReopenService(sink: auditSink, logger: logger)])
+                    var exporters = otel.map { [$0] } ?? []
                     exporters.append(HealthFlushService(counter: health, interval: .seconds(monitorInterval > 0 ? monitorInterval : 5)))
                     if monitorInterval > 0 {
                         let signals = SignalReader.standard(region: global.aws.region, profile: global.aws.credProfile, credentials: try? global.aws.explicitCredentials())
