@@ -40,7 +40,7 @@ struct HTTP2ConnectionTests {
         machine.read(&buffer)
         var events: [Machine.Event] = []
         while let event = machine.nextEvent(now: now) {
-            if accept, case .opened(let id, _, let endStream) = event { machine.accept(id, context: Call(id), endStream: endStream) }
+            if accept, case .opened(let id, _, let endStream, _) = event { machine.accept(id, context: Call(id), endStream: endStream) }
             events.append(event)
         }
         return events
@@ -96,7 +96,7 @@ struct HTTP2ConnectionTests {
         Self.open(&machine)
         #expect(machine.state(of: 1) == .idle)
         let events = Self.feed(&machine, Wire.requestHeaders(stream: 1, path: "/t.T/M"))
-        guard case .opened(1, let fields, endStream: false)? = events.first else { Issue.record("no opened event"); return }
+        guard case .opened(1, let fields, endStream: false, _)? = events.first else { Issue.record("no opened event"); return }
         #expect(fields.first(name: ":path") == "/t.T/M")
         #expect(machine.state(of: 1) == .open)
         #expect(machine.idleSince == nil)

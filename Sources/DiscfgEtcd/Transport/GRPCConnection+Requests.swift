@@ -11,23 +11,32 @@ extension GRPCConnection {
     /// once (415 for a request that is not gRPC; `UNIMPLEMENTED` for an unknown method
     /// or a compressed one; `INTERNAL` for a malformed `grpc-timeout`; the server's
     /// refusal; `RESOURCE_EXHAUSTED` past a budget), or taken as a call.
-    func opened(_ id: UInt32, _ fields: HPACKHeaders, endStream: Bool) {
+    /// A block with a `number` decodes as every other block with it did
+    /// (``HTTP2RecentBlocks``), so its head and method are read once.
+    func opened(_ id: UInt32, _ fields: HPACKHeaders, endStream: Bool, number: UInt64? = nil) {
         guard let context else { return }
         let head: GRPCRequestHead
-        do {
-            head = try GRPCRequestHead(fields)
-        } catch {
-            // A malformed request (RFC 9113, 8.1.1): its stream is reset, nothing else.
-            machine.reset(id, .protocolError, now: now)
-            scheduleFlush()
-            return
+        let found: GRPCMethod?
+        if let number, let known = recentHeads.read(number) {
+            (head, found) = known
+        } else {
+            do {
+                head = try GRPCRequestHead(fields)
+            } catch {
+                // A malformed request (RFC 9113, 8.1.1): its stream is reset, nothing else.
+                machine.reset(id, .protocolError, now: now)
+                scheduleFlush()
+                return
+            }
+            found = methods[head.path]
+            if let number { recentHeads.note(number, head: head, method: found) }
         }
         guard head.contentType?.hasPrefix("application/grpc") == true else {
             // Not gRPC at all: an HTTP answer.
             answerWithoutStream(id, .fields([(":status", "415"), ("content-type", "text/plain")]), requestEnded: endStream)
             return
         }
-        guard let method = methods[head.path] else {
+        guard let method = found else {
             answerWithoutStream(id, .trailersOnly(RPCError(code: .unimplemented, message: "unknown method \(head.path)")), requestEnded: endStream)
             return
         }

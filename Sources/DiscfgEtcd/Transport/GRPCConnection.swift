@@ -86,6 +86,8 @@ final class GRPCConnection: ChannelDuplexHandler {
     private var flushScheduled = false
     /// Whether the channel is to close once what was framed left.
     private var closeRequested = false
+    /// What the header blocks the client repeats were read as, so each is read once.
+    var recentHeads = RecentRequestHeads()
 
     /// A connection serving `methods`, holding what it holds for its client within its
     /// own limit and within `serverBytes`, which all connections share; its calls are
@@ -180,7 +182,7 @@ final class GRPCConnection: ChannelDuplexHandler {
 
     private func handle(_ event: Machine.Event) {
         switch event {
-        case .opened(let id, let fields, let endStream): opened(id, fields, endStream: endStream)
+        case .opened(let id, let fields, let endStream, let number): opened(id, fields, endStream: endStream, number: number)
         case .data(let call, let bytes, let endStream): received(bytes, on: call, endStream: endStream)
         case .requestsEnded(let call): requestsEnded(call)
         case .closed(let call): call.bytes.end()

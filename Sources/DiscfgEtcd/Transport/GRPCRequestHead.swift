@@ -152,3 +152,22 @@ extension GRPCRequestHead {
         }
     }
 }
+
+/// What a connection read lately of header blocks its client repeats: each block's
+/// head and method, by the block's number (``HTTP2RecentBlocks``), as many as that
+/// remembers blocks. A number is never given twice, so nothing here goes stale.
+struct RecentRequestHeads {
+    private var entries: [(number: UInt64, head: GRPCRequestHead, method: GRPCMethod?)] = []
+
+    /// The head and method read of the block numbered `number`, if kept.
+    func read(_ number: UInt64) -> (GRPCRequestHead, GRPCMethod?)? {
+        for entry in entries where entry.number == number { return (entry.head, entry.method) }
+        return nil
+    }
+
+    /// Keeps what the block numbered `number` was read as.
+    mutating func note(_ number: UInt64, head: GRPCRequestHead, method: GRPCMethod?) {
+        if entries.count == HTTP2RecentBlocks.capacity { entries.removeFirst() }
+        entries.append((number, head, method))
+    }
+}

@@ -6,8 +6,9 @@ extension HTTP2Connection {
     enum Event {
         /// A client opened stream `id` with a header block: the layer above
         /// ``accept(_:context:endStream:)``s it, answers it at once
-        /// (``answerWithoutStream(_:_:requestEnded:now:)``), or resets it.
-        case opened(UInt32, HPACKHeaders, endStream: Bool)
+        /// (``answerWithoutStream(_:_:requestEnded:now:)``), or resets it. Blocks with the
+        /// same number decode to the same fields (``HTTP2RecentBlocks``).
+        case opened(UInt32, HPACKHeaders, endStream: Bool, number: UInt64?)
         /// Bytes of the stream's request, and whether they end it.
         case data(Context, ByteBuffer, endStream: Bool)
         /// The client ended its side of the stream with trailers.

@@ -214,7 +214,7 @@ struct HTTP2Connection<Context: AnyObject, Block: HTTP2HeaderBlock> {
         guard streams.count < HTTP2Limits.maxConcurrentStreams else {
             throw .stream(id, .refusedStream, "over SETTINGS_MAX_CONCURRENT_STREAMS (\(HTTP2Limits.maxConcurrentStreams))")
         }
-        return .opened(id, block.fields, endStream: block.endStream)
+        return .opened(id, block.fields, endStream: block.endStream, number: block.number)
     }
 
     private mutating func receiveReset(_ frame: HTTP2Wire.Frame, now: @autoclosure () -> NIODeadline) throws(HTTP2Wire.Violation) {
@@ -337,7 +337,7 @@ struct HTTP2Connection<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     // MARK: Streams
 
-    /// Takes stream `id`, which the layer above heard of as ``Event/opened(_:_:endStream:)``,
+    /// Takes stream `id`, which the layer above heard of as ``Event/opened(_:_:endStream:number:)``,
     /// with its object for it.
     mutating func accept(_ id: UInt32, context: Context, endStream: Bool) {
         let windows = HTTP2StreamWindows(sendWindow: flow.initialStreamWindow)

@@ -14,6 +14,9 @@ struct HTTP2HeaderBlocks {
         /// Whether its HEADERS named the stream itself as the one it depends on.
         let selfDependent: Bool
         let fields: HPACKHeaders
+        /// The number blocks that decode alike share (``HTTP2RecentBlocks``), nil for one
+        /// that may have changed the HPACK table.
+        let number: UInt64?
     }
 
     /// A header block whose CONTINUATION frames are still to come.
@@ -29,6 +32,7 @@ struct HTTP2HeaderBlocks {
     /// What the pending block holds of the budget (its fragments are slices that keep
     /// whole reads alive).
     private(set) var charge = 0
+    private var recent = HTTP2RecentBlocks()
     private var decoder = HPACKDecoder(
         allocator: ByteBufferAllocator(), maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize, maxHeaderListSize: HTTP2Limits.maxHeaderListBytes
     )
@@ -50,7 +54,8 @@ struct HTTP2HeaderBlocks {
             pending = Pending(stream: frame.stream, endStream: endStream, selfDependent: selfDependent, fragments: frame.payload)
             return nil
         }
-        return Block(stream: frame.stream, endStream: endStream, selfDependent: selfDependent, fields: try decode(frame.payload))
+        let (fields, number) = try decode(frame.payload)
+        return Block(stream: frame.stream, endStream: endStream, selfDependent: selfDependent, fields: fields, number: number)
     }
 
     /// A CONTINUATION frame (the block's next, ``waitingStream`` checked by the caller).
@@ -70,7 +75,8 @@ struct HTTP2HeaderBlocks {
             return nil
         }
         release(budget)
-        return Block(stream: block.stream, endStream: block.endStream, selfDependent: block.selfDependent, fields: try decode(block.fragments))
+        let (fields, number) = try decode(block.fragments)
+        return Block(stream: block.stream, endStream: block.endStream, selfDependent: block.selfDependent, fields: fields, number: number)
     }
 
     /// Lets go of what a block still arriving holds (the connection ended).
@@ -90,11 +96,14 @@ struct HTTP2HeaderBlocks {
     }
 
     /// Decodes a whole block, whatever comes of it after, so the connection's HPACK state
-    /// stays the client's.
-    private mutating func decode(_ block: ByteBuffer) throws(HTTP2Wire.Violation) -> HPACKHeaders {
-        var block = block
+    /// stays the client's; a block seen lately that cannot have changed it is not decoded
+    /// again.
+    private mutating func decode(_ block: ByteBuffer) throws(HTTP2Wire.Violation) -> (HPACKHeaders, UInt64?) {
+        if let known = recent.fields(of: block) { return (known.fields, known.number) }
+        var unread = block
         do {
-            return try decoder.decodeHeaders(from: &block)
+            let fields = try decoder.decodeHeaders(from: &unread)
+            return (fields, recent.decoded(block, to: fields))
         } catch {
             // The block may have changed the decoder's table only in part: the two ends no
             // longer agree on it, and nothing more can be read (RFC 9113, 4.3).
