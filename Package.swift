@@ -5,6 +5,13 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// The targets' own code: a nonisolated async function runs where its caller runs
+/// (SE-0461), so a request's chain of calls stays on its event loop without a hop to
+/// the generic executor at each call and return.
+let sources: [SwiftSetting] = strict + [
+    .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+]
+
 let package = Package(
     name: "discfg",
     platforms: [.macOS(.v15)],
@@ -52,29 +59,29 @@ let package = Package(
     targets: [
         .target(
             name: "DiscfgJSON",
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "JSONSchema",
             dependencies: ["DiscfgJSON"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgFlags",
             dependencies: ["DiscfgJSON"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgCore",
             dependencies: ["DiscfgJSON", "JSONSchema", "DiscfgFlags", .product(name: "Yams", package: "Yams"), .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CSQLiteLog", dependencies: ["CSQLite"]),
         .target(
             name: "DiscfgSQLite",
             dependencies: ["DiscfgCore", "DiscfgJSON", "CSQLite", "CSQLiteLog"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgAWS",
@@ -86,7 +93,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgSignals",
@@ -97,32 +104,32 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgDynamoDB",
             dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgAWS"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgSecrets",
             dependencies: ["DiscfgCore", "DiscfgAWS", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgWire",
             dependencies: ["DiscfgCore", "DiscfgJSON"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgService",
             dependencies: ["DiscfgCore", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgConformance",
             dependencies: ["DiscfgCore", "DiscfgJSON"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgTestSupport",
@@ -155,47 +162,47 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgStores",
             dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgClient", "DiscfgDynamoDB", "DiscfgSQLite"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "discfg-bench",
             dependencies: ["DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgStores", "DiscfgTestSupport"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "discfg-agent-sim",
             dependencies: ["DiscfgAgent", "DiscfgCore", "DiscfgAWS", "DiscfgDynamoDB", "DiscfgSignals", "DiscfgStores", "DiscfgTestSupport"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "discfg-secrets-bench",
             dependencies: ["DiscfgCore", "DiscfgSecrets", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "discfg-lambda-bench",
             dependencies: ["DiscfgTestSupport"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "json-schema-bench",
             dependencies: ["DiscfgJSON", "JSONSchema"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "flag-eval-bench",
             dependencies: ["DiscfgFlags", "DiscfgJSON"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "discfg-write-bench",
             dependencies: ["DiscfgCore", "DiscfgJSON", "DiscfgSQLite"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgClient",
@@ -214,7 +221,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgConfiguration",
@@ -227,7 +234,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgNetwork",
@@ -242,11 +249,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgAPIAssets",
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgAPI",
@@ -273,7 +280,7 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgEtcd",
@@ -294,7 +301,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             exclude: ["Generated/README.md"],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .target(
             name: "DiscfgLambda",
@@ -318,7 +325,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .executableTarget(
             name: "discfg",
@@ -350,7 +357,7 @@ let package = Package(
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            swiftSettings: strict
+            swiftSettings: sources
         ),
         .testTarget(
             name: "DiscfgAWSTests",

@@ -10,7 +10,7 @@ struct BrowserGuardMiddleware<Context: RequestContext>: RouterMiddleware {
     static var corsMethods: String { "GET, PUT, POST, PATCH, DELETE" }
     static var corsHeaders: String { "Authorization, Content-Type, If-Match, If-None-Match, Last-Event-ID, Accept" }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         // Every path, the API's and the rest (console, metrics, unknown paths); the API's
         // routes ask the Host rule again through ``Admission``, with this same refusal.
         let verdict = guardrail.verdict(

@@ -20,7 +20,7 @@ struct AccessLogMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Where the lines go; nil to write them through the request's logger.
     let trail: AuditTrail?
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         let note = AuditNote()
         let response: Response
         do {

@@ -20,7 +20,7 @@ enum RequestTracing {
 struct TracingMiddleware<Context: RequestContext>: RouterMiddleware {
     let tracer: any Tracer
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         var parent = InstrumentationContext.current ?? .topLevel
         tracer.extractContext(request.headers, into: &parent)
         let method = request.method.rawValue

@@ -57,7 +57,7 @@ enum APIResponse {
 /// Turns every failure inside a route into the JSON error envelope, so no request ever
 /// gets a bare 500 or an HTML page: route-not-found, bad bodies and store errors alike.
 struct ErrorEnvelopeMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch {

@@ -214,7 +214,7 @@ public enum DiscfgServer {
 struct AnswerHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     let headers: @Sendable () -> HTTPFields
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    @concurrent func handle(_ request: Request, context: Context, next: @concurrent (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await next(request, context)
         for field in headers() { response.headers[field.name] = field.value }
         return response

@@ -23,7 +23,7 @@ extension SnapshotFormat {
     /// - Throws: what reading a page throws (the document is then unfinished); what
     ///   ``encode(_:)`` throws; what `write` throws.
     @discardableResult
-    public func encode(_ pages: SnapshotPages, chunkBytes: Int, write: (Data) async throws -> Void) async throws -> Int {
+    @concurrent public func encode(_ pages: SnapshotPages, chunkBytes: Int, write: @concurrent (Data) async throws -> Void) async throws -> Int {
         let header = ConfigSnapshot(config: pages.header.config, revision: pages.header.revision, exportedAt: pages.header.exportedAt, items: [])
         var iterator = pages.makeAsyncIterator()
         return try await encode(header: header, chunkBytes: chunkBytes, nextPage: { try await iterator.next() }, write: write)
