@@ -111,14 +111,24 @@ public struct AuditRecord: Sendable {
         if let error { string("error", error, &line) }
         if let revision { number("revision", revision, &line) }
         Self.literal(#","ms":"#, &line)
-        // Hundredths of a millisecond, rounded.
-        let (seconds, attoseconds) = elapsed.components
-        let hundredths = Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
+        let hundredths = hundredthsOfMillisecond
         Self.appendDecimal(hundredths / 100, to: &line)
         line.append(UInt8(ascii: "."))
         if hundredths % 100 < 10 { line.append(UInt8(ascii: "0")) }
         Self.appendDecimal(hundredths % 100, to: &line)
         Self.literal("}\n", &line)
+    }
+
+    /// How long the request took, in hundredths of a millisecond, rounded: `ms` is this
+    /// over 100.
+    public var hundredthsOfMillisecond: Int {
+        let (seconds, attoseconds) = elapsed.components
+        return Int(seconds) * 100_000 + Int((attoseconds + 5_000_000_000_000) / 10_000_000_000_000)
+    }
+
+    /// Appends `time` as an audit line writes it (``timestamp(_:)``).
+    public static func appendTimestamp(_ time: (seconds: Int, nanoseconds: Int), to line: inout [UInt8]) {
+        appendTime(time, to: &line)
     }
 
     /// `2026-11-26T18:52:13.123Z`, the time as an audit line writes it: for the lines
@@ -203,7 +213,8 @@ public struct AuditRecord: Sendable {
         nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
-    static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
+    /// Appends `value`'s decimal digits (`value` ≥ 0).
+    public static func appendDecimal(_ value: Int, to bytes: inout [UInt8]) {
         if value >= 10 { appendDecimal(value / 10, to: &bytes) }
         bytes.append(UInt8(ascii: "0") + UInt8(value % 10))
     }

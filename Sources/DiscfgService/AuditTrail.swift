@@ -23,10 +23,17 @@ public final class AuditTrail: Sendable {
 
     /// Takes lines, each ending in a newline, to write where the audit log goes.
     private let output: @Sendable ([UInt8]) -> Void
+    /// Appends a record's line, with its newline.
+    private let render: @Sendable (AuditRecord, inout [UInt8]) -> Void
     private let records = Mutex<[AuditRecord]>([])
 
-    /// A trail handing its lines to `write`.
-    public init(write: @escaping @Sendable ([UInt8]) -> Void) {
+    /// A trail handing its lines to `write`, each made by `render` (the record's JSON
+    /// unless told otherwise).
+    public init(
+        render: @escaping @Sendable (AuditRecord, inout [UInt8]) -> Void = { record, line in record.append(to: &line) },
+        write: @escaping @Sendable ([UInt8]) -> Void
+    ) {
+        self.render = render
         self.output = write
     }
 
@@ -39,7 +46,7 @@ public final class AuditTrail: Sendable {
     public func write(_ record: AuditRecord) {
         var line: [UInt8] = []
         line.reserveCapacity(256)
-        record.append(to: &line)
+        render(record, &line)
         output(line)
     }
 
@@ -48,7 +55,7 @@ public final class AuditTrail: Sendable {
         guard !records.isEmpty else { return }
         var lines: [UInt8] = []
         lines.reserveCapacity(records.count * 256)
-        for record in records { record.append(to: &lines) }
+        for record in records { render(record, &lines) }
         output(lines)
     }
 

@@ -1,4 +1,5 @@
 import DiscfgAPI
+import DiscfgCore
 import DiscfgService
 import Foundation
 import Testing
@@ -38,5 +39,45 @@ struct LogFormatTests {
         #expect(logfmt.first == #"time=2025-11-28T03:20:00.123Z level=info label=audit msg=request api=rest route=/v1/{config}/keys/{key} path="/v1/demo/keys/a b" status=200 ms=0"#)
         let text = String(decoding: LogFormat.text.auditLines(lines), as: UTF8.self)
         #expect(text.hasPrefix("2025-11-28T03:20:00.123Z info audit: api=rest route=/v1/{config}/keys/{key} path=\"/v1/demo/keys/a b\" status=200 ms=0 request\n"), "\(text)")
+    }
+
+    @Test("an audit line written straight from its record in each format is the line made by parsing its JSON again", arguments: LogFormat.allCases)
+    func directAuditLines(format: LogFormat) {
+        var full = AuditRecord(api: "etcd", route: "/etcdserverpb.KV/Txn", time: (1_764_300_000, 7_000_000), elapsed: .microseconds(42_500))
+        full.principal = Principal(kind: .token, id: "tok 1")
+        full.user = Self.awkward
+        full.method = "POST"
+        full.action = "txn"
+        full.path = "/v1/demo/keys/a=b"
+        full.config = "demo"
+        full.key = "/app/é"
+        full.prefix = ""
+        full.rangeEnd = "\u{0}"
+        var names = AuditRecord.TransactionNames(Transaction(success: []))
+        names.compared = ["/a", "/b \"c\""]
+        names.changed = ["/x"]
+        full.transaction = names
+        full.status = 409
+        full.grpcStatus = "FAILED_PRECONDITION"
+        full.error = "conflict: \t tab"
+        full.revision = -3
+        var bare = AuditRecord(api: "rest", route: "/healthz", time: (1_764_300_001, 999_000_000), elapsed: .milliseconds(12))
+        bare.status = 200
+        for (record, milliseconds) in [(full, "42.5"), (bare, "12")] {
+            var json: [UInt8] = []
+            record.append(to: &json)
+            var direct: [UInt8] = []
+            format.appendAuditLine(record, to: &direct)
+            #expect(String(decoding: direct, as: UTF8.self) == String(decoding: format.auditLines(json), as: UTF8.self))
+            #expect(String(decoding: direct, as: UTF8.self).contains(format == .json ? #""ms":\#(milliseconds)"# : " ms=\(milliseconds)"))
+        }
+        for hundredths in [0, 1, 9, 10, 11, 99, 100, 101, 110, 12_345] {
+            let record = AuditRecord(api: "rest", route: "/", elapsed: .microseconds(hundredths * 10))
+            var json: [UInt8] = []
+            record.append(to: &json)
+            var direct: [UInt8] = []
+            format.appendAuditLine(record, to: &direct)
+            #expect(direct == format.auditLines(json), "\(hundredths) hundredths")
+        }
     }
 }

@@ -86,6 +86,6 @@ public enum LogFormat: String, CaseIterable, Sendable {
 extension AuditTrail {
     /// A trail appending its lines to `sink` in `format` (an audit log file keeps `json`).
     public convenience init(sink: LogSink, format: LogFormat, urgent: Bool = false) {
-        self.init { sink.append(bytes: format.auditLines($0), urgent: urgent) }
+        self.init(render: { format.appendAuditLine($0, to: &$1) }) { sink.append(bytes: $0, urgent: urgent) }
     }
 }
