@@ -46,10 +46,19 @@ final class SQLiteWriter: Sendable {
         case undone
     }
 
-    /// The group's config rows; the writer's thread alone uses them.
+    /// The group's config rows; the writer's thread alone uses them. A group that commits
+    /// leaves them as the table now is, so the next group starts from them unless another
+    /// connection committed in between (`data_version`, read once the next group holds
+    /// the write lock, moved): then they are read again.
     private final class GroupRows: @unchecked Sendable {
         let configs = SQLiteConfigRows()
+        /// `PRAGMA data_version` as the last group found it.
+        var dataVersion: Int64?
     }
+
+    /// The most configs' rows kept from one group to the next; past it they are read again.
+    private static let keptConfigs = 8
+    private static let dataVersion = SQLiteStatement("PRAGMA data_version")
 
     private static let begin = SQLiteStatement("BEGIN IMMEDIATE")
     private static let savepoint = SQLiteStatement("SAVEPOINT change")
@@ -165,10 +174,15 @@ final class SQLiteWriter: Sendable {
     private func commitGroup(_ jobs: ArraySlice<Job>, savepoints: Bool) -> GroupEnd {
         let connection = box.connection
         let configs = group.configs
-        defer { configs.forget() }
+        var committed = false
+        defer { if !committed || configs.rows.count > Self.keptConfigs { configs.forget() } }
         do {
             try connection.run(Self.begin)
+            let version = try connection.first(Self.dataVersion) { $0.integer(0) }
+            if version == nil || version != group.dataVersion { configs.forget() }
+            group.dataVersion = version
         } catch {
+            if connection.inTransaction { _ = try? connection.run("ROLLBACK") }
             for job in jobs { job.fail(error) }
             return .finished(notRun: [])
         }
@@ -210,6 +224,7 @@ final class SQLiteWriter: Sendable {
             do {
                 try configs.write(connection)
                 try connection.run(SQLiteStatement.commit)
+                committed = true
                 let syncs = connection.logCalls.syncs
                 stats.withLock {
                     $0.record(changes: completions.count)

@@ -169,6 +169,33 @@ struct SQLiteFileTests {
         }
     }
 
+    @Test("two instances on one file writing in turn: each change follows the other's revision, counts and schemas, though each keeps its config rows from one commit to the next")
+    func twoInstancesWritingInTurn() async throws {
+        try await Self.withDirectory { directory in
+            let path = directory.appendingPathComponent("shared.db").path
+            let clock = ManualClock()
+            let first = try SQLiteStore(path: path, clock: clock)
+            let second = try SQLiteStore(path: path, clock: clock)
+            let config = try await first.makeConfig("shared")
+            for round in 1...6 {
+                let writer = round.isMultiple(of: 2) ? second : first
+                let result = try await writer.set("/k\(round)", "v\(round)", in: config)
+                #expect(result.revision == Revision(UInt64(round)), "round \(round)")
+            }
+            #expect(try await first.configInfo(config).keyCount == 6)
+            #expect(try await second.configInfo(config).revision == 6)
+            // The first instance read the config's schemas (none) with its last write; one
+            // attached through the second holds for the first's next write all the same.
+            try await first.set("/app/port", "8080", in: config)
+            _ = try await second.setSchema(SchemaTarget("/app/port"), to: Data(#"{"type": "integer", "maximum": 65535}"#.utf8), in: config, force: false)
+            await #expect(throws: DiscfgError.self) { try await first.set("/app/port", "70000", in: config) }
+            #expect(try await second.get(Key("/app/port"), in: config)?.value == Data("8080".utf8))
+            let revisions = try await first.events(in: config, scope: .prefix(.root), from: Revision(1), limit: 100, maxBytes: 1 << 20).events.map(\.revision)
+            #expect(revisions == (1...8).map { Revision(UInt64($0)) }, "one event a revision, none written twice")
+            #expect(try await first.revision(of: config) == 8, "the schema's own revision")
+        }
+    }
+
     @Test func aWatcherOnOneInstanceSeesWritesThroughAnother() async throws {
         try await Self.withDirectory { directory in
             let path = directory.appendingPathComponent("shared.db").path
