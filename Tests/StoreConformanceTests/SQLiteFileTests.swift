@@ -151,14 +151,20 @@ struct SQLiteFileTests {
         }
     }
 
-    @Test func twoInstancesOnOneFileSeeEachOthersWrites() async throws {
-        try await Self.withDirectory { directory in
+    /// Two store instances on one new file, as two processes have it, and a config the
+    /// first made.
+    static func withTwoInstances(_ body: (_ first: SQLiteStore, _ second: SQLiteStore, _ config: ConfigName) async throws -> Void) async throws {
+        try await withDirectory { directory in
             let path = directory.appendingPathComponent("shared.db").path
             let clock = ManualClock()
             let first = try SQLiteStore(path: path, clock: clock)
             let second = try SQLiteStore(path: path, clock: clock)
-            let config = try await first.makeConfig("shared")
+            try await body(first, second, try await first.makeConfig("shared"))
+        }
+    }
 
+    @Test func twoInstancesOnOneFileSeeEachOthersWrites() async throws {
+        try await Self.withTwoInstances { first, second, config in
             #expect(try await second.configInfo(config).revision == .zero)
             try await second.set("/from/second", "2", in: config)
             try await first.set("/from/first", "1", in: config)
@@ -171,12 +177,7 @@ struct SQLiteFileTests {
 
     @Test("two instances on one file writing in turn: each change follows the other's revision, counts and schemas, though each keeps its config rows from one commit to the next")
     func twoInstancesWritingInTurn() async throws {
-        try await Self.withDirectory { directory in
-            let path = directory.appendingPathComponent("shared.db").path
-            let clock = ManualClock()
-            let first = try SQLiteStore(path: path, clock: clock)
-            let second = try SQLiteStore(path: path, clock: clock)
-            let config = try await first.makeConfig("shared")
+        try await Self.withTwoInstances { first, second, config in
             for round in 1...6 {
                 let writer = round.isMultiple(of: 2) ? second : first
                 let result = try await writer.set("/k\(round)", "v\(round)", in: config)
