@@ -5,7 +5,8 @@ import DiscfgCore
 /// once per group and written once, just before the group commits, where every change
 /// used to read it and write it again.
 ///
-/// The writer keeps one for its groups; a read, or a write that is not a change of keys,
+/// The writer keeps one for its groups, from one commit to the next while no other
+/// connection commits (``SQLiteWriter``); a read, or a write that is not a change of keys,
 /// uses a fresh one that lives as long as it does. Used by one thread at a time.
 final class SQLiteConfigRows {
     struct Row {
