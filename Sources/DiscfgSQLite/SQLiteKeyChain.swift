@@ -13,7 +13,8 @@ struct HistoryPosition: Equatable {
 /// stack", 1983): from the newest event, the oldest one after a given revision is found
 /// in O(log n) steps, each a row read by its primary key. The newest event's place is
 /// kept with the key, in `kv.mod_sub` beside `mod_revision` while the key exists and in
-/// `tombstones` once it is deleted. A change then writes only rows it writes anyway
+/// `tombstones` once it is deleted; the key's row also carries that event's links (its
+/// ``columns``), so a change to a live key reads no history row to link its event. A change then writes only rows it writes anyway
 /// (the key's, its history row), where an index of history by key cost every change a
 /// page write more, on a page of its own.
 ///
@@ -68,7 +69,7 @@ struct SQLiteKeyChain {
     /// key among a revision's events read every one of them, so a prefix delete after a
     /// 10,000-key import read 10,000² rows).
     private static let liveEvent = SQLiteStatement(
-        "SELECT history.sub, \(columns) FROM kv JOIN history ON history.config = kv.config AND history.revision = kv.mod_revision AND history.sub = kv.mod_sub WHERE kv.config = ? AND kv.key = ?"
+        "SELECT history.sub, \(columns.split(separator: ", ").map { "history.\($0)" }.joined(separator: ", ")) FROM kv JOIN history ON history.config = kv.config AND history.revision = kv.mod_revision AND history.sub = kv.mod_sub WHERE kv.config = ? AND kv.key = ?"
     )
     private static let eventAndPreviousAt = SQLiteStatement(
         "SELECT \(SQLiteRows.eventColumns), prev_revision, prev_sub FROM history WHERE config = ? AND revision = ? AND sub = ?"
@@ -88,9 +89,10 @@ struct SQLiteKeyChain {
     /// tombstone). `stored` is the key's item as stored, when it has one: its row names
     /// its newest event's place, so one statement finds the event and its links; `place`
     /// is that place when the caller read it with the item, and then only the event's
-    /// history row is read.
-    func newest(_ key: String, stored: Item?, at place: HistoryPosition? = nil) throws -> (event: LinkedEvent?, deleted: Bool) {
+    /// history row is read, or nothing when the row carried the event's links too (`known`).
+    func newest(_ key: String, stored: Item?, at place: HistoryPosition? = nil, known: Links? = nil) throws -> (event: LinkedEvent?, deleted: Bool) {
         if stored != nil, let place {
+            if let known { return (LinkedEvent(position: place, links: known), false) }
             return (try links(at: place).map { LinkedEvent(position: place, links: $0) }, false)
         }
         if let stored {
@@ -218,6 +220,13 @@ struct SQLiteKeyChain {
 }
 
 extension SQLiteKeyChain.Links {
+    /// The links a key's row carries in its ``SQLiteKeyChain/columns`` from `first` on;
+    /// nil on a row written before rows carried them.
+    init?(keyRow row: SQLiteRow, from first: Int32) {
+        guard row.optionalInteger(first) != nil else { return nil }
+        self.init(row, from: first)
+    }
+
     /// The links in `row`, whose columns from `first` on are ``SQLiteKeyChain/columns``.
     init(_ row: SQLiteRow, from first: Int32) {
         seq = row.optionalInteger(first) ?? 1

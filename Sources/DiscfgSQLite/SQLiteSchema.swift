@@ -9,7 +9,7 @@ import Foundation
 /// newest to oldest through their rows (``SQLiteKeyChain``) rather than by an index, so
 /// a change writes no page it does not have to.
 enum SQLiteSchema {
-    static let version = 11
+    static let version = 12
 
     static let create = """
     CREATE TABLE IF NOT EXISTS configs (
@@ -65,7 +65,7 @@ enum SQLiteSchema {
     /// Migrations from each version to the next, in order; `migrations[0]` makes a new file.
     static let migrations: [Migration] = [
         .sql(create), .sql(tokens), .sql(tokenHistory), .sql(historyPositions), .sql(keyCounts), .code(linkKeyChains), .sql(byteCounts),
-        .sql(attribution), .sql(leases), .code(addLeaseOwners), .sql(healthReports),
+        .sql(attribution), .sql(leases), .code(addLeaseOwners), .sql(healthReports), .code(addNewestLinks),
     ]
 
     /// `configs` holds a JSON array of the token's scopes (`demo`, `demo:/app/`,
@@ -174,9 +174,15 @@ enum SQLiteSchema {
     /// `IF NOT EXISTS`, so a file whose table already has some of them (made by a newer
     /// discfg, its version set back) gets only the others.
     @Sendable static func addLeaseOwners(_ connection: SQLiteConnection) throws {
-        let present = Set(try connection.query("SELECT name FROM pragma_table_info('leases')") { $0.text(0) })
-        for column in leaseOwnerColumns where !present.contains(column) {
-            try connection.execute("ALTER TABLE leases ADD COLUMN \(column) TEXT")
+        try addMissingColumns(leaseOwnerColumns, type: "TEXT", to: "leases", connection)
+    }
+
+    /// Adds those of `columns` that `table` lacks: a file made by a newer discfg, its
+    /// version set back, already has them.
+    private static func addMissingColumns(_ columns: [String], type: String, to table: String, _ connection: SQLiteConnection) throws {
+        let present = Set(try connection.query("SELECT name FROM pragma_table_info('\(table)')") { $0.text(0) })
+        for column in columns where !present.contains(column) {
+            try connection.execute("ALTER TABLE \(table) ADD COLUMN \(column) \(type)")
         }
     }
 
@@ -215,6 +221,16 @@ enum SQLiteSchema {
     ) WITHOUT ROWID;
     CREATE INDEX tombstones_by_revision ON tombstones (config, revision);
     """
+
+    /// A key's row carries its newest event's links, as that event's history row holds
+    /// them, so a change finds them with the item it reads anyway, not by reading the
+    /// history row too. Rows written before are left without (`seq` NULL): their links
+    /// are read from history until the key's next change writes them.
+    static let newestLinkColumns = ["seq", "prev_revision", "prev_sub", "jump_revision", "jump_sub", "jump_seq"]
+
+    @Sendable static func addNewestLinks(_ connection: SQLiteConnection) throws {
+        try addMissingColumns(newestLinkColumns, type: "INTEGER", to: "kv", connection)
+    }
 
     /// Linking takes about 4 s per 100,000 history rows on a small machine; past that
     /// many, the wait is announced on standard error.

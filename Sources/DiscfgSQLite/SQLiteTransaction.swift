@@ -31,16 +31,21 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let due = SQLiteStatement(
         "SELECT \(SQLiteRows.itemColumns) FROM kv INDEXED BY kv_expiry WHERE expires_at <= ? AND config = ? ORDER BY key"
     )
-    /// A key's stored item and its row's `mod_sub`.
-    private static let itemAndPlace = SQLiteStatement("SELECT \(SQLiteRows.itemColumns), mod_sub FROM kv WHERE config = ? AND key = ?")
+    /// A key's stored item, its row's `mod_sub` and its newest event's links.
+    private static let itemAndPlace = SQLiteStatement(
+        "SELECT \(SQLiteRows.itemColumns), mod_sub, \(SQLiteKeyChain.columns) FROM kv WHERE config = ? AND key = ?"
+    )
     private static let putItem = SQLiteStatement(
-        "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub, \(SQLiteKeyChain.columns)) VALUES (\(Array(repeating: "?", count: 16).joined(separator: ", ")))"
     )
     /// A key's row changed where it is: a replace deletes the row and inserts it again,
     /// and in a table whose branch pages hold whole rows that rewrote a branch page in
     /// most commits besides the row's own page.
     private static let updateItem = SQLiteStatement(
-        "UPDATE kv SET value = ?, content_type = ?, version = ?, create_revision = ?, mod_revision = ?, modified_at = ?, expires_at = ?, mod_sub = ? WHERE config = ? AND key = ?"
+        """
+        UPDATE kv SET value = ?, content_type = ?, version = ?, create_revision = ?, mod_revision = ?, modified_at = ?, expires_at = ?, mod_sub = ?, \
+        seq = ?, prev_revision = ?, prev_sub = ?, jump_revision = ?, jump_sub = ?, jump_seq = ? WHERE config = ? AND key = ?
+        """
     )
     private static let deleteItem = SQLiteStatement("DELETE FROM kv WHERE config = ? AND key = ?")
     private static let deleteTombstone = SQLiteStatement("DELETE FROM tombstones WHERE config = ? AND key = ?")
@@ -70,13 +75,14 @@ struct SQLiteTransaction: ChangeTransaction {
 
     func currentRevision() throws -> Revision { revision }
 
-    /// Keeps the place of the key's newest event beside the item (``LastRead``).
+    /// Keeps the place of the key's newest event, and its links, beside the item (``LastRead``).
     func storedItem(_ key: Key) throws -> Item? {
-        let item = try connection.first(Self.itemAndPlace, [.text(config.rawValue), .text(key.path)]) { row in
-            (SQLiteRows.item(row), row.integer(8))
+        let read = try connection.first(Self.itemAndPlace, [.text(config.rawValue), .text(key.path)]) { row in
+            let item = SQLiteRows.item(row)
+            return (item, HistoryPosition(revision: item.modRevision.storageValue, sub: row.integer(8)), SQLiteKeyChain.Links(keyRow: row, from: 9))
         }
-        lastRead.keep(item.map { HistoryPosition(revision: $0.0.modRevision.storageValue, sub: $0.1) }, of: key.path)
-        return item?.0
+        lastRead.keep(read.map { ($0.1, $0.2) }, of: key.path)
+        return read?.0
     }
 
     func storedItems(in range: KeyRange) throws -> [Item] {
@@ -120,7 +126,8 @@ struct SQLiteTransaction: ChangeTransaction {
         // records over the item it read (`prevItem`), whose revision names the key's
         // newest event.
         let chain = SQLiteKeyChain(connection: connection, config: config.rawValue)
-        let newest = try chain.newest(event.key.path, stored: event.prevItem, at: lastRead.take(event.key.path, stored: event.prevItem))
+        let read = lastRead.take(event.key.path, stored: event.prevItem)
+        let newest = try chain.newest(event.key.path, stored: event.prevItem, at: read?.place, known: read?.links)
         let links = try chain.links(after: newest.event)
         configs.move(config, to: event.revision, at: now.milliseconds, keyCountChange: event.keyCountChange, byteCountChange: event.byteCountChange)
         if SchemaTarget.namespace.contains(event.key) { configs.forgetSchemaItems(config) }
@@ -135,9 +142,20 @@ struct SQLiteTransaction: ChangeTransaction {
             let expires = SQLiteValue.optional(item.expiresAt?.milliseconds), sub = SQLiteValue.integer(position)
             // A key with a row (the item it records over) is updated in place; should no
             // row match after all, it is inserted.
-            let updated = event.prevItem == nil ? 0 : try connection.run(Self.updateItem, [value, contentType, version, created, modified, at, expires, sub, name, key])
+            var row: [SQLiteValue] = []
+            row.reserveCapacity(16)
+            var updated = 0
+            if event.prevItem != nil {
+                row.append(contentsOf: [value, contentType, version, created, modified, at, expires, sub])
+                links.append(to: &row)
+                row.append(contentsOf: [name, key])
+                updated = try connection.run(Self.updateItem, row)
+            }
             if updated == 0 {
-                try connection.run(Self.putItem, [name, key, value, contentType, version, created, modified, at, expires, sub])
+                row.removeAll(keepingCapacity: true)
+                row.append(contentsOf: [name, key, value, contentType, version, created, modified, at, expires, sub])
+                links.append(to: &row)
+                try connection.run(Self.putItem, row)
             }
             if newest.deleted {
                 try connection.run(Self.deleteTombstone, [name, key])
@@ -203,25 +221,28 @@ struct SQLiteTransaction: ChangeTransaction {
 }
 
 /// The place of the newest event of the key a change read last (its row's `mod_revision`
-/// and `mod_sub`), kept until the change records an event: a put reads the key's item,
-/// then records over it, and with this place finds the newest event's links by the
-/// history row's own key, without reading the key's row a second time. Any event
-/// recorded ends it, so a place is never used once the row may have moved on.
+/// and `mod_sub`) and that event's links as the row carries them, kept until the change
+/// records an event: a put reads the key's item, then records over it, and with these
+/// links the new event's without reading the key's row a second time, or the newest
+/// event's history row when the row carries no links. Any event recorded ends it, so a
+/// place is never used once the row may have moved on.
 private final class LastRead {
     private var key: String?
     private var place: HistoryPosition?
+    private var links: SQLiteKeyChain.Links?
 
-    func keep(_ place: HistoryPosition?, of key: String) {
+    func keep(_ read: (place: HistoryPosition, links: SQLiteKeyChain.Links?)?, of key: String) {
         self.key = key
-        self.place = place
+        place = read?.place
+        links = read?.links
     }
 
-    /// The place kept for `key`, when it is the place of `stored` (the item the event
-    /// records over); forgets what was kept either way.
-    func take(_ key: String, stored: Item?) -> HistoryPosition? {
-        defer { (self.key, place) = (nil, nil) }
+    /// The place and links kept for `key`, when it is the place of `stored` (the item the
+    /// event records over); forgets what was kept either way.
+    func take(_ key: String, stored: Item?) -> (place: HistoryPosition, links: SQLiteKeyChain.Links?)? {
+        defer { (self.key, place, links) = (nil, nil, nil) }
         guard self.key == key, let place, let stored, place.revision == stored.modRevision.storageValue else { return nil }
-        return place
+        return (place, links)
     }
 }
 
