@@ -78,6 +78,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CSQLiteLog", dependencies: ["CSQLite"]),
+        .target(name: "CTaskMemory"),
         .target(
             name: "DiscfgSQLite",
             dependencies: ["DiscfgCore", "DiscfgJSON", "CSQLite", "CSQLiteLog"],
@@ -285,6 +286,7 @@ let package = Package(
         .target(
             name: "DiscfgEtcd",
             dependencies: [
+                "CTaskMemory",
                 "DiscfgCore",
                 "DiscfgService",
                 "DiscfgNetwork",

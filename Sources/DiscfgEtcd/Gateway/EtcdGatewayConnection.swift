@@ -241,9 +241,12 @@ final class EtcdGatewayConnection: ChannelInboundHandler {
         answer(context, head, status: 200, text, contentType: EtcdMetrics.contentType, held: 0)
     }
 
-    /// A request's task, on the connection's event loop.
+    /// A request's task, on the connection's event loop, its frames in one slab (``TaskStack``).
     static func start(on executor: EventLoopExecutor?, _ body: @escaping @Sendable () async -> Void) -> Task<Void, Never> {
-        Task(executorPreference: executor, operation: body)
+        Task(executorPreference: executor) {
+            TaskStack.reserve()
+            await body()
+        }
     }
 
     /// Answers a unary call with its `outcome`, and lets go of what it held.

@@ -205,6 +205,7 @@ extension GRPCConnection {
             let serverContext = serverContext(call.method, context)
             let (id, hold, caller) = (call.id, call.hold, call.caller)
             call.task = Task(executorPreference: executor) {
+                TaskStack.reserve()
                 do {
                     let response = try await GRPCConnection.run(body, request, serverContext, holding: hold, as: caller)
                     loop.respond(id, response)
