@@ -222,10 +222,11 @@ struct SQLiteTransaction: ChangeTransaction {
 
 /// The place of the newest event of the key a change read last (its row's `mod_revision`
 /// and `mod_sub`) and that event's links as the row carries them, kept until the change
-/// records an event: a put reads the key's item, then records over it, and with these
-/// links the new event's without reading the key's row a second time, or the newest
-/// event's history row when the row carries no links. Any event recorded ends it, so a
-/// place is never used once the row may have moved on.
+/// records an event. A put reads the key's item, then records over it: with what is kept
+/// it links the new event without reading the key's row again, or any history row (a row
+/// written before rows carried links has the newest event's history row read by its
+/// place). Any event recorded ends it, so a place is never used once the row may have
+/// moved on.
 private final class LastRead {
     private var key: String?
     private var place: HistoryPosition?
