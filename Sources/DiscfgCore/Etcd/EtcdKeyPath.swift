@@ -46,32 +46,78 @@ public enum EtcdKeyPath {
     public static let maxKeyBytes = 4 << 20
 
     /// The path of an etcd key. Inlinable, so the etcd API's hot paths get it specialized
-    /// for their byte collections.
+    /// for their byte collections. Its length is counted first, so it is written once,
+    /// straight into the string.
     @inlinable
     public static func path(_ key: some Collection<UInt8>) -> String {
-        var bytes: [UInt8] = [UInt8(ascii: "/")]
-        bytes.reserveCapacity(key.count + 1)
+        var length = 1
         var zeros = 0
         for byte in key {
             if byte == 0 {
                 zeros += 1
                 continue
             }
-            for _ in 0..<zeros { bytes += [UInt8(ascii: "!"), UInt8(ascii: "0"), UInt8(ascii: "0")] }
+            length += 3 * zeros + (escape(byte) == nil ? 1 : 3)
             zeros = 0
-            switch byte {
-            case 0x01...0x21: bytes += [UInt8(ascii: "!")] + hex(byte)
-            case 0x2E, 0x2F: bytes += [UInt8(ascii: ".")] + hex(byte)
-            case 0x7E...0xFF: bytes += [UInt8(ascii: "~")] + hex(byte)
-            default: bytes.append(byte)
-            }
         }
+        // Ten digits or more cannot arrive: see `maxKeyBytes`.
+        var runDigits = 0
         if zeros > 0 {
-            let digits = Array(String(zeros).utf8)
-            // Ten digits or more (`:` and up) cannot arrive: see `maxKeyBytes`.
-            bytes += [UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "0") + UInt8(digits.count)] + digits
+            var rest = zeros
+            while rest > 0 { (runDigits, rest) = (runDigits + 1, rest / 10) }
+            length += 3 + runDigits
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(unsafeUninitializedCapacity: length) { buffer in
+            buffer[0] = UInt8(ascii: "/")
+            var at = 1
+            var pending = 0
+            for byte in key {
+                if byte == 0 {
+                    pending += 1
+                    continue
+                }
+                for _ in 0..<pending { write(UInt8(ascii: "!"), 0, into: buffer, at: &at) }
+                pending = 0
+                if let mark = escape(byte) {
+                    write(mark, byte, into: buffer, at: &at)
+                } else {
+                    buffer[at] = byte
+                    at += 1
+                }
+            }
+            if pending > 0 {
+                buffer[at] = UInt8(ascii: "!")
+                buffer[at + 1] = UInt8(ascii: "#")
+                buffer[at + 2] = UInt8(ascii: "0") + UInt8(runDigits)
+                var rest = pending
+                for place in stride(from: at + 2 + runDigits, to: at + 2, by: -1) {
+                    buffer[place] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                at += 3 + runDigits
+            }
+            return at
+        }
+    }
+
+    /// The escape character of a byte that is not its own token, or nil for one that is.
+    @inlinable
+    static func escape(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x00...0x21: UInt8(ascii: "!")
+        case 0x2E, 0x2F: UInt8(ascii: ".")
+        case 0x7E...0xFF: UInt8(ascii: "~")
+        default: nil
+        }
+    }
+
+    /// Writes `mark` and the two hex digits of `byte` at `index`, and moves it past them.
+    @inlinable
+    static func write(_ mark: UInt8, _ byte: UInt8, into buffer: UnsafeMutableBufferPointer<UInt8>, at index: inout Int) {
+        buffer[index] = mark
+        buffer[index + 1] = digits[Int(byte >> 4)]
+        buffer[index + 2] = digits[Int(byte & 0xF)]
+        index += 3
     }
 
     /// The etcd key a path stands for, or nil for a path no etcd key makes (a key written
@@ -129,8 +175,6 @@ public enum EtcdKeyPath {
     }
 
     @usableFromInline static let digits = Array("0123456789ABCDEF".utf8)
-
-    @usableFromInline static func hex(_ byte: UInt8) -> [UInt8] { [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]] }
 
     private static func unhex(_ high: UInt8, _ low: UInt8) -> UInt8? {
         guard let high = digits.firstIndex(of: high), let low = digits.firstIndex(of: low) else { return nil }
