@@ -1,3 +1,4 @@
+import CSQLite
 import DiscfgConformance
 import DiscfgCore
 import DiscfgSQLite
@@ -14,6 +15,17 @@ struct SQLiteFileTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         return try await body(directory)
+    }
+
+    /// Runs `sql` on the file at `path` through a connection of its own, as an older
+    /// discfg's file is made from a new one: a migration test sets its version back so.
+    static func rewrite(_ path: String, _ sql: String) {
+        var handle: OpaquePointer?
+        #expect(sqlite3_open(path, &handle) == SQLITE_OK)
+        defer { sqlite3_close(handle) }
+        // The store just closed may still hold the file a moment (its writer closes on its own thread).
+        sqlite3_busy_timeout(handle, 10_000)
+        #expect(sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
     }
 
     @Test("a new store's folders are 0700 and its file, -wal and -shm 0600, whatever the umask lets by")

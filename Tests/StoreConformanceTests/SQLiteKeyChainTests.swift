@@ -1,4 +1,3 @@
-import CSQLite
 import DiscfgCore
 @testable import DiscfgSQLite
 import Foundation
@@ -64,13 +63,7 @@ struct SQLiteKeyChainTests {
                 #expect(row == newest)
             }
             // The file as schema 11 wrote it: key rows without links.
-            var handle: OpaquePointer?
-            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-            // The store just closed may still hold the file a moment (its writer closes on its own thread).
-            sqlite3_busy_timeout(handle, 10_000)
-            let downgrade = SQLiteSchema.newestLinkColumns.map { "ALTER TABLE kv DROP COLUMN \($0);" }.joined() + "PRAGMA user_version = 11;"
-            #expect(sqlite3_exec(handle, downgrade, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
-            sqlite3_close(handle)
+            SQLiteFileTests.rewrite(path, SQLiteSchema.newestLinkColumns.map { "ALTER TABLE kv DROP COLUMN \($0);" }.joined() + "PRAGMA user_version = 11;")
 
             let store = try SQLiteStore(path: path)
             #expect(try Self.rowAndNewestLinks(store).row == nil)

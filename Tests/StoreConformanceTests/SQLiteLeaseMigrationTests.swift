@@ -1,4 +1,3 @@
-import CSQLite
 import DiscfgConformance
 import DiscfgCore
 import DiscfgSQLite
@@ -21,12 +20,7 @@ struct SQLiteLeaseMigrationTests {
                 try await store.set("/a", "one", in: config)
             }
             // The file as schema 8 wrote it: no leases table.
-            var handle: OpaquePointer?
-            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-            // The store just closed may still hold the file a moment (its writer closes on its own thread).
-            sqlite3_busy_timeout(handle, 10_000)
-            #expect(sqlite3_exec(handle, "DROP TABLE leases; PRAGMA user_version = 8;", nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
-            sqlite3_close(handle)
+            SQLiteFileTests.rewrite(path, "DROP TABLE leases; PRAGMA user_version = 8;")
 
             let store = try SQLiteStore(path: path)
             #expect(try await store.get(try Key("/a"), in: config)?.text == "one")
@@ -51,13 +45,9 @@ struct SQLiteLeaseMigrationTests {
                 try await store.grantLease(older, in: config)
             }
             // The file as schema 9 wrote it: leases without owner columns.
-            var handle: OpaquePointer?
-            #expect(sqlite3_open(path, &handle) == SQLITE_OK)
-            // The store just closed may still hold the file a moment (its writer closes on its own thread).
-            sqlite3_busy_timeout(handle, 10_000)
-            let downgrade = "ALTER TABLE leases DROP COLUMN owner_kind; ALTER TABLE leases DROP COLUMN owner_id; ALTER TABLE leases DROP COLUMN owner_scopes; PRAGMA user_version = 9;"
-            #expect(sqlite3_exec(handle, downgrade, nil, nil, nil) == SQLITE_OK, "\(String(cString: sqlite3_errmsg(handle)))")
-            sqlite3_close(handle)
+            SQLiteFileTests.rewrite(
+                path, "ALTER TABLE leases DROP COLUMN owner_kind; ALTER TABLE leases DROP COLUMN owner_id; ALTER TABLE leases DROP COLUMN owner_scopes; PRAGMA user_version = 9;"
+            )
 
             let store = try SQLiteStore(path: path)
             #expect(try await store.leases(in: config) == [older])
