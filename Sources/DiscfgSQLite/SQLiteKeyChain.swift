@@ -14,9 +14,9 @@ struct HistoryPosition: Equatable {
 /// in O(log n) steps, each a row read by its primary key. The newest event's place is
 /// kept with the key, in `kv.mod_sub` beside `mod_revision` while the key exists and in
 /// `tombstones` once it is deleted; the key's row also carries that event's links (its
-/// ``columns``), so a change to a live key reads no history row to link its event. A change then writes only rows it writes anyway
-/// (the key's, its history row), where an index of history by key cost every change a
-/// page write more, on a page of its own.
+/// ``columns``), so a change to a live key reads no history row to link its event. A
+/// change then writes only rows it writes anyway (the key's, its history row), where an
+/// index of history by key cost every change a page write more, on a page of its own.
 ///
 /// Compaction deletes rows; a link to a deleted row ends the walk there, which is right
 /// for every read still answered (at or after the compacted revision, so every event
@@ -60,7 +60,9 @@ struct SQLiteKeyChain {
         let links: Links
     }
 
-    static let columns = "seq, prev_revision, prev_sub, jump_revision, jump_sub, jump_seq"
+    /// The link columns of a history row, and of a key's row for its newest event.
+    static let columnNames = ["seq", "prev_revision", "prev_sub", "jump_revision", "jump_sub", "jump_seq"]
+    static let columns = columnNames.joined(separator: ", ")
     private static let liveHead = SQLiteStatement("SELECT mod_revision, mod_sub FROM kv WHERE config = ? AND key = ?")
     private static let tombstone = SQLiteStatement("SELECT revision, sub FROM tombstones WHERE config = ? AND key = ?")
     private static let linksAt = SQLiteStatement("SELECT \(columns) FROM history WHERE config = ? AND revision = ? AND sub = ?")
@@ -69,7 +71,7 @@ struct SQLiteKeyChain {
     /// key among a revision's events read every one of them, so a prefix delete after a
     /// 10,000-key import read 10,000² rows).
     private static let liveEvent = SQLiteStatement(
-        "SELECT history.sub, \(columns.split(separator: ", ").map { "history.\($0)" }.joined(separator: ", ")) FROM kv JOIN history ON history.config = kv.config AND history.revision = kv.mod_revision AND history.sub = kv.mod_sub WHERE kv.config = ? AND kv.key = ?"
+        "SELECT history.sub, \(columnNames.map { "history.\($0)" }.joined(separator: ", ")) FROM kv JOIN history ON history.config = kv.config AND history.revision = kv.mod_revision AND history.sub = kv.mod_sub WHERE kv.config = ? AND kv.key = ?"
     )
     private static let eventAndPreviousAt = SQLiteStatement(
         "SELECT \(SQLiteRows.eventColumns), prev_revision, prev_sub FROM history WHERE config = ? AND revision = ? AND sub = ?"

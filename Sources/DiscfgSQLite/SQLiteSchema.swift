@@ -225,7 +225,8 @@ enum SQLiteSchema {
     /// A key's row carries its newest event's links, as that event's history row holds
     /// them, so a change finds them with the item it reads anyway, not by reading the
     /// history row too. Rows written before are left without (`seq` NULL): their links
-    /// are read from history until the key's next change writes them.
+    /// are read from history until the key's next change writes them. The names as
+    /// ``SQLiteKeyChain/columnNames`` gave them at schema 12, kept here as the step made them.
     static let newestLinkColumns = ["seq", "prev_revision", "prev_sub", "jump_revision", "jump_sub", "jump_seq"]
 
     @Sendable static func addNewestLinks(_ connection: SQLiteConnection) throws {

@@ -35,17 +35,17 @@ struct SQLiteTransaction: ChangeTransaction {
     private static let itemAndPlace = SQLiteStatement(
         "SELECT \(SQLiteRows.itemColumns), mod_sub, \(SQLiteKeyChain.columns) FROM kv WHERE config = ? AND key = ?"
     )
+    /// A key's row, in the order both statements below number their values: the config,
+    /// the item, its row's `mod_sub` and its newest event's links.
+    private static let rowColumns = ["config"] + SQLiteRows.itemColumns.components(separatedBy: ", ") + ["mod_sub"] + SQLiteKeyChain.columnNames
     private static let putItem = SQLiteStatement(
-        "INSERT OR REPLACE INTO kv (config, \(SQLiteRows.itemColumns), mod_sub, \(SQLiteKeyChain.columns)) VALUES (\(Array(repeating: "?", count: 16).joined(separator: ", ")))"
+        "INSERT OR REPLACE INTO kv (\(rowColumns.joined(separator: ", "))) VALUES (\(rowColumns.indices.map { "?\($0 + 1)" }.joined(separator: ", ")))"
     )
     /// A key's row changed where it is: a replace deletes the row and inserts it again,
     /// and in a table whose branch pages hold whole rows that rewrote a branch page in
-    /// most commits besides the row's own page.
+    /// most commits besides the row's own page. Its values are numbered as ``putItem``'s.
     private static let updateItem = SQLiteStatement(
-        """
-        UPDATE kv SET value = ?, content_type = ?, version = ?, create_revision = ?, mod_revision = ?, modified_at = ?, expires_at = ?, mod_sub = ?, \
-        seq = ?, prev_revision = ?, prev_sub = ?, jump_revision = ?, jump_sub = ?, jump_seq = ? WHERE config = ? AND key = ?
-        """
+        "UPDATE kv SET \(rowColumns.enumerated().dropFirst(2).map { "\($1) = ?\($0 + 1)" }.joined(separator: ", ")) WHERE config = ?1 AND key = ?2"
     )
     private static let deleteItem = SQLiteStatement("DELETE FROM kv WHERE config = ? AND key = ?")
     private static let deleteTombstone = SQLiteStatement("DELETE FROM tombstones WHERE config = ? AND key = ?")
@@ -143,18 +143,11 @@ struct SQLiteTransaction: ChangeTransaction {
             // A key with a row (the item it records over) is updated in place; should no
             // row match after all, it is inserted.
             var row: [SQLiteValue] = []
-            row.reserveCapacity(16)
-            var updated = 0
-            if event.prevItem != nil {
-                row.append(contentsOf: [value, contentType, version, created, modified, at, expires, sub])
-                links.append(to: &row)
-                row.append(contentsOf: [name, key])
-                updated = try connection.run(Self.updateItem, row)
-            }
+            row.reserveCapacity(Self.rowColumns.count)
+            row.append(contentsOf: [name, key, value, contentType, version, created, modified, at, expires, sub])
+            links.append(to: &row)
+            let updated = event.prevItem == nil ? 0 : try connection.run(Self.updateItem, row)
             if updated == 0 {
-                row.removeAll(keepingCapacity: true)
-                row.append(contentsOf: [name, key, value, contentType, version, created, modified, at, expires, sub])
-                links.append(to: &row)
                 try connection.run(Self.putItem, row)
             }
             if newest.deleted {
@@ -228,22 +221,18 @@ struct SQLiteTransaction: ChangeTransaction {
 /// place). Any event recorded ends it, so a place is never used once the row may have
 /// moved on.
 private final class LastRead {
-    private var key: String?
-    private var place: HistoryPosition?
-    private var links: SQLiteKeyChain.Links?
+    private var kept: (key: String, place: HistoryPosition, links: SQLiteKeyChain.Links?)?
 
     func keep(_ read: (place: HistoryPosition, links: SQLiteKeyChain.Links?)?, of key: String) {
-        self.key = key
-        place = read?.place
-        links = read?.links
+        kept = read.map { (key, $0.place, $0.links) }
     }
 
     /// The place and links kept for `key`, when it is the place of `stored` (the item the
     /// event records over); forgets what was kept either way.
     func take(_ key: String, stored: Item?) -> (place: HistoryPosition, links: SQLiteKeyChain.Links?)? {
-        defer { (self.key, place, links) = (nil, nil, nil) }
-        guard self.key == key, let place, let stored, place.revision == stored.modRevision.storageValue else { return nil }
-        return (place, links)
+        defer { kept = nil }
+        guard let kept, kept.key == key, let stored, kept.place.revision == stored.modRevision.storageValue else { return nil }
+        return (kept.place, kept.links)
     }
 }
 
