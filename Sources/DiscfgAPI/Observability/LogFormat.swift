@@ -35,10 +35,10 @@ public enum LogFormat: String, CaseIterable, Sendable {
     /// millisecond (`2026-11-28T06:10:20.123Z`).
     public static func now() -> String { AuditRecord.timestamp() }
 
-    /// Audit lines already written as JSON (``AuditRecord``'s, a line each) in this format,
-    /// by parsing them: the reference ``appendAuditLine(_:to:)`` is tested against. As they are in
-    /// `json`; otherwise each member a `key=value` pair after the time, level `info` and
-    /// the label `audit`.
+    /// Audit lines already written as JSON (``AuditRecord``'s, a line each) in this format:
+    /// as they are in `json`; otherwise each member a `key=value` pair after the time, level
+    /// `info` and the label `audit`. It parses them, and is the reference
+    /// ``appendAuditLine(_:to:)`` is tested against.
     public func auditLines(_ lines: [UInt8]) -> [UInt8] {
         guard self != .json else { return lines }
         var out: [UInt8] = []
