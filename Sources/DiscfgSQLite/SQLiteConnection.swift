@@ -80,9 +80,12 @@ final class SQLiteStatement: SQLiteSQL, Sendable {
 /// queue, or a reader checked out of the pool).
 final class SQLiteConnection {
     private let handle: OpaquePointer
-    private var statements: [String: OpaquePointer] = [:]
+    /// The prepared statements are read for every statement run, by one thread at a
+    /// time, and no access to them calls out while it lasts: the runtime's check for
+    /// overlapping accesses is left out.
+    @exclusivity(unchecked) private var statements: [String: OpaquePointer] = [:]
     /// Prepared ``SQLiteStatement``s, by their slot.
-    private var slots: [OpaquePointer?] = []
+    @exclusivity(unchecked) private var slots: [OpaquePointer?] = []
     let path: String
 
     /// Set once, before the process's first connection opens.

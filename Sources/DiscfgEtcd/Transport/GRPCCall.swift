@@ -3,7 +3,9 @@ import NIOCore
 /// One gRPC call on a connection's stream, as the adapter keeps it: its method, its
 /// request messages as they arrive, its task, and what it holds of the budgets. The
 /// HTTP/2 machine holds it with the stream (``HTTP2Connection``'s `Context`) and hands
-/// it back with each event; it lives on the connection's event loop.
+/// it back with each event; it lives on the connection's event loop, where no two
+/// accesses to a field can overlap, so its fields leave out the runtime's check for
+/// overlapping accesses (as ``GRPCConnection``'s do).
 final class GRPCCall {
     let id: UInt32
     let method: GRPCMethod
@@ -17,16 +19,16 @@ final class GRPCCall {
     /// The client's deadline for the pipeline, and whether the call may still be cancelled.
     let hold: GRPCCallHold
     /// Bytes of request messages not yet whole.
-    var pending: ByteBuffer
+    @exclusivity(unchecked) var pending: ByteBuffer
     /// A unary method's request message.
-    var request: [UInt8]?
+    @exclusivity(unchecked) var request: [UInt8]?
     /// A streaming method's request messages.
-    var requests: AsyncThrowingStream<[UInt8], any Error>.Continuation?
-    var task: Task<Void, Never>?
+    @exclusivity(unchecked) var requests: AsyncThrowingStream<[UInt8], any Error>.Continuation?
+    @exclusivity(unchecked) var task: Task<Void, Never>?
     /// Since when a request message not yet whole has been arriving; nil when none is.
-    var messageSince: NIODeadline?
+    @exclusivity(unchecked) var messageSince: NIODeadline?
     /// Whether the call's status is decided (its trailers framed or waiting for its DATA).
-    var finished = false
+    @exclusivity(unchecked) var finished = false
 
     var isStreaming: Bool { method.isStreaming }
 
