@@ -107,8 +107,9 @@ extension GRPCConnection {
 extension ByteBuffer {
     /// Writes an uncompressed gRPC message: a flag byte of 0, its length, its bytes.
     fileprivate mutating func writeGRPCMessage(_ message: [UInt8]) {
-        writeInteger(UInt8(0))
-        writeInteger(UInt32(message.count))
+        // The flag and the length in one copy: the first five bytes of one word.
+        var prefix = (UInt64(UInt32(message.count)) << 24).bigEndian
+        withUnsafeBytes(of: &prefix) { _ = writeBytes(UnsafeRawBufferPointer(rebasing: $0[..<5])) }
         writeBytes(message)
     }
 }

@@ -156,14 +156,14 @@ struct HTTP2FrameReader {
             prefaceLeft -= count
             guard prefaceLeft == 0 else { return nil }
         }
-        guard bytes.readableBytes >= HTTP2Wire.frameHeaderBytes,
-              let high = bytes.getInteger(at: bytes.readerIndex, as: UInt16.self),
-              let low = bytes.getInteger(at: bytes.readerIndex + 2, as: UInt8.self),
-              let type = bytes.getInteger(at: bytes.readerIndex + 3, as: UInt8.self),
-              let flags = bytes.getInteger(at: bytes.readerIndex + 4, as: UInt8.self),
-              let stream = bytes.getInteger(at: bytes.readerIndex + 5, as: UInt32.self)
-        else { return nil }
-        let length = Int(high) << 8 | Int(low)
+        guard bytes.readableBytes >= HTTP2Wire.frameHeaderBytes else { return nil }
+        // The header's fields read in one look at the buffer, not one look each.
+        let (length, type, flags, stream) = bytes.withUnsafeReadableBytes { header in
+            (
+                Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2]), header[3], header[4],
+                UInt32(header[5]) << 24 | UInt32(header[6]) << 16 | UInt32(header[7]) << 8 | UInt32(header[8])
+            )
+        }
         guard length <= HTTP2Wire.defaultMaxFrameSize else {
             throw .connection(.frameSizeError, "a frame of \(length) bytes is over SETTINGS_MAX_FRAME_SIZE (\(HTTP2Wire.defaultMaxFrameSize))")
         }
@@ -205,18 +205,20 @@ extension HTTP2Wire.Frame {
 extension ByteBuffer {
     /// Writes a frame's 9-byte header.
     mutating func writeHTTP2FrameHeader(length: Int, type: HTTP2Wire.FrameType, flags: UInt8 = 0, stream: UInt32) {
-        // Length (24 bits) and type in one word, then the flags and the stream.
-        writeInteger(UInt32(truncatingIfNeeded: length) << 8 | UInt32(type.rawValue))
-        writeInteger(flags)
-        writeInteger(stream)
+        let written = setHTTP2FrameHeader(at: writerIndex, length: length, type: type, flags: flags, stream: stream)
+        moveWriterIndex(forwardBy: written)
     }
 
-    /// Sets the 9-byte frame header at `index`, written before its payload's length was known.
-    mutating func setHTTP2FrameHeader(at index: Int, length: Int, type: HTTP2Wire.FrameType, flags: UInt8, stream: UInt32) {
-        // Length (24 bits) and type in one word, then the flags and the stream.
-        setInteger(UInt32(truncatingIfNeeded: length) << 8 | UInt32(type.rawValue), at: index)
-        setInteger(flags, at: index + 4)
-        setInteger(stream, at: index + 5)
+    /// Sets the 9-byte frame header at `index`, written before its payload's length was
+    /// known; returns its length.
+    @discardableResult
+    mutating func setHTTP2FrameHeader(at index: Int, length: Int, type: HTTP2Wire.FrameType, flags: UInt8, stream: UInt32) -> Int {
+        // Length (24 bits), type, flags and the stream's first three bytes in one word,
+        // its last byte in the next, copied in one: each copy into the buffer checks its
+        // room and its storage.
+        let head = UInt64(length & 0xFF_FFFF) << 40 | UInt64(type.rawValue) << 32 | UInt64(flags) << 24 | UInt64(stream >> 8)
+        var words = (head.bigEndian, (UInt64(stream & 0xFF) << 56).bigEndian)
+        return withUnsafeBytes(of: &words) { setBytes(UnsafeRawBufferPointer(rebasing: $0[..<HTTP2Wire.frameHeaderBytes]), at: index) }
     }
 
     /// Writes a whole frame whose payload is `payload`.
