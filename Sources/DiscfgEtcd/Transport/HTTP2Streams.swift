@@ -11,6 +11,9 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     typealias Stream = HTTP2Stream<Context, Block>
 
     private var open: [UInt32: Stream] = [:]
+    /// The stream last found, found again without hashing: a call's frames and answer
+    /// look its stream up about ten times in a row.
+    private var last: Stream?
     /// Streams with DATA waiting for the connection's window, in the order they waited.
     private var blocked: [UInt32] = []
 
@@ -18,17 +21,28 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     var isEmpty: Bool { open.isEmpty }
     /// Stream `id`'s fields.
     func read<T>(_ id: UInt32, _ field: (Stream) -> T) -> T? {
-        open[id].map(field)
+        if let last, last.id == id { return field(last) }
+        return open[id].map(field)
     }
     var all: Dictionary<UInt32, Stream>.Values { open.values }
 
     mutating func insert(_ stream: Stream) {
         open[stream.id] = stream
+        last = stream
+    }
+
+    /// Open stream `id`, or nil.
+    private mutating func openStream(_ id: UInt32) -> Stream? {
+        if let last, last.id == id { return last }
+        let found = open[id]
+        if found != nil { last = found }
+        return found
     }
 
     /// Forgets a stream; what its waiting DATA held goes back to `budget`, and the
     /// promises of that DATA fail.
     mutating func remove(_ id: UInt32, budget: ConnectionBudget) -> Stream? {
+        if last?.id == id { last = nil }
         guard let stream = open.removeValue(forKey: id) else { return nil }
         while let item = stream.queued?.popFirst() {
             budget.give(item.charge)
@@ -48,7 +62,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     /// DATA of `count` bytes read on open stream `id`: its context, and the stream's
     /// WINDOW_UPDATE increment due; nil when the stream is not open here.
     mutating func receivedData(_ count: Int, on id: UInt32, endStream: Bool) throws(HTTP2Wire.Violation) -> (Context, increment: Int?)? {
-        guard let stream = open[id] else { return nil }
+        guard let stream = openStream(id) else { return nil }
         guard stream.state == .open else { throw .stream(id, .streamClosed, "DATA after the client ended the stream") }
         let increment = try stream.windows.received(count, on: id, endStream: endStream)
         if endStream { stream.state = .halfClosedRemote }
@@ -57,7 +71,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     /// The client's trailers on open stream `id`, which end its side.
     mutating func receivedTrailers(on id: UInt32) throws(HTTP2Wire.Violation) -> Context {
-        guard let stream = open[id], stream.state == .open else {
+        guard let stream = openStream(id), stream.state == .open else {
             throw .stream(id, .streamClosed, "HEADERS after the client ended the stream")
         }
         stream.state = .halfClosedRemote
@@ -71,7 +85,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     /// The client's WINDOW_UPDATE of stream `id`; false when the stream is not open.
     mutating func windowUpdate(_ id: UInt32, by increment: Int) throws(HTTP2Wire.Violation) -> Bool {
-        guard let stream = open[id] else { return false }
+        guard let stream = openStream(id) else { return false }
         try stream.windows.update(by: increment, on: id)
         return true
     }
@@ -89,7 +103,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     /// Writes `block` as stream `id`'s answer HEADERS; false when the stream is gone.
     mutating func sendHeaders(_ block: Block, on id: UInt32, output: inout HTTP2Output) -> Bool {
-        guard let stream = open[id] else { return false }
+        guard let stream = openStream(id) else { return false }
         stream.sentHeaders = true
         output.headers(block, on: id, endStream: false)
         return true
@@ -107,7 +121,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
         on id: UInt32, length: Int, charge: Int, promise: EventLoopPromise<Void>?,
         flow: inout HTTP2FlowControl, output: inout HTTP2Output, write: (inout ByteBuffer) -> Void
     ) -> DataOutcome {
-        guard let stream = open[id] else { return .streamGone }
+        guard let stream = openStream(id) else { return .streamGone }
         if !stream.hasQueued, length <= min(flow.sendWindow, stream.windows.sendWindow, output.maxFrameSize) {
             // Room for it now: written straight into the connection's output.
             output.data(id, length: length, write)
@@ -125,7 +139,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
 
     /// Decides stream `id`'s end: `trailers`, sent once its DATA left.
     mutating func setTrailers(_ trailers: Block, on id: UInt32) -> Bool {
-        guard let stream = open[id], stream.trailers == nil else { return false }
+        guard let stream = openStream(id), stream.trailers == nil else { return false }
         stream.trailers = trailers
         return true
     }
@@ -134,7 +148,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
     /// left, its trailers, which end it: returns the stream then, removed. `now` starts
     /// the clock of DATA left waiting on a window.
     mutating func sendQueued(_ id: UInt32, now: @autoclosure () -> NIODeadline, flow: inout HTTP2FlowControl, output: inout HTTP2Output) -> Stream? {
-        guard let stream = open[id] else { return nil }
+        guard let stream = openStream(id) else { return nil }
         var sent = false
         while var first = stream.queued?.first {
             let room = min(flow.sendWindow, stream.windows.sendWindow, output.maxFrameSize)
@@ -161,6 +175,7 @@ struct HTTP2Streams<Context: AnyObject, Block: HTTP2HeaderBlock> {
         guard let trailers = stream.trailers else { return nil }
         output.headers(trailers, on: id, endStream: true)
         open[id] = nil
+        last = nil
         // The answer is whole: the client need not send the rest of its request.
         if stream.state == .open { output.reset(id, .noError) }
         return stream
