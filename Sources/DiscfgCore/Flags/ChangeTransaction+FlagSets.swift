@@ -10,8 +10,9 @@ extension ChangeTransaction {
     /// - Throws: ``DiscfgError`` (`invalidArgument`) naming the set's key and the JSON Pointer
     ///   of the member refused, or both sets that define one flag key.
     func enforceFlagSets(_ events: [Event]) throws {
-        let written = Set(events.lazy.filter { $0.kind == .put && ConfigFlags.holdsFlagSet($0.key) }.map(\.key))
-        guard !written.isEmpty else { return }
+        let puts = events.indices.filter { events[$0].kind == .put && ConfigFlags.holdsFlagSet(events[$0].key) }
+        guard !puts.isEmpty else { return }
+        let written = Set(puts.map { events[$0].key })
         var owners: [String: Key] = [:]
         // Sets the change writes are checked in full; the others only claim their keys, so a
         // set stored before these rules does not block a change to another set.

@@ -133,15 +133,17 @@ extension ChangeTransaction {
         // Values the change already parsed (`known`: a patch's results) or parsed here are
         // not parsed again for their schemas.
         var parsed = known
-        for event in events where event.kind == .put {
-            guard let item = event.item else { continue }
-            if SchemaTarget.isReserved(event.key) {
-                guard let target = SchemaTarget(storageKey: event.key) else {
-                    throw DiscfgError.invalid("key", "\(event.key) is reserved for discfg's own records; attach a schema with `discfg schema set`")
+        for index in events.indices where events[index].kind == .put {
+            // Read in place: a loop over the events would copy each.
+            guard let item = events[index].item else { continue }
+            let key = events[index].key
+            if SchemaTarget.isReserved(key) {
+                guard let target = SchemaTarget(storageKey: key) else {
+                    throw DiscfgError.invalid("key", "\(key) is reserved for discfg's own records; attach a schema with `discfg schema set`")
                 }
                 _ = try SchemaBook.validator(item.value, for: target)
-            } else if JSONContent.isJSON(item.contentType), parsed[event.key] == nil {
-                parsed[event.key] = try JSONContent.parse(item.value, key: event.key)
+            } else if JSONContent.isJSON(item.contentType), parsed[key] == nil {
+                parsed[key] = try JSONContent.parse(item.value, key: key)
             }
         }
         let schemas = try schemas()

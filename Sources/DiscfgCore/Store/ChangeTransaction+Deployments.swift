@@ -40,7 +40,9 @@ extension ChangeTransaction {
     /// there are its stable version until it ends. Called for every change; a change that
     /// writes only discfg's own records reads nothing.
     func refuseWritesUnderRunningDeployments(_ events: [Event]) throws {
-        guard events.contains(where: { !SchemaTarget.isReserved($0.key) }) else { return }
+        // By index, as every check of a change's events is: each event read in place,
+        // where a loop over the array copies every event it looks at.
+        guard events.indices.contains(where: { !SchemaTarget.isReserved(events[$0].key) }) else { return }
         let running = try storedRunningDeployments()
         guard !running.isEmpty else { return }
         for deployment in try running.map(Deployment.init(record:)) {

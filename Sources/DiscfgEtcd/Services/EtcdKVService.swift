@@ -45,19 +45,24 @@ struct EtcdKVService: Etcdserverpb_KV.SimpleServiceProtocol {
             guard !request.key.isEmpty else { throw EtcdError.emptyKey }
             guard !(request.ignoreLease && request.lease != 0) else { throw EtcdError.leaseProvided }
             let key = try parsed.get()
-            let event: Event
+            // The change's revision and, when asked for, the item it replaced: read from the
+            // event in place, not copied out of the result whole.
+            let revision: Revision
+            var previous: Item?
             if request.ignoreValue || request.ignoreLease {
                 guard !(request.ignoreValue && !request.value.isEmpty) else { throw EtcdError.valueProvided }
-                event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease, by: caller)
+                let event = try await putKeeping(key, value: request.ignoreValue ? nil : request.value, lease: request.ignoreLease ? nil : request.lease, by: caller)
+                (revision, previous) = (event.revision, event.prevItem)
             } else {
                 let contentType = request.lease == 0 ? nil : try await leases.attachment(request.lease, by: EtcdLeaseHolder(caller, config: backend.config))
                 let result = try await backend.transact(Transaction(success: [.put(key, request.value, contentType: contentType)]))
-                guard let written = result.events.first else { throw DiscfgError(.internal, "a put made no change") }
-                event = written
+                guard !result.events.isEmpty else { throw DiscfgError(.internal, "a put made no change") }
+                revision = result.events[0].revision
+                if request.prevKv { previous = result.events[0].prevItem }
             }
             var response = Etcdserverpb_PutResponse()
-            response.header = identity.header(event.revision)
-            if request.prevKv, let prev = event.prevItem.flatMap({ Mvccpb_KeyValue($0) }) { response.prevKv = prev }
+            response.header = identity.header(revision)
+            if request.prevKv, let prev = previous.flatMap({ Mvccpb_KeyValue($0) }) { response.prevKv = prev }
             return response
         }
     }
