@@ -13,11 +13,17 @@ import Foundation
 /// let line = EnvelopeJSON.data(Envelope(action: "get", error: error))
 /// ```
 public enum EnvelopeJSON {
-    /// `envelope` as compact JSON, in bytes a server copies into its buffer at once.
+    /// `envelope` as compact JSON.
     public static func bytes(_ envelope: Envelope) -> [UInt8] {
+        withBytes(envelope) { Array($0) }
+    }
+
+    /// `envelope` as compact JSON, lent to `body` where it was written: a server copies
+    /// it into its buffer at once.
+    public static func withBytes<R>(_ envelope: Envelope, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         var json = JSONBytes()
         encode(envelope, to: &json)
-        return json.bytes
+        return try json.withBytes(body)
     }
 
     private static func encode(_ envelope: Envelope, to buffer: inout JSONBytes) {
@@ -76,20 +82,6 @@ public enum EnvelopeJSON {
         return json.bytes
     }
 
-    private static func write(_ item: ItemDocument, to buffer: inout JSONBytes) {
-        var object = JSONObjectWriter(&buffer)
-        if let contentType = item.contentType { object.key("contentType", &buffer); buffer.writeJSONString(contentType) }
-        object.key("createRevision", &buffer); buffer.writeJSONNumber(item.createRevision.rawValue)
-        if let encoding = item.encoding { object.key("encoding", &buffer); buffer.writeJSONString(encoding) }
-        if let expiresAt = item.expiresAt { object.key("expiresAt", &buffer); buffer.writeJSONTimestamp(expiresAt) }
-        object.key("key", &buffer); buffer.writeJSONString(item.key)
-        object.key("modRevision", &buffer); buffer.writeJSONNumber(item.modRevision.rawValue)
-        object.key("modified", &buffer); buffer.writeJSONTimestamp(item.modified)
-        object.key("value", &buffer); buffer.writeJSONString(item.value)
-        object.key("version", &buffer); buffer.writeJSONNumber(item.version)
-        object.close(&buffer)
-    }
-
     private static func write(_ event: EventDocument, to buffer: inout JSONBytes) {
         var object = JSONObjectWriter(&buffer)
         object.key("at", &buffer); buffer.writeJSONTimestamp(event.at)
@@ -103,7 +95,7 @@ public enum EnvelopeJSON {
         object.close(&buffer)
     }
 
-    private static func write(_ principal: Principal, to buffer: inout JSONBytes) {
+    static func write(_ principal: Principal, to buffer: inout JSONBytes) {
         var object = JSONObjectWriter(&buffer)
         if let description = principal.description { object.key("description", &buffer); buffer.writeJSONString(description) }
         object.key("id", &buffer); buffer.writeJSONString(principal.id)
@@ -345,27 +337,5 @@ public enum EnvelopeJSON {
             write(element, &buffer)
         }
         buffer.writeInteger(UInt8(ascii: "]"))
-    }
-}
-
-/// The commas and braces of one JSON object; its keys must be given in byte order.
-private struct JSONObjectWriter {
-    private var isEmpty = true
-
-    init(_ buffer: inout JSONBytes) {
-        buffer.writeInteger(UInt8(ascii: "{"))
-    }
-
-    mutating func key(_ name: StaticString, _ buffer: inout JSONBytes) {
-        if !isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
-        isEmpty = false
-        buffer.writeInteger(UInt8(ascii: "\""))
-        buffer.writeStaticString(name)
-        buffer.writeInteger(UInt8(ascii: "\""))
-        buffer.writeInteger(UInt8(ascii: ":"))
-    }
-
-    func close(_ buffer: inout JSONBytes) {
-        buffer.writeInteger(UInt8(ascii: "}"))
     }
 }

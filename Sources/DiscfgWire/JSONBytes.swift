@@ -1,25 +1,65 @@
 import DiscfgCore
 import Foundation
 
-/// JSON being written: bytes in an array, which grows more cheaply a byte at a time
-/// than a `ByteBuffer`; the envelope goes into the caller's buffer in one copy.
-struct JSONBytes {
-    var bytes: [UInt8] = []
+/// JSON being written, into storage of its own: a byte written costs a store and a
+/// count, where an array's append checks its uniqueness and its capacity for each one
+/// (an envelope is hundreds of small writes). The envelope leaves it in one copy.
+struct JSONBytes: ~Copyable {
+    private var start: UnsafeMutablePointer<UInt8>
+    private var count = 0
+    private var capacity: Int
 
-    init() {
-        bytes.reserveCapacity(512)
+    init(capacity: Int = 512) {
+        self.capacity = capacity
+        start = .allocate(capacity: capacity)
     }
 
+    deinit {
+        start.deallocate()
+    }
+
+    /// The bytes written so far.
+    var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// Runs `body` with the bytes written so far, where they lie.
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: start, count: count))
+    }
+
+    @inline(__always)
     mutating func writeInteger(_ byte: UInt8) {
-        bytes.append(byte)
+        if count == capacity { grow(toHold: 1) }
+        start[count] = byte
+        count += 1
+    }
+
+    mutating func write(_ source: UnsafeBufferPointer<UInt8>) {
+        guard let base = source.baseAddress, !source.isEmpty else { return }
+        if capacity - count < source.count { grow(toHold: source.count) }
+        (start + count).initialize(from: base, count: source.count)
+        count += source.count
     }
 
     mutating func writeStaticString(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        write(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     mutating func writeString(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
+        var text = text
+        text.withUTF8 { write($0) }
+    }
+
+    /// Room for `more` bytes past those written: at least twice the room it had.
+    @inline(never)
+    private mutating func grow(toHold more: Int) {
+        let (needed, overflow) = count.addingReportingOverflow(more)
+        precondition(!overflow, "JSON past the address space")
+        let larger = max(needed, capacity * 2)
+        let moved = UnsafeMutablePointer<UInt8>.allocate(capacity: larger)
+        moved.initialize(from: start, count: count)
+        start.deallocate()
+        start = moved
+        capacity = larger
     }
 }
 
@@ -32,7 +72,7 @@ extension JSONBytes {
         text.withUTF8 { utf8 in
             let needsEscaping = utf8.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
             if !needsEscaping {
-                bytes.append(contentsOf: utf8)
+                write(utf8)
             } else {
                 for byte in utf8 { writeEscaped(byte) }
             }
@@ -79,15 +119,14 @@ extension JSONBytes {
                 digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
                 rest /= 10
             } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            write(UnsafeBufferPointer(rebasing: digits[start...]))
         }
     }
 
     /// Writes a time as ``TimestampFormat`` text in quotes, e.g. `"2026-01-31T12:00:00.000Z"`.
     mutating func writeJSONTimestamp(_ date: Date) {
-        let (parts, millis) = TimestampFormat.utcParts(date)
-        let year = Int(parts.tm_year) + 1900
-        guard (0...9999).contains(year) else {
+        let parts = TimestampFormat.utcParts(date)
+        guard (0...9999).contains(parts.year) else {
             // Out of four-digit years: the general formatter's padding rules apply.
             writeInteger(UInt8(ascii: "\""))
             writeString(TimestampFormat.string(from: date))
@@ -95,32 +134,55 @@ extension JSONBytes {
             return
         }
         writeInteger(UInt8(ascii: "\""))
-        writeDigits(year, 4)
+        writeDigits(parts.year, 4)
         writeInteger(UInt8(ascii: "-"))
-        writeDigits(Int(parts.tm_mon) + 1, 2)
+        writeDigits(parts.month, 2)
         writeInteger(UInt8(ascii: "-"))
-        writeDigits(Int(parts.tm_mday), 2)
+        writeDigits(parts.day, 2)
         writeInteger(UInt8(ascii: "T"))
-        writeDigits(Int(parts.tm_hour), 2)
+        writeDigits(parts.hour, 2)
         writeInteger(UInt8(ascii: ":"))
-        writeDigits(Int(parts.tm_min), 2)
+        writeDigits(parts.minute, 2)
         writeInteger(UInt8(ascii: ":"))
-        writeDigits(Int(parts.tm_sec), 2)
+        writeDigits(parts.second, 2)
         writeInteger(UInt8(ascii: "."))
-        writeDigits(Int(millis), 3)
+        writeDigits(parts.millisecond, 3)
         writeInteger(UInt8(ascii: "Z"))
         writeInteger(UInt8(ascii: "\""))
     }
 
-    /// Writes `value` (not negative, at most `width` digits) zero-padded to `width`.
+    /// Writes `value` (not negative, at most `width` digits) zero-padded to `width`: its
+    /// digits from the last, straight into their places.
+    @inline(__always)
     private mutating func writeDigits(_ value: Int, _ width: Int) {
-        var divisor = 1
-        for _ in 1..<width { divisor *= 10 }
+        if capacity - count < width { grow(toHold: width) }
         var rest = value
-        while divisor > 0 {
-            writeInteger(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
+        for index in stride(from: count + width - 1, through: count, by: -1) {
+            start[index] = UInt8(ascii: "0") + UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
         }
+        count += width
+    }
+}
+
+/// The commas and braces of one JSON object; its keys must be given in byte order.
+struct JSONObjectWriter {
+    private var isEmpty = true
+
+    init(_ buffer: inout JSONBytes) {
+        buffer.writeInteger(UInt8(ascii: "{"))
+    }
+
+    mutating func key(_ name: StaticString, _ buffer: inout JSONBytes) {
+        if !isEmpty { buffer.writeInteger(UInt8(ascii: ",")) }
+        isEmpty = false
+        buffer.writeInteger(UInt8(ascii: "\""))
+        buffer.writeStaticString(name)
+        buffer.writeInteger(UInt8(ascii: "\""))
+        buffer.writeInteger(UInt8(ascii: ":"))
+    }
+
+    func close(_ buffer: inout JSONBytes) {
+        buffer.writeInteger(UInt8(ascii: "}"))
     }
 }

@@ -175,6 +175,30 @@ struct EnvelopeJSONTests {
         }
     }
 
+    @Test("a change's envelope written from its event is the envelope's own JSON, byte for byte")
+    func changeEnvelopeMatches() throws {
+        let plain = try Self.item("/db/host", Data("db1.internal:5432".utf8))
+        let typed = try Self.item("/app/doc", Data(#"{"a": "x\ny"}"#.utf8), contentType: "application/json", expires: Date(milliseconds: 1_800_000_000_000))
+        let binary = try Self.item("/bin/blob", Data([0, 159, 146, 150, 255]))
+        let awkward = try Self.item("/old", Data(Self.awkward.utf8), modified: Date(milliseconds: -62_135_596_800_000 + 1))
+        let token = Principal(kind: .token, id: "0123456789ab", description: Self.awkward)
+        let changes = [
+            Event(kind: .put, revision: Revision(9), key: plain.key, at: Date(milliseconds: 1_767_225_600_999), item: plain, prevItem: typed),
+            Event(kind: .put, revision: Revision(UInt64.max), key: binary.key, at: Date(milliseconds: 0), item: binary, prevItem: nil,
+                  attribution: Attribution(principal: token, message: Self.awkward)),
+            Event(kind: .put, revision: Revision(1), key: awkward.key, at: Date(milliseconds: -1), item: awkward, prevItem: awkward,
+                  attribution: Attribution(principal: Principal(kind: .local, id: "ana@laptop"))),
+            Event(kind: .delete, revision: Revision(10), key: binary.key, at: Date(milliseconds: 86_399_999), item: nil, prevItem: binary),
+        ]
+        let encoder = JSONEncoder.discfg(pretty: false)
+        for (change, action) in zip(changes, ["set", "patch", Self.awkward, "delete"]) {
+            let envelope = Envelope(action: action, config: try ConfigName("my.app-prod_1"), change: change)
+            let written = EnvelopeJSON.withBytes(action: action, config: try ConfigName("my.app-prod_1"), change: change) { String(decoding: $0, as: UTF8.self) }
+            #expect(written == String(decoding: EnvelopeJSON.bytes(envelope), as: UTF8.self))
+            #expect(written == String(decoding: try encoder.encode(envelope), as: UTF8.self))
+        }
+    }
+
     @Test("the indented form is JSONEncoder's prettyPrinted, byte for byte")
     func prettyMatchesJSONEncoder() throws {
         let encoder = JSONEncoder.discfg(pretty: true)

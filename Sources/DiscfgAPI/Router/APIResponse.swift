@@ -17,9 +17,19 @@ enum APIResponse {
 
     /// The envelope's JSON, a line.
     static func jsonBody(_ envelope: Envelope) -> ByteBuffer {
+        EnvelopeJSON.withBytes(envelope, line)
+    }
+
+    /// The JSON of one change's envelope (``Envelope/init(action:config:change:)``), a line.
+    static func jsonBody(action: String, config: ConfigName, change: Event) -> ByteBuffer {
+        EnvelopeJSON.withBytes(action: action, config: config, change: change, line)
+    }
+
+    /// `json` and a newline, in a buffer of their size.
+    private static func line(_ json: UnsafeRawBufferPointer) -> ByteBuffer {
         var buffer = ByteBuffer()
-        buffer.reserveCapacity(512)
-        buffer.writeBytes(EnvelopeJSON.bytes(envelope))
+        buffer.reserveCapacity(json.count + 1)
+        buffer.writeBytes(json)
         buffer.writeInteger(UInt8(ascii: "\n"))
         return buffer
     }

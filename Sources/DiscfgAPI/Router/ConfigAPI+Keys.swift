@@ -133,7 +133,7 @@ extension ConfigAPI {
     /// The answer to a `PUT keys/{key}` that made `change`: 201 for a new key, else 200,
     /// as the router and the event loops (``ServerConnection``) give it.
     static func setAnswer(_ change: Event, in config: ConfigName) -> (status: HTTPResponse.Status, etag: String, body: ByteBuffer) {
-        (change.prevItem == nil ? .created : .ok, ETag.value(change.revision), APIResponse.jsonBody(Envelope(action: "set", config: config, change: change)))
+        (change.prevItem == nil ? .created : .ok, ETag.value(change.revision), APIResponse.jsonBody(action: "set", config: config, change: change))
     }
 
     /// The content type a `PUT` keeps with its value: the request's, except the one

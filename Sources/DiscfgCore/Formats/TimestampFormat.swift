@@ -4,26 +4,53 @@ import Foundation
 public enum TimestampFormat {
     /// The text for a date.
     public static func string(from date: Date) -> String {
-        let (parts, millis) = utcParts(date)
+        let parts = utcParts(date)
         func padded(_ value: Int, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
         }
-        return padded(Int(parts.tm_year) + 1900, 4) + "-" + padded(Int(parts.tm_mon) + 1, 2) + "-" + padded(Int(parts.tm_mday), 2)
-            + "T" + padded(Int(parts.tm_hour), 2) + ":" + padded(Int(parts.tm_min), 2) + ":" + padded(Int(parts.tm_sec), 2)
-            + "." + padded(Int(millis), 3) + "Z"
+        return padded(parts.year, 4) + "-" + padded(parts.month, 2) + "-" + padded(parts.day, 2)
+            + "T" + padded(parts.hour, 2) + ":" + padded(parts.minute, 2) + ":" + padded(parts.second, 2)
+            + "." + padded(parts.millisecond, 3) + "Z"
     }
 
     /// The calendar fields of `date` in UTC and its milliseconds, computed from whole
     /// milliseconds: a formatter given the Double would truncate .123 (stored as
     /// .12299…) to .122 and a round trip would change the time.
-    public static func utcParts(_ date: Date) -> (parts: tm, milliseconds: Int) {
+    ///
+    /// Worked out by arithmetic on the proleptic Gregorian calendar (days to civil date as
+    /// in H. Hinnant's `civil_from_days`), not `gmtime_r`, which takes the C library's
+    /// time zone lock for every call; every change answered writes two or three.
+    public static func utcParts(_ date: Date) -> UTCParts {
         let (seconds, fraction) = date.milliseconds.quotientAndRemainder(dividingBy: 1000)
         let (wholeSeconds, millis) = fraction < 0 ? (seconds - 1, fraction + 1000) : (seconds, fraction)
-        var time = time_t(wholeSeconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
-        return (parts, Int(millis))
+        var (days, secondOfDay) = wholeSeconds.quotientAndRemainder(dividingBy: 86_400)
+        if secondOfDay < 0 { (days, secondOfDay) = (days - 1, secondOfDay + 86_400) }
+        // Days since 0000-03-01, in 400-year eras of 146,097 days; a year from March on.
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthFromMarch = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
+        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return UTCParts(
+            year: Int(year), month: Int(month), day: Int(day),
+            hour: Int(secondOfDay / 3_600), minute: Int(secondOfDay % 3_600 / 60), second: Int(secondOfDay % 60), millisecond: Int(millis)
+        )
+    }
+
+    /// A time's calendar fields in UTC: month and day from 1.
+    public struct UTCParts: Equatable, Sendable {
+        public var year: Int
+        public var month: Int
+        public var day: Int
+        public var hour: Int
+        public var minute: Int
+        public var second: Int
+        public var millisecond: Int
     }
 
     /// The date for a text, with or without fractional seconds.
