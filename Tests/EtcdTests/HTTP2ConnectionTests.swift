@@ -125,6 +125,24 @@ struct HTTP2ConnectionTests {
         #expect(Self.code(Self.frames(&machine).first { $0.type == 0x7 }) == 1)
     }
 
+    @Test("a stream the client resets is closed at once: neither its answer nor its DATA goes out, and the other streams go on")
+    func resetByClient() {
+        var machine = Self.machine()
+        Self.open(&machine)
+        Self.feed(&machine, Wire.requestHeaders(stream: 1, path: "/t.T/M") + Wire.requestHeaders(stream: 3, path: "/t.T/M"))
+        let answered = machine.sendHeaders(Block(), on: 1)
+        #expect(answered, "stream 1 open, and the one last looked up")
+        // RST_STREAM CANCEL on stream 1.
+        let events = Self.feed(&machine, Wire.frame(0x3, stream: 1, [0, 0, 0, 8]))
+        var ended = events
+        while let event = machine.nextEnded() { ended.append(event) }
+        #expect(ended.contains { if case .reset(let call) = $0 { call.id == 1 } else { false } })
+        #expect(machine.state(of: 1) == .closed)
+        let after = (machine.sendHeaders(Block(), on: 1), machine.sendData(on: 1, length: 1, charge: 0, promise: nil, now: Self.start, Self.write([7])))
+        #expect(after == (false, false))
+        #expect(machine.state(of: 3) == .open, "the other stream goes on")
+    }
+
     @Test("an answer to a stream the client has not ended is followed by RST_STREAM NO_ERROR; DATA after END_STREAM is STREAM_CLOSED")
     func answerBeforeRequestEnded() {
         var machine = Self.machine()
