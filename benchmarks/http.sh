@@ -17,8 +17,10 @@
 #   PUT-1      durable PUT, one key                   discfg PUT …/keys/load/k     etcd PUT /v2/keys/load/k
 #   PUT-1000   durable PUT, 1,000 keys in turn
 # discfg runs as shipped: access logs on (to a file), no write acknowledged before the
-# log holding it is fsynced; etcd fsyncs its WAL before acknowledging too. Printed: req/s, p50, p99
-# and the ratio to etcd; for discfg's PUTs, the group commits and log syncs (fsyncs) per
+# log holding it is fsynced; etcd fsyncs its WAL before acknowledging too. Printed: req/s, p50, p99,
+# each server's CPU time per request (cpuµs, user and system, from /proc) and the machine's share
+# busy during the load (busy: below 100 % the load waits on something else, such as the disk's
+# sync), and the ratio to etcd; for discfg's PUTs, the group commits and log syncs (fsyncs) per
 # second and the changes per commit, from /metrics. Then instruction counts per request for discfg
 # (valgrind --tool=callgrind, a fixed number of requests on one connection), which do
 # not wobble on a noisy machine, and `discfg get` as a process beside `etcdctl get`
@@ -61,11 +63,11 @@ export DISCFG_STORE="sqlite://$work/bench.db"
 "$bin" create bench -f silent
 "$bin" set bench /app/greeting "hello, world" -f silent
 dp=$(free_port)
-"$bin" serve --port "$dp" 2>"$work/serve.log" & pids+=($!)
+"$bin" serve --port "$dp" 2>"$work/serve.log" & pids+=($!); dpid=$!
 ep=$(free_port); pp=$(free_port)
 etcd --data-dir "$work/etcd" --enable-v2 --listen-client-urls "http://127.0.0.1:$ep" --advertise-client-urls "http://127.0.0.1:$ep" \
   --listen-peer-urls "http://127.0.0.1:$pp" --initial-advertise-peer-urls "http://127.0.0.1:$pp" \
-  --initial-cluster "default=http://127.0.0.1:$pp" >"$work/etcd.log" 2>&1 & pids+=($!)
+  --initial-cluster "default=http://127.0.0.1:$pp" >"$work/etcd.log" 2>&1 & pids+=($!); epid=$!
 for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$dp/healthz" >/dev/null && curl -sf "http://127.0.0.1:$ep/health" >/dev/null && break
   sleep 0.1
@@ -92,52 +94,67 @@ LUA
 
 # Milliseconds from wrk's latency figures (e.g. 412.00us, 1.20ms, 2.01s).
 to_ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n *= 1; else if (v ~ /s$/) n *= 1000; printf "%.2f", n }'; }
-# One load: prints "rps p50 p99 non2xx".
-load() { # connections, wrk args…
-  local c=$1; shift
+# A process's CPU time (user and system) in clock ticks, and the machine's ticks busy and in all
+# (idle and waiting for the disk are not busy).
+ticks_per_second=$(getconf CLK_TCK)
+process_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+machine_ticks() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9}' /proc/stat; }
+# One load against the server with process id pid: prints "rps p50 p99 non2xx cpu busy", cpu
+# being the server's CPU time per request in microseconds and busy the machine's share busy.
+load() { # pid, connections, wrk args…
+  local pid=$1 c=$2; shift 2
+  local cpu0 busy0 all0 cpu1 busy1 all1
+  cpu0=$(process_ticks "$pid"); read -r busy0 all0 <<<"$(machine_ticks)"
   wrk -t2 -c"$c" -d"${duration}s" --latency "$@" > "$work/wrk.txt" 2>&1 || true
-  local rps p50 p99 bad
+  cpu1=$(process_ticks "$pid"); read -r busy1 all1 <<<"$(machine_ticks)"
+  local rps p50 p99 bad requests
   rps=$(awk '/Requests\/sec/ {print int($2)}' "$work/wrk.txt")
   p50=$(to_ms "$(awk '$1=="50%" {print $2}' "$work/wrk.txt")")
   p99=$(to_ms "$(awk '$1=="99%" {print $2}' "$work/wrk.txt")")
   bad=$(awk '/Non-2xx/ {print $NF}' "$work/wrk.txt")
-  echo "${rps:-0} $p50 $p99 ${bad:-0}"
+  requests=$(awk '/requests in/ {print $1}' "$work/wrk.txt")
+  local cpu busy
+  cpu=$(awk -v t=$((cpu1 - cpu0)) -v hz="$ticks_per_second" -v n="${requests:-0}" 'BEGIN { if (n > 0) printf "%.0f", t * 1000000 / hz / n; else print "-" }')
+  busy=$(awk -v b=$((busy1 - busy0)) -v a=$((all1 - all0)) 'BEGIN { if (a > 0) printf "%.0f%%", 100 * b / a; else print "-" }')
+  echo "${rps:-0} $p50 $p99 ${bad:-0} $cpu $busy"
 }
 metric() { curl -s "http://127.0.0.1:$dp/metrics" | awk -v m="$1" '$1==m {print $2}'; }
 
-row() { # name, connections, round, discfg "rps p50 p99 bad", etcd "rps p50 p99 bad", extra
-  local drps dp50 dp99 dbad erps ep50 ep99 ebad extra=$6
-  read -r drps dp50 dp99 dbad <<<"$4"
-  read -r erps ep50 ep99 ebad <<<"$5"
+row() { # name, connections, round, discfg "rps p50 p99 bad cpu busy", etcd "rps p50 p99 bad cpu busy", extra
+  local drps dp50 dp99 dbad dcpu dbusy erps ep50 ep99 ebad ecpu ebusy extra=$6
+  read -r drps dp50 dp99 dbad dcpu dbusy <<<"$4"
+  read -r erps ep50 ep99 ebad ecpu ebusy <<<"$5"
   [ "$dbad" = 0 ] || extra="$extra (discfg non-2xx: $dbad)"
   [ "$ebad" = 0 ] || extra="$extra (etcd non-2xx: $ebad)"
   ratio=$(awk -v a="$drps" -v b="$erps" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
   p99ratio=$(awk -v a="$dp99" -v b="$ep99" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }')
-  printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" "$1" "$2" "$3" "$drps" "$dp50" "$dp99" "$erps" "$ep50" "$ep99" "$ratio" "$p99ratio" "$extra"
+  printf "%-9s %5s %5s | %9s %8s %8s %5s %5s | %9s %8s %8s %5s %5s | %6s %6s | %s\n" "$1" "$2" "$3" \
+    "$drps" "$dp50" "$dp99" "$dcpu" "$dbusy" "$erps" "$ep50" "$ep99" "$ecpu" "$ebusy" "$ratio" "$p99ratio" "$extra"
 }
 
 if has plain; then
 echo "discfg serve (SQLite, access log on) beside etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ {print $3}') (v2 API), $(nproc) cores, wrk -t2 ${duration}s per load, $rounds rounds"
-printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" load conns round "discfg/s" p50ms p99ms "etcd/s" p50ms p99ms ratio p99÷ "discfg group commits"
+printf "%-9s %5s %5s | %9s %8s %8s %5s %5s | %9s %8s %8s %5s %5s | %6s %6s | %s\n" load conns round \
+  "discfg/s" p50ms p99ms cpuµs busy "etcd/s" p50ms p99ms cpuµs busy ratio p99÷ "discfg group commits"
 for connections in 64 256; do
   for round in $(seq "$rounds"); do
     for name in GET GET-304 PUT-1 PUT-1000; do
       extra=""
       case $name in
         GET)
-          d=$(load "$connections" "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
-          e=$(load "$connections" "http://127.0.0.1:$ep/v2/keys/app/greeting") ;;
+          d=$(load "$dpid" "$connections" "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
+          e=$(load "$epid" "$connections" "http://127.0.0.1:$ep/v2/keys/app/greeting") ;;
         GET-304)
-          d=$(load "$connections" -H "If-None-Match: $etag" "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
-          e=$(load "$connections" -H "If-None-Match: $etag" "http://127.0.0.1:$ep/v2/keys/app/greeting") ;;
+          d=$(load "$dpid" "$connections" -H "If-None-Match: $etag" "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
+          e=$(load "$epid" "$connections" -H "If-None-Match: $etag" "http://127.0.0.1:$ep/v2/keys/app/greeting") ;;
         PUT-*)
           export BENCH_KEYS=${name#PUT-}
           commits=$(metric discfg_store_commits_total); changes=$(metric discfg_store_commit_changes_total); syncs=$(metric discfg_store_syncs_total)
-          d=$(load "$connections" -s "$work/put-discfg.lua" "http://127.0.0.1:$dp")
+          d=$(load "$dpid" "$connections" -s "$work/put-discfg.lua" "http://127.0.0.1:$dp")
           commits2=$(metric discfg_store_commits_total); changes2=$(metric discfg_store_commit_changes_total); syncs2=$(metric discfg_store_syncs_total)
           extra=$(awk -v c="${commits:-0}" -v c2="${commits2:-0}" -v x="${changes:-0}" -v x2="${changes2:-0}" -v y="${syncs:-0}" -v y2="${syncs2:-0}" -v s="$duration" \
             'BEGIN { n = c2 - c; if (n > 0) printf "%d commits/s, %d fsync/s, %.1f changes per commit", n / s, (y2 - y) / s, (x2 - x) / n; else print "-" }')
-          e=$(load "$connections" -s "$work/put-etcd.lua" "http://127.0.0.1:$ep") ;;
+          e=$(load "$epid" "$connections" -s "$work/put-etcd.lua" "http://127.0.0.1:$ep") ;;
       esac
       row "$name" "$connections" "$round" "$d" "$e" "$extra"
     done
@@ -154,31 +171,32 @@ if has tls; then
 openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
   -keyout "$work/tls.key" -out "$work/tls.pem" 2>/dev/null
 tp=$(free_port)
-"$bin" serve --port "$tp" --tls-cert "$work/tls.pem" --tls-key "$work/tls.key" 2>"$work/serve-tls.log" & pids+=($!)
+"$bin" serve --port "$tp" --tls-cert "$work/tls.pem" --tls-key "$work/tls.key" 2>"$work/serve-tls.log" & pids+=($!); tpid=$!
 tep=$(free_port); tpp=$(free_port)
 etcd --name tls --data-dir "$work/etcd-tls" --enable-v2 --cert-file "$work/tls.pem" --key-file "$work/tls.key" \
   --listen-client-urls "https://127.0.0.1:$tep" --advertise-client-urls "https://127.0.0.1:$tep" \
   --listen-peer-urls "http://127.0.0.1:$tpp" --initial-advertise-peer-urls "http://127.0.0.1:$tpp" \
-  --initial-cluster "tls=http://127.0.0.1:$tpp" >"$work/etcd-tls.log" 2>&1 & pids+=($!)
+  --initial-cluster "tls=http://127.0.0.1:$tpp" >"$work/etcd-tls.log" 2>&1 & pids+=($!); tepid=$!
 for _ in $(seq 100); do
   curl -sfk "https://127.0.0.1:$tp/healthz" >/dev/null && curl -sfk "https://127.0.0.1:$tep/health" >/dev/null && break
   sleep 0.1
 done
 curl -sfk -o /dev/null -X PUT "https://127.0.0.1:$tep/v2/keys/app/greeting" -d value="hello, world"
 echo "over TLS (RSA 2048, self-signed): discfg serve beside etcd $(etcd --version 2>/dev/null | awk '/etcd Version/ {print $3}') (v2 API) with the same certificate, wrk over https"
-printf "%-9s %5s %5s | %9s %8s %8s | %9s %8s %8s | %6s %6s | %s\n" load conns round "tls/s" p50ms p99ms "etcd-tls/s" p50ms p99ms ratio p99÷ "discfg plain/s, tls÷plain"
+printf "%-9s %5s %5s | %9s %8s %8s %5s %5s | %9s %8s %8s %5s %5s | %6s %6s | %s\n" load conns round \
+  "tls/s" p50ms p99ms cpuµs busy "etcd-tls/s" p50ms p99ms cpuµs busy ratio p99÷ "discfg plain/s, tls÷plain"
 export BENCH_KEYS=1
 for round in $(seq "$rounds"); do
   for name in GET PUT-1; do
     case $name in
       GET)
-        t=$(load 64 "https://127.0.0.1:$tp/v1/bench/keys/app/greeting")
-        p=$(load 64 "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
-        e=$(load 64 "https://127.0.0.1:$tep/v2/keys/app/greeting") ;;
+        t=$(load "$tpid" 64 "https://127.0.0.1:$tp/v1/bench/keys/app/greeting")
+        p=$(load "$dpid" 64 "http://127.0.0.1:$dp/v1/bench/keys/app/greeting")
+        e=$(load "$tepid" 64 "https://127.0.0.1:$tep/v2/keys/app/greeting") ;;
       PUT-1)
-        t=$(load 64 -s "$work/put-discfg.lua" "https://127.0.0.1:$tp")
-        p=$(load 64 -s "$work/put-discfg.lua" "http://127.0.0.1:$dp")
-        e=$(load 64 -s "$work/put-etcd.lua" "https://127.0.0.1:$tep") ;;
+        t=$(load "$tpid" 64 -s "$work/put-discfg.lua" "https://127.0.0.1:$tp")
+        p=$(load "$dpid" 64 -s "$work/put-discfg.lua" "http://127.0.0.1:$dp")
+        e=$(load "$tepid" 64 -s "$work/put-etcd.lua" "https://127.0.0.1:$tep") ;;
     esac
     plain=$(awk -v t="${t%% *}" -v p="${p%% *}" 'BEGIN { if (p > 0) printf "%d, %.2f", p, t / p; else print "-" }')
     row "$name" 64 "$round" "$t" "$e" "$plain"
