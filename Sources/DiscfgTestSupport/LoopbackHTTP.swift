@@ -72,6 +72,10 @@ public struct LoopbackHTTP: Sendable {
 
     public func close() { Glibc.close(descriptor) }
 
+    /// Closes the sending side only (`shutdown(SHUT_WR)`, as `nc -N` does after its input):
+    /// the server reads the end of input and may still answer.
+    public func shutdownWrite() { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
+
     /// `requestLine` (`"PUT /path"`) with `body` on a new connection; the whole reply.
     /// `host` is its `Host` header, `127.0.0.1:PORT` unless given.
     /// - Parameter waiting: how long the server may be silent, in seconds, before what

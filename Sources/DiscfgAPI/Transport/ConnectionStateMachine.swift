@@ -23,8 +23,14 @@ import NIOHTTP1
 ///   disconnected;
 /// - **pipelining order**: the event loop may answer a request only when no earlier one is
 ///   with the router (``mayAnswerHere(writable:)``), and while a write it took is with the
-///   store the socket is not read and what was read is parked, so answers leave in the
-///   order their requests came whichever part of the server gives them.
+///   store what arrives is parked, so answers leave in the order their requests came
+///   whichever part of the server gives them. The socket is still read during a write
+///   until something is parked (so a connection that sends one request at a time keeps
+///   its read interest, with no pair of `epoll_ctl` calls per write), and then not again
+///   until the write is answered;
+/// - **end of input**: a client that closes its side after sending (`shutdown(SHUT_WR)`)
+///   during a write has that end held until the write's answer and what was parked behind
+///   it, since the router's channel closes the connection once its input ends.
 ///
 /// Why not Hummingbird's `HTTPConnectionStateHandler`, which keeps idle and quiesce in a
 /// state machine too: it sits behind the HTTPTypes codec and sees only the requests the
@@ -61,6 +67,8 @@ struct ConnectionStateMachine {
     private var parked = CircularBuffer<HTTPServerRequestPart>(initialCapacity: 4)
     /// A read of the socket asked for while writing, made once the write is answered.
     private var readPending = false
+    /// The end of input, which arrived while a write was with the store.
+    private var inputClosedHeld = false
     private var routedSinceReadComplete = false
     private var needsFlush = false
 
@@ -188,12 +196,29 @@ struct ConnectionStateMachine {
     }
 
     /// The handler was asked to read from the socket: whether to read now (not while a
-    /// write is with the store; then once it is answered, ``takePendingRead()``).
+    /// write is with the store and something is parked behind it; then once it is
+    /// answered, ``takePendingRead()``).
     mutating func readRequested() -> Bool {
-        if writing {
+        if writing, !parked.isEmpty {
             readPending = true
             return false
         }
+        return true
+    }
+
+    /// The client closed its side of the socket: whether to hold that back (true while a
+    /// write is with the store, whose answer and what was parked behind it come first;
+    /// ``takeHeldInputClosed()`` says when to pass it on).
+    mutating func inputClosed() -> Bool {
+        guard writing else { return false }
+        inputClosedHeld = true
+        return true
+    }
+
+    /// Whether to pass on the end of input held during a write, now that none is with the store.
+    mutating func takeHeldInputClosed() -> Bool {
+        guard !writing, inputClosedHeld else { return false }
+        inputClosedHeld = false
         return true
     }
 

@@ -176,6 +176,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
         // What arrived during the write, in order, until another write starts.
         while let part = state.unpark() { take(part, now: now, context) }
         channelReadComplete(context: context)
+        if state.takeHeldInputClosed() { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
         if state.takePendingRead() { context.read() }
     }
 
@@ -290,6 +291,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed, state.inputClosed() { return }
         guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
         if state.quiesce() { context.close(promise: nil) }
     }
