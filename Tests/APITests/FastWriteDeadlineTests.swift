@@ -65,8 +65,9 @@ struct FastWriteDeadlineTests {
         let given = try #require(store.deadlines.withLock { $0 }.first ?? nil)
         #expect(given.instant >= start + configuration.api.requestTimeout && given.instant <= end)
         #expect(answer.head.status == .serviceUnavailable)
-        #expect(answer.head.headerFields[.contentType] == APIResponse.jsonContentType)
-        #expect(answer.head.headerFields[.contentLength] == String(answer.body.readableBytes))
+        let fields = answer.head.response(body: answer.body).headerFields
+        #expect(fields[.contentType] == APIResponse.jsonContentType)
+        #expect(fields[.contentLength] == String(answer.body.readableBytes))
         let envelope = try JSONDecoder.discfg().decode(Envelope.self, from: Data(answer.body.readableBytesView))
         #expect(envelope.action == "set" && envelope.error?.code == .unavailable)
         #expect(envelope.error?.message.contains("DynamoDB") == false)
@@ -87,12 +88,26 @@ struct FastWriteDeadlineTests {
         let candidate = try #require(reads.candidate(head, now: .now()))
         let write = try #require(reads.write(candidate, body: ByteBuffer(string: "v"), peerIsLoopback: true))
         let answer = reads.answer(write: await reads.commit(write), write, candidate: candidate, log: nil)
-        #expect(answer.head.status == .created && answer.head.headerFields[.eTag] == "\"1\"")
+        #expect(answer.head.status == .created && answer.head.response(body: answer.body).headerFields[.eTag] == "\"1\"")
         // As HTTP/1 sends it: dated, and naming the server, as the router's answers are.
         var wire = ResponseHeads.Wire()
-        let bytes = String(buffer: wire.answer(answer.head, body: answer.body, closing: false, second: 0))
+        let bytes = String(buffer: wire.write(answer.head, body: answer.body, closing: false, second: 0))
         #expect(bytes.hasPrefix("HTTP/1.1 201 Created\r\nETag: \"1\"\r\n"), "\(bytes)")
         #expect(bytes.contains("\r\nServer: discfg\r\nDate: Thu, 01 Jan 1970 00:00:00 GMT\r\n\r\n{"), "\(bytes)")
         #expect(bytes.hasSuffix(String(buffer: answer.body)) && bytes.contains("\r\nContent-Length: \(answer.body.readableBytes)\r\n"))
+    }
+
+    @Test("a change's answer, written without fields, is byte for byte the head its fields give", arguments: [false, true])
+    func changeHeadAsItsFields(closing: Bool) {
+        var wire = ResponseHeads.Wire()
+        let changes: [(ResponseHeads.WriteHead, String)] = [
+            (.change(.created, etag: "\"1\""), "{\"a\":1}"), (.change(.ok, etag: "\"18446744073709551615\""), ""),
+        ]
+        for (head, body) in changes {
+            let body = ByteBuffer(string: body)
+            let direct = wire.write(head, body: body, closing: closing, second: 1_700_000_000)
+            let viaFields = wire.answer(head.response(body: body), body: body, closing: closing, second: 1_700_000_000)
+            #expect(String(buffer: direct) == String(buffer: viaFields))
+        }
     }
 }

@@ -37,6 +37,30 @@ enum ResponseHeads {
         return HTTPResponse(status: status, headerFields: fields)
     }
 
+    /// The head of the answer to a write the event loop took.
+    enum WriteHead {
+        /// A change made: `201` or `200` with its `ETag`, headed as ``envelope(_:_:body:)``
+        /// heads it.
+        case change(HTTPResponse.Status, etag: String)
+        /// A refusal, with the fields of its error.
+        case refusal(HTTPResponse)
+
+        var status: HTTPResponse.Status {
+            switch self {
+            case .change(let status, _): status
+            case .refusal(let response): response.status
+            }
+        }
+
+        /// The head in HTTPTypes, for an answer of `body`.
+        func response(body: ByteBuffer) -> HTTPResponse {
+            switch self {
+            case .change(let status, let etag): ResponseHeads.envelope(status, [.eTag: etag], body: body)
+            case .refusal(let response): response
+            }
+        }
+    }
+
     /// HTTP/1.1's bytes for the answers one connection gives on its event loop: the head
     /// of ``ResponseHeads`` with `Server` (and `Connection: close` when the connection is
     /// winding down), dated, then the body, in one buffer written below the HTTP encoder.
@@ -87,18 +111,44 @@ enum ResponseHeads {
             joined(Self.head(response, closing: closing), body: body, second: second)
         }
 
-        private mutating func joined(_ head: ByteBuffer, body: ByteBuffer?, second: Int) -> ByteBuffer {
-            if second != self.second {
-                self.second = second
-                dateLine.clear()
-                dateLine.writeString(HTTPDateCache.value(second))
-                dateLine.writeStaticString("\r\n\r\n")
+        /// The answer to a write, `head` with `body`, dated `second`. A change's head is
+        /// written straight to the bytes, with no fields built: its `ETag`, the JSON type
+        /// and the length, in the order ``ResponseHeads/envelope(_:_:body:)`` gives them.
+        mutating func write(_ head: WriteHead, body: ByteBuffer, closing: Bool, second: Int) -> ByteBuffer {
+            guard case .change(let status, let etag) = head else {
+                return answer(head.response(body: body), body: body, closing: closing, second: second)
             }
+            refreshDate(second)
+            var bytes = Self.allocator.buffer(capacity: 192 + body.readableBytes)
+            Self.writeStatusLine(status, to: &bytes)
+            bytes.writeStaticString("ETag: ")
+            bytes.writeString(etag)
+            bytes.writeStaticString("\r\nContent-Type: ")
+            bytes.writeString(APIResponse.jsonContentType)
+            bytes.writeStaticString("\r\nContent-Length: ")
+            bytes.writeString(String(body.readableBytes))
+            bytes.writeStaticString("\r\n")
+            Self.writeTrailer(closing: closing, to: &bytes)
+            bytes.writeImmutableBuffer(dateLine)
+            bytes.writeImmutableBuffer(body)
+            return bytes
+        }
+
+        private mutating func joined(_ head: ByteBuffer, body: ByteBuffer?, second: Int) -> ByteBuffer {
+            refreshDate(second)
             var bytes = Self.allocator.buffer(capacity: head.readableBytes + dateLine.readableBytes + (body?.readableBytes ?? 0))
             bytes.writeImmutableBuffer(head)
             bytes.writeImmutableBuffer(dateLine)
             if let body { bytes.writeImmutableBuffer(body) }
             return bytes
+        }
+
+        private mutating func refreshDate(_ second: Int) {
+            guard second != self.second else { return }
+            self.second = second
+            dateLine.clear()
+            dateLine.writeString(HTTPDateCache.value(second))
+            dateLine.writeStaticString("\r\n\r\n")
         }
 
         private static let allocator = ByteBufferAllocator()
@@ -108,26 +158,35 @@ enum ResponseHeads {
         /// values when the fields were made.
         static func head(_ response: HTTPResponse, closing: Bool) -> ByteBuffer {
             var bytes = allocator.buffer(capacity: 160)
-            bytes.writeStaticString("HTTP/1.1 ")
-            let code = response.status.code
-            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 100 % 10))
-            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 10 % 10))
-            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code % 10))
-            bytes.writeInteger(UInt8(ascii: " "))
-            bytes.writeString(response.status.reasonPhrase)
-            bytes.writeStaticString("\r\n")
+            writeStatusLine(response.status, to: &bytes)
             for field in response.headerFields {
                 bytes.writeString(field.name.rawName)
                 bytes.writeStaticString(": ")
                 bytes.writeString(field.value)
                 bytes.writeStaticString("\r\n")
             }
+            writeTrailer(closing: closing, to: &bytes)
+            return bytes
+        }
+
+        private static func writeStatusLine(_ status: HTTPResponse.Status, to bytes: inout ByteBuffer) {
+            bytes.writeStaticString("HTTP/1.1 ")
+            let code = status.code
+            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 100 % 10))
+            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code / 10 % 10))
+            bytes.writeInteger(UInt8(ascii: "0") + UInt8(truncatingIfNeeded: code % 10))
+            bytes.writeInteger(UInt8(ascii: " "))
+            bytes.writeString(status.reasonPhrase)
+            bytes.writeStaticString("\r\n")
+        }
+
+        /// `Server`, `Connection: close` when `closing`, and `Date: ` awaiting its value.
+        private static func writeTrailer(closing: Bool, to bytes: inout ByteBuffer) {
             bytes.writeStaticString("Server: ")
             bytes.writeString(DiscfgServer.serverName)
             bytes.writeStaticString("\r\n")
             if closing { bytes.writeStaticString("Connection: close\r\n") }
             bytes.writeStaticString("Date: ")
-            return bytes
         }
     }
 }

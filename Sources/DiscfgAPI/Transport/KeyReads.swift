@@ -177,8 +177,10 @@ final class KeyReads: Sendable {
     }
 
     /// The answer to a write the store finished: the route's, its audit line noted in `log`.
-    func answer(write result: Result<Event, any Error>, _ write: Write, candidate: Candidate, log: AccessLog.Buffer?) -> (head: HTTPResponse, body: ByteBuffer) {
-        let response: HTTPResponse
+    func answer(
+        write result: Result<Event, any Error>, _ write: Write, candidate: Candidate, log: AccessLog.Buffer?
+    ) -> (head: ResponseHeads.WriteHead, body: ByteBuffer) {
+        let head: ResponseHeads.WriteHead
         let body: ByteBuffer
         var record = AccessLog.Record(
             kind: .write, path: candidate.uri, config: candidate.configName, key: candidate.keyPath, principal: write.caller.principal,
@@ -187,20 +189,20 @@ final class KeyReads: Sendable {
         switch result {
         case .success(let change):
             let answer = ConfigAPI.setAnswer(change, in: write.config)
-            (response, body) = (ResponseHeads.envelope(answer.status, [.eTag: answer.etag], body: answer.body), answer.body)
+            (head, body) = (.change(answer.status, etag: answer.etag), answer.body)
             record.revision = change.revision
         case .failure(let error):
             // Already as the caller may see it (``Pipeline``).
             let shown = FailurePolicy.shown(error, logger: logger)
             let parts = APIResponse.errorParts(shown, action: candidate.endpoint.action)
-            (response, body) = (ResponseHeads.envelope(parts.status, parts.headers, body: parts.body), parts.body)
+            (head, body) = (.refusal(ResponseHeads.envelope(parts.status, parts.headers, body: parts.body)), parts.body)
             record.error = shown.code
         }
-        record.status = response.status.code
+        record.status = head.status.code
         record.elapsed = candidate.elapsed
         log?.append(record)
         if let span = write.span { Self.finish(span, status: record.status) }
-        return (response, body)
+        return (head, body)
     }
 
     /// The answer to `candidate` from the views, noted in `log`: the item's, and whether

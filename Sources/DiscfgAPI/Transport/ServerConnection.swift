@@ -172,7 +172,7 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
         guard state.finishWrite() else { return }
         let answer = reads.answer(write: result, write, candidate: candidate, log: log)
         let now = context.eventLoop.now
-        writeAnswer(heads.answer(answer.head, body: answer.body, closing: state.answersClose, second: time(nil)), now: now, context)
+        writeAnswer(heads.write(answer.head, body: answer.body, closing: state.answersClose, second: time(nil)), now: now, context)
         // What arrived during the write, in order, until another write starts.
         while let part = state.unpark() { take(part, now: now, context) }
         channelReadComplete(context: context)
