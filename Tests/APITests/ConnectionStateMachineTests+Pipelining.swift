@@ -151,23 +151,27 @@ extension ConnectionStateMachineTests {
         #expect(readComplete4 == .init(flush: false, fireReadComplete: false))
     }
 
-    @Test("the end of input that arrives during a write is held until its answer and what was parked behind it")
-    func inputClosedWaitsForTheWrite() {
+    @Test("what ends the input during a write (its end, bytes the codec cannot read) is held, in order, until its answer")
+    func inputEndWaitsForTheWrite() {
+        struct Unreadable: Error {}
         var machine = Self.serving()
-        let idle = machine.inputClosed()
+        let idle = machine.inputEnded(.closed)
         #expect(!idle, "no write with the store: passed on at once")
         _ = machine.receive(Self.head, now: Self.start)
         _ = machine.receive(Self.end, now: Self.start)
         machine.startWrite()
-        let held = machine.inputClosed()
-        #expect(held, "held during the write")
-        let early = machine.takeHeldInputClosed()
-        #expect(!early, "not while the write is with the store")
+        let heldError = machine.inputEnded(.failed(Unreadable()))
+        let held = machine.inputEnded(.closed)
+        #expect(heldError && held, "held during the write")
+        let early = machine.takeHeldInputEnd()
+        #expect(early == nil, "not while the write is with the store")
         let finished = machine.finishWrite()
         #expect(finished)
-        let passed = machine.takeHeldInputClosed()
-        #expect(passed, "passed on once the write is answered")
-        let again = machine.takeHeldInputClosed()
-        #expect(!again, "once")
+        let first = machine.takeHeldInputEnd()
+        let second = machine.takeHeldInputEnd()
+        if case .failed(let error) = first { #expect(error is Unreadable) } else { Issue.record("the codec's error first: \(String(describing: first))") }
+        if case .closed = second {} else { Issue.record("then the end of input: \(String(describing: second))") }
+        let again = machine.takeHeldInputEnd()
+        #expect(again == nil, "once")
     }
 }

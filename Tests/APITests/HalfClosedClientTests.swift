@@ -9,7 +9,7 @@ import Testing
 /// the end of input arrives while a write taken on the event loop is with the store. Were
 /// it passed on at once, the router's channel would end, the connection close, and the
 /// write be cancelled unanswered; it is held until the write's answer and what was parked
-/// behind it.
+/// behind it. So are bytes the HTTP codec cannot read, which the router answers `400`.
 @Suite("serve: a client that half-closes its socket")
 struct HalfClosedClientTests {
     static func slowServer() async throws -> LiveServer {
@@ -26,9 +26,13 @@ struct HalfClosedClientTests {
         try connection.send(Data(requests.joined().utf8))
         connection.shutdownWrite()
         let text = await connection.readToEnd(waiting: 30)
-        // A JSON body ends in a newline, with the next answer's status line right after it.
-        let statuses = text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { "HTTP/1.1 " + ($0.components(separatedBy: "\r\n").first ?? "") }
-        return (statuses, text)
+        return (statuses(text), text)
+    }
+
+    /// The status lines of the answers in `text`. A JSON body ends in a newline, with the
+    /// next answer's status line right after it.
+    static func statuses(_ text: String) -> [String] {
+        text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { "HTTP/1.1 " + ($0.components(separatedBy: "\r\n").first ?? "") }
     }
 
     static func put(_ server: LiveServer, _ key: String, _ value: String, headers: String = "") -> String {
@@ -71,6 +75,31 @@ struct HalfClosedClientTests {
             let requests = [Self.put(server, "a", "1", headers: keepAlive), "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:\(server.port)\r\n\r\n"]
             let reply = try await Self.halfClosed(server, requests)
             #expect(reply.statuses == ["HTTP/1.1 201 Created", "HTTP/1.1 200 OK"], "\(reply.text)")
+        }
+    }
+
+    @Test("a write, then bytes that are not HTTP, in one send or while it is with the store: its answer, then 400", arguments: [false, true])
+    func unreadableAfterAWrite(whileWriting: Bool) async throws {
+        var slow: SlowWriteStore?
+        let server = try await LiveServer.start(serving: {
+            let store = SlowWriteStore($0, delay: .milliseconds(300))
+            slow = store
+            return store
+        })
+        try await withServer(server) { server in
+            _ = try await server.put("/v1/app", "")
+            let store = try #require(slow)
+            let connection = try LoopbackHTTP(port: server.port)
+            defer { connection.close() }
+            let unreadable = "NOT HTTP AT ALL\r\n\r\n"
+            try connection.send(Data((Self.put(server, "g", "1") + (whileWriting ? "" : unreadable)).utf8))
+            if whileWriting {
+                try await eventually("the write is with the store") { store.begun.count == 1 }
+                try connection.send(Data(unreadable.utf8))
+            }
+            let text = await connection.readToEnd(waiting: 30)
+            #expect(Self.statuses(text) == ["HTTP/1.1 201 Created", "HTTP/1.1 400 Bad Request"], "\(text)")
+            #expect(try await server.get("/v1/app/keys/g?raw").text == "1")
         }
     }
 }

@@ -28,9 +28,10 @@ import NIOHTTP1
 ///   until something is parked (so a connection that sends one request at a time keeps
 ///   its read interest, with no pair of `epoll_ctl` calls per write), and then not again
 ///   until the write is answered;
-/// - **end of input**: a client that closes its side after sending (`shutdown(SHUT_WR)`)
-///   during a write has that end held until the write's answer and what was parked behind
-///   it, since the router's channel closes the connection once its input ends.
+/// - **end of input**: what ends the client's input during a write — its side closed
+///   after sending (`shutdown(SHUT_WR)`), or bytes the HTTP codec cannot read — is held
+///   until the write's answer and what was parked behind it, since the router's channel
+///   ends the connection at either (the second with its `400`).
 ///
 /// Why not Hummingbird's `HTTPConnectionStateHandler`, which keeps idle and quiesce in a
 /// state machine too: it sits behind the HTTPTypes codec and sees only the requests the
@@ -67,8 +68,8 @@ struct ConnectionStateMachine {
     private var parked = CircularBuffer<HTTPServerRequestPart>(initialCapacity: 4)
     /// A read of the socket asked for while writing, made once the write is answered.
     private var readPending = false
-    /// The end of input, which arrived while a write was with the store.
-    private var inputClosedHeld = false
+    /// What ended the input while a write was with the store, in order.
+    private var heldEnds: [InputEnd] = []
     private var routedSinceReadComplete = false
     private var needsFlush = false
 
@@ -206,20 +207,27 @@ struct ConnectionStateMachine {
         return true
     }
 
-    /// The client closed its side of the socket: whether to hold that back (true while a
-    /// write is with the store, whose answer and what was parked behind it come first;
-    /// ``takeHeldInputClosed()`` says when to pass it on).
-    mutating func inputClosed() -> Bool {
+    /// What ends a client's input.
+    enum InputEnd {
+        /// The client closed its side of the socket.
+        case closed
+        /// The HTTP codec could not read what came (or reading failed).
+        case failed(any Error)
+    }
+
+    /// The client's input ended: whether to hold that back (true while a write is with the
+    /// store, whose answer and what was parked behind it come first; ``takeHeldInputEnd()``
+    /// says when to pass it on).
+    mutating func inputEnded(_ end: InputEnd) -> Bool {
         guard writing else { return false }
-        inputClosedHeld = true
+        heldEnds.append(end)
         return true
     }
 
-    /// Whether to pass on the end of input held during a write, now that none is with the store.
-    mutating func takeHeldInputClosed() -> Bool {
-        guard !writing, inputClosedHeld else { return false }
-        inputClosedHeld = false
-        return true
+    /// The next end of input held during a write, to pass on now that none is with the store.
+    mutating func takeHeldInputEnd() -> InputEnd? {
+        guard !writing, !heldEnds.isEmpty else { return nil }
+        return heldEnds.removeFirst()
     }
 
     /// Whether to make the read asked for while a write was with the store, now that none is.

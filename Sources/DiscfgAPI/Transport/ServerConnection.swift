@@ -176,7 +176,12 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
         // What arrived during the write, in order, until another write starts.
         while let part = state.unpark() { take(part, now: now, context) }
         channelReadComplete(context: context)
-        if state.takeHeldInputClosed() { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        while let end = state.takeHeldInputEnd() {
+            switch end {
+            case .closed: context.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
+            case .failed(let error): context.fireErrorCaught(error)
+            }
+        }
         if state.takePendingRead() { context.read() }
     }
 
@@ -291,9 +296,16 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? ChannelEvent, event == .inputClosed, state.inputClosed() { return }
+        if let event = event as? ChannelEvent, event == .inputClosed, state.inputEnded(.closed) { return }
         guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
         if state.quiesce() { context.close(promise: nil) }
+    }
+
+    /// Bytes the HTTP codec cannot read (the router answers them `400` and closes) wait,
+    /// as the end of input does, for the answer of a write with the store.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if state.inputEnded(.failed(error)) { return }
+        context.fireErrorCaught(error)
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
