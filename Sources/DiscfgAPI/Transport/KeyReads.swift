@@ -44,25 +44,44 @@ final class KeyReads: Sendable {
     }
 
     /// A read the event loop may answer, or a write it may hand to the store, once its
-    /// request has ended: what the request says, not yet judged.
-    struct Candidate {
-        var endpoint: Endpoint
-        var configName: String
-        var keyPath: String
-        var uri: String
-        var authority: String?
-        var authorization: String?
-        var ifNoneMatch: String?
+    /// request has ended: what the request says, not yet judged. Made once from the head
+    /// and shared by reference, as ``Write`` is, not copied field by field at every step.
+    final class Candidate: Sendable {
+        let endpoint: Endpoint
+        let configName: String
+        let keyPath: String
+        let uri: String
+        let authority: String?
+        let authorization: String?
+        let ifNoneMatch: String?
         /// A write's: the body's length and its content type.
-        var contentLength = 0
-        var contentType: String?
+        let contentLength: Int
+        let contentType: String?
         /// A write's `Discfg-Message` header, as sent.
-        var message: String?
+        let message: String?
         /// When its head arrived (the event loop's clock, read once per read from the socket).
-        var start: NIODeadline
+        let start: NIODeadline
         /// The caller's trace, as its headers carry it; read only when the server traces.
-        var trace: ServiceContext?
+        let trace: ServiceContext?
         var isWrite: Bool { endpoint == .setKey }
+
+        init(
+            endpoint: Endpoint, configName: String, keyPath: String, uri: String, authority: String?, authorization: String?,
+            ifNoneMatch: String?, contentLength: Int, contentType: String?, message: String?, start: NIODeadline, trace: ServiceContext?
+        ) {
+            self.endpoint = endpoint
+            self.configName = configName
+            self.keyPath = keyPath
+            self.uri = uri
+            self.authority = authority
+            self.authorization = authorization
+            self.ifNoneMatch = ifNoneMatch
+            self.contentLength = contentLength
+            self.contentType = contentType
+            self.message = message
+            self.start = start
+            self.trace = trace
+        }
 
         /// How long since the head arrived.
         var elapsed: Duration { .nanoseconds((NIODeadline.now() - start).nanoseconds) }
@@ -79,39 +98,43 @@ final class KeyReads: Sendable {
         default: return nil
         }
         guard head.version == .http1_1, let (configName, keyPath) = Self.keyPath.match(head.uri) else { return nil }
-        var candidate = Candidate(endpoint: endpoint, configName: configName, keyPath: keyPath, uri: head.uri, start: now)
+        let isWrite = endpoint == .setKey
+        var authority: String?, authorization: String?, ifNoneMatch: String?, contentType: String?, message: String?
         var contentLength: Int?
         for (name, value) in head.headers {
             switch name.utf8.count {
-            case 4 where Self.named(name, "host"): candidate.authority = value
+            case 4 where Self.named(name, "host"): authority = value
             case 6 where Self.named(name, "origin"), 6 where Self.named(name, "expect"): return nil
             case 10 where Self.named(name, "connection"): return nil
-            case 13 where Self.named(name, "authorization"): candidate.authorization = value
+            case 13 where Self.named(name, "authorization"): authorization = value
             case 13 where Self.named(name, "if-none-match"):
-                guard !candidate.isWrite, candidate.ifNoneMatch == nil else { return nil }
-                candidate.ifNoneMatch = value
+                guard !isWrite, ifNoneMatch == nil else { return nil }
+                ifNoneMatch = value
             case 8 where Self.named(name, "if-match"): return nil
-            case 12 where Self.named(name, "content-type"): candidate.contentType = value
+            case 12 where Self.named(name, "content-type"): contentType = value
             case 14 where Self.named(name, "content-length"):
-                guard contentLength == nil, let length = Int(value), length >= 0, length <= (candidate.isWrite ? Limits.maxValueBytes : 0) else { return nil }
+                guard contentLength == nil, let length = Int(value), length >= 0, length <= (isWrite ? Limits.maxValueBytes : 0) else { return nil }
                 contentLength = length
             case 14 where Self.named(name, "discfg-message"):
-                guard candidate.isWrite, candidate.message == nil else { return nil }
-                candidate.message = value
+                guard isWrite, message == nil else { return nil }
+                message = value
             case 17 where Self.named(name, "transfer-encoding"): return nil
             // A reader naming an entity may read a deployment's candidate: the router overlays it.
             case 13 where Self.named(name, "discfg-entity"), 9 where Self.named(name, "entity-id"): return nil
             default: break
             }
         }
-        guard !candidate.isWrite || contentLength != nil else { return nil }
-        candidate.contentLength = contentLength ?? 0
+        guard !isWrite || contentLength != nil else { return nil }
+        var trace: ServiceContext?
         if let tracer {
-            var trace = ServiceContext.current ?? .topLevel
-            tracer.extract(head.headers, into: &trace, using: HTTPHeadersExtractor())
-            candidate.trace = trace
+            var context = ServiceContext.current ?? .topLevel
+            tracer.extract(head.headers, into: &context, using: HTTPHeadersExtractor())
+            trace = context
         }
-        return candidate
+        return Candidate(
+            endpoint: endpoint, configName: configName, keyPath: keyPath, uri: head.uri, authority: authority, authorization: authorization,
+            ifNoneMatch: ifNoneMatch, contentLength: contentLength ?? 0, contentType: contentType, message: message, start: now, trace: trace
+        )
     }
 
     /// The caller `candidate` admits, or nil for the router to judge: a refusal (which
@@ -135,8 +158,28 @@ final class KeyReads: Sendable {
     }
 
     /// A write the event loop takes: where, what, how, who makes it and why, and its span
-    /// when the server traces.
-    typealias Write = (config: ConfigName, key: Key, value: Data, options: SetOptions, caller: Caller, message: String?, span: (any Span)?)
+    /// when the server traces. A reference, made once: it travels from the event loop to
+    /// the store's task and back to the answer, and each copy of so many fields as a tuple
+    /// cost a write a runtime copy of every one of them.
+    final class Write: Sendable {
+        let config: ConfigName
+        let key: Key
+        let value: Data
+        let options: SetOptions
+        let caller: Caller
+        let message: String?
+        let span: (any Span)?
+
+        init(config: ConfigName, key: Key, value: Data, options: SetOptions, caller: Caller, message: String?, span: (any Span)?) {
+            self.config = config
+            self.key = key
+            self.value = value
+            self.options = options
+            self.caller = caller
+            self.message = message
+            self.span = span
+        }
+    }
 
     /// What a write the event loop takes needs: the config, key, value and options,
     /// checked as the route checks them; nil when the router should judge the request.
@@ -150,7 +193,9 @@ final class KeyReads: Sendable {
         guard (try? options.validate()) != nil else { return nil }
         // Who: the caller admitted, as on the router; a message it refuses goes there too.
         guard let message = try? candidate.message.flatMap(ChangeMessageHeader.message) as String?? else { return nil }
-        return (config, key, Data(body.readableBytesView), options, admitted.caller, message, span(candidate))
+        return Write(
+            config: config, key: key, value: Data(body.readableBytesView), options: options, caller: admitted.caller, message: message, span: span(candidate)
+        )
     }
 
     /// Commits a write the event loop took, within the deadline every routed request

@@ -108,13 +108,10 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
                 handOn(head, wantingViewOf: nil, context)
             }
         case .body(let buffer):
-            if var taken = held {
-                held = nil
-                if taken.append(buffer) {
-                    held = taken
-                    return
-                }
+            if let taken = held {
+                if taken.append(buffer) { return }
                 // A read with a body, or a body longer than announced: the router's to judge.
+                held = nil
                 release(taken, context)
             }
             passOn(part, context)
@@ -325,8 +322,10 @@ final class ServerConnection: ChannelDuplexHandler, RemovableChannelHandler {
 }
 
 /// A request the event loop may take (``KeyReads/Candidate``) whose end has not arrived:
-/// its head, and a write's body so far.
-struct HeldRequest {
+/// its head, and a write's body so far. A reference, owned by its connection's handler on
+/// the event loop: held and let go on every request, and an optional of so large a value
+/// cost each of those a runtime copy or destroy of all its fields.
+final class HeldRequest {
     let head: HTTPRequestHead
     let candidate: KeyReads.Candidate
     private(set) var body: ByteBuffer?
@@ -338,7 +337,7 @@ struct HeldRequest {
 
     /// Adds a part of the body: false, adding nothing, when the request cannot be taken
     /// with it (a read with a body, a write's body longer than announced).
-    mutating func append(_ buffer: ByteBuffer) -> Bool {
+    func append(_ buffer: ByteBuffer) -> Bool {
         guard candidate.isWrite, (body?.readableBytes ?? 0) + buffer.readableBytes <= candidate.contentLength else { return false }
         if body == nil {
             body = buffer
