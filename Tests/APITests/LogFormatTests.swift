@@ -63,6 +63,7 @@ struct LogFormatTests {
         full.revision = -3
         var bare = AuditRecord(api: "rest", route: "/healthz", time: (1_764_300_001, 999_000_000), elapsed: .milliseconds(12))
         bare.status = 200
+        bare.principal = Principal(kind: .anonymous, id: "anonymous")
         for (record, milliseconds) in [(full, "42.5"), (bare, "12")] {
             var json: [UInt8] = []
             record.append(to: &json)

@@ -1,3 +1,4 @@
+import DiscfgCore
 import DiscfgJSON
 import DiscfgService
 
@@ -21,7 +22,7 @@ extension LogFormat {
             Self.literal(" level=info label=audit msg=request", &line)
         }
         Self.pair("api", record.api, &line)
-        if let principal = record.principal { Self.pair("principal", "\(principal.kind.rawValue):\(principal.id)", &line) }
+        if let principal = record.principal { Self.principalPair(principal, &line) }
         if let user = record.user { Self.pair("user", user, &line) }
         if let method = record.method { Self.pair("method", method, &line) }
         Self.pair("route", record.route, &line)
@@ -67,6 +68,23 @@ extension LogFormat {
             return true
         }
         if !plain { line.append(contentsOf: logfmtValue(value).utf8) }
+    }
+
+    /// ` principal=kind:id`, as ``pair(_:_:_:)`` writes it, with no string made of the
+    /// two when the id is a plain word (as a kind always is).
+    private static func principalPair(_ principal: Principal, _ line: inout [UInt8]) {
+        var id = principal.id
+        let plain = id.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }) else {
+                return false
+            }
+            literal(" principal=", &line)
+            line.append(contentsOf: principal.kind.rawValue.utf8)
+            line.append(UInt8(ascii: ":"))
+            line.append(contentsOf: bytes)
+            return true
+        }
+        if !plain { pair("principal", "\(principal.kind.rawValue):\(principal.id)", &line) }
     }
 
     private static func literal(_ text: StaticString, _ line: inout [UInt8]) {
