@@ -33,7 +33,10 @@ public enum Pipeline {
     ///     of its own, as a stream's).
     ///   - writeStart: where a write's step begins to change the store: with the step,
     ///     or where the step marks it (``commit(_:)``).
-    public static func perform<T>(
+    ///
+    /// Inlinable, so each face's call is specialized for what its step returns: called
+    /// generically, every write paid for the thunks and frames of an unknown result.
+    @inlinable public static func perform<T>(
         _ action: Action, by caller: Caller, message: String? = nil, deadline: Deadline?, writeStart: WriteStart = .withStep,
         _ step: () async throws -> T
     ) async throws -> T {
