@@ -61,9 +61,7 @@ extension LogFormat {
         line.append(UInt8(ascii: "="))
         var value = value
         let plain = value.withUTF8 { bytes in
-            guard !bytes.isEmpty, !bytes.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }) else {
-                return false
-            }
+            guard !bytes.isEmpty, !bytes.contains(where: quoted) else { return false }
             line.append(contentsOf: bytes)
             return true
         }
@@ -75,9 +73,7 @@ extension LogFormat {
     private static func principalPair(_ principal: Principal, _ line: inout [UInt8]) {
         var id = principal.id
         let plain = id.withUTF8 { bytes in
-            guard !bytes.contains(where: { $0 <= 0x20 || $0 == UInt8(ascii: "=") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }) else {
-                return false
-            }
+            guard !bytes.contains(where: quoted) else { return false }
             literal(" principal=", &line)
             line.append(contentsOf: principal.kind.rawValue.utf8)
             line.append(UInt8(ascii: ":"))
@@ -85,6 +81,12 @@ extension LogFormat {
             return true
         }
         if !plain { pair("principal", "\(principal.kind.rawValue):\(principal.id)", &line) }
+    }
+
+    /// Whether `byte` makes a logfmt value quoted (``logfmtValue(_:)``): a space or control
+    /// character, `=`, `"` or `\`.
+    private static func quoted(_ byte: UInt8) -> Bool {
+        byte <= 0x20 || byte == UInt8(ascii: "=") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F
     }
 
     private static func literal(_ text: StaticString, _ line: inout [UInt8]) {
