@@ -143,13 +143,14 @@ enum ResponseHeads {
             bytes.writeString(APIResponse.jsonContentType)
             bytes.writeStaticString("\r\nContent-Length: ")
         }
-        private static let afterLength = piece { bytes in
-            bytes.writeStaticString("\r\n")
-            writeTrailer(closing: false, to: &bytes)
-        }
-        private static let closingAfterLength = piece { bytes in
-            bytes.writeStaticString("\r\n")
-            writeTrailer(closing: true, to: &bytes)
+        private static let afterLength = afterLength(closing: false)
+        private static let closingAfterLength = afterLength(closing: true)
+
+        private static func afterLength(closing: Bool) -> ByteBuffer {
+            piece { bytes in
+                bytes.writeStaticString("\r\n")
+                writeTrailer(closing: closing, to: &bytes)
+            }
         }
 
         private static func upToTag(_ status: HTTPResponse.Status) -> ByteBuffer {
